@@ -1,0 +1,290 @@
+"""The game interface between the core and the pipeline, and the registry.
+
+A game is a :class:`Game`: its parameters (with defaults and validation), the
+shape of one run, its output variables (dimensions, dtypes, coordinate labels),
+a deterministic ``simulate`` and, where the mathematics allows, an ``exact``.
+The pipeline knows games only through this module, so adding a game means
+adding a module ``core/<name>/game.py`` that defines ``GAME`` and one line in
+:data:`GAME_MODULES`; no pipeline code changes.
+
+Conventions
+-----------
+* ``simulate(params, seed, run_shape, checkpoints)`` returns cumulative
+  results at each checkpoint.  ``checkpoints`` is a strictly increasing int64
+  array of values of the run-shape entry named by ``Game.checkpoint_of``
+  (e.g. turns for Monopoly, games for Shut the Box); its last value equals
+  that entry.  Every array returned has ``checkpoint`` as its first axis.
+* ``seed`` is an ``int`` or a :class:`numpy.random.SeedSequence`; the same
+  seed gives the same arrays, bit for bit.
+* ``exact(params, run_shape, checkpoints)`` returns arrays named in
+  ``Game.exact_variables``; an entry that has no exact value for these
+  parameters is filled with NaN.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+__all__ = [
+    "ParameterError",
+    "Param",
+    "Variable",
+    "Game",
+    "GAME_MODULES",
+    "get_game",
+    "game_names",
+]
+
+
+class ParameterError(ValueError):
+    """A game parameter or run-shape value is invalid.
+
+    The message names the parameter, the value given and what is allowed.
+    """
+
+
+@dataclass(frozen=True)
+class Param:
+    """One game parameter, a possible sweep axis.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as written in specs and ``--set``.
+    default : int | float | str
+        The value used when none is given.
+    help : str
+        One line for users.
+    choices : tuple, optional
+        The allowed values, for a categorical parameter.
+    minimum, maximum : int, optional
+        Inclusive bounds, for an integer parameter.
+    check : callable, optional
+        An extra validator ``value -> value`` raising ParameterError, for
+        parameters with a richer grammar (e.g. ``reserve:R``).
+    """
+
+    name: str
+    default: Any
+    help: str = ""
+    choices: tuple | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    check: Callable[[Any], Any] | None = None
+
+    @property
+    def kind(self) -> type:
+        return type(self.default)
+
+    def allowed(self) -> str:
+        """Describe the allowed values in words."""
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind is int:
+            lo = "" if self.minimum is None else f" >= {self.minimum}"
+            hi = "" if self.maximum is None else f" <= {self.maximum}"
+            return f"an integer{lo}{hi and (' and' if lo else '') + hi}"
+        return f"a {self.kind.__name__}"
+
+    def parse(self, text: str) -> Any:
+        """Convert a command-line string (``--set name=text``) and validate it."""
+        if self.kind is int:
+            try:
+                value: Any = int(text)
+            except ValueError:
+                raise ParameterError(
+                    f"parameter {self.name!r}: {text!r} is not {self.allowed()}"
+                ) from None
+        elif self.kind is float:
+            try:
+                value = float(text)
+            except ValueError:
+                raise ParameterError(
+                    f"parameter {self.name!r}: {text!r} is not {self.allowed()}"
+                ) from None
+        else:
+            value = text
+        return self.validate(value)
+
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` if it is allowed, else raise :class:`ParameterError`."""
+        bad = ParameterError(
+            f"parameter {self.name!r}: {value!r} is not allowed; expected {self.allowed()}"
+        )
+        if self.kind is int:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise bad
+            value = int(value)
+            if self.minimum is not None and value < self.minimum:
+                raise bad
+            if self.maximum is not None and value > self.maximum:
+                raise bad
+        elif self.kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+                raise bad
+            value = float(value)
+        elif not isinstance(value, str):
+            raise bad
+        if self.choices is not None and value not in self.choices:
+            raise bad
+        if self.check is not None:
+            value = self.check(value)
+        return value
+
+
+@dataclass(frozen=True)
+class Variable:
+    """An output array of a game, per run (grid and replicate dims excluded).
+
+    ``dims`` lists the array's dimensions in order; ``checkpoint`` comes first
+    for simulation outputs.  Every other dimension must have its labels in
+    ``Game.coords``.
+    """
+
+    dims: tuple[str, ...]
+    dtype: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Game:
+    """Everything the pipeline needs to know about a game.
+
+    Attributes
+    ----------
+    name : str
+        Registry name, e.g. ``"monopoly"``.
+    params : tuple of Param
+        Rule parameters (sweep axes).
+    run_shape : dict
+        Run-shape entries and their defaults (e.g. games, players, turns).
+    checkpoint_of : str
+        Which run-shape entry the checkpoints count (turns, games, ...).
+    coords : dict
+        Labels of the game's own dimensions (e.g. 41 ``location`` labels).
+    variables : dict of Variable
+        Arrays returned by ``simulate``.
+    exact_variables : dict of Variable
+        Arrays returned by ``exact``.
+    simulate : callable
+        ``simulate(params, seed, run_shape, checkpoints) -> dict[str, ndarray]``.
+    exact : callable, optional
+        ``exact(params, run_shape, checkpoints) -> dict[str, ndarray]``.
+    summarize : callable
+        ``summarize(params, sim, run_shape) -> dict``: a JSON-ready summary of a
+        simulation (what ``boardsweep simulate`` prints).
+    summarize_exact : callable, optional
+        ``summarize_exact(params) -> dict``: what ``boardsweep exact`` prints.
+    check_params : callable, optional
+        Cross-parameter validation of a full parameter dict.
+    extras : dict
+        Game-specific capabilities (e.g. ``"replay"``) used by the CLI.
+    """
+
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    run_shape: dict[str, int]
+    checkpoint_of: str
+    coords: dict[str, tuple[str, ...]]
+    variables: dict[str, Variable]
+    exact_variables: dict[str, Variable]
+    simulate: Callable[..., dict[str, np.ndarray]]
+    summarize: Callable[..., dict]
+    exact: Callable[..., dict[str, np.ndarray]] | None = None
+    summarize_exact: Callable[..., dict] | None = None
+    check_params: Callable[[dict], None] | None = None
+    run_shape_minimum: dict[str, int] = field(default_factory=dict)
+    run_shape_maximum: dict[str, int] = field(default_factory=dict)
+    extras: dict[str, Callable] = field(default_factory=dict)
+
+    def param(self, name: str) -> Param:
+        """The parameter called ``name`` (ParameterError naming the known ones)."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params)
+        raise ParameterError(
+            f"game {self.name!r} has no parameter {name!r}; known parameters: {known}"
+        )
+
+    def resolve_params(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Fill defaults and validate every value; return the full parameter dict."""
+        for name in given:
+            self.param(name)
+        full = {p.name: p.validate(given.get(p.name, p.default)) for p in self.params}
+        if self.check_params is not None:
+            self.check_params(full)
+        return full
+
+    def resolve_run_shape(self, given: Mapping[str, Any]) -> dict[str, int]:
+        """Fill run-shape defaults and check that each entry is a positive integer."""
+        out = dict(self.run_shape)
+        for key, value in given.items():
+            if key not in self.run_shape:
+                known = ", ".join(self.run_shape)
+                raise ParameterError(
+                    f"game {self.name!r} has no run-shape entry {key!r}; known: {known}"
+                )
+            lo = self.run_shape_minimum.get(key, 1)
+            hi = self.run_shape_maximum.get(key)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, np.integer))
+                or value < lo
+                or (hi is not None and value > hi)
+            ):
+                bound = f">= {lo}" + ("" if hi is None else f" and <= {hi}")
+                raise ParameterError(
+                    f"run shape {key!r}: {value!r} is not allowed; expected an integer {bound}"
+                )
+            out[key] = int(value)
+        return out
+
+    def default_checkpoints(self, run_shape: Mapping[str, int], count: int = 16) -> np.ndarray:
+        """Log-spaced checkpoints ending at the run length (distinct integers)."""
+        return log_checkpoints(run_shape[self.checkpoint_of], count)
+
+
+def log_checkpoints(total: int, count: int = 16) -> np.ndarray:
+    """Up to ``count`` distinct log-spaced integers in [1, total], ending at ``total``."""
+    if total < 1:
+        raise ParameterError(f"checkpoint range must be >= 1, got {total}")
+    points = np.unique(np.round(np.geomspace(1, total, count)).astype(np.int64))
+    points[-1] = total
+    return np.unique(points)
+
+
+#: Registered games: name -> module defining ``GAME``.
+GAME_MODULES: dict[str, str] = {
+    "monopoly": "core.monopoly.game",
+    "shut_the_box": "core.shut_the_box.game",
+    "hk_monopoly": "core.hk_monopoly.game",
+}
+
+
+def game_names() -> list[str]:
+    """Names of the registered games whose module is installed."""
+    names = []
+    for name, module in GAME_MODULES.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
+            names.append(name)
+    return names
+
+
+def get_game(name: str) -> Game:
+    """Return the registered game ``name`` (ParameterError listing the known ones)."""
+    if name not in GAME_MODULES or name not in game_names():
+        raise ParameterError(
+            f"unknown game {name!r}; known games: {', '.join(game_names())}"
+        )
+    return importlib.import_module(GAME_MODULES[name]).GAME

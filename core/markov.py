@@ -1,0 +1,94 @@
+"""Exact machinery shared by every game: finite Markov chains with scipy.sparse.
+
+* :func:`stationary` solves ``pi P = pi, sum(pi) = 1`` by a direct sparse LU
+  factorisation (COLAMD fill-reducing column order) of ``(I - P)^T`` with one
+  equation replaced by the normalisation, and checks the residual.
+* :func:`check_stochastic` asserts that every row of ``P`` sums to 1.
+* :func:`fundamental_matrix` gives ``Z = (I - P + 1 pi^T)^{-1}`` and
+  :func:`asymptotic_variance` the Markov-chain CLT variance of a state
+  function, ``sigma^2(f) = 2 <f~, Z f~>_pi - <f~, f~>_pi`` with
+  ``f~ = f - pi f``.
+* :func:`absorbing_times` gives the expected number of steps to absorption,
+  ``t = (I - Q)^{-1} 1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+__all__ = [
+    "check_stochastic",
+    "stationary",
+    "fundamental_matrix",
+    "asymptotic_variance",
+    "absorbing_times",
+]
+
+
+def check_stochastic(P: sp.spmatrix | np.ndarray, atol: float = 1e-12) -> None:
+    """Raise ValueError unless ``P`` is non-negative with rows summing to 1."""
+    P = sp.csr_array(P)
+    if P.nnz and P.data.min() < -atol:
+        raise ValueError(f"transition matrix has a negative entry {P.data.min()}")
+    rows = np.asarray(P.sum(axis=1)).ravel()
+    worst = np.max(np.abs(rows - 1.0))
+    if worst > atol:
+        raise ValueError(f"transition matrix rows do not sum to 1 (max error {worst:.3e})")
+
+
+def stationary(P: sp.spmatrix | np.ndarray, tol: float = 1e-10) -> np.ndarray:
+    """Stationary distribution of an ergodic-class chain: ``pi P = pi``, ``sum pi = 1``.
+
+    Solved directly: the last equation of ``(I - P)^T pi = 0`` is replaced by
+    ``1^T pi = 1`` and the sparse system is factorised with SuperLU and a COLAMD
+    fill-reducing ordering.  Transient states get probability 0.
+
+    Raises
+    ------
+    ArithmeticError
+        If the residual ``max |pi P - pi|`` exceeds ``tol``.
+    """
+    P = sp.csc_array(P, dtype=np.float64)
+    n = P.shape[0]
+    A = (sp.eye_array(n, format="csc") - P).T.tolil()
+    A[n - 1, :] = np.ones(n)
+    b = np.zeros(n)
+    b[n - 1] = 1.0
+    pi = spla.spsolve(sp.csc_array(A), b, permc_spec="COLAMD")
+    pi[np.abs(pi) < 1e-300] = 0.0
+    residual = np.max(np.abs(P.T @ pi - pi))
+    if not np.isfinite(residual) or residual > tol or pi.min() < -tol:
+        raise ArithmeticError(f"stationary solve failed: residual {residual:.3e}")
+    pi = np.clip(pi, 0.0, None)
+    return pi / pi.sum()
+
+
+def fundamental_matrix(P: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """Dense fundamental matrix ``Z = (I - P + 1 pi^T)^{-1}`` of an ergodic chain."""
+    P = P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64)
+    n = P.shape[0]
+    return np.linalg.inv(np.eye(n) - P + np.outer(np.ones(n), pi))
+
+
+def asymptotic_variance(P: np.ndarray, pi: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """Markov-chain CLT variance of ``sum_t f(X_t) / sqrt(N)`` for each column of ``f``.
+
+    ``sigma^2 = 2 <f~, Z f~>_pi - <f~, f~>_pi`` where ``f~ = f - pi.f`` and ``Z`` is
+    the fundamental matrix; ``f`` has shape (states,) or (states, k).
+    """
+    f = np.asarray(f, dtype=np.float64)
+    single = f.ndim == 1
+    f = f[:, None] if single else f
+    Z = fundamental_matrix(P, pi)
+    ft = f - pi @ f
+    var = 2.0 * np.einsum("s,sk,sk->k", pi, ft, Z @ ft) - np.einsum("s,sk,sk->k", pi, ft, ft)
+    return var[0] if single else var
+
+
+def absorbing_times(Q: sp.spmatrix | np.ndarray) -> np.ndarray:
+    """Expected steps to absorption from each transient state: ``(I - Q)^{-1} 1``."""
+    Q = sp.csc_array(Q, dtype=np.float64)
+    n = Q.shape[0]
+    return spla.spsolve(sp.eye_array(n, format="csc") - Q, np.ones(n), permc_spec="COLAMD")
