@@ -184,6 +184,8 @@ class Game:
         Cross-parameter validation of a full parameter dict.
     extras : dict
         Game-specific capabilities (e.g. ``"replay"``) used by the CLI.
+    coords_fn : callable, optional
+        ``coords_fn(params) -> coords`` where labels depend on parameters.
     """
 
     name: str
@@ -202,6 +204,12 @@ class Game:
     run_shape_minimum: dict[str, int] = field(default_factory=dict)
     run_shape_maximum: dict[str, int] = field(default_factory=dict)
     extras: dict[str, Callable] = field(default_factory=dict)
+    coords_fn: Callable[[dict], dict[str, tuple[str, ...]]] | None = None
+
+    def coords_for(self, params: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+        """Coordinate labels for these parameters (``coords`` unless the game
+        derives them from a parameter, e.g. a user-supplied board file)."""
+        return dict(self.coords) if self.coords_fn is None else self.coords_fn(dict(params))
 
     def param(self, name: str) -> Param:
         """The parameter called ``name`` (ParameterError naming the known ones)."""
