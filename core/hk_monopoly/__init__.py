@@ -1,0 +1,6 @@
+"""hk_monopoly: the 20-square HKD money game of seed 004 (DESIGN 3.3).
+
+Modules: ``board`` (board files), ``rules`` (the turn rules, numba),
+``simulate`` (Monte Carlo kernel), ``exact`` (movement chain), ``game``
+(registration through :mod:`core.games`).
+"""
