@@ -1,0 +1,106 @@
+"""One run per store: a lock file inside the store directory.
+
+The lock file ``<store>/.boardsweep.lock`` holds JSON with the holder's pid,
+host and start time.  It is created atomically (``O_EXCL``) for local stores.
+A lock left by a dead process on this host is stale and is taken over; a lock
+held by a live process, or by another host, is refused with a message naming
+the holder.  For remote (fsspec) stores the check is best effort.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import socket
+from typing import Any
+
+import fsspec
+
+__all__ = ["StoreLocked", "StoreLock", "LOCK_NAME"]
+
+LOCK_NAME = ".boardsweep.lock"
+
+
+class StoreLocked(RuntimeError):
+    """Another run holds the store."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class StoreLock:
+    """Context manager holding the lock of the store at ``url``."""
+
+    def __init__(self, url: str) -> None:
+        self.fs, root = fsspec.core.url_to_fs(url)
+        self.url = url
+        self.path = f"{root.rstrip('/')}/{LOCK_NAME}"
+        self.local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,))
+        self.me = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+
+    def __enter__(self) -> "StoreLock":
+        self.fs.makedirs(self.path.rsplit("/", 1)[0], exist_ok=True)
+        for _ in range(2):
+            if self._try_create():
+                return self
+            holder = self.holder()
+            if holder is not None and not self._stale(holder):
+                raise StoreLocked(
+                    f"store {self.url} is in use by pid {holder.get('pid')} on host "
+                    f"{holder.get('host')} since {holder.get('since')} (lock file {self.path})"
+                )
+            self._remove()
+        raise StoreLocked(f"store {self.url}: could not take the lock file {self.path}")
+
+    def __exit__(self, *exc: Any) -> None:
+        holder = self.holder()
+        if holder is not None and holder.get("pid") == self.me["pid"] and holder.get("host") == self.me["host"]:
+            self._remove()
+
+    def holder(self) -> dict | None:
+        """The current holder's record, or None when there is no lock file."""
+        try:
+            with self.fs.open(self.path, "r") as f:
+                return json.loads(f.read() or "{}")
+        except FileNotFoundError:
+            return None
+        except json.JSONDecodeError:
+            return {}
+
+    def _stale(self, holder: dict) -> bool:
+        if not holder:
+            return True
+        return holder.get("host") == self.me["host"] and not _alive(int(holder.get("pid", -1)))
+
+    def _try_create(self) -> bool:
+        text = json.dumps(self.me)
+        if self.local:
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            return True
+        if self.fs.exists(self.path):
+            return False
+        self.fs.pipe(self.path, text.encode())
+        return True
+
+    def _remove(self) -> None:
+        try:
+            self.fs.rm(self.path)
+        except FileNotFoundError:
+            pass

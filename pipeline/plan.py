@@ -1,0 +1,79 @@
+"""Grid x replicates -> tasks, and the seed of every replicate.
+
+A task is one grid point and one block of consecutive replicates.  Seeds never
+depend on the task layout: replicate ``r`` at parameter values ``p`` always
+gets :func:`replicate_seed` ``(root, p, r)``, whatever the grid position, the
+block size, the worker or the submission order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from pipeline.spec import Spec
+
+__all__ = ["Task", "SEED_SCHEME", "param_words", "replicate_seed", "plan_tasks"]
+
+SEED_SCHEME = (
+    "replicate seed = numpy.random.SeedSequence([root_seed, *w, replicate]) where w are the "
+    "8 little-endian uint32 words of SHA-256(JSON of the sorted [name, value] pairs of all "
+    "game parameters)"
+)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One grid point x one block of replicates ``[start, stop)``."""
+
+    index: tuple[int, ...]
+    params: dict[str, Any]
+    start: int
+    stop: int
+
+    @property
+    def key(self) -> str:
+        return "-".join(map(str, self.index)) + f"-r{self.start}"
+
+
+def param_words(params: Mapping[str, Any]) -> list[int]:
+    """Canonical encoding of parameter values as eight 32-bit integers.
+
+    JSON keeps types apart (``6``, ``6.0`` and ``"6"`` differ); sorting by name
+    makes the encoding independent of the order parameters are listed in.
+    """
+    pairs = sorted((str(k), _plain(v)) for k, v in params.items())
+    digest = hashlib.sha256(json.dumps(pairs, separators=(",", ":")).encode()).digest()
+    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 32, 4)]
+
+
+def replicate_seed(root: int, params: Mapping[str, Any], replicate: int) -> np.random.SeedSequence:
+    """The SeedSequence of one replicate (see :data:`SEED_SCHEME`)."""
+    return np.random.SeedSequence([int(root), *param_words(params), int(replicate)])
+
+
+def plan_tasks(spec: Spec, done: np.ndarray | None = None) -> list[Task]:
+    """Tasks still to run: every block with a replicate not marked in ``done``.
+
+    ``done`` has shape ``spec.shape + (spec.replicates,)``; ``None`` means nothing
+    is done yet.
+    """
+    tasks = []
+    for index, params in spec.points():
+        for start in range(0, spec.replicates, spec.block):
+            stop = min(start + spec.block, spec.replicates)
+            if done is None or not done[index + (slice(start, stop),)].all():
+                tasks.append(Task(index, params, start, stop))
+    return tasks
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value

@@ -1,0 +1,325 @@
+"""Sweep specifications: parse and validate ``sweeps/*.toml``.
+
+A spec is a small TOML file::
+
+    name = "quickstart"            # the sweep's name (default store: results/<name>.zarr)
+    game = "monopoly"              # a registered game
+    seed = 20240601                # root seed, an integer >= 0
+    store = "results/x.zarr"       # optional: directory or fsspec URL
+    description = "..."            # optional
+
+    [params]                       # fixed game parameters (defaults fill the rest)
+    tally = "per_roll"
+
+    [grid]                         # one axis per swept parameter, each a list
+    dice_sides = [4, 6]
+
+    [run]                          # replicates per grid point + the game's run shape
+    replicates = 8
+    turns = 100000
+
+    [checkpoints]                  # either a log-spaced count (default 16) ...
+    count = 16
+    # values = [10, 100, 1000]     # ... or explicit values ending at the run length
+
+    [tasks]
+    replicates_per_task = 2        # replicates per task block (default 1)
+
+Everything is validated before anything is written.  Every error is a
+:class:`SpecError` whose message names the file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.games import Game, ParameterError, get_game
+
+__all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
+
+TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks"}
+CHECKPOINT_KEYS = {"count", "values"}
+TASK_KEYS = {"replicates_per_task"}
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class SpecError(ValueError):
+    """A sweep spec is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated sweep spec.
+
+    Attributes
+    ----------
+    source : str
+        The file the spec came from (as given).
+    text : str
+        The spec's text, recorded verbatim in the store.
+    name, game_name : str
+        Sweep name and registered game name.
+    seed : int
+        Root seed.
+    fixed : dict
+        Fixed parameters as given in ``[params]``.
+    grid : dict
+        Axis name -> tuple of values, in spec order.
+    run_shape : dict
+        The game's full run shape (defaults filled).
+    replicates : int
+        Replicates per grid point.
+    checkpoints : numpy.ndarray
+        Strictly increasing int64 checkpoint values.
+    block : int
+        Replicates per task.
+    store : str or None
+        Store path or URL from the spec, if any.
+    """
+
+    source: str
+    text: str
+    name: str
+    game_name: str
+    seed: int
+    fixed: dict[str, Any]
+    grid: dict[str, tuple]
+    run_shape: dict[str, int]
+    replicates: int
+    checkpoints: np.ndarray
+    block: int
+    store: str | None
+    description: str = ""
+
+    @property
+    def game(self) -> Game:
+        return get_game(self.game_name)
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 of the spec text."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return tuple(self.grid)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(v) for v in self.grid.values())
+
+    def points(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+        """Every grid point as (index tuple, full validated parameter dict)."""
+        game = self.game
+        out = []
+        for index in itertools.product(*(range(n) for n in self.shape)):
+            point = {axis: self.grid[axis][i] for axis, i in zip(self.axes, index)}
+            out.append((index, game.resolve_params({**self.fixed, **point})))
+        return out
+
+    def canonical(self) -> dict[str, Any]:
+        """What identifies the sweep's data (the store path and comments excluded)."""
+        return {
+            "name": self.name,
+            "game": self.game_name,
+            "seed": self.seed,
+            "params": {k: v for k, v in sorted(self.points()[0][1].items()) if k not in self.grid},
+            "grid": {k: list(v) for k, v in self.grid.items()},
+            "run": {"replicates": self.replicates, **dict(sorted(self.run_shape.items()))},
+            "checkpoints": [int(c) for c in self.checkpoints],
+            "tasks": {"replicates_per_task": self.block},
+        }
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.canonical(), sort_keys=True)
+
+    def default_store(self) -> str:
+        return self.store or f"results/{self.name}.zarr"
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and validate the spec file ``path`` (SpecError on any problem)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read the spec: {exc.strerror}") from None
+    return parse_spec(text, str(path))
+
+
+def parse_spec(text: str, source: str = "<spec>") -> Spec:
+    """Validate spec ``text``; ``source`` names the file in error messages."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{source}: not valid TOML: {exc}") from None
+    return _Parser(source, raw, text).parse()
+
+
+class _Parser:
+    def __init__(self, source: str, raw: dict, text: str) -> None:
+        self.source, self.raw, self.text = source, raw, text
+
+    def error(self, key: str, message: str) -> SpecError:
+        return SpecError(f"{self.source}: {key}: {message}")
+
+    def table(self, key: str, allowed: set[str] | None = None) -> dict:
+        value = self.raw.get(key, {})
+        if not isinstance(value, dict):
+            raise self.error(key, f"expected a table [{key}], got {value!r}")
+        if allowed is not None:
+            self.no_unknown(value, allowed, key + ".")
+        return value
+
+    def no_unknown(self, table: dict, allowed: set[str], prefix: str = "") -> None:
+        for key in table:
+            if key not in allowed:
+                known = ", ".join(sorted(allowed))
+                raise self.error(prefix + key, f"unknown key; expected one of {known}")
+
+    def integer(self, key: str, value: Any, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.error(key, f"{value!r} is not allowed; expected an integer >= {minimum}")
+        return value
+
+    def string(self, key: str, required: bool) -> str | None:
+        if key not in self.raw:
+            if required:
+                raise self.error(key, "missing; expected a string")
+            return None
+        value = self.raw[key]
+        if not isinstance(value, str) or not value:
+            raise self.error(key, f"{value!r} is not allowed; expected a non-empty string")
+        return value
+
+    def parse(self) -> Spec:
+        self.no_unknown(self.raw, TOP_KEYS)
+        name = self.string("name", True)
+        if not NAME_RE.match(name):
+            raise self.error("name", f"{name!r} is not allowed; expected letters, digits, '_', '-', '.'")
+        game = self.parse_game()
+        if "seed" not in self.raw:
+            raise self.error("seed", "missing; expected an integer >= 0")
+        seed = self.integer("seed", self.raw["seed"], 0)
+        fixed = self.parse_fixed(game)
+        grid = self.parse_grid(game, fixed)
+        replicates, run_shape = self.parse_run(game)
+        checkpoints = self.parse_checkpoints(game, run_shape)
+        block = self.parse_tasks(replicates)
+        spec = Spec(
+            source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
+            fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
+            checkpoints=checkpoints, block=block, store=self.string("store", False),
+            description=self.string("description", False) or "",
+        )
+        self.check_points(spec, game)
+        return spec
+
+    def parse_game(self) -> Game:
+        name = self.string("game", True)
+        try:
+            return get_game(name)
+        except ParameterError as exc:
+            raise self.error("game", str(exc)) from None
+
+    def param_value(self, game: Game, key: str, name: str, value: Any) -> Any:
+        try:
+            return game.param(name).validate(value)
+        except ParameterError as exc:
+            raise self.error(key, re.sub(r"^parameter '[^']*': ", "", str(exc))) from None
+
+    def parse_fixed(self, game: Game) -> dict[str, Any]:
+        table = self.table("params")
+        self.no_unknown(table, {p.name for p in game.params}, "params.")
+        return {k: self.param_value(game, f"params.{k}", k, v) for k, v in table.items()}
+
+    def parse_grid(self, game: Game, fixed: dict) -> dict[str, tuple]:
+        table = self.table("grid")
+        self.no_unknown(table, {p.name for p in game.params}, "grid.")
+        grid = {}
+        for axis, values in table.items():
+            key = f"grid.{axis}"
+            if axis in fixed:
+                raise self.error(key, "also set in [params]; a parameter is either fixed or an axis")
+            if not isinstance(values, list) or not values:
+                raise self.error(key, f"{values!r} is not allowed; expected a non-empty list of values")
+            checked = tuple(
+                self.param_value(game, f"{key}[{i}]", axis, v) for i, v in enumerate(values)
+            )
+            if len(set(checked)) != len(checked):
+                raise self.error(key, f"{values!r} has repeated values; expected distinct values")
+            grid[axis] = checked
+        return grid
+
+    def parse_run(self, game: Game) -> tuple[int, dict[str, int]]:
+        table = self.table("run")
+        self.no_unknown(table, {"replicates", *game.run_shape}, "run.")
+        if "replicates" not in table:
+            raise self.error("run.replicates", "missing; expected an integer >= 1")
+        replicates = self.integer("run.replicates", table["replicates"], 1)
+        given = {k: v for k, v in table.items() if k != "replicates"}
+        for key, value in given.items():
+            try:
+                game.resolve_run_shape({key: value})
+            except ParameterError as exc:
+                raise self.error(f"run.{key}", re.sub(r"^run shape '[^']*': ", "", str(exc))) from None
+        return replicates, game.resolve_run_shape(given)
+
+    def parse_checkpoints(self, game: Game, run_shape: dict[str, int]) -> np.ndarray:
+        table = self.table("checkpoints", CHECKPOINT_KEYS)
+        total = run_shape[game.checkpoint_of]
+        if "count" in table and "values" in table:
+            raise self.error("checkpoints", "give either count or values, not both")
+        if "values" in table:
+            return self.explicit_checkpoints(table["values"], total, game.checkpoint_of)
+        count = self.integer("checkpoints.count", table.get("count", 16), 1)
+        return game.default_checkpoints(run_shape, count)
+
+    def explicit_checkpoints(self, values: Any, total: int, of: str) -> np.ndarray:
+        key = "checkpoints.values"
+        if not isinstance(values, list) or not values:
+            raise self.error(key, f"{values!r} is not allowed; expected a non-empty list of integers")
+        for i, v in enumerate(values):
+            self.integer(f"{key}[{i}]", v, 1)
+        if any(b <= a for a, b in zip(values, values[1:])):
+            raise self.error(key, f"{values!r} is not strictly increasing")
+        if values[-1] != total:
+            raise self.error(key, f"last value {values[-1]} must equal run.{of} = {total}")
+        return np.asarray(values, dtype=np.int64)
+
+    def parse_tasks(self, replicates: int) -> int:
+        table = self.table("tasks", TASK_KEYS)
+        block = self.integer("tasks.replicates_per_task", table.get("replicates_per_task", 1), 1)
+        if block > replicates:
+            raise self.error(
+                "tasks.replicates_per_task", f"{block} is more than run.replicates = {replicates}"
+            )
+        return block
+
+    def check_points(self, spec: Spec, game: Game) -> None:
+        """Cross-parameter checks and shared coordinate labels at every grid point."""
+        labels = None
+        for index in itertools.product(*(range(n) for n in spec.shape)):
+            point = {a: spec.grid[a][i] for a, i in zip(spec.axes, index)}
+            where = ", ".join(f"{a}={v!r}" for a, v in point.items())
+            try:
+                coords = game.coords_for(game.resolve_params({**spec.fixed, **point}))
+            except ParameterError as exc:
+                key = "grid" if point else "params"
+                raise self.error(key, f"at {where or 'the fixed parameters'}: {exc}") from None
+            if labels is None:
+                labels = coords
+            elif coords != labels:
+                raise self.error(
+                    "grid", f"the point {where} has different {game.name} coordinate labels; "
+                    "every grid point must share the same labels"
+                )

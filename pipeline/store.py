@@ -1,0 +1,265 @@
+"""The zarr v3 store of a sweep: schema, template, region writes, done mask.
+
+Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
+
+* dims: one per grid axis (coordinate = axis values), ``replicate``,
+  ``checkpoint`` (coordinate = checkpoint values), the game's own dims;
+* every simulated variable ``v`` of the game: dims ``(*axes, replicate, *v.dims)``,
+  its integer dtype, fill value -1 declared as ``_FillValue`` so that cells no
+  task has written read as NaN, never as zero;
+* every exact variable: dims ``(*axes, *v.dims)``, float64 (NaN = no exact value);
+* ``done`` ``(*axes, replicate)`` and ``exact_done`` ``(*axes)``: completion masks;
+* attributes: the spec text, its SHA-256 and canonical JSON, versions, git
+  revision, RNG and seed schemes, creation time.
+
+Chunks are 1 along grid axes and the task block along ``replicate``, whole
+along every other dim, so each task writes its own chunks and nothing else.
+Workers write with plain zarr (:func:`write_region`); only the template goes
+through xarray.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import subprocess
+import warnings
+from pathlib import Path
+from typing import Any, Mapping
+
+import dask.array as da
+import numpy as np
+import xarray as xr
+import zarr
+
+from core.games import Game
+from core.rng import RNG_SCHEME
+from pipeline.plan import SEED_SCHEME
+from pipeline.spec import Spec
+
+__all__ = [
+    "StoreMismatch",
+    "FILL",
+    "store_exists",
+    "create_store",
+    "read_attrs",
+    "check_spec",
+    "read_done",
+    "read_exact_done",
+    "write_region",
+    "write_exact",
+    "clear_store",
+    "provenance",
+]
+
+#: Fill value of integer simulation arrays: never a valid count.
+FILL = -1
+
+
+class StoreMismatch(ValueError):
+    """An existing store does not hold the sweep the spec describes."""
+
+
+class quiet_zarr:
+    """Silence zarr's warnings about consolidated metadata and the lock file."""
+
+    def __enter__(self) -> None:
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.filterwarnings(
+            "ignore", message=".*(onsolidated|not recognized|does not have a Zarr V3).*"
+        )
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+
+def store_exists(url: str) -> bool:
+    """Whether ``url`` holds a zarr group."""
+    try:
+        with quiet_zarr():
+            zarr.open_group(url, mode="r")
+        return True
+    except (FileNotFoundError, zarr.errors.GroupNotFoundError, ValueError, KeyError):
+        return False
+
+
+def provenance(spec: Spec) -> dict[str, Any]:
+    """The attributes recorded in a new store."""
+    import dask
+    import numba
+    from importlib.metadata import version
+
+    return {
+        "sweep": spec.name,
+        "game": spec.game_name,
+        "grid_axes": list(spec.axes),
+        "replicates_per_task": spec.block,
+        "checkpoint_of": spec.game.checkpoint_of,
+        "variables": list(spec.game.variables),
+        "exact_variables": list(spec.game.exact_variables),
+        "spec_file": spec.source,
+        "spec_text": spec.text,
+        "spec_sha256": spec.sha256,
+        "spec_canonical": spec.canonical_json(),
+        "boardsweep_version": version("boardsweep"),
+        "numpy_version": np.__version__,
+        "numba_version": numba.__version__,
+        "dask_version": dask.__version__,
+        "xarray_version": xr.__version__,
+        "zarr_version": zarr.__version__,
+        "git_revision": _git_revision(),
+        "rng_scheme": RNG_SCHEME,
+        "seed_scheme": SEED_SCHEME,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _git_revision() -> str:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=40"],
+            cwd=here, capture_output=True, text=True, timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
+    """The lazy Dataset and encoding of an empty store for ``spec``."""
+    params = spec.points()[0][1]
+    labels = game.coords_for(params)
+    axes, grid_shape, grid_chunks = spec.axes, spec.shape, (1,) * len(spec.axes)
+    sizes = {"replicate": spec.replicates, "checkpoint": len(spec.checkpoints)}
+    sizes.update({dim: len(v) for dim, v in labels.items()})
+    data_vars, encoding = {}, {}
+
+    def add(name: str, dims: tuple, dtype: str, chunks: tuple, fill: Any, attrs: dict) -> None:
+        shape = tuple(len(spec.grid[d]) if d in spec.grid else sizes[d] for d in dims)
+        data_vars[name] = xr.Variable(dims, da.full(shape, fill, dtype=dtype, chunks=chunks), attrs)
+        encoding[name] = {"chunks": chunks}
+
+    for name, var in game.variables.items():
+        dims = (*axes, "replicate", *var.dims)
+        chunks = (*grid_chunks, spec.block, *(sizes[d] for d in var.dims))
+        fill = FILL if np.dtype(var.dtype).kind in "iu" else np.nan
+        add(name, dims, var.dtype, chunks, fill, {"_FillValue": fill, "description": var.description})
+    for name, var in game.exact_variables.items():
+        chunks = (*grid_chunks, *(sizes[d] for d in var.dims))
+        add(name, (*axes, *var.dims), var.dtype, chunks, np.nan,
+            {"_FillValue": np.nan, "description": var.description})
+    add("done", (*axes, "replicate"), "bool", (*grid_chunks, spec.block), False,
+        {"description": "replicate finished and written"})
+    add("exact_done", axes, "bool", grid_chunks or (), False,
+        {"description": "exact answer computed and written"})
+
+    coords = {axis: np.asarray(values) for axis, values in spec.grid.items()}
+    coords["replicate"] = np.arange(spec.replicates, dtype=np.int64)
+    coords["checkpoint"] = xr.Variable(
+        "checkpoint", spec.checkpoints.astype(np.int64), {"counts": game.checkpoint_of}
+    )
+    for dim, values in labels.items():
+        coords[dim] = np.asarray(values, dtype=object)
+    ds = xr.Dataset(data_vars, coords=coords, attrs=provenance(spec))
+    for axis in axes:
+        if ds[axis].dtype.kind == "U":
+            ds = ds.assign_coords({axis: ds[axis].astype(object)})
+    return ds, encoding
+
+
+def create_store(url: str, spec: Spec) -> None:
+    """Write the empty store for ``spec`` at ``url`` (metadata only, no chunks)."""
+    ds, encoding = template(spec, spec.game)
+    with quiet_zarr():
+        ds.to_zarr(url, mode="a", compute=False, encoding=encoding, consolidated=True, zarr_format=3)
+
+
+def clear_store(url: str) -> None:
+    """Delete every zarr object of the store at ``url``, keeping the lock file."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url)
+    if not fs.exists(root):
+        return
+    for entry in fs.ls(root, detail=False):
+        if Path(entry).name != ".boardsweep.lock":
+            fs.rm(entry, recursive=True)
+
+
+def read_attrs(url: str) -> dict[str, Any]:
+    """The store's attributes."""
+    with quiet_zarr():
+        return dict(zarr.open_group(url, mode="r").attrs)
+
+
+def check_spec(url: str, spec: Spec) -> None:
+    """Raise :class:`StoreMismatch` unless the store at ``url`` was made by ``spec``.
+
+    Specs are compared by canonical content, so comments, layout and the store
+    path do not matter; the message lists every key that differs.
+    """
+    attrs = read_attrs(url)
+    if "spec_canonical" not in attrs:
+        raise StoreMismatch(f"store {url} is not a boardsweep sweep store; use --overwrite to replace it")
+    old, new = json.loads(attrs["spec_canonical"]), spec.canonical()
+    diffs = _differences(old, new)
+    if diffs:
+        shown = "; ".join(f"{k}: {a} in the store, {b} in {spec.source}" for k, a, b in diffs[:5])
+        more = "" if len(diffs) <= 5 else f" (and {len(diffs) - 5} more)"
+        raise StoreMismatch(
+            f"store {url} was made by a different spec ({shown}{more}); "
+            "use --overwrite to replace it or choose another --store"
+        )
+
+
+def _differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, str, str]]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for key in sorted(set(old) | set(new)):
+            sub = f"{prefix}.{key}" if prefix else key
+            if key not in old or key not in new:
+                out.append((sub, _show(old.get(key)), _show(new.get(key))))
+            else:
+                out.extend(_differences(old[key], new[key], sub))
+        return out
+    return [] if old == new else [(prefix, _show(old), _show(new))]
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is None else json.dumps(value)
+
+
+def read_done(url: str) -> np.ndarray:
+    """The ``done`` mask, shape ``grid shape + (replicates,)``."""
+    with quiet_zarr():
+        return np.asarray(zarr.open_array(url, path="done", mode="r")[...], dtype=bool)
+
+
+def read_exact_done(url: str) -> np.ndarray:
+    """The ``exact_done`` mask, shape ``grid shape``."""
+    with quiet_zarr():
+        return np.asarray(zarr.open_array(url, path="exact_done", mode="r")[...], dtype=bool)
+
+
+def write_region(
+    url: str, index: tuple[int, ...], start: int, stop: int, arrays: Mapping[str, np.ndarray]
+) -> None:
+    """Write one task's arrays (leading dim = its replicates), then its done flags."""
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+")
+        region = index + (slice(start, stop),)
+        for name, values in arrays.items():
+            target = group[name]
+            target[region] = np.asarray(values, dtype=target.dtype)
+        group["done"][region] = True
+
+
+def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarray]) -> None:
+    """Write the exact answer of one grid point, then its ``exact_done`` flag."""
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+")
+        for name, values in arrays.items():
+            group[name][index] = np.asarray(values, dtype=np.float64)
+        group["exact_done"][index] = True

@@ -1,0 +1,56 @@
+"""What a Dask worker runs: simulate one task block or solve one grid point,
+write the result into the store itself, and return only small metadata.
+
+Large arrays never travel back to the client.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from core.games import Game
+from pipeline.plan import Task, replicate_seed
+from pipeline.store import write_exact, write_region
+
+__all__ = ["simulate_block", "run_task", "run_exact"]
+
+
+def simulate_block(
+    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Simulate the replicates of ``task``; arrays are stacked on a leading axis."""
+    runs = [
+        game.simulate(task.params, replicate_seed(root, task.params, r), run_shape, checkpoints)
+        for r in range(task.start, task.stop)
+    ]
+    return {name: np.stack([run[name] for run in runs]) for name in game.variables}
+
+
+def run_task(
+    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray, url: str
+) -> dict[str, Any]:
+    """Simulate ``task``, write its region and done flags; return timings."""
+    t0 = time.perf_counter()
+    arrays = simulate_block(game, root, task, run_shape, checkpoints)
+    t1 = time.perf_counter()
+    write_region(url, task.index, task.start, task.stop, arrays)
+    t2 = time.perf_counter()
+    return {"key": task.key, "kernel_s": t1 - t0, "write_s": t2 - t1}
+
+
+def run_exact(
+    game: Game, index: tuple[int, ...], params: dict, run_shape: dict, checkpoints: np.ndarray, url: str
+) -> dict[str, Any]:
+    """Compute the exact answer of one grid point (NaN where none) and write it."""
+    t0 = time.perf_counter()
+    if game.exact is None:
+        arrays = {}
+    else:
+        arrays = game.exact(params, run_shape, checkpoints)
+        arrays = {k: v for k, v in arrays.items() if k in game.exact_variables}
+    t1 = time.perf_counter()
+    write_exact(url, index, arrays)
+    return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0, "write_s": time.perf_counter() - t1}

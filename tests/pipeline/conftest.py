@@ -1,0 +1,76 @@
+"""Fixtures for the pipeline tests: the toy game, small specs, real clusters."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+# Worker processes import the toy game by module name.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(HERE), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+)
+
+from core import games  # noqa: E402
+
+games.GAME_MODULES.setdefault("toy", "toy_game")
+
+TOY_SPEC = """\
+name = "toy"
+game = "toy"
+seed = 7
+
+[params]
+size = 8
+
+[grid]
+dice_sides = [2, 3]
+rule = ["plain", "sticky"]
+
+[run]
+replicates = 4
+games = 2
+turns = 60
+
+[checkpoints]
+count = 5
+
+[tasks]
+replicates_per_task = 2
+"""
+
+
+@pytest.fixture
+def toy_spec_text() -> str:
+    return TOY_SPEC
+
+
+@pytest.fixture
+def write_spec(tmp_path):
+    """Write a spec text into tmp_path and return its path."""
+
+    def write(text: str, name: str = "spec.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def cluster2():
+    """A shared LocalCluster with two single-threaded worker processes."""
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    ) as cluster:
+        yield cluster.scheduler_address
