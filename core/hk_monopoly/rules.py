@@ -329,8 +329,13 @@ def scripted_game(
     seats: np.ndarray,
     dice: list[int],
     chance: list[int] = (),
+    state: np.ndarray | None = None,
+    owner: np.ndarray | None = None,
 ) -> dict[str, np.ndarray | int]:
-    """Play a whole game from the start with scripted dice faces and chance amounts.
+    """Play a whole game with scripted dice faces and chance amounts.
+
+    The game starts from the usual start (everyone on Go with HKD 1500), or
+    from copies of ``state`` and ``owner`` when given.
 
     Returns
     -------
@@ -339,7 +344,9 @@ def scripted_game(
         ``owner``, ``won`` flags per seat and ``n_winners``.
     """
     dice_script, chance_script, cursor = _scripts(dice, chance, int(cfg[C_SIDES]))
-    state, owner = new_state(cfg, board.shape[0])
+    start_state, start_owner = new_state(cfg, board.shape[0])
+    state = start_state if state is None else np.array(state, dtype=np.int64)
+    owner = start_owner if owner is None else np.array(owner, dtype=np.int64)
     landings = np.zeros(board.shape[0] + 1, dtype=np.int64)
     table = np.zeros(1, dtype=np.int64)
     rounds = play_game(board, cfg, seats, table, state, owner, landings, _NO_RNG.copy(), True,
