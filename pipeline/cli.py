@@ -14,6 +14,7 @@ import click
 import numpy as np
 
 from core.games import Game, ParameterError, get_game
+from pipeline.spec import SpecError
 
 __all__ = ["main", "cli"]
 
@@ -31,6 +32,13 @@ def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
         name, text = item.split("=", 1)
         given[name.strip()] = game.param(name.strip()).parse(text.strip())
     return game.resolve_params(given)
+
+
+def load_spec(path: str):
+    """Parse and validate a sweep spec (SpecError -> one-line error, exit 2)."""
+    from pipeline.spec import load_spec as _load
+
+    return _load(path)
 
 
 def load_game(name: str) -> Game:
@@ -167,11 +175,74 @@ def replay(
     emit(game.extras["replay"](params, faces, draws, turns), fmt)
 
 
+@cli.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--store", "store_url", default=None, help="Store path or fsspec URL (default: the spec's, else results/<name>.zarr).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Local worker processes (default: CPU count).")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler.")
+@click.option("--overwrite", is_flag=True, help="Replace a store made by a different spec.")
+@click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
+def run(
+    spec_path: str,
+    store_url: str | None,
+    workers: int | None,
+    scheduler: str | None,
+    overwrite: bool,
+    max_tasks: int | None,
+) -> None:
+    """Run (or resume) the sweep described by the spec file SPEC."""
+    from pipeline import display
+    from pipeline.execute import run_sweep
+    from pipeline.lock import StoreLocked
+    from pipeline.store import StoreMismatch
+
+    spec = load_spec(spec_path)
+    console = display.console()
+    display.announce(console, spec, store_url or spec.default_store())
+    bar = display.TaskBar(console)
+    try:
+        with bar:
+            report = run_sweep(
+                spec, store_url, workers=workers, scheduler=scheduler, overwrite=overwrite,
+                max_tasks=max_tasks, on_start=bar.start, on_progress=bar.update,
+            )
+    except (StoreMismatch, StoreLocked) as exc:
+        raise UserError(str(exc)) from None
+    display.run_summary(console, report)
+
+
+@cli.command()
+@click.argument("store_url", metavar="STORE")
+@click.option("--sel", "sels", multiple=True, metavar="AXIS=VALUE", help="Select grid points.")
+@click.option("--variable", default=None, help="Simulated variable (default: the first distribution).")
+@click.option("--top", type=click.IntRange(min=1), default=None, help="Rows per grid point (table default 5).")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str) -> None:
+    """Estimates, standard errors and exact values from the sweep store STORE."""
+    from pipeline import display
+
+    ds = display.open_store(store_url, UserError)
+    ds = display.select(ds, sels, UserError)
+    variable = display.pick_variable(ds, variable, UserError)
+    display.print_rows(ds, variable, top, fmt)
+
+
+@cli.command()
+@click.argument("store_url", metavar="STORE")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def status(store_url: str, fmt: str) -> None:
+    """Show done/total replicates per grid point of the sweep store STORE."""
+    from pipeline import display
+
+    ds = display.open_store(store_url, UserError)
+    display.print_status(ds, fmt)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""
     try:
         cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
-    except (click.UsageError, ParameterError) as exc:
+    except (click.UsageError, ParameterError, SpecError) as exc:
         message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         click.echo(f"boardsweep: error: {message}", err=True)
         sys.exit(2)
