@@ -1,0 +1,301 @@
+"""Monte Carlo Monopoly: a numba kernel over games x turns x players.
+
+:func:`simulate` plays ``games`` independent games of ``players`` tokens for
+``turns`` turns each, all tokens starting on GO and sharing the decks, and
+returns cumulative counts per location at the checkpoint turns.  Game ``g``
+draws from its own xoshiro256** stream (:mod:`core.rng`), so results are
+identical bit for bit for a given seed, whatever else runs.
+
+The same rule code can be driven by a script of dice faces and card codes
+instead of the random stream (``scripted=True``); :mod:`.replay` uses it, so a
+replay and a simulation can never disagree on the rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from core.rng import game_state, seed_key, shuffle
+
+from .board import CHANCE, COMMUNITY_CHEST, G2J, IN_JAIL, JAIL, N_LOCATIONS, N_SQUARES
+from .board import next_railway as _NEXT_R
+from .board import next_utility as _NEXT_U
+from .cards import BACK_3, NEXT_RAILWAY, NEXT_UTILITY, STAY, TO_JAIL
+from .rules import Rules
+
+__all__ = ["simulate", "simulate_rules", "PER_ROLL", "PER_LANDING", "PER_TURN"]
+
+PER_ROLL, PER_LANDING, PER_TURN = 0, 1, 2
+
+_NEXT_R = np.ascontiguousarray(_NEXT_R)
+_NEXT_U = np.ascontiguousarray(_NEXT_U)
+_KIND = np.zeros(N_SQUARES, dtype=np.int64)  # 0 plain, 1 community chest, 2 chance, 3 G2J
+_KIND[list(COMMUNITY_CHEST)] = 1
+_KIND[list(CHANCE)] = 2
+_KIND[G2J] = 3
+
+# Status codes of a scripted run.
+_OK, _OUT_OF_DICE, _OUT_OF_CARDS = 0, 1, 2
+_PLAIN, _CC, _CH, _G2J = 0, 1, 2, 3
+
+
+@njit(cache=True, inline="always")
+def _rotl(x, k):
+    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
+
+
+@njit(cache=True, inline="always")
+def _xoshiro(s0, s1, s2, s3):
+    """xoshiro256** on scalar state: (64 random bits, new state)."""
+    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return result, s0, s1, s2, s3
+
+
+@njit(cache=True, inline="always")
+def _below(bits32, n):
+    """Multiply-shift map of 32 random bits onto [0, n)."""
+    return np.int64((bits32 * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(cache=True, inline="always")
+def _destination(card, square):
+    """Where a moving card sends a token that drew it on ``square``."""
+    if card == NEXT_RAILWAY:
+        return _NEXT_R[square]
+    if card == NEXT_UTILITY:
+        return _NEXT_U[square]
+    if card == BACK_3:
+        return (square + N_SQUARES - 3) % N_SQUARES
+    return card
+
+
+@njit(cache=True)
+def _run(key, games, players, turns, checkpoints, n, shuffled, shuffle_decks, long_jail,
+         tally, chance, community, script, cards, scripted, out_counts, out_totals, status):
+    """Kernel: play the run; add cumulative ``counts`` per location and
+    ``(events, rolls)`` to ``out_counts[k]`` / ``out_totals[k]`` at turn
+    ``checkpoints[k]`` of every game.
+
+    One function body on purpose: helpers take and return scalars only (the
+    xoshiro256** state travels as four uint64 scalars), because numba copies
+    and reference-counts every array handed to a helper, which costs more
+    than the rules themselves (13 vs 200+ million rolls per second).
+
+    Turn rules (DESIGN 3.1): in jail with the long strategy, roll: doubles or
+    a third turn -> move by the throw and the turn ends; else stay.  Otherwise
+    roll while doubles come; a third double goes to jail without moving.
+    A landing is resolved square by square: G2J -> jail; a card square draws
+    a card, which may send the token on (back 3 from CH3 reaches CC3, drawn
+    again).  ``scripted`` replaces the stream by ``script`` faces and
+    ``cards`` codes; ``status`` returns (code, faces used, cards used).
+    """
+    rng = np.empty(4, dtype=np.uint64)
+    counts = np.zeros(N_LOCATIONS, dtype=np.int64)
+    pos = np.zeros(players, dtype=np.int64)
+    jail = np.zeros(players, dtype=np.int64)
+    cc = community.copy()
+    ch = chance.copy()
+    n_cc, n_ch = cc.shape[0], ch.shape[0]
+    per_roll, per_landing, per_turn = tally == PER_ROLL, tally == PER_LANDING, tally == PER_TURN
+    face, card_no = 0, 0
+    for g in range(games):
+        game_state(key, g, rng)
+        if shuffled and shuffle_decks:
+            cc[:] = community
+            ch[:] = chance
+            shuffle(rng, cc)
+            shuffle(rng, ch)
+        s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+        counts[:] = 0
+        pos[:] = 0
+        jail[:] = 0
+        events, rolls, next_cc, next_ch, k = 0, 0, 0, 0, 0
+        for t in range(1, turns + 1):
+            for p in range(players):
+                sq, jail_throws, doubles = pos[p], jail[p], 0
+                while True:  # one roll per pass
+                    # -- roll the dice
+                    if scripted:
+                        if face + 1 >= script.shape[0]:
+                            status[0], status[1], status[2] = _OUT_OF_DICE, face, card_no
+                            return
+                        a, b = script[face], script[face + 1]
+                        face += 2
+                    else:
+                        x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
+                        a = _below(x >> np.uint64(32), n) + 1
+                        b = _below(x & np.uint64(0xFFFFFFFF), n) + 1
+                    rolls += 1
+                    double = a == b
+                    # -- jail: stay, or leave by this throw
+                    if sq == IN_JAIL:
+                        if long_jail:
+                            if not double and jail_throws < 2:
+                                jail_throws += 1
+                                counts[IN_JAIL] += 1
+                                events += 1
+                                break
+                            double = False  # leaving by a throw earns no extra roll
+                        sq, jail_throws = JAIL, 0
+                    # -- three doubles in a row: jail without moving
+                    if double:
+                        doubles += 1
+                        if doubles == 3:
+                            sq = IN_JAIL
+                            counts[IN_JAIL] += 1
+                            events += 1
+                            break
+                    # -- move, then resolve the landing square by square
+                    sq = (sq + a + b) % N_SQUARES
+                    while True:
+                        kind = _KIND[sq]
+                        if kind == _G2J:
+                            sq = IN_JAIL
+                            break
+                        if per_landing:
+                            counts[sq] += 1
+                            events += 1
+                        if kind == _PLAIN:
+                            break
+                        if scripted:
+                            if card_no >= cards.shape[0]:
+                                status[0], status[1], status[2] = _OUT_OF_CARDS, face, card_no
+                                return
+                            card = cards[card_no]
+                            card_no += 1
+                        elif shuffled and kind == _CC:
+                            card = cc[next_cc]
+                            next_cc = next_cc + 1 if next_cc + 1 < n_cc else 0
+                        elif shuffled:
+                            card = ch[next_ch]
+                            next_ch = next_ch + 1 if next_ch + 1 < n_ch else 0
+                        else:
+                            x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
+                            if kind == _CC:
+                                card = cc[_below(x >> np.uint64(32), n_cc)]
+                            else:
+                                card = ch[_below(x >> np.uint64(32), n_ch)]
+                        if card == STAY:
+                            break
+                        if card == TO_JAIL:
+                            sq = IN_JAIL
+                            break
+                        sq = _destination(card, sq)
+                    # -- tally the roll; a jail landing or a non-double ends the turn
+                    ends = sq == IN_JAIL or not double
+                    if per_roll or (ends and per_turn) or (sq == IN_JAIL and per_landing):
+                        counts[sq] += 1
+                        events += 1
+                    if ends:
+                        break
+                pos[p], jail[p] = sq, jail_throws
+            if k < checkpoints.shape[0] and t == checkpoints[k]:
+                out_counts[k] += counts
+                out_totals[k, 0] += events
+                out_totals[k, 1] += rolls
+                k += 1
+    status[0], status[1], status[2] = _OK, face, card_no
+
+
+def _check_checkpoints(checkpoints: np.ndarray, turns: int) -> np.ndarray:
+    cp = np.asarray(checkpoints, dtype=np.int64)
+    if cp.ndim != 1 or cp.size == 0 or np.any(np.diff(cp) <= 0) or cp[0] < 1 or cp[-1] > turns:
+        raise ValueError(
+            f"checkpoints must be strictly increasing turn numbers in [1, {turns}], got {cp}"
+        )
+    return cp
+
+
+def simulate_rules(
+    rules: Rules,
+    seed: int | np.random.SeedSequence,
+    games: int,
+    players: int,
+    turns: int,
+    checkpoints: np.ndarray | None = None,
+    deck_orders: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """Play ``games`` games of ``players`` tokens for ``turns`` turns.
+
+    Parameters
+    ----------
+    rules : Rules
+        The rule variant.
+    seed : int or SeedSequence
+        Root of the run's random streams (game ``g`` uses stream ``g``).
+    games, players, turns : int
+        The run shape.
+    checkpoints : array of int, optional
+        Strictly increasing turn numbers at which cumulative results are
+        recorded (default: only ``turns``).
+    deck_orders : (community_chest, chance) arrays, optional
+        With ``shuffled_cycle``, play these fixed deck orders in every game
+        instead of shuffling (used to compare with the fixed-order exact chain).
+
+    Returns
+    -------
+    dict
+        ``counts`` (checkpoint, 41) int64 counted events per location,
+        ``events`` (checkpoint,) int64 their total, ``rolls`` (checkpoint,)
+        int64 dice rolls, all summed over games and players.
+    """
+    cp = _check_checkpoints(np.array([turns]) if checkpoints is None else checkpoints, turns)
+    community, chance = rules.community_cards, rules.chance_cards
+    if deck_orders is not None:
+        community = np.asarray(deck_orders[0], dtype=np.int64)
+        chance = np.asarray(deck_orders[1], dtype=np.int64)
+        if sorted(community) != sorted(rules.community_cards) or sorted(chance) != sorted(
+            rules.chance_cards
+        ):
+            raise ValueError("deck_orders must be permutations of the rules' decks")
+    counts = np.zeros((cp.size, N_LOCATIONS), dtype=np.int64)
+    totals = np.zeros((cp.size, 2), dtype=np.int64)
+    status = np.zeros(3, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    _run(seed_key(seed), games, players, turns, cp, rules.dice_sides, rules.shuffled,
+         deck_orders is None, rules.long_jail, rules.tally_code, chance, community,
+         empty, empty, False, counts, totals, status)
+    return {"counts": counts, "events": totals[:, 0].copy(), "rolls": totals[:, 1].copy()}
+
+
+def simulate(
+    params: dict,
+    seed: int | np.random.SeedSequence,
+    run_shape: dict,
+    checkpoints: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """The game interface's ``simulate``: see :func:`simulate_rules`."""
+    return simulate_rules(
+        Rules.from_params(params), seed, run_shape["games"], run_shape["players"],
+        run_shape["turns"], checkpoints,
+    )
+
+
+def run_script(rules: Rules, dice: np.ndarray, cards: np.ndarray, turns: int) -> tuple:
+    """Drive the kernel from a script: one token, ``turns`` turns at most.
+
+    Returns (counts (41,), events, rolls, turns played, status) where status is
+    0 when every turn was played, 1 when the dice ran out, 2 when the cards did.
+    The kernel checks the script's length; a turn cut short by it is dropped.
+    """
+    cp = np.arange(1, turns + 1, dtype=np.int64)
+    counts = np.zeros((turns, N_LOCATIONS), dtype=np.int64)
+    totals = np.zeros((turns, 2), dtype=np.int64)
+    status = np.zeros(3, dtype=np.int64)
+    _run(seed_key(0), 1, 1, turns, cp, rules.dice_sides, rules.shuffled, False,
+         rules.long_jail, rules.tally_code, rules.chance_cards, rules.community_cards,
+         np.asarray(dice, dtype=np.int64), np.asarray(cards, dtype=np.int64), True,
+         counts, totals, status)
+    played = int(np.count_nonzero(totals[:, 1]))
+    if played == 0:
+        return np.zeros(N_LOCATIONS, np.int64), 0, 0, 0, int(status[0])
+    last = played - 1
+    return counts[last], int(totals[last, 0]), int(totals[last, 1]), played, int(status[0])
