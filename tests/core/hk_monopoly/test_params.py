@@ -1,0 +1,85 @@
+"""Parameter parsing and validation through the game interface."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.games import ParameterError, get_game
+from core.hk_monopoly.game import parse_chance, seat_table, wilson_interval
+from core.hk_monopoly.rules import LONG, NEVER, SHORT
+
+GAME = get_game("hk_monopoly")
+
+
+def test_defaults():
+    params = GAME.resolve_params({})
+    assert params == {
+        "players": 4, "dice_sides": 4, "buy_policy": "always", "jail_strategy": "short",
+        "chance": "uniform:-300:200:10", "board": "default", "rounds": 100,
+    }
+    assert GAME.run_shape == {"games": 1000} and GAME.checkpoint_of == "games"
+
+
+def test_default_chance_is_the_50_nonzero_multiples_of_10():
+    amounts = parse_chance("uniform:-300:200:10")
+    assert amounts.tolist() == [a for a in range(-300, 201, 10) if a != 0]
+    assert len(amounts) == 50
+
+
+def test_other_chance_distributions():
+    assert parse_chance("values:-50,20,20").tolist() == [-50, 20, 20]
+    assert parse_chance("uniform:-25:25:10").tolist() == [-20, -10, 10, 20]
+
+
+def test_seat_table_per_seat_lists():
+    params = GAME.resolve_params(
+        {"players": 3, "buy_policy": "always,never,reserve:300", "jail_strategy": "long"}
+    )
+    seats = seat_table(params)
+    assert seats.shape == (6, 2)
+    assert seats[:, 0].tolist() == [0, NEVER, 300, 0, 0, 0]
+    assert seats[:, 1].tolist() == [LONG, LONG, LONG, SHORT, SHORT, SHORT]
+
+
+@pytest.mark.parametrize(
+    "given, fragments",
+    [
+        ({"players": 7}, ["'players'", "<= 6"]),
+        ({"players": 1}, ["'players'", ">= 2"]),
+        ({"dice_sides": 1}, ["'dice_sides'", ">= 2"]),
+        ({"rounds": 0}, ["'rounds'", ">= 1"]),
+        ({"buy_policy": "sometimes"}, ["'buy_policy'", "'always'", "'never'", "reserve:R"]),
+        ({"buy_policy": "reserve:-5"}, ["'buy_policy'", "reserve:R"]),
+        ({"jail_strategy": "medium"}, ["'jail_strategy'", "'short'", "'long'"]),
+        ({"chance": "normal:0:1"}, ["'chance'", "uniform:LO:HI:STEP", "values:"]),
+        ({"chance": "values:a,b"}, ["'chance'", "integers"]),
+        ({"chance": "uniform:10:-10:10"}, ["'chance'", "LO <= HI"]),
+        ({"players": 3, "buy_policy": "always,never"}, ["'buy_policy'", "players=3", "exactly 3"]),
+        ({"players": 2, "jail_strategy": "short,long,long"}, ["'jail_strategy'", "players=2"]),
+        ({"colour": "red"}, ["'colour'", "known parameters", "buy_policy"]),
+    ],
+)
+def test_invalid_parameters_name_parameter_and_allowed_values(given, fragments):
+    with pytest.raises(ParameterError) as info:
+        GAME.resolve_params(given)
+    for fragment in fragments:
+        assert fragment in str(info.value), str(info.value)
+
+
+def test_cli_strings_parse():
+    assert GAME.param("players").parse("5") == 5
+    with pytest.raises(ParameterError, match="'players'"):
+        GAME.param("players").parse("five")
+
+
+def test_checkpoints_must_end_at_games():
+    params = GAME.resolve_params({})
+    with pytest.raises(ParameterError, match="checkpoints"):
+        GAME.simulate(params, 0, {"games": 10}, np.array([5], dtype=np.int64))
+
+
+def test_wilson_interval():
+    lo, hi = wilson_interval(50, 100)
+    assert lo == pytest.approx(0.4038315, abs=1e-6) and hi == pytest.approx(0.5961685, abs=1e-6)
+    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == pytest.approx(1.0)
