@@ -1,0 +1,95 @@
+"""Sweep specs: valid ones parse; malformed ones are refused naming file and key."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.spec import SpecError, load_spec, parse_spec
+
+
+def test_valid_spec_parses(write_spec, toy_spec_text):
+    spec = load_spec(write_spec(toy_spec_text))
+    assert spec.game_name == "toy" and spec.seed == 7
+    assert spec.grid == {"dice_sides": (2, 3), "rule": ("plain", "sticky")}
+    assert spec.shape == (2, 2) and spec.replicates == 4 and spec.block == 2
+    assert spec.run_shape == {"games": 2, "turns": 60}
+    assert list(spec.checkpoints) == sorted(set(spec.checkpoints)) and spec.checkpoints[-1] == 60
+    assert len(spec.points()) == 4
+    assert spec.default_store() == "results/toy.zarr"
+
+
+def test_canonical_ignores_comments_and_layout(toy_spec_text):
+    a = parse_spec(toy_spec_text)
+    b = parse_spec("# a comment\n" + toy_spec_text.replace("seed = 7", "seed   =   7  # root"))
+    assert a.canonical_json() == b.canonical_json() and a.sha256 != b.sha256
+
+
+def test_explicit_checkpoints(toy_spec_text):
+    text = toy_spec_text.replace("count = 5", "values = [10, 30, 60]")
+    assert list(parse_spec(text).checkpoints) == [10, 30, 60]
+
+
+def test_defaults_without_optional_tables():
+    spec = parse_spec('name = "x"\ngame = "toy"\nseed = 1\n[run]\nreplicates = 2\n')
+    assert spec.grid == {} and spec.block == 1 and spec.points()[0][0] == ()
+
+
+def _edit(text: str, old: str, new: str) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+MALFORMED = [
+    # (old, new, key named in the error, extra text expected)
+    ("seed = 7", "seed = 7\nseeds = 8", "seeds", "unknown key"),
+    ("dice_sides = [2, 3]", "dice_side = [2, 3]", "grid.dice_side", "unknown key"),
+    ("dice_sides = [2, 3]", 'dice_sides = [2, "six"]', "grid.dice_sides[1]",
+     "'six' is not allowed; expected an integer >= 2"),
+    ('rule = ["plain", "sticky"]', 'rule = ["plain", "wobbly"]', "grid.rule[1]", "'wobbly'"),
+    ('rule = ["plain", "sticky"]', "rule = []", "grid.rule", "non-empty list"),
+    ("dice_sides = [2, 3]", "dice_sides = [2, 2]", "grid.dice_sides", "repeated"),
+    ("seed = 7", "", "seed", "missing"),
+    ("seed = 7", "seed = -3", "seed", "integer >= 0"),
+    ('game = "toy"', 'game = "tody"', "game", "unknown game 'tody'"),
+    ("turns = 60", "turn = 60", "run.turn", "unknown key"),
+    ("replicates = 4", "replicates = 0", "run.replicates", "integer >= 1"),
+    ("games = 2", "games = 2.5", "run.games", "2.5"),
+    ("count = 5", "values = [5, 3, 60]", "checkpoints.values", "strictly increasing"),
+    ("count = 5", "values = [5, 30]", "checkpoints.values", "must equal run.turns = 60"),
+    ("count = 5", "every = 5", "checkpoints.every", "unknown key"),
+    ("replicates_per_task = 2", "replicates_per_task = 9", "tasks.replicates_per_task", "more than"),
+    ("replicates_per_task = 2", "block = 2", "tasks.block", "unknown key"),
+    ("size = 8", 'size = "8"', "params.size", "expected an integer >= 3"),
+    ("size = 8", "size = 8\ndice_sides = 4", "grid.dice_sides", "either fixed or an axis"),
+    ("size = 8", "", "grid", "same labels"),  # size becomes an axis below
+    ('rule = ["plain", "sticky"]', 'rule = ["plain", "forbidden"]', "grid", "never allowed"),
+    ('name = "toy"', 'name = "a b/c"', "name", "not allowed"),
+    ('name = "toy"', 'name = "toy', "", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("old,new,key,expected", MALFORMED, ids=[m[2] + ":" + m[3][:12] for m in MALFORMED])
+def test_malformed_spec_rejected_by_cli(old, new, key, expected, toy_spec_text, write_spec, tmp_path, capsys):
+    text = _edit(toy_spec_text, old, new)
+    if expected == "same labels":
+        text = _edit(text, "[grid]", "[grid]\nsize = [8, 9]")
+    path = write_spec(text, "bad.toml")
+    store = tmp_path / "store.zarr"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(path), "--store", str(store)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("boardsweep: error: ") and "\n" not in err
+    assert f"{path}: {key}" in err, err
+    assert expected in err, err
+    assert not store.exists()
+    with pytest.raises(SpecError):
+        load_spec(path)
+
+
+def test_missing_spec_file(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(tmp_path / "nope.toml")])
+    assert exit_info.value.code == 2
+    assert "nope.toml" in capsys.readouterr().err
