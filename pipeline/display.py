@@ -97,9 +97,12 @@ def run_summary(out: Console, report: RunReport) -> None:
 
 
 def _summary_tables(out: Console, ds, k: int = 3) -> None:
-    from pipeline.query import distribution_variables, rows
+    from pipeline.query import distribution_variables, exact_frequencies, rows
 
-    for variable, dim in distribution_variables(ds).items():
+    found = distribution_variables(ds)
+    shown = [v for v in found if exact_frequencies(ds, v) is not None] or list(found)[:1]
+    for variable in shown:
+        dim = found[variable]
         table = Table(title=f"{variable}: top {k} {dim}s per grid point, estimate (exact)")
         axes = list(ds.attrs.get("grid_axes", []))
         for axis in axes:

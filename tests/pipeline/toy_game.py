@@ -7,6 +7,9 @@ depend on any real game being installed.
 
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 
 from core.games import Game, Param, ParameterError, Variable
@@ -17,6 +20,7 @@ def _labels(params: dict) -> dict[str, tuple[str, ...]]:
 
 
 def simulate(params, seed, run_shape, checkpoints):
+    time.sleep(float(os.environ.get("TOY_DELAY_S", "0")))  # lets tests interrupt a run
     rng = np.random.default_rng(seed)
     n, size = params["dice_sides"], params["size"]
     games, turns = run_shape["games"], run_shape["turns"]

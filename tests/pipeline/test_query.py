@@ -1,0 +1,35 @@
+"""Query helpers on small hand-made arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from pipeline.query import modal_string, top_k
+
+LABELS = ["GO", "A1", "CC1", "A2", "T1", "R1", "B1", "CH1", "B2", "B3", "JAIL", "C1", "U1", "C2",
+          "C3", "R2", "D1", "CC2", "D2", "D3", "FP", "E1", "CH2", "E2", "E3", "R3", "F1", "F2",
+          "U2", "F3", "G2J", "G1", "G2", "CC3", "G3", "R4", "CH3", "H1", "T2", "H2", "IN_JAIL"]
+
+
+def freq(values: dict[str, float]) -> xr.DataArray:
+    data = np.full(len(LABELS), 0.02)
+    for label, v in values.items():
+        data[LABELS.index(label)] = v
+    return xr.DataArray(data, dims="location", coords={"location": LABELS})
+
+
+def test_modal_string_merges_in_jail_into_square_10():
+    # IN_JAIL + JAIL beat E3 only once merged
+    f = freq({"JAIL": 0.0236, "IN_JAIL": 0.0386, "E3": 0.0318, "GO": 0.0310})
+    assert modal_string(f) == "102400"
+    assert modal_string(f, merge={}) == "402400"
+
+
+def test_modal_string_four_sided_example():
+    assert modal_string(freq({"IN_JAIL": 0.07, "E3": 0.03, "R2": 0.031, "D2": 0.0305})) == "101518"
+
+
+def test_top_k_ignores_nan():
+    f = freq({"GO": np.nan, "H2": 0.5, "A1": 0.4})
+    assert top_k(f, 2) == [("H2", 0.5), ("A1", 0.4)]
