@@ -182,6 +182,7 @@ def replay(
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler.")
 @click.option("--overwrite", is_flag=True, help="Replace a store made by a different spec.")
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
+@click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
 def run(
     spec_path: str,
     store_url: str | None,
@@ -189,6 +190,7 @@ def run(
     scheduler: str | None,
     overwrite: bool,
     max_tasks: int | None,
+    report_json: str | None,
 ) -> None:
     """Run (or resume) the sweep described by the spec file SPEC."""
     from pipeline import display
@@ -209,6 +211,11 @@ def run(
     except (StoreMismatch, StoreLocked) as exc:
         raise UserError(str(exc)) from None
     display.run_summary(console, report)
+    if report_json:
+        from dataclasses import asdict
+
+        with open(report_json, "w") as f:
+            json.dump(asdict(report), f, indent=2)
 
 
 @cli.command()
@@ -254,3 +261,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

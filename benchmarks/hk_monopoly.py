@@ -1,0 +1,101 @@
+"""Speed of the hk_monopoly simulator: games per second on one core.
+
+Plays 4-player, 100-round games with the default strategies (``always`` buy,
+``short`` jail) through the numba kernel (single-threaded: one core), after a
+warm-up run that compiles or loads the cached kernel.  In the same run, the
+same rules are played as plain Python (a subprocess with
+``NUMBA_DISABLE_JIT=1``, so every numba function runs as ordinary Python) on
+fewer games, and the two runs are checked to agree on those games.
+
+Usage::
+
+    python benchmarks/hk_monopoly.py [--games 200000] [--python-games 300] [--json]
+
+Target: >= 20,000 games per second per core for the numba kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+PARAMS = {"players": 4, "rounds": 100}
+SEED = 2024
+
+_CHILD = """
+import json, sys, time, warnings
+import numpy as np
+warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around in the RNG
+sys.path.insert(0, {root!r})
+from benchmarks.hk_monopoly import play
+games = {games}
+start = time.perf_counter()
+sim = play(games)
+elapsed = time.perf_counter() - start
+print(json.dumps({{"seconds": elapsed, "landings": sim["landings"][-1].tolist()}}))
+"""
+
+
+def play(games: int, seed: int = SEED) -> dict[str, np.ndarray]:
+    """Simulate ``games`` benchmark games and return the game's output arrays."""
+    from core.games import get_game
+
+    game = get_game("hk_monopoly")
+    params = game.resolve_params(PARAMS)
+    return game.simulate(params, seed, {"games": games}, np.array([games], dtype=np.int64))
+
+
+def numba_rate(games: int) -> tuple[float, float]:
+    """(games per second, seconds) of the numba kernel, after a warm-up run."""
+    play(100)
+    start = time.perf_counter()
+    play(games)
+    elapsed = time.perf_counter() - start
+    return games / elapsed, elapsed
+
+
+def python_rate(games: int) -> tuple[float, float, list[int]]:
+    """(games per second, seconds, landings) of the same rules as plain Python."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    code = _CHILD.format(root=root, games=games)
+    done = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                          capture_output=True, text=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return games / result["seconds"], result["seconds"], result["landings"]
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=200_000)
+    parser.add_argument("--python-games", type=int, default=300)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    fast, fast_s = numba_rate(args.games)
+    slow, slow_s, slow_landings = python_rate(args.python_games)
+    same = play(args.python_games)["landings"][-1].tolist() == slow_landings
+    report = {
+        "config": "hk_monopoly, 4 players, 100 rounds, always/short, 1 core",
+        "numba_games": args.games, "numba_seconds": fast_s, "numba_games_per_s": fast,
+        "python_games": args.python_games, "python_seconds": slow_s, "python_games_per_s": slow,
+        "speedup": fast / slow, "python_matches_numba": same, "target_games_per_s": 20_000,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{report['config']}")
+        print(f"numba : {fast:12,.0f} games/s  ({args.games} games in {fast_s:.2f} s)")
+        print(f"python: {slow:12,.1f} games/s  ({args.python_games} games in {slow_s:.2f} s)")
+        print(f"speedup x{fast / slow:,.0f}; same results on the python games: {same}; "
+              f"target >= 20,000 games/s: {'met' if fast >= 20_000 else 'NOT met'}")
+    return report
+
+
+if __name__ == "__main__":
+    main()
