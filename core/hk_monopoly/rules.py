@@ -164,9 +164,15 @@ def advance(p, steps, board, cfg, state):
     """Move seat ``p`` forward ``steps`` squares, paying SALARY per pass of Go."""
     n = board.shape[0]
     go = cfg[C_GO]
-    rel = (state[POS, p] - go) % n + steps
-    state[MONEY, p] += SALARY * (rel // n)
-    state[POS, p] = (go + rel) % n
+    rel = state[POS, p] - go  # squares past Go, in [0, n) (no division: hot path)
+    if rel < 0:
+        rel += n
+    rel += steps
+    while rel >= n:
+        rel -= n
+        state[MONEY, p] += SALARY
+    pos = go + rel
+    state[POS, p] = pos - n if pos >= n else pos
 
 
 @njit(cache=True, inline="always")
