@@ -36,7 +36,7 @@ def announce(out: Console, spec: Spec, url: str) -> None:
     blocks = -(-spec.replicates // spec.block)
     out.print(
         f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {points} grid points x "
-        f"{spec.replicates} replicates = {points * blocks} tasks of {spec.block} -> {url}"
+        f"{spec.replicates} replicates = {points * blocks} tasks of {spec.block} replicates, plus {points} exact -> {url}"
     )
 
 
@@ -68,8 +68,9 @@ class TaskBar:
 
     def start(self, report: RunReport) -> None:
         where = report.dashboard or "(no dashboard)"
-        self.out.print(f"dashboard: {where}  workers: {report.workers}")
+        self.out.print(f"dashboard: {where}  workers: {report.workers}  tasks to run: {report.pending}")
         self.progress.start()
+        self.task = self.progress.add_task("tasks", total=report.pending, rate="")
         self.t0 = time.perf_counter()
 
     def update(self, done: int, total: int) -> None:

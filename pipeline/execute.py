@@ -41,6 +41,7 @@ class RunReport:
     wall_s: float = 0.0
     dashboard: str = ""
     workers: int = 0
+    pending: int = 0
     complete: bool = False
     records: list[dict] = field(default_factory=list)
 
@@ -144,6 +145,7 @@ def run_sweep(
             client = _client(stack, workers, scheduler)
             report.dashboard = client.dashboard_link or ""
             report.workers = len(client.scheduler_info().get("workers", {}))
+            report.pending = len(tasks) + len(points)
             if on_start:
                 on_start(report)
             _submit_and_wait(client, spec, url, tasks, points, report, on_progress)
