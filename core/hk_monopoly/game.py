@@ -204,6 +204,9 @@ def _exact(params: dict, run_shape: dict | None = None, checkpoints=None) -> dic
 
 
 def _summarize_exact(params: dict) -> dict[str, Any]:
+    """``frequency``: the long-run share of turns ending on each location;
+    ``horizon_frequency``: the expected share over the first ``rounds`` turns
+    from Go of a token that never retires (what a simulation estimates)."""
     labels = load_board(params["board"]).labels()
     arrays = _exact_arrays(params)
     return {
@@ -211,9 +214,8 @@ def _summarize_exact(params: dict) -> dict[str, Any]:
         "jail_strategy": params["jail_strategy"],
         "dice_sides": params["dice_sides"],
         "frequency": dict(zip(labels, arrays["frequency"].tolist())),
-        f"horizon_frequency_{params['rounds']}_turns": dict(
-            zip(labels, arrays["horizon_frequency"].tolist())
-        ),
+        "horizon_turns": params["rounds"],
+        "horizon_frequency": dict(zip(labels, arrays["horizon_frequency"].tolist())),
     }
 
 

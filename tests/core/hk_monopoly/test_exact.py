@@ -91,6 +91,8 @@ def test_cli_exact_json():
     assert sum(freq.values()) == pytest.approx(1.0, abs=1e-12)
     long = stationary_frequency(BOARD.table, BOARD.jail, 4, True)
     assert freq["IN_JAIL"] == pytest.approx(long[20])
+    assert out["horizon_turns"] == 100
+    assert sum(out["horizon_frequency"].values()) == pytest.approx(1.0, abs=1e-12)
 
 
 def test_cli_simulate_json():
