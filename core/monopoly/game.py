@@ -1,0 +1,91 @@
+"""Monopoly registered through the game interface (:mod:`core.games`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from core.games import Game, ParameterError, Variable
+
+from .board import LOCATIONS, modal_string
+from .exact import expected_counts, long_run_frequency
+from .replay import replay
+from .rules import PARAMS, Rules
+from .simulate import simulate
+
+__all__ = ["GAME"]
+
+
+def exact(params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    """Exact long-run frequency and expected cumulative counts of a run.
+
+    With independent draws tokens are independent, so a run's expected counts
+    are ``games * players`` times one token's.  With shuffled_cycle the answer
+    depends on the shuffle (and tokens share the decks): NaN.
+    """
+    rules = Rules.from_params(params)
+    cp = np.asarray(checkpoints, dtype=np.int64)
+    if rules.shuffled:
+        return {
+            "exact_frequency": np.full(len(LOCATIONS), np.nan),
+            "exact_counts": np.full((cp.size, len(LOCATIONS)), np.nan),
+        }
+    tokens = run_shape["games"] * run_shape["players"]
+    return {
+        "exact_frequency": long_run_frequency(rules),
+        "exact_counts": tokens * expected_counts(rules, cp)["counts"],
+    }
+
+
+def summarize(params: dict, sim: dict[str, np.ndarray], run_shape: dict) -> dict[str, Any]:
+    """What ``boardsweep simulate monopoly`` prints (the last checkpoint)."""
+    counts = sim["counts"][-1]
+    events = int(sim["events"][-1])
+    frequency = counts / max(events, 1)
+    return {
+        "counts": dict(zip(LOCATIONS, counts.tolist())),
+        "frequency": dict(zip(LOCATIONS, frequency.tolist())),
+        "events": events,
+        "rolls": int(sim["rolls"][-1]),
+        "modal": modal_string(frequency),
+        "run_shape": dict(run_shape),
+    }
+
+
+def summarize_exact(params: dict) -> dict[str, Any]:
+    """What ``boardsweep exact monopoly`` prints."""
+    rules = Rules.from_params(params)
+    if rules.shuffled:
+        raise ParameterError(
+            "parameter 'deck_policy': 'shuffled_cycle' has no single exact answer (it depends "
+            "on the shuffle); expected 'independent'"
+        )
+    frequency = long_run_frequency(rules)
+    return {"frequency": dict(zip(LOCATIONS, frequency.tolist())), "modal": modal_string(frequency)}
+
+
+GAME = Game(
+    name="monopoly",
+    description="Token movement on the 40-square Monopoly board (PE84, Stats 102A)",
+    params=PARAMS,
+    run_shape={"games": 1, "players": 1, "turns": 100_000},
+    checkpoint_of="turns",
+    coords={"location": LOCATIONS},
+    variables={
+        "counts": Variable(("checkpoint", "location"), "int64", "counted events per location"),
+        "events": Variable(("checkpoint",), "int64", "counted events"),
+        "rolls": Variable(("checkpoint",), "int64", "dice rolls"),
+    },
+    exact_variables={
+        "exact_frequency": Variable(("location",), "float64", "exact long-run frequency"),
+        "exact_counts": Variable(
+            ("checkpoint", "location"), "float64", "exact expected cumulative counts"
+        ),
+    },
+    simulate=simulate,
+    exact=exact,
+    summarize=summarize,
+    summarize_exact=summarize_exact,
+    extras={"replay": replay},
+)

@@ -1,0 +1,76 @@
+"""Scripted Monopoly: replay one token from given dice faces and card draws.
+
+The script drives the very kernel that simulates (:func:`.simulate.run_script`),
+so a replay checks the simulator's rules.  Card draws are given in the order
+they happen, whichever deck they come from, by label: a square name (GO, C1,
+E3, H2, R1, ...), ``JAIL`` (go to jail), ``R`` / ``U`` (advance to the next
+railway / utility), ``BACK3`` or ``STAY`` (any card that does not move).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from core.games import ParameterError
+
+from .board import LOCATIONS, SQUARES, merge_jail
+from .cards import card_code
+from .rules import Rules
+from .simulate import run_script
+
+__all__ = ["replay"]
+
+_STATUS = {1: "the dice ran out", 2: "the card draws ran out"}
+
+
+def replay(
+    params: dict[str, Any], dice: Sequence[int], cards: Sequence[str], turns: int | None = None
+) -> dict[str, Any]:
+    """Tally of a scripted one-token game.
+
+    Parameters
+    ----------
+    params : dict
+        Monopoly parameters (dice_sides, jail_strategy, chance_deck, tally...).
+    dice : sequence of int
+        Die faces, two per roll, each in 1..dice_sides.
+    cards : sequence of str
+        Card labels in draw order (see the module docstring).
+    turns : int, optional
+        Turns to play; by default as many whole turns as the dice allow.
+
+    Returns
+    -------
+    dict
+        ``counts`` (41 location labels -> count), ``squares`` (the 40-entry
+        tally with IN_JAIL merged into JAIL, squares 0..39, as seed 003
+        prints it), ``turns``, ``rolls``, ``events`` and ``stopped``.
+    """
+    rules = Rules.from_params(params)
+    faces = np.asarray(list(dice), dtype=np.int64)
+    if faces.size < 2 or faces.size % 2 or faces.min() < 1 or faces.max() > rules.dice_sides:
+        raise ParameterError(
+            f"--dice: expected an even number (>= 2) of faces in 1..{rules.dice_sides}"
+        )
+    try:
+        codes = np.asarray([card_code(c) for c in cards], dtype=np.int64)
+    except ValueError as exc:
+        raise ParameterError(f"--cards: {exc}") from None
+    limit = faces.size // 2 if turns is None else turns
+    if limit < 1:
+        raise ParameterError(f"--turns: expected an integer >= 1, got {turns}")
+    counts, events, rolls, played, status = run_script(rules, faces, codes, limit)
+    if played < limit and turns is not None:
+        raise ParameterError(f"--turns {turns}: {_STATUS[status]} after {played} turns")
+    squares = merge_jail(counts)
+    return {
+        "counts": dict(zip(LOCATIONS, counts.tolist())),
+        "squares": squares.tolist(),
+        "square_labels": list(SQUARES),
+        "turns": played,
+        "rolls": rolls,
+        "events": events,
+        "stopped": "completed" if played == limit else _STATUS[status],
+    }
