@@ -166,9 +166,8 @@ def _check_counts(path: str, rows: dict[int, tuple]) -> None:
     """Exactly N_SQUARES squares numbered 1..N_SQUARES, one go, one jail."""
     missing = [n for n in range(1, N_SQUARES + 1) if n not in rows]
     if missing:
-        raise _fail(
-            path, f"square {missing[0]}", f"missing: a board has exactly {N_SQUARES} squares numbered 1..{N_SQUARES}"
-        )
+        why = f"missing: a board has exactly {N_SQUARES} squares numbered 1..{N_SQUARES}"
+        raise _fail(path, f"square {missing[0]}", why)
     for code, label in ((GO, "go"), (JAIL, "jail")):
         found = [n for n, (_, row) in sorted(rows.items()) if row[0] == code]
         if len(found) != 1:

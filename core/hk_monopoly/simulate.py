@@ -28,6 +28,10 @@ turns      checkpoint              turns played (the sum of ``landings``)
 rounds     checkpoint              rounds played
 games      checkpoint              games played (= the checkpoints)
 ========== ======================= ==========================================
+
+Note: numba's ``cache=True`` does not notice edits to functions imported from
+other modules; after changing :mod:`core.hk_monopoly.rules`, delete
+``core/hk_monopoly/__pycache__`` so that the cached kernel is rebuilt.
 """
 
 from __future__ import annotations
