@@ -39,7 +39,8 @@ def replay(
     cards : sequence of str
         Card labels in draw order (see the module docstring).
     turns : int, optional
-        Turns to play; by default as many whole turns as the dice allow.
+        Turns to play (an error if the script runs out first); by default as
+        many whole turns as the dice allow, a turn cut short being dropped.
 
     Returns
     -------
@@ -64,6 +65,10 @@ def replay(
     counts, events, rolls, played, status = run_script(rules, faces, codes, limit)
     if played < limit and turns is not None:
         raise ParameterError(f"--turns {turns}: {_STATUS[status]} after {played} turns")
+    if turns is None:
+        stopped = "completed" if 2 * rolls == faces.size else "the dice ran out mid-turn"
+    else:
+        stopped = "completed"
     squares = merge_jail(counts)
     return {
         "counts": dict(zip(LOCATIONS, counts.tolist())),
@@ -72,5 +77,5 @@ def replay(
         "turns": played,
         "rolls": rolls,
         "events": events,
-        "stopped": "completed" if played == limit else _STATUS[status],
+        "stopped": stopped,
     }
