@@ -296,11 +296,14 @@ GAME = Game(
         "rounds": Variable(("checkpoint",), "int64", "rounds played"),
         "games": Variable(("checkpoint",), "int64", "games played"),
     },
+    # horizon_frequency first: it is what a run's pooled landing frequencies
+    # estimate (exactly when nobody retires), so generic analysis code that
+    # takes the first exact variable over `location` compares like with like.
     exact_variables={
-        "frequency": Variable(("location",), "float64",
-                              "long-run share of turns ending on each location"),
         "horizon_frequency": Variable(("location",), "float64",
                                       "expected share over `rounds` turns from Go, no retirement"),
+        "frequency": Variable(("location",), "float64",
+                              "long-run share of turns ending on each location"),
     },
     simulate=_simulate,
     summarize=_summarize,
