@@ -14,6 +14,8 @@ replay and a simulation can never disagree on the rules.
 from __future__ import annotations
 
 import numpy as np
+from functools import lru_cache
+
 from numba import njit
 
 from core.rng import game_state, seed_key, shuffle
@@ -77,132 +79,140 @@ def _destination(card, square):
     return card
 
 
-@njit(cache=True)
-def _run(key, games, players, turns, checkpoints, n, shuffled, shuffle_decks, long_jail,
-         tally, chance, community, script, cards, scripted, out_counts, out_totals, status):
-    """Kernel: play the run; add cumulative ``counts`` per location and
-    ``(events, rolls)`` to ``out_counts[k]`` / ``out_totals[k]`` at turn
-    ``checkpoints[k]`` of every game.
-
-    One function body on purpose: helpers take and return scalars only (the
-    xoshiro256** state travels as four uint64 scalars), because numba copies
-    and reference-counts every array handed to a helper, which costs more
-    than the rules themselves (13 vs 200+ million rolls per second).
-
-    Turn rules (DESIGN 3.1): in jail with the long strategy, roll: doubles or
-    a third turn -> move by the throw and the turn ends; else stay.  Otherwise
-    roll while doubles come; a third double goes to jail without moving.
-    A landing is resolved square by square: G2J -> jail; a card square draws
-    a card, which may send the token on (back 3 from CH3 reaches CC3, drawn
-    again).  ``scripted`` replaces the stream by ``script`` faces and
-    ``cards`` codes; ``status`` returns (code, faces used, cards used).
-    """
-    rng = np.empty(4, dtype=np.uint64)
-    counts = np.zeros(N_LOCATIONS, dtype=np.int64)
-    pos = np.zeros(players, dtype=np.int64)
-    jail = np.zeros(players, dtype=np.int64)
-    cc = community.copy()
-    ch = chance.copy()
-    n_cc, n_ch = cc.shape[0], ch.shape[0]
+@lru_cache(maxsize=None)
+def _kernel(tally: int, scripted: bool):
+    """The kernel compiled for one tally convention and mode (random or
+    scripted): these flags are closure constants, so their branches vanish
+    from the machine code (65 -> 100 million rolls per second here)."""
     per_roll, per_landing, per_turn = tally == PER_ROLL, tally == PER_LANDING, tally == PER_TURN
-    face, card_no = 0, 0
-    for g in range(games):
-        game_state(key, g, rng)
-        if shuffled and shuffle_decks:
-            cc[:] = community
-            ch[:] = chance
-            shuffle(rng, cc)
-            shuffle(rng, ch)
-        s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
-        counts[:] = 0
-        pos[:] = 0
-        jail[:] = 0
-        events, rolls, next_cc, next_ch, k = 0, 0, 0, 0, 0
-        for t in range(1, turns + 1):
-            for p in range(players):
-                sq, jail_throws, doubles = pos[p], jail[p], 0
-                while True:  # one roll per pass
-                    # -- roll the dice
-                    if scripted:
-                        if face + 1 >= script.shape[0]:
-                            status[0], status[1], status[2] = _OUT_OF_DICE, face, card_no
-                            return
-                        a, b = script[face], script[face + 1]
-                        face += 2
-                    else:
-                        x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
-                        a = _below(x >> np.uint64(32), n) + 1
-                        b = _below(x & np.uint64(0xFFFFFFFF), n) + 1
-                    rolls += 1
-                    double = a == b
-                    # -- jail: stay, or leave by this throw
-                    if sq == IN_JAIL:
-                        if long_jail:
-                            if not double and jail_throws < 2:
-                                jail_throws += 1
+
+    @njit(cache=True)
+    def _run(key, games, players, turns, checkpoints, n, shuffled, shuffle_decks, long_jail,
+             chance, community, script, cards, out_counts, out_totals, status):
+        """Kernel: play the run; add cumulative ``counts`` per location and
+        ``(events, rolls)`` to ``out_counts[k]`` / ``out_totals[k]`` at turn
+        ``checkpoints[k]`` of every game.
+
+        One function body on purpose: helpers take and return scalars only (the
+        xoshiro256** state travels as four uint64 scalars), because numba copies
+        and reference-counts every array handed to a helper, which costs more
+        than the rules themselves (13 vs 65 million rolls per second here).
+
+        Turn rules (DESIGN 3.1): in jail with the long strategy, roll: doubles or
+        a third turn -> move by the throw and the turn ends; else stay.  Otherwise
+        roll while doubles come; a third double goes to jail without moving.
+        A landing is resolved square by square: G2J -> jail; a card square draws
+        a card, which may send the token on (back 3 from CH3 reaches CC3, drawn
+        again).  ``scripted`` replaces the stream by ``script`` faces and
+        ``cards`` codes; ``status`` returns (code, faces used, cards used).
+        """
+        rng = np.empty(4, dtype=np.uint64)
+        counts = np.zeros(N_LOCATIONS, dtype=np.int64)
+        pos = np.zeros(players, dtype=np.int64)
+        jail = np.zeros(players, dtype=np.int64)
+        cc = community.copy()
+        ch = chance.copy()
+        n_cc, n_ch = cc.shape[0], ch.shape[0]
+        face, card_no = 0, 0
+        for g in range(games):
+            game_state(key, g, rng)
+            if shuffled and shuffle_decks:
+                cc[:] = community
+                ch[:] = chance
+                shuffle(rng, cc)
+                shuffle(rng, ch)
+            s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+            counts[:] = 0
+            pos[:] = 0
+            jail[:] = 0
+            events, rolls, next_cc, next_ch, k = 0, 0, 0, 0, 0
+            for t in range(1, turns + 1):
+                for p in range(players):
+                    sq, jail_throws, doubles = pos[p], jail[p], 0
+                    while True:  # one roll per pass
+                        # -- roll the dice
+                        if scripted:
+                            if face + 1 >= script.shape[0]:
+                                status[0], status[1], status[2] = _OUT_OF_DICE, face, card_no
+                                return
+                            a, b = script[face], script[face + 1]
+                            face += 2
+                        else:
+                            x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
+                            a = _below(x >> np.uint64(32), n) + 1
+                            b = _below(x & np.uint64(0xFFFFFFFF), n) + 1
+                        rolls += 1
+                        double = a == b
+                        # -- jail: stay, or leave by this throw
+                        if sq == IN_JAIL:
+                            if long_jail:
+                                if not double and jail_throws < 2:
+                                    jail_throws += 1
+                                    counts[IN_JAIL] += 1
+                                    events += 1
+                                    break
+                                double = False  # leaving by a throw earns no extra roll
+                            sq, jail_throws = JAIL, 0
+                        # -- three doubles in a row: jail without moving
+                        if double:
+                            doubles += 1
+                            if doubles == 3:
+                                sq = IN_JAIL
                                 counts[IN_JAIL] += 1
                                 events += 1
                                 break
-                            double = False  # leaving by a throw earns no extra roll
-                        sq, jail_throws = JAIL, 0
-                    # -- three doubles in a row: jail without moving
-                    if double:
-                        doubles += 1
-                        if doubles == 3:
-                            sq = IN_JAIL
-                            counts[IN_JAIL] += 1
-                            events += 1
-                            break
-                    # -- move, then resolve the landing square by square
-                    sq = (sq + a + b) % N_SQUARES
-                    while True:
-                        kind = _KIND[sq]
-                        if kind == _G2J:
-                            sq = IN_JAIL
-                            break
-                        if per_landing:
+                        # -- move, then resolve the landing square by square
+                        sq = (sq + a + b) % N_SQUARES
+                        while True:
+                            kind = _KIND[sq]
+                            if kind == _G2J:
+                                sq = IN_JAIL
+                                break
+                            if per_landing:
+                                counts[sq] += 1
+                                events += 1
+                            if kind == _PLAIN:
+                                break
+                            if scripted:
+                                if card_no >= cards.shape[0]:
+                                    status[0], status[1], status[2] = _OUT_OF_CARDS, face, card_no
+                                    return
+                                card = cards[card_no]
+                                card_no += 1
+                            elif shuffled and kind == _CC:
+                                card = cc[next_cc]
+                                next_cc = next_cc + 1 if next_cc + 1 < n_cc else 0
+                            elif shuffled:
+                                card = ch[next_ch]
+                                next_ch = next_ch + 1 if next_ch + 1 < n_ch else 0
+                            else:
+                                x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
+                                if kind == _CC:
+                                    card = cc[_below(x >> np.uint64(32), n_cc)]
+                                else:
+                                    card = ch[_below(x >> np.uint64(32), n_ch)]
+                            if card == STAY:
+                                break
+                            if card == TO_JAIL:
+                                sq = IN_JAIL
+                                break
+                            sq = _destination(card, sq)
+                        # -- tally the roll; a jail landing or a non-double ends the turn
+                        ends = sq == IN_JAIL or not double
+                        if per_roll or (ends and per_turn) or (sq == IN_JAIL and per_landing):
                             counts[sq] += 1
                             events += 1
-                        if kind == _PLAIN:
+                        if ends:
                             break
-                        if scripted:
-                            if card_no >= cards.shape[0]:
-                                status[0], status[1], status[2] = _OUT_OF_CARDS, face, card_no
-                                return
-                            card = cards[card_no]
-                            card_no += 1
-                        elif shuffled and kind == _CC:
-                            card = cc[next_cc]
-                            next_cc = next_cc + 1 if next_cc + 1 < n_cc else 0
-                        elif shuffled:
-                            card = ch[next_ch]
-                            next_ch = next_ch + 1 if next_ch + 1 < n_ch else 0
-                        else:
-                            x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
-                            if kind == _CC:
-                                card = cc[_below(x >> np.uint64(32), n_cc)]
-                            else:
-                                card = ch[_below(x >> np.uint64(32), n_ch)]
-                        if card == STAY:
-                            break
-                        if card == TO_JAIL:
-                            sq = IN_JAIL
-                            break
-                        sq = _destination(card, sq)
-                    # -- tally the roll; a jail landing or a non-double ends the turn
-                    ends = sq == IN_JAIL or not double
-                    if per_roll or (ends and per_turn) or (sq == IN_JAIL and per_landing):
-                        counts[sq] += 1
-                        events += 1
-                    if ends:
-                        break
-                pos[p], jail[p] = sq, jail_throws
-            if k < checkpoints.shape[0] and t == checkpoints[k]:
-                out_counts[k] += counts
-                out_totals[k, 0] += events
-                out_totals[k, 1] += rolls
-                k += 1
-    status[0], status[1], status[2] = _OK, face, card_no
+                    pos[p], jail[p] = sq, jail_throws
+                if k < checkpoints.shape[0] and t == checkpoints[k]:
+                    out_counts[k] += counts
+                    out_totals[k, 0] += events
+                    out_totals[k, 1] += rolls
+                    k += 1
+        status[0], status[1], status[2] = _OK, face, card_no
+
+    return _run
 
 
 def _check_checkpoints(checkpoints: np.ndarray, turns: int) -> np.ndarray:
@@ -260,9 +270,11 @@ def simulate_rules(
     totals = np.zeros((cp.size, 2), dtype=np.int64)
     status = np.zeros(3, dtype=np.int64)
     empty = np.zeros(0, dtype=np.int64)
-    _run(seed_key(seed), games, players, turns, cp, rules.dice_sides, rules.shuffled,
-         deck_orders is None, rules.long_jail, rules.tally_code, chance, community,
-         empty, empty, False, counts, totals, status)
+    _kernel(rules.tally_code, False)(
+        seed_key(seed), games, players, turns, cp, rules.dice_sides, rules.shuffled,
+        deck_orders is None, rules.long_jail, chance, community, empty, empty, counts, totals,
+        status,
+    )
     return {"counts": counts, "events": totals[:, 0].copy(), "rolls": totals[:, 1].copy()}
 
 
@@ -290,10 +302,11 @@ def run_script(rules: Rules, dice: np.ndarray, cards: np.ndarray, turns: int) ->
     counts = np.zeros((turns, N_LOCATIONS), dtype=np.int64)
     totals = np.zeros((turns, 2), dtype=np.int64)
     status = np.zeros(3, dtype=np.int64)
-    _run(seed_key(0), 1, 1, turns, cp, rules.dice_sides, rules.shuffled, False,
-         rules.long_jail, rules.tally_code, rules.chance_cards, rules.community_cards,
-         np.asarray(dice, dtype=np.int64), np.asarray(cards, dtype=np.int64), True,
-         counts, totals, status)
+    _kernel(rules.tally_code, True)(
+        seed_key(0), 1, 1, turns, cp, rules.dice_sides, rules.shuffled, False, rules.long_jail,
+        rules.chance_cards, rules.community_cards, np.asarray(dice, dtype=np.int64),
+        np.asarray(cards, dtype=np.int64), counts, totals, status,
+    )
     played = int(np.count_nonzero(totals[:, 1]))
     if played == 0:
         return np.zeros(N_LOCATIONS, np.int64), 0, 0, 0, int(status[0])
