@@ -12,7 +12,7 @@ from .board import LOCATIONS, modal_string
 from .exact import expected_counts, long_run_frequency
 from .replay import replay
 from .rules import PARAMS, Rules
-from .simulate import simulate
+from .simulate import deck_orders, simulate
 
 __all__ = ["GAME"]
 
@@ -65,6 +65,30 @@ def summarize_exact(params: dict) -> dict[str, Any]:
     return {"frequency": dict(zip(LOCATIONS, frequency.tolist())), "modal": modal_string(frequency)}
 
 
+MAX_REPLICATE_GAMES = 8
+
+
+def replicate_exact(params: dict, seed, run_shape: dict) -> dict[str, np.ndarray]:
+    """Exact long-run frequency for the decks one replicate actually played.
+
+    With ``shuffled_cycle`` each game of a run plays its own shuffle; this is
+    the mean over the run's games of the fixed-order chain's answer (about a
+    second per game, so runs of at most MAX_REPLICATE_GAMES games).  With
+    independent draws it is the ordinary exact answer.
+    """
+    rules = Rules.from_params(params)
+    if not rules.shuffled:
+        return {"exact_frequency": long_run_frequency(rules)}
+    games = run_shape["games"]
+    if games > MAX_REPLICATE_GAMES:
+        raise ValueError(
+            f"replicate_exact solves one chain per game; {games} games exceed "
+            f"{MAX_REPLICATE_GAMES}"
+        )
+    freqs = [long_run_frequency(rules, deck_orders(rules, seed, g)) for g in range(games)]
+    return {"exact_frequency": np.mean(freqs, axis=0)}
+
+
 GAME = Game(
     name="monopoly",
     description="Token movement on the 40-square Monopoly board (PE84, Stats 102A)",
@@ -87,5 +111,5 @@ GAME = Game(
     exact=exact,
     summarize=summarize,
     summarize_exact=summarize_exact,
-    extras={"replay": replay},
+    extras={"replay": replay, "replicate_exact": replicate_exact},
 )

@@ -26,7 +26,7 @@ from .board import next_utility as _NEXT_U
 from .cards import BACK_3, NEXT_RAILWAY, NEXT_UTILITY, STAY, TO_JAIL
 from .rules import Rules
 
-__all__ = ["simulate", "simulate_rules", "PER_ROLL", "PER_LANDING", "PER_TURN"]
+__all__ = ["simulate", "simulate_rules", "deck_orders", "PER_ROLL", "PER_LANDING", "PER_TURN"]
 
 PER_ROLL, PER_LANDING, PER_TURN = 0, 1, 2
 
@@ -116,11 +116,14 @@ def _kernel(tally: int, scripted: bool):
         face, card_no = 0, 0
         for g in range(games):
             game_state(key, g, rng)
-            if shuffled and shuffle_decks:
+            if shuffled:  # fixed orders consume the same draws as a shuffle
                 cc[:] = community
                 ch[:] = chance
                 shuffle(rng, cc)
                 shuffle(rng, ch)
+                if not shuffle_decks:
+                    cc[:] = community
+                    ch[:] = chance
             s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
             counts[:] = 0
             pos[:] = 0
@@ -248,7 +251,8 @@ def simulate_rules(
         recorded (default: only ``turns``).
     deck_orders : (community_chest, chance) arrays, optional
         With ``shuffled_cycle``, play these fixed deck orders in every game
-        instead of shuffling (used to compare with the fixed-order exact chain).
+        instead of the shuffled ones (used to compare with the fixed-order exact
+        chain); the dice stream is the one the shuffled run would play.
 
     Returns
     -------
@@ -312,3 +316,19 @@ def run_script(rules: Rules, dice: np.ndarray, cards: np.ndarray, turns: int) ->
         return np.zeros(N_LOCATIONS, np.int64), 0, 0, 0, int(status[0])
     last = played - 1
     return counts[last], int(totals[last, 0]), int(totals[last, 1]), played, int(status[0])
+
+
+def deck_orders(
+    rules: Rules, seed: int | np.random.SeedSequence, game: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (community chest, chance) orders that game ``game`` of a
+    ``shuffled_cycle`` run with this seed plays: the kernel's own shuffle of
+    the game's stream, replayed."""
+    if not rules.shuffled:
+        raise ValueError("deck orders exist for shuffled_cycle only")
+    rng = np.empty(4, dtype=np.uint64)
+    game_state(seed_key(seed), game, rng)
+    cc, ch = rules.community_cards.copy(), rules.chance_cards.copy()
+    shuffle(rng, cc)
+    shuffle(rng, ch)
+    return cc, ch
