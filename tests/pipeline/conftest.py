@@ -45,9 +45,42 @@ replicates_per_task = 2
 """
 
 
+MONOPOLY_SPEC = """\
+name = "small"
+game = "monopoly"
+seed = 7
+
+[params]
+tally = "per_landing"
+jail_strategy = "long"
+
+[grid]
+dice_sides = [4, 6]
+deck_policy = ["independent", "shuffled_cycle"]
+
+[run]
+replicates = 4
+games = 2
+players = 2
+turns = 300
+
+[checkpoints]
+count = 5
+
+[tasks]
+replicates_per_task = 2
+"""
+
+
 @pytest.fixture
 def toy_spec_text() -> str:
     return TOY_SPEC
+
+
+@pytest.fixture
+def monopoly_spec_text() -> str:
+    """A small real sweep: 2 dice sizes x 2 deck policies, 4 replicates."""
+    return MONOPOLY_SPEC
 
 
 @pytest.fixture

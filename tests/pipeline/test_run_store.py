@@ -1,5 +1,6 @@
-"""End to end on real Dask clusters and real zarr stores: layout, determinism,
-resume, safety.  Most runs reuse one two-worker LocalCluster (``cluster2``)."""
+"""End to end on real Dask clusters and real zarr stores with the real Monopoly
+game: layout, determinism, resume, safety.  Most runs reuse one two-worker
+LocalCluster (``cluster2``)."""
 
 from __future__ import annotations
 
@@ -32,41 +33,65 @@ def assert_same_arrays(a, b, index=None):
         x, y = raw(a, name), raw(b, name)
         if index is not None:
             x = x[index]
-        assert x.dtype == y.dtype
+        assert x.dtype == y.dtype and x.shape == y.shape
         assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
 
 
 @pytest.fixture
-def reference(tmp_path_factory, cluster2, toy_spec_text):
-    """The toy sweep run once, complete (shared by the determinism tests)."""
+def spec_text(monopoly_spec_text):
+    return monopoly_spec_text
+
+
+@pytest.fixture
+def reference(tmp_path_factory, cluster2, spec_text):
+    """The sweep run once, complete (shared by the determinism tests)."""
     url = tmp_path_factory.mktemp("ref") / "ref.zarr"
-    report = run_sweep(parse_spec(toy_spec_text), str(url), scheduler=cluster2)
+    report = run_sweep(parse_spec(spec_text), str(url), scheduler=cluster2)
     assert report.complete
     return url
 
 
-def test_store_layout(reference, toy_spec_text):
+def test_store_layout(reference, spec_text):
     ds = xr.open_zarr(reference)
-    assert dict(ds.sizes) == {"dice_sides": 2, "rule": 2, "replicate": 4, "checkpoint": 5, "location": 8}
-    assert list(ds["dice_sides"].values) == [2, 3] and list(ds["rule"].values) == ["plain", "sticky"]
-    assert list(ds["location"].values) == [f"S{i}" for i in range(8)]
-    assert ds["counts"].dims == ("dice_sides", "rule", "replicate", "checkpoint", "location")
-    assert ds["exact_frequency"].dims == ("dice_sides", "rule", "location")
-    assert ds["done"].dims == ("dice_sides", "rule", "replicate") and bool(ds["done"].all())
+    assert dict(ds.sizes) == {"dice_sides": 2, "deck_policy": 2, "replicate": 4, "checkpoint": 5,
+                              "location": 41}
+    assert list(ds["dice_sides"].values) == [4, 6]
+    assert list(ds["deck_policy"].values) == ["independent", "shuffled_cycle"]
+    assert list(ds["location"].values[[0, 10, 39, 40]]) == ["GO", "JAIL", "H2", "IN_JAIL"]
+    assert list(ds["checkpoint"].values) == [1, 4, 17, 72, 300]  # log-spaced
+    assert ds["counts"].dims == ("dice_sides", "deck_policy", "replicate", "checkpoint", "location")
+    assert ds["exact_frequency"].dims == ("dice_sides", "deck_policy", "location")
+    assert ds["done"].dims == ("dice_sides", "deck_policy", "replicate") and bool(ds["done"].all())
     assert raw(reference).dtype == np.int64
-    assert zarr.open_array(str(reference), path="counts").chunks == (1, 1, 2, 5, 8)
+    assert zarr.open_array(str(reference), path="counts").chunks == (1, 1, 2, 5, 41)
     assert zarr.open_array(str(reference), path="done").chunks == (1, 1, 2)
     attrs = ds.attrs
-    assert attrs["spec_text"] == toy_spec_text
-    assert attrs["spec_sha256"] == parse_spec(toy_spec_text).sha256
+    assert attrs["spec_text"] == spec_text
+    assert attrs["spec_sha256"] == parse_spec(spec_text).sha256
     for key in ("boardsweep_version", "numpy_version", "numba_version", "dask_version",
                 "xarray_version", "zarr_version", "git_revision", "rng_scheme", "created"):
         assert attrs[key], key
-    # counts sum to events; exact: uniform for plain, NaN for sticky
+    # counts sum to events; exact: the core's answer for independent, NaN for shuffled
+    from core.monopoly.exact import long_run_frequency
+    from core.monopoly.rules import Rules
+
     counts = raw(reference)
     assert np.array_equal(counts.sum(-1), raw(reference, "events"))
     exact = raw(reference, "exact_frequency")
-    assert np.allclose(exact[:, 0], 1 / 8) and np.isnan(exact[:, 1]).all()
+    for i, n in enumerate((4, 6)):
+        rules = Rules(dice_sides=n, tally="per_landing", jail_strategy="long")
+        assert np.array_equal(exact[i, 0], long_run_frequency(rules))
+    assert np.isnan(exact[:, 1]).all()
+    # each cell is the game's own simulate for its seed (derived from parameter values)
+    from core.games import get_game
+    from pipeline.plan import replicate_seed
+
+    game = get_game("monopoly")
+    params = game.resolve_params({"dice_sides": 6, "deck_policy": "shuffled_cycle",
+                                  "tally": "per_landing", "jail_strategy": "long"})
+    direct = game.simulate(params, replicate_seed(7, params, 3),
+                           {"games": 2, "players": 2, "turns": 300}, ds["checkpoint"].values)
+    assert np.array_equal(counts[1, 1, 3], direct["counts"])
     # replicates differ from one another
     assert not np.array_equal(counts[0, 0, 0], counts[0, 0, 1])
 
@@ -83,25 +108,25 @@ def test_store_opens_without_boardsweep(reference):
     assert int(out.stdout.split()[0]) == int(raw(reference).sum())
 
 
-def test_one_vs_two_workers(reference, tmp_path, toy_spec_text):
+def test_one_vs_two_workers(reference, tmp_path, spec_text):
     url = tmp_path / "one.zarr"
-    report = run_sweep(parse_spec(toy_spec_text), str(url), workers=1)
+    report = run_sweep(parse_spec(spec_text), str(url), workers=1)
     assert report.workers == 1 and report.dashboard
     assert_same_arrays(url, reference)
 
 
-def test_task_block_size_does_not_matter(reference, tmp_path, cluster2, toy_spec_text):
+def test_task_block_size_does_not_matter(reference, tmp_path, cluster2, spec_text):
     for block in (1, 4):
         url = tmp_path / f"b{block}.zarr"
-        text = toy_spec_text.replace("replicates_per_task = 2", f"replicates_per_task = {block}")
+        text = spec_text.replace("replicates_per_task = 2", f"replicates_per_task = {block}")
         run_sweep(parse_spec(text), str(url), scheduler=cluster2)
         assert zarr.open_array(str(url), path="counts").chunks[2] == block
         assert_same_arrays(url, reference)
 
 
-def test_interrupted_run_reads_missing_then_resumes(reference, tmp_path, cluster2, toy_spec_text):
+def test_interrupted_run_reads_missing_then_resumes(reference, tmp_path, cluster2, spec_text):
     url = tmp_path / "partial.zarr"
-    spec = parse_spec(toy_spec_text)
+    spec = parse_spec(spec_text)
     first = run_sweep(spec, str(url), scheduler=cluster2, max_tasks=3)
     assert first.tasks_run == 3 and not first.complete
     done = raw(url, "done")
@@ -117,37 +142,37 @@ def test_interrupted_run_reads_missing_then_resumes(reference, tmp_path, cluster
     assert third.tasks_run == 0 and third.complete
 
 
-def test_extended_axis_keeps_old_cells(reference, tmp_path, cluster2, toy_spec_text):
+def test_extended_axis_keeps_old_cells(reference, tmp_path, cluster2, spec_text):
     url = tmp_path / "wide.zarr"
-    text = toy_spec_text.replace("dice_sides = [2, 3]", "dice_sides = [2, 5, 3]")
+    text = spec_text.replace("dice_sides = [4, 6]", "dice_sides = [4, 5, 6]")
     run_sweep(parse_spec(text), str(url), scheduler=cluster2)
-    assert_same_arrays(url, reference, index=([0, 2],))  # dice_sides 2 and 3
+    assert_same_arrays(url, reference, index=([0, 2],))  # dice_sides 4 and 6
 
 
-def test_different_spec_refused_then_overwrite(reference, tmp_path, cluster2, toy_spec_text):
+def test_different_spec_refused_then_overwrite(reference, tmp_path, cluster2, spec_text):
     import shutil
 
     url = tmp_path / "copy.zarr"
     shutil.copytree(reference, url)
     before = raw(url)
-    changed = parse_spec(toy_spec_text.replace("seed = 7", "seed = 8").replace("turns = 60", "turns = 61"))
+    changed = parse_spec(spec_text.replace("seed = 7", "seed = 8").replace("turns = 300", "turns = 301"))
     with pytest.raises(StoreMismatch) as info:
         run_sweep(changed, str(url), scheduler=cluster2)
     message = str(info.value)
     assert str(url) in message and "seed: 7 in the store, 8 in" in message and "run.turns" in message
     assert np.array_equal(raw(url), before) and not (url / LOCK_NAME).exists()
     # comments and layout do not count as a different spec
-    same = parse_spec("# comment\n" + toy_spec_text)
+    same = parse_spec("# comment\n" + spec_text)
     assert run_sweep(same, str(url), scheduler=cluster2).tasks_run == 0
     report = run_sweep(changed, str(url), scheduler=cluster2, overwrite=True)
     assert report.complete and xr.open_zarr(url).attrs["spec_sha256"] == changed.sha256
     assert not np.array_equal(raw(url)[..., :4], before[..., :4])
 
 
-def test_live_lock_refused_and_stale_lock_taken_over(tmp_path, cluster2, toy_spec_text):
+def test_live_lock_refused_and_stale_lock_taken_over(tmp_path, cluster2, spec_text):
     import socket
 
-    spec = parse_spec(toy_spec_text)
+    spec = parse_spec(spec_text)
     url = tmp_path / "locked.zarr"
     url.mkdir()
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -165,11 +190,11 @@ def test_live_lock_refused_and_stale_lock_taken_over(tmp_path, cluster2, toy_spe
     assert report.complete and not (url / LOCK_NAME).exists()
 
 
-def test_foreign_directory_refused(tmp_path, cluster2, toy_spec_text):
+def test_foreign_directory_refused(tmp_path, cluster2, spec_text):
     url = tmp_path / "mine"
     url.mkdir()
     (url / "thesis.tex").write_text("precious")
     for overwrite in (False, True):
         with pytest.raises(StoreMismatch):
-            run_sweep(parse_spec(toy_spec_text), str(url), scheduler=cluster2, overwrite=overwrite)
+            run_sweep(parse_spec(spec_text), str(url), scheduler=cluster2, overwrite=overwrite)
     assert (url / "thesis.tex").read_text() == "precious"
