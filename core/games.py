@@ -183,7 +183,14 @@ class Game:
     check_params : callable, optional
         Cross-parameter validation of a full parameter dict.
     extras : dict
-        Game-specific capabilities (e.g. ``"replay"``) used by the CLI.
+        Game-specific capabilities (e.g. ``"replay"``) used by the CLI.  Optional
+        entries the analysis uses when present:
+        ``"asymptotic_variance"(params) -> {"variance": (DIM,) array, "per": name}``,
+        the CLT variance of the simulated frequencies, ``Var(f_hat) ~ variance / N``
+        with ``N`` the simulated per-checkpoint variable ``name`` (NaN: no theory);
+        ``"replicate_exact"(params, seed, run_shape) -> {exact variable: array}``,
+        the exact answer of the random environment (e.g. deck shuffles) that the
+        replicate with this seed played.
     coords_fn : callable, optional
         ``coords_fn(params) -> coords`` where labels depend on parameters.
     """

@@ -13,6 +13,7 @@ from .exact import expected_counts, long_run_frequency
 from .replay import replay
 from .rules import PARAMS, Rules
 from .simulate import deck_orders, simulate
+from .variance import asymptotic_variance_params
 
 __all__ = ["GAME"]
 
@@ -111,5 +112,9 @@ GAME = Game(
     exact=exact,
     summarize=summarize,
     summarize_exact=summarize_exact,
-    extras={"replay": replay, "replicate_exact": replicate_exact},
+    extras={
+        "replay": replay,
+        "replicate_exact": replicate_exact,
+        "asymptotic_variance": asymptotic_variance_params,
+    },
 )

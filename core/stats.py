@@ -1,0 +1,216 @@
+"""Game-agnostic statistics for Monte Carlo convergence (numpy/scipy only).
+
+Array functions in the style of arviz-stats: plain ndarrays in, ndarrays out,
+the reduced axis given explicitly; NaN marks a missing value and is skipped,
+never read as zero.  The xarray wrappers live in :mod:`pipeline.analysis`.
+
+* :func:`loglog_slope`: least-squares slope of ``log y`` on ``log x`` (the
+  convergence rate; -1/2 for a Monte Carlo error).
+* :func:`ratio_batch_variance`: variance of a ratio estimator
+  ``sum c / sum e`` from (possibly unequal) consecutive batches of one run.
+* :func:`batch_means_variance`: asymptotic variance per step of a series
+  from equal batches, with the estimator's own standard error.
+* :func:`welch_test`: difference of two means with unequal variances.
+* :func:`holm`: Holm-Bonferroni adjusted p-values (family-wise error).
+* :func:`variance_decomposition`: total = between-environment + sampling.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats as _st
+
+__all__ = [
+    "loglog_slope",
+    "ratio_batch_variance",
+    "batch_means_variance",
+    "welch_test",
+    "holm",
+    "variance_decomposition",
+]
+
+
+def loglog_slope(x: np.ndarray, y: np.ndarray, min_points: int = 3) -> tuple[float, float]:
+    """Slope (and its standard error) of the least-squares line of ``log y`` on ``log x``.
+
+    Entries where ``x`` or ``y`` is not finite and positive are skipped.  With
+    fewer than ``min_points`` usable points the result is ``(nan, nan)``; with
+    exactly two points the standard error is NaN.
+    """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    y = np.asarray(y, dtype=np.float64).ravel()
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    if ok.sum() < max(min_points, 2):
+        return np.nan, np.nan
+    lx, ly = np.log(x[ok]), np.log(y[ok])
+    if np.ptp(lx) == 0:
+        return np.nan, np.nan
+    fit = _st.linregress(lx, ly)
+    stderr = fit.stderr if ok.sum() > 2 else np.nan
+    return float(fit.slope), float(stderr)
+
+
+def _align(c: np.ndarray, e: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Batches first; ``e`` (same shape as ``c`` or its leading dims) broadcast."""
+    c = np.moveaxis(np.asarray(c, dtype=np.float64), axis, 0)
+    e = np.asarray(e, dtype=np.float64)
+    if e.ndim == c.ndim:
+        e = np.moveaxis(e, axis, 0)
+    else:
+        e = e.reshape(e.shape + (1,) * (c.ndim - e.ndim))
+    return c, np.broadcast_to(e, c.shape)
+
+
+def _ratio_batches(c, e, axis):
+    c, e = _align(c, e, axis)
+    ok = np.isfinite(c) & np.isfinite(e) & (e > 0)
+    c0, e0 = np.where(ok, c, 0.0), np.where(ok, e, 0.0)
+    n = e0.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = c0.sum(axis=0) / n
+        r = np.where(ok, c0 - R * e0, 0.0)
+        denom = n - (e0 * e0).sum(axis=0) / n
+        var = (r * r).sum(axis=0) / denom / n
+    return np.where((ok.sum(axis=0) >= 2) & (denom > 0), var, np.nan), n
+
+
+def ratio_batch_variance(c: np.ndarray, e: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Variance of ``R = sum c / sum e`` from consecutive batches of one run.
+
+    ``c`` and ``e`` hold per-batch totals along ``axis`` (``e`` has the shape
+    of ``c`` or of its leading dims, batches first); batches may differ in
+    size.  With ``r_j = c_j - R e_j`` and batches long enough to be nearly
+    independent, ``E[sum r_j^2] ~ s^2 (n - sum n_j^2 / n)`` where
+    ``n_j = e_j``, ``n = sum n_j`` and ``s^2`` is the asymptotic variance of
+    ``c - R e`` per unit of ``e``, so
+
+        Var(R) ~ s^2 / n,   s^2 = sum r_j^2 / (n - sum n_j^2 / n).
+
+    For equal batches this is the classical ``B / (B - 1)`` batch-means formula.
+    Batches with NaN are skipped; fewer than two usable batches give NaN.
+    """
+    return _ratio_batches(c, e, axis)[0]
+
+
+def batch_means_variance(
+    c: np.ndarray, e: np.ndarray | None = None, axis: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Asymptotic variance per unit of ``e``, ``lim n Var(sum c / sum e)``, from
+    ``B`` equal consecutive batches of one long run (``e=None``: a plain
+    mean, one unit per batch).
+
+    Returns ``(sigma2, stderr)`` where ``stderr = sigma2 * sqrt(2 / (B - 1))``
+    is the estimator's own standard error (chi-square with ``B - 1`` degrees
+    of freedom for Gaussian batch means).
+    """
+    c = np.asarray(c, dtype=np.float64)
+    B = c.shape[axis]
+    if e is None:
+        e = np.ones(B)
+        if axis not in (0, -c.ndim):
+            shape = [1] * c.ndim
+            shape[axis] = B
+            e = e.reshape(shape)
+    var, n = _ratio_batches(c, e, axis)
+    sigma2 = var * n
+    return sigma2, sigma2 * np.sqrt(2.0 / (B - 1))
+
+
+def welch_test(
+    mean1: np.ndarray, var1: np.ndarray, n1: np.ndarray,
+    mean2: np.ndarray, var2: np.ndarray, n2: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Welch's t-test of ``mean1 - mean2`` (sample variances ``var``, sizes ``n``).
+
+    Returns ``difference``, ``stderr``, ``t``, ``df`` (Welch-Satterthwaite)
+    and two-sided ``p``; NaN where a side has fewer than two values.
+    """
+    m1, v1, n1 = (np.asarray(a, dtype=np.float64) for a in (mean1, var1, n1))
+    m2, v2, n2 = (np.asarray(a, dtype=np.float64) for a in (mean2, var2, n2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a, b = v1 / n1, v2 / n2
+        se = np.sqrt(a + b)
+        diff = m1 - m2
+        t = diff / se
+        df = (a + b) ** 2 / (a * a / (n1 - 1) + b * b / (n2 - 1))
+        p = 2.0 * _st.t.sf(np.abs(t), df)
+    bad = (n1 < 2) | (n2 < 2)
+    nan = np.nan
+    return {
+        "difference": np.where(bad, nan, diff),
+        "stderr": np.where(bad, nan, se),
+        "t": np.where(bad, nan, t),
+        "df": np.where(bad, nan, df),
+        "p": np.where(bad | ~np.isfinite(t), nan, p),
+    }
+
+
+def holm(p: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values along ``axis`` (NaN entries ignored
+    and left NaN; the family is the finite entries)."""
+    p = np.moveaxis(np.asarray(p, dtype=np.float64), axis, -1)
+    out = np.full(p.shape, np.nan)
+    for idx in np.ndindex(*p.shape[:-1]):
+        row = p[idx]
+        ok = np.flatnonzero(np.isfinite(row))
+        m = ok.size
+        if m == 0:
+            continue
+        order = ok[np.argsort(row[ok], kind="stable")]
+        adj = np.minimum(1.0, (m - np.arange(m)) * row[order])
+        adj = np.maximum.accumulate(adj)
+        res = out[idx]
+        res[order] = adj
+        out[idx] = res
+    return np.moveaxis(out, -1, axis)
+
+
+def variance_decomposition(
+    estimate: np.ndarray, conditional_mean: np.ndarray, axis: int = 0
+) -> dict[str, np.ndarray]:
+    """Split the spread of replicate estimates into environment and sampling parts.
+
+    Replicate ``r`` plays a random environment (e.g. a deck shuffle) whose
+    exact answer is ``conditional_mean[r]``; ``estimate[r]`` is its Monte
+    Carlo estimate.  By the law of total variance ``Var(estimate) =
+    Var(conditional_mean) + E[Var(estimate | environment)]``:
+
+    * ``total``: sample variance of ``estimate`` (ddof 1);
+    * ``between``: sample variance of ``conditional_mean`` (ddof 1);
+    * ``sampling``: mean of ``(estimate - conditional_mean)^2`` (unbiased for
+      the expected conditional variance when the estimate is conditionally
+      unbiased);
+    * ``between_share``: ``between / (between + sampling)``.
+
+    NaN replicates are skipped.
+    """
+    x = np.asarray(estimate, dtype=np.float64)
+    m = np.asarray(conditional_mean, dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(m)
+    x, m = np.where(ok, x, np.nan), np.where(ok, m, np.nan)
+    n = ok.sum(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"), _quiet():
+        total = np.nanvar(x, axis=axis, ddof=1)
+        between = np.nanvar(m, axis=axis, ddof=1)
+        sampling = np.nanmean((x - m) ** 2, axis=axis)
+        share = between / (between + sampling)
+    few = n < 2
+    return {
+        "total": np.where(few, np.nan, total),
+        "between": np.where(few, np.nan, between),
+        "sampling": np.where(n < 1, np.nan, sampling),
+        "between_share": np.where(few, np.nan, share),
+        "n": n,
+    }
+
+
+class _quiet:
+    def __enter__(self):
+        import warnings
+
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)

@@ -1,0 +1,171 @@
+"""core.stats (game-agnostic estimators) and the Monopoly CLT variance they check.
+
+The Monopoly asymptotic variance (core/monopoly/variance.py) is tested here
+because its reference is a statistic of this module: a long batch-means run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from core.stats import (
+    batch_means_variance,
+    holm,
+    loglog_slope,
+    ratio_batch_variance,
+    variance_decomposition,
+    welch_test,
+)
+
+
+def test_loglog_slope_exact_power_law_and_nan_skipped():
+    x = np.geomspace(10, 1e6, 12)
+    y = 3.0 * x**-0.5
+    y[3] = np.nan
+    x[5] = np.nan
+    slope, se = loglog_slope(x, y)
+    assert slope == pytest.approx(-0.5, abs=1e-12)
+    assert se == pytest.approx(0.0, abs=1e-10)
+    assert np.isnan(loglog_slope([1.0, 2.0], [1.0, np.nan])[0])
+
+
+def test_ratio_batch_variance_equal_batches_is_classical_formula():
+    rng = np.random.default_rng(1)
+    c = rng.poisson(20.0, (50, 3)).astype(float)
+    e = np.full(50, 60.0)
+    R = c.sum(0) / e.sum()
+    B = 50
+    by_hand = B / (B - 1) * ((c - R * e[:, None]) ** 2).sum(0) / e.sum() ** 2
+    np.testing.assert_allclose(ratio_batch_variance(c, e), by_hand, rtol=1e-12)
+    c[7, 0] = np.nan  # a missing batch is skipped, not a zero
+    assert np.isfinite(ratio_batch_variance(c, e)[0])
+
+
+def test_ratio_batch_variance_unbiased_for_unequal_iid_batches():
+    # iid Bernoulli(p) steps in batches of unequal length: Var(R) = p(1-p)/n.
+    rng = np.random.default_rng(2)
+    sizes = np.array([10, 30, 100, 300, 1000, 3000])
+    p, reps = 0.2, 4000
+    c = rng.binomial(sizes[None, :], p, (reps, sizes.size)).astype(float)
+    est = ratio_batch_variance(c, sizes[None, :].repeat(reps, 0), axis=1)
+    truth = p * (1 - p) / sizes.sum()
+    se = est.std(ddof=1) / np.sqrt(reps)
+    assert abs(est.mean() - truth) < 4 * se
+
+
+def test_batch_means_variance_of_ar1():
+    # AR(1) with coefficient a and unit innovations: sigma^2 = 1 / (1 - a)^2.
+    rng = np.random.default_rng(3)
+    a, n, B = 0.5, 400_000, 400
+    eps = rng.standard_normal(n)
+    x = np.empty(n)
+    x[0] = eps[0] / np.sqrt(1 - a * a)
+    for i in range(1, n):
+        x[i] = a * x[i - 1] + eps[i]
+    c = x.reshape(B, -1).sum(1)
+    e = np.full(B, n // B)
+    sigma2, se = batch_means_variance(c, e)
+    assert abs(sigma2 - 1 / (1 - a) ** 2) < 4 * se
+
+
+def test_welch_matches_scipy():
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(0, 1, 9), rng.normal(0.5, 2, 13)
+    out = welch_test(a.mean(), a.var(ddof=1), a.size, b.mean(), b.var(ddof=1), b.size)
+    ref = st.ttest_ind(a, b, equal_var=False)
+    assert out["t"] == pytest.approx(ref.statistic, rel=1e-12)
+    assert out["p"] == pytest.approx(ref.pvalue, rel=1e-10)
+    assert np.isnan(welch_test(0.0, 1.0, 1, 0.0, 1.0, 5)["p"])
+
+
+def test_holm_by_hand():
+    p = np.array([0.01, 0.04, np.nan, 0.03, 0.2])
+    # sorted finite: 0.01*4=0.04, 0.03*3=0.09, 0.04*2=0.08 -> 0.09 (monotone), 0.2*1=0.2
+    np.testing.assert_allclose(holm(p), [0.04, 0.09, np.nan, 0.09, 0.2])
+
+
+def test_variance_decomposition_recovers_known_parts():
+    rng = np.random.default_rng(5)
+    R = 20000
+    env = rng.normal(0.0, 2.0, R)  # between variance 4
+    x = env + rng.normal(0.0, 1.0, R)  # sampling variance 1
+    out = variance_decomposition(x, env)
+    assert out["total"] == pytest.approx(np.var(x, ddof=1))
+    assert out["between"] == pytest.approx(np.var(env, ddof=1))
+    assert out["sampling"] == pytest.approx(np.mean((x - env) ** 2))
+    assert abs(out["between_share"] - 0.8) < 0.02  # sd of the share here is ~0.003
+
+
+# --- Monopoly: exact CLT variance -------------------------------------------------
+
+VARIANTS = [
+    ("per_roll", "short", "standard"),
+    ("per_landing", "long", "classic15"),
+    ("per_turn", "long", "standard"),
+]
+
+
+@pytest.mark.parametrize("tally,jail,deck", VARIANTS)
+def test_monopoly_branches_rebuild_the_exact_chain(tally, jail, deck):
+    from core.monopoly.exact import build_chain
+    from core.monopoly.rules import Rules
+    from core.monopoly.variance import roll_branches
+
+    rules = Rules(dice_sides=6, jail_strategy=jail, chance_deck=deck, tally=tally)
+    chain, br = build_chain(rules), roll_branches(rules)
+    np.testing.assert_allclose(br.transition_matrix(), chain.P.toarray(), atol=1e-15)
+    np.testing.assert_allclose(br.expected_counts(), chain.C, atol=1e-15)
+
+
+def test_monopoly_per_roll_variance_is_the_state_function_formula():
+    from core.markov import asymptotic_variance as state_variance
+    from core.markov import stationary
+    from core.monopoly.exact import build_chain
+    from core.monopoly.rules import Rules
+    from core.monopoly.variance import asymptotic_variance
+
+    rules = Rules(dice_sides=4, jail_strategy="long", tally="per_roll")
+    chain = build_chain(rules)
+    pi = stationary(chain.P)
+    indicator = np.eye(41)[chain.location]
+    expected = state_variance(chain.P.toarray(), pi, indicator)
+    np.testing.assert_allclose(asymptotic_variance(rules)["variance"], expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("tally,jail,deck", VARIANTS)
+def test_monopoly_variance_matches_long_batch_means_run(tally, jail, deck):
+    """sigma^2 per roll vs batch means of one 10-million-turn token.
+
+    The batch-means estimate has relative standard error sqrt(2/(B-1)) (7% at
+    B=400); every location must agree within z = 4.2, the two-sided
+    Bonferroni bound for a family-wise error of 0.001 over 40 locations.
+    """
+    from core.monopoly.rules import Rules
+    from core.monopoly.simulate import simulate_rules
+    from core.monopoly.variance import asymptotic_variance
+
+    rules = Rules(dice_sides=6, jail_strategy=jail, chance_deck=deck, tally=tally)
+    theory = asymptotic_variance(rules)["variance"]
+    B, T = 400, 10_000_000
+    run = simulate_rules(rules, 2024, 1, 1, T, np.arange(T // B, T + 1, T // B))
+    c = np.diff(run["counts"], axis=0, prepend=0)
+    e = np.diff(run["events"], prepend=0)
+    measured = ratio_batch_variance(c, e) * run["rolls"][-1]  # per roll
+    counted = theory > 0  # G2J is never counted: f = 0 exactly, variance 0
+    assert counted.sum() == 40 and np.all(measured[~counted] == 0)
+    z = (measured[counted] / theory[counted] - 1) / np.sqrt(2 / (B - 1))
+    assert np.max(np.abs(z)) < st.norm.isf(0.001 / 80)
+
+
+def test_monopoly_variance_hook_through_the_game_interface():
+    from core.games import get_game
+
+    game = get_game("monopoly")
+    params = game.resolve_params({})
+    out = game.extras["asymptotic_variance"](params)
+    assert out["per"] == "rolls" and out["per"] in game.variables
+    assert out["variance"].shape == (41,) and np.all(out["variance"] >= 0)
+    shuffled = game.extras["asymptotic_variance"]({**params, "deck_policy": "shuffled_cycle"})
+    assert np.all(np.isnan(shuffled["variance"]))
