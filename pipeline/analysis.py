@@ -1,0 +1,390 @@
+"""Convergence and variance of a sweep, on the store's xarray Dataset.
+
+Every function takes the Dataset of :func:`pipeline.query.open_sweep` (cells
+not done are NaN and are skipped, never read as zeros) and keeps the grid
+dimensions; the maths is in :mod:`core.stats`.  Games are reached only through
+:mod:`core.games`: the optional ``extras["asymptotic_variance"]`` (CLT theory)
+and ``extras["replicate_exact"]`` (exact answer of the environment a replicate
+played, e.g. its deck shuffles).  What a game does not provide comes back as
+``None`` or NaN.
+
+Frequencies are ``counts / sum(counts)`` per checkpoint (a distribution
+variable ``(checkpoint, DIM)``); "steps" is the simulated per-checkpoint
+integer variable that equals that denominator (Monopoly: ``events``) or else
+the first such variable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from core import stats
+from core.games import Game, get_game
+from pipeline.plan import replicate_seed
+from pipeline.query import distribution_variables, frequencies, grid_points
+
+__all__ = [
+    "game_of",
+    "point_params",
+    "run_shape_of",
+    "step_variable",
+    "exact_reference",
+    "convergence",
+    "convergence_rate",
+    "theoretical_variance",
+    "variance_ratio",
+    "batch_means",
+    "shuffle_decomposition",
+    "compare_axis",
+    "axis_comparisons",
+]
+
+
+# --- store metadata -----------------------------------------------------------
+
+
+def game_of(ds: xr.Dataset) -> Game | None:
+    """The registered game that made the store (None if not registered here)."""
+    try:
+        return get_game(ds.attrs["game"])
+    except Exception:
+        return None
+
+
+def _canonical(ds: xr.Dataset) -> dict:
+    try:
+        return json.loads(ds.attrs["spec_canonical"])
+    except (KeyError, TypeError, ValueError):
+        return {}
+
+
+def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:
+    """Full game parameters of a grid point (the spec's fixed ones + the point)."""
+    params = {**_canonical(ds).get("params", {}), **point}
+    game = game_of(ds)
+    return game.resolve_params(params) if game is not None else params
+
+
+def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
+    """The run shape of every replicate (without ``replicates``)."""
+    run = dict(_canonical(ds).get("run", {}))
+    run.pop("replicates", None)
+    return run
+
+
+def _grid(ds: xr.Dataset) -> list[str]:
+    return list(ds.attrs.get("grid_axes", []))
+
+
+def _sel(obj, point: dict):
+    return obj.sel(point) if point else obj
+
+
+def step_variable(ds: xr.Dataset, variable: str = "counts") -> str | None:
+    """The per-checkpoint integer variable counting the steps behind ``variable``.
+
+    Preferred: the one equal to ``variable`` summed over its own dim (the
+    frequency denominator, e.g. Monopoly's ``events``); else the first
+    ``(..., replicate, checkpoint)`` simulated variable; None if there is none.
+    """
+    dim = distribution_variables(ds)[variable]
+    total = ds[variable].sum(dim, skipna=False)
+    candidates = [
+        name for name in ds.attrs.get("variables", [])
+        if name != variable and ds[name].dims[-1:] == ("checkpoint",) and "replicate" in ds[name].dims
+    ]
+    for name in candidates:
+        same = (ds[name] == total) | total.isnull()
+        if bool(same.all()):
+            return name
+    return candidates[0] if candidates else None
+
+
+def exact_reference(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray | None:
+    """The exact frequency that ``frequencies(ds, variable)`` estimates, with a
+    ``checkpoint`` dim: the finite-horizon exact (an exact variable shaped
+    ``(checkpoint, DIM)``, normalised) where the game has one, else the
+    long-run one broadcast over checkpoints.  None when there is neither."""
+    dim = distribution_variables(ds)[variable]
+    exact = [ds[name] for name in ds.attrs.get("exact_variables", [])]
+    for candidate in exact:
+        if candidate.dims[-2:] == ("checkpoint", dim):
+            return candidate / candidate.sum(dim, skipna=False)
+    for candidate in exact:
+        if candidate.dims[-1:] == (dim,) and "checkpoint" not in candidate.dims:
+            ref = candidate / candidate.sum(dim, skipna=False)
+            return ref.expand_dims(checkpoint=ds["checkpoint"]).transpose(..., "checkpoint", dim)
+    return None
+
+
+# --- convergence ----------------------------------------------------------------
+
+
+def convergence(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
+    """Per grid point and checkpoint: replicate mean, sd and standard error of
+    the frequencies, and their error against the exact answer.
+
+    Variables (grid dims kept):
+
+    * ``mean``, ``sd`` (ddof 1), ``stderr`` = sd / sqrt(n), ``replicates`` n
+      (finished replicates), over ``(checkpoint, DIM)``;
+    * ``steps``: mean over replicates of :func:`step_variable` ``(checkpoint)``;
+    * ``exact`` (:func:`exact_reference`), ``error`` = mean - exact and
+      ``z`` = error / stderr per label;
+    * ``max_abs_error`` = max |error|, ``total_variation`` = sum |error| / 2,
+      ``rms_error`` = sqrt(mean over replicates and labels of
+      (frequency - exact)^2) per checkpoint (the error of ONE replicate).
+    """
+    dim = distribution_variables(ds)[variable]
+    freq = frequencies(ds, variable)
+    n = freq.notnull().sum("replicate")
+    out = xr.Dataset()
+    out["mean"] = freq.mean("replicate")
+    out["sd"] = freq.std("replicate", ddof=1).where(n > 1)
+    out["stderr"] = out["sd"] / np.sqrt(n.where(n > 1))
+    out["replicates"] = n.isel({dim: 0}, drop=True)
+    steps = step_variable(ds, variable)
+    if steps is not None:
+        out["steps"] = ds[steps].astype(float).mean("replicate")
+        out.attrs["steps"] = steps
+    exact = exact_reference(ds, variable)
+    if exact is None:
+        exact = xr.full_like(out["mean"], np.nan)
+    out["exact"] = exact
+    out["error"] = out["mean"] - exact
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["z"] = out["error"] / out["stderr"]
+    has = out["error"].notnull().all(dim)
+    out["max_abs_error"] = abs(out["error"]).max(dim).where(has)
+    out["total_variation"] = (0.5 * abs(out["error"]).sum(dim)).where(has)
+    sq = ((freq - exact) ** 2).mean(dim, skipna=False)
+    out["rms_error"] = np.sqrt(sq.mean("replicate"))
+    out.attrs.update(variable=variable, dim=dim)
+    return out
+
+
+def convergence_rate(conv: xr.Dataset, upper: float = 0.5) -> xr.Dataset:
+    """Fitted convergence rate per grid point (slope of a log-log line).
+
+    ``slope``: of log ``rms_error`` on log ``steps`` where the exact answer
+    exists (``basis`` "rms_error"); else of log(RMS over labels of the
+    across-replicate ``sd``) (``basis`` "sd"), which has the same -1/2 rate
+    without a reference.  Only checkpoints in the upper ``upper`` fraction of
+    the log-step range are used (the early ones are dominated by the start
+    transient and by discreteness).  Returns ``slope``, ``slope_stderr`` and
+    ``basis`` (grid dims only).
+    """
+    if "steps" not in conv:
+        raise ValueError("no step variable: cannot fit a convergence rate")
+    dim = conv.attrs["dim"]
+    sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim, skipna=False))
+
+    def fit(steps, err, sd):
+        steps = np.asarray(steps, float)
+        ok = np.isfinite(steps) & (steps > 0)
+        if ok.sum() < 3:
+            return np.nan, np.nan, ""
+        lo, hi = np.log(steps[ok]).min(), np.log(steps[ok]).max()
+        keep = ok & (np.log(np.where(ok, steps, 1.0)) >= hi - upper * (hi - lo))
+        for basis, y in (("rms_error", err), ("sd", sd)):
+            slope, se = stats.loglog_slope(steps[keep], np.asarray(y, float)[keep])
+            if np.isfinite(slope):
+                return slope, se, basis
+        return np.nan, np.nan, ""
+
+    slope, se, basis = xr.apply_ufunc(
+        fit, conv["steps"], conv["rms_error"], sd_rms,
+        input_core_dims=[["checkpoint"]] * 3, output_core_dims=[[], [], []],
+        vectorize=True, output_dtypes=[float, float, object],
+    )
+    return xr.Dataset({"slope": slope, "slope_stderr": se, "basis": basis})
+
+
+# --- theory beside measurement -------------------------------------------------------
+
+
+def theoretical_variance(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray | None:
+    """CLT variance per unit of the game's ``extras["asymptotic_variance"]``,
+    dims (grid..., DIM), with ``attrs["per"]`` naming the store variable ``N``
+    in ``Var(f_hat) ~ variance / N``.  NaN where the game has no theory for a
+    point; None when the game has no such hook at all (or its unit is not in
+    the store)."""
+    game = game_of(ds)
+    hook = None if game is None else game.extras.get("asymptotic_variance")
+    if hook is None:
+        return None
+    dim = distribution_variables(ds)[variable]
+    axes = _grid(ds)
+    out = xr.DataArray(
+        np.full([ds.sizes[a] for a in axes] + [ds.sizes[dim]], np.nan),
+        dims=(*axes, dim), coords={**{a: ds[a] for a in axes}, dim: ds[dim]},
+    )
+    per = None
+    for point in grid_points(ds):
+        try:
+            res = hook(point_params(ds, point))
+        except Exception:  # no theory for this point: stays NaN
+            continue
+        per = res.get("per", per)
+        values = np.asarray(res["variance"], dtype=float)
+        if values.shape == (ds.sizes[dim],):
+            out.loc[point] = values
+    if per is None or per not in ds:
+        return None
+    out.attrs["per"] = per
+    return out
+
+
+def variance_ratio(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset | None:
+    """Measured across-replicate variance over the CLT prediction, per
+    (grid..., checkpoint, DIM); it should approach 1 as steps grow.
+
+    The prediction for replicate ``r`` is ``sigma^2 / N_r``; the ratio uses
+    their mean over finished replicates.  Also ``measured`` and ``predicted``.
+    None when the game has no theory.
+    """
+    theory = theoretical_variance(ds, variable)
+    if theory is None:
+        return None
+    freq = frequencies(ds, variable)
+    n_steps = ds[theory.attrs["per"]].astype(float).where(ds[theory.attrs["per"]] > 0)
+    done = freq.notnull().all(distribution_variables(ds)[variable])
+    predicted = (theory / n_steps).where(done).mean("replicate")
+    measured = freq.var("replicate", ddof=1).where(freq.notnull().sum("replicate") > 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (measured / predicted).where(predicted > 0)
+    return xr.Dataset({"measured": measured, "predicted": predicted, "ratio": ratio},
+                      attrs={"per": theory.attrs["per"]})
+
+
+def batch_means(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
+    """Within-replicate variance of each replicate's final frequency from its own
+    checkpoint increments as (unequal) batches (:func:`core.stats.ratio_batch_variance`).
+
+    Returns ``variance`` (grid..., replicate, DIM), ``stderr`` its square root,
+    ``batches_effective`` = n^2 / sum n_j^2 (log-spaced checkpoints leave only
+    a few effective batches, so each estimate is noisy; compare medians), and,
+    where the game has a theory, ``ratio`` = variance / (sigma^2 / N_r).
+    """
+    dim = distribution_variables(ds)[variable]
+    counts = ds[variable].astype(float)
+    total = counts.sum(dim, skipna=False)
+    inc = counts.diff("checkpoint", label="upper")
+    first = counts.isel(checkpoint=[0])
+    c = xr.concat([first, inc], "checkpoint").transpose(..., "checkpoint", dim)
+    e_inc = xr.concat([total.isel(checkpoint=[0]), total.diff("checkpoint", label="upper")], "checkpoint")
+    e = e_inc.transpose(..., "checkpoint")
+    var = xr.apply_ufunc(
+        lambda cc, ee: stats.ratio_batch_variance(cc, ee[..., None], axis=-2),
+        c, e, input_core_dims=[["checkpoint", dim], ["checkpoint"]], output_core_dims=[[dim]],
+    )
+    n = e.sum("checkpoint", skipna=False)
+    eff = n**2 / (e**2).sum("checkpoint", skipna=False)
+    out = xr.Dataset({"variance": var, "stderr": np.sqrt(var), "batches_effective": eff})
+    theory = theoretical_variance(ds, variable)
+    if theory is not None:
+        N = ds[theory.attrs["per"]].isel(checkpoint=-1).astype(float)
+        out["ratio"] = (var / (theory / N)).where(theory > 0)
+    return out
+
+
+# --- deck policies / random environments -----------------------------------------------
+
+
+def shuffle_decomposition(
+    ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1, max_solves: int = 256
+) -> xr.Dataset | None:
+    """Split the replicate variance into between-environment and sampling parts.
+
+    Needs the game's ``extras["replicate_exact"]``: the exact answer of the
+    environment (e.g. the deck shuffles) each replicate played, found from the
+    replicate's seed (:func:`pipeline.plan.replicate_seed`).  Computed for
+    grid points where it is informative (the per-replicate answers differ)
+    and feasible; ``None`` when the game has no hook, an error was raised
+    (e.g. too many games per replicate) or it would need more than
+    ``max_solves`` calls.  Returns (grid..., DIM): ``total``, ``between``,
+    ``sampling``, ``between_share``, and ``replicate_exact`` (grid...,
+    replicate, DIM).
+    """
+    game = game_of(ds)
+    hook = None if game is None else game.extras.get("replicate_exact")
+    if hook is None:
+        return None
+    dim = distribution_variables(ds)[variable]
+    done = ds["done"].values
+    if int(done.sum()) > max_solves:
+        return None
+    root = int(_canonical(ds).get("seed", 0))
+    run_shape = run_shape_of(ds)
+    freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
+    exact = xr.full_like(freq, np.nan).load()
+    axes = _grid(ds)
+    for point in grid_points(ds):
+        params = point_params(ds, point)
+        for r in ds["replicate"].values:
+            if not bool(_sel(ds["done"], point).sel(replicate=r)):
+                continue
+            try:
+                res = hook(params, replicate_seed(root, params, int(r)), run_shape)
+            except Exception:
+                return None
+            values = next(iter(res.values()))
+            exact.loc[{**point, "replicate": r}] = np.asarray(values, float)
+    parts = xr.apply_ufunc(
+        lambda x, m: tuple(stats.variance_decomposition(x, m, axis=-1)[k]
+                           for k in ("total", "between", "sampling", "between_share")),
+        freq.transpose(..., dim, "replicate"), exact.transpose(..., dim, "replicate"),
+        input_core_dims=[["replicate"], ["replicate"]], output_core_dims=[[], [], [], []],
+    )
+    out = xr.Dataset(dict(zip(("total", "between", "sampling", "between_share"), parts)))
+    out["replicate_exact"] = exact
+    out.attrs["grid_axes"] = axes
+    return out
+
+
+def compare_axis(
+    ds: xr.Dataset, axis: str, a: Any, b: Any, variable: str = "counts",
+    checkpoint: int = -1, alpha: float = 0.05,
+) -> xr.Dataset:
+    """Do grid points with ``axis = a`` and ``axis = b`` (all else equal) differ?
+
+    Welch's t-test per label of the replicate means at ``checkpoint``:
+    ``difference`` (a - b), ``stderr``, ``t``, ``df``, ``p``; ``p_holm``
+    adjusts p over the labels of each point (Holm-Bonferroni: with 41
+    locations, about two would pass an unadjusted 5% test by chance alone);
+    ``significant`` = p_holm < alpha.  Dims: the other grid axes and DIM.
+    """
+    dim = distribution_variables(ds)[variable]
+    freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
+    sides = []
+    for value in (a, b):
+        f = freq.sel({axis: value})
+        sides.append((f.mean("replicate"), f.var("replicate", ddof=1), f.notnull().sum("replicate")))
+    (m1, v1, n1), (m2, v2, n2) = sides
+    res = stats.welch_test(m1.values, v1.values, n1.values, m2.values, v2.values, n2.values)
+    out = xr.Dataset({k: (m1.dims, v) for k, v in res.items()}, coords=m1.coords)
+    d = out["p"].get_axis_num(dim)
+    out["p_holm"] = (out["p"].dims, stats.holm(out["p"].values, axis=d))
+    out["significant"] = out["p_holm"] < alpha
+    out.attrs.update(axis=axis, a=str(a), b=str(b), alpha=alpha,
+                     note=f"Holm-Bonferroni over the {ds.sizes[dim]} labels of each point")
+    return out
+
+
+def axis_comparisons(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> dict:
+    """:func:`compare_axis` of every grid axis's first value against each other value."""
+    out = {}
+    for axis in _grid(ds):
+        values = list(ds[axis].values)
+        for other in values[1:]:
+            out[(axis, _py(values[0]), _py(other))] = compare_axis(
+                ds, axis, values[0], other, variable, checkpoint)
+    return out
+
+
+def _py(value):
+    return value.item() if isinstance(value, np.generic) else value
