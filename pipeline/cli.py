@@ -23,6 +23,12 @@ class UserError(click.UsageError):
     """A user-facing error reported in one line with exit code 2."""
 
 
+class RunFailed(click.ClickException):
+    """A run or a check that did not succeed: one line, exit code 1."""
+
+    exit_code = 1
+
+
 def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
     """Turn ``--set name=value`` options into a validated parameter dict."""
     given: dict[str, Any] = {}
@@ -94,6 +100,28 @@ FORMAT = click.option(
 SET = click.option(
     "--set", "sets", multiple=True, metavar="NAME=VALUE", help="Set a game parameter."
 )
+
+TLS_CA = click.option("--tls-ca-file", type=click.Path(exists=True, dir_okay=False), default=None,
+                      help="TLS: CA certificate(s) to trust (PEM), with --scheduler tls://...")
+TLS_CERT = click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
+                        help="TLS: this client's certificate (PEM).")
+TLS_KEY = click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None,
+                       help="TLS: this client's private key (PEM).")
+
+
+def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, key: str | None):
+    """A Security object (encryption required) from the --tls-* options, or None."""
+    given = {"--tls-ca-file": ca_file, "--tls-cert": cert, "--tls-key": key}
+    if not any(given.values()):
+        return None
+    missing = [name for name, value in given.items() if not value]
+    if missing:
+        raise UserError(f"TLS needs --tls-ca-file, --tls-cert and --tls-key together; missing {', '.join(missing)}")
+    if not scheduler:
+        raise UserError("the --tls-* options secure the connection to --scheduler; give --scheduler tls://HOST:PORT")
+    from pipeline.execute import tls_security
+
+    return tls_security(ca_file, cert, key)
 
 
 @click.group()
@@ -183,6 +211,9 @@ def replay(
 @click.option("--overwrite", is_flag=True, help="Replace a store made by a different spec.")
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
+@TLS_CA
+@TLS_CERT
+@TLS_KEY
 def run(
     spec_path: str,
     store_url: str | None,
@@ -191,13 +222,21 @@ def run(
     overwrite: bool,
     max_tasks: int | None,
     report_json: str | None,
+    tls_ca_file: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
 ) -> None:
-    """Run (or resume) the sweep described by the spec file SPEC."""
+    """Run (or resume) the sweep described by the spec file SPEC.
+
+    Exits 1 when the scheduler is lost or a task fails (finished tasks stay in
+    the store; rerun the same command to resume).
+    """
     from pipeline import display
-    from pipeline.execute import run_sweep
+    from pipeline.execute import SweepError, run_sweep
     from pipeline.lock import StoreLocked
     from pipeline.store import StoreMismatch
 
+    security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
     console = display.console()
     display.announce(console, spec, store_url or spec.default_store())
@@ -206,10 +245,12 @@ def run(
         with bar:
             report = run_sweep(
                 spec, store_url, workers=workers, scheduler=scheduler, overwrite=overwrite,
-                max_tasks=max_tasks, on_start=bar.start, on_progress=bar.update,
+                max_tasks=max_tasks, security=security, on_start=bar.start, on_progress=bar.update,
             )
     except (StoreMismatch, StoreLocked) as exc:
         raise UserError(str(exc)) from None
+    except SweepError as exc:
+        raise RunFailed(str(exc)) from None
     display.run_summary(console, report)
     if report_json:
         from dataclasses import asdict
@@ -243,6 +284,82 @@ def status(store_url: str, fmt: str) -> None:
 
     ds = display.open_store(store_url, UserError)
     display.print_status(ds, fmt)
+
+
+@cli.command()
+@click.argument("store_url", metavar="STORE")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the digest to this file (default: stdout).")
+def digest(store_url: str, out: str | None) -> None:
+    """Print the digest of the sweep store STORE: per-variable SHA-256 (JSON)."""
+    from pipeline.execute import normalize_url
+    from pipeline.store import StoreMismatch, store_exists
+    from pipeline.verify import write_digest
+
+    url = normalize_url(store_url)
+    if not store_exists(url):
+        raise UserError(f"no sweep store at {url}")
+    try:
+        text = write_digest(url, out)
+    except StoreMismatch as exc:
+        raise UserError(str(exc)) from None
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        click.echo(f"digest of {url} written to {out}")
+
+
+@cli.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--against", required=True, metavar="STORE_OR_DIGEST",
+              help="A sweep store (compared cell by cell) or a digest file from `boardsweep digest`.")
+@click.option("--store", "rerun_store", default=None,
+              help="Keep the re-run in this new store (default: a temporary directory, removed).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Local worker processes (default: CPU count).")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler.")
+@TLS_CA
+@TLS_CERT
+@TLS_KEY
+def verify(
+    spec_path: str,
+    against: str,
+    rerun_store: str | None,
+    workers: int | None,
+    scheduler: str | None,
+    tls_ca_file: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+) -> None:
+    """Re-run SPEC into a fresh store and compare it bit for bit with --against.
+
+    Exits 0 when identical, 1 naming the first differing variable (and, against
+    a store, its first differing cell by coordinates).
+    """
+    from pathlib import Path
+
+    from pipeline import display
+    from pipeline.execute import SweepError
+    from pipeline.verify import verify as _verify
+
+    security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
+    spec = load_spec(spec_path)
+    if not Path(against).exists() and "://" not in against:
+        raise UserError(f"--against {against}: no such store or digest file")
+    console = display.console()
+    console.print(f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
+    bar = display.TaskBar(console)
+    try:
+        with bar:
+            result = _verify(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,
+                             security=security, on_start=bar.start, on_progress=bar.update)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    except SweepError as exc:
+        raise RunFailed(str(exc)) from None
+    if not result.ok:
+        for line in result.differences[1:]:
+            click.echo(f"  also: {line}", err=True)
+        raise RunFailed(f"verify failed: {result.message}")
+    console.print(f"verify: OK, {result.message}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,10 +6,27 @@ reads the done masks, and submits only the missing tasks to an embedded
 :class:`distributed.LocalCluster` or to an existing scheduler.  Workers write
 their own regions (see :mod:`pipeline.tasks`); the client only receives small
 timing records.
+
+Failures are reported, never hidden, and never cost finished work:
+
+* a task that raises does not stop the others; when every task has ended the
+  run raises :class:`TasksFailed`, naming each failing grid point and its error
+  (the failed cells stay missing, the others are done);
+* a worker that dies mid-task is replaced by Dask, which reruns the task
+  elsewhere; the rerun rewrites the whole region (writes are idempotent and the
+  done flags are written last, see :func:`pipeline.store.write_region`);
+* losing the scheduler raises :class:`SchedulerLost` naming its address; a
+  rerun against a live scheduler resumes from the done masks.
+
+The embedded cluster listens on 127.0.0.1 only (scheduler, workers and
+dashboard).  ``security`` (a :class:`distributed.security.Security`) is passed
+to the client of an existing scheduler for TLS.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import os
 import time
@@ -25,7 +42,10 @@ from pipeline.plan import plan_tasks
 from pipeline.spec import Spec
 from pipeline.tasks import run_exact, run_task
 
-__all__ = ["RunReport", "run_sweep", "normalize_url"]
+__all__ = [
+    "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
+    "tls_security",
+]
 
 
 @dataclass
@@ -44,6 +64,31 @@ class RunReport:
     pending: int = 0
     complete: bool = False
     records: list[dict] = field(default_factory=list)
+
+
+class SweepError(RuntimeError):
+    """The run could not finish; the message is one line for users."""
+
+
+class SchedulerLost(SweepError):
+    """The Dask scheduler could not be reached, or went away mid-sweep."""
+
+
+class TasksFailed(SweepError):
+    """Some tasks raised; the others finished and are in the store."""
+
+    def __init__(self, message: str, failures: list[dict]) -> None:
+        super().__init__(message)
+        self.failures = failures
+
+
+def tls_security(ca_file: str, cert: str, key: str):
+    """A client :class:`distributed.security.Security` for a TLS scheduler."""
+    from distributed.security import Security
+
+    return Security(
+        tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True
+    )
 
 
 def normalize_url(url: str) -> str:
@@ -77,17 +122,24 @@ def _has_foreign_files(url: str) -> bool:
     return any(Path(p).name != ".boardsweep.lock" for p in fs.ls(root, detail=False))
 
 
-def _client(stack: ExitStack, workers: int | None, scheduler: str | None):
+def _client(stack: ExitStack, workers: int | None, scheduler: str | None, security=None):
     from distributed import Client, LocalCluster
 
     if scheduler:
-        return stack.enter_context(Client(scheduler, timeout="20s"))
+        try:
+            client = Client(scheduler, timeout="20s", security=security)
+        except (OSError, TimeoutError) as exc:
+            raise SchedulerLost(
+                f"cannot reach the Dask scheduler at {scheduler}: {_one_line(exc)}"
+            ) from None
+        return stack.enter_context(client)
     cluster = stack.enter_context(
         LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=":0",
+            host="127.0.0.1",  # scheduler and workers: loopback only
+            dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
         )
     )
@@ -102,6 +154,7 @@ def run_sweep(
     scheduler: str | None = None,
     overwrite: bool = False,
     max_tasks: int | None = None,
+    security=None,
     on_start: Callable[[RunReport], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> RunReport:
@@ -122,6 +175,8 @@ def run_sweep(
     max_tasks : int, optional
         Submit at most this many simulation tasks (the rest stay missing, as
         after an interruption); for tests and staged runs.
+    security : distributed.security.Security, optional
+        TLS settings for the client of ``scheduler`` (see :func:`tls_security`).
     on_start, on_progress : callable, optional
         Called with the report once the client is up, and with (done, total)
         after each finished task.
@@ -129,6 +184,13 @@ def run_sweep(
     Returns
     -------
     RunReport
+
+    Raises
+    ------
+    SchedulerLost
+        The scheduler is unreachable or went away (finished tasks are kept).
+    TasksFailed
+        Some tasks raised; every other task ran to the end and is stored.
     """
     url = normalize_url(url or spec.default_store())
     t0 = time.perf_counter()
@@ -142,45 +204,115 @@ def run_sweep(
         if max_tasks is not None:
             tasks = tasks[:max_tasks]
         if tasks or points:
-            client = _client(stack, workers, scheduler)
+            client = _client(stack, workers, scheduler, security)
             report.dashboard = client.dashboard_link or ""
             report.workers = len(client.scheduler_info().get("workers", {}))
             report.pending = len(tasks) + len(points)
             if on_start:
                 on_start(report)
-            _submit_and_wait(client, spec, url, tasks, points, report, on_progress)
+            _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler)
         report.complete = bool(store.read_done(url).all())
     report.wall_s = time.perf_counter() - t0
     return report
 
 
-def _submit_and_wait(client, spec, url, tasks, points, report, on_progress) -> None:
+def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler=None) -> None:
     from distributed import as_completed
 
     game, tag = spec.game, uuid.uuid4().hex[:8]
-    futures = [
-        client.submit(run_exact, game, index, params, spec.run_shape, spec.checkpoints, url,
-                      key=f"exact-{'-'.join(map(str, index))}-{tag}", pure=False)
-        for index, params in points
-    ]
-    futures += [
-        client.submit(run_task, game, spec.seed, task, spec.run_shape, spec.checkpoints, url,
-                      key=f"sim-{task.key}-{tag}", pure=False)
-        for task in tasks
-    ]
-    total, finished = len(futures), 0
+    futures, what = [], {}
+    for index, params in points:
+        future = client.submit(
+            run_exact, game, index, params, spec.run_shape, spec.checkpoints, url,
+            key=f"exact-{'-'.join(map(str, index))}-{tag}", pure=False,
+        )
+        futures.append(future)
+        what[future.key] = {"point": _point(spec, params), "task": "exact answer"}
+    for task in tasks:
+        future = client.submit(
+            run_task, game, spec.seed, task, spec.run_shape, spec.checkpoints, url,
+            key=f"sim-{task.key}-{tag}", pure=False,
+        )
+        futures.append(future)
+        what[future.key] = {
+            "point": _point(spec, task.params),
+            "task": f"replicates {task.start}-{task.stop - 1}",
+        }
+    total, finished, failures = len(futures), 0, []
+    address = scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
     try:
         for future in as_completed(futures):
-            record = future.result()
-            finished += 1
-            report.records.append(record)
-            report.kernel_s += record["kernel_s"]
-            report.write_s += record["write_s"]
-            if record["key"].startswith("exact-"):
-                report.exact_run += 1
+            if future.status == "error":
+                failures.append({**what[future.key], "error": _one_line(_remote_error(future, address, url))})
             else:
-                report.tasks_run += 1
+                if future.status == "cancelled":
+                    raise _lost(address, url)
+                try:
+                    record = future.result()
+                except (OSError, asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
+                    raise _lost(address, url) from exc
+                report.records.append(record)
+                report.kernel_s += record["kernel_s"]
+                report.write_s += record["write_s"]
+                if record["key"].startswith("exact-"):
+                    report.exact_run += 1
+                else:
+                    report.tasks_run += 1
+            finished += 1
             if on_progress:
                 on_progress(finished, total)
+    except SchedulerLost:
+        # the client's reconnection attempt logs a traceback when it is cut
+        # short; the error raised here already says what happened
+        _quiet_close(client)
+        raise
     finally:
-        client.cancel(futures)
+        if client.status == "running":
+            client.cancel(futures)
+    if failures:
+        shown = "; ".join(f"{f['point']} ({f['task']}): {f['error']}" for f in failures[:5])
+        more = "" if len(failures) <= 5 else f"; and {len(failures) - 5} more"
+        raise TasksFailed(
+            f"{len(failures)} of {total} tasks failed: {shown}{more}. The other "
+            f"{total - len(failures)} tasks finished and are stored in {url}; fix the cause "
+            "and rerun the same command to compute the missing cells",
+            failures,
+        )
+
+
+def _point(spec: Spec, params: dict) -> str:
+    """The grid point of ``params`` as ``axis=value, ...`` (or the single point)."""
+    if not spec.axes:
+        return "the single grid point"
+    return ", ".join(f"{axis}={params[axis]!r}" for axis in spec.axes)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _remote_error(future, address: str, url: str) -> BaseException:
+    try:
+        return future.exception()
+    except (OSError, asyncio.CancelledError, concurrent.futures.CancelledError):
+        raise _lost(address, url) from None
+
+
+def _lost(address: str, url: str) -> SchedulerLost:
+    return SchedulerLost(
+        f"lost the Dask scheduler at {address} mid-sweep; finished tasks are kept in {url}: "
+        "rerun the same command (with --scheduler pointing at a running scheduler) to resume"
+    )
+
+
+def _quiet_close(client) -> None:
+    log = logging.getLogger("distributed.client")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        client.close(timeout=5)
+    except Exception:  # noqa: BLE001 - the scheduler is gone; nothing left to close cleanly
+        pass
+    finally:
+        log.setLevel(level)

@@ -1,0 +1,296 @@
+"""Reproducibility checks: the digest of a store, and re-running a spec to
+compare with a store or a recorded digest bit for bit.
+
+A digest is a small JSON document::
+
+    {
+      "format": "boardsweep-digest/1",
+      "sweep": "nightly",
+      "spec_sha256": "...",              # SHA-256 of the spec text (informative)
+      "spec_canonical_sha256": "...",    # SHA-256 of the canonical spec JSON (compared)
+      "variables": {
+        "counts": {"dtype": "<i8", "shape": [2, 2, 4, 5, 41], "sha256": "..."},
+        ...
+      },
+      "recorded_with": {"numpy_version": "...", ...}   # informative
+    }
+
+Every data variable of the store is hashed as stored (raw zarr values, fill
+values included, no decoding or masking): the SHA-256 of the array's bytes in C
+order.  ``dtype`` is numpy's ``dtype.str`` (byte order included).  Coordinates
+are not hashed: they follow from the spec, which the canonical hash covers.
+
+Specs are compared by canonical content (comments, layout and the store path do
+not matter), as :func:`pipeline.store.check_spec` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import zarr
+
+from pipeline import store
+from pipeline.spec import Spec
+
+__all__ = [
+    "DIGEST_FORMAT",
+    "VerifyResult",
+    "data_variables",
+    "digest",
+    "write_digest",
+    "load_digest",
+    "compare_with_store",
+    "compare_with_digest",
+    "verify",
+]
+
+DIGEST_FORMAT = "boardsweep-digest/1"
+_INFO_KEYS = ("boardsweep_version", "numpy_version", "numba_version", "dask_version",
+              "xarray_version", "zarr_version", "git_revision", "created")
+
+
+@dataclass
+class VerifyResult:
+    """The outcome of a comparison: ``ok`` and, when not, what differs."""
+
+    ok: bool
+    against: str
+    variables: int = 0
+    differences: list[str] = field(default_factory=list)
+    rerun_store: str | None = None
+
+    @property
+    def message(self) -> str:
+        if self.ok:
+            return f"identical: {self.variables} variables match {self.against} bit for bit"
+        first = self.differences[0]
+        more = len(self.differences) - 1
+        return first + (f" (and {more} more difference{'s' * (more > 1)})" if more else "")
+
+
+def canonical_sha256(canonical_json: str) -> str:
+    return hashlib.sha256(canonical_json.encode()).hexdigest()
+
+
+def data_variables(url: str) -> list[str]:
+    """The store's data variables in schema order: simulated, exact, masks."""
+    attrs = store.read_attrs(url)
+    names = [*attrs.get("variables", []), *attrs.get("exact_variables", []), "done", "exact_done"]
+    with store.quiet_zarr():
+        group = zarr.open_group(url, mode="r")
+        present = set(group.array_keys())
+    return [n for n in names if n in present]
+
+
+def _raw(url: str, name: str) -> np.ndarray:
+    with store.quiet_zarr():
+        return np.asarray(zarr.open_array(url, path=name, mode="r")[...])
+
+
+def _array_sha256(values: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(values).tobytes(order="C")).hexdigest()
+
+
+def digest(url: str) -> dict[str, Any]:
+    """The digest of the store at ``url`` (see the module docstring)."""
+    attrs = store.read_attrs(url)
+    if "spec_canonical" not in attrs:
+        raise store.StoreMismatch(f"{url} is not a boardsweep sweep store")
+    variables = {}
+    for name in data_variables(url):
+        values = _raw(url, name)
+        variables[name] = {
+            "dtype": values.dtype.str,
+            "shape": list(values.shape),
+            "sha256": _array_sha256(values),
+        }
+    return {
+        "format": DIGEST_FORMAT,
+        "sweep": attrs.get("sweep"),
+        "spec_sha256": attrs.get("spec_sha256"),
+        "spec_canonical_sha256": canonical_sha256(attrs["spec_canonical"]),
+        "variables": variables,
+        "recorded_with": {k: attrs[k] for k in _INFO_KEYS if k in attrs},
+    }
+
+
+def write_digest(url: str, out: str | Path | None = None) -> str:
+    """The digest of ``url`` as JSON text; also written to ``out`` when given."""
+    text = json.dumps(digest(url), indent=2, sort_keys=True) + "\n"
+    if out is not None:
+        Path(out).write_text(text)
+    return text
+
+
+def load_digest(path: str | Path) -> dict[str, Any]:
+    """Read a digest file (ValueError when it is not one)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable digest ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != DIGEST_FORMAT:
+        raise ValueError(f"{path}: not a boardsweep digest (expected format {DIGEST_FORMAT!r})")
+    return data
+
+
+def _bits(values: np.ndarray) -> np.ndarray:
+    """A view whose equality is bitwise equality (NaN == NaN, -0.0 != 0.0)."""
+    if values.dtype.kind in "fc":
+        return values.view(f"u{values.dtype.itemsize}" if values.dtype.kind == "f" else "u8")
+    return values
+
+
+def _coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
+    with store.quiet_zarr():
+        array = zarr.open_array(url, path=name, mode="r")
+        dims = list(getattr(array.metadata, "dimension_names", None) or [])
+        group = zarr.open_group(url, mode="r")
+        keys = set(group.array_keys())
+        parts = []
+        for axis, (dim, i) in enumerate(zip(dims or [None] * len(index), index)):
+            label: Any = i
+            if dim is not None and dim in keys and dim != name:
+                coord = group[dim]
+                if len(coord.shape) == 1 and coord.shape[0] > i:
+                    label = coord[i]
+                    label = label.item() if hasattr(label, "item") else label
+            parts.append(f"{dim or f'axis{axis}'}={label!r}")
+    return ", ".join(parts)
+
+
+def compare_with_store(expected: str, actual: str) -> VerifyResult:
+    """Compare the data variables of two stores bit for bit.
+
+    Each difference names the variable and, for values, the first differing
+    cell by its coordinates with both values and the number of cells differing.
+    """
+    result = VerifyResult(ok=True, against=expected)
+    old = store.read_attrs(expected).get("spec_canonical")
+    new = store.read_attrs(actual).get("spec_canonical")
+    if old != new:
+        result.differences.append(f"the store {expected} was made by a different spec than the re-run")
+    names_a, names_b = data_variables(expected), data_variables(actual)
+    for name in names_a + [n for n in names_b if n not in names_a]:
+        if name not in names_b or name not in names_a:
+            where = actual if name not in names_b else expected
+            result.differences.append(f"variable {name!r} is missing from {where}")
+            continue
+        a, b = _raw(expected, name), _raw(actual, name)
+        if a.dtype != b.dtype or a.shape != b.shape:
+            result.differences.append(
+                f"variable {name!r}: dtype/shape {a.dtype.str}{list(a.shape)} in {expected}, "
+                f"{b.dtype.str}{list(b.shape)} in the re-run"
+            )
+            continue
+        result.variables += 1
+        unequal = _bits(a) != _bits(b)
+        if unequal.any():
+            cell = tuple(int(i) for i in np.argwhere(unequal)[0]) if a.ndim else ()
+            result.differences.append(
+                f"variable {name!r} differs at {_coordinate_labels(expected, name, cell) or 'its only cell'}: "
+                f"{a[cell]!r} in {expected}, {b[cell]!r} in the re-run "
+                f"({int(unequal.sum())} of {unequal.size} cells differ)"
+            )
+    result.ok = not result.differences
+    return result
+
+
+def compare_with_digest(recorded: dict[str, Any], actual: str, against: str = "the digest") -> VerifyResult:
+    """Compare the store ``actual`` with a recorded digest, variable by variable."""
+    result = VerifyResult(ok=True, against=against)
+    now = digest(actual)
+    if recorded.get("spec_canonical_sha256") != now["spec_canonical_sha256"]:
+        result.differences.append(f"{against} was recorded for a different spec than the re-run")
+    want, got = recorded.get("variables", {}), now["variables"]
+    for name in list(want) + [n for n in got if n not in want]:
+        if name not in got or name not in want:
+            where = "the re-run" if name not in got else against
+            result.differences.append(f"variable {name!r} is missing from {where}")
+            continue
+        w, g = want[name], got[name]
+        if (w["dtype"], list(w["shape"])) != (g["dtype"], g["shape"]):
+            result.differences.append(
+                f"variable {name!r}: dtype/shape {w['dtype']}{w['shape']} in {against}, "
+                f"{g['dtype']}{g['shape']} in the re-run"
+            )
+            continue
+        result.variables += 1
+        if w["sha256"] != g["sha256"]:
+            result.differences.append(
+                f"variable {name!r} differs: SHA-256 {w['sha256'][:16]}... in {against}, "
+                f"{g['sha256'][:16]}... in the re-run"
+            )
+    result.ok = not result.differences
+    return result
+
+
+def is_digest_file(path: str) -> bool:
+    p = Path(path)
+    return p.is_file()
+
+
+def verify(
+    spec: Spec,
+    against: str,
+    *,
+    rerun_store: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    security=None,
+    on_start=None,
+    on_progress=None,
+) -> VerifyResult:
+    """Re-run ``spec`` into a fresh store and compare it with ``against``.
+
+    ``against`` is a store (compared cell by cell) or a digest file (compared
+    variable by variable).  The spec is checked against it before anything
+    runs.  The re-run goes to ``rerun_store`` (kept; it must not exist yet) or
+    to a temporary directory that is removed afterwards.
+    """
+    from pipeline.execute import normalize_url, run_sweep
+
+    if is_digest_file(against):
+        recorded = load_digest(against)
+        if recorded.get("spec_canonical_sha256") != canonical_sha256(spec.canonical_json()):
+            return VerifyResult(False, against, differences=[
+                f"{against} was recorded for a different spec than {spec.source} "
+                "(canonical spec hashes differ); record a new digest with `boardsweep digest`"
+            ])
+        compare = lambda url: compare_with_digest(recorded, url, against)  # noqa: E731
+    else:
+        against = normalize_url(against)
+        if not store.store_exists(against):
+            raise ValueError(f"--against {against}: neither a digest file nor a sweep store")
+        try:
+            store.check_spec(against, spec)
+        except store.StoreMismatch as exc:
+            return VerifyResult(False, against, differences=[str(exc)])
+        compare = lambda url: compare_with_store(against, url)  # noqa: E731
+
+    tmp = None
+    if rerun_store is None:
+        tmp = tempfile.mkdtemp(prefix="boardsweep-verify-")
+        url = str(Path(tmp) / f"{spec.name}.zarr")
+    else:
+        url = normalize_url(rerun_store)
+        if Path(url).exists():
+            raise ValueError(f"--store {url} exists; verify re-runs into a new store")
+    try:
+        report = run_sweep(spec, url, workers=workers, scheduler=scheduler, security=security,
+                           on_start=on_start, on_progress=on_progress)
+        if not report.complete:
+            raise RuntimeError(f"the re-run into {url} did not complete")
+        result = compare(url)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    result.rerun_store = None if tmp is not None else url
+    return result
