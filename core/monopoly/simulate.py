@@ -80,15 +80,18 @@ def _destination(card, square):
 
 
 @lru_cache(maxsize=None)
-def _kernel(tally: int, scripted: bool):
-    """The kernel compiled for one tally convention and mode (random or
-    scripted): these flags are closure constants, so their branches vanish
-    from the machine code (65 -> 100 million rolls per second here)."""
+def _kernel(tally: int, mode: str):
+    """The kernel compiled for one tally convention and one mode: ``"table"``
+    (independent draws, every landing resolved by one lookup), ``"cards"``
+    (decks drawn in order, shuffled_cycle) or ``"scripted"`` (dice and cards
+    from a script).  These are closure constants, so the branches that do
+    not apply vanish from the machine code."""
     per_roll, per_landing, per_turn = tally == PER_ROLL, tally == PER_LANDING, tally == PER_TURN
+    table, scripted = mode == "table", mode == "scripted"
 
     @njit(cache=True)
-    def _run(key, games, players, turns, checkpoints, n, shuffled, shuffle_decks, long_jail,
-             chance, community, script, cards, out_counts, out_totals, status):
+    def _run(key, games, players, turns, checkpoints, n, shuffle_decks, long_jail, chance,
+             community, landing, script, cards, out_counts, out_totals, status):
         """Kernel: play the run; add cumulative ``counts`` per location and
         ``(events, rolls)`` to ``out_counts[k]`` / ``out_totals[k]`` at turn
         ``checkpoints[k]`` of every game.
@@ -98,14 +101,20 @@ def _kernel(tally: int, scripted: bool):
         and reference-counts every array handed to a helper, which costs more
         than the rules themselves (13 vs 65 million rolls per second here).
 
+        A roll draws 64 bits once: the high half picks the ordered pair of faces
+        (``pair_sum`` / ``pair_double`` over the n^2 pairs), the low half the
+        landing's outcome in table mode (an entry of ``final`` / ``counted``).
+
         Turn rules (DESIGN 3.1): in jail with the long strategy, roll: doubles or
         a third turn -> move by the throw and the turn ends; else stay.  Otherwise
         roll while doubles come; a third double goes to jail without moving.
         A landing is resolved square by square: G2J -> jail; a card square draws
         a card, which may send the token on (back 3 from CH3 reaches CC3, drawn
-        again).  ``scripted`` replaces the stream by ``script`` faces and
-        ``cards`` codes; ``status`` returns (code, faces used, cards used).
+        again).  ``script`` faces and ``cards`` codes replace the stream in
+        scripted mode; ``status`` returns (code, faces used, cards used).
         """
+        pair_sum, pair_double, final, counted = landing
+        n_pairs, width = n * n, final.shape[1]
         rng = np.empty(4, dtype=np.uint64)
         counts = np.zeros(N_LOCATIONS, dtype=np.int64)
         pos = np.zeros(players, dtype=np.int64)
@@ -116,7 +125,7 @@ def _kernel(tally: int, scripted: bool):
         face, card_no = 0, 0
         for g in range(games):
             game_state(key, g, rng)
-            if shuffled:  # fixed orders consume the same draws as a shuffle
+            if not table:  # fixed orders consume the same draws as a shuffle
                 cc[:] = community
                 ch[:] = chance
                 shuffle(rng, cc)
@@ -138,14 +147,13 @@ def _kernel(tally: int, scripted: bool):
                             if face + 1 >= script.shape[0]:
                                 status[0], status[1], status[2] = _OUT_OF_DICE, face, card_no
                                 return
-                            a, b = script[face], script[face + 1]
+                            steps, double = script[face] + script[face + 1], script[face] == script[face + 1]
                             face += 2
                         else:
                             x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
-                            a = _below(x >> np.uint64(32), n) + 1
-                            b = _below(x & np.uint64(0xFFFFFFFF), n) + 1
+                            pair = _below(x >> np.uint64(32), n_pairs)
+                            steps, double = pair_sum[pair], pair_double[pair]
                         rolls += 1
-                        double = a == b
                         # -- jail: stay, or leave by this throw
                         if sq == IN_JAIL:
                             if long_jail:
@@ -164,9 +172,20 @@ def _kernel(tally: int, scripted: bool):
                                 counts[IN_JAIL] += 1
                                 events += 1
                                 break
-                        # -- move, then resolve the landing square by square
-                        sq = (sq + a + b) % N_SQUARES
-                        while True:
+                        # -- move, then resolve the landing
+                        sq = sq + steps - N_SQUARES if sq + steps >= N_SQUARES else sq + steps
+                        if sq >= N_SQUARES:  # dice with more than 20 sides
+                            sq %= N_SQUARES
+                        if table:
+                            u = _below(x & np.uint64(0xFFFFFFFF), width)
+                            if per_landing:
+                                for c in range(counted.shape[2]):
+                                    if counted[sq, u, c] < 0:
+                                        break
+                                    counts[counted[sq, u, c]] += 1
+                                    events += 1
+                            sq = np.int64(final[sq, u])
+                        while not table:  # square by square, drawing cards in order
                             kind = _KIND[sq]
                             if kind == _G2J:
                                 sq = IN_JAIL
@@ -182,18 +201,12 @@ def _kernel(tally: int, scripted: bool):
                                     return
                                 card = cards[card_no]
                                 card_no += 1
-                            elif shuffled and kind == _CC:
+                            elif kind == _CC:
                                 card = cc[next_cc]
                                 next_cc = next_cc + 1 if next_cc + 1 < n_cc else 0
-                            elif shuffled:
+                            else:
                                 card = ch[next_ch]
                                 next_ch = next_ch + 1 if next_ch + 1 < n_ch else 0
-                            else:
-                                x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
-                                if kind == _CC:
-                                    card = cc[_below(x >> np.uint64(32), n_cc)]
-                                else:
-                                    card = ch[_below(x >> np.uint64(32), n_ch)]
                             if card == STAY:
                                 break
                             if card == TO_JAIL:
@@ -216,6 +229,70 @@ def _kernel(tally: int, scripted: bool):
         status[0], status[1], status[2] = _OK, face, card_no
 
     return _run
+
+
+def _dice_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sum and double flag of the n^2 equally likely ordered pairs of faces."""
+    a, b = np.divmod(np.arange(n * n), n)
+    return (a + b + 2).astype(np.int64), a == b
+
+
+def _walk(square: int, draws: list[int], chance: np.ndarray, community: np.ndarray):
+    """Follow one landing with the given card indices (in draw order): the
+    final location and the squares a per_landing tally counts on the way."""
+    counted = []
+    while True:
+        if _KIND[square] == _G2J:
+            return IN_JAIL, counted
+        counted.append(square)
+        if _KIND[square] == _PLAIN:
+            return square, counted
+        deck = community if _KIND[square] == _CC else chance
+        card = int(deck[draws.pop(0)])
+        if card == STAY:
+            return square, counted
+        if card == TO_JAIL:
+            return IN_JAIL, counted
+        square = int(_destination(card, square))
+
+
+@lru_cache(maxsize=64)
+def _landing_tables(n: int, chance: tuple, community: tuple) -> tuple:
+    """Lookup tables of the table-mode kernel for independent draws.
+
+    Each landing square has equally likely outcomes: one per card of its
+    deck, times one per community chest card where a chance card can send the
+    token to a community chest square (back 3 from CH3).  Every square's row
+    holds the same number of entries (the lcm of the outcome counts: 256 for
+    the standard decks, 240 with classic15), each outcome repeated evenly, so
+    the entry index is drawn without knowing the square: that keeps it off
+    the roll-to-roll dependency chain.  ``final`` is where an entry leaves the
+    token, ``counted`` the squares it counts for per_landing (-1 padded).
+    Built by walking the kernel's own card codes, apart from the exact solver.
+    """
+    ch, cc = np.array(chance), np.array(community)
+    radices = []
+    for sq in range(N_SQUARES):
+        if _KIND[sq] == _CC:
+            radices.append((len(cc),))
+        elif _KIND[sq] == _CH:
+            back = (sq + N_SQUARES - 3) % N_SQUARES
+            radices.append((len(ch), len(cc)) if _KIND[back] == _CC else (len(ch),))
+        else:
+            radices.append(())
+    size = [int(np.prod(r)) for r in radices]
+    width = int(np.lcm.reduce(size))
+    final = np.zeros((N_SQUARES, width), dtype=np.int8)
+    counted = np.full((N_SQUARES, width, 4), -1, dtype=np.int8)
+    for sq, radix in enumerate(radices):
+        repeat = width // size[sq]
+        for u in range(size[sq]):
+            draws = list(np.unravel_index(u, radix)) if radix else []
+            end, squares = _walk(sq, draws, ch, cc)
+            final[sq, u * repeat : (u + 1) * repeat] = end
+            counted[sq, u * repeat : (u + 1) * repeat, : len(squares)] = squares
+    pair_sum, pair_double = _dice_pairs(n)
+    return pair_sum, pair_double, final, counted
 
 
 def _check_checkpoints(checkpoints: np.ndarray, turns: int) -> np.ndarray:
@@ -274,10 +351,11 @@ def simulate_rules(
     totals = np.zeros((cp.size, 2), dtype=np.int64)
     status = np.zeros(3, dtype=np.int64)
     empty = np.zeros(0, dtype=np.int64)
-    _kernel(rules.tally_code, False)(
-        seed_key(seed), games, players, turns, cp, rules.dice_sides, rules.shuffled,
-        deck_orders is None, rules.long_jail, chance, community, empty, empty, counts, totals,
-        status,
+    mode = "cards" if rules.shuffled else "table"
+    landing = _landing_tables(rules.dice_sides, tuple(chance), tuple(community))
+    _kernel(rules.tally_code, mode)(
+        seed_key(seed), games, players, turns, cp, rules.dice_sides, deck_orders is None,
+        rules.long_jail, chance, community, landing, empty, empty, counts, totals, status,
     )
     return {"counts": counts, "events": totals[:, 0].copy(), "rolls": totals[:, 1].copy()}
 
@@ -306,9 +384,11 @@ def run_script(rules: Rules, dice: np.ndarray, cards: np.ndarray, turns: int) ->
     counts = np.zeros((turns, N_LOCATIONS), dtype=np.int64)
     totals = np.zeros((turns, 2), dtype=np.int64)
     status = np.zeros(3, dtype=np.int64)
-    _kernel(rules.tally_code, True)(
-        seed_key(0), 1, 1, turns, cp, rules.dice_sides, rules.shuffled, False, rules.long_jail,
-        rules.chance_cards, rules.community_cards, np.asarray(dice, dtype=np.int64),
+    landing = _landing_tables(rules.dice_sides, tuple(rules.chance_cards),
+                              tuple(rules.community_cards))
+    _kernel(rules.tally_code, "scripted")(
+        seed_key(0), 1, 1, turns, cp, rules.dice_sides, False, rules.long_jail,
+        rules.chance_cards, rules.community_cards, landing, np.asarray(dice, dtype=np.int64),
         np.asarray(cards, dtype=np.int64), counts, totals, status,
     )
     played = int(np.count_nonzero(totals[:, 1]))
