@@ -76,6 +76,11 @@ def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
     return run
 
 
+def _mem(ds: xr.Dataset) -> xr.Dataset:
+    """The Dataset in memory (a store opened lazily is read once here)."""
+    return ds.compute() if any(v.chunks for v in ds.variables.values()) else ds
+
+
 def _grid(ds: xr.Dataset) -> list[str]:
     return list(ds.attrs.get("grid_axes", []))
 
@@ -139,6 +144,7 @@ def convergence(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
       ``rms_error`` = sqrt(mean over replicates and labels of
       (frequency - exact)^2) per checkpoint (the error of ONE replicate).
     """
+    ds = _mem(ds)
     dim = distribution_variables(ds)[variable]
     freq = frequencies(ds, variable)
     n = freq.notnull().sum("replicate")
@@ -247,6 +253,7 @@ def variance_ratio(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset | Non
     their mean over finished replicates.  Also ``measured`` and ``predicted``.
     None when the game has no theory.
     """
+    ds = _mem(ds)
     theory = theoretical_variance(ds, variable)
     if theory is None:
         return None
@@ -270,6 +277,7 @@ def batch_means(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     a few effective batches, so each estimate is noisy; compare medians), and,
     where the game has a theory, ``ratio`` = variance / (sigma^2 / N_r).
     """
+    ds = _mem(ds)
     dim = distribution_variables(ds)[variable]
     counts = ds[variable].astype(float)
     total = counts.sum(dim, skipna=False)
@@ -310,6 +318,7 @@ def shuffle_decomposition(
     ``sampling``, ``between_share``, and ``replicate_exact`` (grid...,
     replicate, DIM).
     """
+    ds = _mem(ds)
     game = game_of(ds)
     hook = None if game is None else game.extras.get("replicate_exact")
     if hook is None:
@@ -358,6 +367,7 @@ def compare_axis(
     locations, about two would pass an unadjusted 5% test by chance alone);
     ``significant`` = p_holm < alpha.  Dims: the other grid axes and DIM.
     """
+    ds = _mem(ds)
     dim = distribution_variables(ds)[variable]
     freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
     sides = []
