@@ -113,6 +113,8 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
     """A Security object (encryption required) from the --tls-* options, or None."""
     given = {"--tls-ca-file": ca_file, "--tls-cert": cert, "--tls-key": key}
     if not any(given.values()):
+        if scheduler and scheduler.startswith("tls://"):
+            raise UserError(f"scheduler {scheduler} uses TLS: give --tls-ca-file, --tls-cert and --tls-key")
         return None
     missing = [name for name, value in given.items() if not value]
     if missing:
@@ -361,6 +363,21 @@ def verify(
         raise RunFailed(f"verify failed: {result.message}")
     console.print(f"verify: OK, {result.message}")
 
+
+@cli.command()
+@click.argument("store_url", metavar="STORE")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Report folder.")
+@click.option("--variable", default=None, help="Simulated variable (default: counts, else the first distribution).")
+def report(store_url: str, out_dir: str, variable: str | None) -> None:
+    """Write a convergence and variance report of STORE (index.html, PNGs, summary.json)."""
+    from pipeline import display
+    from pipeline.report import build_report
+
+    ds = display.open_store(store_url, UserError)
+    if variable is not None:
+        variable = display.pick_variable(ds, variable, UserError)
+    build_report(store_url, out_dir, variable)
+    click.echo(f"report written to {out_dir}/index.html")
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""
