@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,8 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
     meta: dict[str, Any] = {"store": str(store) if not isinstance(store, xr.Dataset) else None,
                             "game": ds.attrs.get("game"), "sweep": ds.attrs.get("sweep"),
                             "variable": variable, "notes": []}
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
         if variable is None:
             summary = {point_key(ds, p): _empty() for p in points}
             meta["notes"].append("the store has no distribution variable (checkpoint, DIM)")
@@ -227,7 +229,8 @@ def _draw_convergence(ax, ds, point, parts) -> None:
             ax.fill_between(steps[ok], lo, hi, color="orange", alpha=0.25, label="sigma/sqrt(N), all labels")
             ax.loglog(steps[ok], np.sqrt(np.nanmean(sig2) / n[ok]), color="orange", label="theory RMS")
     ax.set_xlabel(parts["conv"].attrs.get("steps", "steps"), fontsize=7)
-    ax.legend(fontsize=5)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=5)
 
 
 def _draw_ratio(ax, ds, point, parts) -> None:
@@ -243,7 +246,8 @@ def _draw_ratio(ax, ds, point, parts) -> None:
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xlabel(parts["conv"].attrs.get("steps", "steps"), fontsize=7)
     ax.set_ylabel("measured var / CLT var", fontsize=7)
-    ax.legend(fontsize=5)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=5)
 
 
 # --- HTML --------------------------------------------------------------------------------
