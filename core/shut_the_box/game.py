@@ -1,0 +1,150 @@
+"""Shut the Box (Project Euler 640) registered through :mod:`core.games`.
+
+Sweep axes: ``dice_sides`` (n, cards ``1..2n``, 2..10) and ``policy``
+(``optimal``, ``greedy``, ``random``).  Exact answers (and the ``optimal``
+policy, which needs the solved table) exist for ``dice_sides <= 8``
+(:data:`core.shut_the_box.solve.EXACT_MAX_SIDES`, 4**8 states); greedy and
+random play can be simulated up to 10.  The score is the number of rolls ``T``
+to turn every card on; ``E[T]`` for optimal play with n = 6 is the PE640
+answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from core.games import Game, Param, ParameterError, Variable
+from core.shut_the_box import rules, solve
+from core.shut_the_box.simulate import HIST_BINS, simulate_rolls
+
+__all__ = ["GAME", "QUANTILES"]
+
+QUANTILES = (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99)
+_ROLL_LABELS = tuple(str(t) for t in range(HIST_BINS - 1)) + (f">={HIST_BINS - 1}",)
+
+
+def _check_params(params: dict) -> None:
+    """``optimal`` play needs the exact solution, which exists for n <= 8."""
+    n = params["dice_sides"]
+    if params["policy"] == "optimal" and n > solve.EXACT_MAX_SIDES:
+        raise ParameterError(
+            f"parameter 'dice_sides': {n!r} is not allowed with policy 'optimal'; "
+            f"expected an integer <= {solve.EXACT_MAX_SIDES} (exact solution limit)"
+        )
+
+
+def _simulate(
+    params: dict, seed: Any, run_shape: dict, checkpoints: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Cumulative rolls statistics after each checkpoint's number of games."""
+    n, policy = params["dice_sides"], params["policy"]
+    checkpoints = np.asarray(checkpoints, dtype=np.int64)
+    if checkpoints[-1] != run_shape["games"]:
+        raise ParameterError(
+            f"checkpoints must end at games={run_shape['games']}, got {checkpoints[-1]}"
+        )
+    table = solve.solve_optimal(n).policy if policy == "optimal" else None
+    return simulate_rolls(n, policy, seed, checkpoints, table)
+
+
+def _exact(params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    """``E[T]``, ``Var[T]`` and ``P(T = t)`` over the histogram bins (NaN if n > 8)."""
+    n, policy = params["dice_sides"], params["policy"]
+    if n > solve.EXACT_MAX_SIDES:
+        nan = np.array(np.nan)
+        return {"expected_rolls": nan, "variance_rolls": nan.copy(),
+                "exact_pmf": np.full(HIST_BINS, np.nan)}
+    mean, var = solve.moments(n, policy)
+    return {
+        "expected_rolls": np.array(mean[0]),
+        "variance_rolls": np.array(var[0]),
+        "exact_pmf": solve.binned_pmf(n, policy, HIST_BINS),
+    }
+
+
+def _summarize(params: dict, sim: dict[str, np.ndarray], run_shape: dict) -> dict:
+    """Mean rolls with its standard error (from the sample variance) at the last checkpoint."""
+    games = int(run_shape["games"])
+    total = int(sim["rolls_sum"][-1])
+    sq = int(sim["rolls_sq_sum"][-1])
+    mean = total / games
+    var = (sq - total * total / games) / (games - 1) if games > 1 else float("nan")
+    hist = sim["hist"][-1]
+    cdf = np.cumsum(hist)
+    median_bin = int(np.searchsorted(cdf, (games + 1) // 2))
+    return {
+        "game": "shut_the_box",
+        "dice_sides": params["dice_sides"],
+        "policy": params["policy"],
+        "games": games,
+        "mean_rolls": mean,
+        "std_error": float(np.sqrt(var / games)) if games > 1 else float("nan"),
+        "std_rolls": float(np.sqrt(var)) if games > 1 else float("nan"),
+        "median_rolls": None if median_bin >= HIST_BINS - 1 else median_bin,
+        "min_rolls": int(np.argmax(hist > 0)),
+        "games_over_histogram": int(hist[-1]),
+        "capped_games": int(sim["capped"][-1]),
+    }
+
+
+def _summarize_exact(params: dict) -> dict:
+    """Exact ``E[T]``, ``Var[T]`` and quantiles of the rolls under the policy."""
+    n, policy = params["dice_sides"], params["policy"]
+    if n > solve.EXACT_MAX_SIDES:
+        raise ParameterError(
+            f"parameter 'dice_sides': {n!r} has no exact solution; "
+            f"expected an integer <= {solve.EXACT_MAX_SIDES}"
+        )
+    mean, var = solve.moments(n, policy)
+    pmf, tail = solve.rolls_pmf(n, policy)
+    qs = solve.quantiles(pmf, np.array(QUANTILES))
+    out = {
+        "game": "shut_the_box",
+        "dice_sides": n,
+        "policy": policy,
+        "cards": rules.n_cards(n),
+        "states": rules.n_states(n),
+        "expected_rolls": float(mean[0]),
+        "variance": float(var[0]),
+        "std_rolls": float(np.sqrt(var[0])),
+        "quantiles": {f"{q:g}": (None if np.isnan(v) else int(v)) for q, v in zip(QUANTILES, qs)},
+        "pmf_horizon": int(pmf.shape[0]),
+        "pmf_tail_mass": tail,
+    }
+    if policy == "optimal":
+        out["policy_iterations"] = solve.solve_optimal(n).iterations
+    return out
+
+
+GAME = Game(
+    name="shut_the_box",
+    description="Shut the Box (PE640): rolls of two n-sided dice to turn cards 1..2n on",
+    params=(
+        Param("dice_sides", 6, "sides of each die; cards 1..2n", minimum=2, maximum=rules.MAX_SIDES),
+        Param("policy", "optimal", "which card to toggle", choices=solve.POLICIES),
+    ),
+    run_shape={"games": 10000},
+    checkpoint_of="games",
+    coords={"rolls": _ROLL_LABELS},
+    variables={
+        "rolls_sum": Variable(("checkpoint",), "int64", "sum over games of rolls to finish"),
+        "rolls_sq_sum": Variable(("checkpoint",), "int64", "sum over games of squared rolls"),
+        "hist": Variable(
+            ("checkpoint", "rolls"), "int64",
+            "games by rolls to finish (bin t = t rolls; last bin >= 1023)",
+        ),
+        "capped": Variable(("checkpoint",), "int64", "games stopped at the 2**26-roll guard"),
+    },
+    exact_variables={
+        "expected_rolls": Variable((), "float64", "E[T], rolls to finish"),
+        "variance_rolls": Variable((), "float64", "Var[T]"),
+        "exact_pmf": Variable(("rolls",), "float64", "P(T = t) per histogram bin"),
+    },
+    simulate=_simulate,
+    summarize=_summarize,
+    exact=_exact,
+    summarize_exact=_summarize_exact,
+    check_params=_check_params,
+)
