@@ -196,7 +196,7 @@ def compare_with_store(expected: str, actual: str) -> VerifyResult:
             cell = tuple(int(i) for i in np.argwhere(unequal)[0]) if a.ndim else ()
             result.differences.append(
                 f"variable {name!r} differs at {_coordinate_labels(expected, name, cell) or 'its only cell'}: "
-                f"{a[cell]!r} in {expected}, {b[cell]!r} in the re-run "
+                f"{a[cell].item()!r} in {expected}, {b[cell].item()!r} in the re-run "
                 f"({int(unequal.sum())} of {unequal.size} cells differ)"
             )
     result.ok = not result.differences

@@ -1,0 +1,126 @@
+"""``boardsweep digest`` and ``boardsweep verify``: re-running a spec is
+compared bit for bit with a store (the first differing cell is named by its
+coordinates) or with a recorded digest (the differing variable is named); the
+committed nightly digest verifies."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+from localdask import finish, start_client
+from pipeline.cli import main
+from pipeline.execute import run_sweep
+from pipeline.spec import parse_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str) -> int:
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+@pytest.fixture
+def toy_store(tmp_path, cluster2, toy_spec_text, write_spec):
+    spec_path = write_spec(toy_spec_text)
+    url = tmp_path / "toy.zarr"
+    assert run_sweep(parse_spec(toy_spec_text), str(url), scheduler=cluster2).complete
+    return spec_path, url
+
+
+def test_digest_hashes_every_data_variable(toy_store, tmp_path, cluster2, toy_spec_text, capsys):
+    spec_path, url = toy_store
+    out = tmp_path / "toy.digest.json"
+    assert run_cli("digest", str(url), "--out", str(out)) == 0
+    recorded = json.loads(out.read_text())
+    assert recorded["format"] == "boardsweep-digest/1" and recorded["sweep"] == "toy"
+    assert recorded["spec_sha256"] == hashlib.sha256(toy_spec_text.encode()).hexdigest()
+    assert set(recorded["variables"]) == {"counts", "events", "rolls", "exact_frequency", "done", "exact_done"}
+    counts = zarr.open_array(str(url), path="counts", mode="r")[...]
+    assert recorded["variables"]["counts"] == {
+        "dtype": "<i8", "shape": [2, 2, 4, 5, 8],
+        "sha256": hashlib.sha256(np.ascontiguousarray(counts).tobytes()).hexdigest(),
+    }
+    # stdout form, and a second run of the same spec gives the same digest
+    again = tmp_path / "again.zarr"
+    run_sweep(parse_spec(toy_spec_text), str(again), scheduler=cluster2)
+    capsys.readouterr()
+    assert run_cli("digest", str(again)) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["variables"] == recorded["variables"]
+    assert second["spec_canonical_sha256"] == recorded["spec_canonical_sha256"]
+    assert run_cli("digest", str(tmp_path / "missing.zarr")) == 2
+    assert "no sweep store" in capsys.readouterr().err
+
+
+def test_verify_names_the_changed_cell(toy_store, tmp_path, cluster2, capsys):
+    spec_path, url = toy_store
+    assert run_cli("verify", str(spec_path), "--against", str(url), "--scheduler", cluster2) == 0
+    assert "verify: OK, identical: 6 variables match" in capsys.readouterr().out
+
+    changed = tmp_path / "changed.zarr"
+    shutil.copytree(url, changed)
+    counts = zarr.open_array(str(changed), path="counts", mode="r+")
+    before = int(counts[1, 0, 2, 3, 5])
+    counts[1, 0, 2, 3, 5] = before + 1  # dice_sides=3, rule=plain, replicate 2, 4th checkpoint, S5
+    checkpoint = int(zarr.open_array(str(changed), path="checkpoint", mode="r")[3])
+
+    assert run_cli("verify", str(spec_path), "--against", str(changed), "--scheduler", cluster2) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0] == (
+        f"boardsweep: error: verify failed: variable 'counts' differs at dice_sides=3, rule='plain', "
+        f"replicate=2, checkpoint={checkpoint}, location='S5': {before + 1} in {changed}, {before} in the "
+        "re-run (1 of 640 cells differ)"
+    )
+
+    # against a digest, the variable is named
+    digest = tmp_path / "changed.digest.json"
+    assert run_cli("digest", str(changed), "--out", str(digest)) == 0
+    assert run_cli("verify", str(spec_path), "--against", str(digest), "--scheduler", cluster2) == 1
+    err = capsys.readouterr().err
+    assert "verify failed: variable 'counts' differs: SHA-256" in err
+    assert "events" not in err and "rolls" not in err
+
+
+def test_verify_refuses_another_spec(toy_store, tmp_path, cluster2, toy_spec_text, write_spec, capsys):
+    spec_path, url = toy_store
+    other = write_spec(toy_spec_text.replace("seed = 7", "seed = 8"), "other.toml")
+    digest = tmp_path / "toy.digest.json"
+    assert run_cli("digest", str(url), "--out", str(digest)) == 0
+    assert run_cli("verify", str(other), "--against", str(digest), "--scheduler", cluster2) == 1
+    assert "was recorded for a different spec" in capsys.readouterr().err
+    assert run_cli("verify", str(other), "--against", str(url), "--scheduler", cluster2) == 1
+    assert "seed: 7 in the store, 8 in" in capsys.readouterr().err
+    assert run_cli("verify", str(other), "--against", str(tmp_path / "nothing")) == 2
+    assert "no such store or digest file" in capsys.readouterr().err
+
+
+def test_verify_keeps_the_rerun_when_asked(toy_store, tmp_path, cluster2, capsys):
+    spec_path, url = toy_store
+    kept = tmp_path / "kept.zarr"
+    assert run_cli("verify", str(spec_path), "--against", str(url), "--scheduler", cluster2,
+                   "--store", str(kept)) == 0
+    assert zarr.open_array(str(kept), path="done", mode="r")[...].all()
+    assert run_cli("verify", str(spec_path), "--against", str(url), "--store", str(kept)) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_nightly_spec_matches_its_committed_digest(tmp_path):
+    """What .github/workflows/nightly.yml runs.  After an intended change of
+    Monopoly results, record a new digest (see the comment in sweeps/nightly.toml)."""
+    proc = start_client(tmp_path, "verify", str(ROOT / "sweeps" / "nightly.toml"), "--against",
+                        str(ROOT / "sweeps" / "nightly.digest.json"), "--workers", "2", real=True)
+    rc, out, err = finish(proc, timeout=300)
+    assert rc == 0, f"{out}\n{err}"
+    assert "verify: OK" in out
