@@ -82,3 +82,25 @@ def test_bad_inputs():
         simulate_rolls(3, "optimal", 0, np.array([5]))  # no table
     with pytest.raises(KeyError):
         simulate_rolls(3, "smart", 0, np.array([5]))
+
+
+def test_interpreted_kernel_gives_the_same_bits():
+    """The kernel run as plain Python (NUMBA_DISABLE_JIT=1) reproduces the compiled run."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, warnings, numpy as np\n"
+        "warnings.simplefilter('ignore')\n"
+        "from core.shut_the_box.simulate import simulate_rolls\n"
+        "print(json.dumps({p: simulate_rolls(3, p, 8, np.array([5, 40]))['hist'].tolist()"
+        " for p in ('greedy', 'random')}))\n"
+    )
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    slow = json.loads(res.stdout.strip().splitlines()[-1])
+    for policy, hist in slow.items():
+        np.testing.assert_array_equal(_run(3, policy, 8, [5, 40])["hist"], np.array(hist))
