@@ -103,7 +103,8 @@ def cluster2():
     from distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
         silence_logs=logging.ERROR,
     ) as cluster:
         yield cluster.scheduler_address
