@@ -34,6 +34,7 @@ __all__ = [
     "ParameterError",
     "Param",
     "Variable",
+    "Ratio",
     "Game",
     "GAME_MODULES",
     "get_game",
@@ -152,6 +153,32 @@ class Variable:
 
 
 @dataclass(frozen=True)
+class Ratio:
+    """An estimate reported with a 95% interval: ``numerator / denominator``,
+    pooled over the done replicates at a checkpoint.
+
+    Parameters
+    ----------
+    numerator : str
+        A simulation variable (cumulative), e.g. ``wins`` (checkpoint, seat).
+    denominator : str
+        A simulation variable, or ``"checkpoint"`` for the checkpoint value
+        itself (e.g. the number of games played so far).
+    kind : {"share", "mean"}
+        ``share``: successes out of trials, Wilson interval on the pooled
+        counts; ``mean``: a mean per unit, normal interval from the spread of
+        the replicates' own ratios.
+    exact : str, optional
+        The ``exact_variables`` entry that this ratio estimates.
+    """
+
+    numerator: str
+    denominator: str
+    kind: str = "share"
+    exact: str | None = None
+
+
+@dataclass(frozen=True)
 class Game:
     """Everything the pipeline needs to know about a game.
 
@@ -190,9 +217,14 @@ class Game:
         with ``N`` the simulated per-checkpoint variable ``name`` (NaN: no theory);
         ``"replicate_exact"(params, seed, run_shape) -> {exact variable: array}``,
         the exact answer of the random environment (e.g. deck shuffles) that the
-        replicate with this seed played.
+        replicate with this seed played; ``"modal"(frequency) -> str``, the
+        game's short name for the most frequent labels (PE84's modal string).
     coords_fn : callable, optional
         ``coords_fn(params) -> coords`` where labels depend on parameters.
+    ratios : dict of Ratio
+        Estimates the report shows with 95% intervals (win shares, mean rolls).
+        Where a ratio has a ``seat`` dimension and the grid point a ``players``
+        parameter, only the first ``players`` seats are reported.
     """
 
     name: str
@@ -212,6 +244,7 @@ class Game:
     run_shape_maximum: dict[str, int] = field(default_factory=dict)
     extras: dict[str, Callable] = field(default_factory=dict)
     coords_fn: Callable[[dict], dict[str, tuple[str, ...]]] | None = None
+    ratios: dict[str, Ratio] = field(default_factory=dict)
 
     def coords_for(self, params: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
         """Coordinate labels for these parameters (``coords`` unless the game

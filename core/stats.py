@@ -13,6 +13,7 @@ never read as zero.  The xarray wrappers live in :mod:`pipeline.analysis`.
 * :func:`welch_test`: difference of two means with unequal variances.
 * :func:`holm`: Holm-Bonferroni adjusted p-values (family-wise error).
 * :func:`variance_decomposition`: total = between-environment + sampling.
+* :func:`wilson_interval`: score interval of a binomial proportion.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ __all__ = [
     "welch_test",
     "holm",
     "variance_decomposition",
+    "wilson_interval",
 ]
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
 def loglog_slope(x: np.ndarray, y: np.ndarray, min_points: int = 3) -> tuple[float, float]:
@@ -214,3 +218,22 @@ class _quiet:
 
     def __exit__(self, *exc):
         self._w.__exit__(*exc)
+
+
+def wilson_interval(
+    successes: np.ndarray, trials: np.ndarray, z: float = Z95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of ``successes / trials`` (95% by default).
+
+    ``centre = (p + z^2/2n) / (1 + z^2/n)``, ``half = z sqrt(p(1-p)/n + z^2/4n^2) / (1 + z^2/n)``;
+    NaN where ``trials`` is 0 or missing.  Works elementwise on arrays.
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.where(n > 0, n, np.nan)
+        p = k / n
+        denom = 1.0 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)

@@ -41,6 +41,7 @@ __all__ = [
     "shuffle_decomposition",
     "compare_axis",
     "axis_comparisons",
+    "ratio_estimates",
 ]
 
 
@@ -398,3 +399,47 @@ def axis_comparisons(ds: xr.Dataset, variable: str = "counts", checkpoint: int =
 
 def _py(value):
     return value.item() if isinstance(value, np.generic) else value
+
+
+# --- ratios with intervals (win shares, mean rolls) --------------------------------
+
+
+def ratio_estimates(ds: xr.Dataset, checkpoint: int = -1) -> dict[str, xr.Dataset]:
+    """Every ratio the game declares (``Game.ratios``), at one checkpoint.
+
+    For each: ``estimate`` = sum over done replicates of the numerator / the
+    same sum of the denominator; a 95% interval ``low``/``high`` (Wilson on the
+    pooled counts for shares, ``estimate -+ z * sd / sqrt(R)`` of the
+    replicates' own ratios for means); ``exact`` where the game has one; and
+    ``replicates``.  Grid dimensions and the ratio's own (e.g. ``seat``) are kept.
+    """
+    from core.stats import Z95, wilson_interval
+
+    game = game_of(ds)
+    out: dict[str, xr.Dataset] = {}
+    for name, ratio in (game.ratios.items() if game is not None else ()):
+        if ratio.numerator not in ds:
+            continue
+        num = ds[ratio.numerator].isel(checkpoint=checkpoint).astype(float)
+        if ratio.denominator == "checkpoint":
+            den = xr.full_like(num, float(ds["checkpoint"].values[checkpoint]))
+        else:
+            den = ds[ratio.denominator].isel(checkpoint=checkpoint).astype(float)
+        done = ds["done"].astype(bool)
+        num = num.where(done)
+        den = den.where(done).broadcast_like(num)
+        total, trials = num.sum("replicate", min_count=1), den.sum("replicate", min_count=1)
+        estimate = total / trials
+        replicates = done.sum("replicate")
+        if ratio.kind == "share":
+            low, high = wilson_interval(total.values, trials.values)
+            low, high = estimate.copy(data=low), estimate.copy(data=high)
+        else:
+            spread = (num / den).std("replicate", ddof=1) / np.sqrt(replicates)
+            low, high = estimate - Z95 * spread, estimate + Z95 * spread
+        parts = {"estimate": estimate, "low": low, "high": high, "replicates": replicates}
+        if ratio.exact and ratio.exact in ds:
+            parts["exact"] = ds[ratio.exact]
+        out[name] = xr.Dataset(parts, attrs={"kind": ratio.kind, "numerator": ratio.numerator,
+                                             "denominator": ratio.denominator})
+    return out

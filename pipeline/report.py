@@ -32,7 +32,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline import analysis
-from pipeline.query import distribution_variables, frequencies, grid_points, modal_string, open_sweep, top_k
+from pipeline.query import distribution_variables, frequencies, grid_points, open_sweep, top_k
 
 __all__ = ["build_report", "pick_variable", "point_key"]
 
@@ -98,8 +98,10 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
 
 
 def _empty() -> dict:
-    return {k: None for k in ("slope", "slope_basis", "variance_ratio", "batch_means_ratio",
-                              "max_abs_error", "total_variation", "replicates", "top3", "modal")}
+    row = {k: None for k in ("slope", "slope_basis", "variance_ratio", "batch_means_ratio",
+                             "max_abs_error", "total_variation", "replicates", "top3", "modal")}
+    row["estimates"] = {}
+    return row
 
 
 def _try(meta: dict, what: str, fn, *args, **kwargs):
@@ -113,12 +115,15 @@ def _try(meta: dict, what: str, fn, *args, **kwargs):
 def _analyse(ds, variable, meta) -> dict:
     parts: dict[str, Any] = {}
     parts["conv"] = conv = analysis.convergence(ds, variable)
+    parts["ratios"] = _try(meta, "estimates with intervals", analysis.ratio_estimates, ds) or {}
     parts["rate"] = _try(meta, "convergence rate", analysis.convergence_rate, conv) if "steps" in conv else None
     parts["ratio"] = _try(meta, "variance ratio", analysis.variance_ratio, ds, variable)
     parts["batch"] = _try(meta, "batch means", analysis.batch_means, ds, variable)
     parts["theory"] = _try(meta, "theoretical variance", analysis.theoretical_variance, ds, variable)
     parts["decomp"] = _try(meta, "shuffle decomposition", analysis.shuffle_decomposition, ds, variable)
     parts["compare"] = _try(meta, "axis comparisons", analysis.axis_comparisons, ds, variable) or {}
+    game = analysis.game_of(ds)
+    parts["modal"] = game.extras.get("modal") if game is not None else None
     if parts["decomp"] is None and analysis.game_of(ds) is not None and \
             "replicate_exact" in analysis.game_of(ds).extras:
         meta["notes"].append("shuffle decomposition skipped: too many exact solves or games per "
@@ -146,10 +151,32 @@ def _summarise(ds, variable, points, parts) -> dict:
         row["total_variation"] = _num(last["total_variation"])
         if row["replicates"]:
             row["top3"] = [{"label": str(k), "frequency": _num(v)} for k, v in top_k(last["mean"], 3, dim)]
-            if dim == "location":
-                row["modal"] = modal_string(last["mean"], 3, dim)
+            modal = parts["modal"]
+            if modal is not None:
+                row["modal"] = modal(np.asarray(last["mean"].values, dtype=float))
+        row["estimates"] = _point_estimates(ds, point, parts["ratios"])
         summary[point_key(ds, point)] = row
     return summary
+
+
+def _point_estimates(ds, point, ratios) -> dict:
+    """{ratio: {label: {estimate, low, high, exact}}} of one grid point; only the
+    first ``players`` seats where the ratio has a seat dimension."""
+    out = {}
+    params = analysis.point_params(ds, point)
+    for name, est in ratios.items():
+        e = _sel(est, point)
+        extra = [d for d in e["estimate"].dims]
+        labels = [str(x) for x in e[extra[0]].values] if extra else ["value"]
+        if extra and extra[0] == "seat" and isinstance(params.get("players"), int):
+            labels = labels[: params["players"]]
+        entry = {}
+        for j, label in enumerate(labels):
+            pick = (lambda a: a.isel({extra[0]: j})) if extra else (lambda a: a)
+            entry[label] = {k: _num(pick(e[k]).values) for k in ("estimate", "low", "high", "exact")
+                            if k in e}
+        out[name] = entry
+    return out
 
 
 # --- figures -----------------------------------------------------------------------------
@@ -296,6 +323,7 @@ def _html(ds, variable, points, parts, summary, figures, meta) -> str:
     for name, title in (("convergence", "Log-log convergence"), ("variance_ratio", "Variance ratio")):
         if figures.get(name):
             h.append(f"<h2>{title}</h2><img src='{figures[name]}' alt='{title}'>")
+    h.append(_estimates_html(summary))
     h.append(_comparisons_html(parts, dim, meta))
     h.append(_decomposition_html(ds, points, parts, dim, meta))
     h.append("<h2>Landing frequencies per grid point</h2>")
@@ -321,6 +349,25 @@ def _html(ds, variable, points, parts, summary, figures, meta) -> str:
         h.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in meta["notes"]) + "</ul>")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(str(ds.attrs.get('sweep')))}"
             f" report</title><style>{_STYLE}</style></head><body>{''.join(h)}</body></html>")
+
+
+def _estimates_html(summary: dict) -> str:
+    """One table per declared ratio: estimate [95% interval] per label, exact beside."""
+    names = sorted({n for row in summary.values() for n in row.get("estimates", {})})
+    if not names:
+        return ""
+    h = ["<h2>Estimates with 95% intervals</h2><p>Pooled over the done replicates at the last "
+         "checkpoint: shares with Wilson intervals, means with normal intervals from the "
+         "spread of the replicates.</p>"]
+    for name in names:
+        rows = []
+        for key, row in summary.items():
+            for label, e in row.get("estimates", {}).get(name, {}).items():
+                bounds = ["-" if e.get(b) is None else f"{e[b]:.4g}" for b in ("low", "high")]
+                rows.append([key, label, e.get("estimate"), f"[{bounds[0]}, {bounds[1]}]", e.get("exact")])
+        h.append(f"<h3>{html.escape(name)}</h3>"
+                 + _table(["grid point", "label", "estimate", "95% interval", "exact"], rows, left=2))
+    return "".join(h)
 
 
 def _int(x) -> int | None:

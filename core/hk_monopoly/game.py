@@ -33,16 +33,17 @@ have a fixed ``seat`` dimension of size 6 (unused seats are zero) and a
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from core.games import Game, Param, ParameterError, Variable
+from core.games import Game, Param, ParameterError, Ratio, Variable
 from core.hk_monopoly.board import default_board, load_board
 from core.hk_monopoly.exact import horizon_frequency, stationary_frequency
 from core.hk_monopoly.rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
 from core.hk_monopoly.simulate import simulate_games
+from core.stats import Z95
+from core.stats import wilson_interval as _wilson
 
 __all__ = [
     "GAME",
@@ -56,7 +57,6 @@ __all__ = [
 
 #: Seat labels of the fixed seat dimension.
 SEATS = tuple(f"P{i + 1}" for i in range(MAX_SEATS))
-_Z95 = 1.959963984540054
 _BUY_ALLOWED = "'always', 'never' or 'reserve:R' (R an integer >= 0)"
 _JAIL = {"short": SHORT, "long": LONG}
 
@@ -219,15 +219,10 @@ def _summarize_exact(params: dict) -> dict[str, Any]:
     }
 
 
-def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float, float]:
+def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (95% by default)."""
-    if trials <= 0:
-        return (math.nan, math.nan)
-    p = successes / trials
-    denom = 1.0 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denom
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low, high = _wilson(successes, trials, z)
+    return float(low), float(high)
 
 
 def _per_seat_shares(counts: np.ndarray, players: int, games: int) -> dict[str, float]:
@@ -311,4 +306,9 @@ GAME = Game(
     summarize_exact=_summarize_exact,
     check_params=_check_params,
     coords_fn=_coords,
+    ratios={
+        "win_share": Ratio("wins", "games"),
+        "tie_share": Ratio("ties", "games"),
+        "retirement_share": Ratio("retired", "games"),
+    },
 )

@@ -114,6 +114,7 @@ GAME = Game(
     summarize_exact=summarize_exact,
     extras={
         "replay": replay,
+        "modal": modal_string,
         "replicate_exact": replicate_exact,
         "asymptotic_variance": asymptotic_variance_params,
     },

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from core.games import Game, Param, ParameterError, Variable
+from core.games import Game, Param, ParameterError, Ratio, Variable
 from core.shut_the_box import rules, solve
 from core.shut_the_box.simulate import HIST_BINS, simulate_rolls
 
@@ -157,4 +157,5 @@ GAME = Game(
     exact=_exact,
     summarize_exact=_summarize_exact,
     check_params=_check_params,
+    ratios={"mean_rolls": Ratio("rolls_sum", "checkpoint", kind="mean", exact="expected_rolls")},
 )

@@ -169,3 +169,18 @@ def test_monopoly_variance_hook_through_the_game_interface():
     assert out["variance"].shape == (41,) and np.all(out["variance"] >= 0)
     shuffled = game.extras["asymptotic_variance"]({**params, "deck_policy": "shuffled_cycle"})
     assert np.all(np.isnan(shuffled["variance"]))
+
+
+def test_wilson_interval_solves_the_score_equation():
+    """Each bound p satisfies (k/n - p)^2 = z^2 p (1 - p) / n (the score equation,
+    squared so that it stays smooth at p = 0); empty trials give NaN."""
+    from core.stats import Z95, wilson_interval
+
+    k, n = np.array([0, 3, 50, 100]), np.array([100, 10, 100, 100])
+    low, high = wilson_interval(k, n)
+    p_hat = k / n
+    for bound in (low, high):
+        assert np.allclose((p_hat - bound) ** 2, Z95**2 * bound * (1 - bound) / n, atol=1e-15)
+    assert np.all(low <= p_hat) and np.all(p_hat <= high)
+    assert low[0] == 0.0 and high[3] == 1.0
+    assert np.isnan(wilson_interval(1, 0)[0])

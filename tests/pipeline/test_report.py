@@ -136,7 +136,58 @@ count = 3
     summary = build_report(store, tmp_path / "h")
     assert set(summary) == {"dice_sides=4", "dice_sides=6"}
     assert all(v["variance_ratio"] is None and v["top3"] for v in summary.values())
+    assert all(v["modal"] is None for v in summary.values())  # PE84's string is Monopoly's
     check_pngs(tmp_path / "h")
+    # win shares: only the 2 seats in play; estimate = pooled wins / games from the raw store;
+    # each Wilson bound solves the score equation |p_hat - p| = z sqrt(p (1 - p) / n)
+    import zarr
+
+    wins = zarr.open_array(store, path="wins", mode="r")[...]
+    games = zarr.open_array(store, path="games", mode="r")[...]
+    z = 1.959963984540054
+    for i, key in enumerate(("dice_sides=4", "dice_sides=6")):
+        shares = summary[key]["estimates"]["win_share"]
+        assert set(shares) == {"P1", "P2"}
+        n = games[i, :, -1].sum()
+        for seat, e in enumerate(shares.values()):
+            p_hat = wins[i, :, -1, seat].sum() / n
+            assert e["estimate"] == pytest.approx(p_hat, abs=1e-12)
+            for bound in (e["low"], e["high"]):
+                assert abs(p_hat - bound) == pytest.approx(z * np.sqrt(bound * (1 - bound) / n), abs=1e-9)
+            assert e["low"] < p_hat < e["high"]
+    assert "Estimates with 95% intervals" in (tmp_path / "h" / "index.html").read_text()
+
+
+def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
+    """Mean rolls with a replicate-based interval, beside the exact expectation."""
+    import zarr
+
+    text = """\
+name = "stb"
+game = "shut_the_box"
+seed = 640
+[grid]
+policy = ["optimal", "greedy"]
+[params]
+dice_sides = 3
+[run]
+replicates = 4
+games = 2000
+[checkpoints]
+count = 4
+"""
+    store = str(tmp_path / "stb.zarr")
+    assert run_sweep(parse_spec(text, "stb.toml"), store, scheduler=cluster2).complete
+    summary = build_report(store, tmp_path / "s")
+    rolls = zarr.open_array(store, path="rolls_sum", mode="r")[...][:, :, -1] / 2000.0
+    for i, policy in enumerate(("optimal", "greedy")):
+        e = summary[f"policy={policy}"]["estimates"]["mean_rolls"]["value"]
+        se = rolls[i].std(ddof=1) / 2.0
+        assert e["estimate"] == pytest.approx(rolls[i].mean(), rel=1e-12)
+        assert e["high"] - e["estimate"] == pytest.approx(1.959963984540054 * se, rel=1e-9)
+        assert abs(e["estimate"] - e["exact"]) < 5 * se  # 5 standard errors
+    assert summary["policy=optimal"]["estimates"]["mean_rolls"]["value"]["exact"] < \
+        summary["policy=greedy"]["estimates"]["mean_rolls"]["value"]["exact"]
 
 
 def test_report_cli_errors(tmp_path, capsys):
