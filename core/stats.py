@@ -236,4 +236,7 @@ def wilson_interval(
         denom = 1.0 + z * z / n
         centre = (p + z * z / (2 * n)) / denom
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    # exact at the ends (rounding would leave e.g. 3e-18 above p_hat = 0)
+    low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    high = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
+    return low, high
