@@ -79,6 +79,35 @@ def _destination(card, square):
     return card
 
 
+@njit(cache=True, inline="always")
+def _throw(sq, jail_throws, doubles, double, long_jail):
+    """Jail and doubles rules of one throw, before the token moves.
+
+    Returns (outcome, square to move from, jail_throws, doubles, double):
+    outcome 0 moves the token; 1 keeps it in jail (long strategy, a failed
+    throw before the third turn); 2 sends it to jail (third double in a row).
+    Leaving jail by a throw earns no extra roll, so ``double`` is cleared then.
+    """
+    if sq == IN_JAIL:
+        if long_jail:
+            if not double and jail_throws < 2:
+                return 1, sq, jail_throws + 1, doubles, double
+            double = False
+        sq, jail_throws = JAIL, 0
+    if double:
+        doubles += 1
+        if doubles == 3:
+            return 2, sq, jail_throws, 0, double
+    return 0, sq, jail_throws, doubles, double
+
+
+@njit(cache=True, inline="always")
+def _move(sq, steps):
+    """Square reached from ``sq`` after ``steps`` (any dice size)."""
+    sq = sq + steps - N_SQUARES if sq + steps >= N_SQUARES else sq + steps
+    return sq % N_SQUARES if sq >= N_SQUARES else sq
+
+
 @lru_cache(maxsize=None)
 def _kernel(tally: int, mode: str):
     """The kernel compiled for one tally convention and one mode: ``"table"``
@@ -154,28 +183,16 @@ def _kernel(tally: int, mode: str):
                             pair = _below(x >> np.uint64(32), n_pairs)
                             steps, double = pair_sum[pair], pair_double[pair]
                         rolls += 1
-                        # -- jail: stay, or leave by this throw
-                        if sq == IN_JAIL:
-                            if long_jail:
-                                if not double and jail_throws < 2:
-                                    jail_throws += 1
-                                    counts[IN_JAIL] += 1
-                                    events += 1
-                                    break
-                                double = False  # leaving by a throw earns no extra roll
-                            sq, jail_throws = JAIL, 0
-                        # -- three doubles in a row: jail without moving
-                        if double:
-                            doubles += 1
-                            if doubles == 3:
-                                sq = IN_JAIL
-                                counts[IN_JAIL] += 1
-                                events += 1
-                                break
+                        # -- jail and doubles: stay in jail, go to jail, or move
+                        outcome, sq, jail_throws, doubles, double = _throw(
+                            sq, jail_throws, doubles, double, long_jail)
+                        if outcome != 0:
+                            sq = IN_JAIL
+                            counts[IN_JAIL] += 1
+                            events += 1
+                            break
                         # -- move, then resolve the landing
-                        sq = sq + steps - N_SQUARES if sq + steps >= N_SQUARES else sq + steps
-                        if sq >= N_SQUARES:  # dice with more than 20 sides
-                            sq %= N_SQUARES
+                        sq = _move(sq, steps)
                         if table:
                             u = _below(x & np.uint64(0xFFFFFFFF), width)
                             if per_landing:
