@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-__all__ = ["RNG_SCHEME", "seed_key", "game_state", "next_u64", "randint", "shuffle"]
+__all__ = ["RNG_SCHEME", "seed_key", "game_state", "xoshiro", "below", "next_u64", "randint", "shuffle"]
 
 RNG_SCHEME = (
     "numpy.random.SeedSequence -> 2 x uint64 key; per game xoshiro256** state from "
@@ -45,14 +45,12 @@ def _splitmix64(x):
 
 @njit(cache=True)
 def game_state(key, game, out):
-    """Fill ``out`` (4 x uint64) with the xoshiro256** start state of game ``game``."""
+    """Fill ``out`` (4 x uint64) with the xoshiro256** start state of game ``game``:
+    four successive SplitMix64 outputs from ``key[0] ^ splitmix64(key[1] + game)``."""
     x = key[0] ^ _splitmix64(key[1] + uint64(game))
     for i in range(4):
+        out[i] = _splitmix64(x)
         x = x + uint64(0x9E3779B97F4A7C15)
-        z = x
-        z = (z ^ (z >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
-        out[i] = z ^ (z >> uint64(31))
 
 
 @njit(cache=True, inline="always")
@@ -61,23 +59,41 @@ def _rotl(x, k):
 
 
 @njit(cache=True, inline="always")
+def xoshiro(s0, s1, s2, s3):
+    """xoshiro256** on scalar state: (64 random bits, s0, s1, s2, s3 advanced).
+
+    Kernels that keep the state in scalars (registers) call this directly;
+    :func:`next_u64` is the same generator on a 4-element state array.
+    """
+    result = _rotl(s1 * uint64(5), 7) * uint64(9)
+    t = s1 << uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return result, s0, s1, s2, s3
+
+
+@njit(cache=True, inline="always")
+def below(bits32, n):
+    """Multiply-shift map of 32 random bits onto ``[0, n)``: ``bits32 * n >> 32``."""
+    return np.int64((bits32 * uint64(n)) >> uint64(32))
+
+
+@njit(cache=True, inline="always")
 def next_u64(s):
     """Advance the xoshiro256** state ``s`` (4 x uint64) and return 64 random bits."""
-    result = _rotl(s[1] * uint64(5), 7) * uint64(9)
-    t = s[1] << uint64(17)
-    s[2] ^= s[0]
-    s[3] ^= s[1]
-    s[1] ^= s[2]
-    s[0] ^= s[3]
-    s[2] ^= t
-    s[3] = _rotl(s[3], 45)
+    result, s0, s1, s2, s3 = xoshiro(s[0], s[1], s[2], s[3])
+    s[0], s[1], s[2], s[3] = s0, s1, s2, s3
     return result
 
 
 @njit(cache=True, inline="always")
 def randint(s, n):
-    """A uniform integer in ``[0, n)`` from one draw of the stream ``s``."""
-    return np.int64(((next_u64(s) >> uint64(32)) * uint64(n)) >> uint64(32))
+    """A uniform integer in ``[0, n)`` from the 32 high bits of one draw of ``s``."""
+    return below(next_u64(s) >> uint64(32), n)
 
 
 @njit(cache=True)

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from numba import njit
 
-from core.rng import game_state, seed_key, shuffle
+from core.rng import below, game_state, seed_key, shuffle, xoshiro
 
 from .board import CHANCE, COMMUNITY_CHEST, G2J, IN_JAIL, JAIL, N_LOCATIONS, N_SQUARES
 from .board import next_railway as _NEXT_R
@@ -40,31 +40,6 @@ _KIND[G2J] = 3
 # Status codes of a scripted run.
 _OK, _OUT_OF_DICE, _OUT_OF_CARDS = 0, 1, 2
 _PLAIN, _CC, _CH, _G2J = 0, 1, 2, 3
-
-
-@njit(cache=True, inline="always")
-def _rotl(x, k):
-    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
-
-
-@njit(cache=True, inline="always")
-def _xoshiro(s0, s1, s2, s3):
-    """xoshiro256** on scalar state: (64 random bits, new state)."""
-    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
-    t = s1 << np.uint64(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = _rotl(s3, 45)
-    return result, s0, s1, s2, s3
-
-
-@njit(cache=True, inline="always")
-def _below(bits32, n):
-    """Multiply-shift map of 32 random bits onto [0, n)."""
-    return np.int64((bits32 * np.uint64(n)) >> np.uint64(32))
 
 
 @njit(cache=True, inline="always")
@@ -179,8 +154,8 @@ def _kernel(tally: int, mode: str):
                             steps, double = script[face] + script[face + 1], script[face] == script[face + 1]
                             face += 2
                         else:
-                            x, s0, s1, s2, s3 = _xoshiro(s0, s1, s2, s3)
-                            pair = _below(x >> np.uint64(32), n_pairs)
+                            x, s0, s1, s2, s3 = xoshiro(s0, s1, s2, s3)
+                            pair = below(x >> np.uint64(32), n_pairs)
                             steps, double = pair_sum[pair], pair_double[pair]
                         rolls += 1
                         # -- jail and doubles: stay in jail, go to jail, or move
@@ -194,7 +169,7 @@ def _kernel(tally: int, mode: str):
                         # -- move, then resolve the landing
                         sq = _move(sq, steps)
                         if table:
-                            u = _below(x & np.uint64(0xFFFFFFFF), width)
+                            u = below(x & np.uint64(0xFFFFFFFF), width)
                             if per_landing:
                                 for c in range(counted.shape[2]):
                                     if counted[sq, u, c] < 0:
