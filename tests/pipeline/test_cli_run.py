@@ -20,6 +20,8 @@ from pipeline.execute import run_sweep
 from pipeline.lock import LOCK_NAME
 from pipeline.spec import parse_spec
 
+from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
+
 RUNNER = """\
 import sys
 sys.path.insert(0, {here!r})
@@ -95,14 +97,6 @@ def finished(tmp_path, cluster2, toy_spec_text, write_spec, capsys):
     out = capsys.readouterr().out
     assert "dashboard:" in out and "store complete" in out and "top 3 locations" in out
     return url
-
-
-def run_cli(*args: str) -> int:
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def test_query_formats(finished, capsys):

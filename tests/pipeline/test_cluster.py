@@ -14,6 +14,7 @@ import pytest
 from localdask import assert_bitwise_equal, done_count, finish, local_dask, start_client, wait_for
 from pipeline.execute import run_sweep
 from pipeline.spec import parse_spec
+from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
 
 # A real game (the compose runner's quickstart, shrunk): 4 grid points x 2 tasks.
 MONOPOLY_SPEC = """\
@@ -104,16 +105,6 @@ def test_tls_scheduler_and_worker(tmp_path, certificates, toy_spec_text, write_s
     reference = tmp_path / "reference.zarr"
     run_sweep(parse_spec(toy_spec_text), str(reference), scheduler=cluster2)
     assert_bitwise_equal(url, reference, names=["counts", "events", "rolls", "done", "exact_frequency"])
-
-
-def run_cli(*args: str) -> int:
-    from pipeline.cli import main
-
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def test_tls_options_come_together(tmp_path, toy_spec_text, write_spec, certificates, capsys):

@@ -14,20 +14,12 @@ import numpy as np
 import pytest
 import zarr
 
+from clirun import run_cli
 from localdask import finish, start_client
-from pipeline.cli import main
 from pipeline.execute import run_sweep
 from pipeline.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_cli(*args: str) -> int:
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 @pytest.fixture
