@@ -8,8 +8,6 @@
   :func:`asymptotic_variance` the Markov-chain CLT variance of a state
   function, ``sigma^2(f) = 2 <f~, Z f~>_pi - <f~, f~>_pi`` with
   ``f~ = f - pi f``.
-* :func:`absorbing_times` gives the expected number of steps to absorption,
-  ``t = (I - Q)^{-1} 1``.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ __all__ = [
     "stationary",
     "fundamental_matrix",
     "asymptotic_variance",
-    "absorbing_times",
 ]
 
 
@@ -96,10 +93,3 @@ def asymptotic_variance(P: np.ndarray, pi: np.ndarray, f: np.ndarray) -> np.ndar
     ft = f - pi @ f
     var = 2.0 * np.einsum("s,sk,sk->k", pi, ft, Z @ ft) - np.einsum("s,sk,sk->k", pi, ft, ft)
     return var[0] if single else var
-
-
-def absorbing_times(Q: sp.spmatrix | np.ndarray) -> np.ndarray:
-    """Expected steps to absorption from each transient state: ``(I - Q)^{-1} 1``."""
-    Q = sp.csc_array(Q, dtype=np.float64)
-    n = Q.shape[0]
-    return spla.spsolve(sp.eye_array(n, format="csc") - Q, np.ones(n), permc_spec="COLAMD")

@@ -32,7 +32,7 @@ from .board import next_railway, next_utility
 from .cards import BACK_3, NEXT_RAILWAY, NEXT_UTILITY, STAY, TO_JAIL
 from .rules import Rules
 
-__all__ = ["Chain", "build_chain", "long_run_frequency", "expected_counts", "state_labels"]
+__all__ = ["Chain", "build_chain", "long_run_frequency", "expected_counts"]
 
 _MAX_COUNTED = 4  # squares one landing can count: CH3, CC3, a destination, ...
 
@@ -71,17 +71,6 @@ def _base_states(long_jail: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     dbl = np.concatenate([dbl, np.zeros(jails, dtype=int)])
     thr = np.concatenate([np.zeros(3 * N_SQUARES, dtype=int), np.arange(jails)])
     return loc, dbl, thr
-
-
-def state_labels(rules: Rules) -> list[str]:
-    """Readable labels of the base states, e.g. ``'E3/d1'`` or ``'IN_JAIL/j2'``."""
-    from .board import LOCATIONS
-
-    loc, dbl, thr = _base_states(rules.long_jail)
-    return [
-        f"{LOCATIONS[l]}/j{t}" if l == IN_JAIL else f"{LOCATIONS[l]}/d{d}"
-        for l, d, t in zip(loc, dbl, thr)
-    ]
 
 
 def _roll_classes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
