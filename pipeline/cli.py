@@ -331,10 +331,11 @@ def verify(
     tls_cert: str | None,
     tls_key: str | None,
 ) -> None:
-    """Re-run SPEC into a fresh store and compare it bit for bit with --against.
+    """Re-run SPEC into a fresh store and compare it with --against.
 
-    Exits 0 when identical, 1 naming the first differing variable (and, against
-    a store, its first differing cell by coordinates).
+    Integers (counts, events, rolls) must be equal bit for bit; floats (exact
+    answers) within relative 1e-9, since solvers round differently per CPU.
+    Exits 0 when they agree, 1 naming the first differing variable and cell.
     """
     from pathlib import Path
 

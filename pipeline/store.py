@@ -108,19 +108,35 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "dask_version": dask.__version__,
         "xarray_version": xr.__version__,
         "zarr_version": zarr.__version__,
-        "git_revision": _git_revision(),
+        "git_revision": source_revision(),
         "rng_scheme": RNG_SCHEME,
         "seed_scheme": SEED_SCHEME,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
 
-def _git_revision() -> str:
+def source_revision() -> str:
+    """boardsweep's own source revision, as recorded when it was built.
+
+    A built package carries ``_build_info.json`` (written by ``setup.py``).
+    An editable install reads its own checkout: git is asked only when the
+    folder above this package is a boardsweep checkout with its own ``.git``,
+    never an enclosing repository.  Otherwise ``unknown``.
+    """
     here = Path(__file__).resolve().parent
     try:
+        return str(json.loads((here / "_build_info.json").read_text())["git_revision"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    root = here.parent
+    pyproject = root / "pyproject.toml"
+    if not ((root / ".git").exists() and pyproject.is_file()
+            and 'name = "boardsweep"' in pyproject.read_text()):
+        return "unknown"
+    try:
         out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=40"],
-            cwd=here, capture_output=True, text=True, timeout=10,
+            ["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=40"],
+            capture_output=True, text=True, timeout=10,
         )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"

@@ -1,24 +1,35 @@
 """Reproducibility checks: the digest of a store, and re-running a spec to
-compare with a store or a recorded digest bit for bit.
+compare with a store or a recorded digest.
+
+Integers (counts, events, rolls, done masks) must match bit for bit.  Floats
+(exact answers, anything a solver computes) must match within a tolerance,
+because BLAS, LAPACK and sparse solvers round differently on different CPUs:
+``a`` and ``b`` agree when ``|a - b| <= FLOAT_ATOL + FLOAT_RTOL * max(|a|, |b|)``
+(``FLOAT_RTOL = 1e-9``, ``FLOAT_ATOL = 1e-12``), or both are NaN.
 
 A digest is a small JSON document::
 
     {
-      "format": "boardsweep-digest/1",
+      "format": "boardsweep-digest/2",
       "sweep": "nightly",
       "spec_sha256": "...",              # SHA-256 of the spec text (informative)
       "spec_canonical_sha256": "...",    # SHA-256 of the canonical spec JSON (compared)
+      "tolerance": {"rtol": 1e-9, "atol": 1e-12},
       "variables": {
         "counts": {"dtype": "<i8", "shape": [2, 2, 4, 5, 41], "sha256": "..."},
+        "exact_frequency": {"dtype": "<f8", "shape": [2, 2, 41], "values": "..."},
         ...
       },
       "recorded_with": {"numpy_version": "...", ...}   # informative
     }
 
-Every data variable of the store is hashed as stored (raw zarr values, fill
-values included, no decoding or masking): the SHA-256 of the array's bytes in C
-order.  ``dtype`` is numpy's ``dtype.str`` (byte order included).  Coordinates
-are not hashed: they follow from the spec, which the canonical hash covers.
+Every integer or boolean data variable is hashed as stored (raw zarr values,
+fill values included, no decoding or masking): the SHA-256 of the array's
+bytes in C order.  Every float variable is recorded whole: ``values`` is the
+base64 text of its zlib-compressed little-endian float64 bytes in C order, so
+that a digest recorded on one CPU verifies on another.  ``dtype`` is numpy's
+``dtype.str`` (byte order included).  Coordinates are not recorded: they
+follow from the spec, which the canonical hash covers.
 
 Specs are compared by canonical content (comments, layout and the store path do
 not matter), as :func:`pipeline.store.check_spec` does.
@@ -26,10 +37,12 @@ not matter), as :func:`pipeline.store.check_spec` does.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import shutil
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +55,8 @@ from pipeline.spec import Spec
 
 __all__ = [
     "DIGEST_FORMAT",
+    "FLOAT_ATOL",
+    "FLOAT_RTOL",
     "VerifyResult",
     "data_variables",
     "digest",
@@ -49,10 +64,13 @@ __all__ = [
     "load_digest",
     "compare_with_store",
     "compare_with_digest",
+    "values_match",
     "verify",
 ]
 
-DIGEST_FORMAT = "boardsweep-digest/1"
+DIGEST_FORMAT = "boardsweep-digest/2"
+FLOAT_RTOL = 1e-9
+FLOAT_ATOL = 1e-12
 _INFO_KEYS = ("boardsweep_version", "numpy_version", "numba_version", "dask_version",
               "xarray_version", "zarr_version", "git_revision", "created")
 
@@ -70,7 +88,8 @@ class VerifyResult:
     @property
     def message(self) -> str:
         if self.ok:
-            return f"identical: {self.variables} variables match {self.against} bit for bit"
+            return (f"identical: {self.variables} variables match {self.against} "
+                    f"(integers bit for bit, floats within rtol {FLOAT_RTOL:g})")
         first = self.differences[0]
         more = len(self.differences) - 1
         return first + (f" (and {more} more difference{'s' * (more > 1)})" if more else "")
@@ -99,24 +118,56 @@ def _array_sha256(values: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(values).tobytes(order="C")).hexdigest()
 
 
+def _is_float(values: np.ndarray) -> bool:
+    return values.dtype.kind in "fc"
+
+
+def values_match(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cellwise agreement: integers exactly, floats within the stated tolerance.
+
+    Floats agree when ``|a - b| <= FLOAT_ATOL + FLOAT_RTOL * max(|a|, |b|)``
+    or both are NaN (``inf`` only matches itself).
+    """
+    if not (_is_float(a) or _is_float(b)):
+        return a == b
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    both_nan = np.isnan(a) & np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        close = np.abs(a - b) <= FLOAT_ATOL + FLOAT_RTOL * np.maximum(np.abs(a), np.abs(b))
+    return both_nan | close | (a == b)
+
+
+def _encode_floats(values: np.ndarray) -> str:
+    raw = np.ascontiguousarray(values, dtype="<f8").tobytes(order="C")
+    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+
+
+def _decode_floats(text: str, shape: list[int]) -> np.ndarray:
+    raw = zlib.decompress(base64.b64decode(text))
+    return np.frombuffer(raw, dtype="<f8").reshape(shape)
+
+
+def _variable_entry(values: np.ndarray) -> dict[str, Any]:
+    entry: dict[str, Any] = {"dtype": values.dtype.str, "shape": list(values.shape)}
+    if _is_float(values):
+        entry["values"] = _encode_floats(values)
+    else:
+        entry["sha256"] = _array_sha256(values)
+    return entry
+
+
 def digest(url: str) -> dict[str, Any]:
     """The digest of the store at ``url`` (see the module docstring)."""
     attrs = store.read_attrs(url)
     if "spec_canonical" not in attrs:
         raise store.StoreMismatch(f"{url} is not a boardsweep sweep store")
-    variables = {}
-    for name in data_variables(url):
-        values = _raw(url, name)
-        variables[name] = {
-            "dtype": values.dtype.str,
-            "shape": list(values.shape),
-            "sha256": _array_sha256(values),
-        }
+    variables = {name: _variable_entry(_raw(url, name)) for name in data_variables(url)}
     return {
         "format": DIGEST_FORMAT,
         "sweep": attrs.get("sweep"),
         "spec_sha256": attrs.get("spec_sha256"),
         "spec_canonical_sha256": canonical_sha256(attrs["spec_canonical"]),
+        "tolerance": {"rtol": FLOAT_RTOL, "atol": FLOAT_ATOL},
         "variables": variables,
         "recorded_with": {k: attrs[k] for k in _INFO_KEYS if k in attrs},
     }
@@ -136,16 +187,15 @@ def load_digest(path: str | Path) -> dict[str, Any]:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not a readable digest ({exc})") from None
+    if isinstance(data, dict) and data.get("format") == "boardsweep-digest/1":
+        raise ValueError(
+            f"{path}: a digest of format 'boardsweep-digest/1' holds float hashes that cannot be "
+            f"compared within a tolerance; record it again with `boardsweep digest` "
+            f"(format {DIGEST_FORMAT!r})"
+        )
     if not isinstance(data, dict) or data.get("format") != DIGEST_FORMAT:
         raise ValueError(f"{path}: not a boardsweep digest (expected format {DIGEST_FORMAT!r})")
     return data
-
-
-def _bits(values: np.ndarray) -> np.ndarray:
-    """A view whose equality is bitwise equality (NaN == NaN, -0.0 != 0.0)."""
-    if values.dtype.kind in "fc":
-        return values.view(f"u{values.dtype.itemsize}" if values.dtype.kind == "f" else "u8")
-    return values
 
 
 def _coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
@@ -167,7 +217,8 @@ def _coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
 
 
 def compare_with_store(expected: str, actual: str) -> VerifyResult:
-    """Compare the data variables of two stores bit for bit.
+    """Compare the data variables of two stores: integers bit for bit, floats
+    within the tolerance of :func:`values_match`.
 
     Each difference names the variable and, for values, the first differing
     cell by its coordinates with both values and the number of cells differing.
@@ -191,7 +242,7 @@ def compare_with_store(expected: str, actual: str) -> VerifyResult:
             )
             continue
         result.variables += 1
-        unequal = _bits(a) != _bits(b)
+        unequal = ~values_match(a, b)
         if unequal.any():
             cell = tuple(int(i) for i in np.argwhere(unequal)[0]) if a.ndim else ()
             result.differences.append(
@@ -204,7 +255,8 @@ def compare_with_store(expected: str, actual: str) -> VerifyResult:
 
 
 def compare_with_digest(recorded: dict[str, Any], actual: str, against: str = "the digest") -> VerifyResult:
-    """Compare the store ``actual`` with a recorded digest, variable by variable."""
+    """Compare the store ``actual`` with a recorded digest, variable by variable:
+    integer hashes must be equal, float values within :func:`values_match`."""
     result = VerifyResult(ok=True, against=against)
     now = digest(actual)
     if recorded.get("spec_canonical_sha256") != now["spec_canonical_sha256"]:
@@ -223,13 +275,32 @@ def compare_with_digest(recorded: dict[str, Any], actual: str, against: str = "t
             )
             continue
         result.variables += 1
-        if w["sha256"] != g["sha256"]:
-            result.differences.append(
-                f"variable {name!r} differs: SHA-256 {w['sha256'][:16]}... in {against}, "
-                f"{g['sha256'][:16]}... in the re-run"
-            )
+        difference = _entry_difference(name, w, g, actual, against)
+        if difference:
+            result.differences.append(difference)
     result.ok = not result.differences
     return result
+
+
+def _entry_difference(name: str, want: dict, got: dict, url: str, against: str) -> str | None:
+    """How a variable's digest entry ``got`` (of store ``url``) differs from ``want``, if it does."""
+    if "sha256" in want:
+        if want["sha256"] == got.get("sha256"):
+            return None
+        return (f"variable {name!r} differs: SHA-256 {want['sha256'][:16]}... in {against}, "
+                f"{str(got.get('sha256'))[:16]}... in the re-run")
+    expected = _decode_floats(want["values"], want["shape"])
+    actual = _decode_floats(got["values"], got["shape"])
+    unequal = ~values_match(expected, actual)
+    if not unequal.any():
+        return None
+    cell = tuple(int(i) for i in np.argwhere(unequal)[0]) if expected.ndim else ()
+    return (
+        f"variable {name!r} differs beyond rtol {FLOAT_RTOL:g} at "
+        f"{_coordinate_labels(url, name, cell) or 'its only cell'}: {expected[cell].item()!r} in "
+        f"{against}, {actual[cell].item()!r} in the re-run ({int(unequal.sum())} of {unequal.size} "
+        "cells differ)"
+    )
 
 
 def is_digest_file(path: str) -> bool:

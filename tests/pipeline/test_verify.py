@@ -1,5 +1,5 @@
 """``boardsweep digest`` and ``boardsweep verify``: re-running a spec is
-compared bit for bit with a store (the first differing cell is named by its
+compared (integers bit for bit, floats within rtol 1e-9) with a store (the first differing cell is named by its
 coordinates) or with a recorded digest (the differing variable is named); the
 committed nightly digest verifies."""
 
@@ -18,6 +18,7 @@ from clirun import run_cli
 from localdask import finish, start_client
 from pipeline.execute import run_sweep
 from pipeline.spec import parse_spec
+from pipeline.verify import FLOAT_ATOL, FLOAT_RTOL, _decode_floats
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +36,7 @@ def test_digest_hashes_every_data_variable(toy_store, tmp_path, cluster2, toy_sp
     out = tmp_path / "toy.digest.json"
     assert run_cli("digest", str(url), "--out", str(out)) == 0
     recorded = json.loads(out.read_text())
-    assert recorded["format"] == "boardsweep-digest/1" and recorded["sweep"] == "toy"
+    assert recorded["format"] == "boardsweep-digest/2" and recorded["sweep"] == "toy"
     assert recorded["spec_sha256"] == hashlib.sha256(toy_spec_text.encode()).hexdigest()
     assert set(recorded["variables"]) == {"counts", "events", "rolls", "exact_frequency", "done", "exact_done"}
     counts = zarr.open_array(str(url), path="counts", mode="r")[...]
@@ -43,6 +44,11 @@ def test_digest_hashes_every_data_variable(toy_store, tmp_path, cluster2, toy_sp
         "dtype": "<i8", "shape": [2, 2, 4, 5, 8],
         "sha256": hashlib.sha256(np.ascontiguousarray(counts).tobytes()).hexdigest(),
     }
+    exact = zarr.open_array(str(url), path="exact_frequency", mode="r")[...]
+    entry = recorded["variables"]["exact_frequency"]
+    assert entry["dtype"] == "<f8" and "sha256" not in entry
+    np.testing.assert_array_equal(_decode_floats(entry["values"], entry["shape"]), exact)
+    assert recorded["tolerance"] == {"rtol": FLOAT_RTOL, "atol": FLOAT_ATOL}
     # stdout form, and a second run of the same spec gives the same digest
     again = tmp_path / "again.zarr"
     run_sweep(parse_spec(toy_spec_text), str(again), scheduler=cluster2)
@@ -83,6 +89,50 @@ def test_verify_names_the_changed_cell(toy_store, tmp_path, cluster2, capsys):
     err = capsys.readouterr().err
     assert "verify failed: variable 'counts' differs: SHA-256" in err
     assert "events" not in err and "rolls" not in err
+
+
+def _nudge_exact(url: Path, factor: float) -> float:
+    """Scale one exact frequency (dice_sides=3, rule='plain', location S2) by ``factor``."""
+    exact = zarr.open_array(str(url), path="exact_frequency", mode="r+")
+    value = float(exact[1, 0, 2])
+    exact[1, 0, 2] = value * factor
+    return value
+
+
+def test_floats_from_another_cpu_verify_and_real_changes_fail(toy_store, tmp_path, cluster2, capsys):
+    """An exact answer rounded differently (a few ulps, as another CPU's BLAS
+    would) verifies, against a store and against a digest; a change beyond
+    the tolerance fails and names the cell."""
+    spec_path, url = toy_store
+    rounded = tmp_path / "rounded.zarr"
+    shutil.copytree(url, rounded)
+    _nudge_exact(rounded, 1 + 8 * np.finfo(float).eps)
+    digest = tmp_path / "rounded.digest.json"
+    assert run_cli("digest", str(rounded), "--out", str(digest)) == 0
+    for against in (rounded, digest):
+        assert run_cli("verify", str(spec_path), "--against", str(against), "--scheduler", cluster2) == 0, \
+            capsys.readouterr().err
+    capsys.readouterr()
+
+    changed = tmp_path / "changed.zarr"
+    shutil.copytree(url, changed)
+    value = _nudge_exact(changed, 1 + 1e-6)
+    digest = tmp_path / "changed.digest.json"
+    assert run_cli("digest", str(changed), "--out", str(digest)) == 0
+    for against in (changed, digest):
+        assert run_cli("verify", str(spec_path), "--against", str(against), "--scheduler", cluster2) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "variable 'exact_frequency' differs" in err[0], err
+        assert "dice_sides=3, rule='plain', location='S2'" in err[0] and repr(value) in err[0]
+
+
+def test_old_digest_format_is_refused_in_one_line(toy_store, tmp_path, capsys):
+    spec_path, _ = toy_store
+    old = tmp_path / "old.digest.json"
+    old.write_text(json.dumps({"format": "boardsweep-digest/1", "variables": {}}))
+    assert run_cli("verify", str(spec_path), "--against", str(old)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "record it again with `boardsweep digest`" in err[0], err
 
 
 def test_verify_refuses_another_spec(toy_store, tmp_path, cluster2, toy_spec_text, write_spec, capsys):
