@@ -18,7 +18,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-BUILD_INFO = ("pipeline", "_build_info.json")
+BUILD_INFO = ("boardsweep", "_build_info.json")
 
 
 def source_revision() -> str:
@@ -38,7 +38,15 @@ def source_revision() -> str:
 
 
 class build_py_with_revision(build_py):
-    """``build_py`` that also writes the revision file into the build tree."""
+    """``build_py`` that also writes the revision file into the build tree.
+
+    The package ``boardsweep`` is the repository root (``package-dir``), so
+    this file is left out of it explicitly.
+    """
+
+    def find_package_modules(self, package: str, package_dir: str) -> list[tuple[str, str, str]]:
+        modules = super().find_package_modules(package, package_dir)
+        return [m for m in modules if Path(m[2]).resolve() != Path(__file__).resolve()]
 
     def run(self) -> None:
         super().run()

@@ -44,7 +44,7 @@ print(json.dumps({{"seconds": elapsed, "landings": sim["landings"][-1].tolist()}
 
 def play(games: int, seed: int = SEED) -> dict[str, np.ndarray]:
     """Simulate ``games`` benchmark games and return the game's output arrays."""
-    from core.games import get_game
+    from boardsweep.core.games import get_game
 
     game = get_game("hk_monopoly")
     params = game.resolve_params(PARAMS)

@@ -29,8 +29,8 @@ VARIANTS = {
 
 _TIMED = """
 import json, sys, time
-from core.monopoly.rules import Rules
-from core.monopoly.simulate import simulate_rules
+from boardsweep.core.monopoly.rules import Rules
+from boardsweep.core.monopoly.simulate import simulate_rules
 params, turns, repeats = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 rules = Rules(**params)
 simulate_rules(rules, 0, 1, 1, 100)  # compile (or load the cache)
@@ -54,10 +54,10 @@ def rolls_per_second(params: dict, turns: int, repeats: int, jit: bool) -> float
 
 
 def exact_times() -> dict[str, float]:
-    from core.monopoly.cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK
-    from core.monopoly.exact import build_chain, long_run_frequency
-    from core.markov import stationary
-    from core.monopoly.rules import Rules
+    from boardsweep.core.monopoly.cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK
+    from boardsweep.core.monopoly.exact import build_chain, long_run_frequency
+    from boardsweep.core.markov import stationary
+    from boardsweep.core.monopoly.rules import Rules
 
     long_run_frequency(Rules(dice_sides=5))  # warm imports
     t0 = time.perf_counter()

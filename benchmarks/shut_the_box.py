@@ -21,14 +21,14 @@ import time
 
 import numpy as np
 
-from core.shut_the_box import solve
-from core.shut_the_box.simulate import simulate_rolls
+from boardsweep.core.shut_the_box import solve
+from boardsweep.core.shut_the_box.simulate import simulate_rolls
 
 _CHILD = """
 import json, sys, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
-from core.shut_the_box.simulate import simulate_rolls
+from boardsweep.core.shut_the_box.simulate import simulate_rolls
 n, policy, games = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 table = np.load(sys.argv[4]) if policy == "optimal" else None
 t = time.perf_counter()

@@ -61,7 +61,7 @@ replicates_per_task = 1
 def measure(spec: Path, workers: int, tmp: Path) -> dict:
     """Run the sweep once from scratch; return wall and the run's report."""
     store, report = tmp / f"w{workers}.zarr", tmp / f"w{workers}.json"
-    command = [sys.executable, "-m", "pipeline.cli", "run", str(spec), "--store", str(store),
+    command = [sys.executable, "-m", "boardsweep", "run", str(spec), "--store", str(store),
                "--workers", str(workers), "--report-json", str(report)]
     t0 = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True)

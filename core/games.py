@@ -310,9 +310,9 @@ def log_checkpoints(total: int, count: int = 16) -> np.ndarray:
 
 #: Registered games: name -> module defining ``GAME``.
 GAME_MODULES: dict[str, str] = {
-    "monopoly": "core.monopoly.game",
-    "shut_the_box": "core.shut_the_box.game",
-    "hk_monopoly": "core.hk_monopoly.game",
+    "monopoly": "boardsweep.core.monopoly.game",
+    "shut_the_box": "boardsweep.core.shut_the_box.game",
+    "hk_monopoly": "boardsweep.core.hk_monopoly.game",
 }
 
 

@@ -1,9 +1,9 @@
 """Convergence and variance of a sweep, on the store's xarray Dataset.
 
-Every function takes the Dataset of :func:`pipeline.query.open_sweep` (cells
+Every function takes the Dataset of :func:`boardsweep.pipeline.query.open_sweep` (cells
 not done are NaN and are skipped, never read as zeros) and keeps the grid
-dimensions; the maths is in :mod:`core.stats`.  Games are reached only through
-:mod:`core.games`: the optional ``extras["asymptotic_variance"]`` (CLT theory)
+dimensions; the maths is in :mod:`boardsweep.core.stats`.  Games are reached only through
+:mod:`boardsweep.core.games`: the optional ``extras["asymptotic_variance"]`` (CLT theory)
 and ``extras["replicate_exact"]`` (exact answer of the environment a replicate
 played, e.g. its deck shuffles).  What a game does not provide comes back as
 ``None`` or NaN.
@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from core import stats
-from core.games import Game, get_game
-from pipeline.plan import replicate_seed
-from pipeline.query import distribution_variables, frequencies, grid_points
+from boardsweep.core import stats
+from boardsweep.core.games import Game, get_game
+from boardsweep.pipeline.plan import replicate_seed
+from boardsweep.pipeline.query import distribution_variables, frequencies, grid_points
 
 __all__ = [
     "game_of",
@@ -271,7 +271,7 @@ def variance_ratio(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset | Non
 
 def batch_means(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     """Within-replicate variance of each replicate's final frequency from its own
-    checkpoint increments as (unequal) batches (:func:`core.stats.ratio_batch_variance`).
+    checkpoint increments as (unequal) batches (:func:`boardsweep.core.stats.ratio_batch_variance`).
 
     Returns ``variance`` (grid..., replicate, DIM), ``stderr`` its square root,
     ``batches_effective`` = n^2 / sum n_j^2 (log-spaced checkpoints leave only
@@ -311,7 +311,7 @@ def shuffle_decomposition(
 
     Needs the game's ``extras["replicate_exact"]``: the exact answer of the
     environment (e.g. the deck shuffles) each replicate played, found from the
-    replicate's seed (:func:`pipeline.plan.replicate_seed`).  Computed for
+    replicate's seed (:func:`boardsweep.pipeline.plan.replicate_seed`).  Computed for
     grid points where it is informative (the per-replicate answers differ)
     and feasible; ``None`` when the game has no hook, an error was raised
     (e.g. too many games per replicate) or it would need more than
@@ -413,7 +413,7 @@ def ratio_estimates(ds: xr.Dataset, checkpoint: int = -1) -> dict[str, xr.Datase
     replicates' own ratios for means); ``exact`` where the game has one; and
     ``replicates``.  Grid dimensions and the ratio's own (e.g. ``seat``) are kept.
     """
-    from core.stats import Z95, wilson_interval
+    from boardsweep.core.stats import Z95, wilson_interval
 
     game = game_of(ds)
     out: dict[str, xr.Dataset] = {}

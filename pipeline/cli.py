@@ -1,6 +1,6 @@
 """The ``boardsweep`` command.
 
-Every command reaches games only through :mod:`core.games`.  A wrong option or
+Every command reaches games only through :mod:`boardsweep.core.games`.  A wrong option or
 value prints one line ``boardsweep: error: ...`` on stderr and exits with 2.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 import click
 import numpy as np
 
-from core.games import Game, ParameterError, get_game
-from pipeline.spec import SpecError
+from boardsweep.core.games import Game, ParameterError, get_game
+from boardsweep.pipeline.spec import SpecError
 
 __all__ = ["main", "cli"]
 
@@ -42,7 +42,7 @@ def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
 
 def load_spec(path: str):
     """Parse and validate a sweep spec (SpecError -> one-line error, exit 2)."""
-    from pipeline.spec import load_spec as _load
+    from boardsweep.pipeline.spec import load_spec as _load
 
     return _load(path)
 
@@ -121,7 +121,7 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
         raise UserError(f"TLS needs --tls-ca-file, --tls-cert and --tls-key together; missing {', '.join(missing)}")
     if not scheduler:
         raise UserError("the --tls-* options secure the connection to --scheduler; give --scheduler tls://HOST:PORT")
-    from pipeline.execute import tls_security
+    from boardsweep.pipeline.execute import tls_security
 
     return tls_security(ca_file, cert, key)
 
@@ -233,10 +233,10 @@ def run(
     Exits 1 when the scheduler is lost or a task fails (finished tasks stay in
     the store; rerun the same command to resume).
     """
-    from pipeline import display
-    from pipeline.execute import SweepError, run_sweep
-    from pipeline.lock import StoreLocked
-    from pipeline.store import StoreMismatch
+    from boardsweep.pipeline import display
+    from boardsweep.pipeline.execute import SweepError, run_sweep
+    from boardsweep.pipeline.lock import StoreLocked
+    from boardsweep.pipeline.store import StoreMismatch
 
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
@@ -269,7 +269,7 @@ def run(
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
-    from pipeline import display
+    from boardsweep.pipeline import display
 
     ds = display.open_store(store_url, UserError)
     ds = display.select(ds, sels, UserError)
@@ -282,7 +282,7 @@ def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int 
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def status(store_url: str, fmt: str) -> None:
     """Show done/total replicates per grid point of the sweep store STORE."""
-    from pipeline import display
+    from boardsweep.pipeline import display
 
     ds = display.open_store(store_url, UserError)
     display.print_status(ds, fmt)
@@ -293,9 +293,9 @@ def status(store_url: str, fmt: str) -> None:
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the digest to this file (default: stdout).")
 def digest(store_url: str, out: str | None) -> None:
     """Print the digest of the sweep store STORE: per-variable SHA-256 (JSON)."""
-    from pipeline.execute import normalize_url
-    from pipeline.store import StoreMismatch, store_exists
-    from pipeline.verify import write_digest
+    from boardsweep.pipeline.execute import normalize_url
+    from boardsweep.pipeline.store import StoreMismatch, store_exists
+    from boardsweep.pipeline.verify import write_digest
 
     url = normalize_url(store_url)
     if not store_exists(url):
@@ -339,9 +339,9 @@ def verify(
     """
     from pathlib import Path
 
-    from pipeline import display
-    from pipeline.execute import SweepError
-    from pipeline.verify import verify as _verify
+    from boardsweep.pipeline import display
+    from boardsweep.pipeline.execute import SweepError
+    from boardsweep.pipeline.verify import verify as _verify
 
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
@@ -371,8 +371,8 @@ def verify(
 @click.option("--variable", default=None, help="Simulated variable (default: counts, else the first distribution).")
 def report(store_url: str, out_dir: str, variable: str | None) -> None:
     """Write a convergence and variance report of STORE (index.html, PNGs, summary.json)."""
-    from pipeline import display
-    from pipeline.report import build_report
+    from boardsweep.pipeline import display
+    from boardsweep.pipeline.report import build_report
 
     ds = display.open_store(store_url, UserError)
     if variable is not None:

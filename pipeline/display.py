@@ -20,8 +20,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from pipeline.execute import RunReport
-from pipeline.spec import Spec
+from boardsweep.pipeline.execute import RunReport
+from boardsweep.pipeline.spec import Spec
 
 __all__ = ["console", "announce", "TaskBar", "run_summary", "open_store", "select",
            "pick_variable", "print_rows", "print_status"]
@@ -82,7 +82,7 @@ class TaskBar:
 
 def run_summary(out: Console, report: RunReport) -> None:
     """Top locations per grid point with exact values, then timings."""
-    from pipeline.query import open_sweep
+    from boardsweep.pipeline.query import open_sweep
 
     ds = open_sweep(report.store)
     _summary_tables(out, ds)
@@ -98,7 +98,7 @@ def run_summary(out: Console, report: RunReport) -> None:
 
 
 def _summary_tables(out: Console, ds, k: int = 3) -> None:
-    from pipeline.query import distribution_variables, exact_frequencies, rows
+    from boardsweep.pipeline.query import distribution_variables, exact_frequencies, rows
 
     found = distribution_variables(ds)
     shown = [v for v in found if exact_frequencies(ds, v) is not None] or list(found)[:1]
@@ -125,8 +125,8 @@ def _fmt(x: float | None) -> str:
 
 
 def open_store(url: str, error: type[Exception]):
-    from pipeline.query import open_sweep
-    from pipeline.store import store_exists
+    from boardsweep.pipeline.query import open_sweep
+    from boardsweep.pipeline.store import store_exists
 
     if not store_exists(url):
         raise error(f"store {url}: no sweep store there")
@@ -154,7 +154,7 @@ def select(ds, sels: tuple[str, ...], error: type[Exception]):
 
 
 def pick_variable(ds, variable: str | None, error: type[Exception]) -> str:
-    from pipeline.query import distribution_variables
+    from boardsweep.pipeline.query import distribution_variables
 
     found = distribution_variables(ds)
     if variable is None and found:
@@ -165,7 +165,7 @@ def pick_variable(ds, variable: str | None, error: type[Exception]) -> str:
 
 
 def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
-    from pipeline.query import rows
+    from boardsweep.pipeline.query import rows
 
     if fmt == "table" and top is None:
         top = 5
@@ -193,7 +193,7 @@ def _cell(value: Any) -> str:
 
 def print_status(ds, fmt: str) -> None:
     """Done/total replicates and the exact flag per grid point."""
-    from pipeline.query import grid_points
+    from boardsweep.pipeline.query import grid_points
 
     axes = list(ds.attrs.get("grid_axes", []))
     done = ds["done"].load()

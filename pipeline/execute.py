@@ -4,7 +4,7 @@
 creates the store (or checks that an existing one was made by the same spec),
 reads the done masks, and submits only the missing tasks to an embedded
 :class:`distributed.LocalCluster` or to an existing scheduler.  Workers write
-their own regions (see :mod:`pipeline.tasks`); the client only receives small
+their own regions (see :mod:`boardsweep.pipeline.tasks`); the client only receives small
 timing records.
 
 Failures are reported, never hidden, and never cost finished work:
@@ -14,7 +14,7 @@ Failures are reported, never hidden, and never cost finished work:
   (the failed cells stay missing, the others are done);
 * a worker that dies mid-task is replaced by Dask, which reruns the task
   elsewhere; the rerun rewrites the whole region (writes are idempotent and the
-  done flags are written last, see :func:`pipeline.store.write_region`);
+  done flags are written last, see :func:`boardsweep.pipeline.store.write_region`);
 * losing the scheduler raises :class:`SchedulerLost` naming its address; a
   rerun against a live scheduler resumes from the done masks.
 
@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pipeline import store
-from pipeline.lock import StoreLock
-from pipeline.plan import plan_tasks
-from pipeline.spec import Spec
-from pipeline.tasks import run_exact, run_task
+from boardsweep.pipeline import store
+from boardsweep.pipeline.lock import StoreLock
+from boardsweep.pipeline.plan import plan_tasks
+from boardsweep.pipeline.spec import Spec
+from boardsweep.pipeline.tasks import run_exact, run_task
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from pipeline.store import quiet_zarr
+from boardsweep.pipeline.store import quiet_zarr
 
 __all__ = [
     "open_sweep",

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from pipeline import analysis
-from pipeline.query import distribution_variables, frequencies, grid_points, open_sweep, top_k
+from boardsweep.pipeline import analysis
+from boardsweep.pipeline.query import distribution_variables, frequencies, grid_points, open_sweep, top_k
 
 __all__ = ["build_report", "pick_variable", "point_key"]
 

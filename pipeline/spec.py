@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from core.games import Game, ParameterError, get_game
+from boardsweep.core.games import Game, ParameterError, get_game
 
 __all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
 

@@ -32,10 +32,10 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from core.games import Game
-from core.rng import RNG_SCHEME
-from pipeline.plan import SEED_SCHEME
-from pipeline.spec import Spec
+from boardsweep.core.games import Game
+from boardsweep.core.rng import RNG_SCHEME
+from boardsweep.pipeline.plan import SEED_SCHEME
+from boardsweep.pipeline.spec import Spec
 
 __all__ = [
     "StoreMismatch",
@@ -118,17 +118,17 @@ def provenance(spec: Spec) -> dict[str, Any]:
 def source_revision() -> str:
     """boardsweep's own source revision, as recorded when it was built.
 
-    A built package carries ``_build_info.json`` (written by ``setup.py``).
-    An editable install reads its own checkout: git is asked only when the
-    folder above this package is a boardsweep checkout with its own ``.git``,
-    never an enclosing repository.  Otherwise ``unknown``.
+    A built package carries ``boardsweep/_build_info.json`` (written by
+    ``setup.py``).  An editable install, whose ``boardsweep`` folder is the
+    checkout itself, reads that checkout: git is asked only when the folder
+    holds boardsweep's ``pyproject.toml`` and its own ``.git``, never an
+    enclosing repository.  Otherwise ``unknown``.
     """
-    here = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # the boardsweep package
     try:
-        return str(json.loads((here / "_build_info.json").read_text())["git_revision"])
+        return str(json.loads((root / "_build_info.json").read_text())["git_revision"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    root = here.parent
     pyproject = root / "pyproject.toml"
     if not ((root / ".git").exists() and pyproject.is_file()
             and 'name = "boardsweep"' in pyproject.read_text()):

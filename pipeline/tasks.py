@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from core.games import Game
-from pipeline.plan import Task, replicate_seed
-from pipeline.store import write_exact, write_region
+from boardsweep.core.games import Game
+from boardsweep.pipeline.plan import Task, replicate_seed
+from boardsweep.pipeline.store import write_exact, write_region
 
 __all__ = ["simulate_block", "run_task", "run_exact"]
 

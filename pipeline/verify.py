@@ -32,7 +32,7 @@ that a digest recorded on one CPU verifies on another.  ``dtype`` is numpy's
 follow from the spec, which the canonical hash covers.
 
 Specs are compared by canonical content (comments, layout and the store path do
-not matter), as :func:`pipeline.store.check_spec` does.
+not matter), as :func:`boardsweep.pipeline.store.check_spec` does.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 import zarr
 
-from pipeline import store
-from pipeline.spec import Spec
+from boardsweep.pipeline import store
+from boardsweep.pipeline.spec import Spec
 
 __all__ = [
     "DIGEST_FORMAT",
@@ -326,7 +326,7 @@ def verify(
     runs.  The re-run goes to ``rerun_store`` (kept; it must not exist yet) or
     to a temporary directory that is removed afterwards.
     """
-    from pipeline.execute import normalize_url, run_sweep
+    from boardsweep.pipeline.execute import normalize_url, run_sweep
 
     if is_digest_file(against):
         recorded = load_digest(against)

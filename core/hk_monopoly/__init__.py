@@ -2,5 +2,5 @@
 
 Modules: ``board`` (board files), ``rules`` (the turn rules, numba),
 ``simulate`` (Monte Carlo kernel), ``exact`` (movement chain), ``game``
-(registration through :mod:`core.games`).
+(registration through :mod:`boardsweep.core.games`).
 """

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.games import ParameterError
+from boardsweep.core.games import ParameterError
 
 __all__ = [
     "N_SQUARES",
@@ -113,7 +113,7 @@ def _read(path: str) -> dict:
     """Parse the TOML text of ``path`` (``"default"``: the shipped board)."""
     try:
         if path == _DEFAULT:
-            text = resources.files("core.hk_monopoly").joinpath("board.toml").read_text("utf-8")
+            text = resources.files("boardsweep.core.hk_monopoly").joinpath("board.toml").read_text("utf-8")
         else:
             text = Path(path).read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -1,4 +1,4 @@
-"""hk_monopoly registered through the game interface (:mod:`core.games`).
+"""hk_monopoly registered through the game interface (:mod:`boardsweep.core.games`).
 
 Parameters
 ----------
@@ -28,7 +28,7 @@ rounds : int, >= 1 (default 100)
 Run shape: ``games`` (default 1000); checkpoints count games.  Output arrays
 have a fixed ``seat`` dimension of size 6 (unused seats are zero) and a
 ``location`` dimension of 21 (the 20 squares, then ``IN_JAIL``); see
-:mod:`core.hk_monopoly.simulate` for their meaning.
+:mod:`boardsweep.core.hk_monopoly.simulate` for their meaning.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ from typing import Any
 
 import numpy as np
 
-from core.games import Game, Param, ParameterError, Ratio, Variable
-from core.hk_monopoly.board import default_board, load_board
-from core.hk_monopoly.exact import horizon_frequency, stationary_frequency
-from core.hk_monopoly.rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
-from core.hk_monopoly.simulate import simulate_games
-from core.stats import Z95
-from core.stats import wilson_interval as _wilson
+from boardsweep.core.games import Game, Param, ParameterError, Ratio, Variable
+from boardsweep.core.hk_monopoly.board import default_board, load_board
+from boardsweep.core.hk_monopoly.exact import horizon_frequency, stationary_frequency
+from boardsweep.core.hk_monopoly.rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
+from boardsweep.core.hk_monopoly.simulate import simulate_games
+from boardsweep.core.stats import Z95
+from boardsweep.core.stats import wilson_interval as _wilson
 
 __all__ = [
     "GAME",

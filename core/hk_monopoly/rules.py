@@ -1,6 +1,6 @@
 """The rules of hk_monopoly (seed 004, DESIGN 3.3) as numba functions.
 
-The same code plays random games (:mod:`core.hk_monopoly.simulate`) and
+The same code plays random games (:mod:`boardsweep.core.hk_monopoly.simulate`) and
 scripted ones (tests, :func:`scripted_turn`, :func:`scripted_game`): every
 random value goes through :func:`draw_die` / :func:`draw_chance`, which read
 the next value of a script when ``scripted`` is true and draw from the game's
@@ -50,8 +50,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.hk_monopoly.board import CHANCE, GO_TO_JAIL, INCOME_TAX, PROPERTY
-from core.rng import randint
+from boardsweep.core.hk_monopoly.board import CHANCE, GO_TO_JAIL, INCOME_TAX, PROPERTY
+from boardsweep.core.rng import randint
 
 __all__ = [
     "MAX_SEATS",

@@ -1,15 +1,15 @@
 """Monte Carlo simulation of hk_monopoly games (numba).
 
 :func:`simulate_games` owns the seed: it derives the run's key with
-:func:`core.rng.seed_key`, and game ``g`` (0-based) of the run plays from
-``core.rng.game_state(key, g, state)``, so a game's outcome does not depend on
+:func:`boardsweep.core.rng.seed_key`, and game ``g`` (0-based) of the run plays from
+``boardsweep.core.rng.game_state(key, g, state)``, so a game's outcome does not depend on
 how many games the run holds.  The private kernel :func:`_kernel` plays the
-games with the rule code of :mod:`core.hk_monopoly.rules` and writes
+games with the rule code of :mod:`boardsweep.core.hk_monopoly.rules` and writes
 cumulative totals into explicit output arrays at each checkpoint (a count of
 games played).
 
 Outputs (first axis ``checkpoint``; ``seat`` has the fixed size
-:data:`~core.hk_monopoly.rules.MAX_SEATS` = 6 whatever the number of players,
+:data:`~boardsweep.core.hk_monopoly.rules.MAX_SEATS` = 6 whatever the number of players,
 unused seats stay zero, so a store's shape never depends on ``players``):
 
 ========== ======================= ==========================================
@@ -30,7 +30,7 @@ games      checkpoint              games played (= the checkpoints)
 ========== ======================= ==========================================
 
 Note: numba's ``cache=True`` does not notice edits to functions imported from
-other modules; after changing :mod:`core.hk_monopoly.rules`, delete
+other modules; after changing :mod:`boardsweep.core.hk_monopoly.rules`, delete
 ``core/hk_monopoly/__pycache__`` so that the cached kernel is rebuilt.
 """
 
@@ -39,8 +39,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.hk_monopoly.rules import ALIVE, C_PLAYERS, MAX_SEATS, MONEY, play_game, reset_state, winners
-from core.rng import game_state, seed_key
+from boardsweep.core.hk_monopoly.rules import ALIVE, C_PLAYERS, MAX_SEATS, MONEY, play_game, reset_state, winners
+from boardsweep.core.rng import game_state, seed_key
 
 __all__ = ["OUTPUTS", "simulate_games"]
 
@@ -126,7 +126,7 @@ def simulate_games(
     board : ndarray
         int64 (squares, 3) board table (kind, price, rent), see :mod:`.board`.
     cfg : ndarray
-        Rule configuration from :func:`core.hk_monopoly.rules.make_cfg`.
+        Rule configuration from :func:`boardsweep.core.hk_monopoly.rules.make_cfg`.
     seats : ndarray
         int64 (6, 2): buy reserve (-1 never) and jail strategy (0 short, 1 long).
     chance_table : ndarray

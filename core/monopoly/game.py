@@ -1,4 +1,4 @@
-"""Monopoly registered through the game interface (:mod:`core.games`)."""
+"""Monopoly registered through the game interface (:mod:`boardsweep.core.games`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from core.games import Game, ParameterError, Variable
+from boardsweep.core.games import Game, ParameterError, Variable
 
 from .board import LOCATIONS, modal_string
 from .exact import expected_counts, long_run_frequency

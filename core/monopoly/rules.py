@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from core.games import Param
+from boardsweep.core.games import Param
 
 from .cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK
 
@@ -61,7 +61,7 @@ class Rules:
     """One validated Monopoly rule variant.
 
     Build it with :meth:`from_params`; a bad value raises
-    :class:`core.games.ParameterError` naming the parameter, the value and the
+    :class:`boardsweep.core.games.ParameterError` naming the parameter, the value and the
     allowed values.
     """
 
@@ -80,7 +80,7 @@ class Rules:
         """Rules from a parameter mapping (missing keys take their defaults)."""
         for name in params:
             if name not in _BY_NAME:
-                from core.games import ParameterError
+                from boardsweep.core.games import ParameterError
 
                 raise ParameterError(
                     f"monopoly has no parameter {name!r}; known parameters: {', '.join(_BY_NAME)}"

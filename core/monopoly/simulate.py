@@ -3,7 +3,7 @@
 :func:`simulate` plays ``games`` independent games of ``players`` tokens for
 ``turns`` turns each, all tokens starting on GO and sharing the decks, and
 returns cumulative counts per location at the checkpoint turns.  Game ``g``
-draws from its own xoshiro256** stream (:mod:`core.rng`), so results are
+draws from its own xoshiro256** stream (:mod:`boardsweep.core.rng`), so results are
 identical bit for bit for a given seed, whatever else runs.
 
 The same rule code can be driven by a script of dice faces and card codes
@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from numba import njit
 
-from core.rng import below, game_state, seed_key, shuffle, xoshiro
+from boardsweep.core.rng import below, game_state, seed_key, shuffle, xoshiro
 
 from .board import CHANCE, COMMUNITY_CHEST, G2J, IN_JAIL, JAIL, N_LOCATIONS, N_SQUARES
 from .board import next_railway as _NEXT_R

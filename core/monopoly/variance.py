@@ -2,7 +2,7 @@
 
 Setting
 -------
-``X_t`` is the roll-by-roll chain of :mod:`core.monopoly.exact` (state before
+``X_t`` is the roll-by-roll chain of :mod:`boardsweep.core.monopoly.exact` (state before
 roll ``t``) with independent card draws.  During roll ``t`` the tally counts a
 random vector ``c_t`` (41 locations) with ``E = sum(c_t)`` events; ``c_t``
 depends on ``X_t`` *and* on what the roll does (dice, cards), i.e. on the
@@ -20,7 +20,7 @@ CLT variance of the additive functional ``sum_t y_t``.
 
 ``y_t`` is not a function of ``X_t`` alone (``per_landing`` counts the Chance
 square *and* where its card sends the token; ``per_roll`` counts the state
-*after* the roll), so :func:`core.markov.asymptotic_variance` does not apply
+*after* the roll), so :func:`boardsweep.core.markov.asymptotic_variance` does not apply
 directly.  The martingale decomposition does: with ``m(s) = E[y_t | X_t = s]``
 (``= C - f E``) and ``h = Z m`` (``Z`` the fundamental matrix, so
 ``h - P h = m`` because ``pi m = 0``),
@@ -33,7 +33,7 @@ branches ``b`` of one roll from ``s`` (probability ``q``, counted vector
 ``c_b``, next state ``n_b``).  The telescoping term is bounded, so it does not
 change the limit.  For ``per_roll`` (``c_t`` = indicator of ``X_{t+1}``'s
 location) this equals the state-function formula of
-:func:`core.markov.asymptotic_variance` (tested).
+:func:`boardsweep.core.markov.asymptotic_variance` (tested).
 
 Units: the returned ``sigma^2`` is per roll, i.e. ``Var(f_hat) ~ sigma^2 / N``
 with ``N`` the number of rolls.  Tokens of a run are independent with
@@ -48,7 +48,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from core.markov import check_stochastic, fundamental_matrix, stationary
+from boardsweep.core.markov import check_stochastic, fundamental_matrix, stationary
 
 from .board import IN_JAIL, JAIL, N_LOCATIONS, N_SQUARES
 from .exact import _base_states, _Decks, _resolve, _roll_classes

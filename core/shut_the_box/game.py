@@ -1,9 +1,9 @@
-"""Shut the Box (Project Euler 640) registered through :mod:`core.games`.
+"""Shut the Box (Project Euler 640) registered through :mod:`boardsweep.core.games`.
 
 Sweep axes: ``dice_sides`` (n, cards ``1..2n``, 2..10) and ``policy``
 (``optimal``, ``greedy``, ``random``).  Exact answers (and the ``optimal``
 policy, which needs the solved table) exist for ``dice_sides <= 8``
-(:data:`core.shut_the_box.solve.EXACT_MAX_SIDES`, 4**8 states); greedy and
+(:data:`boardsweep.core.shut_the_box.solve.EXACT_MAX_SIDES`, 4**8 states); greedy and
 random play can be simulated up to 10.  The score is the number of rolls ``T``
 to turn every card on; ``E[T]`` for optimal play with n = 6 is the PE640
 answer.
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from core.games import Game, Param, ParameterError, Ratio, Variable
-from core.shut_the_box import rules, solve
-from core.shut_the_box.simulate import HIST_BINS, simulate_rolls
+from boardsweep.core.games import Game, Param, ParameterError, Ratio, Variable
+from boardsweep.core.shut_the_box import rules, solve
+from boardsweep.core.shut_the_box.simulate import HIST_BINS, simulate_rolls
 
 __all__ = ["GAME", "QUANTILES"]
 

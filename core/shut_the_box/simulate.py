@@ -1,6 +1,6 @@
 """Monte Carlo Shut the Box: play ``games`` games under a policy.
 
-Game ``g`` draws from its own xoshiro256** stream, ``core.rng.game_state(key,
+Game ``g`` draws from its own xoshiro256** stream, ``boardsweep.core.rng.game_state(key,
 g)``: each roll takes two draws (``x`` then ``y``) and the random policy one
 more (uniform over the distinct admissible cards).  Results are cumulative
 over the first ``k`` games at each checkpoint ``k``:
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.rng import game_state, randint, seed_key
-from core.shut_the_box import rules
+from boardsweep.core.rng import game_state, randint, seed_key
+from boardsweep.core.shut_the_box import rules
 
 __all__ = ["HIST_BINS", "MAX_ROLLS", "POLICY_CODES", "simulate_rolls"]
 
@@ -103,9 +103,9 @@ def simulate_rolls(
         Dice sides (cards ``1..2n``).
     policy : {"optimal", "greedy", "random"}
         ``optimal`` needs ``table`` (state x outcome -> card, from
-        :func:`core.shut_the_box.solve.solve_optimal`).
+        :func:`boardsweep.core.shut_the_box.solve.solve_optimal`).
     seed : int or SeedSequence
-        Run seed; ``core.rng.seed_key(seed)`` keys the per-game streams.
+        Run seed; ``boardsweep.core.rng.seed_key(seed)`` keys the per-game streams.
     checkpoints : array of int
         Strictly increasing game counts; the last is the number of games.
 

@@ -1,4 +1,4 @@
-"""core.stats (game-agnostic estimators) and the Monopoly CLT variance they check.
+"""boardsweep.core.stats (game-agnostic estimators) and the Monopoly CLT variance they check.
 
 The Monopoly asymptotic variance (core/monopoly/variance.py) is tested here
 because its reference is a statistic of this module: a long batch-means run.
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from core.stats import (
+from boardsweep.core.stats import (
     batch_means_variance,
     holm,
     loglog_slope,
@@ -109,9 +109,9 @@ VARIANTS = [
 
 @pytest.mark.parametrize("tally,jail,deck", VARIANTS)
 def test_monopoly_branches_rebuild_the_exact_chain(tally, jail, deck):
-    from core.monopoly.exact import build_chain
-    from core.monopoly.rules import Rules
-    from core.monopoly.variance import roll_branches
+    from boardsweep.core.monopoly.exact import build_chain
+    from boardsweep.core.monopoly.rules import Rules
+    from boardsweep.core.monopoly.variance import roll_branches
 
     rules = Rules(dice_sides=6, jail_strategy=jail, chance_deck=deck, tally=tally)
     chain, br = build_chain(rules), roll_branches(rules)
@@ -120,11 +120,11 @@ def test_monopoly_branches_rebuild_the_exact_chain(tally, jail, deck):
 
 
 def test_monopoly_per_roll_variance_is_the_state_function_formula():
-    from core.markov import asymptotic_variance as state_variance
-    from core.markov import stationary
-    from core.monopoly.exact import build_chain
-    from core.monopoly.rules import Rules
-    from core.monopoly.variance import asymptotic_variance
+    from boardsweep.core.markov import asymptotic_variance as state_variance
+    from boardsweep.core.markov import stationary
+    from boardsweep.core.monopoly.exact import build_chain
+    from boardsweep.core.monopoly.rules import Rules
+    from boardsweep.core.monopoly.variance import asymptotic_variance
 
     rules = Rules(dice_sides=4, jail_strategy="long", tally="per_roll")
     chain = build_chain(rules)
@@ -142,9 +142,9 @@ def test_monopoly_variance_matches_long_batch_means_run(tally, jail, deck):
     B=400); every location must agree within z = 4.2, the two-sided
     Bonferroni bound for a family-wise error of 0.001 over 40 locations.
     """
-    from core.monopoly.rules import Rules
-    from core.monopoly.simulate import simulate_rules
-    from core.monopoly.variance import asymptotic_variance
+    from boardsweep.core.monopoly.rules import Rules
+    from boardsweep.core.monopoly.simulate import simulate_rules
+    from boardsweep.core.monopoly.variance import asymptotic_variance
 
     rules = Rules(dice_sides=6, jail_strategy=jail, chance_deck=deck, tally=tally)
     theory = asymptotic_variance(rules)["variance"]
@@ -160,7 +160,7 @@ def test_monopoly_variance_matches_long_batch_means_run(tally, jail, deck):
 
 
 def test_monopoly_variance_hook_through_the_game_interface():
-    from core.games import get_game
+    from boardsweep.core.games import get_game
 
     game = get_game("monopoly")
     params = game.resolve_params({})
@@ -174,7 +174,7 @@ def test_monopoly_variance_hook_through_the_game_interface():
 def test_wilson_interval_solves_the_score_equation():
     """Each bound p satisfies (k/n - p)^2 = z^2 p (1 - p) / n (the score equation,
     squared so that it stays smooth at p = 0); empty trials give NaN."""
-    from core.stats import Z95, wilson_interval
+    from boardsweep.core.stats import Z95, wilson_interval
 
     k, n = np.array([0, 3, 50, 100]), np.array([100, 10, 100, 100])
     low, high = wilson_interval(k, n)

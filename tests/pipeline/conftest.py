@@ -16,7 +16,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(HERE), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
 )
 
-from core import games  # noqa: E402
+from boardsweep.core import games  # noqa: E402
 
 games.GAME_MODULES.setdefault("toy", "toy_game")
 

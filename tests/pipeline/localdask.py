@@ -21,7 +21,7 @@ from typing import Iterator
 import numpy as np
 import zarr
 
-from pipeline.verify import values_match
+from boardsweep.pipeline.verify import values_match
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -32,10 +32,10 @@ BOARDSWEEP = str(BIN / "boardsweep")
 RUNNER = f"""\
 import sys
 sys.path.insert(0, {str(HERE)!r})
-from core import games
+from boardsweep.core import games
 games.GAME_MODULES.setdefault("toy", "toy_game")
 games.GAME_MODULES.setdefault("failing", "failing_game")
-from pipeline.cli import main
+from boardsweep.pipeline.cli import main
 if __name__ == "__main__":
     main(sys.argv[1:])
 """

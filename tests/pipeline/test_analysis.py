@@ -1,4 +1,4 @@
-"""pipeline.analysis on small stores built by the real pipeline.
+"""boardsweep.pipeline.analysis on small stores built by the real pipeline.
 
 Every metric is recomputed here independently, with numpy/scipy, from the raw
 zarr arrays (fill value -1, ``done`` mask), not through open_sweep.
@@ -11,12 +11,12 @@ import pytest
 import zarr
 from scipy import stats as st
 
-from core.games import game_names, get_game
-from pipeline import analysis
-from pipeline.execute import run_sweep
-from pipeline.plan import replicate_seed
-from pipeline.query import open_sweep
-from pipeline.spec import parse_spec
+from boardsweep.core.games import game_names, get_game
+from boardsweep.pipeline import analysis
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.plan import replicate_seed
+from boardsweep.pipeline.query import open_sweep
+from boardsweep.pipeline.spec import parse_spec
 
 MONO = """\
 name = "mono"

@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
-from core.monopoly.board import LOCATIONS
+from boardsweep.core.monopoly.board import LOCATIONS
 
 
 def boardsweep(*args: str) -> subprocess.CompletedProcess:
     exe = shutil.which("boardsweep")
-    cmd = [exe] if exe else [sys.executable, "-m", "pipeline"]
+    cmd = [exe] if exe else [sys.executable, "-m", "boardsweep"]
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=300)
 
 

@@ -15,19 +15,19 @@ import numpy as np
 import pytest
 import zarr
 
-from pipeline.cli import main
-from pipeline.execute import run_sweep
-from pipeline.lock import LOCK_NAME
-from pipeline.spec import parse_spec
+from boardsweep.pipeline.cli import main
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.lock import LOCK_NAME
+from boardsweep.pipeline.spec import parse_spec
 
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
 
 RUNNER = """\
 import sys
 sys.path.insert(0, {here!r})
-from core import games
+from boardsweep.core import games
 games.GAME_MODULES["toy"] = "toy_game"
-from pipeline.cli import main
+from boardsweep.pipeline.cli import main
 if __name__ == "__main__":
     main(sys.argv[1:])
 """

@@ -12,8 +12,8 @@ import psutil
 import pytest
 
 from localdask import assert_bitwise_equal, done_count, finish, local_dask, start_client, wait_for
-from pipeline.execute import run_sweep
-from pipeline.spec import parse_spec
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.spec import parse_spec
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
 
 # A real game (the compose runner's quickstart, shrunk): 4 grid points x 2 tasks.

@@ -26,8 +26,8 @@ from localdask import (
     start_client,
     wait_for,
 )
-from pipeline.execute import run_sweep
-from pipeline.spec import parse_spec
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.spec import parse_spec
 
 DATA = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 SLOW = {"TOY_DELAY_S": "0.5"}  # per replicate, on the workers: a task takes >= 1 s

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.games import game_names
-from pipeline.execute import run_sweep
-from pipeline.query import modal_string, open_sweep, rows
-from pipeline.spec import load_spec, parse_spec
+from boardsweep.core.games import game_names
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.query import modal_string, open_sweep, rows
+from boardsweep.pipeline.spec import load_spec, parse_spec
 
 SWEEPS = Path(__file__).resolve().parents[2] / "sweeps"
 

@@ -1,4 +1,4 @@
-"""pipeline.report and ``boardsweep report``: stores with missing cells, other games."""
+"""boardsweep.pipeline.report and ``boardsweep report``: stores with missing cells, other games."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from core.games import game_names
-from pipeline.cli import main
-from pipeline.execute import run_sweep
-from pipeline.report import build_report
-from pipeline.spec import parse_spec
+from boardsweep.core.games import game_names
+from boardsweep.pipeline.cli import main
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.report import build_report
+from boardsweep.pipeline.spec import parse_spec
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -81,7 +81,7 @@ def test_report_cli_on_interrupted_store(tmp_path, write_spec, cluster2):
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
 def test_report_tables_and_summary_match_store(tmp_path, cluster2):
-    from pipeline.query import frequencies, modal_string, open_sweep
+    from boardsweep.pipeline.query import frequencies, modal_string, open_sweep
 
     store = str(tmp_path / "full.zarr")
     assert run_sweep(parse_spec(MONO, "rep.toml"), store, scheduler=cluster2).complete

@@ -14,12 +14,12 @@ import pytest
 import xarray as xr
 import zarr
 
-from pipeline.execute import run_sweep
-from pipeline.lock import LOCK_NAME, StoreLocked
-from pipeline.query import open_sweep
-from pipeline.spec import parse_spec
-from pipeline.store import StoreMismatch
-from pipeline.verify import FLOAT_ATOL, FLOAT_RTOL
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.lock import LOCK_NAME, StoreLocked
+from boardsweep.pipeline.query import open_sweep
+from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.store import StoreMismatch
+from boardsweep.pipeline.verify import FLOAT_ATOL, FLOAT_RTOL
 
 VARIABLES = ("counts", "events", "rolls")
 
@@ -76,8 +76,8 @@ def test_store_layout(reference, spec_text):
                 "xarray_version", "zarr_version", "git_revision", "rng_scheme", "created"):
         assert attrs[key], key
     # counts sum to events; exact: the core's answer for independent, NaN for shuffled
-    from core.monopoly.exact import long_run_frequency
-    from core.monopoly.rules import Rules
+    from boardsweep.core.monopoly.exact import long_run_frequency
+    from boardsweep.core.monopoly.rules import Rules
 
     counts = raw(reference)
     assert np.array_equal(counts.sum(-1), raw(reference, "events"))
@@ -87,8 +87,8 @@ def test_store_layout(reference, spec_text):
         np.testing.assert_allclose(exact[i, 0], long_run_frequency(rules), rtol=FLOAT_RTOL, atol=FLOAT_ATOL)
     assert np.isnan(exact[:, 1]).all()
     # each cell is the game's own simulate for its seed (derived from parameter values)
-    from core.games import get_game
-    from pipeline.plan import replicate_seed
+    from boardsweep.core.games import get_game
+    from boardsweep.pipeline.plan import replicate_seed
 
     game = get_game("monopoly")
     params = game.resolve_params({"dice_sides": 6, "deck_policy": "shuffled_cycle",
@@ -103,7 +103,7 @@ def test_store_layout(reference, spec_text):
 def test_store_opens_without_boardsweep(reference):
     code = (
         "import sys, xarray as xr; ds = xr.open_zarr(sys.argv[1]); "
-        "assert not any(m.split('.')[0] in ('pipeline', 'core') for m in sys.modules); "
+        "assert not any(m.split('.')[0] in ('boardsweep', 'pipeline', 'core') for m in sys.modules); "
         "print(int(ds['counts'].sum()), ds['counts'].dtype)"
     )
     out = subprocess.run([sys.executable, "-c", code, str(reference)], capture_output=True,

@@ -16,9 +16,9 @@ import zarr
 
 from clirun import run_cli
 from localdask import finish, start_client
-from pipeline.execute import run_sweep
-from pipeline.spec import parse_spec
-from pipeline.verify import FLOAT_ATOL, FLOAT_RTOL, _decode_floats
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.verify import FLOAT_ATOL, FLOAT_RTOL, _decode_floats
 
 ROOT = Path(__file__).resolve().parents[2]
 

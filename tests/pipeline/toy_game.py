@@ -1,6 +1,6 @@
 """A tiny game for pipeline tests: two dice move a token round a ring.
 
-It follows the same contract as the real games (``core.games.Game``) but runs
+It follows the same contract as the real games (``boardsweep.core.games.Game``) but runs
 in microseconds with plain numpy, so the pipeline tests stay fast and do not
 depend on any real game being installed.
 """
@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from core.games import Game, Param, ParameterError, Variable
+from boardsweep.core.games import Game, Param, ParameterError, Variable
 
 
 def _labels(params: dict) -> dict[str, tuple[str, ...]]:

@@ -7,8 +7,8 @@ from importlib import resources
 
 import pytest
 
-from core.games import ParameterError, get_game
-from core.hk_monopoly.board import (
+from boardsweep.core.games import ParameterError, get_game
+from boardsweep.core.hk_monopoly.board import (
     GO,
     IN_JAIL_LABEL,
     JAIL,
@@ -18,7 +18,7 @@ from core.hk_monopoly.board import (
     load_board,
 )
 
-DEFAULT_TEXT = resources.files("core.hk_monopoly").joinpath("board.toml").read_text("utf-8")
+DEFAULT_TEXT = resources.files("boardsweep.core.hk_monopoly").joinpath("board.toml").read_text("utf-8")
 
 DESIGN_BOARD = [  # DESIGN 3.3: (name, price, rent) for properties
     ("Go",), ("Central", 800, 90), ("Wan Chai", 700, 65), ("Income Tax",), ("Stanley", 600, 60),

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from core.games import get_game
-from core.hk_monopoly.board import default_board
-from core.hk_monopoly.exact import horizon_frequency, stationary_frequency, transition_matrix
-from pipeline.cli import cli
+from boardsweep.core.games import get_game
+from boardsweep.core.hk_monopoly.board import default_board
+from boardsweep.core.hk_monopoly.exact import horizon_frequency, stationary_frequency, transition_matrix
+from boardsweep.pipeline.cli import cli
 
 BOARD = default_board()
 GAME = get_game("hk_monopoly")

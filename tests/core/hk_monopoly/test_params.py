@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.games import ParameterError, get_game
-from core.hk_monopoly.game import parse_chance, seat_table, wilson_interval
-from core.hk_monopoly.rules import LONG, NEVER, SHORT
+from boardsweep.core.games import ParameterError, get_game
+from boardsweep.core.hk_monopoly.game import parse_chance, seat_table, wilson_interval
+from boardsweep.core.hk_monopoly.rules import LONG, NEVER, SHORT
 
 GAME = get_game("hk_monopoly")
 

@@ -1,7 +1,7 @@
 """The numba rules against an independent plain-Python reading of the rules.
 
 The reference below is written straight from seed 004 / DESIGN 3.3 with no
-code shared with :mod:`core.hk_monopoly.rules` (it even moves the token one
+code shared with :mod:`boardsweep.core.hk_monopoly.rules` (it even moves the token one
 square at a time to pay for passing Go).  Hypothesis draws random boards of
 strategies, dice and Chance scripts; both must end in the same state.
 """
@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.hk_monopoly.board import default_board
-from core.hk_monopoly.rules import ALIVE, MAX_SEATS, MONEY, POS, make_cfg, scripted_game
+from boardsweep.core.hk_monopoly.board import default_board
+from boardsweep.core.hk_monopoly.rules import ALIVE, MAX_SEATS, MONEY, POS, make_cfg, scripted_game
 
 BOARD = default_board()
 

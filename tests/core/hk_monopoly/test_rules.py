@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.hk_monopoly.board import default_board
-from core.hk_monopoly.rules import (
+from boardsweep.core.hk_monopoly.board import default_board
+from boardsweep.core.hk_monopoly.rules import (
     ALIVE,
     JAIL,
     LONG,
@@ -27,7 +27,7 @@ from core.hk_monopoly.rules import (
     scripted_game,
     scripted_turn,
 )
-from core.hk_monopoly.simulate import _settle
+from boardsweep.core.hk_monopoly.simulate import _settle
 
 BOARD = default_board()
 TABLE = BOARD.table

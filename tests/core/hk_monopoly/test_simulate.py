@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.games import get_game
-from core.hk_monopoly.simulate import OUTPUTS
+from boardsweep.core.games import get_game
+from boardsweep.core.hk_monopoly.simulate import OUTPUTS
 
 GAME = get_game("hk_monopoly")
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from core.games import ParameterError, get_game
-from core.monopoly.board import LOCATIONS, merge_jail, modal_string, next_railway, next_utility
-from core.monopoly.cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK, STAY, card_code, card_label
-from core.monopoly.rules import Rules
+from boardsweep.core.games import ParameterError, get_game
+from boardsweep.core.monopoly.board import LOCATIONS, merge_jail, modal_string, next_railway, next_utility
+from boardsweep.core.monopoly.cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK, STAY, card_code, card_label
+from boardsweep.core.monopoly.rules import Rules
 
 
 def test_locations_are_40_squares_and_in_jail():

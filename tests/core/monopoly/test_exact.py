@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from core.markov import check_stochastic, stationary
-from core.monopoly.board import IN_JAIL, N_LOCATIONS, merge_jail, modal_string
-from core.monopoly.cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK
-from core.monopoly.exact import build_chain, expected_counts, long_run_frequency
-from core.monopoly.rules import Rules
+from boardsweep.core.markov import check_stochastic, stationary
+from boardsweep.core.monopoly.board import IN_JAIL, N_LOCATIONS, merge_jail, modal_string
+from boardsweep.core.monopoly.cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK
+from boardsweep.core.monopoly.exact import build_chain, expected_counts, long_run_frequency
+from boardsweep.core.monopoly.rules import Rules
 
 ALL_VARIANTS = [
     Rules(dice_sides=n, jail_strategy=j, chance_deck=c, tally=t)

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from core.games import ParameterError
-from core.monopoly.replay import replay
+from boardsweep.core.games import ParameterError
+from boardsweep.core.monopoly.replay import replay
 
 SEED_003_DICE = [6, 4, 5, 3, 3, 5, 6, 2, 5, 4, 4, 1, 2, 6, 4, 4, 4, 4, 2, 2, 4, 3, 4, 4, 1, 4,
                  3, 4, 1, 2, 3, 6, 5, 4, 5, 5, 1, 2, 5, 4, 3, 3, 1, 1, 2, 1, 1, 3]
@@ -26,7 +26,7 @@ def test_seed_003_trace_reproduces_its_tally():
 
 
 def test_seed_003_trace_through_the_cli():
-    cmd = [sys.executable, "-m", "pipeline", "replay", "monopoly",
+    cmd = [sys.executable, "-m", "boardsweep", "replay", "monopoly",
            "--dice", ",".join(map(str, SEED_003_DICE)), "--cards", "JAIL", "--turns", "20",
            "--set", "chance_deck=classic15", "--set", "jail_strategy=long",
            "--set", "tally=per_landing", "--format", "json"]

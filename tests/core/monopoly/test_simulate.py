@@ -8,11 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-from core.monopoly.board import modal_string
-from core.monopoly.cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK
-from core.monopoly.exact import expected_counts, long_run_frequency
-from core.monopoly.rules import Rules
-from core.monopoly.simulate import simulate_rules
+from boardsweep.core.monopoly.board import modal_string
+from boardsweep.core.monopoly.cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK
+from boardsweep.core.monopoly.exact import expected_counts, long_run_frequency
+from boardsweep.core.monopoly.rules import Rules
+from boardsweep.core.monopoly.simulate import simulate_rules
 
 REPLICATES = 48
 
@@ -83,7 +83,7 @@ def test_pe84_modal_string_from_monte_carlo(sides, modal, turns, replicates):
     test also asserts that the third and fourth squares are separated by more
     than 5 standard errors (from independent replicates), so a lucky seed
     cannot make it pass."""
-    from core.monopoly.board import merge_jail
+    from boardsweep.core.monopoly.board import merge_jail
 
     runs = [simulate_rules(Rules(dice_sides=sides), 840 + r, 1, 1, turns)
             for r in range(replicates)]
@@ -137,8 +137,8 @@ def test_bad_checkpoints_are_refused():
 
 _PLAIN = """
 import json, sys, numpy as np
-from core.monopoly.rules import Rules
-from core.monopoly.simulate import simulate_rules
+from boardsweep.core.monopoly.rules import Rules
+from boardsweep.core.monopoly.simulate import simulate_rules
 out = simulate_rules(Rules(**json.loads(sys.argv[1])), 31, 3, 2, 40, np.array([7, 40]))
 print(json.dumps({k: v.tolist() for k, v in out.items()}))
 """
@@ -162,7 +162,7 @@ def test_compiled_kernel_equals_plain_python_bit_for_bit(params):
 
 def test_deck_orders_are_the_ones_the_kernel_played():
     """A run with the recovered orders fixed equals the shuffled run itself."""
-    from core.monopoly.simulate import deck_orders
+    from boardsweep.core.monopoly.simulate import deck_orders
 
     rules = Rules(deck_policy="shuffled_cycle", tally="per_landing")
     seed = np.random.SeedSequence([5, 6])
@@ -174,7 +174,7 @@ def test_deck_orders_are_the_ones_the_kernel_played():
 
 
 def test_replicate_exact_follows_the_replicates_shuffle():
-    from core.monopoly.game import GAME
+    from boardsweep.core.monopoly.game import GAME
 
     params = GAME.resolve_params({"deck_policy": "shuffled_cycle"})
     shape = {"games": 1, "players": 1, "turns": 20_000}

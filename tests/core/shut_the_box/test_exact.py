@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from core.shut_the_box import rules, solve
+from boardsweep.core.shut_the_box import rules, solve
 
 
 def _brute_force_value(n: int, sweeps: int = 5000) -> float:

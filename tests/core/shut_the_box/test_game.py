@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from core.games import ParameterError, get_game
-from pipeline.cli import main
+from boardsweep.core.games import ParameterError, get_game
+from boardsweep.pipeline.cli import main
 
 GAME = get_game("shut_the_box")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.shut_the_box import solve
-from core.shut_the_box.simulate import HIST_BINS, simulate_rolls
+from boardsweep.core.shut_the_box import solve
+from boardsweep.core.shut_the_box.simulate import HIST_BINS, simulate_rolls
 
 
 def _run(n, policy, seed, checkpoints):
@@ -94,7 +94,7 @@ def test_interpreted_kernel_gives_the_same_bits():
     code = (
         "import json, warnings, numpy as np\n"
         "warnings.simplefilter('ignore')\n"
-        "from core.shut_the_box.simulate import simulate_rolls\n"
+        "from boardsweep.core.shut_the_box.simulate import simulate_rolls\n"
         "print(json.dumps({p: simulate_rolls(3, p, 8, np.array([5, 40]))['hist'].tolist()"
         " for p in ('greedy', 'random')}))\n"
     )

@@ -1,0 +1,30 @@
+"""boardsweep: exact and Monte Carlo odds of dice-driven board games, swept
+over rule variants with Dask and stored as zarr.
+
+The repository's ``core/`` and ``pipeline/`` folders are installed as
+``boardsweep.core`` (games: rules, simulators, exact solvers) and
+``boardsweep.pipeline`` (specs, Dask execution, zarr stores, analysis, CLI).
+
+>>> import boardsweep
+>>> ds = boardsweep.open_sweep("results/quickstart.zarr")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+try:
+    __version__ = version("boardsweep")
+except PackageNotFoundError:  # pragma: no cover - running from an unbuilt tree
+    __version__ = "unknown"
+
+__all__ = ["__version__", "open_sweep"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "open_sweep":
+        from boardsweep.pipeline.query import open_sweep
+
+        return open_sweep
+    raise AttributeError(f"module 'boardsweep' has no attribute {name!r}")

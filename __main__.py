@@ -1,0 +1,5 @@
+"""``python -m boardsweep``: the ``boardsweep`` command."""
+
+from boardsweep.pipeline.cli import main
+
+main()

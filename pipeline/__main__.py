@@ -1,5 +1,0 @@
-"""Allow ``python -m pipeline`` as a synonym of the ``boardsweep`` command."""
-
-from pipeline.cli import main
-
-main()
