@@ -210,7 +210,10 @@ def replay(
 @click.option("--store", "store_url", default=None, help="Store path or fsspec URL (default: the spec's, else results/<name>.zarr).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Local worker processes (default: CPU count).")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler.")
-@click.option("--overwrite", is_flag=True, help="Replace a store made by a different spec.")
+@click.option("--overwrite", is_flag=True, help=(
+    "Replace a boardsweep store made by a different spec: removes only the arrays, metadata and "
+    "checksum records boardsweep made there (other files in the folder stay). Anything that is "
+    "not a boardsweep store is never replaced."))
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
 @TLS_CA
@@ -236,6 +239,7 @@ def run(
     from boardsweep.pipeline import display
     from boardsweep.pipeline.execute import SweepError, run_sweep
     from boardsweep.pipeline.lock import StoreLocked
+    from boardsweep.pipeline.sizing import TooLarge
     from boardsweep.pipeline.store import StoreMismatch
 
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
@@ -249,7 +253,7 @@ def run(
                 spec, store_url, workers=workers, scheduler=scheduler, overwrite=overwrite,
                 max_tasks=max_tasks, security=security, on_start=bar.start, on_progress=bar.update,
             )
-    except (StoreMismatch, StoreLocked) as exc:
+    except (StoreMismatch, StoreLocked, TooLarge) as exc:
         raise UserError(str(exc)) from None
     except SweepError as exc:
         raise RunFailed(str(exc)) from None
@@ -281,11 +285,23 @@ def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int 
 @click.argument("store_url", metavar="STORE")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def status(store_url: str, fmt: str) -> None:
-    """Show done/total replicates per grid point of the sweep store STORE."""
-    from boardsweep.pipeline import display
+    """Show done/total replicates per grid point of the sweep store STORE.
 
-    ds = display.open_store(store_url, UserError)
-    display.print_status(ds, fmt)
+    Exits 0 only when every cell is done and its data intact, 1 otherwise
+    (damaged cells are named; `run` recomputes them).
+    """
+    from boardsweep.pipeline import display, integrity
+
+    display.open_store(store_url, UserError, check=False)
+    damage = integrity.check(store_url)
+    if damage.arrays:
+        raise RunFailed(f"store {store_url} is incomplete: {integrity.describe(store_url, damage)}; "
+                        f"rerun `boardsweep run SPEC --store {store_url}` to complete it")
+    ds = display.open_store(store_url, UserError, check=False)
+    text = integrity.describe(store_url, damage, limit=10**9) if damage else ""
+    display.print_status(ds, fmt, damage, text)
+    if damage or not bool(ds["done"].all()) or not bool(ds["exact_done"].all()):
+        raise click.exceptions.Exit(1)
 
 
 @cli.command()

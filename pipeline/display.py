@@ -84,7 +84,9 @@ def run_summary(out: Console, report: RunReport) -> None:
     """Top locations per grid point with exact values, then timings."""
     from boardsweep.pipeline.query import open_sweep
 
-    ds = open_sweep(report.store)
+    ds = open_sweep(report.store, check=False)  # the run has just checked and written it
+    for line in report.repaired:
+        out.print(f"repaired: {line}")
     _summary_tables(out, ds)
     done = ds["done"].values
     state = "complete" if report.complete else f"INCOMPLETE ({int(done.sum())}/{done.size} replicates done)"
@@ -124,16 +126,21 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def open_store(url: str, error: type[Exception]):
+def open_store(url: str, error: type[Exception], check: bool = True):
+    """The store's Dataset, or ``error`` in one line: no store, not ours, damaged."""
+    from boardsweep.pipeline.integrity import StoreDamaged
     from boardsweep.pipeline.query import open_sweep
-    from boardsweep.pipeline.store import store_exists
+    from boardsweep.pipeline.store import inspect
 
-    if not store_exists(url):
+    kind = inspect(url)
+    if kind in ("absent", "empty"):
         raise error(f"store {url}: no sweep store there")
-    ds = open_sweep(url)
-    if "spec_canonical" not in ds.attrs:
+    if kind != "boardsweep":
         raise error(f"store {url}: not a boardsweep sweep store")
-    return ds
+    try:
+        return open_sweep(url, check=check)
+    except StoreDamaged as exc:
+        raise error(str(exc)) from None
 
 
 def select(ds, sels: tuple[str, ...], error: type[Exception]):
@@ -191,13 +198,20 @@ def _cell(value: Any) -> str:
     return f"{value:.6f}" if isinstance(value, float) else str(value)
 
 
-def print_status(ds, fmt: str) -> None:
-    """Done/total replicates and the exact flag per grid point."""
+def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
+    """Done/total replicates and the exact flag per grid point; a cell counts as
+    done only when its flag is set and its data intact (``damage`` excluded)."""
     from boardsweep.pipeline.query import grid_points
 
     axes = list(ds.attrs.get("grid_axes", []))
-    done = ds["done"].load()
-    exact = ds["exact_done"].load()
+    done = ds["done"].load().copy()
+    exact = ds["exact_done"].load().copy()
+    if damage:
+        block = int(ds.attrs.get("replicates_per_task", 1))
+        for index, start in damage.sim:
+            done.values[index + (slice(start, start + block),)] = False
+        for index in damage.exact:
+            exact.values[index] = False
     entries = []
     for point in grid_points(ds):
         cell = done.sel(point) if point else done
@@ -206,7 +220,7 @@ def print_status(ds, fmt: str) -> None:
     total_done, total = int(done.sum()), int(done.size)
     if fmt == "json":
         print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done,
-                          "total": total, "points": entries}, indent=2))
+                          "total": total, "damaged": damaged_text or None, "points": entries}, indent=2))
         return
     table = Table(title=f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done")
     for column in [*axes, "done/total", "exact"]:
@@ -214,3 +228,5 @@ def print_status(ds, fmt: str) -> None:
     for e in entries:
         table.add_row(*(str(e[a]) for a in axes), f"{e['done']}/{e['total']}", "yes" if e["exact"] else "no")
     console().print(table)
+    if damaged_text:
+        console().print(f"damaged (done but data missing or altered): {damaged_text}")

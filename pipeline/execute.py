@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from boardsweep.pipeline import store
+from boardsweep.pipeline import integrity, sizing, store
 from boardsweep.pipeline.lock import StoreLock
 from boardsweep.pipeline.plan import plan_tasks
 from boardsweep.pipeline.spec import Spec
@@ -44,6 +44,7 @@ from boardsweep.pipeline.tasks import run_exact, run_task
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
+    "StoreCreationFailed", "prepare_store",
     "tls_security",
 ]
 
@@ -63,6 +64,8 @@ class RunReport:
     workers: int = 0
     pending: int = 0
     complete: bool = False
+    repaired: list[str] = field(default_factory=list)
+    max_in_flight: int = 0
     records: list[dict] = field(default_factory=list)
 
 
@@ -72,6 +75,10 @@ class SweepError(RuntimeError):
 
 class SchedulerLost(SweepError):
     """The Dask scheduler could not be reached, or went away mid-sweep."""
+
+
+class StoreCreationFailed(SweepError):
+    """The empty store could not be written (e.g. the disk is full)."""
 
 
 class TasksFailed(SweepError):
@@ -98,28 +105,51 @@ def normalize_url(url: str) -> str:
     return str(Path(url.removeprefix("file://")).expanduser().resolve())
 
 
-def prepare_store(spec: Spec, url: str, overwrite: bool) -> None:
-    """Create the store, or check that it belongs to ``spec`` (lock already held)."""
-    if store.store_exists(url):
-        if overwrite:
-            store.clear_store(url)
-        else:
-            store.check_spec(url, spec)
-            return
-    elif _has_foreign_files(url):
+#: What ``--overwrite`` may replace, and what boardsweep never touches.
+_REFUSED = {
+    "file": "is a regular file; a store is a folder",
+    "zarr-group": "is a zarr group boardsweep did not make",
+    "zarr-array": "is a zarr array boardsweep did not make",
+    "folder": "is a folder of other files, not a boardsweep store",
+    "unreadable": "holds a zarr.json that cannot be read",
+}
+
+
+def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
+    """Create the store, or check that it belongs to ``spec`` and complete its
+    arrays (lock already held).  Returns the arrays recreated, if any.
+
+    Only a boardsweep store is ever written into or replaced; anything else is
+    refused, with ``--overwrite`` too.
+    """
+    kind = store.inspect(url)
+    if kind in _REFUSED:
         raise store.StoreMismatch(
-            f"store {url} exists and is not a zarr store; refusing to write into it"
+            f"--store {url} {_REFUSED[kind]}; boardsweep writes only into a new or empty folder or "
+            "a store it made (--overwrite replaces only a boardsweep store), so nothing was touched"
         )
-    store.create_store(url, spec)
+    if kind == "boardsweep":
+        if not overwrite:
+            store.check_spec(url, spec)
+            return store.ensure_arrays(url, spec)
+        store.remove_store(url)
+    _create(spec, url)
+    return []
 
 
-def _has_foreign_files(url: str) -> bool:
-    import fsspec
-
-    fs, root = fsspec.core.url_to_fs(url)
-    if not fs.exists(root):
-        return False
-    return any(Path(p).name != ".boardsweep.lock" for p in fs.ls(root, detail=False))
+def _create(spec: Spec, url: str) -> None:
+    """Create the store; if that fails (disk full), remove what was made and say so."""
+    try:
+        store.create_store(url, spec)
+    except OSError as exc:
+        try:
+            store.remove_store(url, [str(n) for n in store.template(spec, spec.game)[0].variables])
+        except Exception:  # noqa: BLE001 - nothing more to clean than what exists
+            pass
+        raise StoreCreationFailed(
+            f"could not create the store {url}: {_one_line(exc)}; what was written is removed: "
+            "free space and rerun the same command"
+        ) from None
 
 
 def _client(stack: ExitStack, workers: int | None, scheduler: str | None, security=None):
@@ -194,56 +224,109 @@ def run_sweep(
     """
     url = normalize_url(url or spec.default_store())
     t0 = time.perf_counter()
-    with ExitStack() as stack:
-        stack.enter_context(StoreLock(url))
-        prepare_store(spec, url, overwrite)
-        tasks = plan_tasks(spec, store.read_done(url))
-        exact_done = store.read_exact_done(url)
-        points = [(i, p) for i, p in spec.points() if not exact_done[i]]
-        report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
-        if max_tasks is not None:
-            tasks = tasks[:max_tasks]
-        if tasks or points:
-            client = _client(stack, workers, scheduler, security)
-            report.dashboard = client.dashboard_link or ""
-            report.workers = len(client.scheduler_info().get("workers", {}))
-            report.pending = len(tasks) + len(points)
-            if on_start:
-                on_start(report)
-            _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler)
-        report.complete = bool(store.read_done(url).all())
+    kind = store.inspect(url)
+    sizing.check_fits(spec, url, existing=kind == "boardsweep")
+    try:
+        with ExitStack() as stack:
+            stack.enter_context(StoreLock(url))
+            report = _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks,
+                                 security, on_start, on_progress)
+    finally:
+        if kind == "absent":
+            _remove_if_empty(url)
     report.wall_s = time.perf_counter() - t0
     return report
+
+
+def _remove_if_empty(url: str) -> None:
+    """Remove the folder this run created when nothing was stored in it."""
+    path = Path(url)
+    if "://" not in url and path.is_dir() and not any(path.iterdir()):
+        path.rmdir()
+
+
+def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, security,
+                on_start, on_progress) -> RunReport:
+    """The run itself, with the store's lock held."""
+    recreated = prepare_store(spec, url, overwrite)
+    repaired = _clear_damaged(spec, url)
+    tasks = plan_tasks(spec, store.read_done(url))
+    exact_done = store.read_exact_done(url)
+    points = [(i, p) for i, p in spec.points() if not exact_done[i]]
+    report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
+    report.repaired = [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated) + repaired
+    if max_tasks is not None:
+        tasks = tasks[:max_tasks]
+    if tasks or points:
+        client = _client(stack, workers, scheduler, security)
+        report.dashboard = client.dashboard_link or ""
+        report.workers = len(client.scheduler_info().get("workers", {}))
+        report.pending = len(tasks) + len(points)
+        if on_start:
+            on_start(report)
+        _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler)
+    report.complete = bool(store.read_done(url).all())
+    return report
+
+
+def _clear_damaged(spec: Spec, url: str) -> list[str]:
+    """Find finished cells whose data is missing or damaged and clear their done
+    flags, so that they are planned again; returns what was found, in words."""
+    damage = integrity.check(url)
+    if not damage:
+        return []
+    described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
+                                limit=10**9).split("; ")
+    store.clear_done(url, damage.sim, damage.exact, spec.block)
+    return described
+
+
+#: Futures in flight per worker: enough to keep every worker busy, few enough
+#: that the scheduler is never flooded (a grid of tens of thousands of points
+#: submitted at once made the scheduler unresponsive and the client lose it).
+IN_FLIGHT_PER_WORKER = 8
+MIN_IN_FLIGHT = 32
+
+
+def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
+    """(function, args, key, description) of every task to run, exact answers first."""
+    game = spec.game
+    for index, params in points:
+        yield (run_exact, (game, index, params, spec.run_shape, spec.checkpoints, url),
+               f"exact-{'-'.join(map(str, index))}-{tag}",
+               {"point": _point(spec, params), "task": "exact answer"})
+    for task in tasks:
+        yield (run_task, (game, spec.seed, task, spec.run_shape, spec.checkpoints, url),
+               f"sim-{task.key}-{tag}",
+               {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
 
 
 def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler=None) -> None:
     from distributed import as_completed
 
-    game, tag = spec.game, uuid.uuid4().hex[:8]
-    futures, what = [], {}
-    for index, params in points:
-        future = client.submit(
-            run_exact, game, index, params, spec.run_shape, spec.checkpoints, url,
-            key=f"exact-{'-'.join(map(str, index))}-{tag}", pure=False,
-        )
-        futures.append(future)
-        what[future.key] = {"point": _point(spec, params), "task": "exact answer"}
-    for task in tasks:
-        future = client.submit(
-            run_task, game, spec.seed, task, spec.run_shape, spec.checkpoints, url,
-            key=f"sim-{task.key}-{tag}", pure=False,
-        )
-        futures.append(future)
-        what[future.key] = {
-            "point": _point(spec, task.params),
-            "task": f"replicates {task.start}-{task.stop - 1}",
-        }
-    total, finished, failures = len(futures), 0, []
+    jobs = _jobs(spec, url, tasks, points, uuid.uuid4().hex[:8])
+    window = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * max(report.workers, 1))
+    in_flight, what = as_completed(), {}
+    live: set = set()
+
+    def submit_next() -> None:
+        job = next(jobs, None)
+        if job is not None:
+            fn, args, key, described = job
+            future = client.submit(fn, *args, key=key, pure=False)
+            what[future.key] = described
+            live.add(future)
+            in_flight.add(future)
+
+    for _ in range(window):
+        submit_next()
+    total, finished, failures = len(tasks) + len(points), 0, []
     address = scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
     try:
-        for future in as_completed(futures):
+        for future in in_flight:
+            live.discard(future)
             if future.status == "error":
-                failures.append({**what[future.key], "error": _one_line(_remote_error(future, address, url))})
+                failures.append({**what.pop(future.key), "error": _one_line(_remote_error(future, address, url))})
             else:
                 if future.status == "cancelled":
                     raise _lost(address, url)
@@ -251,6 +334,7 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
                     record = future.result()
                 except (OSError, asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
                     raise _lost(address, url) from exc
+                what.pop(future.key, None)
                 report.records.append(record)
                 report.kernel_s += record["kernel_s"]
                 report.write_s += record["write_s"]
@@ -258,6 +342,8 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
                     report.exact_run += 1
                 else:
                     report.tasks_run += 1
+            report.max_in_flight = max(report.max_in_flight, len(live) + 1)
+            submit_next()
             finished += 1
             if on_progress:
                 on_progress(finished, total)
@@ -267,8 +353,8 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
         _quiet_close(client)
         raise
     finally:
-        if client.status == "running":
-            client.cancel(futures)
+        if client.status == "running" and live:
+            client.cancel(list(live))
     if failures:
         shown = "; ".join(f"{f['point']} ({f['task']}): {f['error']}" for f in failures[:5])
         more = "" if len(failures) <= 5 else f"; and {len(failures) - 5} more"

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
+from boardsweep.pipeline import integrity
 from boardsweep.pipeline.store import quiet_zarr
 
 __all__ = [
@@ -28,8 +29,17 @@ __all__ = [
 ]
 
 
-def open_sweep(url: str) -> xr.Dataset:
-    """Open the store at ``url`` lazily; unfinished cells read as NaN."""
+def open_sweep(url: str, check: bool = True) -> xr.Dataset:
+    """Open the store at ``url`` lazily; unfinished cells read as NaN.
+
+    With ``check`` (the default) the store's finished cells are verified
+    first (:mod:`boardsweep.pipeline.integrity`: raw chunk bytes against the
+    checksums their tasks recorded); a damaged store raises
+    :class:`~boardsweep.pipeline.integrity.StoreDamaged` naming the cells,
+    rather than answering with fewer replicates or a decompression error.
+    """
+    if check:
+        integrity.assert_intact(url)
     with quiet_zarr():
         ds = xr.open_zarr(url)
     for name in ds.attrs.get("variables", []):

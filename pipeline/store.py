@@ -10,7 +10,14 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
 * every exact variable: dims ``(*axes, *v.dims)``, float64 (NaN = no exact value);
 * ``done`` ``(*axes, replicate)`` and ``exact_done`` ``(*axes)``: completion masks;
 * attributes: the spec text, its SHA-256 and canonical JSON, versions, git
-  revision, RNG and seed schemes, creation time.
+  revision, RNG and seed schemes, creation time, the names of the arrays
+  boardsweep made (``arrays``) and the integrity scheme;
+* ``.boardsweep/manifests/``: what each task wrote, with checksums
+  (:mod:`boardsweep.pipeline.integrity`).
+
+boardsweep recognises its own stores by their attributes and never deletes
+anything else: ``--overwrite`` removes only the arrays listed in ``arrays``,
+the root metadata and the manifests, so files a user put inside survive.
 
 Chunks are 1 along grid axes and the task block along ``replicate``, whole
 along every other dim, so each task writes its own chunks and nothing else.
@@ -34,6 +41,7 @@ import zarr
 
 from boardsweep.core.games import Game
 from boardsweep.core.rng import RNG_SCHEME
+from boardsweep.pipeline import integrity
 from boardsweep.pipeline.plan import SEED_SCHEME
 from boardsweep.pipeline.spec import Spec
 
@@ -41,14 +49,17 @@ __all__ = [
     "StoreMismatch",
     "FILL",
     "store_exists",
+    "inspect",
     "create_store",
+    "ensure_arrays",
+    "remove_store",
     "read_attrs",
     "check_spec",
     "read_done",
     "read_exact_done",
+    "clear_done",
     "write_region",
     "write_exact",
-    "clear_store",
     "provenance",
 ]
 
@@ -110,6 +121,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "zarr_version": zarr.__version__,
         "git_revision": source_revision(),
         "rng_scheme": RNG_SCHEME,
+        "integrity": integrity.INTEGRITY_SCHEME,
         "seed_scheme": SEED_SCHEME,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -182,7 +194,34 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     for axis in axes:
         if ds[axis].dtype.kind == "U":
             ds = ds.assign_coords({axis: ds[axis].astype(object)})
+    ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
     return ds, encoding
+
+
+def inspect(url: str) -> str:
+    """What is at ``url``: ``absent``, ``empty`` (a folder holding nothing or only
+    boardsweep's lock), ``file``, ``boardsweep`` (a store boardsweep made),
+    ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files)
+    or ``unreadable`` (a zarr.json that does not parse)."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url)
+    if not fs.exists(root):
+        return "absent"
+    if fs.isfile(root):
+        return "file"
+    names = {Path(p).name for p in fs.ls(root, detail=False)}
+    if not names - {".boardsweep.lock"}:
+        return "empty"
+    if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
+        return "folder"
+    try:
+        meta = json.loads(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
+    except (OSError, ValueError):
+        return "unreadable"
+    if meta.get("node_type") == "array" or ".zarray" in names:
+        return "zarr-array"
+    return "boardsweep" if "spec_canonical" in meta.get("attributes", {}) else "zarr-group"
 
 
 def create_store(url: str, spec: Spec) -> None:
@@ -192,16 +231,50 @@ def create_store(url: str, spec: Spec) -> None:
         ds.to_zarr(url, mode="a", compute=False, encoding=encoding, consolidated=True, zarr_format=3)
 
 
-def clear_store(url: str) -> None:
-    """Delete every zarr object of the store at ``url``, keeping the lock file."""
+def ensure_arrays(url: str, spec: Spec) -> list[str]:
+    """Recreate the metadata of every array of ``spec``'s template missing at ``url``.
+
+    Completes a store whose creation was interrupted (disk full, process
+    killed) and restores an array whose ``zarr.json`` was deleted; chunks
+    already on disk are kept (the integrity check decides what is intact).
+    Returns the names recreated.
+    """
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(url)
-    if not fs.exists(root):
-        return
+    ds, encoding = template(spec, spec.game)
+    missing = [str(n) for n in ds.variables if not fs.exists(f"{root}/{n}/zarr.json")]
+    if not missing:
+        return []
+    data = [n for n in missing if n in ds.data_vars]
+    subset = ds[data] if data else ds.drop_vars(list(ds.data_vars))
+    with quiet_zarr():
+        subset.to_zarr(url, mode="a", compute=False, consolidated=True, zarr_format=3,
+                       encoding={k: v for k, v in encoding.items() if k in subset.variables})
+    return missing
+
+
+def remove_store(url: str, names: list[str] | None = None) -> None:
+    """Remove what boardsweep made at ``url``: its arrays (``names``, default
+    the store's ``arrays`` attribute), root metadata and manifests; anything
+    else in the folder (a user's files) stays."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url)
+    ours = set(names if names is not None else (read_attrs(url).get("arrays") or _legacy_arrays(url)))
     for entry in fs.ls(root, detail=False):
-        if Path(entry).name != ".boardsweep.lock":
+        name = Path(entry).name
+        if name in ours and fs.isdir(entry):
             fs.rm(entry, recursive=True)
+    for name in ("zarr.json", integrity.MANIFEST_DIR.split("/")[0]):
+        if fs.exists(f"{root}/{name}"):
+            fs.rm(f"{root}/{name}", recursive=True)
+
+
+def _legacy_arrays(url: str) -> list[str]:
+    """Array names of a store made before ``arrays`` was recorded: all its arrays."""
+    with quiet_zarr():
+        return list(zarr.open_group(url, mode="r").array_keys())
 
 
 def read_attrs(url: str) -> dict[str, Any]:
@@ -218,7 +291,8 @@ def check_spec(url: str, spec: Spec) -> None:
     """
     attrs = read_attrs(url)
     if "spec_canonical" not in attrs:
-        raise StoreMismatch(f"store {url} is not a boardsweep sweep store; use --overwrite to replace it")
+        raise StoreMismatch(f"store {url} is not a boardsweep sweep store; boardsweep writes only "
+                            "into a new folder or a store it made")
     old, new = json.loads(attrs["spec_canonical"]), spec.canonical()
     diffs = _differences(old, new)
     if diffs:
@@ -248,15 +322,15 @@ def _show(value: Any) -> str:
 
 
 def read_done(url: str) -> np.ndarray:
-    """The ``done`` mask, shape ``grid shape + (replicates,)``."""
+    """The ``done`` mask, shape ``grid shape + (replicates,)`` (unreadable chunks: not done)."""
     with quiet_zarr():
-        return np.asarray(zarr.open_array(url, path="done", mode="r")[...], dtype=bool)
+        return integrity.read_mask(zarr.open_group(url, mode="r"), "done")[0]
 
 
 def read_exact_done(url: str) -> np.ndarray:
     """The ``exact_done`` mask, shape ``grid shape``."""
     with quiet_zarr():
-        return np.asarray(zarr.open_array(url, path="exact_done", mode="r")[...], dtype=bool)
+        return integrity.read_mask(zarr.open_group(url, mode="r"), "exact_done")[0]
 
 
 def write_region(
@@ -270,6 +344,28 @@ def write_region(
             target = group[name]
             target[region] = np.asarray(values, dtype=target.dtype)
         group["done"][region] = True
+        integrity.record(url, group, [*arrays, "done"], index, start, group["done"].chunks[-1])
+
+
+def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list[tuple[int, ...]],
+               block: int) -> None:
+    """Clear the done flags of damaged task blocks and exact points (and their
+    manifests), so that a run computes them again."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url)
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+")
+        done, exact_done = group["done"], group["exact_done"]
+        for index, start in blocks:
+            done[index + (slice(start, min(start + block, done.shape[-1])),)] = False
+        for index in points:
+            exact_done[index] = False
+    names = [integrity.sim_name(i, s) for i, s in blocks] + [integrity.exact_name(i) for i in points]
+    for name in names:
+        path = f"{root}/{integrity.MANIFEST_DIR}/{name}"
+        if fs.exists(path):
+            fs.rm(path)
 
 
 def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarray]) -> None:
@@ -279,3 +375,4 @@ def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarra
         for name, values in arrays.items():
             group[name][index] = np.asarray(values, dtype=np.float64)
         group["exact_done"][index] = True
+        integrity.record(url, group, [*arrays, "exact_done"], index, None, None)

@@ -1,0 +1,238 @@
+"""Integrity of a sweep store: what each task wrote, and whether it is still there.
+
+A cell is *done* only when its flag is set **and** its data is present and
+readable.  Each task records, after its data and its done flags, a small JSON
+manifest: the zarr chunk keys it wrote with the size and CRC-32 of each chunk
+file (``None`` for a chunk zarr did not write because it held only fill
+values).  Checking a store reads each finished task's chunk files as raw
+bytes (no decompression) and compares; a missing manifest, a missing,
+truncated or altered chunk makes the task's cells *damaged*.  ``run`` clears
+the done flags of damaged cells and recomputes them (seeds are keyed, so the
+repair is bit-identical); ``status`` names them; ``query``, ``report`` and
+:func:`boardsweep.pipeline.query.open_sweep` refuse a damaged store in one line.
+
+Manifests live under ``<store>/.boardsweep/manifests/`` (``sim/`` per task
+block, ``exact/`` per grid point), beside the zarr arrays; zarr and xarray
+ignore the folder.  Stores made before this scheme (no ``integrity``
+attribute) are trusted by their done flags alone.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import fsspec
+import numpy as np
+import zarr
+
+__all__ = [
+    "INTEGRITY_SCHEME",
+    "MANIFEST_DIR",
+    "StoreDamaged",
+    "Damage",
+    "record",
+    "check",
+    "read_mask",
+    "describe",
+    "assert_intact",
+]
+
+INTEGRITY_SCHEME = "chunk-crc32/1"
+MANIFEST_DIR = ".boardsweep/manifests"
+
+
+class StoreDamaged(ValueError):
+    """The store's finished cells are not all present and readable."""
+
+
+@dataclass
+class Damage:
+    """What a check found: damaged task blocks, exact points and arrays."""
+
+    sim: list[tuple[tuple[int, ...], int]] = field(default_factory=list)  # (index, block start)
+    exact: list[tuple[int, ...]] = field(default_factory=list)
+    arrays: list[str] = field(default_factory=list)  # arrays whose metadata is missing or unreadable
+    reasons: dict[str, str] = field(default_factory=dict)  # first reason per damaged item
+
+    def __bool__(self) -> bool:
+        return bool(self.sim or self.exact or self.arrays)
+
+    def describe(self, axes: list[str], grid: dict[str, list], block: int, limit: int = 4) -> str:
+        """The damaged cells by coordinates, e.g. ``dice_sides=6, replicates 0-1 (chunk ... missing)``."""
+        items = [f"array {name!r} ({self.reasons.get(name, 'missing')})" for name in self.arrays]
+        for index, start in self.sim:
+            where = _where(axes, grid, index)
+            items.append(f"{where}{', ' if where else ''}replicates {start}-{start + block - 1} "
+                         f"({self.reasons.get(sim_name(index, start), '')})")
+        for index in self.exact:
+            where = _where(axes, grid, index) or "the single grid point"
+            items.append(f"{where}, exact answer ({self.reasons.get(exact_name(index), '')})")
+        shown = "; ".join(items[:limit])
+        more = f"; and {len(items) - limit} more" if len(items) > limit else ""
+        return shown + more
+
+
+def _where(axes: list[str], grid: dict[str, list], index: tuple[int, ...]) -> str:
+    return ", ".join(f"{axis}={grid[axis][i]!r}" for axis, i in zip(axes, index))
+
+
+def sim_name(index: tuple[int, ...], start: int) -> str:
+    return "sim/" + ".".join(map(str, (*index, start))) + ".json"
+
+
+def exact_name(index: tuple[int, ...]) -> str:
+    return "exact/" + (".".join(map(str, index)) or "point") + ".json"
+
+
+def _fs(url: str):
+    return fsspec.core.url_to_fs(url)
+
+
+def _chunk_paths(group: zarr.Group, names: Iterable[str], coords: tuple[int, ...]) -> list[str]:
+    """Store-relative paths of the chunk at ``coords`` (padded with zeros) of each array."""
+    paths = []
+    for name in names:
+        array = group[name]
+        full = tuple(coords) + (0,) * (array.ndim - len(coords))
+        paths.append(f"{name}/{array.metadata.encode_chunk_key(full)}")
+    return paths
+
+
+def _fingerprint(data: bytes | None) -> list[int] | None:
+    return None if data is None else [len(data), zlib.crc32(data)]
+
+
+def _read_many(fs, root: str, paths: list[str]) -> dict[str, bytes | None]:
+    """Raw bytes of each store-relative path (``None`` where there is no file)."""
+    full = [f"{root}/{p}" for p in paths]
+    got = fs.cat(full, on_error="return") if full else {}
+    out = {}
+    for p, f in zip(paths, full):
+        value = got.get(f)
+        out[p] = value if isinstance(value, (bytes, bytearray)) else None
+    return out
+
+
+def record(url: str, group: zarr.Group, names: list[str], index: tuple[int, ...],
+           start: int | None, block: int | None) -> None:
+    """Write the manifest of one task after its data and done flags.
+
+    ``start``/``block`` locate a simulation block (chunk ``start // block`` of
+    the replicate axis); ``None`` for an exact task.
+    """
+    coords = index if start is None else (*index, start // block)
+    paths = _chunk_paths(group, names, coords)
+    fs, root = _fs(url)
+    data = _read_many(fs, root, paths)
+    manifest = {"scheme": INTEGRITY_SCHEME, "chunks": {p: _fingerprint(data[p]) for p in paths}}
+    name = exact_name(index) if start is None else sim_name(index, start)
+    target = f"{root}/{MANIFEST_DIR}/{name}"
+    fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+    fs.pipe_file(target, json.dumps(manifest).encode())
+
+
+def read_mask(group: zarr.Group, name: str) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """A boolean mask array read chunk by chunk where a whole read fails.
+
+    Returns the mask (unreadable chunks read as ``False``) and the chunk
+    coordinates that could not be read.
+    """
+    array = group[name]
+    try:
+        return np.asarray(array[...], dtype=bool), []
+    except Exception:  # noqa: BLE001 - a damaged chunk: find which, below
+        pass
+    mask = np.zeros(array.shape, dtype=bool)
+    bad = []
+    grid = [range(-(-s // c)) for s, c in zip(array.shape, array.chunks)]
+    for coords in np.ndindex(*[len(g) for g in grid]):
+        region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, array.chunks, array.shape))
+        try:
+            mask[region] = np.asarray(array[region], dtype=bool)
+        except Exception:  # noqa: BLE001 - unreadable chunk: not done
+            bad.append(coords)
+    return mask, bad
+
+
+def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
+    """Verify every finished cell of the store at ``url`` against its manifest."""
+    from boardsweep.pipeline.store import quiet_zarr
+
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r")
+        attrs = dict(group.attrs) if attrs is None else attrs
+        damage = Damage()
+        fs, root = _fs(url)
+        sim_names = [*attrs.get("variables", []), "done"]
+        exact_names = [*attrs.get("exact_variables", []), "exact_done"]
+        arrays = attrs.get("arrays") or [*sim_names, *exact_names]
+        for name in arrays:
+            if not fs.exists(f"{root}/{name}/zarr.json"):
+                damage.arrays.append(name)
+                damage.reasons[name] = "its metadata is missing"
+        if damage.arrays or attrs.get("integrity") != INTEGRITY_SCHEME:
+            return damage
+        block = int(attrs["replicates_per_task"])
+        done, _ = read_mask(group, "done")
+        exact_done, _ = read_mask(group, "exact_done")
+        blocks = {}
+        for cell in zip(*np.nonzero(done)):
+            index, start = tuple(int(i) for i in cell[:-1]), int(cell[-1]) // block * block
+            blocks[(index, start)] = sim_name(index, start)
+        exact = {}
+        for cell in np.argwhere(exact_done):
+            index = tuple(int(i) for i in cell)
+            exact[index] = exact_name(index)
+        manifests = _read_many(fs, root, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
+        for found, records in ((damage.sim, blocks), (damage.exact, exact)):
+            for key, name in records.items():
+                reason = _verify(fs, root, manifests[f"{MANIFEST_DIR}/{name}"])
+                if reason:
+                    damage.reasons[name] = reason
+                    found.append(key)
+        return damage
+
+
+def _verify(fs, root: str, manifest: bytes | None) -> str | None:
+    """Why a task's recorded chunks do not match the files (``None`` when they do)."""
+    if manifest is None:
+        return "no checksum record"
+    try:
+        chunks = json.loads(manifest)["chunks"]
+    except (ValueError, KeyError, TypeError):
+        return "checksum record unreadable"
+    data = _read_many(fs, root, list(chunks))
+    for path, expected in chunks.items():
+        got = _fingerprint(data[path])
+        if got != expected:
+            if got is None:
+                return f"chunk {path} missing"
+            if expected is None or got[0] != expected[0]:
+                return f"chunk {path} has {got[0]} bytes, {expected[0] if expected else 0} written"
+            return f"chunk {path} altered (checksum differs)"
+    return None
+
+
+def describe(url: str, damage: Damage, limit: int = 4) -> str:
+    """``damage`` in words, the cells named by the spec's grid values."""
+    from boardsweep.pipeline.store import read_attrs
+
+    attrs = read_attrs(url)
+    spec = json.loads(attrs.get("spec_canonical", "{}"))
+    grid = spec.get("grid", {})
+    return damage.describe(list(attrs.get("grid_axes", grid)), grid,
+                           int(attrs.get("replicates_per_task", 1)), limit)
+
+
+def assert_intact(url: str) -> None:
+    """Raise :class:`StoreDamaged` (one line naming the cells) unless every
+    finished cell of the store at ``url`` is present and readable."""
+    damage = check(url)
+    if damage:
+        raise StoreDamaged(
+            f"store {url} is damaged: {describe(url, damage)}; rerun `boardsweep run SPEC --store {url}` "
+            "to recompute these cells (`boardsweep status` names them all)"
+        )
