@@ -292,7 +292,7 @@ def status(store_url: str, fmt: str) -> None:
     """
     from boardsweep.pipeline import display, integrity
 
-    display.open_store(store_url, UserError, check=False)
+    display.require_store(store_url, UserError)
     damage = integrity.check(store_url)
     if damage.arrays:
         raise RunFailed(f"store {store_url} is incomplete: {integrity.describe(store_url, damage)}; "
@@ -399,7 +399,9 @@ def report(store_url: str, out_dir: str, variable: str | None) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""
     try:
-        cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)  # a command's click.exceptions.Exit(code), e.g. status on an incomplete store
     except (click.UsageError, ParameterError, SpecError) as exc:
         message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         click.echo(f"boardsweep: error: {message}", err=True)

@@ -126,10 +126,8 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def open_store(url: str, error: type[Exception], check: bool = True):
-    """The store's Dataset, or ``error`` in one line: no store, not ours, damaged."""
-    from boardsweep.pipeline.integrity import StoreDamaged
-    from boardsweep.pipeline.query import open_sweep
+def require_store(url: str, error: type[Exception]) -> None:
+    """Raise ``error`` unless a boardsweep store is at ``url``."""
     from boardsweep.pipeline.store import inspect
 
     kind = inspect(url)
@@ -137,6 +135,14 @@ def open_store(url: str, error: type[Exception], check: bool = True):
         raise error(f"store {url}: no sweep store there")
     if kind != "boardsweep":
         raise error(f"store {url}: not a boardsweep sweep store")
+
+
+def open_store(url: str, error: type[Exception], check: bool = True):
+    """The store's Dataset, or ``error`` in one line: no store, not ours, damaged."""
+    from boardsweep.pipeline.integrity import StoreDamaged
+    from boardsweep.pipeline.query import open_sweep
+
+    require_store(url, error)
     try:
         return open_sweep(url, check=check)
     except StoreDamaged as exc:

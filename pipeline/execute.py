@@ -122,12 +122,7 @@ def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
     Only a boardsweep store is ever written into or replaced; anything else is
     refused, with ``--overwrite`` too.
     """
-    kind = store.inspect(url)
-    if kind in _REFUSED:
-        raise store.StoreMismatch(
-            f"--store {url} {_REFUSED[kind]}; boardsweep writes only into a new or empty folder or "
-            "a store it made (--overwrite replaces only a boardsweep store), so nothing was touched"
-        )
+    kind = _refuse_foreign(url)
     if kind == "boardsweep":
         if not overwrite:
             store.check_spec(url, spec)
@@ -135,6 +130,17 @@ def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
         store.remove_store(url)
     _create(spec, url)
     return []
+
+
+def _refuse_foreign(url: str) -> str:
+    """What is at ``url`` (see :func:`store.inspect`), refusing anything boardsweep may not write."""
+    kind = store.inspect(url)
+    if kind in _REFUSED:
+        raise store.StoreMismatch(
+            f"--store {url} {_REFUSED[kind]}; boardsweep writes only into a new or empty folder or "
+            "a store it made (--overwrite replaces only a boardsweep store), so nothing was touched"
+        )
+    return kind
 
 
 def _create(spec: Spec, url: str) -> None:
@@ -224,7 +230,7 @@ def run_sweep(
     """
     url = normalize_url(url or spec.default_store())
     t0 = time.perf_counter()
-    kind = store.inspect(url)
+    kind = _refuse_foreign(url)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
     try:
         with ExitStack() as stack:
