@@ -151,7 +151,8 @@ def exact(game_name: str, sets: tuple[str, ...], fmt: str) -> None:
 @click.option("--games", type=int, default=None, help="Games in the run.")
 @click.option("--players", type=int, default=None, help="Tokens per game.")
 @click.option("--turns", type=int, default=None, help="Turns per game.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Root seed (an integer >= 0).")
 @FORMAT
 def simulate(
     game_name: str,
@@ -313,13 +314,15 @@ def digest(store_url: str, out: str | None) -> None:
     from boardsweep.pipeline.store import StoreMismatch, store_exists
     from boardsweep.pipeline.verify import write_digest
 
-    url = normalize_url(store_url)
-    if not store_exists(url):
-        raise UserError(f"no sweep store at {url}")
     try:
+        url = normalize_url(store_url)
+        if not store_exists(url):
+            raise UserError(f"no sweep store at {url}")
         text = write_digest(url, out)
     except StoreMismatch as exc:
         raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot write the digest there ({exc.strerror or exc})") from None
     if out is None:
         click.echo(text, nl=False)
     else:

@@ -100,6 +100,11 @@ def tls_security(ca_file: str, cert: str, key: str):
 
 def normalize_url(url: str) -> str:
     """Absolute path for a local store (workers may run elsewhere), URLs unchanged."""
+    if "::" in url:
+        raise store.StoreMismatch(
+            f"--store {url}: '::' chains fsspec URLs and cannot be part of a store path; "
+            "choose a name without '::'"
+        )
     if "://" in url and not url.startswith("file://"):
         return url
     return str(Path(url.removeprefix("file://")).expanduser().resolve())

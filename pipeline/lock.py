@@ -51,7 +51,16 @@ class StoreLock:
         }
 
     def __enter__(self) -> "StoreLock":
-        self.fs.makedirs(self.path.rsplit("/", 1)[0], exist_ok=True)
+        try:
+            self.fs.makedirs(self.path.rsplit("/", 1)[0], exist_ok=True)
+            return self._take()
+        except OSError as exc:
+            raise StoreLocked(
+                f"store {self.url}: cannot write there ({exc.strerror or exc}); choose a writable "
+                "--store (status, query and report only read a store)"
+            ) from None
+
+    def _take(self) -> "StoreLock":
         for _ in range(2):
             if self._try_create():
                 return self

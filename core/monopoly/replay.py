@@ -47,7 +47,9 @@ def replay(
     dict
         ``counts`` (41 location labels -> count), ``squares`` (the 40-entry
         tally with IN_JAIL merged into JAIL, squares 0..39, as seed 003
-        prints it), ``turns``, ``rolls``, ``events`` and ``stopped``.
+        prints it), ``turns``, ``rolls``, ``events``, ``stopped`` (the real
+        reason the replay ended) and ``unused_dice`` / ``unused_cards``
+        (what the script gave that the game did not use).
     """
     rules = Rules.from_params(params)
     faces = np.asarray(list(dice), dtype=np.int64)
@@ -65,10 +67,9 @@ def replay(
     counts, events, rolls, played, status = run_script(rules, faces, codes, limit)
     if played < limit and turns is not None:
         raise ParameterError(f"--turns {turns}: {_STATUS[status]} after {played} turns")
-    if turns is None:
-        stopped = "completed" if 2 * rolls == faces.size else "the dice ran out mid-turn"
-    else:
-        stopped = "completed"
+    used = _cards_used(rules, faces, codes, limit, played, status)
+    unused_dice = faces.size - 2 * rolls
+    stopped = _stop_reason(turns, status, played, unused_dice)
     squares = merge_jail(counts)
     return {
         "counts": dict(zip(LOCATIONS, counts.tolist())),
@@ -78,4 +79,37 @@ def replay(
         "rolls": rolls,
         "events": events,
         "stopped": stopped,
+        "unused_dice": faces[2 * rolls:].tolist(),
+        "unused_cards": list(cards[used:]),
     }
+
+
+def _stop_reason(turns: int | None, status: int, played: int, unused_dice: int) -> str:
+    """Why the replay stopped, in words."""
+    if turns is not None or status == 0:
+        return "completed"
+    if status == 2:
+        return f"the card draws ran out mid-turn: turn {played + 1} was dropped"
+    if unused_dice:
+        return f"the dice ran out mid-turn: turn {played + 1} was dropped"
+    return "completed"
+
+
+def _cards_used(rules: Rules, faces: np.ndarray, codes: np.ndarray, limit: int, played: int,
+                status: int) -> int:
+    """How many of the scripted card draws the replay consumed.
+
+    The fewest leading draws that replay the same turns: with fewer, the
+    script runs out of cards earlier (found by bisection).
+    """
+    if status == 2:
+        return codes.size
+    lo, hi = 0, codes.size
+    while lo < hi:
+        mid = (lo + hi) // 2
+        _, _, _, p, s = run_script(rules, faces, codes[:mid], limit)
+        if s == 2 or p < played:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

@@ -46,6 +46,21 @@ def test_back_three_from_ch3_resolves_community_chest():
         "C1": 1, "E2": 1, "G3": 1, "GO": 1, "A2": 1}
 
 
+def test_replay_names_its_real_stop_and_what_it_did_not_use():
+    """3+4 lands on CH1, which needs a card: without one the turn is dropped."""
+    out = replay({}, [3, 4, 1, 1], [])
+    assert out["stopped"] == "the card draws ran out mid-turn: turn 1 was dropped"
+    assert out["turns"] == 0 and out["unused_dice"] == [3, 4, 1, 1] and out["unused_cards"] == []
+    # 1+2 -> A2, 3+4 -> JAIL (visiting), 5+1 -> 16, then 2+2 3+3 doubles need a third roll
+    out = replay({}, [1, 2, 3, 4, 5, 1, 2, 2, 3, 3], ["JAIL", "GO"])
+    assert out["stopped"] == "the dice ran out mid-turn: turn 4 was dropped"
+    assert out["turns"] == 3 and out["unused_dice"] == [2, 2, 3, 3]
+    assert out["unused_cards"] == ["JAIL", "GO"]  # no card square was reached
+    # the BACK3 script: both cards used; an extra one is reported, not ignored
+    out = replay({"tally": "per_landing"}, [6, 5, 6, 6, 6, 5, 1, 1, 1, 2], ["BACK3", "GO", "STAY"])
+    assert out["stopped"] == "completed" and out["unused_cards"] == ["STAY"] and out["unused_dice"] == []
+
+
 def test_script_errors_are_clear():
     with pytest.raises(ParameterError, match="--dice"):
         replay({}, [1, 2, 3], [])
