@@ -137,10 +137,10 @@ def test_status(finished, tmp_path, cluster2, toy_spec_text, capsys):
     assert status["done"] == status["total"] == 16 and len(status["points"]) == 4
     partial = tmp_path / "partial.zarr"
     run_sweep(parse_spec(toy_spec_text), str(partial), scheduler=cluster2, max_tasks=1)
-    assert run_cli("status", str(partial), "--format", "json") == 0
+    assert run_cli("status", str(partial), "--format", "json") == 1  # not every cell done
     status = json.loads(capsys.readouterr().out)
     assert status["done"] == 2 and [p["done"] for p in status["points"]] == [2, 0, 0, 0]
-    assert run_cli("status", str(partial)) == 0
+    assert run_cli("status", str(partial)) == 1
     assert "2/16 replicates done" in capsys.readouterr().out
     assert run_cli("status", str(tmp_path / "nothing.zarr")) == 2
     assert "no sweep store" in capsys.readouterr().err
