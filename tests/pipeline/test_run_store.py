@@ -119,6 +119,19 @@ def test_one_vs_two_workers(reference, tmp_path, spec_text):
     assert_same_arrays(url, reference)
 
 
+def test_futures_in_flight_are_bounded(reference, tmp_path, cluster2, spec_text, monkeypatch):
+    """A small window (2 futures at a time) runs every task and gives the same store."""
+    from boardsweep.pipeline import execute
+
+    monkeypatch.setattr(execute, "IN_FLIGHT_PER_WORKER", 1)
+    monkeypatch.setattr(execute, "MIN_IN_FLIGHT", 2)
+    url = tmp_path / "window.zarr"
+    report = run_sweep(parse_spec(spec_text), str(url), scheduler=cluster2)
+    assert report.complete and report.tasks_run == 8 and report.exact_run == 4
+    assert report.max_in_flight == 2
+    assert_same_arrays(reference, url)
+
+
 def test_task_block_size_does_not_matter(reference, tmp_path, cluster2, spec_text):
     for block in (1, 4):
         url = tmp_path / f"b{block}.zarr"
