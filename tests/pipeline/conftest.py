@@ -108,3 +108,30 @@ def cluster2():
         silence_logs=logging.ERROR,
     ) as cluster:
         yield cluster.scheduler_address
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """Mount a small tmpfs: ``tmpfs(name, size, read_only=False)`` -> its path.
+
+    Needs mount rights (root in this project's CI); skips the test with the
+    reason where mounting is refused.  Unmounted at the end of the test.
+    """
+    import subprocess
+
+    mounted = []
+
+    def mount(name: str, size: str, read_only: bool = False) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        options = f"{'ro,' if read_only else ''}size={size}"
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounted:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -46,22 +45,8 @@ def test_store_path_with_fsspec_chaining(tmp_path, command, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.fixture
-def read_only_folder(tmp_path):
-    """A read-only tmpfs (root ignores file modes; needs mount rights)."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64m", "tmpfs", str(folder)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a read-only tmpfs here: {proc.stderr.strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
-
-
-def test_store_on_a_read_only_file_system(read_only_folder, capsys):
+def test_store_on_a_read_only_file_system(tmpfs, capsys):
+    read_only_folder = tmpfs("ro", "64m", read_only=True)  # root ignores file modes: a read-only mount
     assert run_cli("run", str(ROOT / "sweeps" / "quickstart.toml"), "--store",
                    str(read_only_folder / "q.zarr"), "--workers", "1") == 2
     line = _one_line(capsys)

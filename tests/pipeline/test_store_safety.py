@@ -147,22 +147,8 @@ def test_sigkill_during_creation_then_rerun(tmp_path, toy_spec_text, write_spec)
     assert run_cli("status", str(url)) == 0
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 256 KiB tmpfs (needs mount rights; skipped where they are refused)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
-
-
-def test_a_full_disk_during_creation_is_named_and_resumable(small_disk, toy_spec_text, write_spec, capsys):
+def test_a_full_disk_during_creation_is_named_and_resumable(tmpfs, toy_spec_text, write_spec, capsys):
+    small_disk = tmpfs("disk", "256k")
     spec_path = write_spec(toy_spec_text.replace("replicates = 4", "replicates = 1").replace(
         "replicates_per_task = 2", "replicates_per_task = 1"))
     from boardsweep.pipeline.sizing import estimate
