@@ -174,7 +174,8 @@ def run_summary(out: Console, report: RunReport) -> None:
     done = ds["done"].values
     state = "complete" if report.complete else f"INCOMPLETE ({int(done.sum())}/{done.size} replicates done)"
     overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
-    out.print(f"{report.tasks_run} tasks run ({report.exact_run} exact), store {state}: {report.store}")
+    out.print(f"{report.tasks_run} tasks run ({report.exact_run} exact), store {state}: {report.store}",
+              soft_wrap=True)  # a path stays on one line
     info(out,
          f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s summed over "
          f"{report.workers or 0} workers, writes {report.write_s:.2f} s, "
@@ -329,9 +330,11 @@ def print_games(fmt: str) -> None:
         click.echo("\n`boardsweep games NAME` lists a game's parameters and outputs.")
 
 
-def _wrap(text: str, indent: str) -> str:
+def _wrap(text: str, indent: str, hang: str = "") -> str:
+    """``text`` wrapped to the console width; continuation lines get ``hang`` more."""
     width = max(console().width, 40)
-    return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent)
+    return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent + hang,
+                         break_on_hyphens=False)
 
 
 def print_game(game, fmt: str) -> None:
@@ -355,13 +358,13 @@ def print_game(game, fmt: str) -> None:
         print(json.dumps(described, indent=2))
         return
     echo = click.echo
-    echo(_wrap(f"{game.name} (from {described['distribution']}): {game.description}", ""))
+    echo(_wrap(f"{game.name} (from {described['distribution']}): {game.description}", "", "    "))
     echo(f"exact answer: {'yes' if game.has_exact else 'no'}")
     echo("\nparameters (--set NAME=VALUE, or [params] / [grid] in a spec):")
     for p in described["parameters"]:
-        echo(_wrap(f"{p['name']} ({p['type']}, default {p['default']!r}): {p['allowed']}", "  "))
+        echo(_wrap(f"{p['name']} ({p['type']}, default {p['default']!r}): {p['allowed']}", "  ", "    "))
         if p["help"]:
-            echo(_wrap(p["help"], "      "))
+            echo(_wrap(p["help"], "        "))
     echo(f"\nrun shape ([run] in a spec; checkpoints count {game.checkpoint_of}):")
     for key, default in game.run_shape.items():
         echo(f"  {key} (int, default {default})")
@@ -370,4 +373,4 @@ def print_game(game, fmt: str) -> None:
         echo(f"\n{title}:" if variables else f"\n{title}: none")
         for name, v in variables.items():
             dims = ", ".join(v["dims"]) or "scalar"
-            echo(_wrap(f"{name} ({v['dtype']}; {dims}): {v['description']}", "  "))
+            echo(_wrap(f"{name} ({v['dtype']}; {dims}): {v['description']}", "  ", "    "))
