@@ -173,7 +173,7 @@ def finish(proc: subprocess.Popen, timeout: float = 180.0) -> tuple[int, str, st
     except subprocess.TimeoutExpired:
         kill(proc)
         out, err = proc.communicate()
-        raise AssertionError(f"client did not finish within {timeout} s:\n{out}\n{err}")
+        raise AssertionError(f"client did not finish within {timeout} s:\n{out}\n{err}") from None
     return proc.returncode, out, err
 
 
