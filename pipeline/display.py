@@ -205,7 +205,7 @@ def _summary_tables(out: Console, ds, k: int = 3) -> None:
                 record.setdefault(f"#{rank}", "")
             record["reps"] = record.pop("reps")
         print_records(
-            out, f"{variable}: the {k} most frequent {dim}s per grid point", records, axes,
+            out, f"{variable}: top {k} {dim}s per grid point (most frequent first)", records, axes,
             caption=f"#n: {dim} label, mean frequency over replicates (exact frequency; {NO_EXACT}); "
                     "reps: finished replicates",
             right={f"#{r}" for r in range(1, k + 1)} | {"reps"},
