@@ -3,9 +3,24 @@
 A game is a :class:`Game`: its parameters (with defaults and validation), the
 shape of one run, its output variables (dimensions, dtypes, coordinate labels),
 a deterministic ``simulate`` and, where the mathematics allows, an ``exact``.
-The pipeline knows games only through this module, so adding a game means
-adding a module ``core/<name>/game.py`` that defines ``GAME`` and one line in
-:data:`GAME_MODULES`; no pipeline code changes.
+The pipeline knows games only through this module.
+
+Registry
+--------
+Games are found through the entry-point group ``boardsweep.games``
+(:data:`ENTRY_POINT_GROUP`): each entry maps a game name to a module that
+defines ``GAME`` (or to the :class:`Game` object itself, ``module:attr``).
+boardsweep's own games are registered that way in its ``pyproject.toml``; a
+game in another installed distribution adds one line to its own::
+
+    [project.entry-points."boardsweep.games"]
+    chutes_ladders = "chutes_ladders.game"
+
+and is swept, stored, queried and reported with no change to boardsweep.
+:func:`register` adds a game by module name at run time (tests, notebooks).
+A :class:`Game` sent to a Dask worker is pickled as its name and module, so a
+worker lacking the game's distribution fails the task with one line naming
+the game and the distribution (:class:`GameNotInstalled`).
 
 Conventions
 -----------
@@ -24,7 +39,9 @@ Conventions
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
+import socket
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -36,9 +53,13 @@ __all__ = [
     "Variable",
     "Ratio",
     "Game",
+    "GameNotInstalled",
+    "ENTRY_POINT_GROUP",
     "GAME_MODULES",
+    "register",
     "get_game",
     "game_names",
+    "game_source",
 ]
 
 
@@ -47,6 +68,12 @@ class ParameterError(ValueError):
 
     The message names the parameter, the value given and what is allowed.
     """
+
+
+class GameNotInstalled(ParameterError):
+    """A registered game whose module cannot be imported here (for example on a
+    Dask worker that lacks the game's distribution).  The message names the
+    game and the distribution that provides it."""
 
 
 @dataclass(frozen=True)
@@ -245,6 +272,21 @@ class Game:
     extras: dict[str, Callable] = field(default_factory=dict)
     coords_fn: Callable[[dict], dict[str, tuple[str, ...]]] | None = None
     ratios: dict[str, Ratio] = field(default_factory=dict)
+    #: (module[:attr], distribution) it was loaded from; set by the registry
+    #: (not copied by ``dataclasses.replace``), used to pickle it by name.
+    origin: tuple[str, str] | None = field(default=None, init=False, compare=False, repr=False)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle a registered game as (name, module, distribution): the
+        receiving process imports it, or raises :class:`GameNotInstalled`."""
+        if self.origin is None:
+            return super().__reduce_ex__(protocol)
+        return (_unpickle_game, (self.name, *self.origin))
+
+    @property
+    def has_exact(self) -> bool:
+        """Whether the game has an exact solver (for some parameters at least)."""
+        return self.exact is not None
 
     def coords_for(self, params: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
         """Coordinate labels for these parameters (``coords`` unless the game
@@ -308,31 +350,129 @@ def log_checkpoints(total: int, count: int = 16) -> np.ndarray:
     return np.unique(points)
 
 
-#: Registered games: name -> module defining ``GAME``.
-GAME_MODULES: dict[str, str] = {
-    "monopoly": "boardsweep.core.monopoly.game",
-    "shut_the_box": "boardsweep.core.shut_the_box.game",
-    "hk_monopoly": "boardsweep.core.hk_monopoly.game",
-}
+#: The entry-point group through which installed distributions register games.
+ENTRY_POINT_GROUP = "boardsweep.games"
+
+#: Games registered at run time with :func:`register`: name -> ``module`` or
+#: ``module:attr``.  They take precedence over entry points of the same name.
+GAME_MODULES: dict[str, str] = {}
+
+
+def register(name: str, target: str) -> None:
+    """Register game ``name`` as ``target``, a module defining ``GAME`` (or
+    ``module:attr``), for this process.  Installed packages use the
+    ``boardsweep.games`` entry point instead; this is for tests and notebooks.
+    A worker process imports ``target`` by name, so it must be importable there.
+    """
+    GAME_MODULES[name] = target
+
+
+def _entry_points() -> dict[str, list[tuple[str, str]]]:
+    """name -> [(target, distribution)] from the installed entry points."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = ep.dist.name if ep.dist is not None else ep.value.split(".")[0].split(":")[0]
+        entry = (ep.value, dist)
+        if entry not in found.setdefault(ep.name, []):
+            found[ep.name].append(entry)
+    return found
+
+
+def _sources() -> dict[str, list[tuple[str, str]]]:
+    """Every registered game: name -> [(target, distribution)], run-time first."""
+    found = _entry_points()
+    for name, target in GAME_MODULES.items():
+        found[name] = [(target, target.split(".")[0].split(":")[0])]
+    return found
+
+
+def game_source(name: str) -> tuple[str, str]:
+    """``(target, distribution)`` of the registered game ``name``.
+
+    Raises ParameterError for an unknown name or one that two installed
+    distributions both register.
+    """
+    sources = _sources()
+    if name not in sources:
+        known = ", ".join(game_names()) or "(none)"
+        raise ParameterError(f"unknown game {name!r}; known games: {known}")
+    if len(sources[name]) > 1:
+        dists = " and ".join(repr(d) for d in sorted(d for _, d in sources[name]))
+        raise ParameterError(
+            f"game {name!r} is registered by both {dists} (entry point group "
+            f"{ENTRY_POINT_GROUP!r}); uninstall one of them"
+        )
+    return sources[name][0]
+
+
+def _importable(target: str) -> bool:
+    try:
+        return importlib.util.find_spec(target.split(":")[0]) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def game_names() -> list[str]:
-    """Names of the registered games whose module is installed."""
-    names = []
-    for name, module in GAME_MODULES.items():
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
-        if found:
-            names.append(name)
-    return names
+    """Sorted names of the registered games whose module is importable."""
+    return sorted(
+        name for name, entries in _sources().items() if any(_importable(t) for t, _ in entries)
+    )
+
+
+def _import_game(name: str, target: str, dist: str) -> Game:
+    """Import the Game at ``target`` (``module`` defining GAME, or ``module:attr``)."""
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module_name
+        if not (module_name == missing or module_name.startswith(missing + ".")):
+            raise  # the game's own dependency is missing: the original error says which
+        raise GameNotInstalled(
+            f"game {name!r} is not installed on host {socket.gethostname()}: its "
+            f"distribution {dist!r} (module {module_name!r}) cannot be imported; "
+            f"pip install {dist} on every Dask worker"
+        ) from None
+    game = getattr(module, attr or "GAME")
+    if not isinstance(game, Game) or game.name != name:
+        raise ParameterError(
+            f"game {name!r} ({target}, distribution {dist!r}) is not a boardsweep "
+            f"Game named {name!r}"
+        )
+    if game.origin is None:
+        object.__setattr__(game, "origin", (target, dist))
+    return game
+
+
+class MissingGame:
+    """Stands for a pickled game whose distribution is not installed in this
+    process.  A Dask scheduler only passes it on (pickled as the same name);
+    the first use of a game attribute (a worker running a task) raises
+    :class:`GameNotInstalled`, which names the game and the distribution."""
+
+    def __init__(self, name: str, target: str, dist: str, error: str) -> None:
+        self._ref = (name, target, dist)
+        self._error = error
+
+    def __reduce__(self) -> Any:
+        return (_unpickle_game, self._ref)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or attr in ("_ref", "_error"):
+            raise AttributeError(attr)
+        raise GameNotInstalled(self._error)
+
+
+def _unpickle_game(name: str, target: str, dist: str) -> Game | MissingGame:
+    """The game, or a :class:`MissingGame` where its module is not installed."""
+    try:
+        return _import_game(name, target, dist)
+    except GameNotInstalled as exc:
+        return MissingGame(name, target, dist, str(exc))
 
 
 def get_game(name: str) -> Game:
-    """Return the registered game ``name`` (ParameterError listing the known ones)."""
-    if name not in GAME_MODULES or name not in game_names():
-        raise ParameterError(
-            f"unknown game {name!r}; known games: {', '.join(game_names())}"
-        )
-    return importlib.import_module(GAME_MODULES[name]).GAME
+    """Return the registered game ``name`` (ParameterError listing the known ones;
+    GameNotInstalled when its distribution is registered but not importable)."""
+    target, dist = game_source(name)
+    return _import_game(name, target, dist)

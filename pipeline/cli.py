@@ -13,7 +13,7 @@ from typing import Any
 import click
 import numpy as np
 
-from boardsweep.core.games import Game, ParameterError, get_game
+from boardsweep.core.games import Game, ParameterError, game_names, get_game
 from boardsweep.pipeline.spec import SpecError
 
 __all__ = ["main", "cli"]
@@ -52,6 +52,21 @@ def load_game(name: str) -> Game:
         return get_game(name)
     except ParameterError as exc:
         raise UserError(str(exc)) from None
+
+
+def complete_game(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of a GAME argument: the installed games."""
+    return [name for name in game_names() if name.startswith(incomplete)]
+
+
+def scheduler_address(given: str | None) -> str | None:
+    """``--scheduler``, else Dask's own configuration (``scheduler-address``,
+    e.g. from ``DASK_SCHEDULER_ADDRESS``), else None (an embedded cluster)."""
+    if given:
+        return given
+    import dask.config
+
+    return dask.config.get("scheduler-address", None) or None
 
 
 def _jsonable(value: Any) -> Any:
@@ -128,12 +143,43 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
 
 @click.group()
 @click.version_option(package_name="boardsweep")
-def cli() -> None:
-    """Exact and Monte Carlo odds of dice-driven board games."""
+@click.option("-v", "--verbose", count=True, help="More output: -v Dask's log messages, -vv debug.")
+@click.option("-q", "--quiet", is_flag=True, help="Only results and errors: no banner, progress or timings.")
+def cli(verbose: int, quiet: bool) -> None:
+    """Exact and Monte Carlo odds of dice-driven board games.
+
+    `boardsweep games` lists the installed games and `boardsweep games NAME`
+    their parameters.  Shell completion: eval "$(_BOARDSWEEP_COMPLETE=bash_source boardsweep)".
+    """
+    import logging
+
+    from boardsweep.pipeline import display
+
+    if verbose and quiet:
+        raise UserError("-v and -q exclude each other")
+    display.set_verbosity(-1 if quiet else verbose)
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO,
+                            format="%(asctime)s %(name)s %(levelname)s: %(message)s")
+        logging.getLogger("distributed").setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
 
 
 @cli.command()
-@click.argument("game_name", metavar="GAME")
+@click.argument("game_name", metavar="[GAME]", required=False, shell_complete=complete_game)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def games(game_name: str | None, fmt: str) -> None:
+    """List the installed games, or describe GAME: its parameters (type, allowed
+    values, default), run shape, output variables and whether an exact answer exists."""
+    from boardsweep.pipeline import display
+
+    if game_name is None:
+        display.print_games(fmt)
+    else:
+        display.print_game(load_game(game_name), fmt)
+
+
+@cli.command()
+@click.argument("game_name", metavar="GAME", shell_complete=complete_game)
 @SET
 @FORMAT
 def exact(game_name: str, sets: tuple[str, ...], fmt: str) -> None:
@@ -146,7 +192,7 @@ def exact(game_name: str, sets: tuple[str, ...], fmt: str) -> None:
 
 
 @cli.command()
-@click.argument("game_name", metavar="GAME")
+@click.argument("game_name", metavar="GAME", shell_complete=complete_game)
 @SET
 @click.option("--games", type=int, default=None, help="Games in the run.")
 @click.option("--players", type=int, default=None, help="Tokens per game.")
@@ -180,7 +226,7 @@ def simulate(
 
 
 @cli.command()
-@click.argument("game_name", metavar="GAME")
+@click.argument("game_name", metavar="GAME", shell_complete=complete_game)
 @click.option("--dice", required=True, help="Comma-separated die faces, two per roll.")
 @click.option(
     "--cards",
@@ -210,7 +256,7 @@ def replay(
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--store", "store_url", default=None, help="Store path or fsspec URL (default: the spec's, else results/<name>.zarr).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Local worker processes (default: CPU count).")
-@click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler.")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler (default: Dask's scheduler-address config, e.g. DASK_SCHEDULER_ADDRESS; else a local cluster).")
 @click.option("--overwrite", is_flag=True, help=(
     "Replace a boardsweep store made by a different spec: removes only the arrays, metadata and "
     "checksum records boardsweep made there (other files in the folder stay). Anything that is "
@@ -243,10 +289,11 @@ def run(
     from boardsweep.pipeline.sizing import TooLarge
     from boardsweep.pipeline.store import StoreMismatch
 
+    scheduler = scheduler_address(scheduler)
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
     console = display.console()
-    display.announce(console, spec, store_url or spec.default_store())
+    display.announce(console, spec, store_url or spec.default_store(), scheduler)
     bar = display.TaskBar(console)
     try:
         with bar:
@@ -336,7 +383,7 @@ def digest(store_url: str, out: str | None) -> None:
 @click.option("--store", "rerun_store", default=None,
               help="Keep the re-run in this new store (default: a temporary directory, removed).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Local worker processes (default: CPU count).")
-@click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler.")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler (default: Dask's scheduler-address config, e.g. DASK_SCHEDULER_ADDRESS; else a local cluster).")
 @TLS_CA
 @TLS_CERT
 @TLS_KEY
@@ -362,12 +409,13 @@ def verify(
     from boardsweep.pipeline.execute import SweepError
     from boardsweep.pipeline.verify import verify as _verify
 
+    scheduler = scheduler_address(scheduler)
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
     if not Path(against).exists() and "://" not in against:
         raise UserError(f"--against {against}: no such store or digest file")
     console = display.console()
-    console.print(f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
+    display.info(console, f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
     bar = display.TaskBar(console)
     try:
         with bar:
@@ -398,6 +446,7 @@ def report(store_url: str, out_dir: str, variable: str | None) -> None:
         variable = display.pick_variable(ds, variable, UserError)
     build_report(store_url, out_dir, variable)
     click.echo(f"report written to {out_dir}/index.html")
+
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""

@@ -18,7 +18,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 from boardsweep.core import games  # noqa: E402
 
-games.GAME_MODULES.setdefault("toy", "toy_game")
+games.register("toy", "toy_game")
 
 TOY_SPEC = """\
 name = "toy"

@@ -33,8 +33,8 @@ RUNNER = f"""\
 import sys
 sys.path.insert(0, {str(HERE)!r})
 from boardsweep.core import games
-games.GAME_MODULES.setdefault("toy", "toy_game")
-games.GAME_MODULES.setdefault("failing", "failing_game")
+games.register("toy", "toy_game")
+games.register("failing", "failing_game")
 from boardsweep.pipeline.cli import main
 if __name__ == "__main__":
     main(sys.argv[1:])
@@ -173,7 +173,7 @@ def finish(proc: subprocess.Popen, timeout: float = 180.0) -> tuple[int, str, st
     except subprocess.TimeoutExpired:
         kill(proc)
         out, err = proc.communicate()
-        raise AssertionError(f"client did not finish within {timeout} s:\n{out}\n{err}")
+        raise AssertionError(f"client did not finish within {timeout} s:\n{out}\n{err}") from None
     return proc.returncode, out, err
 
 

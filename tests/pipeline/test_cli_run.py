@@ -26,7 +26,7 @@ RUNNER = """\
 import sys
 sys.path.insert(0, {here!r})
 from boardsweep.core import games
-games.GAME_MODULES["toy"] = "toy_game"
+games.register("toy", "toy_game")
 from boardsweep.pipeline.cli import main
 if __name__ == "__main__":
     main(sys.argv[1:])

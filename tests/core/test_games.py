@@ -1,0 +1,109 @@
+"""The game registry: entry points, run-time registration, pickling by name."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from dataclasses import replace
+
+import pytest
+
+from boardsweep.core import games
+from boardsweep.core.games import GameNotInstalled, ParameterError
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A folder on sys.path where tests 'install' distributions (dist-info +
+    package), as pip would; removed again afterwards."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("plug_")]:
+        del sys.modules[name]
+
+
+def install(site, dist: str, package: str, entries: dict[str, str], game_code: str | None = None):
+    info = site / f"{dist.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    lines = "".join(f"{k} = {v}\n" for k, v in entries.items())
+    (info / "entry_points.txt").write_text(f"[{games.ENTRY_POINT_GROUP}]\n{lines}")
+    if game_code is not None:
+        (site / package).mkdir()
+        (site / package / "__init__.py").write_text("")
+        (site / package / "game.py").write_text(game_code)
+
+
+PLUGIN = """\
+from dataclasses import replace
+from boardsweep.core.games import get_game
+GAME = replace(get_game("shut_the_box"), name="{name}")
+"""
+
+
+def test_builtin_games_come_from_entry_points():
+    assert {"monopoly", "shut_the_box", "hk_monopoly"} <= set(games.game_names())
+    for name in ("monopoly", "shut_the_box", "hk_monopoly"):
+        target, dist = games.game_source(name)
+        assert dist == "boardsweep" and target == f"boardsweep.core.{name}.game"
+        assert games.get_game(name).name == name
+
+
+def test_unknown_game_lists_the_known_ones():
+    with pytest.raises(ParameterError, match=r"unknown game 'nope'; known games: .*monopoly"):
+        games.get_game("nope")
+
+
+def test_a_distribution_registers_a_game_by_entry_point_only(site):
+    install(site, "plug-one", "plug_one", {"plug_one": "plug_one.game"}, PLUGIN.format(name="plug_one"))
+    assert "plug_one" in games.game_names()
+    game = games.get_game("plug_one")
+    assert game.name == "plug_one" and game.origin == ("plug_one.game", "plug-one")
+    assert pickle.loads(pickle.dumps(game)) is game
+
+
+def test_entry_point_to_a_missing_module_names_game_and_distribution(site):
+    install(site, "plug-gone", "plug_gone", {"plug_gone": "plug_gone.game"})
+    assert "plug_gone" not in games.game_names()
+    with pytest.raises(GameNotInstalled, match=r"game 'plug_gone' .*distribution 'plug-gone'.*pip install plug-gone"):
+        games.get_game("plug_gone")
+
+
+def test_two_distributions_claiming_one_name_are_refused(site):
+    install(site, "plug-a", "plug_a", {"plug_dup": "plug_a.game"}, PLUGIN.format(name="plug_dup"))
+    install(site, "plug-b", "plug_b", {"plug_dup": "plug_b.game"}, PLUGIN.format(name="plug_dup"))
+    with pytest.raises(ParameterError, match=r"'plug_dup' is registered by both 'plug-a' and 'plug-b'"):
+        games.get_game("plug_dup")
+
+
+def test_entry_point_must_name_a_game_of_that_name(site):
+    install(site, "plug-wrong", "plug_wrong", {"plug_wrong": "plug_wrong.game"}, PLUGIN.format(name="other"))
+    with pytest.raises(ParameterError, match=r"not a boardsweep Game named 'plug_wrong'"):
+        games.get_game("plug_wrong")
+
+
+def test_register_adds_a_game_by_module_name(site, monkeypatch):
+    (site / "plug_rt.py").write_text(PLUGIN.format(name="plug_rt"))
+    monkeypatch.setitem(games.GAME_MODULES, "plug_rt", "plug_rt")
+    games.register("plug_rt", "plug_rt")
+    assert games.get_game("plug_rt").origin == ("plug_rt", "plug_rt")
+
+
+def test_a_pickled_game_whose_distribution_is_missing_fails_on_use_in_one_line():
+    blob = pickle.dumps(games.get_game("monopoly"))
+    fake = blob.replace(b"boardsweep.core.monopoly.game", b"boardsweep.core.monopoly.gone")
+    missing = pickle.loads(fake)
+    assert isinstance(missing, games.MissingGame)
+    assert not hasattr(missing, "__dask_graph__")  # dask's probes see a plain object
+    assert pickle.loads(pickle.dumps(missing))._ref == ("monopoly", "boardsweep.core.monopoly.gone", "boardsweep")
+    with pytest.raises(GameNotInstalled) as info:
+        getattr(missing, "simulate")  # noqa: B009 - the attribute access is the test
+    assert "game 'monopoly'" in str(info.value) and "'boardsweep'" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_derived_game_does_not_inherit_its_origin():
+    derived = replace(games.get_game("monopoly"), name="derived")
+    assert derived.origin is None
+    copy = pickle.loads(pickle.dumps(derived))
+    assert copy.name == "derived" and copy.simulate is derived.simulate
