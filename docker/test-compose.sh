@@ -24,8 +24,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${BOARDSWEEP_DOCKER_CACHE:-$HOME/.cache/boardsweep-docker}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 BASE_IMAGE=boardsweep-base:bookworm
-IMAGE=boardsweep:compose-test
-PROJECT=boardsweep-test
+# Per checkout, so two checkouts can run this script on one engine at once.
+TAG=$(printf %s "$ROOT" | sha256sum | cut -c1-8)
+IMAGE=boardsweep:compose-test-$TAG
+PROJECT=boardsweep-test-$TAG
 PY=${BOARDSWEEP_PYTHON:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 
