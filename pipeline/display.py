@@ -329,6 +329,8 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     print_records(console(), f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done",
                   records, axes, caption="done/total: finished replicates; exact: exact answer stored",
                   right={"done/total"})
+    if damaged_text:
+        console().print(f"damaged (done but data missing or altered): {damaged_text}")
 
 
 def print_games(fmt: str) -> None:
