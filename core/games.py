@@ -225,6 +225,10 @@ class Game:
         Estimates the report shows with 95% intervals (win shares, mean rolls).
         Where a ratio has a ``seat`` dimension and the grid point a ``players``
         parameter, only the first ``players`` seats are reported.
+    label_names : dict, optional
+        Full names of a dimension's labels where the labels are codes (e.g.
+        Monopoly's ``location``: ``CC1`` -> "Community Chest"); the store
+        carries them as a ``<dim>_name`` coordinate.
     """
 
     name: str
@@ -245,6 +249,7 @@ class Game:
     extras: dict[str, Callable] = field(default_factory=dict)
     coords_fn: Callable[[dict], dict[str, tuple[str, ...]]] | None = None
     ratios: dict[str, Ratio] = field(default_factory=dict)
+    label_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def coords_for(self, params: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
         """Coordinate labels for these parameters (``coords`` unless the game

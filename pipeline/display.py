@@ -192,17 +192,22 @@ def _cell(value: Any) -> str:
 
 
 def print_status(ds, fmt: str) -> None:
-    """Done/total replicates and the exact flag per grid point."""
+    """Done/total replicates and the exact state per grid point: ``stored``,
+    ``none`` (no single exact answer exists; ``exact_note`` says why) or
+    ``pending`` (not computed yet)."""
+    from boardsweep.pipeline.metadata import exact_state
     from boardsweep.pipeline.query import grid_points
 
     axes = list(ds.attrs.get("grid_axes", []))
     done = ds["done"].load()
-    exact = ds["exact_done"].load()
+    marks = ds[[v for v in ("exact_done", "exact_exists", "exact_note", *ds.attrs.get("exact_variables", []))
+                if v in ds]].load()
     entries = []
     for point in grid_points(ds):
         cell = done.sel(point) if point else done
+        state, text = exact_state(marks, point)
         entries.append({**point, "done": int(cell.sum()), "total": int(cell.size),
-                        "exact": bool(exact.sel(point) if point else exact)})
+                        "exact": state, "exact_note": text})
     total_done, total = int(done.sum()), int(done.size)
     if fmt == "json":
         print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done,
@@ -212,5 +217,12 @@ def print_status(ds, fmt: str) -> None:
     for column in [*axes, "done/total", "exact"]:
         table.add_column(column, justify="right")
     for e in entries:
-        table.add_row(*(str(e[a]) for a in axes), f"{e['done']}/{e['total']}", "yes" if e["exact"] else "no")
-    console().print(table)
+        table.add_row(*(str(e[a]) for a in axes), f"{e['done']}/{e['total']}", _EXACT_WORD[e["exact"]])
+    out = console()
+    out.print(table)
+    notes = sorted({e["exact_note"] for e in entries if e["exact"] == "none"})
+    for note in notes:
+        out.print(f"exact 'none': {note}")
+
+
+_EXACT_WORD = {"stored": "yes", "none": "none exists", "pending": "not yet"}

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from boardsweep.pipeline import store
+from boardsweep.pipeline import metadata, store
 from boardsweep.pipeline.lock import StoreLock
 from boardsweep.pipeline.plan import plan_tasks
 from boardsweep.pipeline.spec import Spec
@@ -196,6 +196,7 @@ def run_sweep(
     t0 = time.perf_counter()
     with ExitStack() as stack:
         stack.enter_context(StoreLock(url))
+        resumed = store.store_exists(url) and not overwrite
         prepare_store(spec, url, overwrite)
         tasks = plan_tasks(spec, store.read_done(url))
         exact_done = store.read_exact_done(url)
@@ -204,6 +205,9 @@ def run_sweep(
         if max_tasks is not None:
             tasks = tasks[:max_tasks]
         if tasks or points:
+            if resumed:
+                metadata.append_history(url, f"run {spec.source}: {len(tasks)} simulation tasks "
+                                        f"and {len(points)} exact answers missing, computing them")
             client = _client(stack, workers, scheduler, security)
             report.dashboard = client.dashboard_link or ""
             report.workers = len(client.scheduler_info().get("workers", {}))
