@@ -587,16 +587,26 @@ def _layout(ds) -> tuple[str | None, list[str], list[dict]]:
     return x, others, facets
 
 
-def _facet_grid(n: int, w: float, h: float):
+def _facet_grid(n: int, w: float, h: float, ylabels: bool = True):
+    """A grid of ``n`` panels (at most 4 per row), a colour-bar slot on the right.
+    Fixed margins (no layout engine: it costs seconds per figure on big grids)."""
     import matplotlib.pyplot as plt
 
     cols = min(4, n)
     rows = -(-n // cols)
-    fig, axs = plt.subplots(rows, cols, figsize=(w * cols, h * rows + 0.8), squeeze=False,
-                            layout="constrained")
+    W, H = w * cols + 1.6, h * rows + 1.0
+    fig, axs = plt.subplots(rows, cols, figsize=(W, H), squeeze=False)
+    fig.subplots_adjust(left=(1.0 if ylabels else 0.6) / W, right=1 - 1.5 / W, bottom=0.75 / H,
+                        top=1 - 0.75 / H, wspace=0.35 if ylabels else 0.3, hspace=0.75 * 3.2 / h)
     for ax in list(axs.flat)[n:]:
         ax.axis("off")
     return fig, list(axs.flat)[:n]
+
+
+def _colorbar(fig, img, label: str) -> None:
+    W, H = fig.get_size_inches()
+    cax = fig.add_axes((1 - 1.2 / W, 0.3, 0.18 / W, 0.4))
+    fig.colorbar(img, cax=cax, label=label)
 
 
 def _facet_title(facet: dict) -> str:
@@ -607,7 +617,8 @@ def _save(fig, out: Path, name: str, title: str) -> str:
     import matplotlib.pyplot as plt
 
     width = int(fig.get_size_inches()[0] * 9)  # characters that fit at 13 pt
-    fig.suptitle("\n".join(textwrap.wrap(title, max(width, 30))), fontsize=13)
+    fig.suptitle("\n".join(textwrap.wrap(title, max(width, 30))), fontsize=13,
+                 y=1 - 0.12 / fig.get_size_inches()[1], va="top")
     fig.savefig(out / name, dpi=80)
     plt.close(fig)
     return name
@@ -620,19 +631,22 @@ def _trim_labels(values: np.ndarray, labels: list[str]) -> int:
     return len(labels) if nz.size == 0 else int(nz[-1]) + 1
 
 
-def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylabel):
+def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylabel, first: bool = True):
     import matplotlib.pyplot as plt
 
     cm = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
     img = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cm, vmin=vmin, vmax=vmax,
                     interpolation="nearest", origin="upper")
     step = max(1, -(-len(labels) // 42))
-    ax.set_yticks(range(0, len(labels), step), labels[::step], fontsize=7)
+    if first:  # the labels once per row of panels
+        ax.set_yticks(range(0, len(labels), step), labels[::step], fontsize=7)
+        ax.set_ylabel(ylabel, fontsize=9)
+    else:
+        ax.set_yticks([])
     xs = list(xvals)
     xstep = max(1, -(-len(xs) // 14))
     ax.set_xticks(range(0, len(xs), xstep), [str(v) for v in xs[::xstep]], fontsize=8)
     ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel(ylabel, fontsize=9)
     return img
 
 
@@ -659,11 +673,11 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
     fig, axs = _facet_grid(len(facets), w, h)
     vmax = float(np.nanmax(last["mean"].values)) if np.isfinite(last["mean"].values).any() else 1.0
     img = None
-    for ax, facet in zip(axs, facets):
+    for i, (ax, facet) in enumerate(zip(axs, facets)):
         img = _heatmap(ax, _field(last["mean"], facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
-                       xlabel, dim)
+                       xlabel, dim, i % 4 == 0)
         ax.set_title(_facet_title(facet), fontsize=9)
-    fig.colorbar(img, ax=axs, shrink=0.6, label="mean relative frequency")
+    _colorbar(fig, img, "mean relative frequency")
     name = _save(fig, out, "frequency_heatmap.png",
                  f"Relative frequency of each {dim} (mean over replicates, last checkpoint)")
     figs[name] = f"Mean relative frequency per {dim} (rows) and {xlabel} (columns); one panel per " \
@@ -671,16 +685,16 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
 
     fig, axs = _facet_grid(len(facets), w, h)
     z = parts["z"]
-    for ax, facet in zip(axs, facets):
+    for i, (ax, facet) in enumerate(zip(axs, facets)):
         data = _field(z, facet, x, dim)[:keep]
-        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim)
+        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, i % 4 == 0)
         ax.set_title(_facet_title(facet), fontsize=9)
         if not np.isfinite(data).any():
             reason = _facet_reason(ds, parts, facet)
             meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = reason
             ax.text(0.5, 0.5, "\n".join(textwrap.wrap(reason, 34)), transform=ax.transAxes, ha="center",
                     va="center", fontsize=8, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
-    fig.colorbar(img, ax=axs, shrink=0.6, label="z = (estimate - exact) / s.e. (clipped at ±6)")
+    _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
     name = _save(fig, out, "z_heatmap.png",
                  f"Standardised error per {dim}: blue below, red above the exact answer")
     figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel}; |z| > {Z_AGREE:g} is a "
@@ -694,16 +708,16 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
         rest = [f for f in facets if f.get(axis) == a]
         fig, axs = _facet_grid(len(rest), w, h)
         lim = float(np.nanmax(np.abs(diff.values))) if np.isfinite(diff.values).any() else 1.0
-        for ax, facet in zip(axs, rest):
+        for i, (ax, facet) in enumerate(zip(axs, rest)):
             sub = {k: v for k, v in facet.items() if k != axis}
             data = _field(diff, sub, x, dim)[:keep]
-            img = _heatmap(ax, data, xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim)
+            img = _heatmap(ax, data, xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim, i % 4 == 0)
             if res is not None:
                 sig = _field(res["significant"].astype(float), sub, x, dim)[:keep]
                 yy, xx = np.nonzero(sig > 0)
                 ax.scatter(xx, yy, s=6, c="black", marker="o", linewidths=0)
             ax.set_title(_facet_title(sub), fontsize=9)
-        fig.colorbar(img, ax=axs, shrink=0.6, label=f"frequency({a}) - frequency({b})")
+        _colorbar(fig, img, f"frequency({a}) - frequency({b})")
         name = _save(fig, out, f"difference_{axis}.png",
                      f"{axis}: {a} minus {b} (dots: Welch test significant after Holm, 5%)")
         figs[name] = (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
@@ -739,6 +753,7 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     figs = {}
     has_err = bool(np.isfinite(conv["rms_error"].values).any())
     sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim, skipna=False))
+    ratio_median = parts["ratio"]["ratio"].median(dim) if parts["ratio"] is not None else None
     specs = [("convergence.png", "RMS error of one replicate" if has_err else "RMS across-replicate sd",
               "Log-log convergence (dashed: across-replicate sd where no exact answer exists)")]
     if parts["ratio"] is not None:
@@ -746,39 +761,44 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
                       "Measured variance over Markov-chain CLT variance (1 expected)"))
     for name, ylabel, title in specs:
         fig, axs = _facet_grid(len(facets), 4.2, 3.2)
+        fig.subplots_adjust(wspace=0.45)
         drawn = False
         for ax, facet in zip(axs, facets):
+            all_steps = _field(conv["steps"], facet, x, "checkpoint").T
+            if name == "convergence.png":
+                all_err = _field(conv["rms_error"], facet, x, "checkpoint").T
+                all_sd = _field(sd_rms, facet, x, "checkpoint").T
+                ax.set_yscale("log")
+            else:
+                all_ratio = _field(ratio_median, facet, x, "checkpoint").T
+                ax.axhline(1.0, color="black", lw=0.8)
+            ax.set_xscale("log")
+            here = False
             for j, xv in enumerate(xvals):
-                point = {**facet, **({x: xv} if x else {})}
-                steps = _sel(conv["steps"], point).values
+                steps = all_steps[j]
                 ok = np.isfinite(steps) & (steps > 0)
                 if name == "convergence.png":
-                    err = _sel(conv["rms_error"], point).values
-                    sd = _sel(sd_rms, point).values
+                    err, sd = all_err[j], all_sd[j]
                     y, style = (err, "-") if np.isfinite(err[ok]).any() else (sd, "--")
-                    ax.set_xscale("log")
-                    ax.set_yscale("log")
                 else:
-                    y, style = _sel(parts["ratio"]["ratio"], point).median(dim).values, "-"
-                    ax.set_xscale("log")
-                    ax.axhline(1.0, color="black", lw=0.8)
+                    y, style = all_ratio[j], "-"
                 good = ok & np.isfinite(y) & (y > 0)
                 if good.any():
                     ax.plot(steps[good], y[good], style, color=cmap(norm(j)), lw=1.2, marker=".", ms=3,
                             label=f"{x}={xv}" if x else None)
-                    drawn = True
+                    drawn = here = True
             ax.set_title(_facet_title(facet), fontsize=9)
             ax.set_xlabel(f"{steps_name} (mean per replicate)", fontsize=9)
             ax.set_ylabel(ylabel, fontsize=9)
             ax.tick_params(labelsize=8)
-            if not ax.get_lines():
+            if not here:
                 ax.text(0.5, 0.5, "nothing to draw:\nno theory for these parameters\nor no finished replicates"
                         if name == "variance_ratio.png" else "no finished replicates",
                         transform=ax.transAxes, ha="center", va="center", fontsize=9)
         if x and len(xvals) > 8:
             sm = cm.ScalarMappable(norm=colors.Normalize(min(xvals), max(xvals)), cmap=cmap) \
                 if ds[x].dtype.kind in "iuf" else cm.ScalarMappable(norm=norm, cmap=cmap)
-            fig.colorbar(sm, ax=axs, shrink=0.6, label=x)
+            _colorbar(fig, sm, x)
         elif x and drawn:
             axs[0].legend(fontsize=8, title=x, title_fontsize=8)
         figs[_save(fig, out, name, title)] = title
