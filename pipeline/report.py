@@ -275,11 +275,37 @@ def _analyse(ds, variable, points, meta) -> dict:
         parts["decomp"] = _try(meta, "shuffle decomposition", analysis.shuffle_decomposition, ds, variable)
     parts["compare"] = _try(meta, "axis comparisons", analysis.axis_comparisons, ds, variable) or {}
     parts["modal"] = game.extras.get("modal") if game is not None else None
-    parts["states"] = {point_key(ds, p): metadata.exact_state(ds, p) for p in points}
+    parts["states"] = _exact_states(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
     last = conv.isel(checkpoint=-1)
     parts["z"] = (last["mean"] - parts["reference"]) / last["stderr"]
     return parts
+
+
+def _exact_states(ds, points) -> dict[str, tuple[str, str]]:
+    """:func:`metadata.exact_state` of every point, read in one pass."""
+    axes = _axes(ds)
+    done = _flat(ds["exact_done"], axes).astype(bool)
+    if "exact_exists" in ds:
+        exists = _flat(ds["exact_exists"], axes).astype(bool)
+        notes = _flat(ds["exact_note"], axes) if "exact_note" in ds else np.full(len(points), "")
+    else:  # older stores: an exact answer that is all NaN means none exists
+        names = list(ds.attrs.get("exact_variables", []))
+        exists = np.zeros(len(points), bool)
+        for n in names:
+            v = _flat(ds[n], axes, [d for d in ds[n].dims if d not in axes]).reshape(len(points), -1)
+            exists |= np.isfinite(v.astype(float)).any(1)
+        notes = np.full(len(points), "" if names else "the game has no exact solver", dtype=object)
+    out = {}
+    for i, p in enumerate(points):
+        if not done[i]:
+            out[point_key(ds, p)] = ("pending", "not computed yet")
+        elif exists[i]:
+            out[point_key(ds, p)] = ("stored", "exact answer stored")
+        else:
+            note = str(notes[i])
+            out[point_key(ds, p)] = ("none", "no single exact answer exists" + (f": {note}" if note else ""))
+    return out
 
 
 def _references(ds, points, parts, meta):
@@ -288,12 +314,13 @@ def _references(ds, points, parts, meta):
     the environment each replicate played (deck orders), their mean."""
     conv, dim = parts["conv"], parts["dim"]
     ref = conv["exact"].isel(checkpoint=-1).copy()
+    finite = np.isfinite(_flat(ref, _axes(ds), [dim])).all(1)
     kind = {}
     dec = parts["decomp"]
-    for p in points:
+    for i, p in enumerate(points):
         key = point_key(ds, p)
         state = parts["states"][key][0]
-        if state == "stored" and bool(np.isfinite(_sel(ref, p).values).all()):
+        if state == "stored" and finite[i]:
             kind[key] = "exact"
         elif state == "none" and dec is not None:
             rep = _sel(dec["replicate_exact"], p).mean("replicate")
@@ -361,6 +388,8 @@ def _point_table(ds, points, parts) -> pd.DataFrame:
     batch = parts["batch"]
     bm = _flat(batch["ratio"].mean([d for d in batch["ratio"].dims if d not in axes]), axes) \
         if batch is not None and "ratio" in batch else None
+    slope = _flat(rate["slope"], axes) if rate is not None else None
+    basis = _flat(rate["basis"], axes) if rate is not None else None
     rows = []
     for i, p in enumerate(points):
         key = point_key(ds, p)
@@ -378,8 +407,7 @@ def _point_table(ds, points, parts) -> pd.DataFrame:
                "slope": None, "basis": "", "variance_ratio": None, "batch_means_ratio": None,
                "modal": "", "top3": ""}
         if rate is not None:
-            r = _sel(rate, p)
-            row["slope"], row["basis"] = _num(r["slope"]), str(r["basis"].values)
+            row["slope"], row["basis"] = _num(slope[i]), str(basis[i])
         if vr is not None:
             row["variance_ratio"] = _num(vr[i])
         if bm is not None:
