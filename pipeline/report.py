@@ -699,13 +699,14 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
     w = max(3.6, min(6.0, 0.16 * len(xvals) + 2.2))
 
     fig, axs = _facet_grid(len(facets), w, h)
-    vmax = float(np.nanmax(last["mean"].values)) if np.isfinite(last["mean"].values).any() else 1.0
+    # the 99th percentile: a few extreme cells (jail with 2-sided dice) would darken every other
+    vmax = float(np.nanpercentile(last["mean"].values, 99)) if np.isfinite(last["mean"].values).any() else 1.0
     img = None
     for i, (ax, facet) in enumerate(zip(axs, facets)):
         img = _heatmap(ax, _field(last["mean"], facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
                        xlabel, dim, i % 4 == 0)
         ax.set_title(_facet_title(facet), fontsize=9)
-    _colorbar(fig, img, "mean relative frequency")
+    _colorbar(fig, img, "mean relative frequency (capped at the 99th percentile)")
     name = _save(fig, out, "frequency_heatmap.png",
                  f"Relative frequency of each {dim} (mean over replicates, last checkpoint)")
     figs[name] = f"Mean relative frequency per {dim} (rows) and {xlabel} (columns); one panel per " \
