@@ -252,6 +252,10 @@ class Game:
         Estimates the report shows with 95% intervals (win shares, mean rolls).
         Where a ratio has a ``seat`` dimension and the grid point a ``players``
         parameter, only the first ``players`` seats are reported.
+    label_names : dict, optional
+        Full names of a dimension's labels where the labels are codes (e.g.
+        Monopoly's ``location``: ``CC1`` -> "Community Chest"); the store
+        carries them as a ``<dim>_name`` coordinate.
     """
 
     name: str
@@ -287,6 +291,8 @@ class Game:
     def has_exact(self) -> bool:
         """Whether the game has an exact solver (for some parameters at least)."""
         return self.exact is not None
+
+    label_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def coords_for(self, params: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
         """Coordinate labels for these parameters (``coords`` unless the game

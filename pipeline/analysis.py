@@ -246,16 +246,18 @@ def theoretical_variance(ds: xr.Dataset, variable: str = "counts") -> xr.DataArr
     return out
 
 
-def variance_ratio(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset | None:
+def variance_ratio(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArray | None = None
+                   ) -> xr.Dataset | None:
     """Measured across-replicate variance over the CLT prediction, per
     (grid..., checkpoint, DIM); it should approach 1 as steps grow.
 
     The prediction for replicate ``r`` is ``sigma^2 / N_r``; the ratio uses
     their mean over finished replicates.  Also ``measured`` and ``predicted``.
-    None when the game has no theory.
+    None when the game has no theory.  ``theory``: a :func:`theoretical_variance`
+    already computed (it is computed here otherwise).
     """
     ds = _mem(ds)
-    theory = theoretical_variance(ds, variable)
+    theory = theoretical_variance(ds, variable) if theory is None else theory
     if theory is None:
         return None
     freq = frequencies(ds, variable)
@@ -269,7 +271,8 @@ def variance_ratio(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset | Non
                       attrs={"per": theory.attrs["per"]})
 
 
-def batch_means(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
+def batch_means(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArray | None = None
+                ) -> xr.Dataset:
     """Within-replicate variance of each replicate's final frequency from its own
     checkpoint increments as (unequal) batches (:func:`boardsweep.core.stats.ratio_batch_variance`).
 
@@ -294,7 +297,7 @@ def batch_means(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     n = e.sum("checkpoint", skipna=False)
     eff = n**2 / (e**2).sum("checkpoint", skipna=False)
     out = xr.Dataset({"variance": var, "stderr": np.sqrt(var), "batches_effective": eff})
-    theory = theoretical_variance(ds, variable)
+    theory = theoretical_variance(ds, variable) if theory is None else theory
     if theory is not None:
         N = ds[theory.attrs["per"]].isel(checkpoint=-1).astype(float)
         out["ratio"] = (var / (theory / N)).where(theory > 0)

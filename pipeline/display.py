@@ -301,36 +301,48 @@ def _cell(value: Any) -> str:
 
 
 def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
-    """Done/total replicates and the exact flag per grid point; a cell counts as
-    done only when its flag is set and its data intact (``damage`` excluded)."""
+    """Done/total replicates and the exact state per grid point: ``stored``,
+    ``none`` (no single exact answer exists; ``exact_note`` says why) or
+    ``pending`` (not computed yet).  A cell counts as done only when its flag
+    is set and its data intact (``damage`` excluded)."""
+    from boardsweep.pipeline.metadata import exact_state
     from boardsweep.pipeline.query import grid_points
 
     axes = list(ds.attrs.get("grid_axes", []))
     done = ds["done"].load().copy()
-    exact = ds["exact_done"].load().copy()
+    marks = ds[[v for v in ("exact_done", "exact_exists", "exact_note", *ds.attrs.get("exact_variables", []))
+                if v in ds]].load().copy(deep=True)
     if damage:
         block = int(ds.attrs.get("replicates_per_task", 1))
         for index, start in damage.sim:
             done.values[index + (slice(start, start + block),)] = False
         for index in damage.exact:
-            exact.values[index] = False
+            marks["exact_done"].values[index] = False
     entries = []
     for point in grid_points(ds):
         cell = done.sel(point) if point else done
+        state, text = exact_state(marks, point)
         entries.append({**point, "done": int(cell.sum()), "total": int(cell.size),
-                        "exact": bool(exact.sel(point) if point else exact)})
+                        "exact": state, "exact_note": text})
     total_done, total = int(done.sum()), int(done.size)
     if fmt == "json":
-        print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done,
-                          "total": total, "damaged": damaged_text or None, "points": entries}, indent=2))
+        print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done, "total": total,
+                          "damaged": damaged_text or None, "points": entries}, indent=2))
         return
     records = [{**{a: str(e[a]) for a in axes}, "done/total": f"{e['done']}/{e['total']}",
-                "exact": "yes" if e["exact"] else "no"} for e in entries]
-    print_records(console(), f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done",
-                  records, axes, caption="done/total: finished replicates; exact: exact answer stored",
-                  right={"done/total"})
+                "exact": _EXACT_WORD[e["exact"]]} for e in entries]
+    out = console()
+    print_records(out, f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done",
+                  records, axes, right={"done/total"},
+                  caption="done/total: finished replicates with intact data; exact: yes = exact answer "
+                          "stored, none exists = no single exact answer, not yet = not computed")
+    for note in sorted({e["exact_note"] for e in entries if e["exact"] == "none"}):
+        out.print(f"exact 'none': {note}")
     if damaged_text:
-        console().print(f"damaged (done but data missing or altered): {damaged_text}")
+        out.print(f"damaged (done but data missing or altered): {damaged_text}")
+
+
+_EXACT_WORD = {"stored": "yes", "none": "none exists", "pending": "not yet"}
 
 
 def print_games(fmt: str) -> None:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from boardsweep.pipeline import integrity, sizing, store
+from boardsweep.pipeline import integrity, metadata, sizing, store
 from boardsweep.pipeline.lock import StoreLock
 from boardsweep.pipeline.plan import plan_tasks
 from boardsweep.pipeline.spec import Spec
@@ -259,6 +259,7 @@ def _remove_if_empty(url: str) -> None:
 def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, security,
                 on_start, on_progress) -> RunReport:
     """The run itself, with the store's lock held."""
+    resumed = store.inspect(url) == "boardsweep" and not overwrite
     recreated = prepare_store(spec, url, overwrite)
     repaired = _clear_damaged(spec, url)
     tasks = plan_tasks(spec, store.read_done(url))
@@ -269,6 +270,10 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
     if max_tasks is not None:
         tasks = tasks[:max_tasks]
     if tasks or points:
+        if resumed:
+            metadata.append_history(url, f"run {spec.source}: {len(tasks)} simulation tasks and "
+                                    f"{len(points)} exact answers missing, computing them"
+                                    + "".join(f"; repaired {r}" for r in report.repaired))
         client = _client(stack, workers, scheduler, security)
         report.dashboard = client.dashboard_link or ""
         report.workers = len(client.scheduler_info().get("workers", {}))

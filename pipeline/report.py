@@ -1,42 +1,124 @@
-"""A self-contained report of a sweep store: index.html, PNG figures, summary.json.
+"""A self-contained report of a sweep store: one folder that opens offline.
 
 ``build_report(store, out_dir)`` writes into ``out_dir``:
 
-* ``index.html``: per grid point the convergence numbers, seed 003's two
-  tables (every label with its count and relative frequency, sorted by
-  frequency and in board order), the axis comparisons (Welch + Holm) and the
-  shuffle variance decomposition where the game offers one;
-* ``frequencies_<i>.png`` (bars, exact value marked), ``convergence.png``
-  (log-log RMS error with the theoretical sigma/sqrt(N) band),
-  ``variance_ratio.png`` (measured / CLT variance against steps);
-* ``summary.json``: per grid point, keyed ``axis=value,...``: ``slope``,
+* ``index.html``: a summary first (the spec's description, the run shape,
+  the date, a verdict on the agreement with the exact answers), then figures
+  that summarise the whole grid, then the tables, each column defined;
+* figures (PNG), whose number depends on the grid's axes, never on its number
+  of points.  The grid is laid out with one axis along x (the numeric axis
+  with most values, e.g. ``dice_sides``) and one facet per combination of the
+  other axes: ``frequency_heatmap.png`` (mean frequency per label x axis
+  value), ``z_heatmap.png`` (standardised error (estimate - exact) / s.e. per
+  label; a facet without an exact answer says why), ``difference_<axis>.png``
+  (difference of frequencies between two values of a categorical axis, Holm
+  significant cells dotted), ``convergence.png`` (log-log RMS error or
+  across-replicate sd against steps), ``variance_ratio.png`` (measured / CLT
+  variance, where the game has a theory);
+* every table as CSV beside the page: ``points.csv`` (one row per grid
+  point), ``frequencies.csv`` (one row per grid point and label, estimate with
+  its 95% interval), ``comparisons.csv`` (Welch/Holm tests with effect sizes),
+  ``ratios.csv`` (the game's declared ratios: win shares, mean rolls) and
+  ``decomposition.csv`` (shuffle variance decomposition), where they apply;
+* ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,
   ``slope_basis``, ``variance_ratio``, ``batch_means_ratio``,
-  ``max_abs_error``, ``total_variation``, ``replicates``, ``top3``, ``modal``
-  (null where it does not apply);
-* ``report.json``: the comparisons and decomposition behind the page.
+  ``max_abs_error``, ``total_variation``, ``max_abs_z``, ``worst_label``,
+  ``exact`` (stored / none / pending), ``reference``, ``replicates``,
+  ``top3``, ``modal`` and ``estimates`` ({ratio or ``frequency``: {label:
+  {estimate, low, high, exact}}}); null where a value does not apply;
+* ``report.json``: ``title``, ``description``, ``run_shape``, ``created``
+  (the report's time), ``store``, ``game``, ``sweep``, ``variable``, ``dim``,
+  ``layout`` (x axis and facet axes), ``verdict`` (sentence and numbers),
+  ``figures`` (file -> caption), ``tables`` (name -> {csv, columns: {column:
+  definition}}), ``comparisons``, ``decomposition``, ``notes`` (what could not
+  be computed and why) and ``timing_s``.
 
 Works for any game's store: what a game lacks (exact answers, theory, a
-distribution variable) is reported as null, never a crash.
+distribution variable) is said on the page, never a crash.
 """
 
 from __future__ import annotations
 
-import html
+import datetime as _dt
 import json
 import math
+import textwrap
+import time
 import warnings
+from itertools import product
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
-from boardsweep.pipeline import analysis
-from boardsweep.pipeline.query import distribution_variables, frequencies, grid_points, open_sweep, top_k
+from boardsweep.pipeline import analysis, metadata
+from boardsweep.pipeline.query import distribution_variables, grid_points
+from boardsweep.pipeline.store import quiet_zarr
 
-__all__ = ["build_report", "pick_variable", "point_key"]
+__all__ = ["build_report", "pick_variable", "point_key", "COLUMNS", "Z_AGREE", "MAX_THEORY_POINTS"]
 
-MAX_PANELS = 24  # grid points drawn in the multi-panel figures
+#: |z| above which a label counts as disagreeing with its exact answer.
+Z_AGREE = 5.0
+#: The CLT theory (one Markov-chain solve per grid point) is computed up to this many points.
+MAX_THEORY_POINTS = 64
+#: Grid points whose frequency tables are also shown on the page (all are in frequencies.csv).
+MAX_PAGE_POINTS = 8
+
+#: Definition of every table column (axes columns are the grid's own).
+COLUMNS: dict[str, str] = {
+    "replicates": "finished replicates behind the estimate",
+    "exact": "exact answer: 'stored', 'none' (no single exact answer exists) or 'pending' (not computed yet)",
+    "reference": "what the estimate is compared with: 'exact' (the stored exact answer), 'replicate decks' "
+                 "(mean of the exact answers of the deck orders each replicate played) or empty",
+    "max_abs_z": "largest |z| over labels, z = (estimate - reference) / s.e.",
+    "worst_label": "the label with that largest |z|",
+    "max_abs_error": "max |error|: largest |estimate - reference| over labels (frequency units)",
+    "tv_distance": "TV distance: total variation distance sum |estimate - reference| / 2",
+    "slope": "log-log slope of the error (basis) against steps on the upper half of the log-step range; "
+             "-1/2 expected",
+    "basis": "what the slope is fitted to: 'rms_error' (RMS error of one replicate against the exact answer) "
+             "or 'sd' (RMS across-replicate sd, where no exact answer exists)",
+    "variance_ratio": "median over labels of measured across-replicate variance / Markov-chain CLT variance "
+                      "(1 expected; with R replicates the median is a bit below 1)",
+    "batch_means_ratio": "mean of each replicate's batch-means variance / CLT variance",
+    "modal": "the game's short name of the most frequent labels (Monopoly: PE84's modal string, IN_JAIL "
+             "merged into JAIL)",
+    "top3": "the three most frequent labels",
+    "label": "the label (location, rolls bin, seat, ...)",
+    "name": "the label's full name",
+    "estimate": "mean over replicates of the relative frequency at the last checkpoint",
+    "stderr": "standard error of the estimate: across-replicate sd / sqrt(replicates)",
+    "low": "lower end of the 95% interval: estimate - t(0.975, R-1) s.e. (frequencies); Wilson or "
+           "normal interval (ratios)",
+    "high": "upper end of the 95% interval",
+    "exact_value": "the reference value (empty where none exists)",
+    "z": "(estimate - reference) / s.e.",
+    "comparison": "the axis compared and its two values a vs b, every other axis equal",
+    "labels_tested": "labels tested: labels with a finite Welch test (both sides have >= 2 replicates)",
+    "significant": "labels whose Holm-adjusted p < 0.05 (Holm over the labels of the comparison)",
+    "min_p_holm": "smallest Holm-adjusted p-value",
+    "max_abs_difference": "largest |frequency(a) - frequency(b)| over labels",
+    "at_label": "the label of that largest difference",
+    "effect_size": "that difference over the pooled across-replicate sd (Cohen's d)",
+    "median_abs_effect": "median over labels of |Cohen's d|",
+    "ratio": "the game's estimate (win share, mean rolls, ...)",
+    "total_var": "total across-replicate variance (median over labels)",
+    "between_var": "variance of the replicates' own exact answers (deck shuffles)",
+    "sampling_var": "mean within-replicate sampling variance",
+    "between_share": "between / total",
+}
+
+_TABLE_COLUMNS = {
+    "points": ["replicates", "exact", "reference", "max_abs_z", "worst_label", "max_abs_error",
+               "tv_distance", "slope", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
+    "frequencies": ["label", "name", "estimate", "stderr", "low", "high", "exact_value", "reference", "z"],
+    "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
+                    "at_label", "effect_size", "median_abs_effect"],
+    "ratios": ["ratio", "label", "estimate", "low", "high", "exact_value", "replicates"],
+    "decomposition": ["total_var", "between_var", "sampling_var", "between_share"],
+}
 
 
 def pick_variable(ds: xr.Dataset) -> str | None:
@@ -68,38 +150,88 @@ def _sel(obj, point):
     return obj.sel(point) if point else obj
 
 
+def open_store(url: str) -> xr.Dataset:
+    """The store in memory, unfinished cells NaN (read without dask: one zarr
+    read per array instead of one task per chunk)."""
+    with quiet_zarr():
+        ds = xr.open_zarr(url, chunks=None)
+    ds = ds.load()
+    for name in ds.attrs.get("variables", []):
+        ds[name] = ds[name].where(ds["done"])
+    for name in ds.attrs.get("exact_variables", []):
+        ds[name] = ds[name].where(ds["exact_done"])
+    return ds
+
+
 def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | None = None) -> dict:
     """Write the report of ``store`` into ``out_dir``; return the summary dict."""
     import matplotlib
 
     matplotlib.use("Agg")
+    t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ds = open_sweep(str(store)) if not isinstance(store, xr.Dataset) else store
-    ds = ds.load()
+    ds = open_store(str(store)) if not isinstance(store, xr.Dataset) else store.load()
     variable = variable or pick_variable(ds)
     points = list(grid_points(ds))
-    meta: dict[str, Any] = {"store": str(store) if not isinstance(store, xr.Dataset) else None,
-                            "game": ds.attrs.get("game"), "sweep": ds.attrs.get("sweep"),
-                            "variable": variable, "notes": []}
+    meta = _meta(ds, store, variable)
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
         if variable is None:
+            meta["notes"].append("the store has no distribution variable (checkpoint, DIM): "
+                                 "only the game's ratios are reported")
+            parts = {"ratios": _try(meta, "estimates with intervals", analysis.ratio_estimates, ds) or {}}
+            tables = {"ratios": _ratio_table(ds, points, parts["ratios"])}
             summary = {point_key(ds, p): _empty() for p in points}
-            meta["notes"].append("the store has no distribution variable (checkpoint, DIM)")
-            _write(out, summary, meta, _html_minimal(ds, summary, meta))
-            return summary
-        parts = _analyse(ds, variable, meta)
-        summary = _summarise(ds, variable, points, parts)
-        figures = _figures(ds, variable, points, parts, out)
-        page = _html(ds, variable, points, parts, summary, figures, meta)
-    _write(out, summary, meta, page)
+            figures: dict[str, str] = {}
+        else:
+            parts = _analyse(ds, variable, points, meta)
+            tables = _tables(ds, points, parts, meta)
+            summary = _summarise(ds, points, parts, tables)
+            meta["verdict"] = _verdict(ds, points, parts, tables["points"])
+            figures = _figures(ds, parts, out, meta)
+    meta["figures"] = figures
+    meta["tables"] = {}
+    for name, df in tables.items():
+        if df is None or df.empty:
+            continue
+        df.to_csv(out / f"{name}.csv", index=False)
+        meta["tables"][name] = {"csv": f"{name}.csv",
+                                "columns": {c: COLUMNS.get(c, "grid axis") for c in df.columns}}
+    meta["timing_s"] = round(time.perf_counter() - t0, 2)
+    page = _html(ds, meta, tables, figures)
+    (out / "index.html").write_text(page)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    (out / "report.json").write_text(json.dumps(meta, indent=2, default=str))
     return summary
+
+
+def _meta(ds, store, variable) -> dict:
+    attrs = ds.attrs
+    run_shape = {**analysis.run_shape_of(ds)}
+    canonical = analysis._canonical(ds)
+    run_shape["replicates"] = canonical.get("run", {}).get("replicates", ds.sizes.get("replicate"))
+    description = attrs.get("description") or (analysis.game_of(ds).description
+                                               if analysis.game_of(ds) is not None else "")
+    return {
+        "title": attrs.get("title") or f"sweep {attrs.get('sweep')} ({attrs.get('game')})",
+        "description": description,
+        "run_shape": run_shape,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "store_created": attrs.get("created"),
+        "history": attrs.get("history", ""),
+        "store": None if isinstance(store, xr.Dataset) else str(store),
+        "game": attrs.get("game"), "sweep": attrs.get("sweep"),
+        "spec_sha256": attrs.get("spec_sha256"), "git_revision": attrs.get("git_revision"),
+        "grid": {a: [_py(v) for v in ds[a].values] for a in attrs.get("grid_axes", [])},
+        "variable": variable, "notes": [],
+    }
 
 
 def _empty() -> dict:
     row = {k: None for k in ("slope", "slope_basis", "variance_ratio", "batch_means_ratio",
-                             "max_abs_error", "total_variation", "replicates", "top3", "modal")}
+                             "max_abs_error", "total_variation", "max_abs_z", "worst_label", "exact",
+                             "reference", "replicates", "top3", "modal")}
     row["estimates"] = {}
     return row
 
@@ -112,325 +244,643 @@ def _try(meta: dict, what: str, fn, *args, **kwargs):
         return None
 
 
-def _analyse(ds, variable, meta) -> dict:
-    parts: dict[str, Any] = {}
+def _py(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# --- analysis ------------------------------------------------------------------------
+
+
+def _analyse(ds, variable, points, meta) -> dict:
+    parts: dict[str, Any] = {"variable": variable}
     parts["conv"] = conv = analysis.convergence(ds, variable)
+    parts["dim"] = dim = conv.attrs["dim"]
+    meta["dim"] = dim
     parts["ratios"] = _try(meta, "estimates with intervals", analysis.ratio_estimates, ds) or {}
     parts["rate"] = _try(meta, "convergence rate", analysis.convergence_rate, conv) if "steps" in conv else None
-    parts["ratio"] = _try(meta, "variance ratio", analysis.variance_ratio, ds, variable)
-    parts["batch"] = _try(meta, "batch means", analysis.batch_means, ds, variable)
-    parts["theory"] = _try(meta, "theoretical variance", analysis.theoretical_variance, ds, variable)
-    parts["decomp"] = _try(meta, "shuffle decomposition", analysis.shuffle_decomposition, ds, variable)
-    parts["compare"] = _try(meta, "axis comparisons", analysis.axis_comparisons, ds, variable) or {}
     game = analysis.game_of(ds)
+    has_theory = game is not None and "asymptotic_variance" in game.extras
+    parts["theory"] = parts["ratio"] = parts["batch"] = None
+    if has_theory and len(points) > MAX_THEORY_POINTS:
+        meta["notes"].append(f"CLT variance (variance ratio, batch means, theory band) computed only for grids "
+                             f"of at most {MAX_THEORY_POINTS} points (one chain solve each); this grid has "
+                             f"{len(points)}")
+    elif has_theory:
+        parts["theory"] = theory = _try(meta, "theoretical variance", analysis.theoretical_variance, ds, variable)
+        if theory is not None:
+            parts["ratio"] = _try(meta, "variance ratio", analysis.variance_ratio, ds, variable, theory)
+            parts["batch"] = _try(meta, "batch means", analysis.batch_means, ds, variable, theory)
+    parts["decomp"] = None
+    if game is not None and "replicate_exact" in game.extras:
+        parts["decomp"] = _try(meta, "shuffle decomposition", analysis.shuffle_decomposition, ds, variable)
+    parts["compare"] = _try(meta, "axis comparisons", analysis.axis_comparisons, ds, variable) or {}
     parts["modal"] = game.extras.get("modal") if game is not None else None
-    if parts["decomp"] is None and analysis.game_of(ds) is not None and \
-            "replicate_exact" in analysis.game_of(ds).extras:
-        meta["notes"].append("shuffle decomposition skipped: too many exact solves or games per "
-                             "replicate for the game's replicate_exact")
+    parts["states"] = _exact_states(ds, points)
+    parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
+    last = conv.isel(checkpoint=-1)
+    parts["z"] = (last["mean"] - parts["reference"]) / last["stderr"]
     return parts
 
 
-def _summarise(ds, variable, points, parts) -> dict:
-    conv, dim = parts["conv"], parts["conv"].attrs["dim"]
+def _exact_states(ds, points) -> dict[str, tuple[str, str]]:
+    """:func:`metadata.exact_state` of every point, read in one pass."""
+    axes = _axes(ds)
+    done = _flat(ds["exact_done"], axes).astype(bool)
+    if "exact_exists" in ds:
+        exists = _flat(ds["exact_exists"], axes).astype(bool)
+        notes = _flat(ds["exact_note"], axes) if "exact_note" in ds else np.full(len(points), "")
+    else:  # older stores: an exact answer that is all NaN means none exists
+        names = list(ds.attrs.get("exact_variables", []))
+        exists = np.zeros(len(points), bool)
+        for n in names:
+            v = _flat(ds[n], axes, [d for d in ds[n].dims if d not in axes]).reshape(len(points), -1)
+            exists |= np.isfinite(v.astype(float)).any(1)
+        notes = np.full(len(points), "" if names else "the game has no exact solver", dtype=object)
+    out = {}
+    for i, p in enumerate(points):
+        if not done[i]:
+            out[point_key(ds, p)] = ("pending", "not computed yet")
+        elif exists[i]:
+            out[point_key(ds, p)] = ("stored", "exact answer stored")
+        else:
+            note = str(notes[i])
+            out[point_key(ds, p)] = ("none", "no single exact answer exists" + (f": {note}" if note else ""))
+    return out
+
+
+def _references(ds, points, parts, meta):
+    """The value each estimate is compared with, per grid point and label:
+    the stored exact answer; else, where the game gives the exact answer of
+    the environment each replicate played (deck orders), their mean."""
+    conv, dim = parts["conv"], parts["dim"]
+    ref = conv["exact"].isel(checkpoint=-1).copy()
+    finite = np.isfinite(_flat(ref, _axes(ds), [dim])).all(1)
+    kind = {}
+    dec = parts["decomp"]
+    for i, p in enumerate(points):
+        key = point_key(ds, p)
+        state = parts["states"][key][0]
+        if state == "stored" and finite[i]:
+            kind[key] = "exact"
+        elif state == "none" and dec is not None:
+            rep = _sel(dec["replicate_exact"], p).mean("replicate")
+            if bool(np.isfinite(rep.values).all()):
+                ref.loc[p] = rep.transpose(*ref.sel(p).dims).values if p else rep.values
+                kind[key] = "replicate decks"
+    game = analysis.game_of(ds)
+    if game is not None and "replicate_exact" in game.extras and any(
+            parts["states"][point_key(ds, p)][0] == "none" for p in points):
+        if dec is None:
+            meta["notes"].append(
+                "points without a single exact answer: the exact answers of the deck orders each replicate "
+                "played were not computed (the run shape allows it only for a few games per replicate and "
+                "at most 256 replicate solves); those points are compared with nothing")
+        else:
+            meta["notes"].append(
+                "points without a single exact answer are compared with the mean of the exact answers of "
+                "the deck orders each replicate played ('replicate decks')")
+    return ref, kind
+
+
+def _t975(n) -> np.ndarray:
+    from scipy.stats import t
+
+    n = np.asarray(n, float)
+    return np.where(n > 1, t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
+
+
+# --- tables ------------------------------------------------------------------------------
+
+
+def _axes(ds) -> list[str]:
+    return list(ds.attrs.get("grid_axes", []))
+
+
+def _tables(ds, points, parts, meta) -> dict[str, pd.DataFrame]:
+    return {
+        "points": _point_table(ds, points, parts),
+        "frequencies": _frequency_table(ds, points, parts),
+        "comparisons": _comparison_table(ds, parts, meta),
+        "ratios": _ratio_table(ds, points, parts["ratios"]),
+        "decomposition": _decomposition_table(ds, points, parts, meta),
+    }
+
+
+def _flat(da: xr.DataArray, axes: list[str], extra: list[str] | None = None) -> np.ndarray:
+    """``da`` as an array (points in grid order, then ``extra`` dims)."""
+    dims = [*axes, *(extra or [])]
+    values = da.transpose(*dims).values if dims else da.values
+    return values.reshape((-1, *values.shape[len(axes):])) if axes else values[None, ...]
+
+
+def _point_table(ds, points, parts) -> pd.DataFrame:
+    axes, dim = _axes(ds), parts["dim"]
+    conv = parts["conv"]
+    last = conv.isel(checkpoint=-1)
+    labels = [str(x) for x in ds[dim].values]
+    ref = _flat(parts["reference"], axes, [dim])
+    mean = _flat(last["mean"], axes, [dim])
+    z = _flat(parts["z"], axes, [dim])
+    reps = _flat(last["replicates"], axes)
+    rate = parts["rate"]
+    ratio = parts["ratio"]
+    vr = _flat(ratio["ratio"].isel(checkpoint=-1).median(dim), axes) if ratio is not None else None
+    batch = parts["batch"]
+    bm = _flat(batch["ratio"].mean([d for d in batch["ratio"].dims if d not in axes]), axes) \
+        if batch is not None and "ratio" in batch else None
+    slope = _flat(rate["slope"], axes) if rate is not None else None
+    basis = _flat(rate["basis"], axes) if rate is not None else None
+    rows = []
+    for i, p in enumerate(points):
+        key = point_key(ds, p)
+        err = mean[i] - ref[i]
+        has_ref = bool(np.isfinite(err).all())
+        zi = np.abs(z[i])
+        worst = int(np.nanargmax(zi)) if np.isfinite(zi).any() else None
+        order = np.argsort(-np.nan_to_num(mean[i], nan=-np.inf), kind="stable")[:3]
+        row = {**p, "replicates": int(reps[i]), "exact": parts["states"][key][0],
+               "reference": parts["ref_kind"].get(key, ""),
+               "max_abs_z": _num(zi[worst]) if worst is not None else None,
+               "worst_label": labels[worst] if worst is not None else "",
+               "max_abs_error": _num(np.abs(err).max()) if has_ref else None,
+               "tv_distance": _num(0.5 * np.abs(err).sum()) if has_ref else None,
+               "slope": None, "basis": "", "variance_ratio": None, "batch_means_ratio": None,
+               "modal": "", "top3": ""}
+        if rate is not None:
+            row["slope"], row["basis"] = _num(slope[i]), str(basis[i])
+        if vr is not None:
+            row["variance_ratio"] = _num(vr[i])
+        if bm is not None:
+            row["batch_means_ratio"] = _num(bm[i])
+        if reps[i]:
+            row["top3"] = " ".join(labels[j] for j in order)
+            if parts["modal"] is not None:
+                row["modal"] = parts["modal"](np.asarray(mean[i], dtype=float))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*axes, *_TABLE_COLUMNS["points"]])
+
+
+def _label_names(ds, dim) -> list[str]:
+    name = f"{dim}_name"
+    if name in ds.coords:
+        return [str(x) for x in ds[name].values]
+    return [str(x) for x in ds[dim].values]
+
+
+def _frequency_table(ds, points, parts) -> pd.DataFrame:
+    axes, dim = _axes(ds), parts["dim"]
+    last = parts["conv"].isel(checkpoint=-1)
+    labels = [str(x) for x in ds[dim].values]
+    names = _label_names(ds, dim)
+    mean, se = _flat(last["mean"], axes, [dim]), _flat(last["stderr"], axes, [dim])
+    ref, z = _flat(parts["reference"], axes, [dim]), _flat(parts["z"], axes, [dim])
+    reps = _flat(last["replicates"], axes)
+    half = _t975(reps)[:, None] * se
+    n, k = mean.shape
+    grid = {a: np.repeat([p[a] for p in points], k) for a in axes}
+    kinds = np.repeat([parts["ref_kind"].get(point_key(ds, p), "") for p in points], k)
+    df = pd.DataFrame({**grid, "label": np.tile(labels, n), "name": np.tile(names, n),
+                       "estimate": mean.ravel(), "stderr": se.ravel(), "low": (mean - half).ravel(),
+                       "high": (mean + half).ravel(), "exact_value": ref.ravel(), "reference": kinds,
+                       "z": z.ravel()})
+    return df
+
+
+def _comparison_table(ds, parts, meta) -> pd.DataFrame:
+    dim = parts["dim"]
+    rows, meta["comparisons"] = [], []
+    freq = analysis.frequencies(ds, parts["variable"]).isel(checkpoint=-1)
+    for (axis, a, b), res in parts["compare"].items():
+        fa, fb = freq.sel({axis: a}), freq.sel({axis: b})
+        pooled = np.sqrt((fa.var("replicate", ddof=1) + fb.var("replicate", ddof=1)) / 2)
+        d = (fa.mean("replicate") - fb.mean("replicate")) / pooled.where(pooled > 0)
+        others = [x for x in res["p"].dims if x != dim]
+        for idx in np.ndindex(*(res.sizes[x] for x in others)):
+            at = dict(zip(others, idx))
+            sub, dsub = res.isel(at), d.isel(at)
+            where = {x: _py(sub[x].values.item()) for x in others}
+            diff = np.abs(sub["difference"].values)
+            j = int(np.nanargmax(diff)) if np.isfinite(diff).any() else None
+            sig = [str(lab) for lab, s in zip(sub[dim].values, sub["significant"].values) if s]
+            row = {**where, "comparison": f"{axis}: {a} vs {b}",
+                   "labels_tested": int(sub["p"].notnull().sum()), "significant": len(sig),
+                   "min_p_holm": _num(sub["p_holm"].min()),
+                   "max_abs_difference": _num(diff[j]) if j is not None else None,
+                   "at_label": str(sub[dim].values[j]) if j is not None else "",
+                   "effect_size": _num(dsub.values[j]) if j is not None else None,
+                   "median_abs_effect": _num(np.nanmedian(np.abs(dsub.values)))
+                   if np.isfinite(dsub.values).any() else None}
+            rows.append(row)
+            meta["comparisons"].append({**row, "axis": axis, "a": a, "b": b, "significant_labels": sig})
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows)
+    front = [c for c in df.columns if c not in _TABLE_COLUMNS["comparisons"]]
+    return df[["comparison", *front, *_TABLE_COLUMNS["comparisons"][1:]]]
+
+
+def _ratio_table(ds, points, ratios) -> pd.DataFrame:
+    rows = []
+    for name, est in ratios.items():
+        for p in points:
+            e = _sel(est, p)
+            extra = list(e["estimate"].dims)
+            labels = [str(x) for x in e[extra[0]].values] if extra else ["value"]
+            params = analysis.point_params(ds, p)
+            if extra and extra[0] == "seat" and isinstance(params.get("players"), int):
+                labels = labels[: params["players"]]
+            for j, label in enumerate(labels):
+                pick = (lambda a: a.isel({extra[0]: j})) if extra else (lambda a: a)
+                rows.append({**p, "ratio": name, "label": label,
+                             **{c: _num(pick(e[k]).values) for c, k in
+                                (("estimate", "estimate"), ("low", "low"), ("high", "high"))},
+                             "exact_value": _num(pick(e["exact"]).values) if "exact" in e else None,
+                             "replicates": int(e["replicates"])})
+    return pd.DataFrame(rows)
+
+
+def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
+    dec, dim = parts["decomp"], parts["dim"]
+    meta["decomposition"] = {}
+    if dec is None:
+        return None
+    rows = []
+    for p in points:
+        d = _sel(dec, p)
+        if not np.isfinite(d["total"].values).any():
+            continue
+        row = {k2: _num(d[k].median(dim)) for k, k2 in (("total", "total_var"), ("between", "between_var"),
+                                                          ("sampling", "sampling_var"),
+                                                          ("between_share", "between_share"))}
+        if row["between_var"] in (None, 0.0):
+            continue  # independent decks: every replicate plays the same chain
+        meta["decomposition"][point_key(ds, p)] = row
+        rows.append({**p, **row})
+    return pd.DataFrame(rows) if rows else None
+
+
+def _summarise(ds, points, parts, tables) -> dict:
+    pt, ft = tables["points"], tables["frequencies"]
+    dim = parts["dim"]
+    k = ds.sizes[dim]
     summary = {}
-    for point in points:
+    for i, p in enumerate(points):
+        r = pt.iloc[i]
         row = _empty()
-        c = _sel(conv, point)
-        last = c.isel(checkpoint=-1)
-        row["replicates"] = int(last["replicates"])
-        if parts["rate"] is not None:
-            r = _sel(parts["rate"], point)
-            row["slope"] = _num(r["slope"])
-            row["slope_basis"] = str(r["basis"].values) or None
-        if parts["ratio"] is not None:
-            row["variance_ratio"] = _num(_sel(parts["ratio"]["ratio"], point).isel(checkpoint=-1).median(dim))
-        if parts["batch"] is not None and "ratio" in parts["batch"]:
-            row["batch_means_ratio"] = _num(_sel(parts["batch"]["ratio"], point).mean())
-        row["max_abs_error"] = _num(last["max_abs_error"])
-        row["total_variation"] = _num(last["total_variation"])
+        row.update(slope=_num(r["slope"]), slope_basis=r["basis"] or None,
+                   variance_ratio=_num(r["variance_ratio"]), batch_means_ratio=_num(r["batch_means_ratio"]),
+                   max_abs_error=_num(r["max_abs_error"]), total_variation=_num(r["tv_distance"]),
+                   max_abs_z=_num(r["max_abs_z"]), worst_label=r["worst_label"] or None,
+                   exact=r["exact"], reference=r["reference"] or None, replicates=int(r["replicates"]))
+        f = ft.iloc[i * k:(i + 1) * k]
         if row["replicates"]:
-            row["top3"] = [{"label": str(k), "frequency": _num(v)} for k, v in top_k(last["mean"], 3, dim)]
-            modal = parts["modal"]
-            if modal is not None:
-                row["modal"] = modal(np.asarray(last["mean"].values, dtype=float))
-        row["estimates"] = _point_estimates(ds, point, parts["ratios"])
-        summary[point_key(ds, point)] = row
+            top = f.sort_values("estimate", ascending=False, kind="stable").head(3)
+            row["top3"] = [{"label": lab, "frequency": _num(v)} for lab, v in zip(top["label"], top["estimate"])]
+            row["modal"] = r["modal"] or None
+        row["estimates"] = {"frequency": {
+            lab: {"estimate": _num(e), "low": _num(lo), "high": _num(hi), "exact": _num(x)}
+            for lab, e, lo, hi, x in zip(f["label"], f["estimate"], f["low"], f["high"], f["exact_value"])}}
+        rt = tables["ratios"]
+        if rt is not None and not rt.empty:
+            mine = rt[np.logical_and.reduce([rt[a] == p[a] for a in p])] if p else rt
+            for name, g in mine.groupby("ratio", sort=False):
+                row["estimates"][name] = {lab: {"estimate": _num(e), "low": _num(lo), "high": _num(hi),
+                                                "exact": _num(x)}
+                                          for lab, e, lo, hi, x in zip(g["label"], g["estimate"], g["low"],
+                                                                       g["high"], g["exact_value"])}
+        summary[point_key(ds, p)] = row
     return summary
 
 
-def _point_estimates(ds, point, ratios) -> dict:
-    """{ratio: {label: {estimate, low, high, exact}}} of one grid point; only the
-    first ``players`` seats where the ratio has a seat dimension."""
-    out = {}
-    params = analysis.point_params(ds, point)
-    for name, est in ratios.items():
-        e = _sel(est, point)
-        extra = [d for d in e["estimate"].dims]
-        labels = [str(x) for x in e[extra[0]].values] if extra else ["value"]
-        if extra and extra[0] == "seat" and isinstance(params.get("players"), int):
-            labels = labels[: params["players"]]
-        entry = {}
-        for j, label in enumerate(labels):
-            pick = (lambda a: a.isel({extra[0]: j})) if extra else (lambda a: a)
-            entry[label] = {k: _num(pick(e[k]).values) for k in ("estimate", "low", "high", "exact")
-                            if k in e}
-        out[name] = entry
+def _verdict(ds, points, parts, pt: pd.DataFrame) -> dict:
+    """How many points with a reference agree within Z_AGREE standard errors."""
+    with_ref = pt[(pt["reference"] != "") & pt["max_abs_z"].notna()]
+    n_ref, n = len(with_ref), len(pt)
+    agree = int((with_ref["max_abs_z"] <= Z_AGREE).sum())
+    states = pt["exact"].value_counts().to_dict()
+    out = {"points": n, "with_reference": n_ref, "agree": agree, "threshold_z": Z_AGREE,
+           "exact_stored": int(states.get("stored", 0)), "exact_none": int(states.get("none", 0)),
+           "exact_pending": int(states.get("pending", 0)),
+           "replicates_done": int(pt["replicates"].sum())}
+    parts_text = []
+    if n_ref:
+        w = with_ref.loc[with_ref["max_abs_z"].idxmax()]
+        where = point_key(ds, {a: w[a] for a in _axes(ds)}) or "the single point"
+        out.update(worst_z=float(w["max_abs_z"]), worst_point=where, worst_label=w["worst_label"])
+        kinds = with_ref["reference"].value_counts().to_dict()
+        what = "an exact answer" if set(kinds) == {"exact"} else "a reference (" + ", ".join(
+            f"{v} {k}" for k, v in kinds.items()) + ")"
+        parts_text.append(f"{agree} of {n_ref} points with {what} agree within {Z_AGREE:g} standard "
+                          f"errors at every label; worst |z| = {w['max_abs_z']:.2g} at {where}, "
+                          f"{w['worst_label']}.")
+        reps = with_ref["replicates"]
+        if reps.min() < 30:
+            from scipy.stats import t
+
+            labels = ds.sizes[parts["dim"]]
+            chance = float(np.mean(2 * t.sf(Z_AGREE, np.maximum(reps - 1, 1)))) * labels
+            out["chance_exceed_per_point"] = chance
+            parts_text.append(
+                f"With {int(reps.min())}-{int(reps.max())} replicates the s.e. is itself uncertain: z follows a "
+                f"t distribution with R-1 degrees of freedom, so about {chance:.2g} of the {labels} labels of a "
+                f"point exceed |z| = {Z_AGREE:g} by chance alone.")
+    else:
+        parts_text.append("No point has an exact answer to compare with.")
+    if out["exact_none"]:
+        notes = sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
+                        if parts["states"][point_key(ds, p)][0] == "none"})
+        parts_text.append(f"{out['exact_none']} points have no single exact answer ({'; '.join(notes)}).")
+    if out["exact_pending"]:
+        parts_text.append(f"{out['exact_pending']} points: exact answer not computed yet.")
+    missing = int((pt["replicates"] == 0).sum())
+    if missing:
+        parts_text.append(f"{missing} points have no finished replicate yet.")
+    out["text"] = " ".join(parts_text)
     return out
 
 
 # --- figures -----------------------------------------------------------------------------
 
 
-def _figures(ds, variable, points, parts, out: Path) -> dict:
+def _layout(ds) -> tuple[str | None, list[str], list[dict]]:
+    """The x axis (numeric with most values, else most values), the facet axes
+    and the facets (every combination of the facet axes' values)."""
+    axes = _axes(ds)
+    if not axes:
+        return None, [], [{}]
+    numeric = [a for a in axes if ds[a].dtype.kind in "iuf"]
+    x = max(numeric or axes, key=lambda a: ds.sizes[a])
+    others = [a for a in axes if a != x]
+    facets = [dict(zip(others, vals)) for vals in product(*([_py(v) for v in ds[a].values] for a in others))]
+    return x, others, facets
+
+
+def _facet_grid(n: int, w: float, h: float, ylabels: bool = True):
+    """A grid of ``n`` panels (at most 4 per row), a colour-bar slot on the right.
+    Fixed margins (no layout engine: it costs seconds per figure on big grids)."""
     import matplotlib.pyplot as plt
 
-    conv, dim = parts["conv"], parts["conv"].attrs["dim"]
-    labels = [str(x) for x in ds[dim].values]
-    figs: dict[str, Any] = {"frequencies": {}}
-    for i, point in enumerate(points):
-        last = _sel(conv, point).isel(checkpoint=-1)
-        if int(last["replicates"]) == 0:
-            continue
-        fig, ax = plt.subplots(figsize=(max(6, 0.22 * len(labels)), 3.2))
-        x = np.arange(len(labels))
-        ax.bar(x, last["mean"].values, yerr=np.nan_to_num(2 * last["stderr"].values), color="#7aa6c2",
-               label="simulated (mean, 2 s.e.)")
-        exact = last["exact"].values
-        if np.isfinite(exact).any():
-            ax.scatter(x, exact, marker="_", s=120, color="black", zorder=3, label="exact")
-        ax.set_xticks(x, labels, rotation=90, fontsize=6)
-        ax.set_ylabel("relative frequency")
-        ax.set_title(point_key(ds, point) or ds.attrs.get("sweep", ""), fontsize=8)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        name = f"frequencies_{i}.png"
-        fig.savefig(out / name, dpi=90)
-        plt.close(fig)
-        figs["frequencies"][i] = name
-    if "steps" in conv:
-        figs["convergence"] = _panels(ds, points, parts, out, "convergence.png", _draw_convergence)
-        if parts["ratio"] is not None:
-            figs["variance_ratio"] = _panels(ds, points, parts, out, "variance_ratio.png", _draw_ratio)
-    return figs
-
-
-def _panels(ds, points, parts, out, name, draw) -> str | None:
-    import matplotlib.pyplot as plt
-
-    shown = points[:MAX_PANELS] or [{}]
-    cols = min(4, len(shown))
-    rows = -(-len(shown) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows), squeeze=False)
-    for ax, point in zip(axes.flat, shown):
-        draw(ax, ds, point, parts)
-        ax.set_title(point_key(ds, point), fontsize=6)
-        ax.tick_params(labelsize=6)
-    for ax in list(axes.flat)[len(shown):]:
+    cols = min(4, n)
+    rows = -(-n // cols)
+    W, H = w * cols + 1.6, h * rows + 1.0
+    fig, axs = plt.subplots(rows, cols, figsize=(W, H), squeeze=False)
+    fig.subplots_adjust(left=(1.0 if ylabels else 0.6) / W, right=1 - 1.5 / W, bottom=0.75 / H,
+                        top=1 - 0.75 / H, wspace=0.35 if ylabels else 0.3, hspace=0.75 * 3.2 / h)
+    for ax in list(axs.flat)[n:]:
         ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(out / name, dpi=90)
+    return fig, list(axs.flat)[:n]
+
+
+def _colorbar(fig, img, label: str) -> None:
+    W, H = fig.get_size_inches()
+    cax = fig.add_axes((1 - 1.2 / W, 0.3, 0.18 / W, 0.4))
+    fig.colorbar(img, cax=cax, label=label)
+
+
+def _facet_title(facet: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in facet.items()) or "all grid points"
+
+
+def _save(fig, out: Path, name: str, title: str) -> str:
+    import matplotlib.pyplot as plt
+
+    width = int(fig.get_size_inches()[0] * 9)  # characters that fit at 13 pt
+    fig.suptitle("\n".join(textwrap.wrap(title, max(width, 30))), fontsize=13,
+                 y=1 - 0.12 / fig.get_size_inches()[1], va="top")
+    fig.savefig(out / name, dpi=80)
     plt.close(fig)
     return name
 
 
-def _draw_convergence(ax, ds, point, parts) -> None:
-    conv = _sel(parts["conv"], point)
-    dim = parts["conv"].attrs["dim"]
-    steps = conv["steps"].values
-    ok = np.isfinite(steps) & (steps > 0)
-    err = conv["rms_error"].values
-    if np.isfinite(err[ok]).any():
-        ax.loglog(steps[ok], err[ok], "o-", ms=3, label="RMS error (one replicate)")
-    sd = np.sqrt((conv["sd"] ** 2).mean(dim, skipna=False)).values
-    if np.isfinite(sd[ok]).any():
-        ax.loglog(steps[ok], sd[ok], "s--", ms=3, label="RMS across-replicate sd")
-    theory = parts["theory"]
-    if theory is not None:
-        sig2 = _sel(theory, point).values
-        per = ds[theory.attrs["per"]].astype(float)
-        n = _sel(per, point).mean("replicate").values
-        if np.isfinite(sig2).any() and np.isfinite(n[ok]).any():
-            lo = np.sqrt(np.nanmin(sig2[sig2 > 0]) / n[ok])
-            hi = np.sqrt(np.nanmax(sig2) / n[ok])
-            ax.fill_between(steps[ok], lo, hi, color="orange", alpha=0.25, label="sigma/sqrt(N), all labels")
-            ax.loglog(steps[ok], np.sqrt(np.nanmean(sig2) / n[ok]), color="orange", label="theory RMS")
-    ax.set_xlabel(parts["conv"].attrs.get("steps", "steps"), fontsize=7)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=5)
+def _trim_labels(values: np.ndarray, labels: list[str]) -> int:
+    """How many leading labels to draw: all, except trailing ones never reached."""
+    mass = np.nan_to_num(np.abs(values)).reshape(-1, len(labels)).sum(0)
+    nz = np.nonzero(mass > 0)[0]
+    return len(labels) if nz.size == 0 else int(nz[-1]) + 1
 
 
-def _draw_ratio(ax, ds, point, parts) -> None:
-    dim = parts["conv"].attrs["dim"]
-    steps = _sel(parts["conv"]["steps"], point).values
-    ratio = _sel(parts["ratio"]["ratio"], point)
-    med = ratio.median(dim).values
-    q1, q3 = ratio.quantile(0.25, dim).values, ratio.quantile(0.75, dim).values
-    ok = np.isfinite(steps) & (steps > 0) & np.isfinite(med)
-    if ok.any():
-        ax.semilogx(steps[ok], med[ok], "o-", ms=3, label="median over labels")
-        ax.fill_between(steps[ok], q1[ok], q3[ok], alpha=0.3, label="quartiles")
-    ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_xlabel(parts["conv"].attrs.get("steps", "steps"), fontsize=7)
-    ax.set_ylabel("measured var / CLT var", fontsize=7)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=5)
+def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylabel, first: bool = True):
+    import matplotlib.pyplot as plt
+
+    cm = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
+    img = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cm, vmin=vmin, vmax=vmax,
+                    interpolation="nearest", origin="upper")
+    step = max(1, -(-len(labels) // 42))
+    if first:  # the labels once per row of panels
+        ax.set_yticks(range(0, len(labels), step), labels[::step], fontsize=7)
+        ax.set_ylabel(ylabel, fontsize=9)
+    else:
+        ax.set_yticks([])
+    xs = list(xvals)
+    xstep = max(1, -(-len(xs) // 14))
+    ax.set_xticks(range(0, len(xs), xstep), [str(v) for v in xs[::xstep]], fontsize=8)
+    ax.set_xlabel(xlabel, fontsize=9)
+    return img
+
+
+def _field(da: xr.DataArray, facet: dict, x: str | None, dim: str) -> np.ndarray:
+    """(labels, x values) array of one facet."""
+    sub = _sel(da, facet)
+    return sub.transpose(dim, x).values if x else sub.values[:, None]
+
+
+def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
+    x, others, facets = _layout(ds)
+    meta["layout"] = {"x": x, "facets": others, "panels_per_figure": len(facets)}
+    dim = parts["dim"]
+    labels = [str(v) for v in ds[dim].values]
+    xvals = [_py(v) for v in ds[x].values] if x else ["-"]
+    xlabel = x or "(single grid point)"
+    last = parts["conv"].isel(checkpoint=-1)
+    keep = _trim_labels(last["mean"].values, labels)
+    labels_k = labels[:keep]
+    figs: dict[str, str] = {}
+    h = max(3.2, 0.11 * keep + 1.2)
+    w = max(3.6, min(6.0, 0.16 * len(xvals) + 2.2))
+
+    fig, axs = _facet_grid(len(facets), w, h)
+    # the 99th percentile: a few extreme cells (jail with 2-sided dice) would darken every other
+    vmax = float(np.nanpercentile(last["mean"].values, 99)) if np.isfinite(last["mean"].values).any() else 1.0
+    img = None
+    for i, (ax, facet) in enumerate(zip(axs, facets)):
+        img = _heatmap(ax, _field(last["mean"], facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
+                       xlabel, dim, i % 4 == 0)
+        ax.set_title(_facet_title(facet), fontsize=9)
+    _colorbar(fig, img, "mean relative frequency (capped at the 99th percentile)")
+    name = _save(fig, out, "frequency_heatmap.png",
+                 f"Relative frequency of each {dim} (mean over replicates, last checkpoint)")
+    figs[name] = f"Mean relative frequency per {dim} (rows) and {xlabel} (columns); one panel per " \
+                 f"combination of {', '.join(others) or 'the grid'}. Grey: not computed yet."
+
+    fig, axs = _facet_grid(len(facets), w, h)
+    z = parts["z"]
+    for i, (ax, facet) in enumerate(zip(axs, facets)):
+        data = _field(z, facet, x, dim)[:keep]
+        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, i % 4 == 0)
+        ax.set_title(_facet_title(facet), fontsize=9)
+        if not np.isfinite(data).any():
+            reason = _facet_reason(ds, parts, facet)
+            meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = reason
+            ax.text(0.5, 0.5, "\n".join(textwrap.wrap(reason, 34)), transform=ax.transAxes, ha="center",
+                    va="center", fontsize=8, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
+    _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
+    name = _save(fig, out, "z_heatmap.png",
+                 f"Standardised error per {dim}: blue below, red above the exact answer")
+    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel}; |z| > {Z_AGREE:g} is a "
+                  "disagreement. A panel without an exact answer says why; grey cells have none.")
+
+    cat = [a for a in others if ds.sizes[a] >= 2]
+    for axis in cat:
+        a, b = (_py(v) for v in ds[axis].values[:2])
+        res = parts["compare"].get((axis, a, b))
+        diff = last["mean"].sel({axis: a}) - last["mean"].sel({axis: b})
+        rest = [f for f in facets if f.get(axis) == a]
+        fig, axs = _facet_grid(len(rest), w, h)
+        lim = float(np.nanmax(np.abs(diff.values))) if np.isfinite(diff.values).any() else 1.0
+        for i, (ax, facet) in enumerate(zip(axs, rest)):
+            sub = {k: v for k, v in facet.items() if k != axis}
+            data = _field(diff, sub, x, dim)[:keep]
+            img = _heatmap(ax, data, xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim, i % 4 == 0)
+            if res is not None:
+                sig = _field(res["significant"].astype(float), sub, x, dim)[:keep]
+                yy, xx = np.nonzero(sig > 0)
+                ax.scatter(xx, yy, s=6, c="black", marker="o", linewidths=0)
+            ax.set_title(_facet_title(sub), fontsize=9)
+        _colorbar(fig, img, f"frequency({a}) - frequency({b})")
+        name = _save(fig, out, f"difference_{axis}.png",
+                     f"{axis}: {a} minus {b} (dots: Welch test significant after Holm, 5%)")
+        figs[name] = (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
+                      "equal; black dots mark labels whose Welch test is significant after Holm's adjustment "
+                      "(effect sizes in the comparisons table).")
+
+    if "steps" in parts["conv"]:
+        figs.update(_line_figures(ds, parts, out, x, facets, xvals))
+    return figs
+
+
+def _facet_reason(ds, parts, facet) -> str:
+    states = [metadata.exact_state(ds, {**facet, **({} if not p else p)})
+              for p in ([{}] if not [a for a in _axes(ds) if a not in facet] else
+                        [dict(zip([a for a in _axes(ds) if a not in facet], [_py(ds[a].values[0])
+                                                                            for a in _axes(ds) if a not in facet]))])]
+    state, text = states[0]
+    if state == "pending":
+        return "exact answer not computed yet"
+    if state == "stored":
+        return "no finished replicates yet"
+    return text.split(":")[0] + ": " + text.split(":", 1)[1].split(";")[0] if ":" in text else text
+
+
+def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
+    import matplotlib.pyplot as plt
+    from matplotlib import cm, colors
+
+    conv, dim = parts["conv"], parts["dim"]
+    steps_name = conv.attrs.get("steps", "steps")
+    norm = colors.Normalize(0, max(len(xvals) - 1, 1))
+    cmap = plt.get_cmap("viridis")
+    figs = {}
+    has_err = bool(np.isfinite(conv["rms_error"].values).any())
+    sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim, skipna=False))
+    ratio_median = parts["ratio"]["ratio"].median(dim) if parts["ratio"] is not None else None
+    specs = [("convergence.png", "RMS error of one replicate" if has_err else "RMS across-replicate sd",
+              "Log-log convergence (dashed: across-replicate sd where no exact answer exists)")]
+    if parts["ratio"] is not None:
+        specs.append(("variance_ratio.png", "measured var / CLT var (median over labels)",
+                      "Measured variance over Markov-chain CLT variance (1 expected)"))
+    for name, ylabel, title in specs:
+        fig, axs = _facet_grid(len(facets), 4.2, 3.2)
+        fig.subplots_adjust(wspace=0.45)
+        drawn = False
+        for ax, facet in zip(axs, facets):
+            all_steps = _field(conv["steps"], facet, x, "checkpoint").T
+            if name == "convergence.png":
+                all_err = _field(conv["rms_error"], facet, x, "checkpoint").T
+                all_sd = _field(sd_rms, facet, x, "checkpoint").T
+                ax.set_yscale("log")
+            else:
+                all_ratio = _field(ratio_median, facet, x, "checkpoint").T
+                ax.axhline(1.0, color="black", lw=0.8)
+            ax.set_xscale("log")
+            here = False
+            for j, xv in enumerate(xvals):
+                steps = all_steps[j]
+                ok = np.isfinite(steps) & (steps > 0)
+                if name == "convergence.png":
+                    err, sd = all_err[j], all_sd[j]
+                    y, style = (err, "-") if np.isfinite(err[ok]).any() else (sd, "--")
+                else:
+                    y, style = all_ratio[j], "-"
+                good = ok & np.isfinite(y) & (y > 0)
+                if good.any():
+                    ax.plot(steps[good], y[good], style, color=cmap(norm(j)), lw=1.2, marker=".", ms=3,
+                            label=f"{x}={xv}" if x else None)
+                    drawn = here = True
+            ax.set_title(_facet_title(facet), fontsize=9)
+            ax.set_xlabel(f"{steps_name} (mean per replicate)", fontsize=9)
+            ax.set_ylabel(ylabel, fontsize=9)
+            ax.tick_params(labelsize=8)
+            if not here:
+                ax.text(0.5, 0.5, "nothing to draw:\nno theory for these parameters\nor no finished replicates"
+                        if name == "variance_ratio.png" else "no finished replicates",
+                        transform=ax.transAxes, ha="center", va="center", fontsize=9)
+        if x and len(xvals) > 8:
+            sm = cm.ScalarMappable(norm=colors.Normalize(min(xvals), max(xvals)), cmap=cmap) \
+                if ds[x].dtype.kind in "iuf" else cm.ScalarMappable(norm=norm, cmap=cmap)
+            _colorbar(fig, sm, x)
+        elif x and drawn:
+            axs[0].legend(fontsize=8, title=x, title_fontsize=8)
+        figs[_save(fig, out, name, title)] = title
+    return figs
 
 
 # --- HTML --------------------------------------------------------------------------------
 
-_STYLE = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}
-table{border-collapse:collapse;font-size:12px;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
-th{background:#eee}td.l{text-align:left}details{margin:.4em 0}img{max-width:100%}"""
 
-
-def _fmt(x: Any, digits: int = 4) -> str:
-    if x is None:
-        return "&ndash;"
+def _fmt(x: Any) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
     if isinstance(x, float):
-        return f"{x:.{digits}g}"
-    return html.escape(str(x))
+        return f"{x:.4g}"
+    return str(x)
 
 
-def _table(header: list[str], rows: list[list[Any]], left: int = 1) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td{' class=l' if j < left else ''}>{_fmt(v)}</td>" for j, v in enumerate(r)) + "</tr>"
-        for r in rows
-    )
-    return f"<table><tr>{head}</tr>{body}</table>"
+def _df_html(df: pd.DataFrame, limit: int | None = None) -> str:
+    shown = df if limit is None else df.head(limit)
+    return shown.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4g}", border=0,
+                         classes="t", escape=True)
 
 
-def _html(ds, variable, points, parts, summary, figures, meta) -> str:
-    conv, dim = parts["conv"], parts["conv"].attrs["dim"]
-    h = [f"<h1>{html.escape(str(ds.attrs.get('sweep', 'sweep')))}: {html.escape(str(ds.attrs.get('game')))}</h1>",
-         f"<p>Variable <b>{html.escape(variable)}</b> over <b>{html.escape(dim)}</b>; steps = "
-         f"<b>{html.escape(str(conv.attrs.get('steps')))}</b>; spec SHA-256 "
-         f"<code>{html.escape(str(ds.attrs.get('spec_sha256', ''))[:16])}</code>, git "
-         f"<code>{html.escape(str(ds.attrs.get('git_revision', ''))[:12])}</code>.</p>"]
-    h.append("<h2>Convergence per grid point</h2><p>slope: log-log slope of the RMS error of one "
-             "replicate (or of the across-replicate sd where no exact answer exists) against steps, "
-             "fitted on the upper half of the log-step range; -1/2 expected. variance ratio: median "
-             "over labels of the measured across-replicate variance over the Markov-chain CLT "
-             "variance at the last checkpoint (1 expected; with R replicates a sample variance is a "
-             "chi-square(R-1)/(R-1) multiple of the true one, whose median is below 1: 0.91 "
-             "for R = 8, 0.96 for R = 16, so a median ratio near that value is on target). batch means: mean ratio of each "
-             "replicate's own batch-means variance (checkpoint increments as batches; few effective "
-             "batches, so only the mean is meaningful) to the CLT variance.</p>")
-    rows = [[k, v["replicates"], v["slope"], v["slope_basis"], v["variance_ratio"], v["batch_means_ratio"],
-             v["max_abs_error"], v["total_variation"], v["modal"],
-             ", ".join(t["label"] for t in v["top3"] or [])] for k, v in summary.items()]
-    h.append(_table(["grid point", "replicates", "slope", "basis", "variance ratio", "batch means ratio",
-                     "max |error|", "TV distance", "modal", "top 3"], rows))
-    for name, title in (("convergence", "Log-log convergence"), ("variance_ratio", "Variance ratio")):
-        if figures.get(name):
-            h.append(f"<h2>{title}</h2><img src='{figures[name]}' alt='{title}'>")
-    h.append(_estimates_html(summary))
-    h.append(_comparisons_html(parts, dim, meta))
-    h.append(_decomposition_html(ds, points, parts, dim, meta))
-    h.append("<h2>Landing frequencies per grid point</h2>")
-    counts = ds[variable].isel(checkpoint=-1)
-    labels = [str(x) for x in ds[dim].values]
-    for i, point in enumerate(points):
-        key = point_key(ds, point)
-        c = _sel(counts, point).sum("replicate", min_count=1).values
-        total = np.nansum(c)
-        last = _sel(conv, point).isel(checkpoint=-1)
-        exact = last["exact"].values
-        table = [[lab, _int(c[j]), _ratio(c[j], total), _num(last["stderr"].values[j]), _num(exact[j])]
-                 for j, lab in enumerate(labels)]
-        by_freq = sorted(table, key=lambda r: -(r[2] if r[2] is not None else -1))
-        hdr = [dim, "count", "relative frequency", "s.e.", "exact"]
-        img = figures["frequencies"].get(i)
-        h.append(f"<details{' open' if i == 0 else ''}><summary>{html.escape(key)} "
-                 f"({_int(total) or 0} counted, {int(last['replicates'])} replicates)</summary>"
-                 + (f"<img src='{img}' alt='frequencies {html.escape(key)}'>" if img else "")
-                 + "<h4>Sorted by frequency</h4>" + _table(hdr, by_freq)
-                 + "<h4>Board order</h4>" + _table(hdr, table) + "</details>")
-    if meta["notes"]:
-        h.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in meta["notes"]) + "</ul>")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(str(ds.attrs.get('sweep')))}"
-            f" report</title><style>{_STYLE}</style></head><body>{''.join(h)}</body></html>")
+def _html(ds, meta, tables, figures) -> str:
+    from jinja2 import Environment, PackageLoader, select_autoescape
 
-
-def _estimates_html(summary: dict) -> str:
-    """One table per declared ratio: estimate [95% interval] per label, exact beside."""
-    names = sorted({n for row in summary.values() for n in row.get("estimates", {})})
-    if not names:
-        return ""
-    h = ["<h2>Estimates with 95% intervals</h2><p>Pooled over the done replicates at the last "
-         "checkpoint: shares with Wilson intervals, means with normal intervals from the "
-         "spread of the replicates.</p>"]
-    for name in names:
-        rows = []
-        for key, row in summary.items():
-            for label, e in row.get("estimates", {}).get(name, {}).items():
-                bounds = ["-" if e.get(b) is None else f"{e[b]:.4g}" for b in ("low", "high")]
-                rows.append([key, label, e.get("estimate"), f"[{bounds[0]}, {bounds[1]}]", e.get("exact")])
-        h.append(f"<h3>{html.escape(name)}</h3>"
-                 + _table(["grid point", "label", "estimate", "95% interval", "exact"], rows, left=2))
-    return "".join(h)
-
-
-def _int(x) -> int | None:
-    return None if x is None or not np.isfinite(x) else int(x)
-
-
-def _ratio(a, b) -> float | None:
-    return None if not (np.isfinite(a) and b) else float(a / b)
-
-
-def _comparisons_html(parts, dim, meta) -> str:
-    comps = parts["compare"]
-    meta["comparisons"] = []
-    if not comps:
-        return ""
-    h = ["<h2>Do rule variants differ?</h2><p>Welch t-test per label of the replicate means at the "
-         "last checkpoint, between two values of one axis with every other axis equal; p-values "
-         "Holm-Bonferroni adjusted over the labels of each pair (unadjusted, about 5% of labels "
-         "would differ by chance alone). Replicates of the two sides are independent.</p>"]
-    rows = []
-    for (axis, a, b), res in comps.items():
-        others = [d for d in res["p"].dims if d != dim]
-        for idx in np.ndindex(*(res.sizes[d] for d in others)):
-            sub = res.isel(dict(zip(others, idx))) if others else res
-            where = ",".join(f"{d}={sub[d].values.item()}" for d in others)
-            sig = [str(lab) for lab, s in zip(sub[dim].values, sub["significant"].values) if s]
-            record = {"axis": axis, "a": a, "b": b, "at": where, "labels": int(sub["p"].notnull().sum()),
-                      "significant": sig, "min_p_holm": _num(sub["p_holm"].min())}
-            meta["comparisons"].append(record)
-            rows.append([f"{axis}: {a} vs {b}", where, record["labels"], len(sig), record["min_p_holm"],
-                         ", ".join(sig[:12]) + (" ..." if len(sig) > 12 else "")])
-    h.append(_table(["comparison", "at", "labels tested", "significant (Holm 5%)", "min adjusted p",
-                     "labels"], rows, left=2))
-    return "".join(h)
-
-
-def _decomposition_html(ds, points, parts, dim, meta) -> str:
-    dec = parts["decomp"]
-    if dec is None:
-        return ""
-    h = ["<h2>Where the replicate variance comes from</h2><p>Each replicate plays its own "
-         "environment (deck shuffles); its exact answer is known. total = between-environment "
-         "+ sampling; shares are medians over labels.</p>"]
-    rows, meta["decomposition"] = [], {}
-    for point in points:
-        d = _sel(dec, point)
-        row = {k: _num(d[k].median(dim)) for k in ("total", "between", "sampling", "between_share")}
-        meta["decomposition"][point_key(ds, point)] = row
-        rows.append([point_key(ds, point), row["total"], row["between"], row["sampling"], row["between_share"]])
-    h.append(_table(["grid point", "total var", "between-shuffle var", "sampling var", "between share"], rows))
-    return "".join(h)
-
-
-def _html_minimal(ds, summary, meta) -> str:
-    rows = [[k] for k in summary]
-    return (f"<!doctype html><html><head><meta charset='utf-8'><style>{_STYLE}</style></head><body>"
-            f"<h1>{html.escape(str(ds.attrs.get('sweep')))}</h1><p>{html.escape('; '.join(meta['notes']))}</p>"
-            + _table(["grid point"], rows) + "</body></html>")
-
-
-def _write(out: Path, summary: dict, meta: dict, page: str) -> None:
-    (out / "index.html").write_text(page)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    (out / "report.json").write_text(json.dumps(meta, indent=2, default=str))
+    env = Environment(loader=PackageLoader("boardsweep.pipeline", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]))
+    env.filters["fmt"] = _fmt
+    sections = []
+    titles = {"points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, effect sizes",
+              "ratios": "Estimates with 95% intervals", "decomposition": "Where the replicate variance comes from",
+              "frequencies": "Frequencies with 95% intervals"}
+    intros = {
+        "points": "One row per grid point; the grid axes are the first columns.",
+        "comparisons": "Welch's t-test per label of the replicate means at the last checkpoint between two "
+                       "values of one axis, every other axis equal; p-values Holm-adjusted over the labels "
+                       "of each comparison (unadjusted, about 5% of labels would differ by chance alone).",
+        "ratios": "Pooled over the finished replicates at the last checkpoint: shares with Wilson intervals, "
+                  "means with normal intervals from the spread of the replicates.",
+        "decomposition": "Each replicate plays its own deck shuffles, whose exact answer is known: total "
+                         "variance = between-shuffle + sampling; medians over labels.",
+        "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here; every point is in the CSV.",
+    }
+    for name in ("points", "ratios", "comparisons", "decomposition", "frequencies"):
+        df = tables.get(name)
+        if df is None or df.empty:
+            continue
+        limit = 200 if name != "frequencies" else MAX_PAGE_POINTS * ds.sizes.get(meta.get("dim") or "", 1)
+        sections.append({"id": name, "title": titles[name], "intro": intros[name],
+                         "csv": f"{name}.csv", "rows": len(df), "shown": min(len(df), limit),
+                         "table": _df_html(df, limit),
+                         "columns": meta["tables"][name]["columns"]})
+    return env.get_template("report.html.j2").render(
+        meta=meta, figures=figures, sections=sections, attrs=ds.attrs,
+        axes={a: meta["grid"][a] for a in meta["grid"]})

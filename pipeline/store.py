@@ -41,7 +41,7 @@ import zarr
 
 from boardsweep.core.games import Game
 from boardsweep.core.rng import RNG_SCHEME
-from boardsweep.pipeline import integrity
+from boardsweep.pipeline import integrity, metadata
 from boardsweep.pipeline.plan import SEED_SCHEME
 from boardsweep.pipeline.spec import Spec
 
@@ -185,15 +185,14 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
 
     coords = {axis: np.asarray(values) for axis, values in spec.grid.items()}
     coords["replicate"] = np.arange(spec.replicates, dtype=np.int64)
-    coords["checkpoint"] = xr.Variable(
-        "checkpoint", spec.checkpoints.astype(np.int64), {"counts": game.checkpoint_of}
-    )
+    coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     for dim, values in labels.items():
         coords[dim] = np.asarray(values, dtype=object)
     ds = xr.Dataset(data_vars, coords=coords, attrs=provenance(spec))
     for axis in axes:
         if ds[axis].dtype.kind == "U":
             ds = ds.assign_coords({axis: ds[axis].astype(object)})
+    ds = metadata.describe(ds, spec, game)
     ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
     return ds, encoding
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from boardsweep.core.games import Game, ParameterError, Variable
 
-from .board import LOCATIONS, modal_string
+from .board import LOCATIONS, US_NAMES, modal_string
 from .exact import expected_counts, long_run_frequency
 from .replay import replay
 from .rules import PARAMS, Rules
@@ -69,6 +69,16 @@ def summarize_exact(params: dict) -> dict[str, Any]:
 MAX_REPLICATE_GAMES = 8
 
 
+def no_exact_reason(params: dict) -> str | None:
+    """Why ``params`` have no single exact answer (None: they have one)."""
+    if Rules.from_params(params).shuffled:
+        return ("deck_policy=shuffled_cycle: the long-run frequencies depend on the order each "
+                "game's decks were shuffled in, which differs from game to game; the exact answer "
+                "of the deck orders a replicate played exists (fixed-order chain, about a second "
+                f"per game, for runs of at most {MAX_REPLICATE_GAMES} games per replicate)")
+    return None
+
+
 def replicate_exact(params: dict, seed, run_shape: dict) -> dict[str, np.ndarray]:
     """Exact long-run frequency for the decks one replicate actually played.
 
@@ -98,14 +108,25 @@ GAME = Game(
     checkpoint_of="turns",
     coords={"location": LOCATIONS},
     variables={
-        "counts": Variable(("checkpoint", "location"), "int64", "counted events per location"),
-        "events": Variable(("checkpoint",), "int64", "counted events"),
-        "rolls": Variable(("checkpoint",), "int64", "dice rolls"),
+        "counts": Variable(
+            ("checkpoint", "location"), "int64",
+            "counted events per location (what one event is: see tally; "
+            "relative frequency = counts / events)",
+        ),
+        "events": Variable(
+            ("checkpoint",), "int64",
+            "counted events, all locations (tally=per_roll: dice rolls; per_landing: squares "
+            "come to rest on, card squares and their destinations both; per_turn: whole turns)",
+        ),
+        "rolls": Variable(("checkpoint",), "int64", "dice rolls made (all tallies)"),
     },
     exact_variables={
-        "exact_frequency": Variable(("location",), "float64", "exact long-run frequency"),
+        "exact_frequency": Variable(
+            ("location",), "float64", "exact long-run relative frequency (stationary Markov chain)"
+        ),
         "exact_counts": Variable(
-            ("checkpoint", "location"), "float64", "exact expected cumulative counts"
+            ("checkpoint", "location"), "float64",
+            "exact expected cumulative counts of the whole run (all games and tokens)",
         ),
     },
     simulate=simulate,
@@ -117,5 +138,7 @@ GAME = Game(
         "modal": modal_string,
         "replicate_exact": replicate_exact,
         "asymptotic_variance": asymptotic_variance_params,
+        "no_exact_reason": no_exact_reason,
     },
+    label_names={"location": US_NAMES + ("In Jail (held in jail, not just visiting)",)},
 )

@@ -32,7 +32,7 @@ JAIL_STRATEGIES = ("short", "long")
 TALLIES = ("per_roll", "per_landing", "per_turn")
 
 PARAMS: tuple[Param, ...] = (
-    Param("dice_sides", 6, "two dice with this many sides", minimum=2, maximum=1000),
+    Param("dice_sides", 6, "sides of each of the two dice", minimum=2, maximum=1000),
     Param(
         "deck_policy",
         "independent",
@@ -51,7 +51,14 @@ PARAMS: tuple[Param, ...] = (
         "standard: PE84's 16 cards; classic15: seed 003's 15 cards",
         choices=tuple(CHANCE_DECKS),
     ),
-    Param("tally", "per_roll", "what one counted event is", choices=TALLIES),
+    Param(
+        "tally",
+        "per_roll",
+        "what one counted event is: per_roll, the location each dice roll ends on (PE84); "
+        "per_landing, every square come to rest on, card squares and card destinations both "
+        "(Stats 102A); per_turn, the location at the end of each whole turn",
+        choices=TALLIES,
+    ),
 )
 _BY_NAME = {p.name: p for p in PARAMS}
 

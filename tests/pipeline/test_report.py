@@ -47,8 +47,38 @@ def check_pngs(out):
         assert image.ndim == 3 and image.shape[0] > 10 and image.shape[1] > 10
     html = (out / "index.html").read_text()
     for path in pngs:
-        assert f"src='{path.name}'" in html  # self-contained: figures beside the page
+        assert f'src="{path.name}"' in html  # self-contained: figures beside the page
     return pngs
+
+
+MONOPOLY_FIGURES = {"frequency_heatmap.png", "z_heatmap.png", "difference_deck_policy.png",
+                    "convergence.png", "variance_ratio.png"}
+
+
+def check_tables(out, points: int, labels: int) -> dict:
+    """Every table is a CSV beside the page, every column defined in report.json."""
+    import pandas as pd
+
+    meta = json.loads((out / "report.json").read_text())
+    for name, table in meta["tables"].items():
+        df = pd.read_csv(out / table["csv"])
+        assert list(df.columns) == list(table["columns"]), name
+        assert all(table["columns"].values())
+        assert f"href=\"{table['csv']}\"" in (out / "index.html").read_text()
+    pts = pd.read_csv(out / "points.csv")
+    assert len(pts) == points
+    assert set(meta["grid"]) <= set(pts.columns)  # grid axes as separate columns
+    if labels:
+        assert len(pd.read_csv(out / "frequencies.csv")) == points * labels
+    return meta
+
+
+def check_summary_first(out, meta) -> str:
+    page = (out / "index.html").read_text()
+    first_figure = page.index("<img")
+    for text in (meta["description"], "run shape", meta["verdict"]["text"][:40] if meta.get("verdict") else ""):
+        assert text and page.index(text.replace("'", "&#39;")) < first_figure, text
+    return page
 
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
@@ -60,7 +90,7 @@ def test_report_cli_on_interrupted_store(tmp_path, write_spec, cluster2):
     out = tmp_path / "report"
     main(["report", str(store), "--out", str(out)])
     pngs = check_pngs(out)
-    assert {"convergence.png", "variance_ratio.png"} <= {p.name for p in pngs}
+    assert {p.name for p in pngs} == MONOPOLY_FIGURES
     summary = json.loads((out / "summary.json").read_text())
     keys = {f"dice_sides={d},deck_policy={p}" for d in (4, 6) for p in ("independent", "shuffled_cycle")}
     assert set(summary) == keys
@@ -72,35 +102,86 @@ def test_report_cli_on_interrupted_store(tmp_path, write_spec, cluster2):
     for key, row in done.items():
         assert len(row["top3"]) == 3 and len(row["modal"]) == 6
         if "independent" in key:
+            assert row["exact"] == "stored" and row["reference"] == "exact"
             assert row["max_abs_error"] is not None and row["variance_ratio"] is not None
-        else:
-            assert row["max_abs_error"] is None and row["variance_ratio"] is None
-    html = (out / "index.html").read_text()
-    assert "Sorted by frequency" in html and "Board order" in html and "IN_JAIL" in html
+        else:  # no single exact answer; the replicates' own deck orders are the reference
+            assert row["exact"] == "none" and row["reference"] == "replicate decks"
+            assert row["max_abs_error"] is not None and row["variance_ratio"] is None
+    meta = check_tables(out, 4, 41)
+    page = check_summary_first(out, meta)
+    assert "points have no finished replicate yet" in meta["verdict"]["text"]
+    assert "no single exact answer" in meta["verdict"]["text"]
+    assert "IN_JAIL" in page and "Community Chest" in page  # square names beside the codes
+
+
+@pytest.fixture(scope="module")
+def mono_full(tmp_path_factory, cluster2):
+    store = str(tmp_path_factory.mktemp("full") / "full.zarr")
+    assert run_sweep(parse_spec(MONO, "rep.toml"), store, scheduler=cluster2).complete
+    return store
 
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
-def test_report_tables_and_summary_match_store(tmp_path, cluster2):
+def test_report_tables_and_summary_match_store(tmp_path, mono_full):
+    import pandas as pd
+    from scipy.stats import t
+
     from boardsweep.pipeline.query import frequencies, modal_string, open_sweep
 
-    store = str(tmp_path / "full.zarr")
-    assert run_sweep(parse_spec(MONO, "rep.toml"), store, scheduler=cluster2).complete
     out = tmp_path / "r"
-    summary = build_report(store, out)
-    ds = open_sweep(store)
-    freq = frequencies(ds).isel(checkpoint=-1).mean("replicate")
-    cell = freq.sel(dice_sides=6, deck_policy="independent")
+    summary = build_report(mono_full, out)
+    ds = open_sweep(mono_full)
+    f = frequencies(ds).isel(checkpoint=-1).sel(dice_sides=6, deck_policy="independent").load()
+    cell = f.mean("replicate")
     row = summary["dice_sides=6,deck_policy=independent"]
     assert row["modal"] == modal_string(cell)
     order = np.argsort(-cell.values, kind="stable")[:3]
-    assert [t["label"] for t in row["top3"]] == [str(cell["location"].values[i]) for i in order]
+    assert [t_["label"] for t_ in row["top3"]] == [str(cell["location"].values[i]) for i in order]
     assert row["slope_basis"] == "rms_error" and -1.0 < row["slope"] < 0.0
-    counts = ds["counts"].sel(dice_sides=6, deck_policy="independent").isel(checkpoint=-1).sum("replicate")
-    jail = int(counts.sel(location="IN_JAIL"))
-    assert f"<td>{jail}</td>" in (out / "index.html").read_text()
-    check_pngs(out)
-    meta = json.loads((out / "report.json").read_text())
+    # frequency estimates with 95% t intervals, by hand
+    se = f.std("replicate", ddof=1).values / 2.0
+    exact = ds["exact_counts"].sel(dice_sides=6, deck_policy="independent").isel(checkpoint=-1).values
+    exact = exact / exact.sum()
+    for j, label in enumerate(ds["location"].values):
+        e = row["estimates"]["frequency"][str(label)]
+        assert e["estimate"] == pytest.approx(cell.values[j], rel=1e-9)
+        assert e["high"] - e["estimate"] == pytest.approx(t.ppf(0.975, 3) * se[j], rel=1e-9, abs=1e-15)
+        assert e["exact"] == pytest.approx(exact[j], rel=1e-9)
+    z = (cell.values - exact) / se
+    assert row["max_abs_z"] == pytest.approx(np.nanmax(np.abs(z)), rel=1e-9)
+    freq_csv = pd.read_csv(out / "frequencies.csv")
+    mine = freq_csv[(freq_csv.dice_sides == 6) & (freq_csv.deck_policy == "independent")]
+    assert np.allclose(mine["estimate"].values, cell.values, rtol=1e-9)
+    meta = check_tables(out, 4, 41)
     assert meta["decomposition"] and meta["comparisons"]
+    assert all(c["effect_size"] is not None for c in meta["comparisons"])
+    assert meta["verdict"]["with_reference"] == 4 and meta["verdict"]["agree"] <= 4
+    assert {p.name for p in check_pngs(out)} == MONOPOLY_FIGURES
+    # the shuffled points' reference is the mean exact answer of each replicate's decks
+    dec = pd.read_csv(out / "decomposition.csv")
+    assert len(dec) == 2 and (dec["between_share"] > 0).all()
+
+
+@pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
+def test_figure_count_does_not_grow_with_the_grid(tmp_path, cluster2):
+    """A grid 3x larger gives the same figures, and a panel with no exact answer says so."""
+    text = MONO.replace("dice_sides = [4, 6]", "dice_sides = [3, 4, 5, 6, 7, 8]") \
+        .replace("replicates = 4", "replicates = 2").replace("turns = 4000", "turns = 300") \
+        .replace("games = 1", "games = 9")  # 9 games per replicate: too many deck solves
+    store = str(tmp_path / "wide.zarr")
+    assert run_sweep(parse_spec(text, "wide.toml"), store, scheduler=cluster2).complete
+    out = tmp_path / "w"
+    summary = build_report(store, out)
+    assert len(summary) == 12
+    assert {p.name for p in check_pngs(out)} == MONOPOLY_FIGURES
+    meta = check_tables(out, 12, 41)
+    assert meta["layout"] == {"x": "dice_sides", "facets": ["deck_policy"], "panels_per_figure": 2}
+    shuffled = [v for k, v in summary.items() if "shuffled" in k]
+    assert all(v["exact"] == "none" and v["reference"] is None and v["max_abs_z"] is None for v in shuffled)
+    assert any("compared with nothing" in n for n in meta["notes"])
+    assert "shuffle" in meta["panels_without_exact"]["deck_policy=shuffled_cycle"]
+    assert list(meta["panels_without_exact"]) == ["deck_policy=shuffled_cycle"]
+    assert meta["verdict"]["exact_none"] == 6 and meta["verdict"]["with_reference"] == 6
 
 
 def test_report_on_toy_game(tmp_path, cluster2, toy_spec_text):
@@ -113,6 +194,7 @@ def test_report_on_toy_game(tmp_path, cluster2, toy_spec_text):
     sticky = [v for k, v in summary.items() if "rule=sticky" in k]
     assert all(v["max_abs_error"] is None and v["slope_basis"] == "sd" for v in sticky)
     check_pngs(tmp_path / "t")
+    check_summary_first(tmp_path / "t", check_tables(tmp_path / "t", 4, 8))
 
 
 @pytest.mark.skipif("hk_monopoly" not in game_names(), reason="hk_monopoly not registered")
@@ -137,7 +219,11 @@ count = 3
     assert set(summary) == {"dice_sides=4", "dice_sides=6"}
     assert all(v["variance_ratio"] is None and v["top3"] for v in summary.values())
     assert all(v["modal"] is None for v in summary.values())  # PE84's string is Monopoly's
-    check_pngs(tmp_path / "h")
+    assert {p.name for p in check_pngs(tmp_path / "h")} == {
+        "frequency_heatmap.png", "z_heatmap.png", "convergence.png"}  # one axis: no facets, no differences
+    meta = check_tables(tmp_path / "h", 2, 21)
+    check_summary_first(tmp_path / "h", meta)
+    assert meta["verdict"]["exact_stored"] == 2
     # win shares: only the 2 seats in play; estimate = pooled wins / games from the raw store;
     # each Wilson bound solves the score equation |p_hat - p| = z sqrt(p (1 - p) / n)
     import zarr
@@ -188,6 +274,13 @@ count = 4
         assert abs(e["estimate"] - e["exact"]) < 5 * se  # 5 standard errors
     assert summary["policy=optimal"]["estimates"]["mean_rolls"]["value"]["exact"] < \
         summary["policy=greedy"]["estimates"]["mean_rolls"]["value"]["exact"]
+    meta = check_tables(tmp_path / "s", 2, 1024)
+    check_summary_first(tmp_path / "s", meta)
+    assert len(check_pngs(tmp_path / "s")) == 3  # frequency and z heatmaps, convergence
+    import pandas as pd
+
+    ratios = pd.read_csv(tmp_path / "s" / "ratios.csv")
+    assert list(ratios["policy"]) == ["optimal", "greedy"] and set(ratios["ratio"]) == {"mean_rolls"}
 
 
 def test_report_cli_errors(tmp_path, capsys):

@@ -1,0 +1,211 @@
+"""The store's self-description (CF conventions), readable with plain xarray.
+
+A reader who has never seen boardsweep opens the store with
+``xarray.open_zarr`` and finds:
+
+* on every variable and coordinate a ``long_name`` and, where numeric,
+  ``units`` (``"1"``: a dimensionless count or share, as CF writes it);
+* ``<dim>_name`` beside a label coordinate whose labels are codes (Monopoly's
+  ``location``: ``CC1`` -> "Community Chest", ``IN_JAIL`` -> "In Jail");
+* global ``title``, ``description`` (the spec's), ``Conventions``,
+  ``history`` (one line per run that changed the store), ``comment`` (how to
+  compute a frequency) and the run shape as plain integers (``games``,
+  ``players``, ``turns``, ``replicates``, ...);
+* ``exact_exists`` (grid dims, int8) and ``exact_note`` (why no exact answer
+  exists): with ``exact_done`` they tell the three states apart, see
+  :func:`exact_state`.
+
+The texts come from the game interface: ``Variable.description``,
+``Param.help``, ``Game.label_names`` and the optional
+``extras["no_exact_reason"](params) -> str | None``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Iterable
+
+import numpy as np
+import xarray as xr
+
+__all__ = [
+    "CONVENTIONS",
+    "EXACT_STATES",
+    "describe",
+    "global_attrs",
+    "history_line",
+    "append_history",
+    "exact_state",
+    "no_exact_reason",
+]
+
+CONVENTIONS = "CF-1.10"
+
+#: The three exact states, as :func:`exact_state` names them.
+EXACT_STATES = ("stored", "none", "pending")
+
+_STATE_TEXT = {
+    "stored": "exact answer stored",
+    "none": "no single exact answer exists",
+    "pending": "not computed yet",
+}
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def history_line(what: str) -> str:
+    """One ``history`` line: the UTC time, the program and what it did."""
+    from importlib.metadata import version
+
+    return f"{_now()} boardsweep {version('boardsweep')}: {what}"
+
+
+def no_exact_reason(game, params: dict) -> str | None:
+    """Why the game has no single exact answer for ``params`` (None: it has one)."""
+    if not game.exact_variables:
+        return f"the game {game.name!r} has no exact solver"
+    hook = game.extras.get("no_exact_reason")
+    return None if hook is None else hook(params)
+
+
+def global_attrs(spec, game) -> dict[str, Any]:
+    """Title, description, Conventions, history, comment and the run shape."""
+    points = int(np.prod(spec.shape)) if spec.shape else 1
+    axes = ", ".join(spec.axes) or "no grid axes"
+    attrs: dict[str, Any] = {
+        "title": f"boardsweep sweep {spec.name!r}: {game.description}",
+        "description": spec.description or f"{game.description}; grid over {axes}",
+        "Conventions": CONVENTIONS,
+        "history": history_line(f"created from {spec.source}"),
+        "source": "boardsweep simulation (numba kernels) and exact solvers",
+        "comment": _reading_guide(game),
+        "grid_points": points,
+        "replicates": int(spec.replicates),
+        "checkpoints": int(len(spec.checkpoints)),
+    }
+    for key, value in spec.run_shape.items():
+        attrs[key] = int(value)
+    return attrs
+
+
+def _reading_guide(game) -> str:
+    """How to turn the stored integers into the numbers a reader wants."""
+    lines = [f"{game.description}."]
+    for name, var in game.variables.items():
+        if len(var.dims) >= 2 and var.dims[0] == "checkpoint":
+            dim = var.dims[-1]
+            lines.append(
+                f"Relative frequency of each {dim}: {name} / {name}.sum('{dim}') at a checkpoint "
+                f"(one replicate), or pooled over replicates; its exact counterpart is in the "
+                f"exact_* variables where exact_exists = 1."
+            )
+            break
+    lines.append(
+        f"checkpoint = {game.checkpoint_of} played so far; simulated arrays are cumulative. "
+        "Cells not yet computed read as NaN (see done and exact_done)."
+    )
+    return " ".join(lines)
+
+
+def _param_help(game, name: str) -> str:
+    for p in game.params:
+        if p.name == name:
+            return p.help or name
+    return name
+
+
+def _numeric(values: Any) -> bool:
+    return np.asarray(values).dtype.kind in "iufb"
+
+
+def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
+    """``ds`` (a store template) with every CF attribute and the exact markers added."""
+    ds = ds.copy()
+    ds.attrs.update(global_attrs(spec, game))
+    for name, var in {**game.variables, **game.exact_variables}.items():
+        if name in ds:
+            attrs = {"long_name": var.description or name, "units": "1"}
+            if name in game.exact_variables:
+                attrs["comment"] = ("NaN where no single exact answer exists (exact_exists = 0, "
+                                    "reason in exact_note) or it is not computed yet (exact_done)")
+            ds[name].attrs.update(attrs)
+    ds["done"].attrs.update(long_name="replicate finished and written (1) or not yet (0)",
+                            flag_values=[0, 1], flag_meanings="not_done done")
+    ds["exact_done"].attrs.update(long_name="exact solver ran for this grid point (1) or not yet (0)",
+                                  flag_values=[0, 1], flag_meanings="not_computed_yet computed")
+    for axis in spec.axes:
+        ds[axis].attrs.update(long_name=_param_help(game, axis))
+        if _numeric(ds[axis].values):
+            ds[axis].attrs["units"] = "1"
+    ds["replicate"].attrs.update(long_name="independent replicate (own random stream) of the run shape",
+                                 units="1")
+    ds["checkpoint"].attrs.update(
+        long_name=f"{game.checkpoint_of} played so far (cumulative results are taken here)",
+        units="1")
+    for dim in game.coords_for(spec.points()[0][1]):
+        if dim in ds.coords:
+            ds[dim].attrs.update(long_name=f"{dim} label")
+            names = getattr(game, "label_names", {}).get(dim)
+            if names is not None and len(names) == ds.sizes[dim]:
+                ds = ds.assign_coords({f"{dim}_name": (dim, np.asarray(names, dtype=object))})
+                ds[f"{dim}_name"].attrs.update(long_name=f"full name of each {dim} label")
+    return _exact_markers(ds, spec, game)
+
+
+def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:
+    """``exact_exists`` (1/0 per grid point) and ``exact_note`` (the reason when 0)."""
+    shape = spec.shape
+    exists = np.ones(shape, dtype=np.int8)
+    notes = np.full(shape, "", dtype=object)
+    for index, params in spec.points():
+        reason = no_exact_reason(game, params)
+        if reason:
+            exists[index], notes[index] = 0, reason
+    dims = tuple(spec.axes)
+    ds["exact_exists"] = xr.Variable(dims, exists, {
+        "long_name": "a single exact answer exists for this grid point (1) or none exists (0)",
+        "flag_values": [0, 1], "flag_meanings": "no_single_exact_answer exact_answer_exists"})
+    ds["exact_note"] = xr.Variable(dims, notes, {
+        "long_name": "why no single exact answer exists (empty where one exists)"})
+    return ds
+
+
+def exact_state(ds: xr.Dataset, point: dict[str, Any]) -> tuple[str, str]:
+    """``(state, text)`` of one grid point: state is ``stored``, ``none`` or
+    ``pending`` (:data:`EXACT_STATES`); text says it in words, with the reason
+    where none exists.  Stores made before ``exact_exists`` was recorded
+    infer ``none`` from an exact answer that is all NaN."""
+    sel = (lambda v: v.sel(point)) if point else (lambda v: v)
+    if not bool(sel(ds["exact_done"])):
+        return "pending", _STATE_TEXT["pending"]
+    if "exact_exists" in ds:
+        exists = bool(int(sel(ds["exact_exists"])))
+        note = str(sel(ds["exact_note"]).values.item()) if "exact_note" in ds else ""
+    else:
+        names = list(ds.attrs.get("exact_variables", []))
+        exists = any(bool(np.isfinite(np.asarray(sel(ds[n]), dtype=float)).any()) for n in names)
+        note = "" if names else "the game has no exact solver"
+    if exists:
+        return "stored", _STATE_TEXT["stored"]
+    return "none", _STATE_TEXT["none"] + (f": {note}" if note else "")
+
+
+def append_history(url: str, what: str) -> None:
+    """Append one :func:`history_line` to the store's ``history`` attribute
+    (and re-consolidate the metadata so that ``xarray.open_zarr`` sees it)."""
+    import zarr
+
+    from boardsweep.pipeline.store import quiet_zarr
+
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+")
+        old = str(group.attrs.get("history", "")).rstrip("\n")
+        group.attrs["history"] = (old + "\n" if old else "") + history_line(what)
+        zarr.consolidate_metadata(url)
+
+
+def points_with(ds: xr.Dataset, points: Iterable[dict], state: str) -> list[dict]:
+    """The grid points of ``points`` whose :func:`exact_state` is ``state``."""
+    return [p for p in points if exact_state(ds, p)[0] == state]
