@@ -72,7 +72,7 @@ def test_store_metadata_read_with_plain_xarray(tmp_path, write_spec, cluster2, c
                                .isel(checkpoint=-1, replicate=0))
 
     # status: one task of 4 ran; exact answers: stored / none exists, never "yes" for NaN
-    assert main_rc(["status", str(store), "--format", "json"]) == 0
+    assert main_rc(["status", str(store), "--format", "json"]) == 1  # incomplete: exit 1
     status = json.loads(capsys.readouterr().out)
     states = {(p["dice_sides"], p["deck_policy"]): p["exact"] for p in status["points"]}
     assert states[(4, "independent")] == "stored" and states[(6, "independent")] == "stored"
@@ -91,10 +91,10 @@ def test_status_says_not_computed_yet(tmp_path, write_spec, capsys):
     path = write_spec(SPEC)
     store = tmp_path / "empty.zarr"
     create_store(str(store), parse_spec(SPEC, str(path)))
-    assert main_rc(["status", str(store), "--format", "json"]) == 0
+    assert main_rc(["status", str(store), "--format", "json"]) == 1  # incomplete: exit 1
     status = json.loads(capsys.readouterr().out)
     assert {p["exact"] for p in status["points"]} == {"pending"}
-    assert main_rc(["status", str(store)]) == 0
+    assert main_rc(["status", str(store)]) == 1
     assert "not yet" in capsys.readouterr().out
     assert np.all(xr.open_zarr(store)["exact_done"].values == 0)
 
