@@ -126,3 +126,50 @@ def test_long_games_agree_with_stationary_law(jail):
     # The start-up transient is below 1e-4 at this horizon (far below the SE).
     assert np.abs(arrays["horizon_frequency"] - arrays["frequency"]).max() < 1e-4
     assert_within_5_se(*replicate_frequencies(params, 20, 5, 2000), arrays["frequency"])
+
+
+# -- recorded outputs ---------------------------------------------------------
+# recorded_outputs.json holds the SHA-256 of every output array (int64,
+# little-endian, in OUTPUTS order) of the kernel as it was before its speed-up,
+# for the variants below; the test pins the random stream bit for bit.
+# Regenerate (only with an intended change of the RNG scheme, which must bump
+# it) with:  .venv/bin/python tests/core/hk_monopoly/test_simulate.py
+
+RECORDED = __import__("pathlib").Path(__file__).with_name("recorded_outputs.json")
+RECORDED_VARIANTS = [
+    {"players": 4},
+    {"players": 2, "jail_strategy": "long", "dice_sides": 6},
+    {"players": 6, "buy_policy": "always,never,reserve:300,always,reserve:50,never",
+     "jail_strategy": "short,long,long,short,long,short", "rounds": 150},
+    {"players": 3, "buy_policy": "never", "chance": "values:-500,-20,40,100"},
+    {"players": 5, "dice_sides": 3, "jail_strategy": "long", "buy_policy": "reserve:200"},
+]
+
+
+def recorded_digest(sim: dict) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in OUTPUTS:
+        h.update(np.ascontiguousarray(sim[name], dtype="<i8").tobytes())
+    return h.hexdigest()
+
+
+def recorded_table() -> dict:
+    import json
+
+    return {json.dumps(v, sort_keys=True): recorded_digest(run(v, 99, 400, [1, 37, 400]))
+            for v in RECORDED_VARIANTS}
+
+
+def test_kernel_reproduces_recorded_outputs_bit_for_bit():
+    import json
+
+    assert recorded_table() == json.loads(RECORDED.read_text())
+
+
+if __name__ == "__main__":
+    import json
+
+    RECORDED.write_text(json.dumps(recorded_table(), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {RECORDED}")
