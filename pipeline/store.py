@@ -243,6 +243,7 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
     fs, root = fsspec.core.url_to_fs(url)
     ds, encoding = template(spec, spec.game)
     missing = [str(n) for n in ds.variables if not fs.exists(f"{root}/{n}/zarr.json")]
+    missing += [c for c in _stale_coordinates(url, ds) if c not in missing]
     if not missing:
         return []
     data = [n for n in missing if n in ds.data_vars]
@@ -251,6 +252,23 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
         subset.to_zarr(url, mode="a", compute=False, consolidated=True, zarr_format=3,
                        encoding={k: v for k, v in encoding.items() if k in subset.variables})
     return missing
+
+
+def _stale_coordinates(url: str, ds: xr.Dataset) -> list[str]:
+    """Coordinates whose stored values are unreadable or differ from the spec's
+    (a creation stopped between a coordinate's metadata and its values)."""
+    stale = []
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r")
+        for name in ds.coords:
+            try:
+                stored = np.asarray(group[str(name)][...])
+                same = stored.shape == ds[name].shape and bool(np.all(stored == ds[name].values))
+            except Exception:  # noqa: BLE001 - missing or unreadable: rewrite it
+                same = False
+            if not same:
+                stale.append(str(name))
+    return stale
 
 
 def remove_store(url: str, names: list[str] | None = None) -> None:
