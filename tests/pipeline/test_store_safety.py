@@ -109,7 +109,6 @@ def test_creation_killed_midway_is_completed_by_the_same_command(tmp_path, clust
         target = url / name
         if target.is_dir():
             shutil.rmtree(target)
-    shutil.rmtree(url / "dice_sides" / "c")  # a coordinate whose metadata was written, not its values
     root = json.loads((url / "zarr.json").read_text())
     root.pop("consolidated_metadata", None)
     (url / "zarr.json").write_text(json.dumps(root))
@@ -117,6 +116,16 @@ def test_creation_killed_midway_is_completed_by_the_same_command(tmp_path, clust
     assert run_cli("run", str(write_spec(toy_spec_text)), "--store", str(url), "--scheduler", cluster2) == 0
     assert run_cli("status", str(url)) == 0
     assert_bitwise_equal(url, reference, ["counts", "events", "rolls", "done", "exact_frequency"])
+
+
+def test_a_coordinate_without_its_values_is_rewritten(tmp_path, cluster2, toy_spec_text, write_spec):
+    """Creation stopped after a coordinate's metadata, before its values."""
+    from boardsweep.pipeline import store
+
+    url = tmp_path / "toy.zarr"
+    store.create_store(str(url), parse_spec(toy_spec_text))
+    shutil.rmtree(url / "dice_sides" / "c")
+    assert run_cli("run", str(write_spec(toy_spec_text)), "--store", str(url), "--scheduler", cluster2) == 0
     assert zarr.open_array(str(url), path="dice_sides", mode="r")[...].tolist() == [2, 3]
 
 
