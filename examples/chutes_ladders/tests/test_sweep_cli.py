@@ -32,7 +32,7 @@ def cli(*args: str, timeout: float = 400) -> str:
 def test_games_lists_the_plugin():
     assert "chutes_ladders" in cli("games").split()
     text = cli("games", "chutes_ladders")
-    for word in ("sides", "overshoot", "'stay', 'bounce', 'any'", "players", "board", "exact: yes"):
+    for word in ("sides", "overshoot", "'stay', 'bounce', 'any'", "players", "board", "exact answer: yes"):
         assert word in text, word
 
 
