@@ -323,8 +323,7 @@ def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int 
     """Estimates, standard errors and exact values from the sweep store STORE."""
     from boardsweep.pipeline import display
 
-    ds = display.open_store(store_url, UserError)
-    ds = display.select(ds, sels, UserError)
+    ds = display.open_store(store_url, UserError, sels=sels)
     variable = display.pick_variable(ds, variable, UserError)
     display.print_rows(ds, variable, top, fmt)
 
@@ -348,7 +347,8 @@ def status(store_url: str, fmt: str) -> None:
     ds = display.open_store(store_url, UserError, check=False)
     text = integrity.describe(store_url, damage, limit=10**9) if damage else ""
     display.print_status(ds, fmt, damage, text)
-    if damage or not bool(ds["done"].all()) or not bool(ds["exact_done"].all()):
+    masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
+    if damage or not all(bool(m.all()) for m in masks):
         raise click.exceptions.Exit(1)
 
 

@@ -168,13 +168,17 @@ def run_summary(out: Console, report: RunReport) -> None:
     """Top locations per grid point with exact values, then timings."""
     from boardsweep.pipeline.query import open_sweep
 
+    _many_reads()
     ds = open_sweep(report.store, check=False)  # the run has just checked and written it
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if _VERBOSITY >= 0:
-        _summary_tables(out, ds)
-    done = ds["done"].values
-    state = "complete" if report.complete else f"INCOMPLETE ({int(done.sum())}/{done.size} replicates done)"
+        _summary_tables(out, ds, store=report.store)
+    if report.complete:
+        state = "complete"
+    else:
+        done = ds["done"].values
+        state = f"INCOMPLETE ({int(done.sum())}/{done.size} replicates done)"
     overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
     out.print(f"{report.tasks_run} tasks run ({report.exact_run} exact), store {state}: {report.store}",
               soft_wrap=True)  # a path stays on one line
@@ -184,16 +188,33 @@ def run_summary(out: Console, report: RunReport) -> None:
          f"overhead ~ {max(overhead, 0):.1f} s")
 
 
-def _summary_tables(out: Console, ds, k: int = 3) -> None:
-    from boardsweep.pipeline.query import distribution_variables, exact_frequencies, rows
+#: Grid points above which the run summary is compact: the first points and
+#: the worst agreement with the exact answers, not one table row per point.
+SUMMARY_POINTS = 24
+SUMMARY_FIRST = 5
+SUMMARY_WORST = 5
+
+
+def _summary_tables(out: Console, ds, k: int = 3, store: str = "STORE") -> None:
+    from boardsweep.pipeline.query import (compared, distribution_variables, exact_frequencies,
+                                           table_rows, worst_z)
 
     found = distribution_variables(ds)
     shown = [v for v in found if exact_frequencies(ds, v) is not None] or list(found)[:1]
     axes = list(ds.attrs.get("grid_axes", []))
     for variable in shown:
         dim = found[variable]
+        table = compared(ds, variable)
+        n_points = int(np.prod([ds.sizes[a] for a in axes]))
+        points, title = None, f"{variable}: top {k} {dim}s per grid point (most frequent first)"
+        if n_points > SUMMARY_POINTS:
+            z = worst_z(table).ravel()
+            reps = table["replicates"].values.reshape(n_points, -1).max(-1)
+            points = _compact_points(out, ds, variable, z, reps, store)
+            title = (f"{variable}: top {k} {dim}s of the first {SUMMARY_FIRST} grid points and "
+                     f"the {SUMMARY_WORST} that agree worst with their exact answers")
         grouped: dict[tuple, list[dict]] = {}
-        for row in rows(ds, variable, top=k):
+        for row in table_rows(ds, table, variable, top=k, points=points):
             grouped.setdefault(tuple(row[a] for a in axes), []).append(row)
         records = []
         for point, entries in grouped.items():
@@ -207,15 +228,55 @@ def _summary_tables(out: Console, ds, k: int = 3) -> None:
                 record.setdefault(f"#{rank}", "")
             record["reps"] = record.pop("reps")
         print_records(
-            out, f"{variable}: top {k} {dim}s per grid point (most frequent first)", records, axes,
+            out, title, records, axes,
             caption=f"#n: {dim} label, mean frequency over replicates (exact frequency; {NO_EXACT}); "
                     "reps: finished replicates",
             right={f"#{r}" for r in range(1, k + 1)} | {"reps"},
         )
 
 
+def _compact_points(out: Console, ds, variable: str, z: np.ndarray, reps: np.ndarray,
+                    store: str) -> list[int]:
+    """Print the verdict on a large grid in a few lines; return the flat
+    indices of the points to show: the first few, then those with the worst
+    |z| (z = (estimate - exact) / stderr, the largest over a point's labels)."""
+    from boardsweep.pipeline.query import grid_points
+
+    n_points = len(z)
+    judged = np.flatnonzero(np.isfinite(z))
+    worst = judged[np.argsort(-z[judged], kind="stable")][:SUMMARY_WORST]
+    if len(judged):
+        at = int(worst[0])
+        point = next(p for i, p in enumerate(grid_points(ds)) if i == at)
+        where = ", ".join(f"{a}={v}" for a, v in point.items())
+        beyond = int((z[judged] > 5).sum())
+        out.print(f"{variable}: {n_points} grid points; {len(judged) - beyond} of {len(judged)} with an "
+                  f"exact answer agree within 5 standard errors at every label; worst |z| = "
+                  f"{z[at]:.1f} at {where}")
+        few = int(reps[judged].min())
+        if few < 30:
+            out.print(f"(with {few} replicates the standard error is itself uncertain: z follows a t "
+                      f"distribution with {max(few - 1, 1)} degrees of freedom, and large |z| happen by chance)")
+    else:
+        out.print(f"{variable}: {n_points} grid points, none with an exact answer and 2 or more replicates")
+    out.print(f"every point: `boardsweep query {store}`; figures and tables: `boardsweep report {store}`",
+              soft_wrap=True)
+    first = list(range(min(SUMMARY_FIRST, n_points)))
+    return first + [int(i) for i in worst if int(i) not in first]
+
+
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
+
+
+def _many_reads() -> None:
+    """Let zarr keep more chunk reads in flight in this (CLI) process: a
+    store holds one small chunk per task and variable."""
+    import zarr
+
+    from boardsweep.pipeline.integrity import READ_CONCURRENCY
+
+    zarr.config.set({"async.concurrency": READ_CONCURRENCY})
 
 
 def require_store(url: str, error: type[Exception]) -> None:
@@ -229,21 +290,30 @@ def require_store(url: str, error: type[Exception]) -> None:
         raise error(f"store {url}: not a boardsweep sweep store")
 
 
-def open_store(url: str, error: type[Exception], check: bool = True):
-    """The store's Dataset, or ``error`` in one line: no store, not ours, damaged."""
+def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple[str, ...] = ()):
+    """The store's Dataset (only the cells ``--sel`` options pick, when given),
+    or ``error`` in one line: no store, not ours, damaged, a bad selection."""
+    import xarray as xr
+
     from boardsweep.pipeline.integrity import StoreDamaged
     from boardsweep.pipeline.query import open_sweep
+    from boardsweep.pipeline.store import quiet_zarr
 
     require_store(url, error)
+    _many_reads()
+    with quiet_zarr():
+        picked = select(xr.open_zarr(url, chunks=None), sels, error) if sels else None
     try:
-        return open_sweep(url, check=check)
+        return open_sweep(url, check=check, sel=picked)
     except StoreDamaged as exc:
         raise error(str(exc)) from None
 
 
-def select(ds, sels: tuple[str, ...], error: type[Exception]):
-    """Apply ``--sel axis=value`` options (values parsed as the axis's type)."""
+def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]:
+    """The selection ``--sel axis=value`` options make: {axis: [value]}, each
+    value parsed as the axis's type."""
     axes = list(ds.attrs.get("grid_axes", []))
+    picked: dict[str, list] = {}
     for item in sels:
         if "=" not in item:
             raise error(f"--sel {item!r}: expected AXIS=VALUE")
@@ -254,8 +324,8 @@ def select(ds, sels: tuple[str, ...], error: type[Exception]):
         match = [v for v in values if str(v) == text]
         if not match:
             raise error(f"--sel {item!r}: {text!r} is not on axis {axis!r}; values: {', '.join(map(str, values))}")
-        ds = ds.sel({axis: [match[0]]})
-    return ds
+        picked[axis] = [match[0]]
+    return picked
 
 
 def pick_variable(ds, variable: str | None, error: type[Exception]) -> str:
@@ -304,26 +374,31 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     """Done/total replicates and the exact state per grid point: ``stored``,
     ``none`` (no single exact answer exists; ``exact_note`` says why) or
     ``pending`` (not computed yet).  A cell counts as done only when its flag
-    is set and its data intact (``damage`` excluded)."""
-    from boardsweep.pipeline.metadata import exact_state
+    is set and its data intact (``damage`` excluded; its masks, read by the
+    check, are reused)."""
+    from boardsweep.pipeline.metadata import exact_states
     from boardsweep.pipeline.query import grid_points
 
     axes = list(ds.attrs.get("grid_axes", []))
-    done = ds["done"].load().copy()
-    marks = ds[[v for v in ("exact_done", "exact_exists", "exact_note", *ds.attrs.get("exact_variables", []))
-                if v in ds]].load().copy(deep=True)
+    read = damage is not None and damage.done is not None
+    done = np.array(damage.done if read else ds["done"].transpose(*axes, "replicate").values, dtype=bool)
+    marks = ds[[v for v in ("exact_done", "exact_exists", "exact_note") if v in ds and not (read and v == "exact_done")]]
+    if "exact_exists" not in ds:  # older stores: states inferred from the exact values
+        marks = ds[[*marks.data_vars, *ds.attrs.get("exact_variables", [])]]
+    marks = marks.load()
+    if read:
+        marks["exact_done"] = (axes, np.array(damage.exact_done, dtype=bool))
     if damage:
         block = int(ds.attrs.get("replicates_per_task", 1))
         for index, start in damage.sim:
-            done.values[index + (slice(start, start + block),)] = False
+            done[index + (slice(start, start + block),)] = False
         for index in damage.exact:
             marks["exact_done"].values[index] = False
-    entries = []
-    for point in grid_points(ds):
-        cell = done.sel(point) if point else done
-        state, text = exact_state(marks, point)
-        entries.append({**point, "done": int(cell.sum()), "total": int(cell.size),
-                        "exact": state, "exact_note": text})
+    states, texts = exact_states(marks)
+    per_point = done.sum(-1).ravel()
+    entries = [{**point, "done": int(n), "total": int(done.shape[-1]), "exact": str(state),
+                "exact_note": str(text)}
+               for point, n, state, text in zip(grid_points(ds), per_point, states.ravel(), texts.ravel())]
     total_done, total = int(done.sum()), int(done.size)
     if fmt == "json":
         print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done, "total": total,

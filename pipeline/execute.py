@@ -26,6 +26,7 @@ to the client of an existing scheduler for TLS.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import concurrent.futures
 import logging
 import os
@@ -261,9 +262,8 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
     """The run itself, with the store's lock held."""
     resumed = store.inspect(url) == "boardsweep" and not overwrite
     recreated = prepare_store(spec, url, overwrite)
-    repaired = _clear_damaged(spec, url)
-    tasks = plan_tasks(spec, store.read_done(url))
-    exact_done = store.read_exact_done(url)
+    repaired, done, exact_done = _clear_damaged(spec, url)
+    tasks = plan_tasks(spec, done)
     points = [(i, p) for i, p in spec.points() if not exact_done[i]]
     report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
     report.repaired = [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated) + repaired
@@ -281,20 +281,34 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         if on_start:
             on_start(report)
         _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler)
-    report.complete = bool(store.read_done(url).all())
+        done = store.read_done(url)
+    report.complete = bool(done.all())
     return report
 
 
-def _clear_damaged(spec: Spec, url: str) -> list[str]:
+def _clear_damaged(spec: Spec, url: str):
     """Find finished cells whose data is missing or damaged and clear their done
-    flags, so that they are planned again; returns what was found, in words."""
+    flags, so that they are planned again.
+
+    Returns what was found, in words, and the done and exact_done masks
+    without the damaged cells (the masks the check read, so that a run on a
+    complete store reads each mask once).
+    """
     damage = integrity.check(url)
+    if damage.done is None:  # a store without checksums: its flags are all there is
+        done, exact_done = store.read_done(url), store.read_exact_done(url)
+    else:
+        done, exact_done = damage.done.copy(), damage.exact_done.copy()
     if not damage:
-        return []
+        return [], done, exact_done
     described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
                                 limit=10**9).split("; ")
     store.clear_done(url, damage.sim, damage.exact, spec.block)
-    return described
+    for index, start in damage.sim:
+        done[index + (slice(start, start + spec.block),)] = False
+    for index in damage.exact:
+        exact_done[index] = False
+    return described, done, exact_done
 
 
 #: Futures in flight per worker: enough to keep every worker busy, few enough
@@ -307,12 +321,13 @@ MIN_IN_FLIGHT = 32
 def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
     """(function, args, key, description) of every task to run, exact answers first."""
     game = spec.game
+    token = hashlib.sha256(spec.canonical_json().encode()).hexdigest()  # the store's layout
     for index, params in points:
-        yield (run_exact, (game, index, params, spec.run_shape, spec.checkpoints, url),
+        yield (run_exact, (game, index, params, spec.run_shape, spec.checkpoints, url, token),
                f"exact-{'-'.join(map(str, index))}-{tag}",
                {"point": _point(spec, params), "task": "exact answer"})
     for task in tasks:
-        yield (run_task, (game, spec.seed, task, spec.run_shape, spec.checkpoints, url),
+        yield (run_task, (game, spec.seed, task, spec.run_shape, spec.checkpoints, url, token),
                f"sim-{task.key}-{tag}",
                {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
 

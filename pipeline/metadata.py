@@ -36,6 +36,7 @@ __all__ = [
     "history_line",
     "append_history",
     "exact_state",
+    "exact_states",
     "no_exact_reason",
 ]
 
@@ -175,21 +176,34 @@ def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:
 def exact_state(ds: xr.Dataset, point: dict[str, Any]) -> tuple[str, str]:
     """``(state, text)`` of one grid point: state is ``stored``, ``none`` or
     ``pending`` (:data:`EXACT_STATES`); text says it in words, with the reason
-    where none exists.  Stores made before ``exact_exists`` was recorded
-    infer ``none`` from an exact answer that is all NaN."""
-    sel = (lambda v: v.sel(point)) if point else (lambda v: v)
-    if not bool(sel(ds["exact_done"])):
-        return "pending", _STATE_TEXT["pending"]
+    where none exists."""
+    states, texts = exact_states(ds.sel(point) if point else ds)
+    return str(states.item()), str(texts.item())
+
+
+def exact_states(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`exact_state` of every grid point at once: two object arrays
+    shaped like the grid (dims in ``grid_axes`` order).  Stores made before
+    ``exact_exists`` was recorded infer ``none`` from an exact answer that is
+    all NaN."""
+    axes = [a for a in ds.attrs.get("grid_axes", []) if a in ds["exact_done"].dims]
+    grid = lambda v: v.transpose(*axes, ...).values  # noqa: E731
+    done = grid(ds["exact_done"]).astype(bool)
     if "exact_exists" in ds:
-        exists = bool(int(sel(ds["exact_exists"])))
-        note = str(sel(ds["exact_note"]).values.item()) if "exact_note" in ds else ""
+        exists = grid(ds["exact_exists"]).astype(bool)
+        notes = grid(ds["exact_note"]) if "exact_note" in ds else np.full(done.shape, "", dtype=object)
     else:
         names = list(ds.attrs.get("exact_variables", []))
-        exists = any(bool(np.isfinite(np.asarray(sel(ds[n]), dtype=float)).any()) for n in names)
-        note = "" if names else "the game has no exact solver"
-    if exists:
-        return "stored", _STATE_TEXT["stored"]
-    return "none", _STATE_TEXT["none"] + (f": {note}" if note else "")
+        exists = np.zeros(done.shape, dtype=bool)
+        for name in names:
+            values = grid(ds[name]).astype(float).reshape(*done.shape, -1)
+            exists |= np.isfinite(values).any(-1)
+        notes = np.full(done.shape, "" if names else "the game has no exact solver", dtype=object)
+    states = np.where(~done, "pending", np.where(exists, "stored", "none")).astype(object)
+    notes = np.broadcast_to(np.asarray(notes, dtype=object), states.shape).ravel()
+    texts = [_STATE_TEXT[s] + (f": {n}" if s == "none" and str(n) else "")
+             for s, n in zip(states.ravel(), notes)]
+    return states, np.array(texts, dtype=object).reshape(states.shape)
 
 
 def append_history(url: str, what: str) -> None:

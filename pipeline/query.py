@@ -26,11 +26,33 @@ __all__ = [
     "top_k",
     "modal_string",
     "rows",
+    "read_chunks",
+    "mask",
+    "compared",
+    "worst_z",
+    "table_rows",
 ]
 
 
-def open_sweep(url: str, check: bool = True) -> xr.Dataset:
+#: Largest dask chunk :func:`open_sweep` makes (bytes, uncompressed).
+READ_CHUNK_BYTES = 128 * 2**20
+
+
+def open_sweep(
+    url: str,
+    check: bool = True,
+    chunks: Mapping[str, int] | None = None,
+    sel: Mapping[str, Any] | None = None,
+) -> xr.Dataset:
     """Open the store at ``url`` lazily; unfinished cells read as NaN.
+
+    The store holds one small zarr chunk per task and variable.  Its dask
+    chunks span many of them (whole along every dim but the first grid axis,
+    at most :data:`READ_CHUNK_BYTES` each, see :func:`read_chunks`), so a
+    computation is a few dask tasks whose zarr reads fetch their chunks
+    concurrently, not one dask task per tiny chunk.  ``chunks`` overrides
+    this (``xarray.open_zarr``'s meaning).  ``sel`` (``Dataset.sel``
+    arguments) reads just those cells, at once, as numpy arrays.
 
     With ``check`` (the default) the store's finished cells are verified
     first (:mod:`boardsweep.pipeline.integrity`: raw chunk bytes against the
@@ -41,12 +63,37 @@ def open_sweep(url: str, check: bool = True) -> xr.Dataset:
     if check:
         integrity.assert_intact(url)
     with quiet_zarr():
-        ds = xr.open_zarr(url)
+        ds = xr.open_zarr(url, chunks=None)
+        if sel:
+            ds = ds.sel(dict(sel)).load()
+        else:
+            ds = xr.open_zarr(url, chunks=dict(chunks or read_chunks(ds)))
+    return mask(ds)
+
+
+def mask(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` with simulated variables NaN where ``done`` is false and exact
+    variables NaN where ``exact_done`` is false."""
+    ds = ds.copy()
     for name in ds.attrs.get("variables", []):
         ds[name] = ds[name].where(ds["done"])
     for name in ds.attrs.get("exact_variables", []):
         ds[name] = ds[name].where(ds["exact_done"])
     return ds
+
+
+def read_chunks(ds: xr.Dataset, limit: int = READ_CHUNK_BYTES) -> dict[str, int]:
+    """Dask chunks for reading ``ds``: whole along every dim except the first
+    grid axis, which is split so that no variable's chunk exceeds ``limit`` bytes."""
+    chunks = {str(dim): -1 for dim in ds.dims}
+    axes = list(ds.attrs.get("grid_axes", []))
+    if not axes:
+        return chunks
+    first = axes[0]
+    widest = max((v.nbytes // max(v.sizes[first], 1) for v in ds.data_vars.values()
+                  if first in v.dims), default=0)
+    chunks[first] = max(1, int(limit // max(widest, 1)))
+    return chunks
 
 
 def distribution_variables(ds: xr.Dataset) -> dict[str, str]:
@@ -145,8 +192,9 @@ def modal_string(
 def grid_points(ds: xr.Dataset) -> Iterable[dict[str, Any]]:
     """Every grid point as {axis: value}, in store order."""
     axes = ds.attrs.get("grid_axes", [])
-    for index in np.ndindex(*(ds.sizes[a] for a in axes)):
-        yield {a: _py(ds[a].values[i]) for a, i in zip(axes, index)}
+    values = {a: [_py(v) for v in ds[a].values] for a in axes}
+    for index in np.ndindex(*(len(values[a]) for a in axes)):
+        yield {a: values[a][i] for a, i in zip(axes, index)}
 
 
 def rows(
@@ -154,22 +202,49 @@ def rows(
 ) -> list[dict[str, Any]]:
     """Tidy rows (one per grid point and label) of :func:`compare_exact`,
     the ``top`` most frequent labels per grid point when given."""
+    return table_rows(ds, compared(ds, variable, checkpoint), variable, top)
+
+
+def compared(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
+    """:func:`compare_exact`, computed (numpy), with its grid axes first."""
     with np.errstate(divide="ignore", invalid="ignore"):
         table = compare_exact(ds, variable, checkpoint).compute()
+    axes = list(ds.attrs.get("grid_axes", []))
+    return table.broadcast_like(table["estimate"]).transpose(*axes, distribution_variables(ds)[variable])
+
+
+def worst_z(table: xr.Dataset) -> np.ndarray:
+    """Largest |z| over the labels of each grid point of a :func:`compared`
+    table (NaN where the point has no exact answer or too few replicates)."""
+    z = np.abs(np.asarray(table["z"].values, dtype=float))
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(z).any(-1), np.nanmax(np.where(np.isfinite(z), z, -np.inf), -1), np.nan)
+
+
+def table_rows(
+    ds: xr.Dataset, table: xr.Dataset, variable: str, top: int | None = None,
+    points: Iterable[int] | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`rows` from a :func:`compared` table; ``points`` (flat indices
+    in grid order) restricts them to those grid points, in that order."""
     dim = distribution_variables(ds)[variable]
+    arrays = {k: table[k].values.reshape(-1, table.sizes[dim])
+              for k in ("estimate", "stderr", "exact", "replicates")}
+    labels = [str(x) for x in table[dim].values]
+    keep = top or len(labels)
+    every = list(grid_points(ds))
     out = []
-    for point in grid_points(ds):
-        cell = table.sel(point) if point else table
-        order = [label for label, _ in top_k(cell["estimate"], top or cell.sizes[dim], dim)]
-        for label in order:
-            one = cell.sel({dim: label})
+    for i in (range(len(every)) if points is None else points):
+        cell = {k: v[i] for k, v in arrays.items()}
+        order = np.argsort(-np.nan_to_num(cell["estimate"], nan=-np.inf), kind="stable")[:keep]
+        for j in order:
             out.append({
-                **point,
-                dim: str(label),
-                "estimate": _num(one["estimate"]),
-                "stderr": _num(one["stderr"]),
-                "exact": _num(one["exact"]),
-                "replicates": int(one["replicates"]),
+                **every[i],
+                dim: labels[j],
+                "estimate": _num(cell["estimate"][j]),
+                "stderr": _num(cell["stderr"][j]),
+                "exact": _num(cell["exact"][j]),
+                "replicates": int(cell["replicates"][j]),
             })
     return out
 
@@ -178,6 +253,6 @@ def _py(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _num(value: xr.DataArray) -> float | None:
+def _num(value: Any) -> float | None:
     x = float(value)
     return None if np.isnan(x) else x

@@ -153,14 +153,10 @@ def _sel(obj, point):
 def open_store(url: str) -> xr.Dataset:
     """The store in memory, unfinished cells NaN (read without dask: one zarr
     read per array instead of one task per chunk)."""
+    from boardsweep.pipeline.query import mask
+
     with quiet_zarr():
-        ds = xr.open_zarr(url, chunks=None)
-    ds = ds.load()
-    for name in ds.attrs.get("variables", []):
-        ds[name] = ds[name].where(ds["done"])
-    for name in ds.attrs.get("exact_variables", []):
-        ds[name] = ds[name].where(ds["exact_done"])
-    return ds
+        return mask(xr.open_zarr(url, chunks=None).load())
 
 
 def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | None = None) -> dict:
@@ -284,28 +280,8 @@ def _analyse(ds, variable, points, meta) -> dict:
 
 def _exact_states(ds, points) -> dict[str, tuple[str, str]]:
     """:func:`metadata.exact_state` of every point, read in one pass."""
-    axes = _axes(ds)
-    done = _flat(ds["exact_done"], axes).astype(bool)
-    if "exact_exists" in ds:
-        exists = _flat(ds["exact_exists"], axes).astype(bool)
-        notes = _flat(ds["exact_note"], axes) if "exact_note" in ds else np.full(len(points), "")
-    else:  # older stores: an exact answer that is all NaN means none exists
-        names = list(ds.attrs.get("exact_variables", []))
-        exists = np.zeros(len(points), bool)
-        for n in names:
-            v = _flat(ds[n], axes, [d for d in ds[n].dims if d not in axes]).reshape(len(points), -1)
-            exists |= np.isfinite(v.astype(float)).any(1)
-        notes = np.full(len(points), "" if names else "the game has no exact solver", dtype=object)
-    out = {}
-    for i, p in enumerate(points):
-        if not done[i]:
-            out[point_key(ds, p)] = ("pending", "not computed yet")
-        elif exists[i]:
-            out[point_key(ds, p)] = ("stored", "exact answer stored")
-        else:
-            note = str(notes[i])
-            out[point_key(ds, p)] = ("none", "no single exact answer exists" + (f": {note}" if note else ""))
-    return out
+    states, texts = metadata.exact_states(ds)
+    return {point_key(ds, p): (str(s), str(t)) for p, s, t in zip(points, states.ravel(), texts.ravel())}
 
 
 def _references(ds, points, parts, meta):

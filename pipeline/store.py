@@ -31,6 +31,7 @@ import datetime as _dt
 import json
 import subprocess
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -350,18 +351,66 @@ def read_exact_done(url: str) -> np.ndarray:
         return integrity.read_mask(zarr.open_group(url, mode="r"), "exact_done")[0]
 
 
-def write_region(
-    url: str, index: tuple[int, ...], start: int, stop: int, arrays: Mapping[str, np.ndarray]
-) -> None:
-    """Write one task's arrays (leading dim = its replicates), then its done flags."""
+#: Arrays a process has opened for writing, per (store, spec SHA-256): a
+#: worker opens a store's arrays once, not once per task (opening the group
+#: re-reads its consolidated metadata).  The spec's hash keys the entry, so a
+#: store replaced by another spec is opened afresh.
+_WRITERS: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+_MAX_WRITERS = 8
+
+
+def _writer(url: str, token: str | None, names: list[str]) -> dict[str, Any]:
+    """The opened async arrays ``names`` of the store at ``url`` (cached by ``token``)."""
+    from zarr.api.asynchronous import open_group
+    from zarr.core.sync import sync
+
+    key = (url, token or "")
+    arrays = _WRITERS.get(key, {}) if token else {}
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        async def open_arrays() -> dict[str, Any]:
+            group = await open_group(store=url, mode="r+")
+            return {n: await group.getitem(n) for n in missing}
+
+        with quiet_zarr():
+            arrays = {**arrays, **sync(open_arrays())}
+        if token:
+            _WRITERS[key] = arrays
+            while len(_WRITERS) > _MAX_WRITERS:
+                _WRITERS.popitem(last=False)
+    if token:
+        _WRITERS.move_to_end(key)
+    return arrays
+
+
+def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray], flag: str) -> dict:
+    """Write every variable of one task's ``region`` in one pass (concurrently),
+    then set its ``flag`` (``done`` / ``exact_done``) once the data is on disk."""
+    import asyncio
+
+    from zarr.core.sync import sync
+
+    arrays = _writer(url, token, [*values, flag])
+
+    async def write_all() -> None:
+        await asyncio.gather(*(arrays[n].setitem(region, np.asarray(v, dtype=arrays[n].dtype))
+                               for n, v in values.items()))
+        await arrays[flag].setitem(region, True)
+
     with quiet_zarr():
-        group = zarr.open_group(url, mode="r+")
-        region = index + (slice(start, stop),)
-        for name, values in arrays.items():
-            target = group[name]
-            target[region] = np.asarray(values, dtype=target.dtype)
-        group["done"][region] = True
-        integrity.record(url, group, [*arrays, "done"], index, start, group["done"].chunks[-1])
+        sync(write_all())
+    return arrays
+
+
+def write_region(
+    url: str, index: tuple[int, ...], start: int, stop: int, arrays: Mapping[str, np.ndarray],
+    token: str | None = None,
+) -> None:
+    """Write one task's arrays (leading dim = its replicates), then its done
+    flags, then its manifest.  ``token`` (the spec's SHA-256) lets the worker
+    keep the store's arrays open between tasks."""
+    opened = _write(url, token, index + (slice(start, stop),), arrays, "done")
+    integrity.record(url, opened, [*arrays, "done"], index, start, opened["done"].chunks[-1])
 
 
 def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list[tuple[int, ...]],
@@ -385,11 +434,9 @@ def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list
             fs.rm(path)
 
 
-def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarray]) -> None:
+def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarray],
+                token: str | None = None) -> None:
     """Write the exact answer of one grid point, then its ``exact_done`` flag."""
-    with quiet_zarr():
-        group = zarr.open_group(url, mode="r+")
-        for name, values in arrays.items():
-            group[name][index] = np.asarray(values, dtype=np.float64)
-        group["exact_done"][index] = True
-        integrity.record(url, group, [*arrays, "exact_done"], index, None, None)
+    values = {name: np.asarray(v, dtype=np.float64) for name, v in arrays.items()}
+    opened = _write(url, token, index, values, "exact_done")
+    integrity.record(url, opened, [*arrays, "exact_done"], index, None, None)

@@ -30,19 +30,22 @@ def simulate_block(
 
 
 def run_task(
-    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray, url: str
+    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray, url: str,
+    token: str | None = None,
 ) -> dict[str, Any]:
-    """Simulate ``task``, write its region and done flags; return timings."""
+    """Simulate ``task``, write its region and done flags; return timings.
+    ``token`` (the spec's SHA-256) lets the worker keep the store open."""
     t0 = time.perf_counter()
     arrays = simulate_block(game, root, task, run_shape, checkpoints)
     t1 = time.perf_counter()
-    write_region(url, task.index, task.start, task.stop, arrays)
+    write_region(url, task.index, task.start, task.stop, arrays, token)
     t2 = time.perf_counter()
     return {"key": task.key, "kernel_s": t1 - t0, "write_s": t2 - t1}
 
 
 def run_exact(
-    game: Game, index: tuple[int, ...], params: dict, run_shape: dict, checkpoints: np.ndarray, url: str
+    game: Game, index: tuple[int, ...], params: dict, run_shape: dict, checkpoints: np.ndarray, url: str,
+    token: str | None = None,
 ) -> dict[str, Any]:
     """Compute the exact answer of one grid point (NaN where none) and write it."""
     t0 = time.perf_counter()
@@ -52,5 +55,5 @@ def run_exact(
         arrays = game.exact(params, run_shape, checkpoints)
         arrays = {k: v for k, v in arrays.items() if k in game.exact_variables}
     t1 = time.perf_counter()
-    write_exact(url, index, arrays)
+    write_exact(url, index, arrays, token)
     return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0, "write_s": time.perf_counter() - t1}
