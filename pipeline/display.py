@@ -353,12 +353,18 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
         writer.writerows(found)
     else:
         axes = list(ds.attrs.get("grid_axes", []))
-        records = [{k: (fmt_stderr(v) if k == "stderr" else _cell(v)) for k, v in row.items()}
-                   for row in found]
+        records = []
+        for row in found:
+            state = row.pop("exact_state")
+            record = {k: (fmt_stderr(v) if k == "stderr" else _cell(v)) for k, v in row.items()}
+            if row["exact"] is None:
+                record["exact"] = _EXACT_WORD.get(state, "-") if state != "stored" else "-"
+            records.append(record)
         print_records(
             console(), f"{variable} frequencies at the last checkpoint", records, axes,
             caption="estimate: mean over replicates of each replicate's frequency; "
-                    f"stderr: its standard error; exact: the exact frequency ({NO_EXACT}); "
+                    "stderr: its standard error; exact: the exact frequency ('none exists': no single "
+                    "exact answer, `boardsweep status` says why; 'not yet': not computed yet); "
                     "replicates: finished replicates",
             right={"estimate", "stderr", "exact", "replicates"},
         )

@@ -8,12 +8,14 @@ form ``(checkpoint, DIM)`` (a distribution over DIM, e.g. ``location``).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 import xarray as xr
 
 from boardsweep.pipeline import integrity
+from boardsweep.pipeline.metadata import exact_states
 from boardsweep.pipeline.store import quiet_zarr
 
 __all__ = [
@@ -66,7 +68,8 @@ def open_sweep(
         ds = xr.open_zarr(url, chunks=None)
         if sel:
             ds = ds.sel(dict(sel)).load()
-        else:
+        else:  # coordinates are single chunks: a split along an axis is still right
+            warnings.filterwarnings("ignore", message=".*separate the stored chunks.*")
             ds = xr.open_zarr(url, chunks=dict(chunks or read_chunks(ds)))
     return mask(ds)
 
@@ -154,7 +157,7 @@ def compare_exact(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1
         exact = xr.full_like(out["estimate"], np.nan)
     out["exact"] = exact
     out["difference"] = out["estimate"] - exact
-    out["z"] = out["difference"] / out["stderr"]
+    out["z"] = (out["difference"] / out["stderr"]).where(out["stderr"] > 0)  # s.e. 0: no z
     return out
 
 
@@ -201,7 +204,9 @@ def rows(
     ds: xr.Dataset, variable: str = "counts", top: int | None = None, checkpoint: int = -1
 ) -> list[dict[str, Any]]:
     """Tidy rows (one per grid point and label) of :func:`compare_exact`,
-    the ``top`` most frequent labels per grid point when given."""
+    the ``top`` most frequent labels per grid point when given.  ``exact_state``
+    says why ``exact`` may be missing: ``stored``, ``none`` (no single exact
+    answer exists) or ``pending`` (not computed yet)."""
     return table_rows(ds, compared(ds, variable, checkpoint), variable, top)
 
 
@@ -233,6 +238,7 @@ def table_rows(
     labels = [str(x) for x in table[dim].values]
     keep = top or len(labels)
     every = list(grid_points(ds))
+    states = exact_states(ds)[0].ravel() if "exact_done" in ds else np.full(len(every), "pending")
     out = []
     for i in (range(len(every)) if points is None else points):
         cell = {k: v[i] for k, v in arrays.items()}
@@ -244,6 +250,7 @@ def table_rows(
                 "estimate": _num(cell["estimate"][j]),
                 "stderr": _num(cell["stderr"][j]),
                 "exact": _num(cell["exact"][j]),
+                "exact_state": str(states[i]),
                 "replicates": int(cell["replicates"][j]),
             })
     return out

@@ -72,7 +72,7 @@ COLUMNS: dict[str, str] = {
     "exact": "exact answer: 'stored', 'none' (no single exact answer exists) or 'pending' (not computed yet)",
     "reference": "what the estimate is compared with: 'exact' (the stored exact answer), 'replicate decks' "
                  "(mean of the exact answers of the deck orders each replicate played) or empty",
-    "max_abs_z": "largest |z| over labels, z = (estimate - reference) / s.e.",
+    "max_abs_z": "largest |z| over labels, z = (estimate - reference) / s.e. (labels with s.e. 0 left out)",
     "worst_label": "the label with that largest |z|",
     "max_abs_error": "max |error|: largest |estimate - reference| over labels (frequency units)",
     "tv_distance": "TV distance: total variation distance sum |estimate - reference| / 2",
@@ -274,7 +274,8 @@ def _analyse(ds, variable, points, meta) -> dict:
     parts["states"] = _exact_states(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
     last = conv.isel(checkpoint=-1)
-    parts["z"] = (last["mean"] - parts["reference"]) / last["stderr"]
+    # a label whose replicates all agree (s.e. 0, e.g. a rare bin none of them reached) has no z
+    parts["z"] = ((last["mean"] - parts["reference"]) / last["stderr"]).where(last["stderr"] > 0)
     return parts
 
 
@@ -628,11 +629,21 @@ def _save(fig, out: Path, name: str, title: str) -> str:
     return name
 
 
+#: Share of each point's mass that the heatmaps' leading labels cover.
+DRAWN_MASS = 0.999
+
+
 def _trim_labels(values: np.ndarray, labels: list[str]) -> int:
-    """How many leading labels to draw: all, except trailing ones never reached."""
-    mass = np.nan_to_num(np.abs(values)).reshape(-1, len(labels)).sum(0)
-    nz = np.nonzero(mass > 0)[0]
-    return len(labels) if nz.size == 0 else int(nz[-1]) + 1
+    """How many leading labels to draw: enough to hold :data:`DRAWN_MASS` of
+    every point's mean frequencies (a long tail, e.g. Shut the Box's rare
+    long games, would otherwise fill the figure with empty rows)."""
+    mass = np.nan_to_num(np.abs(values)).reshape(-1, len(labels))
+    totals = mass.sum(1)
+    rows = mass[totals > 0] / totals[totals > 0, None]
+    if rows.size == 0:
+        return len(labels)
+    needed = (np.cumsum(rows, axis=1) < DRAWN_MASS - 1e-12).sum(1) + 1
+    return int(min(len(labels), needed.max()))
 
 
 def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylabel, first: bool = True):
@@ -671,7 +682,10 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
     keep = _trim_labels(last["mean"].values, labels)
     labels_k = labels[:keep]
     figs: dict[str, str] = {}
-    h = max(3.2, 0.11 * keep + 1.2)
+    h = max(3.2, 0.11 * min(keep, 60) + 1.2)
+    trimmed = "" if keep == len(labels) else (
+        f" Rows: the first {keep} of {len(labels)} {dim} labels, holding {DRAWN_MASS:.1%} of every "
+        "point's frequency; the rest are left out.")
     w = max(3.6, min(6.0, 0.16 * len(xvals) + 2.2))
 
     fig, axs = _facet_grid(len(facets), w, h)
@@ -686,7 +700,7 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
     name = _save(fig, out, "frequency_heatmap.png",
                  f"Relative frequency of each {dim} (mean over replicates, last checkpoint)")
     figs[name] = f"Mean relative frequency per {dim} (rows) and {xlabel} (columns); one panel per " \
-                 f"combination of {', '.join(others) or 'the grid'}. Grey: not computed yet."
+                 f"combination of {', '.join(others) or 'the grid'}. Grey: not computed yet." + trimmed
 
     fig, axs = _facet_grid(len(facets), w, h)
     z = parts["z"]
@@ -703,7 +717,7 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
     name = _save(fig, out, "z_heatmap.png",
                  f"Standardised error per {dim}: blue below, red above the exact answer")
     figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel}; |z| > {Z_AGREE:g} is a "
-                  "disagreement. A panel without an exact answer says why; grey cells have none.")
+                  "disagreement. A panel without an exact answer says why; grey cells have none." + trimmed)
 
     cat = [a for a in others if ds.sizes[a] >= 2]
     for axis in cat:

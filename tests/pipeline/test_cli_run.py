@@ -110,7 +110,7 @@ def test_query_formats(finished, capsys):
     assert estimates == sorted(estimates, reverse=True)
     assert run_cli("query", str(finished), "--format", "csv", "--top", "2") == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "dice_sides,rule,location,estimate,stderr,exact,replicates"
+    assert lines[0] == "dice_sides,rule,location,estimate,stderr,exact,exact_state,replicates"
     assert len(lines) == 1 + 4 * 2
     assert run_cli("query", str(finished)) == 0
     assert "frequencies" in capsys.readouterr().out

@@ -33,3 +33,20 @@ def test_modal_string_four_sided_example():
 def test_top_k_ignores_nan():
     f = freq({"GO": np.nan, "H2": 0.5, "A1": 0.4})
     assert top_k(f, 2) == [("H2", 0.5), ("A1", 0.4)]
+
+
+def test_z_is_missing_where_every_replicate_agrees():
+    """A label no replicate reached (s.e. 0) has no z, not an infinite one;
+    the other labels keep theirs."""
+    from boardsweep.pipeline.query import compare_exact, worst_z
+
+    counts = np.array([[[[0, 30, 70]]], [[[0, 40, 60]]], [[[0, 35, 65]]]])  # replicate, checkpoint, label
+    ds = xr.Dataset(
+        {"counts": (("replicate", "checkpoint", "square"), counts[:, 0]),
+         "exact_frequency": (("square",), np.array([1e-6, 0.35, 0.65 - 1e-6]))},
+        attrs={"variables": ["counts"], "exact_variables": ["exact_frequency"], "grid_axes": []},
+    )
+    table = compare_exact(ds)
+    z = table["z"].values
+    assert np.isnan(z[0]) and np.isfinite(z[1:]).all()
+    assert np.isclose(z[1], 0.0) and worst_z(table) == np.nanmax(np.abs(z))

@@ -1,0 +1,134 @@
+"""The pipeline on larger grids: reads that span many zarr chunks, reads of a
+selection, a compact run summary, workers that keep a store open, and the
+exact state beside every query row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+from boardsweep.pipeline import display, query
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.spec import parse_spec
+
+from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
+
+
+def wide(text: str, sides: int = 13, replicates: int = 4) -> str:
+    """The toy spec with ``sides`` dice sizes (x 2 rules) and ``replicates``."""
+    grid = ", ".join(str(n) for n in range(2, 2 + sides))
+    return (text.replace("dice_sides = [2, 3]", f"dice_sides = [{grid}]")
+                .replace("replicates = 4", f"replicates = {replicates}"))
+
+
+@pytest.fixture(scope="module")
+def wide_store(tmp_path_factory, cluster2):
+    from conftest import TOY_SPEC
+
+    url = str(tmp_path_factory.mktemp("wide") / "wide.zarr")
+    assert run_sweep(parse_spec(wide(TOY_SPEC), "wide.toml"), url, scheduler=cluster2).complete
+    return url
+
+
+def plain_masked(url: str) -> xr.Dataset:
+    """The store read with plain xarray, one dask task per chunk, masked by hand."""
+    ds = xr.open_zarr(url)
+    return ds.assign(counts=ds["counts"].where(ds["done"])).load()
+
+
+def test_open_sweep_reads_many_zarr_chunks_per_dask_chunk(wide_store):
+    ds = query.open_sweep(wide_store)
+    zarr_chunks = zarr.open_array(wide_store, path="counts", mode="r").nchunks
+    assert zarr_chunks == 26 * 2  # one per grid point and task block
+    assert ds["counts"].data.npartitions == 1
+    xr.testing.assert_identical(ds["counts"].load(), plain_masked(wide_store)["counts"])
+
+
+def test_read_chunks_split_the_first_axis_under_the_limit(wide_store):
+    ds = xr.open_zarr(wide_store, chunks=None)
+    per_point = max(v.nbytes // v.sizes["dice_sides"] for v in ds.data_vars.values() if "dice_sides" in v.dims)
+    chunks = query.read_chunks(ds, limit=3 * per_point)
+    assert chunks["dice_sides"] == 3 and chunks["rule"] == -1 and chunks["replicate"] == -1
+    opened = query.open_sweep(wide_store, chunks=chunks)
+    assert opened["counts"].data.npartitions == -(-13 // 3)
+    xr.testing.assert_identical(opened["counts"].load(), query.open_sweep(wide_store)["counts"].load())
+
+
+def test_selection_reads_the_same_cells(wide_store):
+    picked = query.open_sweep(wide_store, sel={"dice_sides": [5], "rule": ["sticky"]})
+    full = query.open_sweep(wide_store).sel(dice_sides=[5], rule=["sticky"]).load()
+    assert picked["counts"].shape[:2] == (1, 1)
+    xr.testing.assert_identical(picked["counts"], full["counts"])
+    assert query.rows(picked) == query.rows(full)
+
+
+def test_cli_query_with_sel_matches_the_full_query(wide_store, capsys):
+    assert run_cli("query", wide_store, "--format", "json") == 0
+    every = __import__("json").loads(capsys.readouterr().out)
+    assert run_cli("query", wide_store, "--sel", "dice_sides=7", "--sel", "rule=plain", "--format", "json") == 0
+    some = __import__("json").loads(capsys.readouterr().out)
+    assert some and some == [r for r in every if r["dice_sides"] == 7 and r["rule"] == "plain"]
+
+
+def test_query_rows_say_the_exact_state(wide_store, tmp_path):
+    import shutil
+
+    copy = tmp_path / "pending.zarr"
+    shutil.copytree(wide_store, copy)
+    flags = zarr.open_array(str(copy), path="exact_done", mode="r+")
+    flags[0, 1] = False  # dice_sides=2, rule=sticky: exact answer not computed yet
+    found = query.rows(query.open_sweep(str(copy), check=False))
+    states = {(r["dice_sides"], r["rule"]): r["exact_state"] for r in found}
+    assert states[(2, "sticky")] == "pending"
+    assert states[(2, "plain")] == states[(3, "sticky")] == "stored"
+    assert all(r["exact"] is None for r in found if r["exact_state"] == "pending")
+
+
+def test_compact_summary_above_24_points(wide_store, capsys):
+    from rich.console import Console
+
+    from boardsweep.pipeline.execute import RunReport
+
+    out = Console(width=100, record=True)
+    display.run_summary(out, RunReport(store=wide_store, tasks_total=52, complete=True))
+    text = out.export_text()
+    assert "26 grid points;" in text and "with an exact answer agree within 5 standard errors" in text
+    assert f"boardsweep query {wide_store}" in text
+    shown = [line.split("│")[1:3] for line in text.splitlines() if line.startswith("│")]
+    assert display.SUMMARY_FIRST + 1 <= len(shown) <= display.SUMMARY_FIRST + display.SUMMARY_WORST
+    assert [c.strip() for c in shown[0]] == ["2", "plain"]  # the first points come first
+    worst = text.split("worst |z| = ")[1].split(" at ")[1].split("\n")[0]  # e.g. dice_sides=10, rule=plain
+    sides, rule = (part.split("=")[1] for part in worst.split(", "))
+    assert [sides, rule] in [[c.strip() for c in row] for row in shown]
+
+
+def test_small_grid_summary_lists_every_point(tmp_path, cluster2, toy_spec_text):
+    from rich.console import Console
+
+    from boardsweep.pipeline.execute import RunReport
+
+    url = str(tmp_path / "small.zarr")
+    assert run_sweep(parse_spec(toy_spec_text, "toy.toml"), url, scheduler=cluster2).complete
+    out = Console(width=100, record=True)
+    display.run_summary(out, RunReport(store=url, tasks_total=8, complete=True))
+    text = out.export_text()
+    assert "grid points;" not in text
+    assert len([line for line in text.splitlines() if line.startswith("│")]) == 4
+
+
+def test_workers_reopen_a_store_replaced_by_another_spec(tmp_path, cluster2, toy_spec_text):
+    """Workers keep a store's arrays open between tasks; a store replaced at
+    the same path by a spec of another shape must be opened afresh."""
+    url = str(tmp_path / "same.zarr")
+    first = parse_spec(wide(toy_spec_text, sides=2, replicates=4), "a.toml")
+    second = parse_spec(wide(toy_spec_text, sides=3, replicates=6), "b.toml")
+    assert run_sweep(first, url, scheduler=cluster2).complete
+    assert run_sweep(second, url, scheduler=cluster2, overwrite=True).complete
+    fresh = str(tmp_path / "fresh.zarr")
+    assert run_sweep(second, fresh, workers=1).complete
+    a, b = (zarr.open_group(u, mode="r") for u in (url, fresh))
+    assert a["counts"].shape == b["counts"].shape == (3, 2, 6, 5, 8)
+    for name in ("counts", "events", "done", "exact_frequency"):
+        np.testing.assert_array_equal(a[name][...], b[name][...])
