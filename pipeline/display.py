@@ -62,10 +62,11 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None) -
     points = int(np.prod(spec.shape)) if spec.shape else 1
     blocks = -(-spec.replicates // spec.block)
     where = f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"
+    tasks = (f"tasks of about {spec.task_seconds:g} s each" if spec.task_seconds is not None
+             else f"{points * blocks} tasks of {spec.block} replicates")
     info(out,
          f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {points} grid points x "
-         f"{spec.replicates} replicates = {points * blocks} tasks of {spec.block} replicates, "
-         f"plus {points} exact -> {url} on {where}")
+         f"{spec.replicates} replicates = {tasks}, plus {points} exact -> {url} on {where}")
 
 
 def fmt_value(x: float | None) -> str:
@@ -172,6 +173,8 @@ def run_summary(out: Console, report: RunReport) -> None:
     ds = open_sweep(report.store, check=False)  # the run has just checked and written it
     for line in report.repaired:
         out.print(f"repaired: {line}")
+    if report.calibration:
+        info(out, f"task size: {report.calibration}")
     if _VERBOSITY >= 0:
         _summary_tables(out, ds, store=report.store)
     if report.complete:

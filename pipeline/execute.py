@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import concurrent.futures
 import logging
 import os
@@ -67,6 +68,8 @@ class RunReport:
     complete: bool = False
     repaired: list[str] = field(default_factory=list)
     max_in_flight: int = 0
+    block: int = 0
+    calibration: str = ""
     records: list[dict] = field(default_factory=list)
 
 
@@ -261,12 +264,23 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
                 on_start, on_progress) -> RunReport:
     """The run itself, with the store's lock held."""
     resumed = store.inspect(url) == "boardsweep" and not overwrite
+    clients: list = []
+
+    def client_once():
+        if not clients:
+            clients.append(_client(stack, workers, scheduler, security))
+        return clients[0]
+
+    calibration = ""
+    if spec.task_seconds is not None:
+        spec, calibration = _task_size(spec, url, resumed, client_once)
     recreated = prepare_store(spec, url, overwrite)
     repaired, done, exact_done = _clear_damaged(spec, url)
     tasks = plan_tasks(spec, done)
     points = [(i, p) for i, p in spec.points() if not exact_done[i]]
     report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
     report.repaired = [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated) + repaired
+    report.block, report.calibration = spec.block, calibration
     if max_tasks is not None:
         tasks = tasks[:max_tasks]
     if tasks or points:
@@ -274,7 +288,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
             metadata.append_history(url, f"run {spec.source}: {len(tasks)} simulation tasks and "
                                     f"{len(points)} exact answers missing, computing them"
                                     + "".join(f"; repaired {r}" for r in report.repaired))
-        client = _client(stack, workers, scheduler, security)
+        client = client_once()
         report.dashboard = client.dashboard_link or ""
         report.workers = len(client.scheduler_info().get("workers", {}))
         report.pending = len(tasks) + len(points)
@@ -284,6 +298,40 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         done = store.read_done(url)
     report.complete = bool(done.all())
     return report
+
+
+#: Grid points whose replicate is timed to size the tasks of a ``[tasks] seconds`` spec.
+CALIBRATION_POINTS = 3
+
+
+def _task_size(spec: Spec, url: str, resumed: bool, client_once) -> tuple[Spec, str]:
+    """``spec`` with its replicates per task: recorded in the store when it
+    resumes one made by the same spec, else calibrated on a worker so that a
+    task takes about ``spec.task_seconds`` (replicate 0 of the first, middle
+    and last grid points, timed warm; the slowest counts).  Results do not
+    depend on the task size; only the store's chunks do, so the size is
+    chosen once and recorded."""
+    from boardsweep.pipeline.tasks import time_replicate
+
+    if resumed:  # a store made by another spec is refused next, by prepare_store
+        attrs = store.read_attrs(url)
+        if json.loads(attrs.get("spec_canonical", "{}")) != spec.canonical() or "replicates_per_task" not in attrs:
+            return spec, ""
+        block = int(attrs["replicates_per_task"])
+        return spec.with_block(block), f"{block} replicates per task, as recorded in the store"
+    points = spec.points()
+    picked = sorted({0, len(points) // 2, len(points) - 1})[:CALIBRATION_POINTS]
+    future = client_once().submit(
+        time_replicate, spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
+        spec.checkpoints, spec.task_seconds, pure=False, key=f"calibrate-{uuid.uuid4().hex[:8]}")
+    try:
+        seconds = float(future.result())
+    except Exception as exc:  # noqa: BLE001 - the game's own error, in one line
+        raise SweepError(f"timing one replicate to size the tasks failed: {_one_line(exc)}") from None
+    block = max(1, min(spec.replicates, int(spec.task_seconds // max(seconds, 1e-9))))
+    return spec.with_block(block), (
+        f"{block} replicates per task: one replicate takes {seconds:.3g} s on a worker "
+        f"(the slowest of {len(picked)} grid points), tasks of about {spec.task_seconds:g} s asked")
 
 
 def _clear_damaged(spec: Spec, url: str):

@@ -23,7 +23,8 @@ A spec is a small TOML file::
     # values = [10, 100, 1000]     # ... or explicit values ending at the run length
 
     [tasks]
-    replicates_per_task = 2        # replicates per task block (default 1)
+    replicates_per_task = 2        # replicates per task block (default 1) ...
+    # seconds = 10                 # ... or a time per task: calibrated on a worker
 
 Everything is validated before anything is written.  Every error is a
 :class:`SpecError` whose message names the file, the key and what was expected.
@@ -36,7 +37,7 @@ import itertools
 import json
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ __all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
 
 TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks"}
 CHECKPOINT_KEYS = {"count", "values"}
-TASK_KEYS = {"replicates_per_task"}
+TASK_KEYS = {"replicates_per_task", "seconds"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -81,7 +82,10 @@ class Spec:
     checkpoints : numpy.ndarray
         Strictly increasing int64 checkpoint values.
     block : int
-        Replicates per task.
+        Replicates per task (with ``task_seconds``: 1 until the run calibrates it).
+    task_seconds : float or None
+        ``[tasks] seconds``: the time one task should take on a worker; the
+        run picks ``block`` from a short calibration and records it in the store.
     store : str or None
         Store path or URL from the spec, if any.
     """
@@ -99,6 +103,7 @@ class Spec:
     block: int
     store: str | None
     description: str = ""
+    task_seconds: float | None = None
 
     @property
     def game(self) -> Game:
@@ -136,8 +141,13 @@ class Spec:
             "grid": {k: list(v) for k, v in self.grid.items()},
             "run": {"replicates": self.replicates, **dict(sorted(self.run_shape.items()))},
             "checkpoints": [int(c) for c in self.checkpoints],
-            "tasks": {"replicates_per_task": self.block},
+            "tasks": ({"seconds": self.task_seconds} if self.task_seconds is not None
+                      else {"replicates_per_task": self.block}),
         }
+
+    def with_block(self, block: int) -> "Spec":
+        """This spec with ``block`` replicates per task (a calibrated or recorded size)."""
+        return replace(self, block=max(1, min(int(block), self.replicates)))
 
     def canonical_json(self) -> str:
         return json.dumps(self.canonical(), sort_keys=True)
@@ -214,12 +224,12 @@ class _Parser:
         grid = self.parse_grid(game, fixed)
         replicates, run_shape = self.parse_run(game)
         checkpoints = self.parse_checkpoints(game, run_shape)
-        block = self.parse_tasks(replicates)
+        block, seconds = self.parse_tasks(replicates)
         spec = Spec(
             source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
             checkpoints=checkpoints, block=block, store=self.string("store", False),
-            description=self.string("description", False) or "",
+            description=self.string("description", False) or "", task_seconds=seconds,
         )
         self.check_points(spec, game)
         return spec
@@ -296,14 +306,23 @@ class _Parser:
             raise self.error(key, f"last value {values[-1]} must equal run.{of} = {total}")
         return np.asarray(values, dtype=np.int64)
 
-    def parse_tasks(self, replicates: int) -> int:
+    def parse_tasks(self, replicates: int) -> tuple[int, float | None]:
+        """(replicates per task, seconds per task or None)."""
         table = self.table("tasks", TASK_KEYS)
+        if "seconds" in table:
+            if "replicates_per_task" in table:
+                raise self.error("tasks.seconds", "given with tasks.replicates_per_task; expected one of the two")
+            seconds = table["seconds"]
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < 86400:
+                raise self.error("tasks.seconds", f"{seconds!r} is not allowed; expected a number of "
+                                 "seconds above 0 and below 86400")
+            return 1, float(seconds)
         block = self.integer("tasks.replicates_per_task", table.get("replicates_per_task", 1), 1)
         if block > replicates:
             raise self.error(
                 "tasks.replicates_per_task", f"{block} is more than run.replicates = {replicates}"
             )
-        return block
+        return block, None
 
     def check_points(self, spec: Spec, game: Game) -> None:
         """Cross-parameter checks and shared coordinate labels at every grid point."""

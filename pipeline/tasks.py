@@ -15,7 +15,7 @@ from boardsweep.core.games import Game
 from boardsweep.pipeline.plan import Task, replicate_seed
 from boardsweep.pipeline.store import write_exact, write_region
 
-__all__ = ["simulate_block", "run_task", "run_exact"]
+__all__ = ["simulate_block", "run_task", "run_exact", "time_replicate"]
 
 
 def simulate_block(
@@ -57,3 +57,32 @@ def run_exact(
     t1 = time.perf_counter()
     write_exact(url, index, arrays, token)
     return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0, "write_s": time.perf_counter() - t1}
+
+
+#: A first (compiling) run shorter than this is repeated warm when timing a replicate.
+COLD_LIMIT_S = 60.0
+
+
+def time_replicate(
+    game: Game, root: int, points: list[dict], run_shape: dict, checkpoints: np.ndarray, budget: float
+) -> float:
+    """Seconds one replicate takes on this worker: the largest over ``points``.
+
+    Each point's replicate 0 runs once (compiling the kernel on a fresh
+    worker) and then once more warm, whose time counts; when the first run
+    took longer than :data:`COLD_LIMIT_S` and twice ``budget`` (so that a
+    task of one replicate is right anyway) it is not repeated.  Nothing is
+    written.
+    """
+    worst = 0.0
+    for params in points:
+        seed = replicate_seed(root, params, 0)
+        t0 = time.perf_counter()
+        game.simulate(params, seed, run_shape, checkpoints)
+        took = time.perf_counter() - t0
+        if took < max(COLD_LIMIT_S, 2 * budget):
+            t0 = time.perf_counter()
+            game.simulate(params, seed, run_shape, checkpoints)
+            took = time.perf_counter() - t0
+        worst = max(worst, took)
+    return worst

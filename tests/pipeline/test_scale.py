@@ -132,3 +132,31 @@ def test_workers_reopen_a_store_replaced_by_another_spec(tmp_path, cluster2, toy
     assert a["counts"].shape == b["counts"].shape == (3, 2, 6, 5, 8)
     for name in ("counts", "events", "done", "exact_frequency"):
         np.testing.assert_array_equal(a[name][...], b[name][...])
+
+
+def test_task_size_from_seconds_is_calibrated_recorded_and_reused(tmp_path, monkeypatch, toy_spec_text):
+    """``[tasks] seconds``: a worker times a replicate (the toy game sleeps
+    TOY_DELAY_S per replicate), the block is recorded, a resume keeps it, and
+    the integers equal those of a run with one replicate per task."""
+    text = wide(toy_spec_text, sides=2, replicates=8)
+    timed = parse_spec(text.replace("replicates_per_task = 2", "seconds = 0.07"), "timed.toml")
+    monkeypatch.setenv("TOY_DELAY_S", "0.02")
+    url = str(tmp_path / "timed.zarr")
+    first = run_sweep(timed, url, workers=1, max_tasks=2)
+    assert not first.complete and 2 <= first.block <= 3  # 0.07 s / (0.02 s + a little)
+    assert "one replicate takes" in first.calibration
+    recorded = zarr.open_group(url, mode="r")
+    assert recorded.attrs["replicates_per_task"] == first.block
+    assert recorded["counts"].chunks[2] == first.block
+
+    monkeypatch.setenv("TOY_DELAY_S", "0")  # a fresh calibration would now pick 8
+    resumed = run_sweep(timed, url, workers=1)
+    assert resumed.complete and resumed.block == first.block
+    assert "recorded in the store" in resumed.calibration
+
+    plain = str(tmp_path / "plain.zarr")
+    assert run_sweep(parse_spec(text.replace("replicates_per_task = 2", "replicates_per_task = 1")),
+                     plain, workers=1).complete
+    a, b = zarr.open_group(url, mode="r"), zarr.open_group(plain, mode="r")
+    for name in ("counts", "events", "rolls", "done"):
+        np.testing.assert_array_equal(a[name][...], b[name][...])

@@ -30,6 +30,14 @@ def test_explicit_checkpoints(toy_spec_text):
     assert list(parse_spec(text).checkpoints) == [10, 30, 60]
 
 
+def test_task_seconds_instead_of_a_block(toy_spec_text):
+    spec = parse_spec(toy_spec_text.replace("replicates_per_task = 2", "seconds = 2.5"))
+    assert spec.task_seconds == 2.5 and spec.block == 1
+    assert spec.canonical()["tasks"] == {"seconds": 2.5}
+    assert spec.with_block(3).block == 3 and spec.with_block(99).block == spec.replicates
+    assert parse_spec(toy_spec_text).task_seconds is None
+
+
 def test_defaults_without_optional_tables():
     spec = parse_spec('name = "x"\ngame = "toy"\nseed = 1\n[run]\nreplicates = 2\n')
     assert spec.grid == {} and spec.block == 1 and spec.points()[0][0] == ()
@@ -60,6 +68,9 @@ MALFORMED = [
     ("count = 5", "every = 5", "checkpoints.every", "unknown key"),
     ("replicates_per_task = 2", "replicates_per_task = 9", "tasks.replicates_per_task", "more than"),
     ("replicates_per_task = 2", "block = 2", "tasks.block", "unknown key"),
+    ("replicates_per_task = 2", "replicates_per_task = 2\nseconds = 5", "tasks.seconds", "one of the two"),
+    ("replicates_per_task = 2", "seconds = 0", "tasks.seconds", "above 0"),
+    ("replicates_per_task = 2", 'seconds = "10"', "tasks.seconds", "expected a number"),
     ("size = 8", 'size = "8"', "params.size", "expected an integer >= 3"),
     ("size = 8", "size = 8\ndice_sides = 4", "grid.dice_sides", "either fixed or an axis"),
     ("size = 8", "", "grid", "same labels"),  # size becomes an axis below
