@@ -7,6 +7,7 @@ The repository's ``core/`` and ``pipeline/`` folders are installed as
 
 >>> import boardsweep
 >>> ds = boardsweep.open_sweep("results/quickstart.zarr")  # doctest: +SKIP
+>>> ds = boardsweep.load_sweep("results/quickstart.zarr")  # in memory  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from an unbuilt tree
     __version__ = "unknown"
 
-__all__ = ["__version__", "open_sweep"]
+__all__ = ["__version__", "open_sweep", "load_sweep"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "open_sweep":
-        from boardsweep.pipeline.query import open_sweep
+    if name in ("open_sweep", "load_sweep"):
+        from boardsweep.pipeline import query
 
-        return open_sweep
+        return getattr(query, name)
     raise AttributeError(f"module 'boardsweep' has no attribute {name!r}")

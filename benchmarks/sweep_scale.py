@@ -9,8 +9,9 @@ times, each as its own process (what a user waits for):
   and write times, and the write overhead per task;
 * the same command again on the complete store (nothing to do);
 * ``boardsweep status``, ``boardsweep query --sel dice_sides=6``;
-* ``open_sweep(store)`` then frequencies summed over replicates, and the same
-  through plain ``xarray.open_zarr``;
+* ``open_sweep(store)`` (lazy) and ``load_sweep(store)`` (in memory) then
+  frequencies summed over replicates, and the same through plain
+  ``xarray.open_zarr``;
 * ``boardsweep report``.
 
 ``--points`` shrinks the dice axis (``--points 24`` is a 1-dice-value smoke
@@ -65,10 +66,17 @@ ds = boardsweep.open_sweep({store!r})
 print(float(frequencies(ds).sum("replicate").sum()))
 """
 
+READ_LOAD_SWEEP = """
+import boardsweep
+from boardsweep.pipeline.query import frequencies
+ds = boardsweep.load_sweep({store!r})
+print(float(frequencies(ds).sum("replicate").sum()))
+"""
+
 READ_XARRAY = """
 import warnings; warnings.simplefilter("ignore")
 import xarray as xr
-ds = xr.open_zarr({store!r})
+ds = xr.open_zarr({store!r}, chunks={chunks})
 print(float((ds["counts"] / ds["counts"].sum("location")).sum("replicate").sum()))
 """
 
@@ -115,7 +123,10 @@ def main() -> None:
         rows.append(("status", timed([*bs, "status", str(store)])))
         rows.append(("query --sel dice_sides=6", timed([*bs, "query", str(store), "--sel", "dice_sides=6"])))
         rows.append(("open_sweep + frequencies", timed([py, "-c", READ_OPEN_SWEEP.format(store=str(store))])))
-        rows.append(("xarray.open_zarr + frequencies", timed([py, "-c", READ_XARRAY.format(store=str(store))])))
+        rows.append(("load_sweep + frequencies", timed([py, "-c", READ_LOAD_SWEEP.format(store=str(store))])))
+        for chunks in ("'auto'", "None"):
+            rows.append((f"xarray.open_zarr(chunks={chunks}) + freq.",
+                         timed([py, "-c", READ_XARRAY.format(store=str(store), chunks=chunks)])))
         if not args.no_report:
             rows.append(("report", timed([*bs, "report", str(store), "--out", str(Path(tmp) / "report")])))
         files = sum(len(f) for _, _, f in os.walk(store))

@@ -1,20 +1,21 @@
 """The sweep pipeline: spec -> Dask -> zarr -> query.
 
 ``boardsweep.pipeline.open_sweep(path)`` (also ``boardsweep.open_sweep``) opens
-a sweep store as a lazy xarray Dataset (imported lazily so that the CLI starts
-fast).
+a sweep store as a lazy xarray Dataset; ``load_sweep(path)`` reads it into
+memory at once, the fastest for a store that fits (both imported lazily so
+that the CLI starts fast).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["open_sweep"]
+__all__ = ["open_sweep", "load_sweep"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "open_sweep":
-        from boardsweep.pipeline.query import open_sweep
+    if name in ("open_sweep", "load_sweep"):
+        from boardsweep.pipeline import query
 
-        return open_sweep
+        return getattr(query, name)
     raise AttributeError(f"module 'boardsweep.pipeline' has no attribute {name!r}")

@@ -344,7 +344,7 @@ def status(store_url: str, fmt: str) -> None:
     if damage.arrays:
         raise RunFailed(f"store {store_url} is incomplete: {integrity.describe(store_url, damage)}; "
                         f"rerun `boardsweep run SPEC --store {store_url}` to complete it")
-    ds = display.open_store(store_url, UserError, check=False)
+    ds = display.open_store(store_url, UserError, check=False, eager=False)
     text = integrity.describe(store_url, damage, limit=10**9) if damage else ""
     display.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
@@ -444,7 +444,7 @@ def report(store_url: str, out_dir: str, variable: str | None) -> None:
     ds = display.open_store(store_url, UserError)
     if variable is not None:
         variable = display.pick_variable(ds, variable, UserError)
-    build_report(store_url, out_dir, variable)
+    build_report(store_url, out_dir, variable, loaded=ds)
     click.echo(f"report written to {out_dir}/index.html")
 
 

@@ -167,10 +167,10 @@ class TaskBar:
 
 def run_summary(out: Console, report: RunReport) -> None:
     """Top locations per grid point with exact values, then timings."""
-    from boardsweep.pipeline.query import open_sweep
+    from boardsweep.pipeline.query import load_sweep
 
     _many_reads()
-    ds = open_sweep(report.store, check=False)  # the run has just checked and written it
+    ds = load_sweep(report.store, check=False)  # the run has just checked and written it
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if report.calibration:
@@ -293,13 +293,16 @@ def require_store(url: str, error: type[Exception]) -> None:
         raise error(f"store {url}: not a boardsweep sweep store")
 
 
-def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple[str, ...] = ()):
-    """The store's Dataset (only the cells ``--sel`` options pick, when given),
-    or ``error`` in one line: no store, not ours, damaged, a bad selection."""
+def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple[str, ...] = (),
+               eager: bool = True):
+    """The store's Dataset in memory (only the cells ``--sel`` options pick,
+    when given), or ``error`` in one line: no store, not ours, damaged, a bad
+    selection.  ``eager=False``: lazily (:func:`query.open_sweep`), for
+    commands that read a few small arrays."""
     import xarray as xr
 
     from boardsweep.pipeline.integrity import StoreDamaged
-    from boardsweep.pipeline.query import open_sweep
+    from boardsweep.pipeline.query import load_sweep, open_sweep
     from boardsweep.pipeline.store import quiet_zarr
 
     require_store(url, error)
@@ -307,7 +310,7 @@ def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple
     with quiet_zarr():
         picked = select(xr.open_zarr(url, chunks=None), sels, error) if sels else None
     try:
-        return open_sweep(url, check=check, sel=picked)
+        return (load_sweep if eager else open_sweep)(url, check=check, sel=picked)
     except StoreDamaged as exc:
         raise error(str(exc)) from None
 
@@ -413,13 +416,17 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
         print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done, "total": total,
                           "damaged": damaged_text or None, "points": entries}, indent=2))
         return
-    records = [{**{a: str(e[a]) for a in axes}, "done/total": f"{e['done']}/{e['total']}",
-                "exact": _EXACT_WORD[e["exact"]]} for e in entries]
     out = console()
-    print_records(out, f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done",
-                  records, axes, right={"done/total"},
-                  caption="done/total: finished replicates with intact data; exact: yes = exact answer "
-                          "stored, none exists = no single exact answer, not yet = not computed")
+    title = f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done"
+    shown = entries
+    if len(entries) > SUMMARY_POINTS:  # a screen, not hundreds of rows
+        title, shown = _status_digest(out, title, entries)
+    records = [{**{a: str(e[a]) for a in axes}, "done/total": f"{e['done']}/{e['total']}",
+                "exact": _EXACT_WORD[e["exact"]]} for e in shown]
+    if records:
+        print_records(out, title, records, axes, right={"done/total"},
+                      caption="done/total: finished replicates with intact data; exact: yes = exact "
+                              "answer stored, none exists = no single exact answer, not yet = not computed")
     for note in sorted({e["exact_note"] for e in entries if e["exact"] == "none"}):
         out.print(f"exact 'none': {note}")
     if damaged_text:
@@ -427,6 +434,22 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
 
 
 _EXACT_WORD = {"stored": "yes", "none": "none exists", "pending": "not yet"}
+
+
+def _status_digest(out: Console, title: str, entries: list[dict]) -> tuple[str, list[dict]]:
+    """Counts of points by state for a large grid; returns the table's title
+    and the points to list: those not finished (at most SUMMARY_FIRST + SUMMARY_WORST)."""
+    full = sum(e["done"] == e["total"] for e in entries)
+    started = sum(0 < e["done"] < e["total"] for e in entries)
+    exact = {k: sum(e["exact"] == k for e in entries) for k in _EXACT_WORD}
+    out.print(f"{title}; {len(entries)} grid points: {full} finished, {started} partly done, "
+              f"{len(entries) - full - started} not started; exact answers: {exact['stored']} stored, "
+              f"{exact['none']} none exists, {exact['pending']} not yet")
+    unfinished = [e for e in entries if e["done"] < e["total"] or e["exact"] == "pending"]
+    limit = SUMMARY_FIRST + SUMMARY_WORST
+    more = f" (the first {limit} of {len(unfinished)})" if len(unfinished) > limit else ""
+    out.print("every point: `--format json`", soft_wrap=True)
+    return f"grid points not finished{more}", unfinished[:limit]
 
 
 def print_games(fmt: str) -> None:

@@ -154,12 +154,23 @@ def record(url: str, group, names: list[str], index: tuple[int, ...],
 READ_CONCURRENCY = 64
 
 
-def read_mask(group: zarr.Group, name: str) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """A boolean mask array read chunk by chunk where a whole read fails.
 
-    Returns the mask (unreadable chunks read as ``False``) and the chunk
-    coordinates that could not be read.
+    With ``url`` (the group's) a local store is read straight from its chunk
+    files (:mod:`boardsweep.pipeline.chunkfiles`).  Returns the mask
+    (unreadable chunks read as ``False``) and the chunk coordinates that could
+    not be read.
     """
+    from boardsweep.pipeline import chunkfiles
+
+    if url is not None:
+        try:
+            fast = chunkfiles.read(url, name)
+        except chunkfiles.ChunkUnreadable:
+            fast = None  # a damaged chunk: find which, below
+        if fast is not None:
+            return fast.astype(bool), []
     array = group[name]
     try:
         with zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
@@ -197,8 +208,8 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
         if damage.arrays or attrs.get("integrity") != INTEGRITY_SCHEME:
             return damage
         block = int(attrs["replicates_per_task"])
-        done, _ = read_mask(group, "done")
-        exact_done, _ = read_mask(group, "exact_done")
+        done, _ = read_mask(group, "done", url)
+        exact_done, _ = read_mask(group, "exact_done", url)
         damage.done, damage.exact_done = done, exact_done
         blocks = {}
         for cell in zip(*np.nonzero(done)):
@@ -210,26 +221,12 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
             exact[index] = exact_name(index)
         manifests = _read_many(fs, root, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
         for found, records in ((damage.sim, blocks), (damage.exact, exact)):
-            reasons = _verify_all(fs, root, [manifests[f"{MANIFEST_DIR}/{n}"] for n in records.values()])
-            for (key, name), reason in zip(records.items(), reasons):
+            for key, name in records.items():
+                reason = _verify(fs, root, manifests[f"{MANIFEST_DIR}/{name}"])
                 if reason:
                     damage.reasons[name] = reason
                     found.append(key)
         return damage
-
-
-#: Threads that read and checksum chunk files (file reads and CRC-32 release the GIL).
-CHECK_THREADS = 8
-
-
-def _verify_all(fs, root: str, manifests: list[bytes | None]) -> list[str | None]:
-    """:func:`_verify` of every manifest, in order, on :data:`CHECK_THREADS` threads."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    if len(manifests) < 2 * CHECK_THREADS:
-        return [_verify(fs, root, m) for m in manifests]
-    with ThreadPoolExecutor(CHECK_THREADS) as pool:
-        return list(pool.map(lambda m: _verify(fs, root, m), manifests, chunksize=64))
 
 
 def _verify(fs, root: str, manifest: bytes | None) -> str | None:

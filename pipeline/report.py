@@ -153,21 +153,25 @@ def _sel(obj, point):
 def open_store(url: str) -> xr.Dataset:
     """The store in memory, unfinished cells NaN (read without dask: one zarr
     read per array instead of one task per chunk)."""
-    from boardsweep.pipeline.query import mask
+    from boardsweep.pipeline.query import load_sweep
 
-    with quiet_zarr():
-        return mask(xr.open_zarr(url, chunks=None).load())
+    return load_sweep(url, check=False)
 
 
-def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | None = None) -> dict:
-    """Write the report of ``store`` into ``out_dir``; return the summary dict."""
+def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | None = None,
+                 loaded: xr.Dataset | None = None) -> dict:
+    """Write the report of ``store`` into ``out_dir``; return the summary dict
+    (``loaded``: the store already read, e.g. by :func:`query.load_sweep`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ds = open_store(str(store)) if not isinstance(store, xr.Dataset) else store.load()
+    if isinstance(store, xr.Dataset):
+        ds = store.load()
+    else:
+        ds = loaded if loaded is not None else open_store(str(store))
     variable = variable or pick_variable(ds)
     points = list(grid_points(ds))
     meta = _meta(ds, store, variable)

@@ -342,13 +342,13 @@ def _show(value: Any) -> str:
 def read_done(url: str) -> np.ndarray:
     """The ``done`` mask, shape ``grid shape + (replicates,)`` (unreadable chunks: not done)."""
     with quiet_zarr():
-        return integrity.read_mask(zarr.open_group(url, mode="r"), "done")[0]
+        return integrity.read_mask(zarr.open_group(url, mode="r"), "done", url)[0]
 
 
 def read_exact_done(url: str) -> np.ndarray:
     """The ``exact_done`` mask, shape ``grid shape``."""
     with quiet_zarr():
-        return integrity.read_mask(zarr.open_group(url, mode="r"), "exact_done")[0]
+        return integrity.read_mask(zarr.open_group(url, mode="r"), "exact_done", url)[0]
 
 
 #: Arrays a process has opened for writing, per (store, spec SHA-256): a

@@ -160,3 +160,59 @@ def test_task_size_from_seconds_is_calibrated_recorded_and_reused(tmp_path, monk
     a, b = zarr.open_group(url, mode="r"), zarr.open_group(plain, mode="r")
     for name in ("counts", "events", "rolls", "done"):
         np.testing.assert_array_equal(a[name][...], b[name][...])
+
+
+def test_chunk_file_reader_matches_zarr(wide_store, tmp_path):
+    from boardsweep.pipeline import chunkfiles
+
+    group = zarr.open_group(wide_store, mode="r")
+    for name in ("counts", "events", "done", "exact_frequency", "exact_done"):
+        got, want = chunkfiles.read(wide_store, name), group[name][...]
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    part = chunkfiles.read(wide_store, "counts", (slice(3, 7), slice(1, 2)))
+    np.testing.assert_array_equal(part, group["counts"][3:7, 1:2])
+
+    other = zarr.create_array(str(tmp_path / "other.zarr"), shape=(4,), chunks=(2,), dtype="i8",
+                              compressors=None)
+    other[...] = 5
+    assert chunkfiles.read(str(tmp_path / "other.zarr"), "") is None  # not boardsweep's codecs: zarr reads it
+
+
+def test_chunk_file_reader_fill_and_damage(wide_store, tmp_path):
+    import shutil
+
+    from boardsweep.pipeline import chunkfiles
+
+    copy = tmp_path / "copy.zarr"
+    shutil.copytree(wide_store, copy)
+    (copy / "counts" / "c" / "0" / "0" / "0" / "0" / "0").unlink()  # dice_sides=2, plain, replicates 0-1
+    counts = chunkfiles.read(str(copy), "counts")
+    assert (counts[0, 0, 0:2] == -1).all() and (counts[0, 0, 2:] >= 0).all()
+    (copy / "counts" / "c" / "1" / "0" / "0" / "0" / "0").write_bytes(b"not zstd")
+    with pytest.raises(chunkfiles.ChunkUnreadable, match="does not decode"):
+        chunkfiles.read(str(copy), "counts")
+
+
+def test_load_sweep_equals_open_sweep(wide_store):
+    xr.testing.assert_identical(query.load_sweep(wide_store), query.open_sweep(wide_store).load())
+    sel = {"dice_sides": [4, 9], "rule": ["sticky"]}
+    xr.testing.assert_identical(query.load_sweep(wide_store, sel=sel),
+                                query.open_sweep(wide_store).sel(sel).load())
+
+
+def test_status_of_a_large_grid_fits_a_screen(wide_store, tmp_path, capsys):
+    import shutil
+
+    assert run_cli("status", wide_store) == 0
+    out = " ".join(capsys.readouterr().out.split())  # lines wrap at 80 columns
+    assert "26 grid points: 26 finished, 0 partly done, 0 not started" in out
+    assert "grid points not finished" not in out and "│" not in out
+    copy = tmp_path / "partial.zarr"
+    shutil.copytree(wide_store, copy)
+    flags = zarr.open_array(str(copy), path="done", mode="r+")
+    flags[12, 1, 0:2] = False  # dice_sides=14, sticky: replicates 0-1 no longer done
+    assert run_cli("status", str(copy)) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "25 finished, 1 partly done" in out and "grid points not finished" in out
+    assert "2/4" in out and "14" in out
