@@ -1,4 +1,4 @@
-"""Read a whole zarr array of a local store straight from its chunk files.
+"""Read and write a local store's zarr arrays straight from their chunk files.
 
 A sweep store holds one small chunk file per task and variable: thousands of
 them.  zarr-python reads each through its async machinery at about 0.3 ms a
@@ -10,6 +10,13 @@ layout boardsweep writes (local files, a regular chunk grid, ``bytes`` then
 :func:`read` returns ``None`` and the caller reads through zarr.  A chunk file
 that is absent reads as the fill value, as in zarr; one that does not decode
 raises :class:`ChunkUnreadable` (the integrity check names it).
+
+:func:`write_chunk` is the other direction, for a task's region when it is
+exactly one chunk (as every boardsweep task's is): the chunk is encoded as
+zarr encodes it (``bytes`` then ``zstd`` with the array's level and checksum
+settings, the region padded with the fill value) and written to a temporary
+file that is renamed into place, so a reader never sees half a chunk.  zarr
+spends about 1.3 ms per chunk write; this takes a few tens of microseconds.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ChunkUnreadable", "read"]
+__all__ = ["ChunkUnreadable", "read", "write_chunk"]
 
 
 class ChunkUnreadable(ValueError):
@@ -62,6 +69,54 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> n
     return out
 
 
+def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ...],
+                values: np.ndarray) -> str | None:
+    """Write ``values`` as the one chunk that ``region`` (integers and slices
+    of the leading dims; the rest whole) covers; return the chunk's path
+    relative to the store, or ``None`` (nothing written) where this writer
+    does not apply: not a local store, other codecs, or a region that is not
+    exactly one chunk."""
+    url = os.fspath(url)
+    if "://" in url and not url.startswith("file://"):
+        return None
+    root = Path(url.removeprefix("file://")) / name
+    meta = _plain_meta(root, with_codec=True)
+    if meta is None:
+        return None
+    shape, chunks, dtype, fill, sep, level, checksum = meta
+    coord = _chunk_of(region, shape, chunks)
+    if coord is None:
+        return None
+    inside = [min(c, n - i * c) for i, c, n in zip(coord, chunks, shape)]  # the chunk's part in the array
+    values = np.asarray(values, dtype=dtype)
+    if values.size not in (1, int(np.prod(inside))):
+        return None
+    chunk = np.full(chunks, fill, dtype=dtype)
+    chunk[tuple(slice(0, k) for k in inside)] = values.reshape(inside) if values.size > 1 else values.item()
+    from numcodecs.zstd import Zstd
+
+    raw = Zstd(level=level, checksum=checksum).encode(np.ascontiguousarray(chunk).tobytes())
+    key = "c/" + sep.join(map(str, coord)) if coord else "c"
+    path = root / key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(raw)
+    os.replace(tmp, path)
+    return f"{name}/{key}"
+
+
+def _chunk_of(region, shape, chunks) -> tuple[int, ...] | None:
+    """The coordinates of the one chunk ``region`` covers exactly, else ``None``."""
+    region = tuple(region) + (slice(None),) * (len(shape) - len(region))
+    coord = []
+    for r, n, c in zip(region, shape, chunks):
+        lo, hi = (r, r + 1) if isinstance(r, (int, np.integer)) else r.indices(n)[:2]
+        if lo % c or hi != min(lo + c, n):
+            return None
+        coord.append(lo // c)
+    return tuple(coord)
+
+
 def _decode(raw: bytes, dtype: np.dtype, chunks: tuple[int, ...], path: str) -> np.ndarray:
     from numcodecs.zstd import decompress
 
@@ -72,9 +127,10 @@ def _decode(raw: bytes, dtype: np.dtype, chunks: tuple[int, ...], path: str) -> 
         raise ChunkUnreadable(f"chunk file {path} does not decode: {exc}") from None
 
 
-def _plain_meta(root: Path):
+def _plain_meta(root: Path, with_codec: bool = False):
     """(shape, chunks, dtype, fill value, key separator) of a zarr v3 array
-    written with boardsweep's codecs, else ``None``."""
+    written with boardsweep's codecs, else ``None``; ``with_codec`` adds the
+    zstd level and checksum flag."""
     try:
         meta = json.loads((root / "zarr.json").read_text())
     except (OSError, ValueError):
@@ -96,6 +152,10 @@ def _plain_meta(root: Path):
         fill = meta["fill_value"]
         fill = np.nan if fill == "NaN" else fill
         sep = keys.get("configuration", {}).get("separator", "/")
-        return (tuple(meta["shape"]), tuple(grid["configuration"]["chunk_shape"]), dtype, fill, sep)
+        found = (tuple(meta["shape"]), tuple(grid["configuration"]["chunk_shape"]), dtype, fill, sep)
+        if with_codec:
+            zstd = meta["codecs"][1].get("configuration", {})
+            found += (int(zstd.get("level", 0)), bool(zstd.get("checksum", False)))
+        return found
     except (KeyError, TypeError, ValueError):
         return None

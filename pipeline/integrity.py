@@ -94,7 +94,7 @@ def _fs(url: str):
     return fsspec.core.url_to_fs(url)
 
 
-def _chunk_paths(arrays, names: Iterable[str], coords: tuple[int, ...]) -> list[str]:
+def chunk_paths(arrays, names: Iterable[str], coords: tuple[int, ...]) -> list[str]:
     """Store-relative paths of the chunk at ``coords`` (padded with zeros) of
     each array (``arrays``: a zarr group or a mapping of name to array)."""
     paths = []
@@ -130,16 +130,10 @@ def _read_local(path: str) -> bytes | None:
         return None
 
 
-def record(url: str, group, names: list[str], index: tuple[int, ...],
-           start: int | None, block: int | None) -> None:
-    """Write the manifest of one task after its data and done flags
-    (``group``: the zarr group, or a mapping of name to opened array).
-
-    ``start``/``block`` locate a simulation block (chunk ``start // block`` of
-    the replicate axis); ``None`` for an exact task.
-    """
-    coords = index if start is None else (*index, start // block)
-    paths = _chunk_paths(group, names, coords)
+def record(url: str, paths: list[str], index: tuple[int, ...], start: int | None) -> None:
+    """Write the manifest of one task after its data and done flags:
+    ``paths`` are the chunk files it wrote (store-relative), ``start`` the
+    first replicate of a simulation block (``None`` for an exact task)."""
     fs, root = _fs(url)
     data = _read_many(fs, root, paths)
     manifest = {"scheme": INTEGRITY_SCHEME, "chunks": {p: _fingerprint(data[p]) for p in paths}}

@@ -21,8 +21,10 @@ the root metadata and the manifests, so files a user put inside survive.
 
 Chunks are 1 along grid axes and the task block along ``replicate``, whole
 along every other dim, so each task writes its own chunks and nothing else.
-Workers write with plain zarr (:func:`write_region`); only the template goes
-through xarray.
+Workers write a task's chunk files directly on a local store
+(:mod:`boardsweep.pipeline.chunkfiles`: the bytes zarr would write, renamed
+into place) and through zarr elsewhere (:func:`write_region`); only the
+template goes through xarray.
 """
 
 from __future__ import annotations
@@ -383,9 +385,29 @@ def _writer(url: str, token: str | None, names: list[str]) -> dict[str, Any]:
     return arrays
 
 
-def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray], flag: str) -> dict:
-    """Write every variable of one task's ``region`` in one pass (concurrently),
-    then set its ``flag`` (``done`` / ``exact_done``) once the data is on disk."""
+def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
+           flag: str) -> list[str]:
+    """Write every variable of one task's ``region``, then set its ``flag``
+    (``done`` / ``exact_done``) once the data is on disk; return the chunk
+    paths written.
+
+    A local store's region, one chunk per array, is written straight to its
+    chunk files (:func:`chunkfiles.write_chunk`); otherwise the arrays
+    (kept open per worker) are written through zarr, concurrently.
+    """
+    from boardsweep.pipeline import chunkfiles
+
+    if "://" not in url or url.startswith("file://"):
+        paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
+        if all(paths):
+            flag_path = chunkfiles.write_chunk(url, flag, region, np.ones(1, dtype=bool))
+            if flag_path:
+                return [*paths, flag_path]
+    return _write_zarr(url, token, region, values, flag)
+
+
+def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
+                flag: str) -> list[str]:
     import asyncio
 
     from zarr.core.sync import sync
@@ -399,7 +421,13 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
 
     with quiet_zarr():
         sync(write_all())
-    return arrays
+    return integrity.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
+
+
+def _chunk_coords(region: tuple, array) -> tuple[int, ...]:
+    """Chunk coordinates of the leading dims ``region`` starts at."""
+    return tuple((r.start or 0) // c if isinstance(r, slice) else int(r) // c
+                 for r, c in zip(region, array.chunks))
 
 
 def write_region(
@@ -409,8 +437,8 @@ def write_region(
     """Write one task's arrays (leading dim = its replicates), then its done
     flags, then its manifest.  ``token`` (the spec's SHA-256) lets the worker
     keep the store's arrays open between tasks."""
-    opened = _write(url, token, index + (slice(start, stop),), arrays, "done")
-    integrity.record(url, opened, [*arrays, "done"], index, start, opened["done"].chunks[-1])
+    paths = _write(url, token, index + (slice(start, stop),), arrays, "done")
+    integrity.record(url, paths, index, start)
 
 
 def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list[tuple[int, ...]],
@@ -438,5 +466,5 @@ def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarra
                 token: str | None = None) -> None:
     """Write the exact answer of one grid point, then its ``exact_done`` flag."""
     values = {name: np.asarray(v, dtype=np.float64) for name, v in arrays.items()}
-    opened = _write(url, token, index, values, "exact_done")
-    integrity.record(url, opened, [*arrays, "exact_done"], index, None, None)
+    paths = _write(url, token, index, values, "exact_done")
+    integrity.record(url, paths, index, None)

@@ -216,3 +216,26 @@ def test_status_of_a_large_grid_fits_a_screen(wide_store, tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "25 finished, 1 partly done" in out and "grid points not finished" in out
     assert "2/4" in out and "14" in out
+
+
+def test_chunk_file_writer_writes_what_zarr_writes(wide_store, tmp_path):
+    import shutil
+
+    from boardsweep.pipeline import chunkfiles
+
+    ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
+    shutil.copytree(wide_store, ours)
+    shutil.copytree(wide_store, theirs)
+    values = np.arange(2 * 5 * 8, dtype=np.int64).reshape(2, 5, 8) * 7  # one task block of counts
+    region = (3, 1, slice(2, 4))
+    assert chunkfiles.write_chunk(str(ours), "counts", region, values) == "counts/c/3/1/1/0/0"
+    zarr.open_array(str(theirs), path="counts", mode="r+")[region] = values
+    assert (ours / "counts/c/3/1/1/0/0").read_bytes() == (theirs / "counts/c/3/1/1/0/0").read_bytes()
+    np.testing.assert_array_equal(zarr.open_array(str(ours), path="counts", mode="r")[region], values)
+    assert chunkfiles.write_chunk(str(ours), "done", region, np.ones(1, bool)) == "done/c/3/1/1"
+    assert zarr.open_array(str(ours), path="done", mode="r")[region].all()
+
+    before = (ours / "counts/c/3/1/0/0/0").read_bytes()
+    assert chunkfiles.write_chunk(str(ours), "counts", (3, 1, slice(1, 3)), values) is None  # two chunks
+    assert (ours / "counts/c/3/1/0/0/0").read_bytes() == before
+    assert not list(ours.rglob("*.tmp"))
