@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ChunkUnreadable", "read", "write_chunk"]
+__all__ = ["ChunkUnreadable", "read", "write_chunk", "readable", "ChunkFileArray"]
 
 
 class ChunkUnreadable(ValueError):
@@ -67,6 +67,32 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> n
             dst.append(slice(start - lo, stop - lo))
         out[tuple(dst)] = chunk[tuple(src)]
     return out
+
+
+def readable(url: str | os.PathLike, name: str) -> bool:
+    """Whether :func:`read` applies to the array ``name`` of ``url``."""
+    url = os.fspath(url)
+    if "://" in url and not url.startswith("file://"):
+        return False
+    return _plain_meta(Path(url.removeprefix("file://")) / name) is not None
+
+
+class ChunkFileArray:
+    """An array-like over :func:`read` for ``dask.array.from_array``: each
+    dask chunk reads its region's chunk files when computed."""
+
+    def __init__(self, url: str, name: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        self.url, self.name, self.shape, self.dtype = os.fspath(url), name, tuple(shape), np.dtype(dtype)
+        self.ndim = len(self.shape)
+
+    def __getitem__(self, key) -> np.ndarray:
+        key = key if isinstance(key, tuple) else (key,)
+        if all(isinstance(k, slice) and k.step in (None, 1) for k in key):
+            data = read(self.url, self.name, key)
+            if data is not None:
+                return data
+        whole = read(self.url, self.name)
+        return whole[key]
 
 
 def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ...],

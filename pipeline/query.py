@@ -8,7 +8,6 @@ form ``(checkpoint, DIM)`` (a distribution over DIM, e.g. ``location``).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -51,11 +50,12 @@ def open_sweep(
 
     The store holds one small zarr chunk per task and variable.  Its dask
     chunks span many of them (whole along every dim but the first grid axis,
-    at most :data:`READ_CHUNK_BYTES` each, see :func:`read_chunks`), so a
-    computation is a few dask tasks whose zarr reads fetch their chunks
-    concurrently, not one dask task per tiny chunk.  ``chunks`` overrides
-    this (``xarray.open_zarr``'s meaning).  ``sel`` (``Dataset.sel``
-    arguments) reads just those cells, at once, as numpy arrays.
+    at most :data:`READ_CHUNK_BYTES` each, see :func:`read_chunks`), and each
+    reads its chunk files directly (:mod:`boardsweep.pipeline.chunkfiles`;
+    through zarr where that reader does not apply), decoded as
+    ``xarray.open_zarr`` decodes them.  ``chunks`` ({dim: size}, -1 whole)
+    overrides the split.  ``sel`` ({axis: [values]}) reads just those cells,
+    at once (:func:`load_sweep`).
 
     With ``check`` (the default) the store's finished cells are verified
     first (:mod:`boardsweep.pipeline.integrity`: raw chunk bytes against the
@@ -63,16 +63,33 @@ def open_sweep(
     :class:`~boardsweep.pipeline.integrity.StoreDamaged` naming the cells,
     rather than answering with fewer replicates or a decompression error.
     """
+    url = str(url)
+    if sel:
+        return load_sweep(url, check=check, sel=sel)
     if check:
         integrity.assert_intact(url)
     with quiet_zarr():
-        ds = xr.open_zarr(url, chunks=None)
-        if sel:
-            ds = ds.sel(dict(sel)).load()
-        else:  # coordinates are single chunks: a split along an axis is still right
-            warnings.filterwarnings("ignore", message=".*separate the stored chunks.*")
-            ds = xr.open_zarr(url, chunks=dict(chunks or read_chunks(ds)))
-    return mask(ds)
+        raw = xr.open_zarr(url, chunks=None, mask_and_scale=False)
+    chunks = dict(chunks or read_chunks(raw))
+    for name, var in raw.data_vars.items():
+        raw[name] = var.copy(data=_lazy(url, str(name), var, chunks))
+    return mask(xr.decode_cf(raw))
+
+
+def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
+    """A dask array of ``var`` whose chunks read the store's chunk files
+    directly (:class:`chunkfiles.ChunkFileArray`), or through zarr where
+    that reader does not apply."""
+    import dask.array as da
+    from dask.base import tokenize
+
+    shape = tuple(var.shape)
+    wanted = tuple(chunks.get(d, -1) for d in var.dims)
+    if not chunkfiles.readable(url, name):
+        return var.chunk(dict(zip(var.dims, wanted))).data
+    source = chunkfiles.ChunkFileArray(url, name, shape, var.dtype)
+    token = tokenize(url, name, shape, wanted, str(var.dtype))
+    return da.from_array(source, chunks=wanted, lock=False, asarray=True, name=f"boardsweep-{name}-{token}")
 
 
 def load_sweep(url: str, check: bool = True, sel: Mapping[str, Any] | None = None) -> xr.Dataset:
