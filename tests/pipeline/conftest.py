@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -20,56 +21,42 @@ from boardsweep.core import games  # noqa: E402
 
 games.register("toy", "toy_game")
 
-TOY_SPEC = """\
-name = "toy"
-game = "toy"
-seed = 7
-
-[params]
-size = 8
-
-[grid]
-dice_sides = [2, 3]
-rule = ["plain", "sticky"]
-
-[run]
-replicates = 4
-games = 2
-turns = 60
-
-[checkpoints]
-count = 5
-
-[tasks]
-replicates_per_task = 2
-"""
+def spec_toml(game: str, name: str | None = None, seed: int = 7, description: str | None = None,
+              **tables: dict) -> str:
+    """The TOML text of a sweep spec: ``spec_toml("monopoly", grid={...},
+    run={...}, checkpoints={...}, tasks={...}, params={...})``; tables left
+    out are left out of the text.  Values are written as JSON, which is TOML
+    for strings, numbers, booleans and lists."""
+    lines = [f"name = {json.dumps(name or game)}", f"game = {json.dumps(game)}", f"seed = {seed}"]
+    if description is not None:
+        lines.append(f"description = {json.dumps(description)}")
+    for table in ("params", "grid", "run", "checkpoints", "tasks"):
+        content = tables.pop(table, None)
+        if content:
+            lines += ["", f"[{table}]", *(f"{k} = {json.dumps(v)}" for k, v in content.items())]
+    if tables:
+        raise TypeError(f"unknown spec tables: {sorted(tables)}")
+    return "\n".join(lines) + "\n"
 
 
-MONOPOLY_SPEC = """\
-name = "small"
-game = "monopoly"
-seed = 7
+TOY_SPEC = spec_toml(
+    "toy", params={"size": 8}, grid={"dice_sides": [2, 3], "rule": ["plain", "sticky"]},
+    run={"replicates": 4, "games": 2, "turns": 60}, checkpoints={"count": 5},
+    tasks={"replicates_per_task": 2},
+)
 
-[params]
-tally = "per_landing"
-jail_strategy = "long"
+MONOPOLY_SPEC = spec_toml(
+    "monopoly", name="small", params={"tally": "per_landing", "jail_strategy": "long"},
+    grid={"dice_sides": [4, 6], "deck_policy": ["independent", "shuffled_cycle"]},
+    run={"replicates": 4, "games": 2, "players": 2, "turns": 300}, checkpoints={"count": 5},
+    tasks={"replicates_per_task": 2},
+)
 
-[grid]
-dice_sides = [4, 6]
-deck_policy = ["independent", "shuffled_cycle"]
 
-[run]
-replicates = 4
-games = 2
-players = 2
-turns = 300
-
-[checkpoints]
-count = 5
-
-[tasks]
-replicates_per_task = 2
-"""
+@pytest.fixture
+def make_spec():
+    """:func:`spec_toml`: the one way tests write a spec's text."""
+    return spec_toml
 
 
 @pytest.fixture

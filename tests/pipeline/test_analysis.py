@@ -18,27 +18,15 @@ from boardsweep.pipeline.plan import replicate_seed
 from boardsweep.pipeline.query import open_sweep
 from boardsweep.pipeline.spec import parse_spec
 
-MONO = """\
-name = "mono"
-game = "monopoly"
-seed = 11
-[params]
-chance_deck = "standard"
-tally = "per_landing"
-jail_strategy = "long"
-[grid]
-dice_sides = [4, 6]
-deck_policy = ["independent", "shuffled_cycle"]
-[run]
-replicates = 4
-games = 1
-players = 2
-turns = 5000
-[checkpoints]
-count = 8
-[tasks]
-replicates_per_task = 2
-"""
+from conftest import spec_toml  # tests/pipeline is on sys.path
+
+MONO = spec_toml(
+    "monopoly", name="mono", seed=11,
+    params={"chance_deck": "standard", "tally": "per_landing", "jail_strategy": "long"},
+    grid={"dice_sides": [4, 6], "deck_policy": ["independent", "shuffled_cycle"]},
+    run={"replicates": 4, "games": 1, "players": 2, "turns": 5000}, checkpoints={"count": 8},
+    tasks={"replicates_per_task": 2},
+)
 
 pytestmark = pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
 

@@ -15,34 +15,16 @@ from localdask import assert_bitwise_equal, done_count, finish, local_dask, star
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
+from conftest import spec_toml
 
 # A real game (the compose runner's quickstart, shrunk): 4 grid points x 2 tasks.
-MONOPOLY_SPEC = """\
-name = "cluster"
-game = "monopoly"
-seed = 20240601
-
-[params]
-chance_deck = "standard"
-tally = "per_roll"
-jail_strategy = "long"
-
-[grid]
-dice_sides = [4, 6]
-deck_policy = ["independent", "shuffled_cycle"]
-
-[run]
-replicates = 4
-games = 2
-players = 1
-turns = 3000
-
-[checkpoints]
-count = 4
-
-[tasks]
-replicates_per_task = 2
-"""
+MONOPOLY_SPEC = spec_toml(
+    "monopoly", name="cluster", seed=20240601,
+    params={"chance_deck": "standard", "tally": "per_roll", "jail_strategy": "long"},
+    grid={"dice_sides": [4, 6], "deck_policy": ["independent", "shuffled_cycle"]},
+    run={"replicates": 4, "games": 2, "players": 1, "turns": 3000}, checkpoints={"count": 4},
+    tasks={"replicates_per_task": 2},
+)
 
 
 def test_compose_topology_matches_local_cluster(tmp_path, write_spec):

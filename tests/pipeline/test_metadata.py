@@ -11,31 +11,15 @@ from boardsweep.pipeline.cli import main
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 
-SPEC = """\
-name = "meta"
-game = "monopoly"
-seed = 11
-description = "Dice 4 and 6, both deck policies, seed 003's run shape in miniature"
+from conftest import spec_toml  # tests/pipeline is on sys.path
 
-[params]
-tally = "per_roll"
-
-[grid]
-dice_sides = [4, 6]
-deck_policy = ["independent", "shuffled_cycle"]
-
-[run]
-replicates = 2
-games = 1
-players = 1
-turns = 500
-
-[checkpoints]
-count = 4
-
-[tasks]
-replicates_per_task = 2
-"""
+SPEC = spec_toml(
+    "monopoly", name="meta", seed=11,
+    description="Dice 4 and 6, both deck policies, seed 003's run shape in miniature",
+    params={"tally": "per_roll"}, grid={"dice_sides": [4, 6], "deck_policy": ["independent", "shuffled_cycle"]},
+    run={"replicates": 2, "games": 1, "players": 1, "turns": 500}, checkpoints={"count": 4},
+    tasks={"replicates_per_task": 2},
+)
 
 
 def test_store_metadata_read_with_plain_xarray(tmp_path, write_spec, cluster2, capsys):

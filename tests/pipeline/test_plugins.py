@@ -8,26 +8,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from conftest import spec_toml  # tests/pipeline is on sys.path
 from localdask import finish, local_dask, start_client
 
 HERE = Path(__file__).resolve().parent
 
-SPEC = """\
-name = "plug"
-game = "plugtoy"
-seed = 3
-
-[grid]
-dice_sides = [2, 3]
-
-[run]
-replicates = 2
-games = 1
-turns = 20
-
-[checkpoints]
-count = 2
-"""
+SPEC = spec_toml("plugtoy", name="plug", seed=3, grid={"dice_sides": [2, 3]},
+                 run={"replicates": 2, "games": 1, "turns": 20}, checkpoints={"count": 2})
 
 
 def make_distribution(site: Path) -> Path:

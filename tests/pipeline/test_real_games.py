@@ -12,6 +12,8 @@ from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.query import modal_string, open_sweep, rows
 from boardsweep.pipeline.spec import load_spec, parse_spec
 
+from conftest import spec_toml  # tests/pipeline is on sys.path
+
 SWEEPS = Path(__file__).resolve().parents[2] / "sweeps"
 
 
@@ -56,20 +58,8 @@ def test_monopoly_sweep_pe84_modal_strings(tmp_path, cluster2):
 
 @needs("hk_monopoly")
 def test_hk_monopoly_sweep(tmp_path, cluster2):
-    text = """\
-name = "hk"
-game = "hk_monopoly"
-seed = 4
-[params]
-players = 2
-[grid]
-dice_sides = [4, 6]
-[run]
-replicates = 2
-games = 20
-[checkpoints]
-count = 3
-"""
+    text = spec_toml("hk_monopoly", name="hk", seed=4, params={"players": 2}, grid={"dice_sides": [4, 6]},
+                     run={"replicates": 2, "games": 20}, checkpoints={"count": 3})
     url = tmp_path / "hk.zarr"
     assert run_sweep(parse_spec(text, "hk.toml"), str(url), scheduler=cluster2).complete
     ds = open_sweep(url)

@@ -13,27 +13,20 @@ from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.report import build_report
 from boardsweep.pipeline.spec import parse_spec
 
+from conftest import spec_toml  # tests/pipeline is on sys.path
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-MONO = """\
-name = "rep"
-game = "monopoly"
-seed = 3
-[params]
-tally = "per_roll"
-[grid]
-dice_sides = [4, 6]
-deck_policy = ["independent", "shuffled_cycle"]
-[run]
-replicates = 4
-games = 1
-players = 1
-turns = 4000
-[checkpoints]
-count = 6
-[tasks]
-replicates_per_task = 2
-"""
+MONO_GRID = {"dice_sides": [4, 6], "deck_policy": ["independent", "shuffled_cycle"]}
+MONO_RUN = {"replicates": 4, "games": 1, "players": 1, "turns": 4000}
+
+
+def mono(grid: dict = MONO_GRID, run: dict = MONO_RUN) -> str:
+    return spec_toml("monopoly", name="rep", seed=3, params={"tally": "per_roll"}, grid=grid, run=run,
+                     checkpoints={"count": 6}, tasks={"replicates_per_task": 2})
+
+
+MONO = mono()
 
 
 def check_pngs(out):
@@ -165,9 +158,8 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
 def test_figure_count_does_not_grow_with_the_grid(tmp_path, cluster2):
     """A grid 3x larger gives the same figures, and a panel with no exact answer says so."""
-    text = MONO.replace("dice_sides = [4, 6]", "dice_sides = [3, 4, 5, 6, 7, 8]") \
-        .replace("replicates = 4", "replicates = 2").replace("turns = 4000", "turns = 300") \
-        .replace("games = 1", "games = 9")  # 9 games per replicate: too many deck solves
+    text = mono(grid={**MONO_GRID, "dice_sides": [3, 4, 5, 6, 7, 8]},  # 9 games per replicate:
+                run={**MONO_RUN, "replicates": 2, "turns": 300, "games": 9})  # too many deck solves
     store = str(tmp_path / "wide.zarr")
     assert run_sweep(parse_spec(text, "wide.toml"), store, scheduler=cluster2).complete
     out = tmp_path / "w"
@@ -199,20 +191,8 @@ def test_report_on_toy_game(tmp_path, cluster2, toy_spec_text):
 
 @pytest.mark.skipif("hk_monopoly" not in game_names(), reason="hk_monopoly not registered")
 def test_report_on_hk_monopoly(tmp_path, cluster2):
-    text = """\
-name = "hk"
-game = "hk_monopoly"
-seed = 4
-[params]
-players = 2
-[grid]
-dice_sides = [4, 6]
-[run]
-replicates = 2
-games = 10
-[checkpoints]
-count = 3
-"""
+    text = spec_toml("hk_monopoly", name="hk", seed=4, params={"players": 2}, grid={"dice_sides": [4, 6]},
+                     run={"replicates": 2, "games": 10}, checkpoints={"count": 3})
     store = str(tmp_path / "hk.zarr")
     assert run_sweep(parse_spec(text, "hk.toml"), store, scheduler=cluster2).complete
     summary = build_report(store, tmp_path / "h")
@@ -248,20 +228,9 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     """Mean rolls with a replicate-based interval, beside the exact expectation."""
     import zarr
 
-    text = """\
-name = "stb"
-game = "shut_the_box"
-seed = 640
-[grid]
-policy = ["optimal", "greedy"]
-[params]
-dice_sides = 3
-[run]
-replicates = 4
-games = 2000
-[checkpoints]
-count = 4
-"""
+    text = spec_toml("shut_the_box", name="stb", seed=640, params={"dice_sides": 3},
+                     grid={"policy": ["optimal", "greedy"]}, run={"replicates": 4, "games": 2000},
+                     checkpoints={"count": 4})
     store = str(tmp_path / "stb.zarr")
     assert run_sweep(parse_spec(text, "stb.toml"), store, scheduler=cluster2).complete
     summary = build_report(store, tmp_path / "s")
