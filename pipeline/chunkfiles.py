@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -125,9 +126,13 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
     key = "c/" + sep.join(map(str, coord)) if coord else "c"
     path = root / key
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(raw)
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # unique across processes and hosts
+    try:
+        tmp.write_bytes(raw)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no partial file behind
+        raise
     return f"{name}/{key}"
 
 
