@@ -435,14 +435,28 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
         if client.status == "running" and live:
             client.cancel(list(live))
     if failures:
-        shown = "; ".join(f"{f['point']} ({f['task']}): {f['error']}" for f in failures[:5])
-        more = "" if len(failures) <= 5 else f"; and {len(failures) - 5} more"
         raise TasksFailed(
-            f"{len(failures)} of {total} tasks failed: {shown}{more}. The other "
+            f"{len(failures)} of {total} tasks failed: {_failures_text(failures)}. The other "
             f"{total - len(failures)} tasks finished and are stored in {url}; fix the cause "
             "and rerun the same command to compute the missing cells",
             failures,
         )
+
+
+def _failures_text(failures: list[dict], limit: int = 5) -> str:
+    """Failures grouped by error, each error said once with where it happened:
+    ``ErrorText (at dice_sides=4 (replicates 0-1), ... and 12 more)``."""
+    by_error: dict[str, list[dict]] = {}
+    for f in failures:
+        by_error.setdefault(f["error"], []).append(f)
+    parts = []
+    for error, found in list(by_error.items())[:limit]:
+        where = ", ".join(f"{f['point']} ({f['task']})" for f in found[:2])
+        more = f" and {len(found) - 2} more" if len(found) > 2 else ""
+        parts.append(f"{error} (at {where}{more})")
+    if len(by_error) > limit:
+        parts.append(f"and {len(by_error) - limit} other errors")
+    return "; ".join(parts)
 
 
 def _point(spec: Spec, params: dict) -> str:

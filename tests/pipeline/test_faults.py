@@ -170,8 +170,10 @@ def test_failing_task_is_named_and_the_rest_is_stored(tmp_path, toy_spec_text, w
     assert len(lines) == 1, err
     message = lines[0]
     assert message.startswith("boardsweep: error: 2 of 12 tasks failed")
-    assert "dice_sides=3, rule='sticky' (replicates 0-1): KernelFailure: the sticky ring cannot use 3-sided dice" in message
-    assert "(replicates 2-3)" in message and "rerun the same command" in message
+    error = "KernelFailure: the sticky ring cannot use 3-sided dice"
+    assert message.count(error) == 1, message  # one error, said once, with where it happened
+    assert f"{error} (test failure) (at dice_sides=3, rule='sticky' (replicates " in message
+    assert "(replicates 0-1)" in message and "(replicates 2-3)" in message and "rerun the same command" in message
     done = zarr.open_array(str(url), path="done", mode="r")[...]
     bad = (1, 1)  # dice_sides=3, rule=sticky
     assert not done[bad].any()
