@@ -55,7 +55,6 @@ import xarray as xr
 
 from boardsweep.pipeline import analysis, metadata
 from boardsweep.pipeline.query import distribution_variables, grid_points
-from boardsweep.pipeline.store import quiet_zarr
 
 __all__ = ["build_report", "pick_variable", "point_key", "COLUMNS", "Z_AGREE", "MAX_THEORY_POINTS"]
 
@@ -471,11 +470,11 @@ def _ratio_table(ds, points, ratios) -> pd.DataFrame:
             if extra and extra[0] == "seat" and isinstance(params.get("players"), int):
                 labels = labels[: params["players"]]
             for j, label in enumerate(labels):
-                pick = (lambda a: a.isel({extra[0]: j})) if extra else (lambda a: a)
+                one = e.isel({extra[0]: j}) if extra else e
                 rows.append({**p, "ratio": name, "label": label,
-                             **{c: _num(pick(e[k]).values) for c, k in
+                             **{c: _num(one[k].values) for c, k in
                                 (("estimate", "estimate"), ("low", "low"), ("high", "high"))},
-                             "exact_value": _num(pick(e["exact"]).values) if "exact" in e else None,
+                             "exact_value": _num(one["exact"].values) if "exact" in e else None,
                              "replicates": int(e["replicates"])})
     return pd.DataFrame(rows)
 

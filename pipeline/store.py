@@ -162,7 +162,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     """The lazy Dataset and encoding of an empty store for ``spec``."""
     params = spec.points()[0][1]
     labels = game.coords_for(params)
-    axes, grid_shape, grid_chunks = spec.axes, spec.shape, (1,) * len(spec.axes)
+    axes, grid_chunks = spec.axes, (1,) * len(spec.axes)
     sizes = {"replicate": spec.replicates, "checkpoint": len(spec.checkpoints)}
     sizes.update({dim: len(v) for dim, v in labels.items()})
     data_vars, encoding = {}, {}
