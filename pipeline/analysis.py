@@ -25,7 +25,7 @@ import xarray as xr
 from boardsweep.core import stats
 from boardsweep.core.games import Game, get_game
 from boardsweep.pipeline.plan import replicate_seed
-from boardsweep.pipeline.query import distribution_variables, frequencies, grid_points
+from boardsweep.pipeline.query import distribution_variables, frequencies, grid_points, z_score
 
 __all__ = [
     "game_of",
@@ -140,7 +140,8 @@ def convergence(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
       (finished replicates), over ``(checkpoint, DIM)``;
     * ``steps``: mean over replicates of :func:`step_variable` ``(checkpoint)``;
     * ``exact`` (:func:`exact_reference`), ``error`` = mean - exact and
-      ``z`` = error / stderr per label;
+      ``z`` = error / stderr per label (:func:`query.z_score`: missing where
+      the s.e. is 0 or the label's mean count is below ``MIN_COUNT``);
     * ``max_abs_error`` = max |error|, ``total_variation`` = sum |error| / 2,
       ``rms_error`` = sqrt(mean over replicates and labels of
       (frequency - exact)^2) per checkpoint (the error of ONE replicate).
@@ -163,8 +164,7 @@ def convergence(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
         exact = xr.full_like(out["mean"], np.nan)
     out["exact"] = exact
     out["error"] = out["mean"] - exact
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["z"] = out["error"] / out["stderr"]
+    out["z"] = z_score(out["error"], out["stderr"], ds[variable].mean("replicate"))
     has = out["error"].notnull().all(dim)
     out["max_abs_error"] = abs(out["error"]).max(dim).where(has)
     out["total_variation"] = (0.5 * abs(out["error"]).sum(dim)).where(has)

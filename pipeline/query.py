@@ -25,6 +25,8 @@ __all__ = [
     "estimate",
     "exact_frequencies",
     "compare_exact",
+    "z_score",
+    "MIN_COUNT",
     "top_k",
     "modal_string",
     "rows",
@@ -196,15 +198,31 @@ def exact_frequencies(ds: xr.Dataset, variable: str = "counts", checkpoint: int 
     return None
 
 
+#: A label is judged by its z only where its mean count per replicate is at
+#: least this; below it the counts are too discrete for a normal standard
+#: error (four replicates that each landed 4 times give a standard error near
+#: zero and a |z| of 77).
+MIN_COUNT = 10
+
+
+def z_score(difference: xr.DataArray, stderr: xr.DataArray, counts: xr.DataArray) -> xr.DataArray:
+    """z = difference / stderr, missing where the standard error is 0 or the
+    label's mean count per replicate (``counts``) is below :data:`MIN_COUNT`."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (difference / stderr).where((stderr > 0) & (counts >= MIN_COUNT))
+
+
 def compare_exact(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
-    """Estimate, standard error, exact value, difference and z-score side by side."""
+    """Estimate, standard error, exact value, difference and z-score side by
+    side (z only where :func:`z_score` judges it)."""
     out = estimate(ds, variable, checkpoint)
     exact = exact_frequencies(ds, variable, checkpoint)
     if exact is None:
         exact = xr.full_like(out["estimate"], np.nan)
     out["exact"] = exact
     out["difference"] = out["estimate"] - exact
-    out["z"] = (out["difference"] / out["stderr"]).where(out["stderr"] > 0)  # s.e. 0: no z
+    counts = ds[variable].isel(checkpoint=checkpoint).mean("replicate")
+    out["z"] = z_score(out["difference"], out["stderr"], counts)
     return out
 
 

@@ -54,7 +54,7 @@ import pandas as pd
 import xarray as xr
 
 from boardsweep.pipeline import analysis, metadata
-from boardsweep.pipeline.query import distribution_variables, grid_points
+from boardsweep.pipeline.query import MIN_COUNT, distribution_variables, grid_points, z_score
 
 __all__ = ["build_report", "pick_variable", "point_key", "COLUMNS", "Z_AGREE", "MAX_THEORY_POINTS"]
 
@@ -71,7 +71,8 @@ COLUMNS: dict[str, str] = {
     "exact": "exact answer: 'stored', 'none' (no single exact answer exists) or 'pending' (not computed yet)",
     "reference": "what the estimate is compared with: 'exact' (the stored exact answer), 'replicate decks' "
                  "(mean of the exact answers of the deck orders each replicate played) or empty",
-    "max_abs_z": "largest |z| over labels, z = (estimate - reference) / s.e. (labels with s.e. 0 left out)",
+    "max_abs_z": "largest |z| over labels, z = (estimate - reference) / s.e. (labels with s.e. 0 or a mean "
+                 f"count below {MIN_COUNT} per replicate left out)",
     "worst_label": "the label with that largest |z|",
     "max_abs_error": "max |error|: largest |estimate - reference| over labels (frequency units)",
     "tv_distance": "TV distance: total variation distance sum |estimate - reference| / 2",
@@ -277,8 +278,9 @@ def _analyse(ds, variable, points, meta) -> dict:
     parts["states"] = _exact_states(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
     last = conv.isel(checkpoint=-1)
-    # a label whose replicates all agree (s.e. 0, e.g. a rare bin none of them reached) has no z
-    parts["z"] = ((last["mean"] - parts["reference"]) / last["stderr"]).where(last["stderr"] > 0)
+    # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score)
+    parts["z"] = z_score(last["mean"] - parts["reference"], last["stderr"],
+                         ds[variable].isel(checkpoint=-1).mean("replicate"))
     return parts
 
 

@@ -50,3 +50,21 @@ def test_z_is_missing_where_every_replicate_agrees():
     z = table["z"].values
     assert np.isnan(z[0]) and np.isfinite(z[1:]).all()
     assert np.isclose(z[1], 0.0) and worst_z(table) == np.nanmax(np.abs(z))
+
+
+def test_z_is_missing_where_counts_are_too_few():
+    """Labels with a mean count below MIN_COUNT per replicate are not judged:
+    replicates that landed 4, 4, 4 and 5 times give a tiny s.e."""
+    from boardsweep.pipeline.query import MIN_COUNT, compare_exact
+
+    few = np.array([4, 4, 4, 5])
+    many = np.array([500, 520, 480, 510])
+    counts = np.stack([few, many - few, np.full(4, 1000)], axis=-1)[:, None, :]  # replicate, checkpoint, label
+    ds = xr.Dataset(
+        {"counts": (("replicate", "checkpoint", "square"), counts),
+         "exact_frequency": (("square",), np.array([0.01, 0.32, 0.67]))},
+        attrs={"variables": ["counts"], "exact_variables": ["exact_frequency"], "grid_axes": []},
+    )
+    z = compare_exact(ds)["z"].values
+    assert few.mean() < MIN_COUNT <= (many - few).mean()
+    assert np.isnan(z[0]) and np.isfinite(z[1:]).all()
