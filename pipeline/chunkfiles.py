@@ -40,11 +40,8 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> n
     """The array ``name`` of the store at ``url`` (``region``: slices of its
     leading dims, default everything), or ``None`` where this reader does not
     apply (not a local path, other codecs, a missing or odd ``zarr.json``)."""
-    url = os.fspath(url)
-    if "://" in url and not url.startswith("file://"):
-        return None
-    root = Path(url.removeprefix("file://")) / name
-    meta = _plain_meta(root)
+    root = _array_root(url, name)
+    meta = _plain_meta(root) if root is not None else None
     if meta is None:
         return None
     shape, chunks, dtype, fill, sep = meta
@@ -52,9 +49,8 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> n
     bounds = [s.indices(n)[:2] for s, n in zip(region, shape)]
     out = np.full([hi - lo for lo, hi in bounds], fill, dtype=dtype)
     ranges = [range(lo // c, -(-hi // c)) for (lo, hi), c in zip(bounds, chunks)]
-    base = os.path.join(str(root), "c")
     for coord in itertools.product(*ranges):
-        path = base + "/" + sep.join(map(str, coord)) if coord else base
+        path = os.path.join(root, _chunk_key(coord, sep))
         try:
             with open(path, "rb") as f:
                 raw = f.read()
@@ -72,10 +68,8 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> n
 
 def readable(url: str | os.PathLike, name: str) -> bool:
     """Whether :func:`read` applies to the array ``name`` of ``url``."""
-    url = os.fspath(url)
-    if "://" in url and not url.startswith("file://"):
-        return False
-    return _plain_meta(Path(url.removeprefix("file://")) / name) is not None
+    root = _array_root(url, name)
+    return root is not None and _plain_meta(root) is not None
 
 
 class ChunkFileArray:
@@ -103,11 +97,8 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
     relative to the store, or ``None`` (nothing written) where this writer
     does not apply: not a local store, other codecs, or a region that is not
     exactly one chunk."""
-    url = os.fspath(url)
-    if "://" in url and not url.startswith("file://"):
-        return None
-    root = Path(url.removeprefix("file://")) / name
-    meta = _plain_meta(root, with_codec=True)
+    root = _array_root(url, name)
+    meta = _plain_meta(root, with_codec=True) if root is not None else None
     if meta is None:
         return None
     shape, chunks, dtype, fill, sep, level, checksum = meta
@@ -123,7 +114,7 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
     from numcodecs.zstd import Zstd
 
     raw = Zstd(level=level, checksum=checksum).encode(np.ascontiguousarray(chunk).tobytes())
-    key = "c/" + sep.join(map(str, coord)) if coord else "c"
+    key = _chunk_key(coord, sep)
     path = root / key
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # unique across processes and hosts
@@ -134,6 +125,19 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
         tmp.unlink(missing_ok=True)  # a full disk leaves no partial file behind
         raise
     return f"{name}/{key}"
+
+
+def _array_root(url: str | os.PathLike, name: str) -> Path | None:
+    """The folder of array ``name`` in a local store (``None`` for a remote URL)."""
+    url = os.fspath(url)
+    if "://" in url and not url.startswith("file://"):
+        return None
+    return Path(url.removeprefix("file://")) / name
+
+
+def _chunk_key(coord: tuple[int, ...], sep: str) -> str:
+    """zarr v3's default chunk key, relative to the array: ``c/0/1/2`` (``c`` for 0-d)."""
+    return "c/" + sep.join(map(str, coord)) if coord else "c"
 
 
 def _chunk_of(region, shape, chunks) -> tuple[int, ...] | None:

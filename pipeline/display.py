@@ -393,19 +393,13 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
 
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None
-    done = np.array(damage.done if read else ds["done"].transpose(*axes, "replicate").values, dtype=bool)
-    marks = ds[[v for v in ("exact_done", "exact_exists", "exact_note") if v in ds and not (read and v == "exact_done")]]
-    if "exact_exists" not in ds:  # older stores: states inferred from the exact values
-        marks = ds[[*marks.data_vars, *ds.attrs.get("exact_variables", [])]]
-    marks = marks.load()
+    names = ["exact_exists", "exact_note"] if "exact_exists" in ds else ds.attrs.get("exact_variables", [])
+    marks = ds[[n for n in (*names, *(() if read else ("exact_done",))) if n in ds]].load()
     if read:
-        marks["exact_done"] = (axes, np.array(damage.exact_done, dtype=bool))
-    if damage:
-        block = int(ds.attrs.get("replicates_per_task", 1))
-        for index, start in damage.sim:
-            done[index + (slice(start, start + block),)] = False
-        for index in damage.exact:
-            marks["exact_done"].values[index] = False
+        done, exact_done = damage.intact(int(ds.attrs.get("replicates_per_task", 1)))
+        marks["exact_done"] = (axes, exact_done)
+    else:  # older stores (no checksums): the flags are all there is
+        done = ds["done"].transpose(*axes, "replicate").values.astype(bool)
     states, texts = exact_states(marks)
     per_point = done.sum(-1).ravel()
     entries = [{**point, "done": int(n), "total": int(done.shape[-1]), "exact": str(state),

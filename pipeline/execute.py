@@ -344,18 +344,13 @@ def _clear_damaged(spec: Spec, url: str):
     """
     damage = integrity.check(url)
     if damage.done is None:  # a store without checksums: its flags are all there is
-        done, exact_done = store.read_done(url), store.read_exact_done(url)
-    else:
-        done, exact_done = damage.done.copy(), damage.exact_done.copy()
+        return [], store.read_done(url), store.read_exact_done(url)
+    done, exact_done = damage.intact(spec.block)
     if not damage:
         return [], done, exact_done
     described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
                                 limit=10**9).split("; ")
     store.clear_done(url, damage.sim, damage.exact, spec.block)
-    for index, start in damage.sim:
-        done[index + (slice(start, start + spec.block),)] = False
-    for index in damage.exact:
-        exact_done[index] = False
     return described, done, exact_done
 
 

@@ -63,6 +63,17 @@ class Damage:
     def __bool__(self) -> bool:
         return bool(self.sim or self.exact or self.arrays)
 
+    def intact(self, block: int) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the ``done`` and ``exact_done`` masks the check read,
+        with the damaged cells (task blocks of ``block`` replicates, exact
+        points) cleared: what is done and intact."""
+        done, exact_done = self.done.copy(), self.exact_done.copy()
+        for index, start in self.sim:
+            done[index + (slice(start, start + block),)] = False
+        for index in self.exact:
+            exact_done[index] = False
+        return done, exact_done
+
     def describe(self, axes: list[str], grid: dict[str, list], block: int, limit: int = 4) -> str:
         """The damaged cells by coordinates, e.g. ``dice_sides=6, replicates 0-1 (chunk ... missing)``."""
         items = [f"array {name!r} ({self.reasons.get(name, 'missing')})" for name in self.arrays]

@@ -54,7 +54,7 @@ import pandas as pd
 import xarray as xr
 
 from boardsweep.pipeline import analysis, metadata
-from boardsweep.pipeline.query import MIN_COUNT, distribution_variables, grid_points, z_score
+from boardsweep.pipeline.query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
 
 __all__ = ["build_report", "pick_variable", "point_key", "COLUMNS", "Z_AGREE", "MAX_THEORY_POINTS"]
 
@@ -150,14 +150,6 @@ def _sel(obj, point):
     return obj.sel(point) if point else obj
 
 
-def open_store(url: str) -> xr.Dataset:
-    """The store in memory, unfinished cells NaN (read without dask: one zarr
-    read per array instead of one task per chunk)."""
-    from boardsweep.pipeline.query import load_sweep
-
-    return load_sweep(url, check=False)
-
-
 def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | None = None,
                  loaded: xr.Dataset | None = None) -> dict:
     """Write the report of ``store`` into ``out_dir``; return the summary dict
@@ -171,7 +163,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
     if isinstance(store, xr.Dataset):
         ds = store.load()
     else:
-        ds = loaded if loaded is not None else open_store(str(store))
+        ds = loaded if loaded is not None else load_sweep(str(store), check=False)
     variable = variable or pick_variable(ds)
     points = list(grid_points(ds))
     meta = _meta(ds, store, variable)

@@ -353,9 +353,9 @@ def read_exact_done(url: str) -> np.ndarray:
         return integrity.read_mask(zarr.open_group(url, mode="r"), "exact_done", url)[0]
 
 
-#: Arrays a process has opened for writing, per (store, spec SHA-256): a
+#: Arrays a process has opened for writing, per (store, canonical spec hash): a
 #: worker opens a store's arrays once, not once per task (opening the group
-#: re-reads its consolidated metadata).  The spec's hash keys the entry, so a
+#: re-reads its consolidated metadata).  The hash keys the entry, so a
 #: store replaced by another spec is opened afresh.
 _WRITERS: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
 _MAX_WRITERS = 8
@@ -397,12 +397,11 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
     """
     from boardsweep.pipeline import chunkfiles
 
-    if "://" not in url or url.startswith("file://"):
-        paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
-        if all(paths):
-            flag_path = chunkfiles.write_chunk(url, flag, region, np.ones(1, dtype=bool))
-            if flag_path:
-                return [*paths, flag_path]
+    paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
+    if all(paths):
+        flag_path = chunkfiles.write_chunk(url, flag, region, np.ones(1, dtype=bool))
+        if flag_path:
+            return [*paths, flag_path]
     return _write_zarr(url, token, region, values, flag)
 
 
@@ -435,8 +434,8 @@ def write_region(
     token: str | None = None,
 ) -> None:
     """Write one task's arrays (leading dim = its replicates), then its done
-    flags, then its manifest.  ``token`` (the spec's SHA-256) lets the worker
-    keep the store's arrays open between tasks."""
+    flags, then its manifest.  ``token`` (a hash of the canonical spec) lets
+    the worker keep a remote store's arrays open between tasks."""
     paths = _write(url, token, index + (slice(start, stop),), arrays, "done")
     integrity.record(url, paths, index, start)
 
