@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from boardsweep.pipeline import integrity, metadata, sizing, store
+from boardsweep.pipeline import integrity, metadata, packing, sizing, store
 from boardsweep.pipeline.lock import StoreLock
 from boardsweep.pipeline.plan import plan_tasks
 from boardsweep.pipeline.spec import Spec
@@ -125,8 +125,9 @@ _REFUSED = {
 
 
 def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
-    """Create the store, or check that it belongs to ``spec`` and complete its
-    arrays (lock already held).  Returns the arrays recreated, if any.
+    """Create the store, or check that it belongs to ``spec``, put its
+    layout right and complete its arrays (lock already held).  Returns what
+    was repaired on the way, in words.
 
     Only a boardsweep store is ever written into or replaced; anything else is
     refused, with ``--overwrite`` too.
@@ -135,10 +136,25 @@ def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
     if kind == "boardsweep":
         if not overwrite:
             store.check_spec(url, spec)
-            return store.ensure_arrays(url, spec)
+            repaired = [r for r in [packing.recover(url), _unpack_if_damaged(url)] if r]
+            recreated = store.ensure_arrays(url, spec)
+            return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
         store.remove_store(url)
     _create(spec, url)
     return []
+
+
+def _unpack_if_damaged(url: str) -> str:
+    """Unpack a packed store whose packed copy is damaged: the task-chunked
+    arrays move back, and the run checks and repairs them as usual."""
+    if packing.layout(url) != "packed":
+        return ""
+    damage = integrity.check(url)
+    if not damage:
+        return ""
+    packing.unpack(url)
+    reason = next(iter(damage.reasons.values()), "")
+    return f"packed copy damaged ({reason}): unpacked, packed again once complete"
 
 
 def _refuse_foreign(url: str) -> str:
@@ -200,6 +216,7 @@ def run_sweep(
     overwrite: bool = False,
     max_tasks: int | None = None,
     security=None,
+    pack: bool = True,
     on_start: Callable[[RunReport], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> RunReport:
@@ -222,6 +239,10 @@ def run_sweep(
         after an interruption); for tests and staged runs.
     security : distributed.security.Security, optional
         TLS settings for the client of ``scheduler`` (see :func:`tls_security`).
+    pack : bool
+        Pack the store once it is complete and intact (few large chunks that
+        plain ``xarray.open_zarr`` reads fast, :mod:`boardsweep.pipeline.packing`);
+        ``False`` keeps one chunk per task.
     on_start, on_progress : callable, optional
         Called with the report once the client is up, and with (done, total)
         after each finished task.
@@ -245,7 +266,7 @@ def run_sweep(
         with ExitStack() as stack:
             stack.enter_context(StoreLock(url))
             report = _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks,
-                                 security, on_start, on_progress)
+                                 security, on_start, on_progress, pack)
     finally:
         if kind == "absent":
             _remove_if_empty(url)
@@ -261,7 +282,7 @@ def _remove_if_empty(url: str) -> None:
 
 
 def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, security,
-                on_start, on_progress) -> RunReport:
+                on_start, on_progress, pack) -> RunReport:
     """The run itself, with the store's lock held."""
     resumed = store.inspect(url) == "boardsweep" and not overwrite
     clients: list = []
@@ -274,12 +295,12 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
     calibration = ""
     if spec.task_seconds is not None:
         spec, calibration = _task_size(spec, url, resumed, client_once)
-    recreated = prepare_store(spec, url, overwrite)
+    relaid = prepare_store(spec, url, overwrite)
     repaired, done, exact_done = _clear_damaged(spec, url)
     tasks = plan_tasks(spec, done)
     points = [(i, p) for i, p in spec.points() if not exact_done[i]]
     report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
-    report.repaired = [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated) + repaired
+    report.repaired = relaid + repaired
     report.block, report.calibration = spec.block, calibration
     if max_tasks is not None:
         tasks = tasks[:max_tasks]
@@ -297,6 +318,8 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler)
         done = store.read_done(url)
     report.complete = bool(done.all())
+    if report.complete and pack:
+        packing.pack(url)
     return report
 
 

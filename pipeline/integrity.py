@@ -19,6 +19,7 @@ attribute) are trusted by their done flags alone.
 
 from __future__ import annotations
 
+import itertools
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 import zarr
+
+from boardsweep.pipeline import packing
 
 __all__ = [
     "INTEGRITY_SCHEME",
@@ -210,12 +213,20 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
             if not fs.exists(f"{root}/{name}/zarr.json"):
                 damage.arrays.append(name)
                 damage.reasons[name] = "its metadata is missing"
+        state = packing.layout(url)
+        if state not in ("tasks", "packed"):
+            damage.arrays.append(packing.JOURNAL)
+            damage.reasons[packing.JOURNAL] = (f"a change of the store's layout was interrupted ({state}); "
+                                               "the next `boardsweep run` finishes it")
         if damage.arrays or attrs.get("integrity") != INTEGRITY_SCHEME:
             return damage
         block = int(attrs["replicates_per_task"])
         done, _ = read_mask(group, "done", url)
         exact_done, _ = read_mask(group, "exact_done", url)
         damage.done, damage.exact_done = done, exact_done
+        if state == "packed":  # the task manifests describe the task-chunked copy, kept aside
+            _check_packed(url, attrs, block, damage)
+            return damage
         blocks = {}
         for cell in zip(*np.nonzero(done)):
             index, start = tuple(int(i) for i in cell[:-1]), int(cell[-1]) // block * block
@@ -232,6 +243,27 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
                     damage.reasons[name] = reason
                     found.append(key)
         return damage
+
+
+def _check_packed(url: str, attrs: dict[str, Any], block: int, damage: Damage) -> None:
+    """Name the cells of every packed chunk file that is missing or altered:
+    the task blocks (simulated arrays, ``done``) or exact points it covers."""
+    sim = {*attrs.get("variables", []), "done"}
+    for key, reason in packing.damaged_chunks(url).items():
+        name, region = packing.chunk_region(url, key)
+        ndim = damage.done.ndim if name in sim else damage.exact_done.ndim
+        points = itertools.product(*[range(r.start, r.stop) for r in region[:ndim - (name in sim)]])
+        if name in sim:
+            reps = region[ndim - 1]
+            cells = [((tuple(p), s), sim_name(tuple(p), s)) for p in points
+                     for s in range(reps.start // block * block, reps.stop, block)]
+            found = damage.sim
+        else:
+            cells, found = [(tuple(p), exact_name(tuple(p))) for p in points], damage.exact
+        for cell, manifest in cells:
+            if manifest not in damage.reasons:
+                damage.reasons[manifest] = reason
+                found.append(cell)
 
 
 def _verify(fs, root: str, manifest: bytes | None) -> str | None:

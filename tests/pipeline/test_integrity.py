@@ -23,14 +23,15 @@ COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory, cluster2):
-    """A complete toy store, and its spec file (shared, never modified)."""
+    """A complete toy store in the task layout (one chunk per task, not packed),
+    and its spec file (shared, never modified)."""
     from conftest import TOY_SPEC
 
     folder = tmp_path_factory.mktemp("pristine")
     spec_path = folder / "toy.toml"
     spec_path.write_text(TOY_SPEC)
     url = folder / "toy.zarr"
-    assert run_sweep(parse_spec(TOY_SPEC, str(spec_path)), str(url), scheduler=cluster2).complete
+    assert run_sweep(parse_spec(TOY_SPEC, str(spec_path)), str(url), scheduler=cluster2, pack=False).complete
     return spec_path, url
 
 

@@ -27,8 +27,8 @@ def wide(text: str, sides: int = 13, replicates: int = 4) -> str:
 def wide_store(tmp_path_factory, cluster2):
     from conftest import TOY_SPEC
 
-    url = str(tmp_path_factory.mktemp("wide") / "wide.zarr")
-    assert run_sweep(parse_spec(wide(TOY_SPEC), "wide.toml"), url, scheduler=cluster2).complete
+    url = str(tmp_path_factory.mktemp("wide") / "wide.zarr")  # the task layout: one chunk per task
+    assert run_sweep(parse_spec(wide(TOY_SPEC), "wide.toml"), url, scheduler=cluster2, pack=False).complete
     return url
 
 
