@@ -185,6 +185,8 @@ def run_summary(out: Console, report: RunReport) -> None:
     overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
     out.print(f"{report.tasks_run} tasks run ({report.exact_run} exact), store {state}: {report.store}",
               soft_wrap=True)  # a path stays on one line
+    if report.packing:
+        out.print(report.packing)
     info(out,
          f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s summed over "
          f"{report.workers or 0} workers, writes {report.write_s:.2f} s, "

@@ -70,6 +70,7 @@ class RunReport:
     max_in_flight: int = 0
     block: int = 0
     calibration: str = ""
+    packing: str = ""  # why a complete store was left in the task layout ("" when packed or not asked)
     records: list[dict] = field(default_factory=list)
 
 
@@ -319,8 +320,18 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         done = store.read_done(url)
     report.complete = bool(done.all())
     if report.complete and pack:
-        packing.pack(url)
+        report.packing = _pack(url)
     return report
+
+
+def _pack(url: str) -> str:
+    """Pack the complete store; a store that cannot be packed (too little
+    disk) stays complete in the task layout, and the reason is returned."""
+    try:
+        packing.pack(url)
+    except OSError as exc:
+        return f"not packed ({_one_line(exc)}); the store is complete in the task layout"
+    return ""
 
 
 #: Grid points whose replicate is timed to size the tasks of a ``[tasks] seconds`` spec.

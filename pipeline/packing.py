@@ -150,6 +150,15 @@ def _write_packed(root: Path, name: str) -> dict[str, list[int]]:
     return files
 
 
+def _check_room(root: Path, names: list[str]) -> None:
+    """Raise ``OSError`` unless the disk has room for a packed copy of
+    ``names`` (bounded by the size of their task-chunked files)."""
+    needed = sum(f.stat().st_size for name in names for f in (root / name).rglob("*") if f.is_file())
+    free = shutil.disk_usage(root).free
+    if needed > free:
+        raise OSError(f"packing needs about {needed} bytes, {free} free")
+
+
 def pack(url: str) -> bool:
     """Pack the complete, intact store at ``url``; ``False`` (nothing changed)
     where it is not local, not complete, damaged or already packed."""
@@ -164,6 +173,7 @@ def pack(url: str) -> bool:
         return False
     shutil.rmtree(root / PACKING, ignore_errors=True)  # an earlier pack killed before its journal
     names = task_arrays(attrs)
+    _check_room(root, names)
     files: dict[str, list[int]] = {}
     try:
         for name in names:
