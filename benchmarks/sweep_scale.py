@@ -134,7 +134,8 @@ def main() -> None:
     print(f"{points} grid points x {args.replicates} replicates: {r['tasks_run']} simulation tasks, "
           f"{r['exact_run']} exact; {args.workers} workers; store files: {files}")
     print(f"kernel {r['kernel_s']:.1f} s and writes {r['write_s']:.1f} s summed over tasks: "
-          f"write overhead {r['write_s'] / max(tasks, 1) * 1e3:.1f} ms per task")
+          f"write overhead {r['write_s'] / max(tasks, 1) * 1e3:.1f} ms per task; "
+          f"packing the complete store {r.get('pack_s', 0.0):.1f} s")
     for what, wall in rows:
         print(f"  {what:34s} {wall:7.2f} s")
     print(f"load average after: {os.getloadavg()}")

@@ -71,6 +71,7 @@ class RunReport:
     block: int = 0
     calibration: str = ""
     packing: str = ""  # why a complete store was left in the task layout ("" when packed or not asked)
+    pack_s: float = 0.0
     records: list[dict] = field(default_factory=list)
 
 
@@ -320,7 +321,9 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         done = store.read_done(url)
     report.complete = bool(done.all())
     if report.complete and pack:
+        t0 = time.perf_counter()
         report.packing = _pack(url)
+        report.pack_s = time.perf_counter() - t0
     return report
 
 
