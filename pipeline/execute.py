@@ -307,6 +307,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
     if max_tasks is not None:
         tasks = tasks[:max_tasks]
     if tasks or points:
+        packing.unpack(url)  # a packed store takes new cells only in the task layout
         if resumed:
             metadata.append_history(url, f"run {spec.source}: {len(tasks)} simulation tasks and "
                                     f"{len(points)} exact answers missing, computing them"
