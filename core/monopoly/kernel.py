@@ -62,9 +62,43 @@ def _swap(a, b, rng, rows, scalars):
 
 
 @lru_cache(maxsize=None)
-def run_kernel(shuffled: bool, several: bool):
-    """The kernel compiled for a deck policy and for one or several players
-    (closure constants: the branches that do not apply vanish)."""
+def run_kernel(shuffled: bool, several: bool, direct: bool):
+    """The kernel compiled for a deck policy, for one or several players and
+    for a throw column that is the pair of faces itself (``direct``) or looked
+    up (closure constants: the branches that do not apply vanish)."""
+
+    @njit(cache=True, inline="always")
+    def _roll(lane, players, n_pairs, pair_col, width, t1, t2, rng, base, hist, ended, seat,
+              player, cc, ch, at_cc, at_ch):
+        """One roll of the game in ``lane``: draw, two lookups, tally, next state."""
+        x, a, b, c, d = xoshiro(rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane])
+        rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane] = a, b, c, d
+        col = below(x >> uint64(32), n_pairs)
+        if not direct:
+            col = pair_col[col]
+        if shuffled:
+            card = ch[lane, at_ch[lane]] + cc[lane, at_cc[lane]]
+        else:
+            card = below(x & _LOW, width)
+        e1 = t1[base[lane] + col]
+        e2 = t2[(e1 >> 1) + (card & -(e1 & 1))]
+        hist[lane, e2 >> 40] += 1
+        ends = (e2 >> 32) & 1
+        ended[lane] += ends
+        nxt = e2 & _MASK32
+        if shuffled:
+            i = at_cc[lane] + ((e2 >> 33) & 1)
+            at_cc[lane] = 0 if i == cc.shape[1] else i
+            i = at_ch[lane] + ((e2 >> 34) & 1)
+            at_ch[lane] = 0 if i == ch.shape[1] else i
+        if several:
+            p = player[lane]
+            seat[lane, p] = nxt
+            p += ends
+            p = 0 if p == players else p
+            player[lane] = p
+            nxt = seat[lane, p]
+        base[lane] = nxt
 
     @njit(cache=True)
     def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
@@ -87,9 +121,7 @@ def run_kernel(shuffled: bool, several: bool):
         k = np.zeros(LANES, dtype=np.int64)
         at_cc = np.zeros(LANES, dtype=np.int64)
         at_ch = np.zeros(LANES, dtype=np.int64)
-        s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
         ch_scaled = ch_types * n_cc_types
-        n_cc, n_ch = cc.shape[1], ch.shape[1]
         for lane in range(lanes):
             _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, cc, ch, tmp)
             target[lane] = checkpoints[0] * players
@@ -98,34 +130,16 @@ def run_kernel(shuffled: bool, several: bool):
             block = target[0] - ended[0]
             for lane in range(1, lanes):
                 block = min(block, target[lane] - ended[lane])
-            for _ in range(block):
-                for lane in range(lanes):
-                    x, a, b, c, d = xoshiro(s0[lane], s1[lane], s2[lane], s3[lane])
-                    s0[lane], s1[lane], s2[lane], s3[lane] = a, b, c, d
-                    col = pair_col[below(x >> uint64(32), n_pairs)]
-                    if shuffled:
-                        card = ch[lane, at_ch[lane]] + cc[lane, at_cc[lane]]
-                    else:
-                        card = below(x & _LOW, width)
-                    e1 = t1[base[lane] + col]
-                    e2 = t2[(e1 >> 1) + (card & -(e1 & 1))]
-                    hist[lane, e2 >> 40] += 1
-                    ends = (e2 >> 32) & 1
-                    ended[lane] += ends
-                    nxt = e2 & _MASK32
-                    if shuffled:
-                        i = at_cc[lane] + ((e2 >> 33) & 1)
-                        at_cc[lane] = 0 if i == n_cc else i
-                        i = at_ch[lane] + ((e2 >> 34) & 1)
-                        at_ch[lane] = 0 if i == n_ch else i
-                    if several:
-                        p = player[lane]
-                        seat[lane, p] = nxt
-                        p += ends
-                        p = 0 if p == players else p
-                        player[lane] = p
-                        nxt = seat[lane, p]
-                    base[lane] = nxt
+            if lanes == LANES:  # a constant trip count, unrolled
+                for _ in range(block):
+                    for lane in range(LANES):
+                        _roll(lane, players, n_pairs, pair_col, width, t1, t2, rng, base, hist,
+                              ended, seat, player, cc, ch, at_cc, at_ch)
+            else:
+                for _ in range(block):
+                    for lane in range(lanes):
+                        _roll(lane, players, n_pairs, pair_col, width, t1, t2, rng, base, hist,
+                              ended, seat, player, cc, ch, at_cc, at_ch)
             lane = 0
             while lane < lanes:
                 if ended[lane] < target[lane]:

@@ -125,7 +125,7 @@ def simulate_rules(
     hist = np.zeros((cp.size, tables.codes.shape[0]), dtype=np.int64)
     cc_kinds, cc_types = card_types(community)
     ch_types = card_types(chance)[1]
-    run_kernel(rules.shuffled, players > 1)(
+    run_kernel(rules.shuffled, players > 1, tables.n_cols == rules.dice_sides ** 2)(
         seed_key(seed), games, players, cp, tables.pair_col, tables.width, tables.t1, tables.t2,
         cc_types, ch_types, cc_kinds.size, deck_orders is None, hist,
     )

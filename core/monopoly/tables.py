@@ -4,8 +4,8 @@ A token's state between rolls is one of :data:`N_STATES` integers: ``3 * square
 + doubles`` (doubles rolled so far this turn) on squares 0..39, or ``120 +
 jail_throws`` when held in jail.  A roll is two lookups:
 
-* ``t1[state * n_cols + col]``, ``col`` the throw (sum and double flag of the
-  dice), gives the row of ``t2`` that holds the throw's outcomes, and whether
+* ``t1[state * n_cols + col]``, ``col`` the throw (the ordered pair of faces
+  for dice of up to 8 sides, else their sum and double flag), gives the row of ``t2`` that holds the throw's outcomes, and whether
   the landing draws cards (bit 0);
 * ``t2[row + card]`` gives the packed result (:func:`unpack`): the next state
   (times ``n_cols``, ready for the next lookup), whether the turn ends, which
@@ -37,13 +37,14 @@ __all__ = ["N_STATES", "Tables", "transition_tables", "unpack", "card_types"]
 N_STATES = 3 * N_SQUARES + 3
 _JAILED = 3 * N_SQUARES
 _N_KEYS = N_LOCATIONS * 3 * 3 * 2  # (square reached, jail_throws, doubles, double)
+_DIRECT = 64  # most ordered pairs of faces given a column each
 _ENDS, _USED_CC, _USED_CH, _CODE = 32, 33, 34, 40  # bit positions in a t2 entry
 
 
 class Tables(NamedTuple):
     """The simulator's lookup tables for one rule variant (see the module docstring)."""
 
-    pair_col: np.ndarray  # (n^2,) int64: ordered pair of faces -> throw column
+    pair_col: np.ndarray  # (n^2,) int64: ordered pair of faces -> column (identity: direct)
     t1: np.ndarray  # (N_STATES * n_cols,) int64
     t2: np.ndarray  # (rows,) int64 packed entries
     codes: np.ndarray  # (codes, 41) int64 locations counted per tally code
@@ -166,6 +167,10 @@ def transition_tables(n: int, long_jail: bool, tally: int, shuffled: bool,
     ch, cc = np.array(chance, dtype=np.int64), np.array(community, dtype=np.int64)
     width = 1 if shuffled else int(np.lcm.reduce([len(cc), len(ch), len(ch) * len(cc)]))
     keys = _throw_keys(n, long_jail)
+    a, b = np.divmod(np.arange(n * n), n)
+    pair_col = (a + b) * 2 + (a == b)
+    if n * n <= _DIRECT:  # one column per ordered pair: the kernel skips pair_col
+        keys, pair_col = keys[:, pair_col], np.arange(n * n)
     n_cols = keys.shape[1]
     nxt, flags, counted, draws = _landing_rows(
         keys, tally, width, shuffled, cc, ch, card_types(cc)[0], card_types(ch)[0])
@@ -179,7 +184,5 @@ def transition_tables(n: int, long_jail: bool, tally: int, shuffled: bool,
     offsets[used] = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     t2 = np.concatenate([entries[k, :s] for k, s in zip(used, sizes)])
     t1 = np.where(keys >= 0, 2 * offsets[np.maximum(keys, 0)] + draws[np.maximum(keys, 0)], 0)
-    a, b = np.divmod(np.arange(n * n), n)
-    pair_col = (a + b) * 2 + (a == b)
     return Tables(pair_col.astype(np.int64), t1.reshape(-1).astype(np.int64), t2,
                   _counts_matrix(encoded), n_cols, width)
