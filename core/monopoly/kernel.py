@@ -24,41 +24,61 @@ from numba import njit, uint64
 
 from boardsweep.core.rng import below, game_state, shuffle, xoshiro
 
+from .tables import CODE_BIT as _CODE_BIT
+from .tables import USED_BIT as _USED_BIT
+
 __all__ = ["LANES", "run_kernel"]
 
 LANES = 8
-_MASK32 = 0xFFFFFFFF
 _LOW = np.uint64(0xFFFFFFFF)
+_STATE, _USED, _CODE = (1 << _USED_BIT) - 1, _USED_BIT, _CODE_BIT
 
 
 @njit(cache=True)
-def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, cc, ch, tmp):
-    """Seed ``lane`` with ``game``: its stream, and with shuffled decks its orders
-    (as card types; the shuffle consumes the stream even for fixed orders)."""
+def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
+    """Seed ``lane`` with ``game``: its stream, and with shuffled decks the card
+    index ``dk[lane, i_cc * n_ch + i_ch]`` of every pair of deck positions (the
+    shuffle consumes the stream even when fixed orders are played)."""
     game_state(key, game, tmp)
-    if cc.shape[1] > 0:
-        cc[lane, :] = cc_types
-        ch[lane, :] = ch_types
-        shuffle(tmp, cc[lane])
-        shuffle(tmp, ch[lane])
+    if dk.shape[1] > 0:
+        cc, ch = cc_types.copy(), ch_types.copy()
+        shuffle(tmp, cc)
+        shuffle(tmp, ch)
         if not shuffle_decks:
-            cc[lane, :] = cc_types
-            ch[lane, :] = ch_types
+            cc, ch = cc_types, ch_types
+        for i in range(cc.shape[0]):
+            for j in range(ch.shape[0]):
+                dk[lane, i * ch.shape[0] + j] = ch[j] + cc[i]
     for i in range(4):
         rng[i, lane] = tmp[i]
 
 
 @njit(cache=True)
-def _swap(a, b, rng, rows, scalars):
-    """Exchange the complete states of lanes ``a`` and ``b``: columns of
-    ``rng``, rows of the 2-d arrays ``rows``, entries of the 1-d ``scalars``."""
-    for i in range(rng.shape[0]):
-        rng[i, a], rng[i, b] = rng[i, b], rng[i, a]
-    for arr in rows:
-        for j in range(arr.shape[1]):
-            arr[a, j], arr[b, j] = arr[b, j], arr[a, j]
-    for arr in scalars:
-        arr[a], arr[b] = arr[b], arr[a]
+def _advance_table(n_cc, n_ch):
+    """Deck state ``i_cc * n_ch + i_ch`` after a roll, per used-decks code (bit 0 CC, bit 1 CH)."""
+    adv = np.zeros(4 * n_cc * n_ch, dtype=np.int32)
+    for i in range(n_cc):
+        for j in range(n_ch):
+            for used in range(4):
+                adv[4 * (i * n_ch + j) + used] = ((i + (used & 1)) % n_cc * n_ch
+                                                  + (j + (used >> 1)) % n_ch)
+    return adv
+
+
+@njit(cache=True)
+def _swap_rows(a, b, arr):
+    """Exchange rows ``a`` and ``b`` of a 2-d array (columns of ``rng``-like arrays: use .T)."""
+    for j in range(arr.shape[1]):
+        arr[a, j], arr[b, j] = arr[b, j], arr[a, j]
+
+
+@njit(cache=True)
+def _ended(hist, lane):
+    """Player turns lane ``lane``'s game has ended: the odd codes of its histogram."""
+    total = 0
+    for code in range(1, hist.shape[1], 2):
+        total += hist[lane, code]
+    return total
 
 
 @lru_cache(maxsize=None)
@@ -68,62 +88,63 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
     up (closure constants: the branches that do not apply vanish)."""
 
     @njit(cache=True, inline="always")
-    def _roll(lane, players, n_pairs, pair_col, width, t1, t2, rng, base, hist, ended, seat,
-              player, cc, ch, at_cc, at_ch):
-        """One roll of the game in ``lane``: draw, two lookups, tally, next state."""
+    def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, dk, deck,
+              adv):
+        """One roll of the game in ``lane``: draw, two lookups, tally, next state.
+
+        With several players, the players waiting for their turn form a queue
+        (``wait[lane]`` from ``head[lane]``): at a turn's end the token just
+        played joins it and the one at its head rolls next, without a branch.
+        """
         x, a, b, c, d = xoshiro(rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane])
         rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane] = a, b, c, d
         col = below(x >> uint64(32), n_pairs)
         if not direct:
             col = pair_col[col]
         if shuffled:
-            card = ch[lane, at_ch[lane]] + cc[lane, at_cc[lane]]
+            card = np.int64(dk[lane, deck[lane]])
         else:
             card = below(x & _LOW, width)
-        e1 = t1[base[lane] + col]
-        e2 = t2[(e1 >> 1) + (card & -(e1 & 1))]
-        hist[lane, e2 >> 40] += 1
-        ends = (e2 >> 32) & 1
-        ended[lane] += ends
-        nxt = e2 & _MASK32
+        e1 = np.int64(t1[base[lane] + col])
+        e2 = np.int64(t2[(e1 >> 1) + (card & -(e1 & 1))])
+        code = e2 >> _CODE
+        hist[lane, code] += 1
+        nxt = e2 & _STATE
         if shuffled:
-            i = at_cc[lane] + ((e2 >> 33) & 1)
-            at_cc[lane] = 0 if i == cc.shape[1] else i
-            i = at_ch[lane] + ((e2 >> 34) & 1)
-            at_ch[lane] = 0 if i == ch.shape[1] else i
+            deck[lane] = adv[4 * deck[lane] + ((e2 >> _USED) & 3)]
         if several:
-            p = player[lane]
-            seat[lane, p] = nxt
-            p += ends
-            p = 0 if p == players else p
-            player[lane] = p
-            nxt = seat[lane, p]
+            ends = code & 1
+            h = head[lane]
+            waiting = wait[lane, h]
+            wait[lane, h] = nxt if ends else waiting
+            h += ends
+            head[lane] = 0 if h == wait.shape[1] else h
+            nxt = waiting if ends else nxt
         base[lane] = nxt
 
     @njit(cache=True)
     def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
              n_cc_types, shuffle_decks, out_hist):
-        """Play the run; add each game's tally-code histogram at turn
-        ``checkpoints[k]`` to ``out_hist[k]``."""
+        """Play the run; add each game's code histogram at turn ``checkpoints[k]``
+        to ``out_hist[k]``."""
         n_pairs = pair_col.shape[0]
         lanes = min(LANES, games)
-        deck = cc_types.shape[0] if shuffled else 0
+        n_decks = cc_types.shape[0] * ch_types.shape[0] if shuffled else 0
         rng = np.zeros((4, LANES), dtype=np.uint64)
         tmp = np.zeros(4, dtype=np.uint64)
         hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)
-        seat = np.zeros((LANES, players), dtype=np.int64)  # each player's state * n_cols
-        cc = np.zeros((LANES, deck), dtype=np.int64)
-        ch = np.zeros((LANES, ch_types.shape[0] if shuffled else 0), dtype=np.int64)
+        wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
+        dk = np.zeros((LANES, n_decks), dtype=np.int32)
+        adv = _advance_table(cc_types.shape[0], ch_types.shape[0])
         base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
-        player = np.zeros(LANES, dtype=np.int64)
+        head = np.zeros(LANES, dtype=np.int64)
+        deck = np.zeros(LANES, dtype=np.int64)
         ended = np.zeros(LANES, dtype=np.int64)  # player turns ended
         target = np.zeros(LANES, dtype=np.int64)
         k = np.zeros(LANES, dtype=np.int64)
-        at_cc = np.zeros(LANES, dtype=np.int64)
-        at_ch = np.zeros(LANES, dtype=np.int64)
         ch_scaled = ch_types * n_cc_types
         for lane in range(lanes):
-            _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, cc, ch, tmp)
+            _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
             target[lane] = checkpoints[0] * players
         next_game = lanes
         while lanes > 0:
@@ -133,15 +154,16 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
             if lanes == LANES:  # a constant trip count, unrolled
                 for _ in range(block):
                     for lane in range(LANES):
-                        _roll(lane, players, n_pairs, pair_col, width, t1, t2, rng, base, hist,
-                              ended, seat, player, cc, ch, at_cc, at_ch)
+                        _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait,
+                              head, dk, deck, adv)
             else:
                 for _ in range(block):
                     for lane in range(lanes):
-                        _roll(lane, players, n_pairs, pair_col, width, t1, t2, rng, base, hist,
-                              ended, seat, player, cc, ch, at_cc, at_ch)
+                        _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait,
+                              head, dk, deck, adv)
             lane = 0
             while lane < lanes:
+                ended[lane] = _ended(hist, lane)
                 if ended[lane] < target[lane]:
                     lane += 1
                     continue
@@ -151,16 +173,20 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                     target[lane] = checkpoints[k[lane]] * players
                     continue
                 if next_game < games:
-                    _start(lane, next_game, key, cc_types, ch_scaled, shuffle_decks, rng, cc, ch, tmp)
+                    _start(lane, next_game, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
                     next_game += 1
                 else:
                     lanes -= 1
-                    _swap(lane, lanes, rng, (hist, seat, cc, ch),
-                          (base, player, ended, target, k, at_cc, at_ch))
+                    _swap_rows(lane, lanes, rng.T)
+                    _swap_rows(lane, lanes, hist)
+                    _swap_rows(lane, lanes, wait)
+                    _swap_rows(lane, lanes, dk)
+                    for arr in (base, head, deck, ended, target, k):
+                        arr[lane], arr[lanes] = arr[lanes], arr[lane]
                     continue
                 hist[lane, :] = 0
-                seat[lane, :] = 0
-                base[lane] = player[lane] = ended[lane] = k[lane] = at_cc[lane] = at_ch[lane] = 0
+                wait[lane, :] = 0
+                base[lane] = head[lane] = deck[lane] = ended[lane] = k[lane] = 0
                 target[lane] = checkpoints[0] * players
 
     return _run

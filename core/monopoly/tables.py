@@ -8,8 +8,8 @@ jail_throws`` when held in jail.  A roll is two lookups:
   for dice of up to 8 sides, else their sum and double flag), gives the row of ``t2`` that holds the throw's outcomes, and whether
   the landing draws cards (bit 0);
 * ``t2[row + card]`` gives the packed result (:func:`unpack`): the next state
-  (times ``n_cols``, ready for the next lookup), whether the turn ends, which
-  decks advanced, and the code of what the tally counts.  ``card`` is 0 when
+  (times ``n_cols``, ready for the next lookup), which decks advanced, and a
+  code: twice the code of what the tally counts, plus 1 if the turn ends.  ``card`` is 0 when
   no card is drawn; otherwise the draw's outcome: with independent decks an
   index in ``[0, width)`` (each card, or Chance then Community Chest card,
   equally often), with ``shuffled_cycle`` ``ch_type * n_cc_types + cc_type``
@@ -18,7 +18,8 @@ jail_throws`` when held in jail.  A roll is two lookups:
 Every entry comes from :func:`.step.throw` and :func:`.step.land`, the rule
 code the scripted kernel runs, so the tables and a replay cannot disagree; the
 exact solver builds its chain apart from them.  ``codes`` maps a tally code to
-the locations it counts (a (code, 41) matrix of counts).
+the locations it counts (a (code, 41) matrix of counts).  Both tables are
+int32, small enough for the first-level cache with dice of up to 8 sides.
 """
 
 from __future__ import annotations
@@ -38,24 +39,25 @@ N_STATES = 3 * N_SQUARES + 3
 _JAILED = 3 * N_SQUARES
 _N_KEYS = N_LOCATIONS * 3 * 3 * 2  # (square reached, jail_throws, doubles, double)
 _DIRECT = 64  # most ordered pairs of faces given a column each
-_ENDS, _USED_CC, _USED_CH, _CODE = 32, 33, 34, 40  # bit positions in a t2 entry
+USED_BIT, CODE_BIT = 19, 21  # bit positions in a t2 entry: decks advanced (2 bits), code
+_USED, _CODE = USED_BIT, CODE_BIT
 
 
 class Tables(NamedTuple):
     """The simulator's lookup tables for one rule variant (see the module docstring)."""
 
     pair_col: np.ndarray  # (n^2,) int64: ordered pair of faces -> column (identity: direct)
-    t1: np.ndarray  # (N_STATES * n_cols,) int64
-    t2: np.ndarray  # (rows,) int64 packed entries
-    codes: np.ndarray  # (codes, 41) int64 locations counted per tally code
+    t1: np.ndarray  # (N_STATES * n_cols,) int32
+    t2: np.ndarray  # (rows,) int32 packed entries
+    codes: np.ndarray  # (codes, 41) int64 locations counted per code (odd: the turn ended)
     n_cols: int
     width: int  # outcomes of an independent draw (1 with shuffled_cycle)
 
 
 def unpack(entry: int, n_cols: int) -> tuple[int, bool, bool, bool, int]:
     """(next state, turn ends, CC deck advanced, CH deck advanced, tally code) of a t2 entry."""
-    return ((entry & 0xFFFFFFFF) // n_cols, bool(entry >> _ENDS & 1),
-            bool(entry >> _USED_CC & 1), bool(entry >> _USED_CH & 1), entry >> _CODE)
+    return ((entry & (1 << _USED) - 1) // n_cols, bool(entry >> _CODE & 1),
+            bool(entry >> _USED & 1), bool(entry >> _USED + 1 & 1), entry >> _CODE + 1)
 
 
 def card_types(deck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -175,14 +177,15 @@ def transition_tables(n: int, long_jail: bool, tally: int, shuffled: bool,
     nxt, flags, counted, draws = _landing_rows(
         keys, tally, width, shuffled, cc, ch, card_types(cc)[0], card_types(ch)[0])
     encoded, code = np.unique(counted, return_inverse=True)
-    code = code.reshape(counted.shape)
-    entries = ((nxt * n_cols) | ((flags & 1) << _ENDS) | ((flags >> 1 & 1) << _USED_CC)
-               | ((flags >> 2 & 1) << _USED_CH) | (code << _CODE))
+    code = 2 * code.reshape(counted.shape) + (flags & 1)
+    if nxt.max() * n_cols >= 1 << _USED or code.max() >= 1 << 31 - _CODE:
+        raise ValueError(f"dice of {n} sides: the transition tables overflow int32")
+    entries = (nxt * n_cols) | ((flags >> 1) << _USED) | (code << _CODE)
     used = np.unique(keys[keys >= 0])
     sizes = np.where(draws[used], entries.shape[1], 1)
     offsets = np.zeros(_N_KEYS, dtype=np.int64)
     offsets[used] = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     t2 = np.concatenate([entries[k, :s] for k, s in zip(used, sizes)])
     t1 = np.where(keys >= 0, 2 * offsets[np.maximum(keys, 0)] + draws[np.maximum(keys, 0)], 0)
-    return Tables(pair_col.astype(np.int64), t1.reshape(-1).astype(np.int64), t2,
-                  _counts_matrix(encoded), n_cols, width)
+    return Tables(pair_col.astype(np.int64), t1.reshape(-1).astype(np.int32),
+                  t2.astype(np.int32), np.repeat(_counts_matrix(encoded), 2, axis=0), n_cols, width)
