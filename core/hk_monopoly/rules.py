@@ -161,36 +161,51 @@ def income_tax(money):
 
 @njit(cache=True, inline="always")
 def advance(p, steps, board, cfg, state):
-    """Move seat ``p`` forward ``steps`` squares, paying SALARY per pass of Go."""
+    """Move seat ``p`` forward ``steps`` squares, paying SALARY per pass of Go.
+
+    The first two passes are counted without a branch (a throw rarely passes
+    Go twice), so that the hot path has no unpredictable jump.
+    """
     n = board.shape[0]
     go = cfg[C_GO]
     rel = state[POS, p] - go  # squares past Go, in [0, n) (no division: hot path)
     if rel < 0:
         rel += n
     rel += steps
+    passes = np.int64(rel >= n)
+    rel -= n * passes
+    second = np.int64(rel >= n)
+    rel -= n * second
+    passes += second
     while rel >= n:
         rel -= n
-        state[MONEY, p] += SALARY
+        passes += 1
+    state[MONEY, p] += SALARY * passes
     pos = go + rel
     state[POS, p] = pos - n if pos >= n else pos
 
 
 @njit(cache=True, inline="always")
 def land(p, board, cfg, seats, chance_table, state, owner, rng, scripted, chance_script, cursor):
-    """Resolve the square seat ``p`` has just landed on."""
+    """Resolve the square seat ``p`` has just landed on.
+
+    A property (the common case) is settled by arithmetic on 0/1 flags rather
+    than branches: buy if unowned and the seat's reserve allows, pay the rent
+    if another seat owns it (squares that are not properties are never owned).
+    """
     sq = state[POS, p]
     kind = board[sq, 0]
-    if kind == PROPERTY:
-        holder = owner[sq]
-        if holder < 0:
-            reserve = seats[p, 0]
-            if reserve >= 0 and state[MONEY, p] - board[sq, 1] >= reserve:
-                state[MONEY, p] -= board[sq, 1]
-                owner[sq] = p
-        elif holder != p:
-            state[MONEY, p] -= board[sq, 2]
-            state[MONEY, holder] += board[sq, 2]
-    elif kind == CHANCE:
+    holder = owner[sq]
+    reserve = seats[p, 0]
+    money = state[MONEY, p]
+    buy = np.int64((kind == PROPERTY) & (holder < 0) & (reserve >= 0)
+                   & (money - board[sq, 1] >= reserve))
+    pay = np.int64((holder >= 0) & (holder != p))
+    payee = holder if pay else p
+    state[MONEY, p] = money - buy * board[sq, 1] - pay * board[sq, 2]
+    state[MONEY, payee] += pay * board[sq, 2]
+    owner[sq] = p if buy else holder
+    if kind == CHANCE:
         state[MONEY, p] += draw_chance(rng, chance_table, scripted, chance_script, cursor)
     elif kind == INCOME_TAX:
         state[MONEY, p] -= income_tax(state[MONEY, p])
