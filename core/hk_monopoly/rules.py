@@ -160,15 +160,13 @@ def income_tax(money):
 
 
 @njit(cache=True, inline="always")
-def advance(p, steps, board, cfg, state):
-    """Move seat ``p`` forward ``steps`` squares, paying SALARY per pass of Go.
+def _advance(pos, steps, n, go):
+    """(square reached from ``pos`` after ``steps`` on ``n`` squares, passes of Go).
 
     The first two passes are counted without a branch (a throw rarely passes
     Go twice), so that the hot path has no unpredictable jump.
     """
-    n = board.shape[0]
-    go = cfg[C_GO]
-    rel = state[POS, p] - go  # squares past Go, in [0, n) (no division: hot path)
+    rel = pos - go  # squares past Go, in [0, n) (no division: hot path)
     if rel < 0:
         rel += n
     rel += steps
@@ -180,30 +178,42 @@ def advance(p, steps, board, cfg, state):
     while rel >= n:
         rel -= n
         passes += 1
-    state[MONEY, p] += SALARY * passes
     pos = go + rel
-    state[POS, p] = pos - n if pos >= n else pos
+    return (pos - n if pos >= n else pos), passes
+
+
+@njit(cache=True, inline="always")
+def advance(p, steps, board, cfg, state):
+    """Move seat ``p`` forward ``steps`` squares, paying SALARY per pass of Go."""
+    pos, passes = _advance(state[POS, p], steps, board.shape[0], cfg[C_GO])
+    state[MONEY, p] += SALARY * passes
+    state[POS, p] = pos
+
+
+@njit(cache=True, inline="always")
+def _property(is_property, holder, p, reserve, money, price):
+    """(buys, pays rent) of seat ``p`` landing on a square owned by ``holder``
+    (-1: nobody; squares that are not properties are never owned), as 0/1
+    integers computed without branches."""
+    buy = (is_property & (holder < 0) & (reserve >= 0) & (money - price >= reserve))
+    return np.int64(buy), np.int64((holder >= 0) & (holder != p))
 
 
 @njit(cache=True, inline="always")
 def land(p, board, cfg, seats, chance_table, state, owner, rng, scripted, chance_script, cursor):
     """Resolve the square seat ``p`` has just landed on.
 
-    A property (the common case) is settled by arithmetic on 0/1 flags rather
-    than branches: buy if unowned and the seat's reserve allows, pay the rent
-    if another seat owns it (squares that are not properties are never owned).
+    A property (the common case) is settled by arithmetic (:func:`_property`):
+    buy if unowned and the seat's reserve allows, pay the rent if another seat
+    owns it.
     """
     sq = state[POS, p]
-    kind = board[sq, 0]
+    kind, price, rent = board[sq, 0], board[sq, 1], board[sq, 2]
     holder = owner[sq]
-    reserve = seats[p, 0]
     money = state[MONEY, p]
-    buy = np.int64((kind == PROPERTY) & (holder < 0) & (reserve >= 0)
-                   & (money - board[sq, 1] >= reserve))
-    pay = np.int64((holder >= 0) & (holder != p))
-    payee = holder if pay else p
-    state[MONEY, p] = money - buy * board[sq, 1] - pay * board[sq, 2]
-    state[MONEY, payee] += pay * board[sq, 2]
+    buy, pay = _property(kind == PROPERTY, holder, p, seats[p, 0], money, price)
+    state[MONEY, p] = money - buy * price - pay * rent
+    state[MONEY, holder if pay else p] += pay * rent
     owner[sq] = p if buy else holder
     if kind == CHANCE:
         state[MONEY, p] += draw_chance(rng, chance_table, scripted, chance_script, cursor)
@@ -238,7 +248,7 @@ def jail_turn(p, cfg, seats, state, rng, scripted, dice_script, cursor):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def retire(p, state, owner):
     """Seat ``p`` leaves the game; her properties become unowned."""
     state[ALIVE, p] = 0
