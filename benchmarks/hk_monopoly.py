@@ -11,7 +11,10 @@ Usage::
 
     python benchmarks/hk_monopoly.py [--games 200000] [--python-games 300] [--json]
 
-Target: >= 20,000 games per second per core for the numba kernel.
+Target: >= 20,000 games per second per core for the numba kernel.  Issue 12
+asks for 1.5x the 41,500 games per second measured before it (on this
+project's AMD EPYC, AVX2); that baseline is printed beside the figure, but it
+comes from another run, so the ratio is only indicative on a shared machine.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import time
 import numpy as np
 
 PARAMS = {"players": 4, "rounds": 100}
+BASELINE = 41_500  # games/s before issue 12, same benchmark, same machine
 SEED = 2024
 
 _CHILD = """
@@ -92,6 +96,7 @@ def main(argv: list[str] | None = None) -> dict:
         "python_games": args.python_games, "python_cpu_seconds": slow_s,
         "python_games_per_cpu_s": slow,
         "speedup": fast / slow, "python_matches_numba": same, "target_games_per_s": 20_000,
+        "baseline_games_per_s": BASELINE, "ratio_to_baseline": fast / BASELINE,
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -102,6 +107,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"python: {slow:12,.1f} games per CPU s  ({args.python_games} games in {slow_s:.2f} CPU s)")
         print(f"speedup x{fast / slow:,.0f}; same results on the python games: {same}; "
               f"target >= 20,000 games/s: {'met' if fast >= 20_000 else 'NOT met'}")
+        print(f"x{fast / BASELINE:.2f} the {BASELINE:,} games/s before issue 12 (another run; "
+              f"issue 12 asks for x1.5)")
     return report
 
 

@@ -160,37 +160,62 @@ def income_tax(money):
 
 
 @njit(cache=True, inline="always")
-def advance(p, steps, board, cfg, state):
-    """Move seat ``p`` forward ``steps`` squares, paying SALARY per pass of Go."""
-    n = board.shape[0]
-    go = cfg[C_GO]
-    rel = state[POS, p] - go  # squares past Go, in [0, n) (no division: hot path)
+def _advance(pos, steps, n, go):
+    """(square reached from ``pos`` after ``steps`` on ``n`` squares, passes of Go).
+
+    The first two passes are counted without a branch (a throw rarely passes
+    Go twice), so that the hot path has no unpredictable jump.
+    """
+    rel = pos - go  # squares past Go, in [0, n) (no division: hot path)
     if rel < 0:
         rel += n
     rel += steps
+    passes = np.int64(rel >= n)
+    rel -= n * passes
+    second = np.int64(rel >= n)
+    rel -= n * second
+    passes += second
     while rel >= n:
         rel -= n
-        state[MONEY, p] += SALARY
+        passes += 1
     pos = go + rel
-    state[POS, p] = pos - n if pos >= n else pos
+    return (pos - n if pos >= n else pos), passes
+
+
+@njit(cache=True, inline="always")
+def advance(p, steps, board, cfg, state):
+    """Move seat ``p`` forward ``steps`` squares, paying SALARY per pass of Go."""
+    pos, passes = _advance(state[POS, p], steps, board.shape[0], cfg[C_GO])
+    state[MONEY, p] += SALARY * passes
+    state[POS, p] = pos
+
+
+@njit(cache=True, inline="always")
+def _property(is_property, holder, p, reserve, money, price):
+    """(buys, pays rent) of seat ``p`` landing on a square owned by ``holder``
+    (-1: nobody; squares that are not properties are never owned), as 0/1
+    integers computed without branches."""
+    buy = (is_property & (holder < 0) & (reserve >= 0) & (money - price >= reserve))
+    return np.int64(buy), np.int64((holder >= 0) & (holder != p))
 
 
 @njit(cache=True, inline="always")
 def land(p, board, cfg, seats, chance_table, state, owner, rng, scripted, chance_script, cursor):
-    """Resolve the square seat ``p`` has just landed on."""
+    """Resolve the square seat ``p`` has just landed on.
+
+    A property (the common case) is settled by arithmetic (:func:`_property`):
+    buy if unowned and the seat's reserve allows, pay the rent if another seat
+    owns it.
+    """
     sq = state[POS, p]
-    kind = board[sq, 0]
-    if kind == PROPERTY:
-        holder = owner[sq]
-        if holder < 0:
-            reserve = seats[p, 0]
-            if reserve >= 0 and state[MONEY, p] - board[sq, 1] >= reserve:
-                state[MONEY, p] -= board[sq, 1]
-                owner[sq] = p
-        elif holder != p:
-            state[MONEY, p] -= board[sq, 2]
-            state[MONEY, holder] += board[sq, 2]
-    elif kind == CHANCE:
+    kind, price, rent = board[sq, 0], board[sq, 1], board[sq, 2]
+    holder = owner[sq]
+    money = state[MONEY, p]
+    buy, pay = _property(kind == PROPERTY, holder, p, seats[p, 0], money, price)
+    state[MONEY, p] = money - buy * price - pay * rent
+    state[MONEY, holder if pay else p] += pay * rent
+    owner[sq] = p if buy else holder
+    if kind == CHANCE:
         state[MONEY, p] += draw_chance(rng, chance_table, scripted, chance_script, cursor)
     elif kind == INCOME_TAX:
         state[MONEY, p] -= income_tax(state[MONEY, p])
@@ -223,7 +248,7 @@ def jail_turn(p, cfg, seats, state, rng, scripted, dice_script, cursor):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def retire(p, state, owner):
     """Seat ``p`` leaves the game; her properties become unowned."""
     state[ALIVE, p] = 0

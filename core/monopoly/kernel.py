@@ -1,0 +1,192 @@
+"""The Monopoly simulator's kernel: table-driven rolls, games interleaved.
+
+Up to :data:`LANES` games are played side by side, one roll of each per pass
+of the inner loop, so that their independent chains of table lookups overlap
+in the processor.  A roll draws one 64-bit word of its game's xoshiro256**
+stream (:mod:`boardsweep.core.rng`): the high half picks the ordered pair of
+faces, the low half an independent card draw; it then takes two lookups in
+the transition tables of :mod:`.tables` and adds one to the tally code it
+produced.  Per game and checkpoint the code histogram is added to
+``out_hist``; the caller turns it into counted locations.
+
+Games are played in order and handed to a lane as one finishes; a block of
+rolls runs without any test while no lane can reach its next checkpoint (a
+roll ends at most one player's turn), so the inner loop has no branch that
+depends on the game.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit, uint64
+
+from boardsweep.core.rng import below, game_state, shuffle, xoshiro
+
+from .tables import CODE_BIT as _CODE_BIT
+from .tables import USED_BIT as _USED_BIT
+
+__all__ = ["LANES", "run_kernel"]
+
+LANES = 8
+_LOW = np.uint64(0xFFFFFFFF)
+_STATE, _USED, _CODE = (1 << _USED_BIT) - 1, _USED_BIT, _CODE_BIT
+
+
+@njit(cache=True)
+def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
+    """Seed ``lane`` with ``game``: its stream, and with shuffled decks the card
+    index ``dk[lane, i_cc * n_ch + i_ch]`` of every pair of deck positions (the
+    shuffle consumes the stream even when fixed orders are played)."""
+    game_state(key, game, tmp)
+    if dk.shape[1] > 0:
+        cc, ch = cc_types.copy(), ch_types.copy()
+        shuffle(tmp, cc)
+        shuffle(tmp, ch)
+        if not shuffle_decks:
+            cc, ch = cc_types, ch_types
+        for i in range(cc.shape[0]):
+            for j in range(ch.shape[0]):
+                dk[lane, i * ch.shape[0] + j] = ch[j] + cc[i]
+    for i in range(4):
+        rng[i, lane] = tmp[i]
+
+
+@njit(cache=True)
+def _advance_table(n_cc, n_ch):
+    """Deck state ``i_cc * n_ch + i_ch`` after a roll, per used-decks code (bit 0 CC, bit 1 CH)."""
+    adv = np.zeros(4 * n_cc * n_ch, dtype=np.int32)
+    for i in range(n_cc):
+        for j in range(n_ch):
+            for used in range(4):
+                adv[4 * (i * n_ch + j) + used] = ((i + (used & 1)) % n_cc * n_ch
+                                                  + (j + (used >> 1)) % n_ch)
+    return adv
+
+
+@njit(cache=True)
+def _swap_rows(a, b, arr):
+    """Exchange rows ``a`` and ``b`` of a 2-d array (columns of ``rng``-like arrays: use .T)."""
+    for j in range(arr.shape[1]):
+        arr[a, j], arr[b, j] = arr[b, j], arr[a, j]
+
+
+@njit(cache=True)
+def _ended(hist, lane):
+    """Player turns lane ``lane``'s game has ended: the odd codes of its histogram."""
+    total = 0
+    for code in range(1, hist.shape[1], 2):
+        total += hist[lane, code]
+    return total
+
+
+@lru_cache(maxsize=None)
+def run_kernel(shuffled: bool, several: bool, direct: bool):
+    """The kernel compiled for a deck policy, for one or several players and
+    for a throw column that is the pair of faces itself (``direct``) or looked
+    up (closure constants: the branches that do not apply vanish)."""
+
+    @njit(cache=True, inline="always")
+    def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, dk, deck,
+              adv):
+        """One roll of the game in ``lane``: draw, two lookups, tally, next state.
+
+        With several players, the players waiting for their turn form a queue
+        (``wait[lane]`` from ``head[lane]``): at a turn's end the token just
+        played joins it and the one at its head rolls next, without a branch.
+        """
+        x, a, b, c, d = xoshiro(rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane])
+        rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane] = a, b, c, d
+        col = below(x >> uint64(32), n_pairs)
+        if not direct:
+            col = pair_col[col]
+        if shuffled:
+            card = np.int64(dk[lane, deck[lane]])
+        else:
+            card = below(x & _LOW, width)
+        e1 = np.int64(t1[base[lane] + col])
+        e2 = np.int64(t2[(e1 >> 1) + (card & -(e1 & 1))])
+        code = e2 >> _CODE
+        hist[lane, code] += 1
+        nxt = e2 & _STATE
+        if shuffled:
+            deck[lane] = adv[4 * deck[lane] + ((e2 >> _USED) & 3)]
+        if several:
+            ends = code & 1
+            h = head[lane]
+            waiting = wait[lane, h]
+            wait[lane, h] = nxt if ends else waiting
+            h += ends
+            head[lane] = 0 if h == wait.shape[1] else h
+            nxt = waiting if ends else nxt
+        base[lane] = nxt
+
+    @njit(cache=True)
+    def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
+             n_cc_types, shuffle_decks, out_hist):
+        """Play the run; add each game's code histogram at turn ``checkpoints[k]``
+        to ``out_hist[k]``."""
+        n_pairs = pair_col.shape[0]
+        lanes = min(LANES, games)
+        n_decks = cc_types.shape[0] * ch_types.shape[0] if shuffled else 0
+        rng = np.zeros((4, LANES), dtype=np.uint64)
+        tmp = np.zeros(4, dtype=np.uint64)
+        hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)
+        wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
+        dk = np.zeros((LANES, n_decks), dtype=np.int32)
+        adv = _advance_table(cc_types.shape[0], ch_types.shape[0])
+        base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
+        head = np.zeros(LANES, dtype=np.int64)
+        deck = np.zeros(LANES, dtype=np.int64)
+        ended = np.zeros(LANES, dtype=np.int64)  # player turns ended
+        target = np.zeros(LANES, dtype=np.int64)
+        k = np.zeros(LANES, dtype=np.int64)
+        ch_scaled = ch_types * n_cc_types
+        for lane in range(lanes):
+            _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
+            target[lane] = checkpoints[0] * players
+        next_game = lanes
+        while lanes > 0:
+            block = target[0] - ended[0]
+            for lane in range(1, lanes):
+                block = min(block, target[lane] - ended[lane])
+            if lanes == LANES:  # a constant trip count, unrolled
+                for _ in range(block):
+                    for lane in range(LANES):
+                        _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait,
+                              head, dk, deck, adv)
+            else:
+                for _ in range(block):
+                    for lane in range(lanes):
+                        _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait,
+                              head, dk, deck, adv)
+            lane = 0
+            while lane < lanes:
+                ended[lane] = _ended(hist, lane)
+                if ended[lane] < target[lane]:
+                    lane += 1
+                    continue
+                out_hist[k[lane]] += hist[lane]
+                k[lane] += 1
+                if k[lane] < checkpoints.shape[0]:
+                    target[lane] = checkpoints[k[lane]] * players
+                    continue
+                if next_game < games:
+                    _start(lane, next_game, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
+                    next_game += 1
+                else:
+                    lanes -= 1
+                    _swap_rows(lane, lanes, rng.T)
+                    _swap_rows(lane, lanes, hist)
+                    _swap_rows(lane, lanes, wait)
+                    _swap_rows(lane, lanes, dk)
+                    for arr in (base, head, deck, ended, target, k):
+                        arr[lane], arr[lanes] = arr[lanes], arr[lane]
+                    continue
+                hist[lane, :] = 0
+                wait[lane, :] = 0
+                base[lane] = head[lane] = deck[lane] = ended[lane] = k[lane] = 0
+                target[lane] = checkpoints[0] * players
+
+    return _run
