@@ -282,15 +282,20 @@ def _many_reads() -> None:
     zarr.config.set({"async.concurrency": READ_CONCURRENCY})
 
 
-def require_store(url: str, error: type[Exception]) -> None:
-    """Raise ``error`` unless a boardsweep store is at ``url``."""
-    from boardsweep.pipeline.store import inspect
+def require_store(url: str, error: type[Exception], growing_ok: bool = False) -> None:
+    """Raise ``error`` unless a boardsweep store is at ``url`` (and, unless
+    ``growing_ok``, one whose growth was not interrupted half-way)."""
+    from boardsweep.pipeline.grow import interrupted
+    from boardsweep.pipeline.store import inspect, read_attrs
 
     kind = inspect(url)
     if kind in ("absent", "empty"):
         raise error(f"store {url}: no sweep store there")
     if kind != "boardsweep":
         raise error(f"store {url}: not a boardsweep sweep store")
+    if not growing_ok and interrupted(read_attrs(url)) is not None:
+        raise error(f"store {url}: growing it to a larger spec was interrupted; rerun "
+                    f"`boardsweep run SPEC --store {url} --extend` with that spec to finish")
 
 
 def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple[str, ...] = (),

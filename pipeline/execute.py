@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from boardsweep.pipeline import integrity, metadata, sizing, store
+from boardsweep.pipeline import grow, integrity, metadata, sizing, store
 from boardsweep.pipeline.lock import StoreLock
 from boardsweep.pipeline.plan import plan_tasks
 from boardsweep.pipeline.spec import Spec
@@ -198,6 +198,7 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     overwrite: bool = False,
+    extend: bool = False,
     max_tasks: int | None = None,
     security=None,
     on_start: Callable[[RunReport], None] | None = None,
@@ -217,6 +218,9 @@ def run_sweep(
         Address of an existing Dask scheduler; no local cluster is started.
     overwrite : bool
         Replace a store made by a different spec.
+    extend : bool
+        Grow the existing store in place to ``spec`` (new grid values, more
+        replicates; see :mod:`boardsweep.pipeline.grow`); only new cells run.
     max_tasks : int, optional
         Submit at most this many simulation tasks (the rest stay missing, as
         after an interruption); for tests and staged runs.
@@ -241,9 +245,13 @@ def run_sweep(
     t0 = time.perf_counter()
     kind = _refuse_foreign(url)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
+    if kind == "boardsweep" and not overwrite:  # refusals before the lock: nothing touched
+        spec, _ = grow.check(url, spec, extend)
     try:
         with ExitStack() as stack:
             stack.enter_context(StoreLock(url))
+            if kind == "boardsweep" and not overwrite:
+                spec = _grow(url, spec, extend)
             report = _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks,
                                  security, on_start, on_progress)
     finally:
@@ -251,6 +259,15 @@ def run_sweep(
             _remove_if_empty(url)
     report.wall_s = time.perf_counter() - t0
     return report
+
+
+def _grow(url: str, spec: Spec, extend: bool) -> Spec:
+    """``spec`` aligned with the store; with ``extend``, the store grown to it
+    first (checked again now that the lock is held)."""
+    spec, growth = grow.check(url, spec, extend)
+    if extend and (growth or grow.interrupted(store.read_attrs(url))):
+        grow.apply(url, spec, growth, spec.source)
+    return spec
 
 
 def _remove_if_empty(url: str) -> None:
