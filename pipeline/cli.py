@@ -359,6 +359,12 @@ def status(store_url: str, fmt: str) -> None:
     text = integrity.describe(store_url, damage, limit=10**9) if damage else ""
     display.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
+    if "precision_state" in ds:  # complete: every point met its target or its cap
+        from boardsweep.pipeline.precision import stored_complete
+
+        axes = list(ds.attrs.get("grid_axes", []))
+        done = masks[0] if damage.done is not None else ds["done"].transpose(*axes, "replicate").values
+        masks = (np.array(stored_complete(ds, np.asarray(done, dtype=bool))), masks[1])
     if damage or not all(bool(m.all()) for m in masks):
         raise click.exceptions.Exit(1)
 

@@ -293,7 +293,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         spec, calibration = _task_size(spec, url, resumed, client_once)
     recreated = prepare_store(spec, url, overwrite)
     repaired, done, exact_done = _clear_damaged(spec, url)
-    tasks = plan_tasks(spec, done)
+    tasks, finished = _plan(spec, url, done)
     points = [(i, p) for i, p in spec.points() if not exact_done[i]]
     report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
     report.repaired = [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated) + repaired
@@ -311,10 +311,44 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         report.pending = len(tasks) + len(points)
         if on_start:
             on_start(report)
-        _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler)
-        done = store.read_done(url)
-    report.complete = bool(done.all())
+        progress = _Rounds(on_progress)
+        while tasks or points:  # one round; a precision target may ask for more
+            _submit_and_wait(client, spec, url, tasks, points, report, progress.round(len(tasks) + len(points)),
+                             scheduler)
+            done, points = store.read_done(url), []
+            tasks, finished = _plan(spec, url, done)
+            if max_tasks is not None:
+                tasks = tasks[:max(0, max_tasks - report.tasks_run)]
+    report.complete = finished
     return report
+
+
+def _plan(spec: Spec, url: str, done) -> tuple[list, bool]:
+    """The simulation tasks to run now and whether the sweep is complete once
+    they are: every missing block, or with a precision target the missing
+    blocks of the current round (the decisions are stored as they are made)."""
+    if spec.precision_stderr is None:
+        return plan_tasks(spec, done), bool(done.all())
+    from boardsweep.pipeline import precision
+
+    decisions, tasks = precision.plan(spec, url, done)
+    precision.write(url, decisions, spec.shape)
+    return tasks, precision.complete(decisions.values())
+
+
+class _Rounds:
+    """Progress over several rounds: (finished, total) counted across them."""
+
+    def __init__(self, on_progress) -> None:
+        self.on_progress, self.before, self.total = on_progress, 0, 0
+
+    def round(self, size: int):
+        start = self.before
+        self.before += size
+        self.total += size
+        if self.on_progress is None:
+            return None
+        return lambda finished, total: self.on_progress(start + finished, self.total)
 
 
 #: Grid points whose replicate is timed to size the tasks of a ``[tasks] seconds`` spec.

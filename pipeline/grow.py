@@ -109,6 +109,10 @@ def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
     added: dict[str, tuple] = {}
     refused: list[str] = []
     replicates = (int(old.get("run", {}).get("replicates", 0)), spec.replicates)
+    if ("precision" in old or "precision" in new) and dict(old) != new:
+        return Growth({}, replicates), [
+            "precision: --extend does not grow a sweep with a [precision] target (its rounds depend on "
+            "the whole spec); run the larger spec into a new --store"]
     for key, was, now in _differences(dict(old), new):
         if key.startswith("grid.") and key.count(".") == 1:
             axis = key[5:]
