@@ -19,6 +19,7 @@ from localdask import done_count, finish, kill, local_dask, start_client, wait_f
 from boardsweep.pipeline import grow, integrity
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.verify import verify
 
 TOY = dict(params={"size": 8}, run={"games": 2, "turns": 60}, checkpoints={"count": 5})
 
@@ -103,8 +104,11 @@ def test_grow_axis_and_replicates_equals_a_fresh_run(tmp_path, cluster2, make_sp
     assert ds.sizes["replicate"] == 6 and ds.attrs["replicates"] == 6
     assert "grown in place to new.toml" in ds.attrs["history"] and grow.GROWING not in ds.attrs
     assert_same_by_value(base, fresh(tmp_path, cluster2, text))
-    # the grown store is the new spec's: a plain rerun finds nothing to do
+    # the grown store is the new spec's: a plain rerun finds nothing to do, and
+    # `verify` of the new spec (re-run in the store's axis order) agrees cell by cell
     assert run_sweep(parse_spec(text, "new.toml"), str(base), scheduler=cluster2).tasks_run == 0
+    result = verify(parse_spec(text, "new.toml"), str(base), scheduler=cluster2)
+    assert result.ok and result.variables >= 6, result.message
 
 
 def test_grow_axis_only_and_replicates_only(tmp_path, cluster2, make_spec, base):
