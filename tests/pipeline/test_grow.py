@@ -24,13 +24,14 @@ from boardsweep.pipeline.verify import verify
 TOY = dict(params={"size": 8}, run={"games": 2, "turns": 60}, checkpoints={"count": 5})
 
 
-def toy(make_spec, dice=(2, 3), rules=("plain", "sticky"), replicates=4, block=2, **changes) -> str:
+def toy(make_spec, dice=(2, 3), rules=("plain", "sticky"), replicates=4, block=2, seed=7, **changes) -> str:
+    """The toy sweep's spec; ``changes`` update its tables (``tasks`` replaces)."""
     tables = {**TOY, "grid": {"dice_sides": list(dice), "rule": list(rules)},
               "tasks": {"replicates_per_task": block}}
     tables["run"] = {"replicates": replicates, **TOY["run"]}
     for key, value in changes.items():
-        tables[key] = {**tables.get(key, {}), **value}
-    return make_spec("toy", **tables)
+        tables[key] = value if key == "tasks" else {**tables.get(key, {}), **value}
+    return make_spec("toy", seed=seed, **tables)
 
 
 def raw(url) -> xr.Dataset:
@@ -154,8 +155,8 @@ def test_every_refusal_names_each_key_and_touches_nothing(tmp_path, make_spec, b
         assert files(base) == before, "a refused run touched the store"
         return lines[0]
 
-    line = _refused(toy(make_spec, dice=(2, 3, 4), run={"turns": 61}, checkpoints={"count": 4},
-                        tasks={"replicates_per_task": 1}).replace("seed = 7", "seed = 8"), "--extend")
+    line = _refused(toy(make_spec, dice=(2, 3, 4), seed=8, run={"turns": 61}, checkpoints={"count": 4},
+                        tasks={"replicates_per_task": 1}), "--extend")
     assert line.startswith(f"boardsweep: error: store {base} cannot grow to ")
     for key in ("seed: 7 in the store, 8 in", "run.turns: 60 in the store, 61 in", "checkpoints: ",
                 "tasks.replicates_per_task: 2 in the store, 1 in"):
@@ -166,8 +167,9 @@ def test_every_refusal_names_each_key_and_touches_nothing(tmp_path, make_spec, b
     assert "run.replicates: 4 in the store, 3 in" in line
     line = _refused(toy(make_spec, params={"size": 9}), "--extend")
     assert "params.size: 8 in the store, 9 in" in line
-    added_axis = toy(make_spec).replace('[params]\nsize = 8', '[params]').replace(
-        '[grid]', '[grid]\nsize = [8]')
+    added_axis = make_spec("toy", grid={"dice_sides": [2, 3], "rule": ["plain", "sticky"], "size": [8]},
+                           run={"replicates": 4, **TOY["run"]}, checkpoints=TOY["checkpoints"],
+                           tasks={"replicates_per_task": 2})
     line = _refused(added_axis, "--extend")
     assert "grid.size: an axis cannot be added" in line and "params.size" not in line
     line = _refused(toy(make_spec, dice=(2, 3, 4), replicates=5))
@@ -261,3 +263,19 @@ def test_zarr_sees_the_grown_shape(base, cluster2, make_spec):
     run_sweep(parse_spec(text, "new.toml"), str(base), scheduler=cluster2, extend=True)
     assert zarr.open_group(str(base), mode="r")["counts"].shape[:3] == (3, 2, 4)
     assert xr.open_zarr(base)["counts"].shape[:3] == (3, 2, 4)
+
+
+def test_calibrated_task_size_is_reused(tmp_path, cluster2, make_spec):
+    """A `[tasks] seconds` store keeps its recorded block when it grows: the
+    calibration is not run again and the chunks stay as they were."""
+    def timed(replicates: int) -> str:
+        return toy(make_spec, replicates=replicates, tasks={"seconds": 5})
+
+    url = tmp_path / "timed.zarr"
+    first = run_sweep(parse_spec(timed(4), "base.toml"), str(url), scheduler=cluster2)
+    assert first.block == 4 and "replicates per task: one replicate takes" in first.calibration
+    report = run_sweep(parse_spec(timed(6), "new.toml"), str(url), scheduler=cluster2, extend=True)
+    assert report.block == 4 and report.calibration == "4 replicates per task, as recorded in the store"
+    assert report.complete and report.tasks_run == 4
+    assert zarr.open_group(str(url), mode="r")["counts"].chunks[2] == 4
+    assert_same_by_value(url, fresh(tmp_path, cluster2, timed(6)))
