@@ -261,6 +261,9 @@ def replay(
     "Replace a boardsweep store made by a different spec: removes only the arrays, metadata and "
     "checksum records boardsweep made there (other files in the folder stay). Anything that is "
     "not a boardsweep store is never replaced."))
+@click.option("--extend", is_flag=True, help=(
+    "Grow the existing store in place to SPEC: SPEC may add grid-axis values and raise "
+    "run.replicates, nothing else; only the new cells run, old cells are kept as they are."))
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
 @TLS_CA
@@ -272,6 +275,7 @@ def run(
     workers: int | None,
     scheduler: str | None,
     overwrite: bool,
+    extend: bool,
     max_tasks: int | None,
     report_json: str | None,
     tls_ca_file: str | None,
@@ -289,6 +293,8 @@ def run(
     from boardsweep.pipeline.sizing import TooLarge
     from boardsweep.pipeline.store import StoreMismatch
 
+    if extend and overwrite:
+        raise UserError("--extend grows a store in place and --overwrite replaces it: give one of them")
     scheduler = scheduler_address(scheduler)
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
@@ -299,7 +305,7 @@ def run(
         with bar:
             report = run_sweep(
                 spec, store_url, workers=workers, scheduler=scheduler, overwrite=overwrite,
-                max_tasks=max_tasks, security=security, on_start=bar.start, on_progress=bar.update,
+                extend=extend, max_tasks=max_tasks, security=security, on_start=bar.start, on_progress=bar.update,
             )
     except (StoreMismatch, StoreLocked, TooLarge) as exc:
         raise UserError(str(exc)) from None
@@ -337,9 +343,14 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from boardsweep.pipeline import display, integrity
+    from boardsweep.pipeline import display, grow, integrity
+    from boardsweep.pipeline.store import read_attrs
 
-    display.require_store(store_url, UserError)
+    display.require_store(store_url, UserError, growing_ok=True)
+    growing = grow.interrupted(read_attrs(store_url))
+    if growing is not None:
+        raise RunFailed(f"store {store_url} is incomplete: growing it to a larger spec was interrupted; "
+                        f"rerun `boardsweep run SPEC --store {store_url} --extend` with that spec to finish")
     damage = integrity.check(store_url)
     if damage.arrays:
         raise RunFailed(f"store {store_url} is incomplete: {integrity.describe(store_url, damage)}; "
@@ -348,6 +359,12 @@ def status(store_url: str, fmt: str) -> None:
     text = integrity.describe(store_url, damage, limit=10**9) if damage else ""
     display.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
+    if "precision_state" in ds:  # complete: every point met its target or its cap
+        from boardsweep.pipeline.precision import stored_complete
+
+        axes = list(ds.attrs.get("grid_axes", []))
+        done = masks[0] if damage.done is not None else ds["done"].transpose(*axes, "replicate").values
+        masks = (np.array(stored_complete(ds, np.asarray(done, dtype=bool))), masks[1])
     if damage or not all(bool(m.all()) for m in masks):
         raise click.exceptions.Exit(1)
 

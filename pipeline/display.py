@@ -67,6 +67,9 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None) -
     info(out,
          f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {points} grid points x "
          f"{spec.replicates} replicates = {tasks}, plus {points} exact -> {url} on {where}")
+    if spec.precision_stderr is not None:
+        info(out, f"precision: more replicates per grid point until the largest standard error is at most "
+                  f"{spec.precision_stderr:g}, or {spec.max_replicates} replicates")
 
 
 def fmt_value(x: float | None) -> str:
@@ -162,7 +165,7 @@ class TaskBar:
         if self.task is None:
             self.task = self.progress.add_task("tasks", total=total, rate="")
         rate = done / max(time.perf_counter() - self.t0, 1e-9)
-        self.progress.update(self.task, completed=done, rate=f"{rate:.2f} tasks/s")
+        self.progress.update(self.task, completed=done, total=total, rate=f"{rate:.2f} tasks/s")
 
 
 def run_summary(out: Console, report: RunReport) -> None:
@@ -177,6 +180,7 @@ def run_summary(out: Console, report: RunReport) -> None:
         info(out, f"task size: {report.calibration}")
     if _VERBOSITY >= 0:
         _summary_tables(out, ds, store=report.store)
+        print_precision(out, ds)
     if report.complete:
         state = "complete"
     else:
@@ -284,15 +288,20 @@ def _many_reads() -> None:
     zarr.config.set({"async.concurrency": READ_CONCURRENCY})
 
 
-def require_store(url: str, error: type[Exception]) -> None:
-    """Raise ``error`` unless a boardsweep store is at ``url``."""
-    from boardsweep.pipeline.store import inspect
+def require_store(url: str, error: type[Exception], growing_ok: bool = False) -> None:
+    """Raise ``error`` unless a boardsweep store is at ``url`` (and, unless
+    ``growing_ok``, one whose growth was not interrupted half-way)."""
+    from boardsweep.pipeline.grow import interrupted
+    from boardsweep.pipeline.store import inspect, read_attrs
 
     kind = inspect(url)
     if kind in ("absent", "empty"):
         raise error(f"store {url}: no sweep store there")
     if kind != "boardsweep":
         raise error(f"store {url}: not a boardsweep sweep store")
+    if not growing_ok and interrupted(read_attrs(url)) is not None:
+        raise error(f"store {url}: growing it to a larger spec was interrupted; rerun "
+                    f"`boardsweep run SPEC --store {url} --extend` with that spec to finish")
 
 
 def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple[str, ...] = (),
@@ -352,7 +361,7 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
 
     if fmt == "table" and top is None:
         top = 5
-    found = rows(ds, variable, top=top)
+    found = _with_precision(ds, rows(ds, variable, top=top), fmt != "table")
     if fmt == "json":
         print(json.dumps(found, indent=2))
     elif fmt == "csv":
@@ -376,6 +385,45 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
                     "replicates: finished replicates",
             right={"estimate", "stderr", "exact", "replicates"},
         )
+        print_precision(console(), ds)
+
+
+def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
+    """Query rows with their point's precision columns (replicates used,
+    standard error reached and target, met/capped/running) when ``add`` and
+    the store has a precision target."""
+    from boardsweep.pipeline.precision import point_columns
+    from boardsweep.pipeline.query import grid_points
+
+    columns = point_columns(ds) if add else None
+    if columns is None:
+        return found
+    axes = list(ds.attrs.get("grid_axes", []))
+    by_point = {tuple(p[a] for a in axes): c for p, c in zip(grid_points(ds), columns)}
+    return [{**row, **by_point[tuple(row[a] for a in axes)]} for row in found]
+
+
+def print_precision(out: Console, ds) -> None:
+    """Per grid point: the replicates the precision rule used, the largest
+    standard error reached and the rule's state, points capped first flagged."""
+    from boardsweep.pipeline.precision import point_columns
+    from boardsweep.pipeline.query import grid_points
+
+    columns = point_columns(ds)
+    if columns is None:
+        return
+    axes = list(ds.attrs.get("grid_axes", []))
+    records = [{**{a: str(p[a]) for a in axes}, "replicates used": str(c["replicates_used"]),
+                "stderr reached": fmt_stderr(c["stderr_reached"]), "precision": _PRECISION_WORD[c["precision"]]}
+               for p, c in zip(grid_points(ds), columns)]
+    capped = sum(c["precision"] == "capped" for c in columns)
+    target = ds.attrs.get("precision_stderr")
+    print_records(out, f"precision per grid point (target stderr {target:g}, at most "
+                       f"{ds.attrs.get('max_replicates')} replicates)", records, axes,
+                  right={"replicates used", "stderr reached"},
+                  caption="stderr reached: the largest standard error of the game's estimates over the "
+                          "replicates used; CAPPED: max_replicates reached before the target"
+                          + (f" ({capped} points)" if capped else ""))
 
 
 def _cell(value: Any) -> str:
@@ -408,6 +456,9 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
                 "exact_note": str(text)}
                for point, n, state, text in zip(grid_points(ds), per_point, states.ravel(), texts.ravel())]
     total_done, total = int(done.sum()), int(done.size)
+    precise = _precision_entries(ds, entries, done)
+    if precise:
+        total_done, total = sum(e["done"] for e in entries), sum(e["total"] for e in entries)
     if fmt == "json":
         print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done, "total": total,
                           "damaged": damaged_text or None, "points": entries}, indent=2))
@@ -418,11 +469,18 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     if len(entries) > SUMMARY_POINTS:  # a screen, not hundreds of rows
         title, shown = _status_digest(out, title, entries)
     records = [{**{a: str(e[a]) for a in axes}, "done/total": f"{e['done']}/{e['total']}",
+                **({"stderr": fmt_stderr(e["stderr_reached"]), "precision": _PRECISION_WORD[e["precision"]]}
+                   if precise else {}),
                 "exact": _EXACT_WORD[e["exact"]]} for e in shown]
     if records:
-        print_records(out, title, records, axes, right={"done/total"},
-                      caption="done/total: finished replicates with intact data; exact: yes = exact "
-                              "answer stored, none exists = no single exact answer, not yet = not computed")
+        print_records(out, title, records, axes, right={"done/total", "stderr"},
+                      caption="done/total: finished replicates with intact data"
+                              + (", out of those the precision rule uses; stderr: the largest standard error "
+                                 f"reached (target {ds.attrs.get('precision_stderr'):g}); precision: met, "
+                                 "CAPPED = max_replicates reached first, running = more replicates to come"
+                                 if precise else "")
+                              + "; exact: yes = exact answer stored, none exists = no single exact "
+                                "answer, not yet = not computed")
     for note in sorted({e["exact_note"] for e in entries if e["exact"] == "none"}):
         out.print(f"exact 'none': {note}")
     if damaged_text:
@@ -430,6 +488,23 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
 
 
 _EXACT_WORD = {"stored": "yes", "none": "none exists", "pending": "not yet"}
+_PRECISION_WORD = {"met": "met", "capped": "CAPPED", "running": "running"}
+
+
+def _precision_entries(ds, entries: list[dict], done) -> bool:
+    """With a precision target, give each status entry its replicates used
+    (as ``total``: done ones counted within them), the standard error
+    reached and the rule's state; return whether the store has a target."""
+    from boardsweep.pipeline.precision import point_columns
+
+    columns = point_columns(ds)
+    if columns is None:
+        return False
+    flat = done.reshape(len(entries), -1)
+    for entry, col, row in zip(entries, columns, flat):
+        used = col["replicates_used"]
+        entry.update(col, done=int(row[:used].sum()), total=used)
+    return True
 
 
 def _status_digest(out: Console, title: str, entries: list[dict]) -> tuple[str, list[dict]]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from boardsweep.pipeline import integrity, metadata, packing, sizing, store
+from boardsweep.pipeline import grow, integrity, metadata, packing, sizing, store
 from boardsweep.pipeline.lock import StoreLock
 from boardsweep.pipeline.plan import plan_tasks
 from boardsweep.pipeline.spec import Spec
@@ -216,6 +216,7 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     overwrite: bool = False,
+    extend: bool = False,
     max_tasks: int | None = None,
     security=None,
     pack: bool = True,
@@ -236,6 +237,9 @@ def run_sweep(
         Address of an existing Dask scheduler; no local cluster is started.
     overwrite : bool
         Replace a store made by a different spec.
+    extend : bool
+        Grow the existing store in place to ``spec`` (new grid values, more
+        replicates; see :mod:`boardsweep.pipeline.grow`); only new cells run.
     max_tasks : int, optional
         Submit at most this many simulation tasks (the rest stay missing, as
         after an interruption); for tests and staged runs.
@@ -264,9 +268,13 @@ def run_sweep(
     t0 = time.perf_counter()
     kind = _refuse_foreign(url)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
+    if kind == "boardsweep" and not overwrite:  # refusals before the lock: nothing touched
+        spec, _ = grow.check(url, spec, extend)
     try:
         with ExitStack() as stack:
             stack.enter_context(StoreLock(url))
+            if kind == "boardsweep" and not overwrite:
+                spec = _grow(url, spec, extend)
             report = _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks,
                                  security, on_start, on_progress, pack)
     finally:
@@ -274,6 +282,17 @@ def run_sweep(
             _remove_if_empty(url)
     report.wall_s = time.perf_counter() - t0
     return report
+
+
+def _grow(url: str, spec: Spec, extend: bool) -> Spec:
+    """``spec`` aligned with the store; with ``extend``, the store grown to it
+    first (checked again now that the lock is held)."""
+    spec, growth = grow.check(url, spec, extend)
+    if extend and (growth or grow.interrupted(store.read_attrs(url))):
+        packing.recover(url)
+        packing.unpack(url)  # new cells are written in the task layout
+        grow.apply(url, spec, growth, spec.source)
+    return spec
 
 
 def _remove_if_empty(url: str) -> None:
@@ -299,7 +318,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         spec, calibration = _task_size(spec, url, resumed, client_once)
     relaid = prepare_store(spec, url, overwrite)
     repaired, done, exact_done = _clear_damaged(spec, url)
-    tasks = plan_tasks(spec, done)
+    tasks, finished = _plan(spec, url, done)
     points = [(i, p) for i, p in spec.points() if not exact_done[i]]
     report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
     report.repaired = relaid + repaired
@@ -318,9 +337,15 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         report.pending = len(tasks) + len(points)
         if on_start:
             on_start(report)
-        _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler)
-        done = store.read_done(url)
-    report.complete = bool(done.all())
+        progress = _Rounds(on_progress)
+        while tasks or points:  # one round; a precision target may ask for more
+            _submit_and_wait(client, spec, url, tasks, points, report, progress.round(len(tasks) + len(points)),
+                             scheduler)
+            done, points = store.read_done(url), []
+            tasks, finished = _plan(spec, url, done)
+            if max_tasks is not None:
+                tasks = tasks[:max(0, max_tasks - report.tasks_run)]
+    report.complete = finished
     if report.complete and pack:
         t0 = time.perf_counter()
         report.packing = _pack(url)
@@ -336,6 +361,34 @@ def _pack(url: str) -> str:
     except OSError as exc:
         return f"not packed ({_one_line(exc)}); the store is complete in the task layout"
     return ""
+
+
+def _plan(spec: Spec, url: str, done) -> tuple[list, bool]:
+    """The simulation tasks to run now and whether the sweep is complete once
+    they are: every missing block, or with a precision target the missing
+    blocks of the current round (the decisions are stored as they are made)."""
+    if spec.precision_stderr is None:
+        return plan_tasks(spec, done), bool(done.all())
+    from boardsweep.pipeline import precision
+
+    decisions, tasks = precision.plan(spec, url, done)
+    precision.write(url, decisions, spec.shape)
+    return tasks, precision.complete(decisions.values())
+
+
+class _Rounds:
+    """Progress over several rounds: (finished, total) counted across them."""
+
+    def __init__(self, on_progress) -> None:
+        self.on_progress, self.before, self.total = on_progress, 0, 0
+
+    def round(self, size: int):
+        start = self.before
+        self.before += size
+        self.total += size
+        if self.on_progress is None:
+            return None
+        return lambda finished, total: self.on_progress(start + finished, self.total)
 
 
 #: Grid points whose replicate is timed to size the tasks of a ``[tasks] seconds`` spec.

@@ -88,6 +88,8 @@ def global_attrs(spec, game) -> dict[str, Any]:
     }
     for key, value in spec.run_shape.items():
         attrs[key] = int(value)
+    if spec.precision_stderr is not None:  # replicates: the first round
+        attrs.update(precision_stderr=float(spec.precision_stderr), max_replicates=int(spec.max_replicates))
     return attrs
 
 

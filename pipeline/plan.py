@@ -28,12 +28,18 @@ SEED_SCHEME = (
 
 @dataclass(frozen=True)
 class Task:
-    """One grid point x one block of replicates ``[start, stop)``."""
+    """One grid point x one block of replicates ``[start, stop)``.
+
+    ``base``: set where the task completes a chunk whose first replicates
+    ``[base, start)`` are already stored (a grown store whose old replicate
+    count was not a multiple of the block, see :mod:`boardsweep.pipeline.grow`).
+    """
 
     index: tuple[int, ...]
     params: dict[str, Any]
     start: int
     stop: int
+    base: int | None = None
 
     @property
     def key(self) -> str:
@@ -60,15 +66,26 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None) -> list[Task]:
     """Tasks still to run: every block with a replicate not marked in ``done``.
 
     ``done`` has shape ``spec.shape + (spec.replicates,)``; ``None`` means nothing
-    is done yet.
+    is done yet.  A block whose first replicates only are done (the partial
+    last block of a grown store) runs just the rest (:attr:`Task.base`).
     """
     tasks = []
     for index, params in spec.points():
         for start in range(0, spec.replicates, spec.block):
             stop = min(start + spec.block, spec.replicates)
-            if done is None or not done[index + (slice(start, stop),)].all():
+            cells = None if done is None else done[index + (slice(start, stop),)]
+            if cells is None:
                 tasks.append(Task(index, params, start, stop))
+            elif not cells.all():
+                kept = _done_prefix(cells)
+                tasks.append(Task(index, params, start + kept, stop, start if kept else None))
     return tasks
+
+
+def _done_prefix(cells: np.ndarray) -> int:
+    """How many leading cells are done when exactly those are (else 0)."""
+    kept = int(np.argmin(cells)) if not cells.all() else len(cells)
+    return kept if not cells[kept:].any() else 0
 
 
 def _plain(value: Any) -> Any:

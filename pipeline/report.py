@@ -108,7 +108,24 @@ COLUMNS: dict[str, str] = {
     "between_var": "variance of the replicates' own exact answers (deck shuffles)",
     "sampling_var": "mean within-replicate sampling variance",
     "between_share": "between / total",
+    "replicates_used": "replicates the precision rule used at this grid point",
+    "stderr_reached": "largest standard error of the game's estimates over them",
+    "stderr_target": "the [precision] stderr target",
+    "precision": "met: target reached; capped: max_replicates reached first; running: not finished",
 }
+
+
+def _precision(ds, points, tables, summary) -> None:
+    """With a [precision] target: a ``precision`` table and, per point of
+    ``summary``, its replicates used, standard error reached and state."""
+    from boardsweep.pipeline.precision import point_columns
+
+    columns = point_columns(ds)
+    if columns is None:
+        return
+    tables["precision"] = pd.DataFrame([{**p, **c} for p, c in zip(points, columns)])
+    for p, c in zip(points, columns):
+        summary[point_key(ds, p)]["precision"] = c
 
 _TABLE_COLUMNS = {
     "points": ["replicates", "exact", "reference", "max_abs_z", "worst_label", "max_abs_error",
@@ -182,6 +199,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
             summary = _summarise(ds, points, parts, tables)
             meta["verdict"] = _verdict(ds, points, parts, tables["points"])
             figures = _figures(ds, parts, out, meta)
+    _precision(ds, points, tables, summary)
     meta["figures"] = figures
     meta["tables"] = {}
     for name, df in tables.items():
@@ -847,7 +865,7 @@ def _html(ds, meta, tables, figures) -> str:
     sections = []
     titles = {"points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, effect sizes",
               "ratios": "Estimates with 95% intervals", "decomposition": "Where the replicate variance comes from",
-              "frequencies": "Frequencies with 95% intervals"}
+              "frequencies": "Frequencies with 95% intervals", "precision": "Precision target per grid point"}
     intros = {
         "points": "One row per grid point; the grid axes are the first columns.",
         "comparisons": "Welch's t-test per label of the replicate means at the last checkpoint between two "
@@ -858,8 +876,10 @@ def _html(ds, meta, tables, figures) -> str:
         "decomposition": "Each replicate plays its own deck shuffles, whose exact answer is known: total "
                          "variance = between-shuffle + sampling; medians over labels.",
         "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here; every point is in the CSV.",
+        "precision": "Replicates were added per grid point until the largest standard error of the game's "
+                     "estimates was at most the target; 'capped' points reached max_replicates first.",
     }
-    for name in ("points", "ratios", "comparisons", "decomposition", "frequencies"):
+    for name in ("precision", "points", "ratios", "comparisons", "decomposition", "frequencies"):
         df = tables.get(name)
         if df is None or df.empty:
             continue

@@ -52,14 +52,14 @@ def estimate(spec: Spec) -> Estimate:
     sizes = {"checkpoint": len(spec.checkpoints), **{d: len(v) for d, v in game.coords_for(params).items()}}
     cells = 0
     for var in game.variables.values():
-        cells += spec.replicates * int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * np.dtype(var.dtype).itemsize
+        cells += spec.slots * int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * np.dtype(var.dtype).itemsize
     for var in game.exact_variables.values():
         cells += int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * 8
-    blocks = -(-spec.replicates // spec.block)
+    blocks = -(-spec.slots // spec.block)
     tasks = points * blocks
-    store_bytes = points * (cells + spec.replicates) + tasks * MANIFEST_BYTES + META_BYTES * (
+    store_bytes = points * (cells + spec.slots) + tasks * MANIFEST_BYTES + META_BYTES * (
         len(game.variables) + len(game.exact_variables) + 8)
-    plan_bytes = tasks * TASK_BYTES + points * spec.replicates
+    plan_bytes = tasks * TASK_BYTES + points * spec.slots
     return Estimate(int(store_bytes), int(plan_bytes), int(tasks), int(points))
 
 

@@ -26,6 +26,10 @@ A spec is a small TOML file::
     replicates_per_task = 2        # replicates per task block (default 1) ...
     # seconds = 10                 # ... or a time per task: calibrated on a worker
 
+    [precision]                    # optional: replicates until the standard error is small
+    stderr = 1e-4                  # largest standard error allowed (run.replicates: first round)
+    max_replicates = 64            # ... or this many replicates per grid point
+
 Everything is validated before anything is written.  Every error is a
 :class:`SpecError` whose message names the file, the key and what was expected.
 """
@@ -47,7 +51,9 @@ from boardsweep.core.games import Game, ParameterError, get_game
 
 __all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
 
-TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks"}
+TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks",
+            "precision"}
+PRECISION_KEYS = {"stderr", "max_replicates"}
 CHECKPOINT_KEYS = {"count", "values"}
 TASK_KEYS = {"replicates_per_task", "seconds"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -88,6 +94,12 @@ class Spec:
         run picks ``block`` from a short calibration and records it in the store.
     store : str or None
         Store path or URL from the spec, if any.
+    precision_stderr : float or None
+        ``[precision] stderr``: the largest standard error allowed per grid
+        point (:mod:`boardsweep.pipeline.precision`); ``replicates`` is then
+        the first round.
+    max_replicates : int or None
+        ``[precision] max_replicates``: the replicates a grid point may reach.
     """
 
     source: str
@@ -104,6 +116,14 @@ class Spec:
     store: str | None
     description: str = ""
     task_seconds: float | None = None
+    precision_stderr: float | None = None
+    max_replicates: int | None = None
+
+    @property
+    def slots(self) -> int:
+        """Length of the store's replicate dimension: ``max_replicates`` with
+        a precision target, else ``replicates``."""
+        return self.max_replicates if self.precision_stderr is not None else self.replicates
 
     @property
     def game(self) -> Game:
@@ -133,7 +153,9 @@ class Spec:
 
     def canonical(self) -> dict[str, Any]:
         """What identifies the sweep's data (the store path and comments excluded)."""
-        return {
+        precision = ({"precision": {"stderr": self.precision_stderr, "max_replicates": self.max_replicates}}
+                     if self.precision_stderr is not None else {})
+        return {**precision,
             "name": self.name,
             "game": self.game_name,
             "seed": self.seed,
@@ -225,11 +247,13 @@ class _Parser:
         replicates, run_shape = self.parse_run(game)
         checkpoints = self.parse_checkpoints(game, run_shape)
         block, seconds = self.parse_tasks(replicates)
+        stderr, most = self.parse_precision(replicates)
         spec = Spec(
             source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
             checkpoints=checkpoints, block=block, store=self.string("store", False),
             description=self.string("description", False) or "", task_seconds=seconds,
+            precision_stderr=stderr, max_replicates=most,
         )
         self.check_points(spec, game)
         return spec
@@ -323,6 +347,23 @@ class _Parser:
                 "tasks.replicates_per_task", f"{block} is more than run.replicates = {replicates}"
             )
         return block, None
+
+    def parse_precision(self, replicates: int) -> tuple[float | None, int | None]:
+        """(stderr target, max_replicates), or (None, None) without ``[precision]``."""
+        if "precision" not in self.raw:
+            return None, None
+        table = self.table("precision", PRECISION_KEYS)
+        for key in sorted(PRECISION_KEYS - set(table)):
+            raise self.error(f"precision.{key}", "missing; expected " + (
+                "a number above 0" if key == "stderr" else "an integer >= run.replicates"))
+        stderr = table["stderr"]
+        if isinstance(stderr, bool) or not isinstance(stderr, (int, float)) or not 0 < stderr < float("inf"):
+            raise self.error("precision.stderr", f"{stderr!r} is not allowed; expected a number above 0")
+        if replicates < 2:
+            raise self.error("run.replicates", f"{replicates} is not allowed with [precision]; expected an "
+                             "integer >= 2 (a standard error needs two replicates)")
+        most = self.integer("precision.max_replicates", table["max_replicates"], replicates)
+        return float(stderr), most
 
     def check_points(self, spec: Spec, game: Game) -> None:
         """Cross-parameter checks and shared coordinate labels at every grid point."""

@@ -163,7 +163,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     params = spec.points()[0][1]
     labels = game.coords_for(params)
     axes, grid_chunks = spec.axes, (1,) * len(spec.axes)
-    sizes = {"replicate": spec.replicates, "checkpoint": len(spec.checkpoints)}
+    sizes = {"replicate": spec.slots, "checkpoint": len(spec.checkpoints)}
     sizes.update({dim: len(v) for dim, v in labels.items()})
     data_vars, encoding = {}, {}
 
@@ -187,7 +187,11 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
         {"description": "exact answer computed and written"})
 
     coords = {axis: np.asarray(values) for axis, values in spec.grid.items()}
-    coords["replicate"] = np.arange(spec.replicates, dtype=np.int64)
+    coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
+    if spec.precision_stderr is not None:  # per-point decisions of the precision rule
+        from boardsweep.pipeline.precision import variables
+
+        data_vars.update(variables(spec))
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     for dim, values in labels.items():
         coords[dim] = np.asarray(values, dtype=object)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from boardsweep.core.games import Game
+from boardsweep.pipeline.grow import kept_cells
 from boardsweep.pipeline.plan import Task, replicate_seed
 from boardsweep.pipeline.store import write_exact, write_region
 
@@ -34,11 +35,18 @@ def run_task(
     token: str | None = None,
 ) -> dict[str, Any]:
     """Simulate ``task``, write its region and done flags; return timings.
-    ``token`` (the spec's SHA-256) lets the worker keep the store open."""
+    ``token`` (the spec's SHA-256) lets the worker keep the store open.  A
+    task with a ``base`` writes its whole chunk: the stored replicates
+    ``[base, start)`` read back unchanged, then its own."""
     t0 = time.perf_counter()
     arrays = simulate_block(game, root, task, run_shape, checkpoints)
+    start = task.start
+    if task.base is not None:
+        kept = kept_cells(url, task.index, task.base, task.start, list(arrays))
+        arrays = {name: np.concatenate([kept[name], values]) for name, values in arrays.items()}
+        start = task.base
     t1 = time.perf_counter()
-    write_region(url, task.index, task.start, task.stop, arrays, token)
+    write_region(url, task.index, start, task.stop, arrays, token)
     t2 = time.perf_counter()
     return {"key": task.key, "kernel_s": t1 - t0, "write_s": t2 - t1}
 

@@ -216,6 +216,14 @@ def _coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
     return ", ".join(parts)
 
 
+def _aligned(spec: Spec, url: str) -> Spec:
+    """``spec`` with its grid axes in the store's order (a grown store has its
+    new values at the end of each axis; cells are identified by value)."""
+    from boardsweep.pipeline.grow import aligned
+
+    return aligned(spec, json.loads(store.read_attrs(url).get("spec_canonical", "{}")))
+
+
 def compare_with_store(expected: str, actual: str) -> VerifyResult:
     """Compare the data variables of two stores: integers bit for bit, floats
     within the tolerance of :func:`values_match`.
@@ -341,6 +349,7 @@ def verify(
         if not store.store_exists(against):
             raise ValueError(f"--against {against}: neither a digest file nor a sweep store")
         try:
+            spec = _aligned(spec, against)
             store.check_spec(against, spec)
         except store.StoreMismatch as exc:
             return VerifyResult(False, against, differences=[str(exc)])

@@ -24,13 +24,13 @@ games.register("toy", "toy_game")
 def spec_toml(game: str, name: str | None = None, seed: int = 7, description: str | None = None,
               **tables: dict) -> str:
     """The TOML text of a sweep spec: ``spec_toml("monopoly", grid={...},
-    run={...}, checkpoints={...}, tasks={...}, params={...})``; tables left
+    run={...}, checkpoints={...}, tasks={...}, params={...}, precision={...})``; tables left
     out are left out of the text.  Values are written as JSON, which is TOML
     for strings, numbers, booleans and lists."""
     lines = [f"name = {json.dumps(name or game)}", f"game = {json.dumps(game)}", f"seed = {seed}"]
     if description is not None:
         lines.append(f"description = {json.dumps(description)}")
-    for table in ("params", "grid", "run", "checkpoints", "tasks"):
+    for table in ("params", "grid", "run", "checkpoints", "tasks", "precision"):
         content = tables.pop(table, None)
         if content:
             lines += ["", f"[{table}]", *(f"{k} = {json.dumps(v)}" for k, v in content.items())]

@@ -1,0 +1,270 @@
+"""Grow a sweep store in place: new grid-axis values and more replicates.
+
+``boardsweep run NEW_SPEC --store STORE --extend`` compares NEW_SPEC with the
+spec the store was made by (both in canonical form, :meth:`Spec.canonical`).
+A *growth* may only
+
+* add values to existing grid axes (new values go after the store's, in
+  NEW_SPEC's order: cells are found by coordinate value, never by position),
+* raise ``run.replicates``;
+
+every other difference (seed, fixed parameters, run shape, checkpoints, task
+size, game, an axis value removed, fewer replicates, an axis added) is
+refused before anything is touched, naming every differing key.
+
+Applying a growth (:func:`apply`, store lock held) changes only metadata and
+the small per-point arrays, in an order that a kill at any point leaves a
+store that the same command completes:
+
+1. the root attribute ``growing`` is set to NEW_SPEC's canonical JSON (and a
+   ``history`` line says so): from here on ``status`` reports the store as
+   incomplete and ``query``/``report`` refuse it;
+2. every array with a grown dimension is resized (zarr rewrites only its
+   ``zarr.json``; chunks already written stay as they are, new cells read as
+   the fill value, i.e. not done) and the coordinates and per-point markers
+   (``exact_exists``, ``exact_note``) are rewritten whole;
+3. the spec attributes become NEW_SPEC's, ``growing`` is removed, a
+   ``history`` line records the growth, and the metadata is re-consolidated.
+
+Steps 1-3 are idempotent, so rerunning the command after a kill redoes them;
+then the run computes the new cells like any resume.
+
+When the old replicate count was not a multiple of the task block, the last
+chunk of every old grid point is partly filled.  The task that completes it
+simulates only the new replicates, reads the chunk's old cells back (verified
+against their checksums by the run first), and writes the chunk whole: old
+cells byte-identical, new cells beside them, done flags and checksum record
+renewed (:func:`kept_cells`, used by :func:`boardsweep.pipeline.tasks.run_task`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from boardsweep.pipeline.spec import Spec
+from boardsweep.pipeline.store import StoreMismatch, quiet_zarr
+
+__all__ = ["GROWING", "GrowRefused", "Growth", "compare", "aligned", "check", "apply", "mark",
+           "resize", "finish", "interrupted", "kept_cells"]
+
+#: Root attribute set while a growth is being applied: the target canonical spec.
+GROWING = "growing"
+
+
+class GrowRefused(StoreMismatch):
+    """NEW_SPEC is not a growth of the store's spec; nothing was touched."""
+
+
+@dataclass(frozen=True)
+class Growth:
+    """What NEW_SPEC adds to the store's sweep.
+
+    ``added``: axis -> the new values (in the order they are appended);
+    ``replicates``: (old, new) replicates per grid point.
+    """
+
+    added: dict[str, tuple] = field(default_factory=dict)
+    replicates: tuple[int, int] = (0, 0)
+
+    def __bool__(self) -> bool:
+        return bool(self.added) or self.replicates[1] > self.replicates[0]
+
+    def describe(self) -> str:
+        """``grid.dice_sides: adds 10, 12; run.replicates: 4 -> 8``."""
+        parts = [f"grid.{axis}: adds {', '.join(map(_value, values))}" for axis, values in self.added.items()]
+        old, new = self.replicates
+        if new > old:
+            parts.append(f"run.replicates: {old} -> {new}")
+        return "; ".join(parts) or "nothing to add"
+
+
+def _value(v: Any) -> str:
+    return json.dumps(v) if isinstance(v, str) else str(v)
+
+
+def aligned(spec: Spec, old: Mapping[str, Any]) -> Spec:
+    """``spec`` with each grid axis ordered as the store's (canonical ``old``):
+    the store's values first, in its order, then the values it lacks, in
+    ``spec``'s order.  Cells are identified by value, so the order of a
+    spec's list does not change the sweep; axes the store lacks are kept."""
+    stored = old.get("grid", {})
+    grid = {}
+    for axis, values in spec.grid.items():
+        before = [v for v in stored.get(axis, []) if v in values]
+        grid[axis] = tuple(before) + tuple(v for v in values if v not in before)
+    return spec if grid == spec.grid else replace(spec, grid=grid)
+
+
+def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
+    """The growth from the store's canonical spec ``old`` to ``spec``, and
+    the differences that are not a growth (one phrase each, naming the key)."""
+    from boardsweep.pipeline.store import _differences
+
+    spec = aligned(spec, old)
+    new = spec.canonical()
+    added: dict[str, tuple] = {}
+    refused: list[str] = []
+    replicates = (int(old.get("run", {}).get("replicates", 0)), spec.replicates)
+    if ("precision" in old or "precision" in new) and dict(old) != new:
+        return Growth({}, replicates), [
+            "precision: --extend does not grow a sweep with a [precision] target (its rounds depend on "
+            "the whole spec); run the larger spec into a new --store"]
+    for key, was, now in _differences(dict(old), new):
+        if key.startswith("grid.") and key.count(".") == 1:
+            axis = key[5:]
+            if axis not in old.get("grid", {}) or axis not in spec.grid:
+                refused.append(f"{key}: an axis cannot be added to or removed from a store "
+                               f"({was} in the store, {now} in {spec.source})")
+                continue
+            lost = [v for v in old["grid"][axis] if v not in spec.grid[axis]]
+            if lost:
+                refused.append(f"{key}: {', '.join(map(_value, lost))} in the store but not in "
+                               f"{spec.source} (--extend only adds values)")
+            else:
+                added[axis] = spec.grid[axis][len(old["grid"][axis]):]
+        elif key == "run.replicates" and replicates[1] > replicates[0]:
+            continue
+        elif key == "run.replicates":
+            refused.append(f"{key}: {was} in the store, {now} in {spec.source} (--extend only raises it)")
+        elif key.startswith("params.") and any(key == f"params.{a}" for a in {*old.get("grid", {}), *spec.grid}):
+            continue  # a grid axis added or removed shows up here too; said once, above
+        else:
+            refused.append(f"{key}: {was} in the store, {now} in {spec.source}")
+    return Growth(added, replicates), refused
+
+
+def interrupted(attrs: Mapping[str, Any]) -> str | None:
+    """The target canonical JSON of a growth that did not finish, else ``None``."""
+    value = attrs.get(GROWING)
+    return str(value) if value else None
+
+
+def check(url: str, spec: Spec, extend: bool) -> tuple[Spec, Growth]:
+    """Read-only: ``spec`` aligned with the store at ``url``, and its growth.
+
+    Raises :class:`GrowRefused` (nothing touched) when ``extend`` and
+    ``spec`` is not a growth of the store's spec, when ``spec`` is a growth
+    and ``extend`` was not given (the message suggests ``--extend``), and
+    when an interrupted growth towards another spec must be finished first.
+    Other differences without ``extend`` are left to
+    :func:`boardsweep.pipeline.store.check_spec`.
+    """
+    from boardsweep.pipeline.store import read_attrs
+
+    attrs = read_attrs(url)
+    old = json.loads(attrs.get("spec_canonical", "{}"))
+    spec = aligned(spec, old)
+    growth, refused = compare(old, spec)
+    target = interrupted(attrs)
+    if target is not None and json.loads(target) != spec.canonical():
+        raise GrowRefused(f"store {url} is being grown to another spec (interrupted); rerun the "
+                          f"command that grows it (`boardsweep run SPEC --store {url} --extend` with that "
+                          "spec) to finish, nothing was touched")
+    if extend and refused:
+        raise GrowRefused(f"store {url} cannot grow to {spec.source}: {'; '.join(refused)}; "
+                          "--extend may only add grid values and raise run.replicates, nothing was touched")
+    if not extend and growth and not refused:
+        raise GrowRefused(f"store {url} holds a smaller sweep than {spec.source} ({growth.describe()}); "
+                          f"rerun with --extend to grow it in place (only the new cells run), or use "
+                          "--overwrite to replace it; nothing was touched")
+    if not extend and target is not None:
+        raise GrowRefused(f"store {url} is being grown to {spec.source} (interrupted); rerun "
+                          "the same command with --extend to finish, nothing was touched")
+    return spec, growth
+
+
+def apply(url: str, spec: Spec, growth: Growth, source: str) -> None:
+    """Grow the store at ``url`` to ``spec`` (aligned, see :func:`check`;
+    lock held) in the crash-safe order of the module docstring: :func:`mark`,
+    :func:`resize`, :func:`finish`."""
+    mark(url, spec, growth, source)
+    resize(url, spec)
+    finish(url, spec, growth, source)
+
+
+def mark(url: str, spec: Spec, growth: Growth, source: str) -> None:
+    """Step 1: record the target spec in ``growing`` (once) and say so in ``history``."""
+    import zarr
+
+    from boardsweep.pipeline import metadata
+
+    target = spec.canonical_json()
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+", use_consolidated=False)
+        if interrupted(dict(group.attrs)) == target:
+            return
+        group.attrs[GROWING] = target
+        zarr.consolidate_metadata(url)
+    metadata.append_history(url, f"growing to {source}: {growth.describe()} (started)")
+
+
+def resize(url: str, spec: Spec) -> None:
+    """Step 2: every array to ``spec``'s shape; coordinates and per-point
+    markers rewritten whole (idempotent)."""
+    import zarr
+
+    from boardsweep.pipeline.store import template
+
+    ds, _ = template(spec, spec.game)
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+", use_consolidated=False)
+        for name in ds.variables:
+            _resize(group, str(name), ds[name])
+        zarr.consolidate_metadata(url)
+
+
+def finish(url: str, spec: Spec, growth: Growth, source: str) -> None:
+    """Step 3: the spec attributes become ``spec``'s, ``growing`` goes, ``history`` says it."""
+    import zarr
+
+    from boardsweep.pipeline import metadata
+    from boardsweep.pipeline.metadata import global_attrs
+    from boardsweep.pipeline.store import provenance
+
+    attrs = {k: v for k, v in provenance(spec).items() if k.startswith("spec_")}
+    attrs.update({k: global_attrs(spec, spec.game)[k] for k in ("grid_points", "replicates")})
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+", use_consolidated=False)
+        group.attrs.update(attrs)
+        if GROWING in group.attrs:
+            del group.attrs[GROWING]
+        zarr.consolidate_metadata(url)
+    metadata.append_history(url, f"grown in place to {source}: {growth.describe()}; old cells kept")
+
+
+def _resize(group, name: str, var) -> None:
+    """Resize array ``name`` to ``var``'s shape; an in-memory ``var`` (a
+    coordinate or per-point marker) is written whole, simulated and exact
+    arrays (lazy in the template) keep their chunks."""
+    if name not in group:
+        return  # recreated from the spec by the run (store.ensure_arrays)
+    array = group[name]
+    if tuple(array.shape) != tuple(var.shape):
+        array.resize(var.shape)
+    if not hasattr(var.data, "dask") and var.ndim and array.ndim == var.ndim:
+        values = np.asarray(var.values)
+        array[...] = values.astype(object) if values.dtype.kind in "UO" else values
+
+
+def kept_cells(url: str, index: tuple[int, ...], start: int, stop: int,
+               names: list[str]) -> dict[str, np.ndarray]:
+    """The stored cells ``[start, stop)`` of grid point ``index`` of each
+    simulated array ``names``, as written (leading dim = replicates)."""
+    import zarr
+
+    from boardsweep.pipeline import chunkfiles
+
+    region = tuple(slice(i, i + 1) for i in index) + (slice(start, stop),)
+    point = (0,) * len(index)
+    out = {}
+    for name in names:
+        values = chunkfiles.read(url, name, region)
+        if values is None:
+            with quiet_zarr():
+                values = np.asarray(zarr.open_array(url, path=name, mode="r")[region])
+        out[name] = values[point]
+    return out

@@ -1,0 +1,238 @@
+"""Precision targets: add replicates to each grid point until the largest
+standard error of the game's estimates is at most ``[precision] stderr``, or
+``[precision] max_replicates`` is reached.
+
+The estimates are those ``query`` and ``report`` print: the game's declared
+ratios where it has any (Shut the Box's mean rolls, the HKD game's win, tie
+and retirement shares), else the frequencies of each distribution variable
+(Monopoly's location frequencies).  Replicate ``r`` gives one ratio of
+stored integers per label, ``x_r = a_r / b_r``, at the last checkpoint; over
+the first ``n`` replicates the squared standard error is
+
+    se^2 = (n * sum x^2 - (sum x)^2) / (n^2 (n - 1))
+
+and is computed **exactly** (Python integers and :class:`fractions.Fraction`),
+so no float's last bit can change which replicates run on another CPU.
+
+Rounds are a pure function of stored, reproducible integers (nothing else is
+remembered between runs), per grid point:
+
+* ``n_0`` = ``run.replicates`` rounded up to whole task blocks;
+* when replicates ``[0, n_k)`` are all done: met if ``se^2 <= stderr^2``,
+  capped if ``n_k = max_replicates``, else
+  ``n_{k+1} = min(max_replicates, blocks(min(2 n_k, max(n_k + 1, ceil(n_k se^2 / stderr^2)))))``:
+  the replicates the measured variance says are needed, at most doubling per
+  round so that a noisy early estimate cannot make a round overshoot by more
+  than about twice what the target needs.
+
+Replaying this from the stored data gives the same decisions for any number
+of workers, after a kill, and on a rerun; a killed run resumes mid-round.
+The decisions are stored per grid point (``replicates_used``,
+``stderr_reached``, ``precision_state``) so that ``status``, ``query`` and
+``report`` show them without redoing the arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Iterable
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["STATES", "Decision", "estimate_terms", "stderr_squared", "decide", "plan", "variables",
+           "write", "complete", "stored_complete", "point_columns"]
+
+#: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
+STATES = ("running", "met", "capped")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The state of one grid point: ``n`` replicates used (or planned, while
+    running), the squared standard error over them (``None`` until known)."""
+
+    n: int
+    state: str
+    se2: Fraction | None = None
+
+    @property
+    def stderr(self) -> float:
+        return math.sqrt(float(self.se2)) if self.se2 is not None else math.nan
+
+
+def estimate_terms(game) -> list[tuple[str, str]]:
+    """(numerator, denominator) variables of the game's estimates; the
+    denominator ``"checkpoint"`` is the checkpoint value, ``"sum:DIM"`` the
+    numerator's own total over DIM (a frequency)."""
+    if game.ratios:
+        return [(r.numerator, r.denominator) for r in game.ratios.values()]
+    return [(name, f"sum:{var.dims[-1]}") for name, var in game.variables.items()
+            if len(var.dims) >= 2 and var.dims[0] == "checkpoint"]
+
+
+def _ratios(arrays: dict[str, np.ndarray], terms: list[tuple[str, str]], checkpoint: int):
+    """Per term: numerators (n, labels) and denominators (n,) as int64 at the
+    last checkpoint of one grid point's ``arrays`` (leading dim: replicate)."""
+    for num, den in terms:
+        a = arrays[num][:, -1].reshape(arrays[num].shape[0], -1)
+        if den == "checkpoint":
+            b = np.full(a.shape[0], checkpoint, dtype=np.int64)
+        elif den.startswith("sum:"):
+            b = a.sum(axis=1)
+        else:
+            b = arrays[den][:, -1].reshape(a.shape[0])
+        yield a, b
+
+
+def stderr_squared(a: np.ndarray, b: np.ndarray) -> Fraction:
+    """The largest squared standard error over the labels of ``x = a / b``
+    (``a``: (n, labels) integers, ``b``: (n,) integers), exactly; 0 where
+    ``b`` is 0 (no events: the estimate is undefined, not uncertain)."""
+    n = a.shape[0]
+    if n < 2:
+        raise ValueError("a standard error needs at least 2 replicates")
+    b_int = [int(v) for v in b]
+    if any(v == 0 for v in b_int):
+        return Fraction(0)
+    if len(set(b_int)) == 1:
+        a_obj = a.astype(object)
+        s1, s2 = a_obj.sum(axis=0), (a_obj * a_obj).sum(axis=0)
+        top = max(n * int(q) - int(p) * int(p) for p, q in zip(s1, s2))
+        return Fraction(top, n * n * (n - 1) * b_int[0] ** 2)
+    worst = Fraction(0)
+    for j in range(a.shape[1]):
+        x = [Fraction(int(a[r, j]), b_int[r]) for r in range(n)]
+        s1, s2 = sum(x), sum(v * v for v in x)
+        worst = max(worst, (n * s2 - s1 * s1) / (n * n * (n - 1)))
+    return worst
+
+
+def _blocks(n: int, block: int) -> int:
+    return -(-n // block) * block
+
+
+def decide(se2_of, done: np.ndarray, first: int, target: float, cap: int, block: int) -> Decision:
+    """Replay the rounds of one grid point (module docstring): ``se2_of(n)``
+    gives the squared standard error over replicates ``[0, n)``, ``done`` the
+    point's done flags (length ``cap``)."""
+    t2 = Fraction(target) ** 2
+    n = min(cap, _blocks(first, block))
+    while True:
+        if not done[:n].all():
+            return Decision(n, "running")
+        se2 = se2_of(n)
+        if se2 <= t2:
+            return Decision(n, "met", se2)
+        if n >= cap:
+            return Decision(n, "capped", se2)
+        needed = math.ceil(n * se2 / t2)
+        n = min(cap, _blocks(min(2 * n, max(n + 1, needed)), block))
+
+
+def plan(spec, url: str, done: np.ndarray) -> tuple[dict[tuple, Decision], list]:
+    """Every grid point's :class:`Decision` from the store at ``url`` and
+    the intact ``done`` mask, and the tasks the running points still need."""
+    from boardsweep.pipeline.plan import Task
+
+    game = spec.game
+    terms = estimate_terms(game)
+    names = sorted({v for t in terms for v in t if v != "checkpoint" and not v.startswith("sum:")})
+    stored = {name: _read(url, name) for name in names}
+    checkpoint = int(spec.checkpoints[-1])
+    decisions, tasks = {}, []
+    for index, params in spec.points():
+        def se2_of(n: int, index=index) -> Fraction:
+            arrays = {name: values[index][:n] for name, values in stored.items()}
+            return max(stderr_squared(a, b) for a, b in _ratios(arrays, terms, checkpoint))
+
+        decision = decide(se2_of, done[index], spec.replicates, spec.precision_stderr,
+                          spec.max_replicates, spec.block)
+        decisions[index] = decision
+        if decision.state == "running":
+            for start in range(0, decision.n, spec.block):
+                stop = min(start + spec.block, decision.n)
+                if not done[index + (slice(start, stop),)].all():
+                    tasks.append(Task(index, params, start, stop))
+    return decisions, tasks
+
+
+def _read(url: str, name: str) -> np.ndarray:
+    """A simulated array as stored (fill -1 where not written)."""
+    import zarr
+
+    from boardsweep.pipeline import chunkfiles
+    from boardsweep.pipeline.store import quiet_zarr
+
+    values = chunkfiles.read(url, name)
+    if values is None:
+        with quiet_zarr():
+            values = np.asarray(zarr.open_array(url, path=name, mode="r")[...])
+    return values
+
+
+def variables(spec) -> dict[str, xr.Variable]:
+    """The per-point precision variables of a new store (running, nothing used yet)."""
+    dims, shape = tuple(spec.axes), spec.shape
+    target = f"{spec.precision_stderr:g}"
+    return {
+        "replicates_used": xr.Variable(dims, np.zeros(shape, dtype=np.int64), {
+            "long_name": "replicates the precision rule used (planned in the current round while "
+                         "precision_state = 0)", "units": "1"}),
+        "stderr_reached": xr.Variable(dims, np.full(shape, np.nan), {
+            "long_name": "largest standard error of the game's estimates over the replicates used "
+                         f"(target {target})", "units": "1"}),
+        "precision_state": xr.Variable(dims, np.zeros(shape, dtype=np.int8), {
+            "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
+            "flag_values": [0, 1, 2], "flag_meanings": "running met capped"}),
+    }
+
+
+def write(url: str, decisions: dict[tuple, Decision], shape: tuple[int, ...]) -> None:
+    """Store every point's decision (the client writes these small arrays,
+    lock held; they are derived from the data and rewritten by every run)."""
+    import zarr
+
+    from boardsweep.pipeline.store import quiet_zarr
+
+    used = np.zeros(shape, dtype=np.int64)
+    reached = np.full(shape, np.nan)
+    state = np.zeros(shape, dtype=np.int8)
+    for index, d in decisions.items():
+        used[index], reached[index], state[index] = d.n, d.stderr, STATES.index(d.state)
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+")
+        for name, values in (("replicates_used", used), ("stderr_reached", reached), ("precision_state", state)):
+            group[name][...] = values
+
+
+def complete(decisions: Iterable[Decision]) -> bool:
+    """A precision store is complete when every point met its target or its cap."""
+    return all(d.state != "running" for d in decisions)
+
+
+def stored_complete(ds: xr.Dataset, done: np.ndarray) -> bool:
+    """:func:`complete` from the stored decisions and the intact ``done``
+    mask (grid axes first): every point met or capped, its replicates done."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    state = np.asarray(ds["precision_state"].transpose(*axes).values)
+    used = np.asarray(ds["replicates_used"].transpose(*axes).values)
+    if (state == 0).any():
+        return False
+    return all(bool(done[i][:used[i]].all()) for i in np.ndindex(*state.shape))
+
+
+def point_columns(ds: xr.Dataset) -> list[dict[str, Any]] | None:
+    """Per grid point (grid order): replicates used, standard error reached,
+    target and state (``met``, ``capped``: max_replicates reached first,
+    ``running``), or ``None`` for a store without a precision target."""
+    if "precision_state" not in ds:
+        return None
+    axes = list(ds.attrs.get("grid_axes", []))
+    grid = lambda name: np.asarray(ds[name].transpose(*axes).values).ravel()  # noqa: E731
+    target = ds.attrs.get("precision_stderr")
+    return [{"replicates_used": int(n), "stderr_reached": None if np.isnan(se) else float(se),
+             "stderr_target": target, "precision": STATES[int(s)]}
+            for n, se, s in zip(grid("replicates_used"), grid("stderr_reached"), grid("precision_state"))]
