@@ -14,7 +14,7 @@ import xarray as xr
 
 from clirun import run_cli
 from localdask import assert_bitwise_equal, done_count, finish, kill, local_dask, start_client, wait_for
-from boardsweep.pipeline import precision, query
+from boardsweep.pipeline import integrity, packing, precision, query
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import SpecError, parse_spec
 
@@ -228,3 +228,12 @@ def test_every_game(tmp_path, make_spec, cluster2, game, tables, target, estimat
     assert (ds["replicates_used"].values[state == 2] == 24).all()
     used = ds["done"].sum("replicate").transpose(*axes).values
     assert np.array_equal(used, ds["replicates_used"].transpose(*axes).values)
+
+
+def test_a_complete_precision_store_is_packed(reference, capsys):
+    """Complete means every point met its target or cap, with unrun replicate
+    slots left missing: such a store is packed like any complete one."""
+    assert packing.layout(str(reference)) == "packed" and not integrity.check(str(reference))
+    assert not xr.open_zarr(reference, chunks=None)["done"].values.all()  # slots left unrun
+    assert run_cli("status", str(reference)) == 0
+    capsys.readouterr()
