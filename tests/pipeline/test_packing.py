@@ -213,3 +213,16 @@ def test_overwrite_removes_the_packed_store_and_keeps_the_users_files(copy, stor
     assert json.loads((copy / packing.JOURNAL).read_text())["arrays"] == packing.task_arrays(
         dict(zarr.open_group(str(copy), mode="r").attrs))
     assert np.asarray(zarr.open_array(str(copy), path="done")[...]).shape == (1, 2)
+
+
+def test_a_chunk_that_does_not_decode_stops_packing_and_changes_nothing(stores, tmp_path):
+    from boardsweep.pipeline.chunkfiles import ChunkUnreadable
+
+    url = tmp_path / "tasks.zarr"
+    shutil.copytree(stores[2], url)
+    (url / "counts" / "c" / "1" / "0" / "0" / "0" / "0").write_bytes(b"not zstd")
+    before = _files(url)
+    assert not packing.pack(str(url))  # checked first: damaged, so not packed
+    with pytest.raises(ChunkUnreadable):
+        packing.pack(str(url), verify=False)
+    assert packing.layout(str(url)) == "tasks" and _files(url) == before
