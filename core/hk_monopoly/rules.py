@@ -278,7 +278,7 @@ def play_turn(p, board, cfg, seats, chance_table, state, owner, s, scripted, dic
     return (n if jail >= 0 else pos), s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def play_game(board, cfg, seats, chance_table, state, owner, landings, rng, scripted,
               dice_script, chance_script, cursor):
     """Play a game from ``state`` to its end; return the number of rounds played.
@@ -286,6 +286,10 @@ def play_game(board, cfg, seats, chance_table, state, owner, landings, rng, scri
     Every turn's end location is added to ``landings`` (length squares + 1).
     The stream ``rng`` (4 x uint64) is read into scalars at the start and
     written back at the end.
+
+    Compiled without numba's reference counting (``_nrt=False``; nothing here
+    allocates): otherwise every array handed to the inlined rule helpers costs
+    an atomic increment and decrement per turn, which took most of the time.
     """
     players = cfg[C_PLAYERS]
     s = (rng[0], rng[1], rng[2], rng[3])
