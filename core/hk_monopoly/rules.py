@@ -154,7 +154,7 @@ def draw_chance(s, chance_table, scripted, chance_script, cursor):
         cursor[1] = i + 1
         return chance_script[i], s
     x, s0, s1, s2, s3 = xoshiro(s[0], s[1], s[2], s[3])
-    return chance_table[below(x >> uint64(32), chance_table.shape[0])], (s0, s1, s2, s3)
+    return chance_table[uint64(below(x >> uint64(32), chance_table.shape[0]))], (s0, s1, s2, s3)
 
 
 @njit(cache=True, inline="always")
@@ -207,12 +207,13 @@ def land(p, sq, money, reserve, board, jail_sq, chance_table, state, owner, s, s
     settled by arithmetic (:func:`_property`): buy if unowned and the seat's
     ``reserve`` allows, pay the rent (into ``state``) if another seat owns it.
     """
-    kind, price, rent = board[sq, 0], board[sq, 1], board[sq, 2]
-    holder = owner[sq]
+    at = uint64(sq)  # no negative-index wrap-around on the hot path
+    kind, price, rent = board[at, 0], board[at, 1], board[at, 2]
+    holder = owner[at]
     buy, pay = _property(kind == PROPERTY, holder, p, reserve, money, price)
     money -= buy * price + pay * rent
-    state[MONEY, holder if pay else p] += pay * rent
-    owner[sq] = p if buy else holder
+    state[MONEY, uint64(holder if pay else p)] += pay * rent
+    owner[at] = p if buy else holder
     if kind == CHANCE:
         amount, s = draw_chance(s, chance_table, scripted, chance_script, cursor)
         money += amount
@@ -303,7 +304,7 @@ def play_game(board, cfg, seats, chance_table, state, owner, landings, rng, scri
                 continue
             loc, s = play_turn(p, board, cfg, seats, chance_table, state, owner, s, scripted,
                                dice_script, chance_script, cursor)
-            landings[loc] += 1
+            landings[uint64(loc)] += 1
             if state[ALIVE, p] == 0:
                 alive -= 1
                 if alive <= 1:
