@@ -48,10 +48,10 @@ int64 array of 2: the next dice and chance positions in the scripts.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from boardsweep.core.hk_monopoly.board import CHANCE, GO_TO_JAIL, INCOME_TAX, PROPERTY
-from boardsweep.core.rng import randint
+from boardsweep.core.rng import below, xoshiro
 
 __all__ = [
     "MAX_SEATS",
@@ -128,27 +128,33 @@ def new_state(cfg: np.ndarray, n_squares: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, inline="always")
-def draw_die(rng, sides, scripted, dice_script, cursor):
-    """One die face in 1..sides: the next scripted face, or a random one."""
+def draw_die(s, sides, scripted, dice_script, cursor):
+    """(die face in 1..sides, stream ``s`` advanced): the next scripted face, or a random one.
+
+    ``s`` is the xoshiro256** state as a tuple of 4 uint64 scalars, so that it
+    stays in registers through a game (:func:`boardsweep.core.rng.xoshiro`).
+    """
     if scripted:
         i = cursor[0]
         if i >= dice_script.shape[0]:
             raise IndexError("dice script exhausted")
         cursor[0] = i + 1
-        return dice_script[i]
-    return randint(rng, sides) + 1
+        return dice_script[i], s
+    x, s0, s1, s2, s3 = xoshiro(s[0], s[1], s[2], s[3])
+    return below(x >> uint64(32), sides) + 1, (s0, s1, s2, s3)
 
 
 @njit(cache=True, inline="always")
-def draw_chance(rng, chance_table, scripted, chance_script, cursor):
-    """One Chance amount: the next scripted amount, or a uniform table entry."""
+def draw_chance(s, chance_table, scripted, chance_script, cursor):
+    """(Chance amount, stream advanced): the next scripted amount, or a uniform table entry."""
     if scripted:
         i = cursor[1]
         if i >= chance_script.shape[0]:
             raise IndexError("chance script exhausted")
         cursor[1] = i + 1
-        return chance_script[i]
-    return chance_table[randint(rng, chance_table.shape[0])]
+        return chance_script[i], s
+    x, s0, s1, s2, s3 = xoshiro(s[0], s[1], s[2], s[3])
+    return chance_table[uint64(below(x >> uint64(32), chance_table.shape[0]))], (s0, s1, s2, s3)
 
 
 @njit(cache=True, inline="always")
@@ -160,7 +166,7 @@ def income_tax(money):
 
 
 @njit(cache=True, inline="always")
-def _advance(pos, steps, n, go):
+def advance(pos, steps, n, go):
     """(square reached from ``pos`` after ``steps`` on ``n`` squares, passes of Go).
 
     The first two passes are counted without a branch (a throw rarely passes
@@ -183,14 +189,6 @@ def _advance(pos, steps, n, go):
 
 
 @njit(cache=True, inline="always")
-def advance(p, steps, board, cfg, state):
-    """Move seat ``p`` forward ``steps`` squares, paying SALARY per pass of Go."""
-    pos, passes = _advance(state[POS, p], steps, board.shape[0], cfg[C_GO])
-    state[MONEY, p] += SALARY * passes
-    state[POS, p] = pos
-
-
-@njit(cache=True, inline="always")
 def _property(is_property, holder, p, reserve, money, price):
     """(buys, pays rent) of seat ``p`` landing on a square owned by ``holder``
     (-1: nobody; squares that are not properties are never owned), as 0/1
@@ -200,52 +198,48 @@ def _property(is_property, holder, p, reserve, money, price):
 
 
 @njit(cache=True, inline="always")
-def land(p, board, cfg, seats, chance_table, state, owner, rng, scripted, chance_script, cursor):
-    """Resolve the square seat ``p`` has just landed on.
+def land(p, sq, money, reserve, board, jail_sq, chance_table, state, owner, s, scripted,
+         chance_script, cursor):
+    """Resolve square ``sq`` that seat ``p``, holding ``money``, has just landed on.
 
-    A property (the common case) is settled by arithmetic (:func:`_property`):
-    buy if unowned and the seat's reserve allows, pay the rent if another seat
-    owns it.
+    Returns (square, money, jail, stream): the square is the jail's and jail 0
+    after Go To Jail, else ``sq`` and -1.  A property (the common case) is
+    settled by arithmetic (:func:`_property`): buy if unowned and the seat's
+    ``reserve`` allows, pay the rent (into ``state``) if another seat owns it.
     """
-    sq = state[POS, p]
-    kind, price, rent = board[sq, 0], board[sq, 1], board[sq, 2]
-    holder = owner[sq]
-    money = state[MONEY, p]
-    buy, pay = _property(kind == PROPERTY, holder, p, seats[p, 0], money, price)
-    state[MONEY, p] = money - buy * price - pay * rent
-    state[MONEY, holder if pay else p] += pay * rent
-    owner[sq] = p if buy else holder
+    at = uint64(sq)  # no negative-index wrap-around on the hot path
+    kind, price, rent = board[at, 0], board[at, 1], board[at, 2]
+    holder = owner[at]
+    buy, pay = _property(kind == PROPERTY, holder, p, reserve, money, price)
+    money -= buy * price + pay * rent
+    state[MONEY, uint64(holder if pay else p)] += pay * rent
+    owner[at] = p if buy else holder
     if kind == CHANCE:
-        state[MONEY, p] += draw_chance(rng, chance_table, scripted, chance_script, cursor)
+        amount, s = draw_chance(s, chance_table, scripted, chance_script, cursor)
+        money += amount
     elif kind == INCOME_TAX:
-        state[MONEY, p] -= income_tax(state[MONEY, p])
+        money -= income_tax(money)
     elif kind == GO_TO_JAIL:
-        state[POS, p] = cfg[C_JAIL]
-        state[JAIL, p] = 0
+        return jail_sq, money, 0, s
+    return sq, money, -1, s
 
 
 @njit(cache=True, inline="always")
-def jail_turn(p, cfg, seats, state, rng, scripted, dice_script, cursor):
-    """A turn that starts in jail: return the steps to move (0: stays in jail)."""
-    sides = cfg[C_SIDES]
-    failed = state[JAIL, p]
-    if seats[p, 1] == SHORT and failed < 2:
-        state[MONEY, p] -= JAIL_FINE
-        state[JAIL, p] = -1
-        return draw_die(rng, sides, scripted, dice_script, cursor) + draw_die(
-            rng, sides, scripted, dice_script, cursor
-        )
-    d1 = draw_die(rng, sides, scripted, dice_script, cursor)
-    d2 = draw_die(rng, sides, scripted, dice_script, cursor)
+def jail_turn(failed, strategy, money, sides, s, scripted, dice_script, cursor):
+    """A turn that starts in jail after ``failed`` failed turns (0..2).
+
+    Returns (steps to move, 0: stays in jail; money; jail: -1 when out, else
+    the failed turns so far; stream).
+    """
+    d1, s = draw_die(s, sides, scripted, dice_script, cursor)
+    d2, s = draw_die(s, sides, scripted, dice_script, cursor)
+    if strategy == SHORT and failed < 2:
+        return d1 + d2, money - JAIL_FINE, -1, s
     if d1 == d2:
-        state[JAIL, p] = -1
-        return d1 + d2
+        return d1 + d2, money, -1, s
     if failed == 2:
-        state[MONEY, p] -= JAIL_FINE
-        state[JAIL, p] = -1
-        return d1 + d2
-    state[JAIL, p] = failed + 1
-    return 0
+        return d1 + d2, money - JAIL_FINE, -1, s
+    return 0, money, failed + 1, s
 
 
 @njit(cache=True, inline="always")
@@ -258,52 +252,68 @@ def retire(p, state, owner):
 
 
 @njit(cache=True, inline="always")
-def play_turn(p, board, cfg, seats, chance_table, state, owner, rng, scripted, dice_script,
+def play_turn(p, board, cfg, seats, chance_table, state, owner, s, scripted, dice_script,
               chance_script, cursor):
-    """Play one turn of seat ``p``; return the location it ends on.
+    """Play one turn of seat ``p``; return (the location it ends on, stream).
 
     The location is the 0-based square, or ``board.shape[0]`` (IN_JAIL) when
-    the turn ends in jail.  A player left with negative money retires.
+    the turn ends in jail.  A player left with negative money retires.  The
+    seat's position, money and jail count are held in locals for the turn.
     """
     n = board.shape[0]
-    if state[JAIL, p] >= 0:
-        steps = jail_turn(p, cfg, seats, state, rng, scripted, dice_script, cursor)
+    pos, money, jail = state[POS, p], state[MONEY, p], state[JAIL, p]
+    if jail >= 0:
+        steps, money, jail, s = jail_turn(jail, seats[p, 1], money, cfg[C_SIDES], s, scripted,
+                                          dice_script, cursor)
     else:
-        sides = cfg[C_SIDES]
-        steps = draw_die(rng, sides, scripted, dice_script, cursor) + draw_die(
-            rng, sides, scripted, dice_script, cursor
-        )
+        d1, s = draw_die(s, cfg[C_SIDES], scripted, dice_script, cursor)
+        d2, s = draw_die(s, cfg[C_SIDES], scripted, dice_script, cursor)
+        steps = d1 + d2
     if steps > 0:
-        advance(p, steps, board, cfg, state)
-        land(p, board, cfg, seats, chance_table, state, owner, rng, scripted, chance_script, cursor)
-    if state[MONEY, p] < 0:
+        pos, passes = advance(pos, steps, n, cfg[C_GO])
+        pos, money, jail, s = land(p, pos, money + SALARY * passes, seats[p, 0], board, cfg[C_JAIL],
+                                   chance_table, state, owner, s, scripted, chance_script, cursor)
+    state[POS, p], state[MONEY, p], state[JAIL, p] = pos, money, jail
+    if money < 0:
         retire(p, state, owner)
-    return n if state[JAIL, p] >= 0 else state[POS, p]
+    return (n if jail >= 0 else pos), s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def play_game(board, cfg, seats, chance_table, state, owner, landings, rng, scripted,
               dice_script, chance_script, cursor):
     """Play a game from ``state`` to its end; return the number of rounds played.
 
     Every turn's end location is added to ``landings`` (length squares + 1).
+    The stream ``rng`` (4 x uint64) is read into scalars at the start and
+    written back at the end.
+
+    Compiled without numba's reference counting (``_nrt=False``; nothing here
+    allocates): otherwise every array handed to the inlined rule helpers costs
+    an atomic increment and decrement per turn, which took most of the time.
     """
     players = cfg[C_PLAYERS]
+    s = (rng[0], rng[1], rng[2], rng[3])
     alive = 0
     for p in range(players):
         alive += state[ALIVE, p]
+    played = cfg[C_ROUNDS]
     for r in range(cfg[C_ROUNDS]):
         for p in range(players):
             if state[ALIVE, p] == 0:
                 continue
-            loc = play_turn(p, board, cfg, seats, chance_table, state, owner, rng, scripted,
-                            dice_script, chance_script, cursor)
-            landings[loc] += 1
+            loc, s = play_turn(p, board, cfg, seats, chance_table, state, owner, s, scripted,
+                               dice_script, chance_script, cursor)
+            landings[uint64(loc)] += 1
             if state[ALIVE, p] == 0:
                 alive -= 1
                 if alive <= 1:
-                    return r + 1
-    return cfg[C_ROUNDS]
+                    played = r + 1
+                    break
+        if played <= r + 1:
+            break
+    rng[0], rng[1], rng[2], rng[3] = s
+    return played
 
 
 @njit(cache=True)
@@ -350,8 +360,9 @@ def scripted_turn(
     """
     dice_script, chance_script, cursor = _scripts(dice, chance, int(cfg[C_SIDES]))
     table = np.zeros(1, dtype=np.int64)
-    return int(play_turn(p, board, cfg, seats, table, state, owner, _NO_RNG.copy(), True,
-                         dice_script, chance_script, cursor))
+    s = (_NO_RNG[0], _NO_RNG[1], _NO_RNG[2], _NO_RNG[3])
+    return int(play_turn(p, board, cfg, seats, table, state, owner, s, True,
+                         dice_script, chance_script, cursor)[0])
 
 
 def scripted_game(
