@@ -83,46 +83,56 @@ def _ended(hist, lane):
     return total
 
 
+@njit(cache=True, inline="always")
+def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, dk, deck,
+          adv, shuffled, several, direct):
+    """One roll of the game in ``lane``: draw, two lookups, tally, next state.
+
+    ``shuffled``, ``several`` and ``direct`` are constants of the calling
+    kernel (:func:`run_kernel`): inlined there, the branches that do not
+    apply vanish.
+
+    With several players, the players waiting for their turn form a queue
+    (``wait[lane]`` from ``head[lane]``): at a turn's end the token just
+    played joins it and the one at its head rolls next, without a branch.
+    """
+    x, a, b, c, d = xoshiro(rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane])
+    rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane] = a, b, c, d
+    col = below(x >> uint64(32), n_pairs)
+    if not direct:
+        col = pair_col[uint64(col)]
+    if shuffled:
+        card = np.int64(dk[lane, uint64(deck[lane])])
+    else:
+        card = below(x & _LOW, width)
+    e1 = np.int64(t1[uint64(base[lane] + col)])
+    e2 = np.int64(t2[uint64((e1 >> 1) + (card & -(e1 & 1)))])
+    code = e2 >> _CODE
+    hist[lane, uint64(code)] += 1
+    nxt = e2 & _STATE
+    if shuffled:
+        deck[lane] = adv[uint64(4 * deck[lane] + ((e2 >> _USED) & 3))]
+    if several:
+        ends = code & 1
+        h = head[lane]
+        waiting = wait[lane, uint64(h)]
+        wait[lane, uint64(h)] = nxt if ends else waiting
+        h += ends
+        head[lane] = 0 if h == wait.shape[1] else h
+        nxt = waiting if ends else nxt
+    base[lane] = nxt
+
+
 @lru_cache(maxsize=None)
 def run_kernel(shuffled: bool, several: bool, direct: bool):
     """The kernel compiled for a deck policy, for one or several players and
     for a throw column that is the pair of faces itself (``direct``) or looked
-    up (closure constants: the branches that do not apply vanish)."""
+    up (closure constants: the branches that do not apply vanish).
 
-    @njit(cache=True, inline="always")
-    def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, dk, deck,
-              adv):
-        """One roll of the game in ``lane``: draw, two lookups, tally, next state.
-
-        With several players, the players waiting for their turn form a queue
-        (``wait[lane]`` from ``head[lane]``): at a turn's end the token just
-        played joins it and the one at its head rolls next, without a branch.
-        """
-        x, a, b, c, d = xoshiro(rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane])
-        rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane] = a, b, c, d
-        col = below(x >> uint64(32), n_pairs)
-        if not direct:
-            col = pair_col[uint64(col)]
-        if shuffled:
-            card = np.int64(dk[lane, uint64(deck[lane])])
-        else:
-            card = below(x & _LOW, width)
-        e1 = np.int64(t1[uint64(base[lane] + col)])
-        e2 = np.int64(t2[uint64((e1 >> 1) + (card & -(e1 & 1)))])
-        code = e2 >> _CODE
-        hist[lane, uint64(code)] += 1
-        nxt = e2 & _STATE
-        if shuffled:
-            deck[lane] = adv[uint64(4 * deck[lane] + ((e2 >> _USED) & 3))]
-        if several:
-            ends = code & 1
-            h = head[lane]
-            waiting = wait[lane, uint64(h)]
-            wait[lane, uint64(h)] = nxt if ends else waiting
-            h += ends
-            head[lane] = 0 if h == wait.shape[1] else h
-            nxt = waiting if ends else nxt
-        base[lane] = nxt
+    The closure holds only these three booleans, so numba's on-disk cache
+    finds it again in a new process (a closure over a jitted function gets a
+    new cache key in every process, and is compiled again each time).
+    """
 
     @njit(cache=True)
     def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
@@ -157,12 +167,12 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                 for _ in range(block):
                     for lane in range(LANES):
                         _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait,
-                              head, dk, deck, adv)
+                              head, dk, deck, adv, shuffled, several, direct)
             else:
                 for _ in range(block):
                     for lane in range(lanes):
                         _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait,
-                              head, dk, deck, adv)
+                              head, dk, deck, adv, shuffled, several, direct)
             lane = 0
             while lane < lanes:
                 ended[lane] = _ended(hist, lane)
