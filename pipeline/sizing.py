@@ -98,12 +98,13 @@ def check_fits(spec: Spec, url: str, existing: bool = False) -> Estimate:
     the plan is checked against memory.
     """
     est = estimate(spec)
-    keys = "run.replicates, the [grid] axes or checkpoints.count"
+    count = "precision.max_replicates" if spec.precision_stderr is not None else "run.replicates"
+    keys = f"{count}, the [grid] axes or checkpoints.count"
     free = None if existing else _free_bytes(url)
     if free is not None and est.store_bytes > free:
         raise TooLarge(
             f"{spec.source}: the store would need up to {human(est.store_bytes)} (uncompressed, "
-            f"{est.points} grid points x {spec.replicates} replicates) and {url} has "
+            f"{est.points} grid points x {spec.slots} replicates) and {url} has "
             f"{human(free)} free; lower {keys}"
         )
     memory = _available_memory() // 2
