@@ -50,6 +50,7 @@ __all__ = [
     "unpack",
     "recover",
     "damaged_chunks",
+    "chunk_region",
 ]
 
 #: Largest packed chunk, uncompressed (dask's own default chunk size is 128 MiB).
