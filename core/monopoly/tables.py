@@ -176,8 +176,8 @@ def transition_tables(n: int, long_jail: bool, tally: int, shuffled: bool,
     n_cols = keys.shape[1]
     nxt, flags, counted, draws = _landing_rows(
         keys, tally, width, shuffled, cc, ch, card_types(cc)[0], card_types(ch)[0])
-    encoded, code = np.unique(counted, return_inverse=True)
-    code = 2 * code.reshape(counted.shape) + (flags & 1)
+    encoded = np.unique(counted)  # sorted; the inverse by binary search (return_inverse argsorts: 10x slower)
+    code = 2 * np.searchsorted(encoded, counted) + (flags & 1)
     if nxt.max() * n_cols >= 1 << _USED or code.max() >= 1 << 31 - _CODE:
         raise ValueError(f"dice of {n} sides: the transition tables overflow int32")
     entries = (nxt * n_cols) | ((flags >> 1) << _USED) | (code << _CODE)
