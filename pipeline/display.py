@@ -186,6 +186,9 @@ def run_summary(out: Console, report: RunReport) -> None:
     else:
         done = ds["done"].values
         state = f"INCOMPLETE ({int(done.sum())}/{done.size} replicates done)"
+        if "precision_state" in ds:  # replicate slots up to max_replicates are not all meant to run
+            settled = ds["precision_state"].values != 0
+            state = f"INCOMPLETE ({int(settled.sum())}/{settled.size} grid points at their target or cap)"
     overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
     out.print(f"{report.tasks_run} tasks run ({report.exact_run} exact), store {state}: {report.store}",
               soft_wrap=True)  # a path stays on one line

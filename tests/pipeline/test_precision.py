@@ -4,6 +4,7 @@ kill), capped points, what status/query/report show, and all three games."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from fractions import Fraction
@@ -14,7 +15,9 @@ import xarray as xr
 
 from clirun import run_cli
 from localdask import assert_bitwise_equal, done_count, finish, kill, local_dask, start_client, wait_for
-from boardsweep.pipeline import integrity, packing, precision, query
+from rich.console import Console
+
+from boardsweep.pipeline import display, integrity, packing, precision, query
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import SpecError, parse_spec
 
@@ -125,8 +128,12 @@ def test_staged_resume_identical(tmp_path, make_spec, cluster2, reference, capsy
     the same store; status says incomplete until then."""
     spec = parse_spec(toy(make_spec), "p.toml")
     url = tmp_path / "staged.zarr"
-    assert not run_sweep(spec, str(url), scheduler=cluster2, max_tasks=3).complete
+    first = run_sweep(spec, str(url), scheduler=cluster2, max_tasks=3)
+    assert not first.complete
     assert run_cli("status", str(url)) == 1
+    summary = io.StringIO()
+    display.run_summary(Console(file=summary, width=100), first)
+    assert "INCOMPLETE (0/4 grid points at their target or cap)" in summary.getvalue()
     assert not run_sweep(spec, str(url), scheduler=cluster2, max_tasks=9).complete
     assert run_cli("status", str(url)) == 1
     assert "running" in capsys.readouterr().out
