@@ -24,21 +24,31 @@ def variants(game) -> list[dict]:
     return out
 
 
+def shapes(game) -> list[dict]:
+    """The smallest run shape, then every count at 2 (kernels may be compiled
+    apart for one and for several of a thing, e.g. Monopoly's players)."""
+    out = []
+    for least in (1, 2):
+        shape = game.resolve_run_shape({k: max(least, game.run_shape_minimum.get(k, 1)) for k in game.run_shape})
+        shape[game.checkpoint_of] = max(shape[game.checkpoint_of], 4)
+        out.append(shape)
+    return out
+
+
 def warm(name: str) -> int:
-    """Run game ``name`` once per parameter variant; return how many ran."""
+    """Run game ``name`` once per parameter variant and run shape; return how many ran."""
     game = get_game(name)
-    shape = game.resolve_run_shape({k: max(1, game.run_shape_minimum.get(k, 1)) for k in game.run_shape})
-    shape[game.checkpoint_of] = max(shape[game.checkpoint_of], 4)
-    checkpoints = game.default_checkpoints(shape, 2)
     ran = 0
     for given in variants(game):
         try:
             params = game.resolve_params(given)
         except ParameterError:
             continue  # a value only valid together with another parameter
-        game.simulate(params, 0, shape, checkpoints)
-        if game.exact is not None:
-            game.exact(params, shape, checkpoints)
+        for i, shape in enumerate(shapes(game)):
+            checkpoints = game.default_checkpoints(shape, 2)
+            game.simulate(params, 0, shape, checkpoints)
+            if game.exact is not None and i == 0:
+                game.exact(params, shape, checkpoints)
         ran += 1
     return ran
 
