@@ -381,11 +381,10 @@ class _Rounds:
     """Progress over several rounds: (finished, total) counted across them."""
 
     def __init__(self, on_progress) -> None:
-        self.on_progress, self.before, self.total = on_progress, 0, 0
+        self.on_progress, self.total = on_progress, 0
 
     def round(self, size: int):
-        start = self.before
-        self.before += size
+        start = self.total  # tasks of the earlier rounds
         self.total += size
         if self.on_progress is None:
             return None

@@ -254,17 +254,8 @@ def kept_cells(url: str, index: tuple[int, ...], start: int, stop: int,
                names: list[str]) -> dict[str, np.ndarray]:
     """The stored cells ``[start, stop)`` of grid point ``index`` of each
     simulated array ``names``, as written (leading dim = replicates)."""
-    import zarr
-
-    from boardsweep.pipeline import chunkfiles
+    from boardsweep.pipeline.store import read_array
 
     region = tuple(slice(i, i + 1) for i in index) + (slice(start, stop),)
     point = (0,) * len(index)
-    out = {}
-    for name in names:
-        values = chunkfiles.read(url, name, region)
-        if values is None:
-            with quiet_zarr():
-                values = np.asarray(zarr.open_array(url, path=name, mode="r")[region])
-        out[name] = values[point]
-    return out
+    return {name: read_array(url, name, region)[point] for name in names}

@@ -136,11 +136,12 @@ def plan(spec, url: str, done: np.ndarray) -> tuple[dict[tuple, Decision], list]
     """Every grid point's :class:`Decision` from the store at ``url`` and
     the intact ``done`` mask, and the tasks the running points still need."""
     from boardsweep.pipeline.plan import Task
+    from boardsweep.pipeline.store import read_array
 
     game = spec.game
     terms = estimate_terms(game)
     names = sorted({v for t in terms for v in t if v != "checkpoint" and not v.startswith("sum:")})
-    stored = {name: _read(url, name) for name in names}
+    stored = {name: read_array(url, name) for name in names}  # as written: fill -1 where not
     checkpoint = int(spec.checkpoints[-1])
     decisions, tasks = {}, []
     for index, params in spec.points():
@@ -157,20 +158,6 @@ def plan(spec, url: str, done: np.ndarray) -> tuple[dict[tuple, Decision], list]
                 if not done[index + (slice(start, stop),)].all():
                     tasks.append(Task(index, params, start, stop))
     return decisions, tasks
-
-
-def _read(url: str, name: str) -> np.ndarray:
-    """A simulated array as stored (fill -1 where not written)."""
-    import zarr
-
-    from boardsweep.pipeline import chunkfiles
-    from boardsweep.pipeline.store import quiet_zarr
-
-    values = chunkfiles.read(url, name)
-    if values is None:
-        with quiet_zarr():
-            values = np.asarray(zarr.open_array(url, path=name, mode="r")[...])
-    return values
 
 
 def variables(spec) -> dict[str, xr.Variable]:

@@ -58,6 +58,7 @@ __all__ = [
     "remove_store",
     "read_attrs",
     "check_spec",
+    "read_array",
     "read_done",
     "read_exact_done",
     "clear_done",
@@ -343,6 +344,20 @@ def _differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, str, s
 
 def _show(value: Any) -> str:
     return "(absent)" if value is None else json.dumps(value)
+
+
+def read_array(url: str, name: str, region: tuple[slice, ...] = ()) -> np.ndarray:
+    """Array ``name`` of the store at ``url`` as written (fill values where no
+    task wrote; ``region``: slices of its leading dims), straight from its
+    chunk files where :mod:`~boardsweep.pipeline.chunkfiles` applies, else
+    through zarr."""
+    from boardsweep.pipeline import chunkfiles
+
+    values = chunkfiles.read(url, name, region)
+    if values is None:
+        with quiet_zarr():
+            values = np.asarray(zarr.open_array(url, path=name, mode="r")[tuple(region) or ...])
+    return values
 
 
 def read_done(url: str) -> np.ndarray:
