@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ChunkUnreadable", "read", "write_chunk", "readable", "ChunkFileArray"]
+__all__ = ["ChunkUnreadable", "read", "write_chunk", "readable", "ChunkFileArray", "local_root"]
 
 
 class ChunkUnreadable(ValueError):
@@ -127,12 +127,18 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
     return f"{name}/{key}"
 
 
-def _array_root(url: str | os.PathLike, name: str) -> Path | None:
-    """The folder of array ``name`` in a local store (``None`` for a remote URL)."""
+def local_root(url: str | os.PathLike) -> Path | None:
+    """The folder of a local store (``None`` for a remote URL)."""
     url = os.fspath(url)
     if "://" in url and not url.startswith("file://"):
         return None
-    return Path(url.removeprefix("file://")) / name
+    return Path(url.removeprefix("file://"))
+
+
+def _array_root(url: str | os.PathLike, name: str) -> Path | None:
+    """The folder of array ``name`` in a local store (``None`` for a remote URL)."""
+    root = local_root(url)
+    return None if root is None else root / name
 
 
 def _chunk_key(coord: tuple[int, ...], sep: str) -> str:

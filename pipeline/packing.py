@@ -40,6 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from boardsweep.pipeline import chunkfiles
+from boardsweep.pipeline.chunkfiles import local_root
+
 __all__ = [
     "PACKED_CHUNK_BYTES",
     "JOURNAL",
@@ -63,16 +66,8 @@ PACKING = ".boardsweep/packing"
 TASKS, PACKING_STATE, PACKED, UNPACKING = "tasks", "packing", "packed", "unpacking"
 
 
-def _root(url: str) -> Path | None:
-    """The store's folder, or ``None`` for a remote URL."""
-    url = os.fspath(url)
-    if "://" in url and not url.startswith("file://"):
-        return None
-    return Path(url.removeprefix("file://"))
-
-
 def _journal(url: str) -> dict[str, Any]:
-    root = _root(url)
+    root = local_root(url)
     if root is None:
         return {"state": TASKS}
     try:
@@ -129,8 +124,6 @@ def _fingerprint(path: Path) -> list[int] | None:
 def _write_packed(root: Path, name: str) -> dict[str, list[int]]:
     """Write array ``name`` (task-chunked, at the root) packed into
     ``.boardsweep/packing/name``; return its chunk files' fingerprints."""
-    from boardsweep.pipeline import chunkfiles
-
     meta = json.loads((root / name / "zarr.json").read_text())
     shape = tuple(meta["shape"])
     data = chunkfiles.read(str(root), name)
@@ -175,7 +168,7 @@ def pack(url: str, verify: bool = True) -> bool:
     """
     from boardsweep.pipeline import integrity, store
 
-    root = _root(url)
+    root = local_root(url)
     if root is None or layout(url) != TASKS:
         return False
     attrs = store.read_attrs(url)
@@ -220,7 +213,7 @@ def _finish_packing(root: Path, url: str) -> None:
 def unpack(url: str) -> bool:
     """Return a packed store at ``url`` to the task layout: the task-chunked
     arrays move back, the packed copies go.  ``False`` where it was not packed."""
-    root = _root(url)
+    root = local_root(url)
     if root is None or layout(url) not in (PACKED, UNPACKING):
         return False
     journal = _journal(url)
@@ -242,7 +235,7 @@ def recover(url: str) -> str:
     """Finish a layout change that a killed process left half done; return
     what was done, in words (empty where nothing was)."""
     state = layout(url)
-    root = _root(url)
+    root = local_root(url)
     if state == PACKING_STATE:
         _finish_packing(root, url)
         return "an interrupted packing finished"
@@ -260,7 +253,7 @@ def recover(url: str) -> str:
 def damaged_chunks(url: str) -> dict[str, str]:
     """Packed chunk files (store-relative) that are missing or differ from the
     journal, with the reason; empty for a store that is not packed."""
-    root = _root(url)
+    root = local_root(url)
     journal = _journal(url)
     if root is None or journal.get("state") != PACKED:
         return {}
@@ -278,7 +271,7 @@ def damaged_chunks(url: str) -> dict[str, str]:
 def chunk_region(url: str, key: str) -> tuple[str, tuple[slice, ...]]:
     """The array and the region (slices of every dim) a packed chunk file covers."""
     name, _, rest = key.partition("/c/")
-    meta = json.loads((_root(url) / name / "zarr.json").read_text())
+    meta = json.loads((local_root(url) / name / "zarr.json").read_text())
     shape, chunks = meta["shape"], meta["chunk_grid"]["configuration"]["chunk_shape"]
     coord = [int(c) for c in rest.split("/")] if rest else [0] * len(shape)
     return name, tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
