@@ -25,7 +25,7 @@ __all__ = ["__version__", "open_sweep", "load_sweep"]
 
 def __getattr__(name: str) -> Any:
     if name in ("open_sweep", "load_sweep"):
-        from boardsweep.pipeline import query
+        from .pipeline import query
 
         return getattr(query, name)
     raise AttributeError(f"module 'boardsweep' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m boardsweep``: the ``boardsweep`` command."""
 
-from boardsweep.pipeline.cli import main
+from .pipeline.cli import main
 
 main()

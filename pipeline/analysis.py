@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from boardsweep.core import stats
-from boardsweep.core.games import Game, get_game
-from boardsweep.pipeline.plan import replicate_seed
-from boardsweep.pipeline.query import distribution_variables, frequencies, grid_points, z_score
+from ..core import stats
+from ..core.games import Game, get_game
+from .plan import replicate_seed
+from .query import distribution_variables, frequencies, grid_points, z_score
 
 __all__ = [
     "game_of",
@@ -416,7 +416,7 @@ def ratio_estimates(ds: xr.Dataset, checkpoint: int = -1) -> dict[str, xr.Datase
     replicates' own ratios for means); ``exact`` where the game has one; and
     ``replicates``.  Grid dimensions and the ratio's own (e.g. ``seat``) are kept.
     """
-    from boardsweep.core.stats import Z95, wilson_interval
+    from ..core.stats import Z95, wilson_interval
 
     game = game_of(ds)
     out: dict[str, xr.Dataset] = {}

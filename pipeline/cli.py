@@ -13,8 +13,8 @@ from typing import Any
 import click
 import numpy as np
 
-from boardsweep.core.games import Game, ParameterError, game_names, get_game
-from boardsweep.pipeline.spec import SpecError
+from ..core.games import Game, ParameterError, game_names, get_game
+from .spec import SpecError
 
 __all__ = ["main", "cli"]
 
@@ -42,7 +42,7 @@ def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
 
 def load_spec(path: str):
     """Parse and validate a sweep spec (SpecError -> one-line error, exit 2)."""
-    from boardsweep.pipeline.spec import load_spec as _load
+    from .spec import load_spec as _load
 
     return _load(path)
 
@@ -136,7 +136,7 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
         raise UserError(f"TLS needs --tls-ca-file, --tls-cert and --tls-key together; missing {', '.join(missing)}")
     if not scheduler:
         raise UserError("the --tls-* options secure the connection to --scheduler; give --scheduler tls://HOST:PORT")
-    from boardsweep.pipeline.execute import tls_security
+    from .execute import tls_security
 
     return tls_security(ca_file, cert, key)
 
@@ -153,7 +153,7 @@ def cli(verbose: int, quiet: bool) -> None:
     """
     import logging
 
-    from boardsweep.pipeline import display
+    from . import display
 
     if verbose and quiet:
         raise UserError("-v and -q exclude each other")
@@ -170,7 +170,7 @@ def cli(verbose: int, quiet: bool) -> None:
 def games(game_name: str | None, fmt: str) -> None:
     """List the installed games, or describe GAME: its parameters (type, allowed
     values, default), run shape, output variables and whether an exact answer exists."""
-    from boardsweep.pipeline import display
+    from . import display
 
     if game_name is None:
         display.print_games(fmt)
@@ -287,11 +287,11 @@ def run(
     Exits 1 when the scheduler is lost or a task fails (finished tasks stay in
     the store; rerun the same command to resume).
     """
-    from boardsweep.pipeline import display
-    from boardsweep.pipeline.execute import SweepError, run_sweep
-    from boardsweep.pipeline.lock import StoreLocked
-    from boardsweep.pipeline.sizing import TooLarge
-    from boardsweep.pipeline.store import StoreMismatch
+    from . import display
+    from .execute import SweepError, run_sweep
+    from .store.lock import StoreLocked
+    from .sizing import TooLarge
+    from .store import StoreMismatch
 
     if extend and overwrite:
         raise UserError("--extend grows a store in place and --overwrite replaces it: give one of them")
@@ -327,7 +327,7 @@ def run(
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
-    from boardsweep.pipeline import display
+    from . import display
 
     ds = display.open_store(store_url, UserError, sels=sels)
     variable = display.pick_variable(ds, variable, UserError)
@@ -343,8 +343,9 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from boardsweep.pipeline import display, grow, integrity
-    from boardsweep.pipeline.store import read_attrs
+    from . import display, grow
+    from .store import integrity
+    from .store import read_attrs
 
     display.require_store(store_url, UserError, growing_ok=True)
     growing = grow.interrupted(read_attrs(store_url))
@@ -360,7 +361,7 @@ def status(store_url: str, fmt: str) -> None:
     display.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
     if "precision_state" in ds:  # complete: every point met its target or its cap
-        from boardsweep.pipeline.precision import stored_complete
+        from .precision import stored_complete
 
         axes = list(ds.attrs.get("grid_axes", []))
         done = masks[0] if damage.done is not None else ds["done"].transpose(*axes, "replicate").values
@@ -374,9 +375,9 @@ def status(store_url: str, fmt: str) -> None:
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the digest to this file (default: stdout).")
 def digest(store_url: str, out: str | None) -> None:
     """Print the digest of the sweep store STORE: per-variable SHA-256 (JSON)."""
-    from boardsweep.pipeline.execute import normalize_url
-    from boardsweep.pipeline.store import StoreMismatch, store_exists
-    from boardsweep.pipeline.verify import write_digest
+    from .execute import normalize_url
+    from .store import StoreMismatch, store_exists
+    from .verify import write_digest
 
     try:
         url = normalize_url(store_url)
@@ -422,9 +423,9 @@ def verify(
     """
     from pathlib import Path
 
-    from boardsweep.pipeline import display
-    from boardsweep.pipeline.execute import SweepError
-    from boardsweep.pipeline.verify import verify as _verify
+    from . import display
+    from .execute import SweepError
+    from .verify import verify as _verify
 
     scheduler = scheduler_address(scheduler)
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
@@ -455,8 +456,8 @@ def verify(
 @click.option("--variable", default=None, help="Simulated variable (default: counts, else the first distribution).")
 def report(store_url: str, out_dir: str, variable: str | None) -> None:
     """Write a convergence and variance report of STORE (index.html, PNGs, summary.json)."""
-    from boardsweep.pipeline import display
-    from boardsweep.pipeline.report import build_report
+    from . import display
+    from .report import build_report
 
     ds = display.open_store(store_url, UserError)
     if variable is not None:

@@ -28,8 +28,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from boardsweep.pipeline.execute import RunReport
-from boardsweep.pipeline.spec import Spec
+from .execute import RunReport
+from .spec import Spec
 
 __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summary", "open_store",
            "select", "pick_variable", "print_rows", "print_status", "print_games", "print_game",
@@ -170,7 +170,7 @@ class TaskBar:
 
 def run_summary(out: Console, report: RunReport) -> None:
     """Top locations per grid point with exact values, then timings."""
-    from boardsweep.pipeline.query import load_sweep
+    from .query import load_sweep
 
     _many_reads()
     ds = load_sweep(report.store, check=False)  # the run has just checked and written it
@@ -208,7 +208,7 @@ SUMMARY_WORST = 5
 
 
 def _summary_tables(out: Console, ds, k: int = 3, store: str = "STORE") -> None:
-    from boardsweep.pipeline.query import (compared, distribution_variables, exact_frequencies,
+    from .query import (compared, distribution_variables, exact_frequencies,
                                            table_rows, worst_z)
 
     found = distribution_variables(ds)
@@ -252,7 +252,7 @@ def _compact_points(out: Console, ds, variable: str, z: np.ndarray, reps: np.nda
     """Print the verdict on a large grid in a few lines; return the flat
     indices of the points to show: the first few, then those with the worst
     |z| (z = (estimate - exact) / stderr, the largest over a point's labels)."""
-    from boardsweep.pipeline.query import grid_points
+    from .query import grid_points
 
     n_points = len(z)
     judged = np.flatnonzero(np.isfinite(z))
@@ -286,7 +286,7 @@ def _many_reads() -> None:
     store holds one small chunk per task and variable."""
     import zarr
 
-    from boardsweep.pipeline.integrity import READ_CONCURRENCY
+    from .store.integrity import READ_CONCURRENCY
 
     zarr.config.set({"async.concurrency": READ_CONCURRENCY})
 
@@ -294,8 +294,8 @@ def _many_reads() -> None:
 def require_store(url: str, error: type[Exception], growing_ok: bool = False) -> None:
     """Raise ``error`` unless a boardsweep store is at ``url`` (and, unless
     ``growing_ok``, one whose growth was not interrupted half-way)."""
-    from boardsweep.pipeline.grow import interrupted
-    from boardsweep.pipeline.store import inspect, read_attrs
+    from .grow import interrupted
+    from .store import inspect, read_attrs
 
     kind = inspect(url)
     if kind in ("absent", "empty"):
@@ -315,9 +315,9 @@ def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple
     commands that read a few small arrays."""
     import xarray as xr
 
-    from boardsweep.pipeline.integrity import StoreDamaged
-    from boardsweep.pipeline.query import load_sweep, open_sweep
-    from boardsweep.pipeline.store import quiet_zarr
+    from .store.integrity import StoreDamaged
+    from .query import load_sweep, open_sweep
+    from .store import quiet_zarr
 
     require_store(url, error)
     _many_reads()
@@ -349,7 +349,7 @@ def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]
 
 
 def pick_variable(ds, variable: str | None, error: type[Exception]) -> str:
-    from boardsweep.pipeline.query import distribution_variables
+    from .query import distribution_variables
 
     found = distribution_variables(ds)
     if variable is None and found:
@@ -360,7 +360,7 @@ def pick_variable(ds, variable: str | None, error: type[Exception]) -> str:
 
 
 def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
-    from boardsweep.pipeline.query import rows
+    from .query import rows
 
     if fmt == "table" and top is None:
         top = 5
@@ -395,8 +395,8 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
     """Query rows with their point's precision columns (replicates used,
     standard error reached and target, met/capped/running) when ``add`` and
     the store has a precision target."""
-    from boardsweep.pipeline.precision import point_columns
-    from boardsweep.pipeline.query import grid_points
+    from .precision import point_columns
+    from .query import grid_points
 
     columns = point_columns(ds) if add else None
     if columns is None:
@@ -409,8 +409,8 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
 def print_precision(out: Console, ds) -> None:
     """Per grid point: the replicates the precision rule used, the largest
     standard error reached and the rule's state, points capped first flagged."""
-    from boardsweep.pipeline.precision import point_columns
-    from boardsweep.pipeline.query import grid_points
+    from .precision import point_columns
+    from .query import grid_points
 
     columns = point_columns(ds)
     if columns is None:
@@ -441,8 +441,8 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     ``pending`` (not computed yet).  A cell counts as done only when its flag
     is set and its data intact (``damage`` excluded; its masks, read by the
     check, are reused)."""
-    from boardsweep.pipeline.metadata import exact_states
-    from boardsweep.pipeline.query import grid_points
+    from .store.metadata import exact_states
+    from .query import grid_points
 
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None
@@ -498,7 +498,7 @@ def _precision_entries(ds, entries: list[dict], done) -> bool:
     """With a precision target, give each status entry its replicates used
     (as ``total``: done ones counted within them), the standard error
     reached and the rule's state; return whether the store has a target."""
-    from boardsweep.pipeline.precision import point_columns
+    from .precision import point_columns
 
     columns = point_columns(ds)
     if columns is None:
@@ -528,7 +528,7 @@ def _status_digest(out: Console, title: str, entries: list[dict]) -> tuple[str, 
 
 def print_games(fmt: str) -> None:
     """The installed games: name, distribution, exact answer, description."""
-    from boardsweep.core.games import game_names, game_source, get_game
+    from ..core.games import game_names, game_source, get_game
 
     found = []
     for name in game_names():
@@ -554,7 +554,7 @@ def _wrap(text: str, indent: str, hang: str = "") -> str:
 
 def print_game(game, fmt: str) -> None:
     """One game: parameters (type, allowed values, default), run shape, outputs."""
-    from boardsweep.core.games import game_source
+    from ..core.games import game_source
 
     described = {
         "name": game.name,

@@ -38,12 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from boardsweep.pipeline import grow, integrity, metadata, packing, sizing, store
-from boardsweep.pipeline.chunkfiles import ChunkUnreadable
-from boardsweep.pipeline.lock import StoreLock
-from boardsweep.pipeline.plan import plan_tasks
-from boardsweep.pipeline.spec import Spec
-from boardsweep.pipeline.tasks import run_exact, run_task
+from . import grow, sizing, store
+from .store import integrity, metadata, packing
+from .store.chunkfiles import ChunkUnreadable
+from .store.lock import StoreLock
+from .plan import plan_tasks
+from .spec import Spec
+from .tasks import run_exact, run_task
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -248,7 +249,7 @@ def run_sweep(
         TLS settings for the client of ``scheduler`` (see :func:`tls_security`).
     pack : bool
         Pack the store once it is complete and intact (few large chunks that
-        plain ``xarray.open_zarr`` reads fast, :mod:`boardsweep.pipeline.packing`);
+        plain ``xarray.open_zarr`` reads fast, :mod:`boardsweep.pipeline.store.packing`);
         ``False`` keeps one chunk per task.
     on_start, on_progress : callable, optional
         Called with the report once the client is up, and with (done, total)
@@ -370,7 +371,7 @@ def _plan(spec: Spec, url: str, done) -> tuple[list, bool]:
     blocks of the current round (the decisions are stored as they are made)."""
     if spec.precision_stderr is None:
         return plan_tasks(spec, done), bool(done.all())
-    from boardsweep.pipeline import precision
+    from . import precision
 
     decisions, tasks = precision.plan(spec, url, done)
     precision.write(url, decisions, spec.shape)
@@ -402,7 +403,7 @@ def _task_size(spec: Spec, url: str, resumed: bool, client_once) -> tuple[Spec, 
     and last grid points, timed warm; the slowest counts).  Results do not
     depend on the task size; only the store's chunks do, so the size is
     chosen once and recorded."""
-    from boardsweep.pipeline.tasks import time_replicate
+    from .tasks import time_replicate
 
     if resumed:  # a store made by another spec is refused next, by prepare_store
         attrs = store.read_attrs(url)

@@ -45,8 +45,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from boardsweep.pipeline.spec import Spec
-from boardsweep.pipeline.store import StoreMismatch, quiet_zarr
+from .spec import Spec
+from .store import StoreMismatch, quiet_zarr
 
 __all__ = ["GROWING", "GrowRefused", "Growth", "compare", "aligned", "check", "apply", "mark",
            "resize", "finish", "interrupted", "kept_cells"]
@@ -102,7 +102,7 @@ def aligned(spec: Spec, old: Mapping[str, Any]) -> Spec:
 def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
     """The growth from the store's canonical spec ``old`` to ``spec``, and
     the differences that are not a growth (one phrase each, naming the key)."""
-    from boardsweep.pipeline.store import _differences
+    from .store.arrays import _differences
 
     spec = aligned(spec, old)
     new = spec.canonical()
@@ -153,7 +153,7 @@ def check(url: str, spec: Spec, extend: bool) -> tuple[Spec, Growth]:
     Other differences without ``extend`` are left to
     :func:`boardsweep.pipeline.store.check_spec`.
     """
-    from boardsweep.pipeline.store import read_attrs
+    from .store import read_attrs
 
     attrs = read_attrs(url)
     old = json.loads(attrs.get("spec_canonical", "{}"))
@@ -190,7 +190,7 @@ def mark(url: str, spec: Spec, growth: Growth, source: str) -> None:
     """Step 1: record the target spec in ``growing`` (once) and say so in ``history``."""
     import zarr
 
-    from boardsweep.pipeline import metadata
+    from .store import metadata
 
     target = spec.canonical_json()
     with quiet_zarr():
@@ -207,7 +207,7 @@ def resize(url: str, spec: Spec) -> None:
     markers rewritten whole (idempotent)."""
     import zarr
 
-    from boardsweep.pipeline.store import template
+    from .store import template
 
     ds, _ = template(spec, spec.game)
     with quiet_zarr():
@@ -221,9 +221,9 @@ def finish(url: str, spec: Spec, growth: Growth, source: str) -> None:
     """Step 3: the spec attributes become ``spec``'s, ``growing`` goes, ``history`` says it."""
     import zarr
 
-    from boardsweep.pipeline import metadata
-    from boardsweep.pipeline.metadata import global_attrs
-    from boardsweep.pipeline.store import provenance
+    from .store import metadata
+    from .store.metadata import global_attrs
+    from .store import provenance
 
     attrs = {k: v for k, v in provenance(spec).items() if k.startswith("spec_")}
     attrs.update({k: global_attrs(spec, spec.game)[k] for k in ("grid_points", "replicates")})
@@ -254,7 +254,7 @@ def kept_cells(url: str, index: tuple[int, ...], start: int, stop: int,
                names: list[str]) -> dict[str, np.ndarray]:
     """The stored cells ``[start, stop)`` of grid point ``index`` of each
     simulated array ``names``, as written (leading dim = replicates)."""
-    from boardsweep.pipeline.store import read_array
+    from .store import read_array
 
     region = tuple(slice(i, i + 1) for i in index) + (slice(start, stop),)
     point = (0,) * len(index)

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from boardsweep.pipeline.spec import Spec
+from .spec import Spec
 
 __all__ = ["Task", "SEED_SCHEME", "param_words", "replicate_seed", "plan_tasks"]
 

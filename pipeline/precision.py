@@ -135,8 +135,8 @@ def decide(se2_of, done: np.ndarray, first: int, target: float, cap: int, block:
 def plan(spec, url: str, done: np.ndarray) -> tuple[dict[tuple, Decision], list]:
     """Every grid point's :class:`Decision` from the store at ``url`` and
     the intact ``done`` mask, and the tasks the running points still need."""
-    from boardsweep.pipeline.plan import Task
-    from boardsweep.pipeline.store import read_array
+    from .plan import Task
+    from .store import read_array
 
     game = spec.game
     terms = estimate_terms(game)
@@ -182,7 +182,7 @@ def write(url: str, decisions: dict[tuple, Decision], shape: tuple[int, ...]) ->
     lock held; they are derived from the data and rewritten by every run)."""
     import zarr
 
-    from boardsweep.pipeline.store import quiet_zarr
+    from .store import quiet_zarr
 
     used = np.zeros(shape, dtype=np.int64)
     reached = np.full(shape, np.nan)

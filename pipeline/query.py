@@ -13,9 +13,9 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from boardsweep.pipeline import chunkfiles, integrity
-from boardsweep.pipeline.metadata import exact_states
-from boardsweep.pipeline.store import quiet_zarr
+from .store import chunkfiles, integrity
+from .store.metadata import exact_states
+from .store import quiet_zarr
 
 __all__ = [
     "open_sweep",
@@ -53,16 +53,16 @@ def open_sweep(
     The store holds one small zarr chunk per task and variable.  Its dask
     chunks span many of them (whole along every dim but the first grid axis,
     at most :data:`READ_CHUNK_BYTES` each, see :func:`read_chunks`), and each
-    reads its chunk files directly (:mod:`boardsweep.pipeline.chunkfiles`;
+    reads its chunk files directly (:mod:`boardsweep.pipeline.store.chunkfiles`;
     through zarr where that reader does not apply), decoded as
     ``xarray.open_zarr`` decodes them.  ``chunks`` ({dim: size}, -1 whole)
     overrides the split.  ``sel`` ({axis: [values]}) reads just those cells,
     at once (:func:`load_sweep`).
 
     With ``check`` (the default) the store's finished cells are verified
-    first (:mod:`boardsweep.pipeline.integrity`: raw chunk bytes against the
+    first (:mod:`boardsweep.pipeline.store.integrity`: raw chunk bytes against the
     checksums their tasks recorded); a damaged store raises
-    :class:`~boardsweep.pipeline.integrity.StoreDamaged` naming the cells,
+    :class:`~boardsweep.pipeline.store.integrity.StoreDamaged` naming the cells,
     rather than answering with fewer replicates or a decompression error.
     """
     url = str(url)
@@ -99,7 +99,7 @@ def load_sweep(url: str, check: bool = True, sel: Mapping[str, Any] | None = Non
     fastest way to read a store that fits in memory.
 
     The arrays boardsweep wrote are read straight from their chunk files
-    (:mod:`boardsweep.pipeline.chunkfiles`, about ten times zarr's speed on a
+    (:mod:`boardsweep.pipeline.store.chunkfiles`, about ten times zarr's speed on a
     store of thousands of tiny chunks), then decoded as ``xarray.open_zarr``
     decodes them; ``sel`` ({axis: [values]}) reads only those cells.
     """

@@ -53,8 +53,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from boardsweep.pipeline import analysis, metadata
-from boardsweep.pipeline.query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
+from . import analysis
+from .store import metadata
+from .query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
 
 __all__ = ["build_report", "pick_variable", "point_key", "COLUMNS", "Z_AGREE", "MAX_THEORY_POINTS"]
 
@@ -118,7 +119,7 @@ COLUMNS: dict[str, str] = {
 def _precision(ds, points, tables, summary) -> None:
     """With a [precision] target: a ``precision`` table and, per point of
     ``summary``, its replicates used, standard error reached and state."""
-    from boardsweep.pipeline.precision import point_columns
+    from .precision import point_columns
 
     columns = point_columns(ds)
     if columns is None:

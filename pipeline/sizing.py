@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from boardsweep.pipeline.spec import Spec
+from .spec import Spec
 
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human"]
 

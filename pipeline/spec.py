@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from boardsweep.core.games import Game, ParameterError, get_game
+from ..core.games import Game, ParameterError, get_game
 
 __all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from boardsweep.core.games import Game
-from boardsweep.pipeline.grow import kept_cells
-from boardsweep.pipeline.plan import Task, replicate_seed
-from boardsweep.pipeline.store import write_exact, write_region
+from ..core.games import Game
+from .grow import kept_cells
+from .plan import Task, replicate_seed
+from .store import write_exact, write_region
 
 __all__ = ["simulate_block", "run_task", "run_exact", "time_replicate"]
 

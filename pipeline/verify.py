@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 import zarr
 
-from boardsweep.pipeline import store
-from boardsweep.pipeline.spec import Spec
+from . import store
+from .spec import Spec
 
 __all__ = [
     "DIGEST_FORMAT",
@@ -219,7 +219,7 @@ def _coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
 def _aligned(spec: Spec, url: str) -> Spec:
     """``spec`` with its grid axes in the store's order (a grown store has its
     new values at the end of each axis; cells are identified by value)."""
-    from boardsweep.pipeline.grow import aligned
+    from .grow import aligned
 
     return aligned(spec, json.loads(store.read_attrs(url).get("spec_canonical", "{}")))
 
@@ -334,7 +334,7 @@ def verify(
     runs.  The re-run goes to ``rerun_store`` (kept; it must not exist yet) or
     to a temporary directory that is removed afterwards.
     """
-    from boardsweep.pipeline.execute import normalize_url, run_sweep
+    from .execute import normalize_url, run_sweep
 
     if is_digest_file(against):
         recorded = load_digest(against)

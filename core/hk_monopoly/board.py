@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from boardsweep.core.games import ParameterError
+from ..games import ParameterError
 
 __all__ = [
     "N_SQUARES",

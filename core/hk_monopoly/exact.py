@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from boardsweep.core.hk_monopoly.board import GO_TO_JAIL
-from boardsweep.core.markov import check_stochastic, stationary
+from .board import GO_TO_JAIL
+from ..markov import check_stochastic, stationary
 
 __all__ = ["transition_matrix", "stationary_frequency", "horizon_frequency", "start_vector"]
 

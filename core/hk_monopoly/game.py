@@ -37,13 +37,13 @@ from typing import Any
 
 import numpy as np
 
-from boardsweep.core.games import Game, Param, ParameterError, Ratio, Variable
-from boardsweep.core.hk_monopoly.board import default_board, load_board
-from boardsweep.core.hk_monopoly.exact import horizon_frequency, stationary_frequency
-from boardsweep.core.hk_monopoly.rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
-from boardsweep.core.hk_monopoly.simulate import simulate_games
-from boardsweep.core.stats import Z95
-from boardsweep.core.stats import wilson_interval as _wilson
+from ..games import Game, Param, ParameterError, Ratio, Variable
+from .board import default_board, load_board
+from .exact import horizon_frequency, stationary_frequency
+from .rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
+from .simulate import simulate_games
+from ..stats import Z95
+from ..stats import wilson_interval as _wilson
 
 __all__ = [
     "GAME",

@@ -50,8 +50,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-from boardsweep.core.hk_monopoly.board import CHANCE, GO_TO_JAIL, INCOME_TAX, PROPERTY
-from boardsweep.core.rng import below, xoshiro
+from .board import CHANCE, GO_TO_JAIL, INCOME_TAX, PROPERTY
+from ..rng import below, xoshiro
 
 __all__ = [
     "MAX_SEATS",

@@ -39,8 +39,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from boardsweep.core.hk_monopoly.rules import ALIVE, C_PLAYERS, MAX_SEATS, MONEY, play_game, reset_state, winners
-from boardsweep.core.rng import game_state, seed_key
+from .rules import ALIVE, C_PLAYERS, MAX_SEATS, MONEY, play_game, reset_state, winners
+from ..rng import game_state, seed_key
 
 __all__ = ["OUTPUTS", "simulate_games"]
 

@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
-from boardsweep.core.markov import check_stochastic, stationary
+from ..markov import check_stochastic, stationary
 
 from .board import CHANCE, COMMUNITY_CHEST, G2J, IN_JAIL, JAIL, N_LOCATIONS, N_SQUARES
 from .board import next_railway, next_utility

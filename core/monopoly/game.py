@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from boardsweep.core.games import Game, ParameterError, Variable
+from ..games import Game, ParameterError, Variable
 
 from .board import LOCATIONS, US_NAMES, modal_string
 from .exact import expected_counts, long_run_frequency

@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit, uint64
 
-from boardsweep.core.rng import below, game_state, shuffle, xoshiro
+from ..rng import below, game_state, shuffle, xoshiro
 
 from .tables import CODE_BIT as _CODE_BIT
 from .tables import USED_BIT as _USED_BIT

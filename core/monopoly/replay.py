@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from boardsweep.core.games import ParameterError
+from ..games import ParameterError
 
 from .board import LOCATIONS, SQUARES, merge_jail
 from .cards import card_code

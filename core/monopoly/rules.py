@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from boardsweep.core.games import Param
+from ..games import Param
 
 from .cards import CHANCE_DECKS, COMMUNITY_CHEST_DECK
 
@@ -87,7 +87,7 @@ class Rules:
         """Rules from a parameter mapping (missing keys take their defaults)."""
         for name in params:
             if name not in _BY_NAME:
-                from boardsweep.core.games import ParameterError
+                from ..games import ParameterError
 
                 raise ParameterError(
                     f"monopoly has no parameter {name!r}; known parameters: {', '.join(_BY_NAME)}"

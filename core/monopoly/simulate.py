@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from boardsweep.core.rng import seed_key, game_state, shuffle
+from ..rng import seed_key, game_state, shuffle
 
 from .board import N_LOCATIONS
 from .kernel import run_kernel

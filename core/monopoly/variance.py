@@ -48,7 +48,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from boardsweep.core.markov import check_stochastic, fundamental_matrix, stationary
+from ..markov import check_stochastic, fundamental_matrix, stationary
 
 from .board import IN_JAIL, JAIL, N_LOCATIONS, N_SQUARES
 from .exact import _base_states, _Decks, _resolve, _roll_classes

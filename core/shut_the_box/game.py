@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from boardsweep.core.games import Game, Param, ParameterError, Ratio, Variable
-from boardsweep.core.shut_the_box import rules, solve
-from boardsweep.core.shut_the_box.simulate import HIST_BINS, simulate_rolls
+from ..games import Game, Param, ParameterError, Ratio, Variable
+from . import rules, solve
+from .simulate import HIST_BINS, simulate_rolls
 
 __all__ = ["GAME", "QUANTILES"]
 

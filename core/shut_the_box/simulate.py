@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from boardsweep.core.rng import game_state, randint, seed_key
-from boardsweep.core.shut_the_box import rules
+from ..rng import game_state, randint, seed_key
+from . import rules
 
 __all__ = ["HIST_BINS", "MAX_ROLLS", "POLICY_CODES", "simulate_rolls"]
 

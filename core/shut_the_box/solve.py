@@ -41,7 +41,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
-from boardsweep.core.shut_the_box import rules
+from . import rules
 
 __all__ = [
     "POLICIES",

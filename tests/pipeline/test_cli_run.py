@@ -17,7 +17,7 @@ import zarr
 
 from boardsweep.pipeline.cli import main
 from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.lock import LOCK_NAME
+from boardsweep.pipeline.store.lock import LOCK_NAME
 from boardsweep.pipeline.spec import parse_spec
 
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)

@@ -16,7 +16,8 @@ import zarr
 
 from clirun import run_cli
 from localdask import done_count, finish, kill, local_dask, start_client, wait_for
-from boardsweep.pipeline import grow, integrity
+from boardsweep.pipeline import grow
+from boardsweep.pipeline.store import integrity
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.verify import verify

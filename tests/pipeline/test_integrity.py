@@ -13,7 +13,7 @@ import xarray as xr
 
 from clirun import run_cli
 from localdask import assert_bitwise_equal
-from boardsweep.pipeline import integrity
+from boardsweep.pipeline.store import integrity
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.query import open_sweep
 from boardsweep.pipeline.spec import parse_spec

@@ -19,7 +19,7 @@ import zarr
 
 from clirun import run_cli
 from localdask import assert_bitwise_equal
-from boardsweep.pipeline import integrity, packing
+from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.query import load_sweep
 from boardsweep.pipeline.spec import parse_spec
@@ -160,7 +160,7 @@ def test_damaged_task_chunk_kept_aside_is_recomputed_when_unpacked(copy, stores,
 
 _KILL_AT = """
 import os, sys
-from boardsweep.pipeline import packing
+from boardsweep.pipeline.store import packing
 limit, calls, real = int(sys.argv[3]), [0], os.replace
 def replace(a, b):
     calls[0] += 1
@@ -216,7 +216,7 @@ def test_overwrite_removes_the_packed_store_and_keeps_the_users_files(copy, stor
 
 
 def test_a_chunk_that_does_not_decode_stops_packing_and_changes_nothing(stores, tmp_path):
-    from boardsweep.pipeline.chunkfiles import ChunkUnreadable
+    from boardsweep.pipeline.store.chunkfiles import ChunkUnreadable
 
     url = tmp_path / "tasks.zarr"
     shutil.copytree(stores[2], url)

@@ -17,7 +17,8 @@ from clirun import run_cli
 from localdask import assert_bitwise_equal, done_count, finish, kill, local_dask, start_client, wait_for
 from rich.console import Console
 
-from boardsweep.pipeline import display, integrity, packing, precision, query
+from boardsweep.pipeline import display, precision, query
+from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import SpecError, parse_spec
 

@@ -15,7 +15,7 @@ import xarray as xr
 import zarr
 
 from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.lock import LOCK_NAME, StoreLocked
+from boardsweep.pipeline.store.lock import LOCK_NAME, StoreLocked
 from boardsweep.pipeline.query import open_sweep
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.store import StoreMismatch

@@ -163,7 +163,7 @@ def test_task_size_from_seconds_is_calibrated_recorded_and_reused(tmp_path, monk
 
 
 def test_chunk_file_reader_matches_zarr(wide_store, tmp_path):
-    from boardsweep.pipeline import chunkfiles
+    from boardsweep.pipeline.store import chunkfiles
 
     group = zarr.open_group(wide_store, mode="r")
     for name in ("counts", "events", "done", "exact_frequency", "exact_done"):
@@ -182,7 +182,7 @@ def test_chunk_file_reader_matches_zarr(wide_store, tmp_path):
 def test_chunk_file_reader_fill_and_damage(wide_store, tmp_path):
     import shutil
 
-    from boardsweep.pipeline import chunkfiles
+    from boardsweep.pipeline.store import chunkfiles
 
     copy = tmp_path / "copy.zarr"
     shutil.copytree(wide_store, copy)
@@ -221,7 +221,7 @@ def test_status_of_a_large_grid_fits_a_screen(wide_store, tmp_path, capsys):
 def test_chunk_file_writer_writes_what_zarr_writes(wide_store, tmp_path):
     import shutil
 
-    from boardsweep.pipeline import chunkfiles
+    from boardsweep.pipeline.store import chunkfiles
 
     ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
     shutil.copytree(wide_store, ours)

@@ -13,7 +13,7 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
   revision, RNG and seed schemes, creation time, the names of the arrays
   boardsweep made (``arrays``) and the integrity scheme;
 * ``.boardsweep/manifests/``: what each task wrote, with checksums
-  (:mod:`boardsweep.pipeline.integrity`).
+  (:mod:`boardsweep.pipeline.store.integrity`).
 
 boardsweep recognises its own stores by their attributes and never deletes
 anything else: ``--overwrite`` removes only the arrays listed in ``arrays``,
@@ -22,7 +22,7 @@ the root metadata and the manifests, so files a user put inside survive.
 Chunks are 1 along grid axes and the task block along ``replicate``, whole
 along every other dim, so each task writes its own chunks and nothing else.
 Workers write a task's chunk files directly on a local store
-(:mod:`boardsweep.pipeline.chunkfiles`: the bytes zarr would write, renamed
+(:mod:`boardsweep.pipeline.store.chunkfiles`: the bytes zarr would write, renamed
 into place) and through zarr elsewhere (:func:`write_region`); only the
 template goes through xarray.
 """
@@ -42,11 +42,11 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from boardsweep.core.games import Game
-from boardsweep.core.rng import RNG_SCHEME
-from boardsweep.pipeline import integrity, metadata
-from boardsweep.pipeline.plan import SEED_SCHEME
-from boardsweep.pipeline.spec import Spec
+from ...core.games import Game
+from ...core.rng import RNG_SCHEME
+from . import integrity, metadata
+from ..plan import SEED_SCHEME
+from ..spec import Spec
 
 __all__ = [
     "StoreMismatch",
@@ -140,7 +140,7 @@ def source_revision() -> str:
     holds boardsweep's ``pyproject.toml`` and its own ``.git``, never an
     enclosing repository.  Otherwise ``unknown``.
     """
-    root = Path(__file__).resolve().parent.parent  # the boardsweep package
+    root = Path(__file__).resolve().parents[2]  # the boardsweep package
     try:
         return str(json.loads((root / "_build_info.json").read_text())["git_revision"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -190,7 +190,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     coords = {axis: np.asarray(values) for axis, values in spec.grid.items()}
     coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     if spec.precision_stderr is not None:  # per-point decisions of the precision rule
-        from boardsweep.pipeline.precision import variables
+        from ..precision import variables
 
         data_vars.update(variables(spec))
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
@@ -349,9 +349,9 @@ def _show(value: Any) -> str:
 def read_array(url: str, name: str, region: tuple[slice, ...] = ()) -> np.ndarray:
     """Array ``name`` of the store at ``url`` as written (fill values where no
     task wrote; ``region``: slices of its leading dims), straight from its
-    chunk files where :mod:`~boardsweep.pipeline.chunkfiles` applies, else
+    chunk files where :mod:`~boardsweep.pipeline.store.chunkfiles` applies, else
     through zarr."""
-    from boardsweep.pipeline import chunkfiles
+    from . import chunkfiles
 
     values = chunkfiles.read(url, name, region)
     if values is None:
@@ -414,7 +414,7 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
     chunk files (:func:`chunkfiles.write_chunk`); otherwise the arrays
     (kept open per worker) are written through zarr, concurrently.
     """
-    from boardsweep.pipeline import chunkfiles
+    from . import chunkfiles
 
     paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
     if all(paths):

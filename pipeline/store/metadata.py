@@ -213,7 +213,7 @@ def append_history(url: str, what: str) -> None:
     (and re-consolidate the metadata so that ``xarray.open_zarr`` sees it)."""
     import zarr
 
-    from boardsweep.pipeline.store import quiet_zarr
+    from .arrays import quiet_zarr
 
     with quiet_zarr():
         group = zarr.open_group(url, mode="r+")

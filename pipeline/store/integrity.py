@@ -30,7 +30,7 @@ from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 import zarr
 
-from boardsweep.pipeline import packing
+from . import packing
 
 __all__ = [
     "INTEGRITY_SCHEME",
@@ -166,11 +166,11 @@ def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.
     """A boolean mask array read chunk by chunk where a whole read fails.
 
     With ``url`` (the group's) a local store is read straight from its chunk
-    files (:mod:`boardsweep.pipeline.chunkfiles`).  Returns the mask
+    files (:mod:`boardsweep.pipeline.store.chunkfiles`).  Returns the mask
     (unreadable chunks read as ``False``) and the chunk coordinates that could
     not be read.
     """
-    from boardsweep.pipeline import chunkfiles
+    from . import chunkfiles
 
     if url is not None:
         try:
@@ -199,7 +199,7 @@ def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.
 
 def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
     """Verify every finished cell of the store at ``url`` against its manifest."""
-    from boardsweep.pipeline.store import quiet_zarr
+    from .arrays import quiet_zarr
 
     with quiet_zarr():
         group = zarr.open_group(url, mode="r")
@@ -288,7 +288,7 @@ def _verify(fs, root: str, manifest: bytes | None) -> str | None:
 
 def describe(url: str, damage: Damage, limit: int = 4) -> str:
     """``damage`` in words, the cells named by the spec's grid values."""
-    from boardsweep.pipeline.store import read_attrs
+    from .arrays import read_attrs
 
     attrs = read_attrs(url)
     spec = json.loads(attrs.get("spec_canonical", "{}"))

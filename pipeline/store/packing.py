@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from boardsweep.pipeline import chunkfiles
-from boardsweep.pipeline.chunkfiles import local_root
+from . import chunkfiles
+from .chunkfiles import local_root
 
 __all__ = [
     "PACKED_CHUNK_BYTES",
@@ -166,7 +166,8 @@ def pack(url: str, verify: bool = True) -> bool:
     checked when it starts, new ones it wrote itself); a chunk that does not
     decode still stops the packing.
     """
-    from boardsweep.pipeline import integrity, store
+    from . import arrays as store
+    from . import integrity
 
     root = local_root(url)
     if root is None or layout(url) != TASKS:
@@ -282,7 +283,7 @@ def _consolidate(url: str) -> None:
     shapes from it)."""
     import zarr
 
-    from boardsweep.pipeline.store import quiet_zarr
+    from .arrays import quiet_zarr
 
     with quiet_zarr():
         zarr.consolidate_metadata(url)

@@ -1,0 +1,42 @@
+"""The sweep store: everything about a sweep's zarr store lives in this package.
+
+* :mod:`.arrays`: the schema, the template, region writes, done masks, reads;
+* :mod:`.metadata`: the store's self-description (CF attributes, history);
+* :mod:`.integrity`: task manifests, the check, damage;
+* :mod:`.packing`: the packed layout of a finished store and its journal;
+* :mod:`.chunkfiles`: direct reads and writes of a local store's chunk files;
+* :mod:`.lock`: one run per store.
+
+Nothing outside this package opens zarr or touches a store's files directly
+(the modules that still do are being moved behind it).
+"""
+
+from __future__ import annotations
+
+from .arrays import (
+    FILL,
+    StoreMismatch,
+    check_spec,
+    clear_done,
+    create_store,
+    ensure_arrays,
+    inspect,
+    provenance,
+    quiet_zarr,
+    read_array,
+    read_attrs,
+    read_done,
+    read_exact_done,
+    remove_store,
+    source_revision,
+    store_exists,
+    template,
+    write_exact,
+    write_region,
+)
+
+__all__ = [
+    "FILL", "StoreMismatch", "check_spec", "clear_done", "create_store", "ensure_arrays", "inspect",
+    "provenance", "quiet_zarr", "read_array", "read_attrs", "read_done", "read_exact_done", "remove_store",
+    "source_revision", "store_exists", "template", "write_exact", "write_region",
+]
