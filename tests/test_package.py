@@ -127,3 +127,12 @@ def test_editable_checkout_reads_its_own_revision():
         assert source_revision() == "unknown"
     else:
         assert source_revision() == _git("describe", "--always", "--dirty", "--abbrev=40", cwd=ROOT)
+
+
+def test_editable_install_holds_only_what_the_wheel_ships():
+    """The strict editable install exposes the package's modules, not the repository's other folders."""
+    import importlib.util
+
+    for name in ("boardsweep.tests", "boardsweep.setup", "boardsweep.benchmarks", "boardsweep.docker"):
+        assert importlib.util.find_spec(name) is None, name
+    assert importlib.util.find_spec("boardsweep.pipeline.store.arrays") is not None
