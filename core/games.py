@@ -52,6 +52,7 @@ __all__ = [
     "Param",
     "Variable",
     "Ratio",
+    "Headline",
     "Game",
     "GameNotInstalled",
     "ENTRY_POINT_GROUP",
@@ -60,6 +61,7 @@ __all__ = [
     "get_game",
     "game_names",
     "game_source",
+    "headlines_of",
 ]
 
 
@@ -206,6 +208,63 @@ class Ratio:
 
 
 @dataclass(frozen=True)
+class Headline:
+    """A quantity the game exists to answer, estimated from its stored integer
+    outputs and compared with its exact value where one exists.
+
+    The estimate is a ratio of sums over the finished replicates at a
+    checkpoint, ``sum numerator / sum denominator``.  Its standard error is
+
+    * per unit, pooled (``squares`` given): the numerator is a sum over
+      independent units (games) of a per-unit value ``x`` and ``squares`` the
+      sum of ``x^2``, the denominator counts the units:
+      ``s^2 = (sum x^2 - (sum x)^2 / N) / (N - 1)``, ``se = s / sqrt(N)``,
+      ``df = N - 1``.  For a 0/1 outcome (a win; a game in a histogram bin)
+      ``squares`` is the numerator itself (``x^2 = x``);
+    * per replicate (no ``squares``): the linearised ratio estimator from the
+      spread of the R replicates, ``df = R - 1`` (tokens within a replicate
+      are one correlated Markov chain, so the replicate is the unit).
+
+    Parameters
+    ----------
+    name : str
+        Short name (``mean_rolls``, ``win_share``, ``frequency``).
+    description : str
+        What it is, in a line.
+    numerator : str
+        A simulated cumulative variable, ``(checkpoint,)`` or ``(checkpoint, DIM)``.
+    denominator : str, optional
+        A simulated ``(checkpoint,)`` variable, ``"checkpoint"`` (the
+        checkpoint value: e.g. games played) or None: the numerator summed
+        over its own DIM (a distribution: frequencies that sum to 1).
+    squares : str, optional
+        Sum over units of the squared per-unit value (see above).
+    exact : str, optional
+        The ``exact_variables`` entry it estimates (normalised over DIM for a
+        distribution; its value at the checkpoint where it has a checkpoint dim).
+    kind : {"mean", "distribution"}
+        ``mean``: one t test per label against the exact value;
+        ``distribution``: a goodness-of-fit test of the whole distribution
+        (chi-square on pooled counts when units are independent, i.e.
+        ``squares`` given; else one t test per label with at least
+        ``MIN_COUNT`` counts per replicate).
+    """
+
+    name: str
+    description: str
+    numerator: str
+    denominator: str | None = "checkpoint"
+    squares: str | None = None
+    exact: str | None = None
+    kind: str = "mean"
+
+    @property
+    def basis(self) -> str:
+        """``"units"`` (pooled per-unit s.e.) or ``"replicates"``."""
+        return "units" if self.squares is not None else "replicates"
+
+
+@dataclass(frozen=True)
 class Game:
     """Everything the pipeline needs to know about a game.
 
@@ -256,6 +315,11 @@ class Game:
         Full names of a dimension's labels where the labels are codes (e.g.
         Monopoly's ``location``: ``CC1`` -> "Community Chest"); the store
         carries them as a ``<dim>_name`` coordinate.
+    headlines : tuple of Headline
+        The few quantities the game exists to answer, first the one a user
+        asks for first; summaries, ``query`` and the report lead with them.
+        A game that declares none gets :func:`headlines_of`'s fallback (its
+        ratios and its distribution variables with an exact counterpart).
     """
 
     name: str
@@ -293,6 +357,7 @@ class Game:
         return self.exact is not None
 
     label_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    headlines: tuple[Headline, ...] = ()
 
     def coords_for(self, params: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
         """Coordinate labels for these parameters (``coords`` unless the game
@@ -345,6 +410,25 @@ class Game:
     def default_checkpoints(self, run_shape: Mapping[str, int], count: int = 16) -> np.ndarray:
         """Log-spaced checkpoints ending at the run length (distinct integers)."""
         return log_checkpoints(run_shape[self.checkpoint_of], count)
+
+
+def headlines_of(game: Game) -> tuple[Headline, ...]:
+    """The game's headline quantities; for a game that declares none, its
+    ``ratios`` (shares pooled per unit, means per replicate) and every
+    simulated ``(checkpoint, DIM)`` variable as a distribution compared with
+    the first exact variable over DIM (per replicate)."""
+    if game.headlines:
+        return tuple(game.headlines)
+    found = []
+    for name, r in game.ratios.items():
+        squares = r.numerator if r.kind == "share" else None
+        found.append(Headline(name, name.replace("_", " "), r.numerator, r.denominator, squares, r.exact))
+    for name, var in game.variables.items():
+        if len(var.dims) == 2 and var.dims[0] == "checkpoint":
+            exact = next((e for e, ev in game.exact_variables.items() if ev.dims[-1:] == var.dims[1:]), None)
+            found.append(Headline(f"{name}_frequency", f"relative frequency of each {var.dims[1]}",
+                                  name, None, None, exact, "distribution"))
+    return tuple(found)
 
 
 def log_checkpoints(total: int, count: int = 16) -> np.ndarray:

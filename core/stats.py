@@ -14,6 +14,16 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
 * :func:`holm`: Holm-Bonferroni adjusted p-values (family-wise error).
 * :func:`variance_decomposition`: total = between-environment + sampling.
 * :func:`wilson_interval`: score interval of a binomial proportion.
+* :func:`pooled_unit_stderr`: standard error of a mean over units (games)
+  from pooled sums and sums of squares, ``df = N - 1``.
+* :func:`replicate_ratio_stderr`: standard error of a ratio of sums from
+  the spread of R independent replicates, ``df = R - 1``.
+* :func:`t_interval`: ``estimate -+ t(1 - a/2, df) s.e.``, the one interval
+  every table uses.
+* :func:`t_test`: two-sided p-value of ``(estimate - reference) / s.e.``
+  against Student's t with ``df`` degrees of freedom.
+* :func:`chi2_gof`: chi-square goodness of fit of pooled multinomial counts,
+  adjacent bins merged until every expected count is at least 5.
 """
 
 from __future__ import annotations
@@ -29,6 +39,12 @@ __all__ = [
     "holm",
     "variance_decomposition",
     "wilson_interval",
+    "pooled_unit_stderr",
+    "replicate_ratio_stderr",
+    "t_interval",
+    "t_test",
+    "chi2_gof",
+    "MIN_EXPECTED",
 ]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -240,3 +256,128 @@ def wilson_interval(
     low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
     high = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
     return low, high
+
+
+def pooled_unit_stderr(
+    total: np.ndarray, squares: np.ndarray, units: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-unit sd, standard error and degrees of freedom of a mean over ``N``
+    independent units (games) from pooled sums.
+
+    ``total = sum x``, ``squares = sum x^2`` over the ``N = units`` units, so
+    ``s^2 = (sum x^2 - (sum x)^2 / N) / (N - 1)``, ``se = s / sqrt(N)`` and
+    ``df = N - 1``.  A 0/1 outcome (a win, a game in a histogram bin) has
+    ``squares = total``.  Returns ``(s, se, df)``, NaN where ``N < 2``.
+    """
+    t = np.asarray(total, dtype=np.float64)
+    q = np.asarray(squares, dtype=np.float64)
+    n = np.asarray(units, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.maximum(q - t * t / n, 0.0) / (n - 1)
+        sd = np.sqrt(var)
+        se = sd / np.sqrt(n)
+    few = ~(n >= 2)
+    return np.where(few, np.nan, sd), np.where(few, np.nan, se), np.where(few, np.nan, n - 1)
+
+
+def replicate_ratio_stderr(
+    numerator: np.ndarray, denominator: np.ndarray, axis: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Ratio of sums over independent replicates with its linearised standard error.
+
+    ``R_hat = sum c_r / sum e_r`` over the ``n`` finished replicates (NaN
+    ones skipped); with ``d_r = c_r - R_hat e_r`` and ``e_bar`` the mean
+    denominator, ``se^2 = sum d_r^2 / (n (n - 1) e_bar^2)`` and ``df = n - 1``
+    (equal denominators: the sd of the replicates' own ratios over sqrt(n)).
+    Returns ``(estimate, sd, se, df)`` with ``sd = se sqrt(n)`` (the spread
+    of one replicate's ratio); se NaN where fewer than 2 replicates.
+    """
+    c, e = _align(numerator, denominator, axis)
+    ok = np.isfinite(c) & np.isfinite(e) & (e > 0)
+    c0, e0 = np.where(ok, c, 0.0), np.where(ok, e, 0.0)
+    n = ok.sum(axis=0).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = c0.sum(axis=0) / e0.sum(axis=0)
+        d = np.where(ok, c0 - est * e0, 0.0)
+        ebar = e0.sum(axis=0) / n
+        se = np.sqrt((d * d).sum(axis=0) / (n * (n - 1))) / ebar
+    few = n < 2
+    est = np.where(n < 1, np.nan, est)
+    se = np.where(few, np.nan, se)
+    return est, se * np.sqrt(n), se, np.where(few, np.nan, n - 1)
+
+
+def t_interval(
+    estimate: np.ndarray, stderr: np.ndarray, df: np.ndarray, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided ``level`` interval ``estimate -+ t(1 - (1 - level)/2, df) se``.
+
+    Student's t with ``df`` degrees of freedom: ``df = R - 1`` where R
+    replicates are the unit, ``N - 1`` (practically normal) where N games
+    are.  NaN where ``df`` is missing or below 1.
+    """
+    est = np.asarray(estimate, dtype=np.float64)
+    se = np.asarray(stderr, dtype=np.float64)
+    df = np.asarray(df, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        q = np.where(df >= 1, _st.t.ppf(0.5 + level / 2, np.where(df >= 1, df, 1.0)), np.nan)
+    return est - q * se, est + q * se
+
+
+def t_test(
+    estimate: np.ndarray, stderr: np.ndarray, df: np.ndarray, reference: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``z = (estimate - reference) / se`` and its two-sided p-value
+    ``2 P(T_df > |z|)``; NaN where the reference or the s.e. is missing or
+    the s.e. is 0."""
+    est, se, df, ref = (np.asarray(a, dtype=np.float64) for a in (estimate, stderr, df, reference))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, (est - ref) / se, np.nan)
+        ok = np.isfinite(z) & (df >= 1)
+        p = np.where(ok, 2.0 * _st.t.sf(np.abs(z), np.where(ok, df, 1.0)), np.nan)
+    return np.where(ok, z, np.nan), p
+
+
+#: Smallest expected count of a bin that :func:`chi2_gof` tests on its own.
+MIN_EXPECTED = 5.0
+
+
+def chi2_gof(counts: np.ndarray, probabilities: np.ndarray, min_expected: float = MIN_EXPECTED
+             ) -> tuple[float, int, float]:
+    """Pearson's chi-square test that ``counts`` (one multinomial sample of
+    ``N = sum counts`` independent units, e.g. games by length) follow
+    ``probabilities``.
+
+    Adjacent bins are merged, in order, until each merged bin expects at
+    least ``min_expected`` units (the last group joins the one before it if
+    it falls short), so sparse tails never decide; ``X^2 = sum (O - E)^2 / E``
+    with ``bins - 1`` degrees of freedom.  A count in a group whose
+    probability is 0 gives ``p = 0``.  Returns ``(X^2, df, p)``; NaN p where
+    fewer than 2 groups remain.
+    """
+    o = np.asarray(counts, dtype=np.float64)
+    p = np.asarray(probabilities, dtype=np.float64)
+    if not (np.isfinite(o).all() and np.isfinite(p).all()) or o.sum() <= 0:
+        return np.nan, 0, np.nan
+    e = p / p.sum() * o.sum()
+    groups_o, groups_e, acc_o, acc_e = [], [], 0.0, 0.0
+    for oi, ei in zip(o, e):
+        acc_o, acc_e = acc_o + oi, acc_e + ei
+        if acc_e >= min_expected:
+            groups_o.append(acc_o)
+            groups_e.append(acc_e)
+            acc_o = acc_e = 0.0
+    if acc_e > 0 or acc_o > 0:
+        if groups_e:
+            groups_o[-1] += acc_o
+            groups_e[-1] += acc_e
+        else:
+            groups_o, groups_e = [acc_o], [acc_e]
+    go, ge = np.array(groups_o), np.array(groups_e)
+    if np.any((ge == 0) & (go > 0)):
+        return np.inf, max(len(go) - 1, 0), 0.0
+    if len(go) < 2:
+        return np.nan, 0, np.nan
+    stat = float(((go - ge) ** 2 / ge).sum())
+    df = len(go) - 1
+    return stat, df, float(_st.chi2.sf(stat, df))

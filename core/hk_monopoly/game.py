@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games import Game, Param, ParameterError, Ratio, Variable
+from ..games import Game, Headline, Param, ParameterError, Ratio, Variable
 from .board import default_board, load_board
 from .exact import horizon_frequency, stationary_frequency
 from .rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
@@ -311,4 +311,11 @@ GAME = Game(
         "tie_share": Ratio("ties", "games"),
         "retirement_share": Ratio("retired", "games"),
     },
+    headlines=(
+        Headline("win_share", "share of games the seat wins alone", "wins", "games", "wins"),
+        Headline("mean_rounds", "mean game length in rounds", "rounds", "games"),
+        Headline("landing_frequency", "share of turns ending on each location (exact: the movement "
+                 "chain over the game's rounds, no retirement)", "landings", "turns",
+                 exact="horizon_frequency", kind="distribution"),
+    ),
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games import Game, ParameterError, Variable
+from ..games import Game, Headline, ParameterError, Variable
 
 from .board import LOCATIONS, US_NAMES, modal_string
 from .exact import expected_counts, long_run_frequency
@@ -141,4 +141,9 @@ GAME = Game(
         "no_exact_reason": no_exact_reason,
     },
     label_names={"location": US_NAMES + ("In Jail (held in jail, not just visiting)",)},
+    headlines=(
+        Headline("frequency", "relative frequency of each location (PE84's long-run question; "
+                 "the exact answer at the run's horizon)", "counts", "events",
+                 exact="exact_counts", kind="distribution"),
+    ),
 )

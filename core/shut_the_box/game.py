@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games import Game, Param, ParameterError, Ratio, Variable
+from ..games import Game, Headline, Param, ParameterError, Ratio, Variable
 from . import rules, solve
 from .simulate import HIST_BINS, simulate_rolls
 
@@ -161,4 +161,10 @@ GAME = Game(
         f"dice_sides={params['dice_sides']}: the exact solver covers dice_sides <= "
         f"{solve.EXACT_MAX_SIDES} (4**n states)")},
     ratios={"mean_rolls": Ratio("rolls_sum", "checkpoint", kind="mean", exact="expected_rolls")},
+    headlines=(
+        Headline("mean_rolls", "mean number of rolls to turn every card on (PE640: n = 6, optimal play)",
+                 "rolls_sum", "checkpoint", "rolls_sq_sum", "expected_rolls"),
+        Headline("rolls_distribution", "distribution of the number of rolls", "hist", "checkpoint",
+                 "hist", "exact_pmf", "distribution"),
+    ),
 )

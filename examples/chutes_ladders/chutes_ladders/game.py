@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from boardsweep.core.games import Game, Param, Ratio, Variable
+from boardsweep.core.games import Game, Headline, Param, Ratio, Variable
 from boardsweep.core.shut_the_box.solve import quantiles
 from chutes_ladders import exact
 from chutes_ladders.board import DEFAULT, OVERSHOOT, load_board, move_table
@@ -146,4 +146,11 @@ GAME = Game(
         "win_share": Ratio("wins", "checkpoint", exact="exact_win_share"),
         "mean_rounds": Ratio("rounds_sum", "checkpoint", kind="mean", exact="expected_rounds"),
     },
+    headlines=(
+        Headline("mean_rounds", "mean rounds to finish (one player: the expected spins, 39.2251 on the "
+                 "Milton Bradley board)", "rounds_sum", "checkpoint", "rounds_sq_sum", "expected_rounds"),
+        Headline("win_share", "share of games the seat wins", "wins", "checkpoint", "wins", "exact_win_share"),
+        Headline("length_distribution", "distribution of the game length in rounds", "hist", "checkpoint",
+                 "hist", "exact_length_pmf", "distribution"),
+    ),
 )

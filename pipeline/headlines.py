@@ -1,0 +1,308 @@
+"""The game's headline answers on a sweep store: estimates, intervals, tests, verdict.
+
+Each :class:`~boardsweep.core.games.Headline` of the game (mean rolls, win
+share per seat, frequency per location, ...) is estimated per grid point as a
+ratio of sums over the finished replicates, with
+
+* its standard error: pooled per unit (game) where the game stores sums of
+  squares (``df = N - 1``), else from the spread of the R replicates
+  (``df = R - 1``);
+* a ``level`` interval ``estimate -+ t(df) s.e.`` (:func:`boardsweep.core.stats.t_interval`);
+* ``z = (estimate - exact) / s.e.`` and its two-sided p-value from Student's
+  t with the same df;
+* for a distribution over independent units (games by length), Pearson's
+  chi-square of the pooled counts, bins merged to expected counts >= 5.
+
+:func:`verdict` collects every test of every grid point (the headline
+quantities first: a mean, a share, each location of a frequency table, one
+goodness of fit per histogram) and adjusts their p-values by Holm over the
+whole sweep, so that the chance that a correct simulator shows even one
+disagreement anywhere is at most ``alpha`` (family-wise error rate).
+
+:func:`summary` is the ``az.summary``-style table: one row per grid point,
+headline and label with mean, sd, se, interval, exact, z and p.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ..core import stats
+from ..core.games import Headline, headlines_of
+from .analysis import _mem, game_of, point_params
+from .query import MIN_COUNT, grid_points
+
+__all__ = ["LEVEL", "ALPHA", "estimates", "summary", "tests", "verdict", "label_values"]
+
+#: Level of every interval boardsweep prints.
+LEVEL = 0.95
+#: Family-wise false-alarm rate of the verdict.
+ALPHA = 0.01
+
+_BASIS_TEXT = {
+    "units": "per game, pooled sums of squares (df = games - 1)",
+    "replicates": "across replicates, t with df = replicates - 1",
+}
+
+
+def label_values(ds: xr.Dataset, dim: str) -> list[str]:
+    """The labels of a game dimension as text (the one place that reads them:
+    a numeric histogram coordinate reads the same way)."""
+    return [str(v.item() if isinstance(v, np.generic) else v) for v in ds[dim].values]
+
+
+def _axes(ds: xr.Dataset) -> list[str]:
+    return list(ds.attrs.get("grid_axes", []))
+
+
+def _label_dim(ds: xr.Dataset, name: str) -> str | None:
+    dims = [d for d in ds[name].dims if d not in (*_axes(ds), "replicate", "checkpoint")]
+    return dims[0] if dims else None
+
+
+def _denominator(ds, h: Headline, num: xr.DataArray, done: xr.DataArray, cp: int, dim) -> xr.DataArray:
+    if h.denominator is None:
+        return num.sum(dim, skipna=False)
+    if h.denominator == "checkpoint":
+        return xr.full_like(done, float(ds["checkpoint"].values[cp]), dtype=float).where(done)
+    return ds[h.denominator].isel(checkpoint=cp).astype(float).where(done)
+
+
+def _exact(ds, h: Headline, cp: int, dim) -> xr.DataArray | None:
+    if h.exact is None or h.exact not in ds:
+        return None
+    ex = ds[h.exact].astype(float)
+    if "checkpoint" in ex.dims:
+        ex = ex.isel(checkpoint=cp)
+    if h.kind == "distribution" and dim is not None:
+        ex = ex / ex.sum(dim, skipna=False)
+    return ex
+
+
+def _seats_in_play(ds: xr.Dataset, da: xr.DataArray) -> xr.DataArray:
+    """``da`` with NaN on seats beyond each point's ``players`` (they do not play)."""
+    if "seat" not in da.dims:
+        return da
+    axes, n = _axes(ds), ds.sizes["seat"]
+    keep = np.ones([ds.sizes[a] for a in axes] + [n], dtype=bool)
+    flat = keep.reshape(-1, n)
+    for i, point in enumerate(grid_points(ds)):
+        players = point_params(ds, point).get("players")
+        if isinstance(players, int):
+            flat[i] = np.arange(n) < players
+    return da.where(xr.DataArray(keep, dims=(*axes, "seat"), coords={d: ds[d] for d in (*axes, "seat")}))
+
+
+def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | None:
+    if h.numerator not in ds:
+        return None
+    dim = _label_dim(ds, h.numerator)
+    done = ds["done"].astype(bool)
+    num = ds[h.numerator].isel(checkpoint=cp).astype(float).where(done)
+    den = _denominator(ds, h, num, done, cp, dim)
+    reps = done.sum("replicate")
+    total = num.sum("replicate", min_count=1)
+    units = den.sum("replicate", min_count=1)
+    if h.squares is not None and h.squares in ds:
+        squares = ds[h.squares].isel(checkpoint=cp).astype(float).where(done).sum("replicate", min_count=1)
+        estimate = total / units
+        sd, se, df = (estimate.copy(data=a) for a in stats.pooled_unit_stderr(
+            total.values, squares.broadcast_like(total).values, units.broadcast_like(total).values))
+        basis = "units"
+    else:
+        order = ["replicate", *[d for d in num.dims if d != "replicate"]]
+        n_ = num.transpose(*order)
+        d_ = den.transpose("replicate", *[d for d in den.dims if d != "replicate"])
+        est, sd_, se_, df_ = stats.replicate_ratio_stderr(n_.values, d_.values, axis=0)
+        like = n_.isel(replicate=0, drop=True)
+        estimate, sd, se, df = (like.copy(data=a) for a in (est, sd_, se_, df_))
+        basis = "replicates"
+    out = xr.Dataset({"estimate": estimate, "sd": sd, "stderr": se, "df": df,
+                      "replicates": reps, "units": units})
+    out = out.map(lambda v: _seats_in_play(ds, v) if "seat" in v.dims else v)
+    low, high = stats.t_interval(out["estimate"].values, out["stderr"].values, out["df"].values, level)
+    out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
+    exact = _exact(ds, h, cp, dim)
+    out["exact"] = (exact.broadcast_like(out["estimate"]) if exact is not None
+                    else xr.full_like(out["estimate"], np.nan))
+    z, p = stats.t_test(out["estimate"].values, out["stderr"].values, out["df"].values, out["exact"].values)
+    out["z"], out["p"] = out["estimate"].copy(data=z), out["estimate"].copy(data=p)
+    if h.kind == "distribution" and basis == "replicates":
+        sparse = (total / reps.where(reps > 0)) < MIN_COUNT
+        out["p"] = out["p"].where(~sparse)
+    if h.kind == "distribution" and basis == "units" and dim is not None:
+        out = out.merge(_gof(total, out["exact"], dim))
+    out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis,
+                     basis_text=_BASIS_TEXT[basis], level=level, dim=dim or "",
+                     has_exact=exact is not None)
+    return out
+
+
+def _gof(total: xr.DataArray, exact: xr.DataArray, dim: str) -> xr.Dataset:
+    """Chi-square goodness of fit per grid point of pooled counts over ``dim``."""
+    counts = total.transpose(..., dim)
+    probs = exact.broadcast_like(counts).transpose(..., dim)
+    shape = counts.shape[:-1]
+    stat, df, p = (np.full(shape, np.nan) for _ in range(3))
+    c, q = counts.values, probs.values
+    for idx in np.ndindex(*shape):
+        if np.isfinite(q[idx]).all() and np.isfinite(c[idx]).all():
+            stat[idx], df[idx], p[idx] = stats.chi2_gof(c[idx], q[idx])
+    like = counts.isel({dim: 0}, drop=True)
+    return xr.Dataset({"gof_chi2": like.copy(data=stat), "gof_df": like.copy(data=df),
+                       "gof_p": like.copy(data=p)})
+
+
+def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dict[str, xr.Dataset]:
+    """Every headline of the store's game at one checkpoint (index).
+
+    Returns name -> Dataset over the grid dims (and the headline's own label
+    dim, e.g. ``seat`` or ``location``) with ``estimate`` (ratio of sums over
+    the finished replicates), ``sd`` (per game where ``basis`` is "units";
+    of one replicate's ratio where it is "replicates"), ``stderr``, ``df``,
+    ``low``/``high`` (the ``level`` t interval), ``exact``, ``z`` =
+    (estimate - exact) / stderr, ``p`` (two-sided, t with ``df``),
+    ``replicates``, ``units`` (the summed denominator: games, events, turns);
+    distributions over games add ``gof_chi2``, ``gof_df``, ``gof_p``.  Seats
+    that do not play at a point are NaN.  ``attrs``: name, description,
+    kind, basis, basis_text, level, dim.
+    """
+    game = game_of(ds)
+    if game is None:
+        return {}
+    ds = _mem(ds)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        found = {h.name: _one(ds, h, checkpoint, level) for h in headlines_of(game)}
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _rows(ds: xr.Dataset, est: xr.Dataset) -> list[dict[str, Any]]:
+    axes, dim = _axes(ds), est.attrs["dim"]
+    cols = ["estimate", "sd", "stderr", "df", "low", "high", "exact", "z", "p"]
+    dims = [*axes, *([dim] if dim else [])]
+    arrays = {c: est[c].broadcast_like(est["estimate"]).transpose(*dims).values for c in cols}
+    reps = est["replicates"].transpose(*axes).values if axes else est["replicates"].values
+    labels = label_values(ds, dim) if dim else [""]
+    rows = []
+    for i, point in enumerate(grid_points(ds)):
+        idx = np.unravel_index(i, reps.shape) if axes else ()
+        for j, label in enumerate(labels):
+            at = (*idx, j) if dim else idx
+            values = {c: float(arrays[c][at]) for c in cols}
+            if not np.isfinite(values["estimate"]) and "seat" == dim:
+                continue  # a seat that does not play here
+            rows.append({**point, "headline": est.attrs["name"], "label": label,
+                         "mean": values["estimate"], "sd": values["sd"], "se": values["stderr"],
+                         "df": values["df"], "low": values["low"], "high": values["high"],
+                         "level": est.attrs["level"], "exact": values["exact"], "z": values["z"],
+                         "p": values["p"], "basis": est.attrs["basis"], "replicates": int(reps[idx])})
+    return rows
+
+
+def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
+            found: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+    """An ``az.summary``-style table of the headline answers: one row per grid
+    point, headline and label (``label`` empty for a scalar) with ``mean``
+    (the estimate), ``sd``, ``se``, ``df``, ``low``/``high`` (the ``level``
+    t interval), ``level``, ``exact``, ``z``, ``p``, ``basis`` ("units":
+    pooled per-game s.e.; "replicates": across replicates) and ``replicates``.
+
+    ``found``: :func:`estimates` already computed.
+    """
+    found = estimates(ds, checkpoint, level) if found is None else found
+    rows = [r for est in found.values() for r in _rows(ds, est)]
+    columns = [*_axes(ds), "headline", "label", "mean", "sd", "se", "df", "low", "high", "level",
+               "exact", "z", "p", "basis", "replicates"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+    """Every test against an exact value, one row each: ``point`` (flat index
+    in grid order), ``headline``, ``label`` (empty for a goodness of fit),
+    ``test`` ("t" or "chi2"), ``statistic``, ``df``, ``p``."""
+    found = estimates(ds) if found is None else found
+    axes = _axes(ds)
+    rows = []
+    for name, est in found.items():
+        dim = est.attrs["dim"]
+        if "gof_p" in est:
+            p = (est["gof_p"].transpose(*axes).values if axes else est["gof_p"].values).ravel()
+            stat = (est["gof_chi2"].transpose(*axes).values if axes else est["gof_chi2"].values).ravel()
+            df = (est["gof_df"].transpose(*axes).values if axes else est["gof_df"].values).ravel()
+            for i in np.flatnonzero(np.isfinite(p)):
+                rows.append({"point": int(i), "headline": name, "label": "", "test": "chi2",
+                             "statistic": float(stat[i]), "df": float(df[i]), "p": float(p[i])})
+            continue
+        dims = [*axes, *([dim] if dim else [])]
+        p = est["p"].transpose(*dims).values if dims else est["p"].values
+        z = est["z"].transpose(*dims).values if dims else est["z"].values
+        df = est["df"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["df"].values
+        labels = label_values(ds, dim) if dim else [""]
+        p2, z2, df2 = (a.reshape(-1, len(labels)) for a in (p, z, df))
+        for i, j in zip(*np.nonzero(np.isfinite(p2))):
+            rows.append({"point": int(i), "headline": name, "label": labels[j], "test": "t",
+                         "statistic": float(z2[i, j]), "df": float(df2[i, j]), "p": float(p2[i, j])})
+    return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p"])
+
+
+def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] | None = None
+            ) -> dict[str, Any]:
+    """Agreement with the exact answers at family-wise false-alarm rate ``alpha``.
+
+    Every test of :func:`tests` (all headlines, labels and grid points) gets
+    a Holm-adjusted p-value over the whole family; a grid point agrees when
+    none of its adjusted p-values is below ``alpha``.  Under a correct
+    simulator the chance that any point reads "disagree" is at most
+    ``alpha``.  Returns ``alpha``, ``tests`` (how many), ``points``,
+    ``tested_points``, ``agree``, ``min_p_holm`` (and ``at``: its point,
+    headline and label), ``flagged`` (point keys that disagree, worst first,
+    with the test that flags them), ``point_agree`` (per grid point: True,
+    False, or None where nothing was tested), ``p_holm`` (the table of
+    tests with a ``p_holm`` column) and ``text``: the sentence to print.
+    """
+    table = tests(ds, found)
+    points = list(grid_points(ds))
+    table["p_holm"] = stats.holm(table["p"].to_numpy()) if len(table) else []
+    out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": len(points)}
+    tested = sorted(set(table["point"])) if len(table) else []
+    per_point: list[bool | None] = [None] * len(points)
+    for i in tested:
+        per_point[i] = bool((table.loc[table["point"] == i, "p_holm"] >= alpha).all())
+    out.update(tested_points=len(tested), agree=sum(bool(a) for a in per_point if a is not None),
+               point_agree=per_point, p_holm=table)
+    level = f"family-wise {alpha:.0%}"
+    if not tested:
+        out.update(min_p_holm=None, at=None, flagged=[],
+                   text=f"no grid point has an exact answer to test ({len(points)} points)")
+        return out
+    worst = table.loc[table["p_holm"].idxmin()]
+    where = _where(points[int(worst["point"])])
+    out["min_p_holm"] = float(worst["p_holm"])
+    out["at"] = {"point": where, "headline": worst["headline"], "label": worst["label"]}
+    bad = table[table["p_holm"] < alpha].sort_values("p_holm", kind="stable")
+    out["flagged"] = [{"point": _where(points[int(r.point)]), "headline": r.headline, "label": r.label,
+                       "test": r.test, "statistic": r.statistic, "p_holm": r.p_holm}
+                      for r in bad.drop_duplicates("point").itertuples()]
+    what = f"{worst['headline']}{' ' + str(worst['label']) if worst['label'] else ''} at {where}"
+    if not out["flagged"]:
+        out["text"] = (f"agree at {level}: {out['agree']} of {len(tested)} points "
+                       f"({len(table)} tests); smallest Holm-adjusted p = {out['min_p_holm']:.2g} ({what})")
+    else:
+        f = out["flagged"][0]
+        first = f"{f['headline']}{' ' + str(f['label']) if f['label'] else ''} at {f['point']}"
+        out["text"] = (f"DISAGREE at {level}: {len(tested) - out['agree']} of {len(tested)} points differ "
+                       f"from their exact answers ({len(table)} tests); worst: {first}, "
+                       f"{'z' if f['test'] == 't' else 'chi2'} = {f['statistic']:.3g}, "
+                       f"Holm-adjusted p = {f['p_holm']:.2g}")
+    untested = len(points) - len(tested)
+    if untested:
+        out["text"] += f"; {untested} points have no exact answer to test"
+    return out
+
+
+def _where(point: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items()) or "the single point"
