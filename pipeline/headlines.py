@@ -135,7 +135,7 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
         sparse = (total / reps.where(reps > 0)) < MIN_COUNT
         out["p"] = out["p"].where(~sparse)
     if h.kind == "distribution" and basis == "units" and dim is not None:
-        out = out.merge(_gof(total, out["exact"], dim))
+        out = out.merge(_gof(total, out["exact"], dim), compat="override")
     out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis,
                      basis_text=_BASIS_TEXT[basis], level=level, dim=dim or "",
                      has_exact=exact is not None)

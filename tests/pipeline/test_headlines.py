@@ -1,0 +1,168 @@
+"""The verdict: correct simulators agree, slightly biased ones are flagged.
+
+Real sweeps on a real Dask cluster, every game (the plugin included), fixed
+seeds.  The verdict's family-wise false-alarm rate is 1%, so each "agree"
+assertion below could fail by chance with probability at most 1% (the seeds
+are fixed: it either holds or it does not).  The biased simulators
+(:mod:`biased_games`) differ from the real ones by 1% on one square's
+frequency or 0.5-0.6% on a mean; their runs are sized so that the bias is
+about 8 standard errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from boardsweep.core import games
+from boardsweep.core.games import game_names
+from boardsweep.pipeline import headlines
+from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.query import load_sweep
+from boardsweep.pipeline.spec import parse_spec
+
+from conftest import spec_toml  # tests/pipeline is on sys.path
+
+pytestmark = pytest.mark.skipif("chutes_ladders" not in game_names(),
+                                reason="the example plugin game is not installed")
+
+for _name in ("monopoly", "hk_monopoly", "shut_the_box", "chutes_ladders"):
+    games.register(f"biased_{_name}", f"biased_games:{_name.upper()}")
+
+#: Small correct sweeps with R = 4 replicates, one per game.
+SMALL = {
+    "monopoly": dict(params={"tally": "per_roll"}, grid={"dice_sides": [4, 6], "jail_strategy": ["short", "long"]},
+                     run={"replicates": 4, "games": 2, "players": 1, "turns": 20000}),
+    "shut_the_box": dict(grid={"dice_sides": [2, 3, 4], "policy": ["optimal", "greedy", "random"]},
+                         run={"replicates": 4, "games": 2000}),
+    "hk_monopoly": dict(grid={"players": [2, 4], "jail_strategy": ["short", "long"]},
+                        run={"replicates": 4, "games": 200}),
+    "chutes_ladders": dict(grid={"sides": [4, 6], "players": [1, 2]}, run={"replicates": 4, "games": 2000}),
+}
+
+#: One grid point per game, sized so that the stated bias is ~8 standard errors.
+BIASED = {
+    "monopoly": dict(params={"tally": "per_roll", "dice_sides": 6}, grid={"jail_strategy": ["short"]},
+                     run={"replicates": 16, "games": 1, "players": 1, "turns": 4_000_000}),
+    "hk_monopoly": dict(grid={"players": [4]}, run={"replicates": 16, "games": 2000}),
+    "shut_the_box": dict(params={"policy": "optimal"}, grid={"dice_sides": [3]},
+                         run={"replicates": 4, "games": 200_000}),
+    "chutes_ladders": dict(grid={"sides": [6]}, run={"replicates": 4, "games": 200_000}),
+}
+
+
+def run(tmp_path, cluster, game: str, shape: dict, seed: int) -> str:
+    url = str(tmp_path / f"{game}.zarr")
+    text = spec_toml(game, name=game, seed=seed, checkpoints={"count": 4}, tasks={"replicates_per_task": 4},
+                     **shape)
+    assert run_sweep(parse_spec(text, f"{game}.toml"), url, scheduler=cluster).complete
+    return url
+
+
+@pytest.mark.parametrize("game", sorted(SMALL))
+def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game):
+    ds = load_sweep(run(tmp_path, cluster2, game, SMALL[game], seed=22), check=False)
+    v = headlines.verdict(ds)
+    points = int(np.prod([len(x) for x in SMALL[game]["grid"].values()]))
+    assert v["tested_points"] == points and v["tests"] >= points
+    assert v["flagged"] == [] and v["agree"] == points, v["text"]
+    assert v["text"].startswith(f"agree at family-wise 1%: {points} of {points} points")
+
+
+@pytest.mark.parametrize("game, headline, label", [
+    ("monopoly", "frequency", "JAIL"),
+    ("hk_monopoly", "landing_frequency", None),
+    ("shut_the_box", "mean_rolls", ""),
+    ("chutes_ladders", "mean_rounds", ""),
+])
+def test_a_small_bias_is_flagged(tmp_path, cluster2, game, headline, label):
+    biased = load_sweep(run(tmp_path, cluster2, f"biased_{game}", BIASED[game], seed=23), check=False)
+    v = headlines.verdict(biased)
+    assert v["flagged"] and v["agree"] == 0, v["text"]
+    assert v["text"].startswith("DISAGREE at family-wise 1%")
+    table = v["p_holm"]
+    hit = table[(table["headline"] == headline) & (table["p_holm"] < v["alpha"])]
+    if label is not None:
+        hit = hit[hit["label"] == label]
+    assert len(hit), table.sort_values("p").head()
+    # the same run of the real simulator agrees: the bias, not the run size, is what is seen
+    real = load_sweep(run(tmp_path, cluster2, game, BIASED[game], seed=23), check=False)
+    assert headlines.verdict(real)["flagged"] == []
+
+
+@pytest.fixture(scope="module")
+def stb(tmp_path_factory, cluster2):
+    url = run(tmp_path_factory.mktemp("stb"), cluster2, "shut_the_box",
+              dict(grid={"dice_sides": [2, 3], "policy": ["optimal", "random"]},
+                   run={"replicates": 4, "games": 500}), seed=5)
+    return load_sweep(url, check=False)
+
+
+def test_estimates_are_ratios_of_sums_with_pooled_per_game_errors(stb):
+    est = headlines.estimates(stb)["mean_rolls"]
+    assert est.attrs["basis"] == "units" and est.attrs["level"] == 0.95
+    p = {"dice_sides": 3, "policy": "random"}
+    total = stb["rolls_sum"].isel(checkpoint=-1).sel(p).values
+    squares = stb["rolls_sq_sum"].isel(checkpoint=-1).sel(p).values
+    n = 4 * 500
+    mean = total.sum() / n
+    sd = np.sqrt((squares.sum() - total.sum() ** 2 / n) / (n - 1))
+    one = est.sel(p)
+    assert np.isclose(one["estimate"], mean) and np.isclose(one["sd"], sd)
+    assert np.isclose(one["stderr"], sd / np.sqrt(n)) and one["df"] == n - 1
+    half = st.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
+    assert np.isclose(one["high"] - one["estimate"], half)
+    exact = float(stb["expected_rolls"].sel(p))
+    assert np.isclose(one["z"], (mean - exact) / (sd / np.sqrt(n)))
+    assert np.isclose(one["p"], 2 * st.t.sf(abs(float(one["z"])), n - 1))
+
+
+def test_histogram_is_tested_by_chi_square_on_merged_bins(stb):
+    from boardsweep.core.stats import chi2_gof
+
+    est = headlines.estimates(stb)["rolls_distribution"]
+    p = {"dice_sides": 2, "policy": "optimal"}
+    counts = stb["hist"].isel(checkpoint=-1).sel(p).sum("replicate").values
+    stat, df, pv = chi2_gof(counts, stb["exact_pmf"].sel(p).values)
+    assert np.isclose(est["gof_chi2"].sel(p), stat) and est["gof_df"].sel(p) == df
+    assert 2 <= df < 40  # 1024 bins, most of them empty, merged to expected counts >= 5
+    tests = headlines.tests(stb)
+    assert set(tests["test"]) == {"t", "chi2"} and len(tests) == 2 * 4  # one mean, one histogram per point
+
+
+def test_summary_table_has_one_row_per_point_headline_and_label(stb):
+    table = headlines.summary(stb)
+    assert list(table.columns[:2]) == ["dice_sides", "policy"]
+    for column in ("mean", "sd", "se", "low", "high", "level", "exact", "z", "p", "basis", "replicates"):
+        assert column in table.columns
+    means = table[table["headline"] == "mean_rolls"]
+    assert len(means) == 4 and (means["low"] < means["mean"]).all() and (means["mean"] < means["high"]).all()
+    assert len(table[table["headline"] == "rolls_distribution"]) == 4 * stb.sizes["rolls"]
+
+
+def test_seats_that_do_not_play_are_left_out(tmp_path, cluster2):
+    url = run(tmp_path, cluster2, "chutes_ladders", dict(grid={"players": [1, 3]}, run={"replicates": 4, "games": 300}),
+              seed=9)
+    table = headlines.summary(load_sweep(url, check=False))
+    shares = table[table["headline"] == "win_share"]
+    assert sorted(shares.groupby("players").size().items()) == [(1, 1), (3, 3)]
+    assert np.isclose(shares[shares["players"] == 1]["mean"], 1.0).all()
+
+
+def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
+    url = run(tmp_path, cluster2, "monopoly", dict(params={"tally": "per_roll"}, grid={"dice_sides": [6]},
+                                                   run={"replicates": 4, "games": 1, "players": 1, "turns": 5000}),
+              seed=3)
+    ds = load_sweep(url, check=False)
+    est = headlines.estimates(ds)["frequency"]
+    assert est.attrs["basis"] == "replicates"
+    assert (est["df"] == 3).all()
+    counts = ds["counts"].isel(checkpoint=-1).sel(dice_sides=6).values
+    events = ds["events"].isel(checkpoint=-1).sel(dice_sides=6).values
+    jail = list(ds["location"].values).index("JAIL")
+    r = counts[:, jail].sum() / events.sum()
+    se = np.sqrt(((counts[:, jail] - r * events) ** 2).sum() / 12) / events.mean()
+    one = est.sel(dice_sides=6, location="JAIL")
+    assert np.isclose(one["estimate"], r) and np.isclose(one["stderr"], se)
+    assert np.isclose(one["high"] - one["estimate"], st.t.ppf(0.975, 3) * se)
