@@ -325,11 +325,17 @@ def run(
 @click.option("--variable", default=None, help="Simulated variable (default: the first distribution).")
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Rows per grid point (table default 5).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str) -> None:
+@click.option("--summary", is_flag=True,
+              help="The headline answers: mean, sd, se, 95% interval, exact, z, p per grid point, and the verdict.")
+def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
+          summary: bool) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
     from . import display
 
     ds = display.open_store(store_url, UserError, sels=sels)
+    if summary:
+        display.print_summary(ds, fmt)
+        return
     variable = display.pick_variable(ds, variable, UserError)
     display.print_rows(ds, variable, top, fmt)
 

@@ -33,7 +33,7 @@ from .spec import Spec
 
 __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summary", "open_store",
            "select", "pick_variable", "print_rows", "print_status", "print_games", "print_game",
-           "print_records", "fmt_value", "fmt_stderr"]
+           "print_records", "fmt_value", "fmt_stderr", "print_headlines", "print_summary"]
 
 #: -1 quiet (results and errors only), 0 normal, 1+ verbose.
 _VERBOSITY = 0
@@ -208,23 +208,29 @@ SUMMARY_WORST = 5
 
 
 def _summary_tables(out: Console, ds, k: int = 3, store: str = "STORE") -> None:
-    from .query import (compared, distribution_variables, exact_frequencies,
-                                           table_rows, worst_z)
+    """The headline answers and the verdict first, then the most frequent
+    labels of the distributions estimated per replicate (e.g. locations)."""
+    from . import headlines
+    from .query import compared, distribution_variables, table_rows
 
-    found = distribution_variables(ds)
-    shown = [v for v in found if exact_frequencies(ds, v) is not None] or list(found)[:1]
+    found = headlines.estimates(ds)
+    verdict = headlines.verdict(ds, found=found)
+    points = _shown_points(ds, verdict)
+    print_headlines(out, ds, found, verdict, points)
+    if points is not None:
+        out.print(f"every point: `boardsweep query {store} --summary`; figures and tables: "
+                  f"`boardsweep report {store}`", soft_wrap=True)
     axes = list(ds.attrs.get("grid_axes", []))
+    dists = distribution_variables(ds)
+    lead = next(iter(found.values())).attrs if found else None
+    shown = []  # the top labels only where the game's first headline is a frequency table
+    if lead is not None and lead["kind"] == "distribution" and lead["basis"] == "replicates":
+        shown = [v for v in dists if _numerator(ds, lead["name"]) == v]
+    if not found:
+        shown = list(dists)[:1]
     for variable in shown:
-        dim = found[variable]
+        dim = dists[variable]
         table = compared(ds, variable)
-        n_points = int(np.prod([ds.sizes[a] for a in axes]))
-        points, title = None, f"{variable}: top {k} {dim}s per grid point (most frequent first)"
-        if n_points > SUMMARY_POINTS:
-            z = worst_z(table).ravel()
-            reps = table["replicates"].values.reshape(n_points, -1).max(-1)
-            points = _compact_points(out, ds, variable, z, reps, store)
-            title = (f"{variable}: top {k} {dim}s of the first {SUMMARY_FIRST} grid points and "
-                     f"the {SUMMARY_WORST} that agree worst with their exact answers")
         grouped: dict[tuple, list[dict]] = {}
         for row in table_rows(ds, table, variable, top=k, points=points):
             grouped.setdefault(tuple(row[a] for a in axes), []).append(row)
@@ -240,41 +246,191 @@ def _summary_tables(out: Console, ds, k: int = 3, store: str = "STORE") -> None:
                 record.setdefault(f"#{rank}", "")
             record["reps"] = record.pop("reps")
         print_records(
-            out, title, records, axes,
+            out, f"{variable}: the {k} most frequent {dim} labels per grid point", records, axes,
             caption=f"#n: {dim} label, mean frequency over replicates (exact frequency; {NO_EXACT}); "
                     "reps: finished replicates",
             right={f"#{r}" for r in range(1, k + 1)} | {"reps"},
         )
 
 
-def _compact_points(out: Console, ds, variable: str, z: np.ndarray, reps: np.ndarray,
-                    store: str) -> list[int]:
-    """Print the verdict on a large grid in a few lines; return the flat
-    indices of the points to show: the first few, then those with the worst
-    |z| (z = (estimate - exact) / stderr, the largest over a point's labels)."""
+def _numerator(ds, headline: str) -> str | None:
+    from ..core.games import headlines_of
+    from .analysis import game_of
+
+    game = game_of(ds)
+    return next((h.numerator for h in headlines_of(game) if h.name == headline), None) if game else None
+
+
+def _shown_points(ds, verdict: dict) -> list[int] | None:
+    """All points (None) up to SUMMARY_POINTS; else the first few and those
+    the verdict flags, worst first (flat indices in grid order)."""
     from .query import grid_points
 
-    n_points = len(z)
-    judged = np.flatnonzero(np.isfinite(z))
-    worst = judged[np.argsort(-z[judged], kind="stable")][:SUMMARY_WORST]
-    if len(judged):
-        at = int(worst[0])
-        point = next(p for i, p in enumerate(grid_points(ds)) if i == at)
-        where = ", ".join(f"{a}={v}" for a, v in point.items())
-        beyond = int((z[judged] > 5).sum())
-        out.print(f"{variable}: {n_points} grid points; {len(judged) - beyond} of {len(judged)} with an "
-                  f"exact answer agree within 5 standard errors at every label; worst |z| = "
-                  f"{z[at]:.1f} at {where}")
-        few = int(reps[judged].min())
-        if few < 30:
-            out.print(f"(with {few} replicates the standard error is itself uncertain: z follows a t "
-                      f"distribution with {max(few - 1, 1)} degrees of freedom, and large |z| happen by chance)")
-    else:
-        out.print(f"{variable}: {n_points} grid points, none with an exact answer and 2 or more replicates")
-    out.print(f"every point: `boardsweep query {store}`; figures and tables: `boardsweep report {store}`",
-              soft_wrap=True)
-    first = list(range(min(SUMMARY_FIRST, n_points)))
-    return first + [int(i) for i in worst if int(i) not in first]
+    every = list(grid_points(ds))
+    if len(every) <= SUMMARY_POINTS:
+        return None
+    first = list(range(min(SUMMARY_FIRST, len(every))))
+    keys = [", ".join(f"{a}={v}" for a, v in p.items()) for p in every]
+    flagged = [keys.index(f["point"]) for f in verdict["flagged"][:SUMMARY_WORST]]
+    return first + [i for i in flagged if i not in first]
+
+
+def print_headlines(out: Console, ds, found: dict, verdict: dict, points: list[int] | None = None) -> None:
+    """One table per headline answer (estimate, interval with its level,
+    exact, z; a goodness of fit for a distribution over games), then the
+    verdict with its family-wise level."""
+    from .headlines import label_values
+    from .query import grid_points
+
+    axes = list(ds.attrs.get("grid_axes", []))
+    every = list(grid_points(ds))
+    picked = range(len(every)) if points is None else points
+    for name, est in found.items():
+        a = est.attrs
+        level = f"{a['level']:.0%}"
+        if a["kind"] == "distribution":
+            records = _distribution_records(ds, est, every, picked, axes)
+            caption = (f"{a['description']}; chi2: Pearson's goodness of fit of the pooled counts of all "
+                       "games, bins merged to expected counts >= 5, with its df and p" if "gof_p" in est else
+                       f"{a['description']}; largest |z| over the {a['dim']} labels (mean count >= 10 "
+                       "per replicate), z = (estimate - exact) / s.e., p from t with replicates - 1 df")
+        else:
+            records = _mean_records(ds, est, every, picked, axes, level, label_values)
+            caption = (f"{a['description']}; estimate: ratio of sums over the finished replicates; "
+                       f"{level} interval: estimate -+ t s.e., s.e. {a['basis_text']}; exact: "
+                       f"{NO_EXACT}; z = (estimate - exact) / s.e.")
+        if records:
+            print_records(out, f"{name}", records, axes, caption=caption,
+                          right={"estimate", f"{level} interval", "exact", "z", "p", "chi2", "df", "reps"})
+    out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=True)
+
+
+def _mean_records(ds, est, every, picked, axes, level, label_values) -> list[dict[str, str]]:
+    dim = est.attrs["dim"]
+    labels = label_values(ds, dim) if dim else [""]
+    records = []
+    for i in picked:
+        point = every[i]
+        one = est.sel(point) if point else est
+        for j, label in enumerate(labels):
+            cell = one.isel({dim: j}) if dim else one
+            value = float(cell["estimate"])
+            if not np.isfinite(value):
+                continue  # a seat that does not play here
+            record = {x: str(point[x]) for x in axes}
+            if dim:
+                record[dim] = label
+            se = float(cell["stderr"])
+            record.update({"estimate": _to_se(value, se),
+                           f"{level} interval": _interval(float(cell["low"]), float(cell["high"]), se),
+                           "exact": fmt_value(float(cell["exact"])), "z": _fmt_z(float(cell["z"])),
+                           "reps": str(int(one["replicates"]))})
+            records.append(record)
+    return records
+
+
+def _distribution_records(ds, est, every, picked, axes) -> list[dict[str, str]]:
+    from .headlines import label_values
+
+    dim = est.attrs["dim"]
+    labels = label_values(ds, dim)
+    records = []
+    for i in picked:
+        point = every[i]
+        one = est.sel(point) if point else est
+        record = {x: str(point[x]) for x in axes}
+        if "gof_p" in est:
+            record.update({"chi2": _fmt_z(float(one["gof_chi2"])), "df": _fmt_int(float(one["gof_df"])),
+                           "p": _fmt_p(float(one["gof_p"]))})
+        else:
+            z = np.abs(np.where(np.isfinite(one["p"].values), one["z"].values, np.nan))
+            j = int(np.nanargmax(z)) if np.isfinite(z).any() else None
+            record.update({"largest |z|": "-" if j is None else f"{labels[j]} {_fmt_z(float(one['z'][j]))}",
+                           "p": "-" if j is None else _fmt_p(float(one["p"][j]))})
+            modal = _modal(ds)
+            if modal is not None:
+                ex = one["exact"].values
+                record["modal (exact)"] = (f"{modal(one['estimate'].values)} "
+                                           f"({modal(ex) if np.isfinite(ex).all() else '-'})")
+        record["reps"] = str(int(one["replicates"]))
+        records.append(record)
+    return records
+
+
+def _decimals(se: float) -> int | None:
+    """Decimals that show a value to two significant digits of its s.e."""
+    if not np.isfinite(se) or se <= 0:
+        return None
+    return int(max(0, 1 - np.floor(np.log10(se))))
+
+
+def _to_se(x: float, se: float) -> str:
+    """An estimate to two significant digits of its standard error."""
+    d = _decimals(se)
+    return fmt_value(x) if d is None else f"{x:.{d}f}"
+
+
+def _modal(ds):
+    """The game's short name for the most frequent labels (PE84's modal string), if any."""
+    from .analysis import game_of
+
+    game = game_of(ds)
+    return None if game is None else game.extras.get("modal")
+
+
+def print_summary(ds, fmt: str) -> None:
+    """``query --summary``: the az.summary-style table of the headline answers
+    (:func:`boardsweep.pipeline.headlines.summary`) and the verdict."""
+    from . import headlines
+
+    found = headlines.estimates(ds)
+    table = headlines.summary(ds, found=found)
+    verdict = headlines.verdict(ds, found=found)
+    if fmt == "csv":
+        table.to_csv(sys.stdout, index=False)
+        return
+    if fmt == "json":
+        rows = json.loads(table.to_json(orient="records"))
+        print(json.dumps({"verdict": {k: v for k, v in verdict.items() if k != "p_holm"}, "rows": rows},
+                         indent=2, default=str))
+        return
+    out = console()
+    axes = list(ds.attrs.get("grid_axes", []))
+    records = []
+    for row in table.to_dict("records"):
+        if not np.isfinite(row["mean"]) or (row["mean"] == 0 and not row["exact"]):
+            continue  # a seat that does not play; a bin nothing can fall in (in the CSV and JSON)
+        record = {a: str(row[a]) for a in axes}
+        record.update(headline=row["headline"], label=str(row["label"]), mean=_to_se(row["mean"], row["se"]),
+                      sd=fmt_stderr(row["sd"]), se=fmt_stderr(row["se"]),
+                      interval=_interval(row["low"], row["high"], row["se"]), exact=fmt_value(row["exact"]),
+                      z=_fmt_z(row["z"]), p=_fmt_p(row["p"]), df=_fmt_int(row["df"]))
+        records.append(record)
+    level = f"{headlines.LEVEL:.0%}"
+    print_records(out, "headline answers", records, axes,
+                  caption=f"mean: estimate (ratio of sums over the finished replicates); sd: per game ('units') "
+                          f"or of one replicate's estimate ('replicates'); se: standard error; interval: {level} "
+                          "t interval with df degrees of freedom; z = (mean - exact) / se, p two-sided from t",
+                  right={"mean", "sd", "se", "interval", "exact", "z", "p", "df"})
+    out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=True)
+
+
+def _interval(low: float, high: float, se: float) -> str:
+    if not np.isfinite(low):
+        return "-"
+    return f"[{_to_se(low, se)}, {_to_se(high, se)}]"
+
+
+def _fmt_z(x: float) -> str:
+    return "-" if not np.isfinite(x) else f"{x:.2f}"
+
+
+def _fmt_p(x: float) -> str:
+    return "-" if not np.isfinite(x) else f"{x:.2g}"
+
+
+def _fmt_int(x: float) -> str:
+    return "-" if not np.isfinite(x) else str(int(x))
 
 
 def _fmt(x: float | None) -> str:
@@ -372,6 +528,11 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
         writer.writeheader()
         writer.writerows(found)
     else:
+        from . import headlines
+
+        estimates = headlines.estimates(ds)
+        if estimates:
+            print_headlines(console(), ds, estimates, headlines.verdict(ds, found=estimates))
         axes = list(ds.attrs.get("grid_axes", []))
         records = []
         for row in found:

@@ -279,7 +279,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
         out.update(min_p_holm=None, at=None, flagged=[],
                    text=f"no grid point has an exact answer to test ({len(points)} points)")
         return out
-    worst = table.loc[table["p_holm"].idxmin()]
+    worst = table.loc[table["p"].idxmin()]  # Holm keeps the order of the p-values
     where = _where(points[int(worst["point"])])
     out["min_p_holm"] = float(worst["p_holm"])
     out["at"] = {"point": where, "headline": worst["headline"], "label": worst["label"]}
