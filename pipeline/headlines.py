@@ -199,7 +199,7 @@ def _rows(ds: xr.Dataset, est: xr.Dataset) -> list[dict[str, Any]]:
                          "mean": values["estimate"], "sd": values["sd"], "se": values["stderr"],
                          "df": values["df"], "low": values["low"], "high": values["high"],
                          "level": est.attrs["level"], "exact": values["exact"], "z": values["z"],
-                         "p": values["p"], "basis": est.attrs["basis"], "replicates": int(reps[idx])})
+                         "p": values["p"], "se_basis": est.attrs["basis"], "replicates": int(reps[idx])})
     return rows
 
 
@@ -208,7 +208,7 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
     """An ``az.summary``-style table of the headline answers: one row per grid
     point, headline and label (``label`` empty for a scalar) with ``mean``
     (the estimate), ``sd``, ``se``, ``df``, ``low``/``high`` (the ``level``
-    t interval), ``level``, ``exact``, ``z``, ``p``, ``basis`` ("units":
+    t interval), ``level``, ``exact``, ``z``, ``p``, ``se_basis`` ("units":
     pooled per-game s.e.; "replicates": across replicates) and ``replicates``.
 
     ``found``: :func:`estimates` already computed.
@@ -216,7 +216,7 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
     found = estimates(ds, checkpoint, level) if found is None else found
     rows = [r for est in found.values() for r in _rows(ds, est)]
     columns = [*_axes(ds), "headline", "label", "mean", "sd", "se", "df", "low", "high", "level",
-               "exact", "z", "p", "basis", "replicates"]
+               "exact", "z", "p", "se_basis", "replicates"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -249,8 +249,8 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.Data
     return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p"])
 
 
-def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] | None = None
-            ) -> dict[str, Any]:
+def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] | None = None,
+            extra: pd.DataFrame | None = None) -> dict[str, Any]:
     """Agreement with the exact answers at family-wise false-alarm rate ``alpha``.
 
     Every test of :func:`tests` (all headlines, labels and grid points) gets
@@ -265,6 +265,8 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     tests with a ``p_holm`` column) and ``text``: the sentence to print.
     """
     table = tests(ds, found)
+    if extra is not None and len(extra):
+        table = pd.concat([table, extra[table.columns]], ignore_index=True) if len(table) else extra.copy()
     points = list(grid_points(ds))
     table["p_holm"] = stats.holm(table["p"].to_numpy()) if len(table) else []
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": len(points)}

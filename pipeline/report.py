@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from . import analysis
+from . import analysis, headlines
 from .store import metadata
 from .query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
 
@@ -69,7 +69,8 @@ MAX_PAGE_POINTS = 8
 #: Definition of every table column (axes columns are the grid's own).
 COLUMNS: dict[str, str] = {
     "replicates": "finished replicates behind the estimate",
-    "exact": "exact answer: 'stored', 'none' (no single exact answer exists) or 'pending' (not computed yet)",
+    "exact": "exact answer: 'stored', 'none' (no single exact answer exists) or 'pending' (not computed yet); "
+             "in the headline table, the exact value",
     "reference": "what the estimate is compared with: 'exact' (the stored exact answer), 'replicate decks' "
                  "(mean of the exact answers of the deck orders each replicate played) or empty",
     "max_abs_z": "largest |z| over labels, z = (estimate - reference) / s.e. (labels with s.e. 0 or a mean "
@@ -91,8 +92,8 @@ COLUMNS: dict[str, str] = {
     "name": "the label's full name",
     "estimate": "mean over replicates of the relative frequency at the last checkpoint",
     "stderr": "standard error of the estimate: across-replicate sd / sqrt(replicates)",
-    "low": "lower end of the 95% interval: estimate - t(0.975, R-1) s.e. (frequencies); Wilson or "
-           "normal interval (ratios)",
+    "low": "lower end of the 95% interval: estimate - t(0.975, df) s.e. (frequencies and headlines: df = "
+           "R-1 or games-1); Wilson interval for shares, t(0.975, R-1) for means (ratios)",
     "high": "upper end of the 95% interval",
     "exact_value": "the reference value (empty where none exists)",
     "z": "(estimate - reference) / s.e.",
@@ -109,6 +110,19 @@ COLUMNS: dict[str, str] = {
     "between_var": "variance of the replicates' own exact answers (deck shuffles)",
     "sampling_var": "mean within-replicate sampling variance",
     "between_share": "between / total",
+    "headline": "the game's headline quantity (Game.headlines)",
+    "mean": "estimate: ratio of sums over the finished replicates at the last checkpoint",
+    "sd": "per game ('units': sd of one game's value) or of one replicate's estimate ('replicates')",
+    "se": "standard error of the estimate",
+    "df": "degrees of freedom of the t quantile and test: games - 1 ('units') or replicates - 1 ('replicates')",
+    "level": "level of the interval low..high",
+    "se_basis": "'units': pooled per-game s.e. from stored sums of squares; 'replicates': from the spread of "
+                "the replicates",
+    "test": "'t': (estimate - exact) / s.e. against Student's t; 'chi2': Pearson goodness of fit of the pooled "
+            "histogram counts, bins merged to expected counts >= 5",
+    "statistic": "z (t test) or X^2 (chi-square)",
+    "p": "two-sided p-value of the test",
+    "p_holm": "Holm-adjusted p-value over every test of the sweep (the verdict's family); < alpha: disagree",
     "replicates_used": "replicates the precision rule used at this grid point",
     "stderr_reached": "largest standard error of the game's estimates over them",
     "stderr_target": "the [precision] stderr target",
@@ -198,8 +212,13 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
             parts = _analyse(ds, variable, points, meta)
             tables = _tables(ds, points, parts, meta)
             summary = _summarise(ds, points, parts, tables)
-            meta["verdict"] = _verdict(ds, points, parts, tables["points"])
             figures = _figures(ds, parts, out, meta)
+        found = _try(meta, "headline answers", headlines.estimates, ds) or {}
+        verdict = _verdict(ds, points, parts if variable is not None else None,
+                           tables.get("points", pd.DataFrame()), found)
+        tests = verdict.pop("tests_table")
+        meta["verdict"] = verdict
+        tables = {"headlines": _headline_table(ds, found), "tests": _tests_table(ds, points, tests), **tables}
     _precision(ds, points, tables, summary)
     meta["figures"] = figures
     meta["tables"] = {}
@@ -472,6 +491,29 @@ def _comparison_table(ds, parts, meta) -> pd.DataFrame:
     return df[["comparison", *front, *_TABLE_COLUMNS["comparisons"][1:]]]
 
 
+def _headline_table(ds, found: dict) -> pd.DataFrame:
+    """:func:`headlines.summary`, scalar headlines first, then distributions
+    (bins that nothing can fall in and seats that do not play left out)."""
+    table = headlines.summary(ds, found=found)
+    if table.empty:
+        return table
+    kinds = {name: est.attrs["kind"] for name, est in found.items()}
+    table = table[table["mean"].notna() & ~((table["mean"] == 0) & ~(table["exact"] > 0))]
+    order = table["headline"].map(lambda h: kinds.get(h) == "distribution")
+    return table.assign(_d=order).sort_values("_d", kind="stable").drop(columns="_d")
+
+
+def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
+    """Every test of the verdict, smallest p first, with its grid point."""
+    if tests is None or tests.empty:
+        return pd.DataFrame()
+    axes = _axes(ds)
+    where = pd.DataFrame([{a: p[a] for a in axes} for p in points]) if axes else None
+    t = tests.sort_values("p", kind="stable").reset_index(drop=True)
+    front = where.iloc[t["point"].to_numpy()].reset_index(drop=True) if where is not None else pd.DataFrame()
+    return pd.concat([front, t.drop(columns="point")], axis=1)
+
+
 def _ratio_table(ds, points, ratios) -> pd.DataFrame:
     rows = []
     for name, est in ratios.items():
@@ -545,50 +587,55 @@ def _summarise(ds, points, parts, tables) -> dict:
     return summary
 
 
-def _verdict(ds, points, parts, pt: pd.DataFrame) -> dict:
-    """How many points with a reference agree within Z_AGREE standard errors."""
-    with_ref = pt[(pt["reference"] != "") & pt["max_abs_z"].notna()]
-    n_ref, n = len(with_ref), len(pt)
-    agree = int((with_ref["max_abs_z"] <= Z_AGREE).sum())
-    states = pt["exact"].value_counts().to_dict()
-    out = {"points": n, "with_reference": n_ref, "agree": agree, "threshold_z": Z_AGREE,
-           "exact_stored": int(states.get("stored", 0)), "exact_none": int(states.get("none", 0)),
-           "exact_pending": int(states.get("pending", 0)),
-           "replicates_done": int(pt["replicates"].sum())}
-    parts_text = []
-    if n_ref:
-        w = with_ref.loc[with_ref["max_abs_z"].idxmax()]
-        where = point_key(ds, {a: w[a] for a in _axes(ds)}) or "the single point"
-        out.update(worst_z=float(w["max_abs_z"]), worst_point=where, worst_label=w["worst_label"])
-        kinds = with_ref["reference"].value_counts().to_dict()
-        what = "an exact answer" if set(kinds) == {"exact"} else "a reference (" + ", ".join(
-            f"{v} {k}" for k, v in kinds.items()) + ")"
-        parts_text.append(f"{agree} of {n_ref} points with {what} agree within {Z_AGREE:g} standard "
-                          f"errors at every label; worst |z| = {w['max_abs_z']:.2g} at {where}, "
-                          f"{w['worst_label']}.")
-        reps = with_ref["replicates"]
-        if reps.min() < 30:
-            from scipy.stats import t
+def _deck_tests(ds, points, parts) -> pd.DataFrame:
+    """t tests (df = R - 1) of the points compared with the exact answers of
+    the deck orders their replicates played, in :func:`headlines.tests` form."""
+    from scipy.stats import t
 
-            labels = ds.sizes[parts["dim"]]
-            chance = float(np.mean(2 * t.sf(Z_AGREE, np.maximum(reps - 1, 1)))) * labels
-            out["chance_exceed_per_point"] = chance
-            parts_text.append(
-                f"With {int(reps.min())}-{int(reps.max())} replicates the s.e. is itself uncertain: z follows a "
-                f"t distribution with R-1 degrees of freedom, so about {chance:.2g} of the {labels} labels of a "
-                f"point exceed |z| = {Z_AGREE:g} by chance alone.")
-    else:
-        parts_text.append("No point has an exact answer to compare with.")
-    if out["exact_none"]:
+    axes, dim = _axes(ds), parts["dim"]
+    z = _flat(parts["z"], axes, [dim])
+    reps = _flat(parts["conv"].isel(checkpoint=-1)["replicates"], axes)
+    labels = [str(x) for x in ds[dim].values]
+    rows = []
+    for i, p in enumerate(points):
+        if parts["ref_kind"].get(point_key(ds, p)) != "replicate decks" or reps[i] < 2:
+            continue
+        for j in np.flatnonzero(np.isfinite(z[i])):
+            rows.append({"point": i, "headline": "frequency (replicate decks)", "label": labels[j], "test": "t",
+                         "statistic": float(z[i][j]), "df": float(reps[i] - 1),
+                         "p": float(2 * t.sf(abs(z[i][j]), reps[i] - 1))})
+    return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p"])
+
+
+def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
+    """The headline verdict (:func:`headlines.verdict`, Holm over every test
+    of every point at family-wise ALPHA) with the counts of exact states."""
+    extra = _deck_tests(ds, points, parts) if parts is not None else None
+    v = headlines.verdict(ds, found=found, extra=extra)
+    states = pt["exact"].value_counts().to_dict() if "exact" in pt else {}
+    out = {k: v[k] for k in ("alpha", "tests", "points", "agree", "min_p_holm", "at", "flagged")}
+    out.update(with_reference=v["tested_points"], exact_stored=int(states.get("stored", 0)),
+               exact_none=int(states.get("none", 0)), exact_pending=int(states.get("pending", 0)),
+               replicates_done=int(pt["replicates"].sum()) if "replicates" in pt else 0,
+               point_agree=v["point_agree"], level=headlines.LEVEL)
+    parts_text = [v["text"][0].upper() + v["text"][1:] + "."]
+    if v["tests"]:
+        parts_text.append(
+            f"Every test of every grid point (headline means and shares: t tests against the exact value; "
+            f"histograms over games: chi-square; frequencies estimated per replicate: one t test per "
+            f"label with R-1 degrees of freedom) is Holm-adjusted together, so a correct simulator reads "
+            f"'disagree' anywhere with probability at most {v['alpha']:.0%}.")
+    if parts is not None and out["exact_none"]:
         notes = sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
                         if parts["states"][point_key(ds, p)][0] == "none"})
         parts_text.append(f"{out['exact_none']} points have no single exact answer ({'; '.join(notes)}).")
     if out["exact_pending"]:
         parts_text.append(f"{out['exact_pending']} points: exact answer not computed yet.")
-    missing = int((pt["replicates"] == 0).sum())
+    missing = int((pt["replicates"] == 0).sum()) if "replicates" in pt else 0
     if missing:
         parts_text.append(f"{missing} points have no finished replicate yet.")
     out["text"] = " ".join(parts_text)
+    out["tests_table"] = v["p_holm"]
     return out
 
 
@@ -864,10 +911,17 @@ def _html(ds, meta, tables, figures) -> str:
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["fmt"] = _fmt
     sections = []
-    titles = {"points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, effect sizes",
+    titles = {"headlines": "Headline answers: estimate, interval, exact, z",
+              "tests": "The verdict's tests, smallest p first", "points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, effect sizes",
               "ratios": "Estimates with 95% intervals", "decomposition": "Where the replicate variance comes from",
               "frequencies": "Frequencies with 95% intervals", "precision": "Precision target per grid point"}
     intros = {
+        "headlines": "The quantities the game exists to answer, per grid point: the estimate (ratio of sums over "
+                     "the finished replicates), its standard error (per game from stored sums of squares, "
+                     "'units', or from the spread of the replicates, 'replicates'), the 95% t interval with df "
+                     "degrees of freedom, the exact value and z = (estimate - exact) / s.e. with its p-value.",
+        "tests": "Every comparison with an exact answer that the verdict makes, with its Holm-adjusted p-value "
+                 "over the whole family; the verdict flags a point where any p_holm < alpha.",
         "points": "One row per grid point; the grid axes are the first columns.",
         "comparisons": "Welch's t-test per label of the replicate means at the last checkpoint between two "
                        "values of one axis, every other axis equal; p-values Holm-adjusted over the labels "
@@ -880,7 +934,8 @@ def _html(ds, meta, tables, figures) -> str:
         "precision": "Replicates were added per grid point until the largest standard error of the game's "
                      "estimates was at most the target; 'capped' points reached max_replicates first.",
     }
-    for name in ("precision", "points", "ratios", "comparisons", "decomposition", "frequencies"):
+    for name in ("headlines", "tests", "precision", "points", "ratios", "comparisons", "decomposition",
+                 "frequencies"):
         df = tables.get(name)
         if df is None or df.empty:
             continue

@@ -95,7 +95,7 @@ def finished(tmp_path, cluster2, toy_spec_text, write_spec, capsys):
     url = tmp_path / "cli.zarr"
     main(["run", str(write_spec(toy_spec_text)), "--store", str(url), "--scheduler", cluster2])
     out = capsys.readouterr().out
-    assert "dashboard:" in out and "store complete" in out and "top 3 locations" in out
+    assert "dashboard:" in out and "store complete" in out and "the 3 most frequent location labels" in out and "verdict: agree at family-wise 1%" in out
     return url
 
 

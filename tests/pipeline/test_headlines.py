@@ -134,7 +134,7 @@ def test_histogram_is_tested_by_chi_square_on_merged_bins(stb):
 def test_summary_table_has_one_row_per_point_headline_and_label(stb):
     table = headlines.summary(stb)
     assert list(table.columns[:2]) == ["dice_sides", "policy"]
-    for column in ("mean", "sd", "se", "low", "high", "level", "exact", "z", "p", "basis", "replicates"):
+    for column in ("mean", "sd", "se", "low", "high", "level", "exact", "z", "p", "se_basis", "replicates"):
         assert column in table.columns
     means = table[table["headline"] == "mean_rolls"]
     assert len(means) == 4 and (means["low"] < means["mean"]).all() and (means["mean"] < means["high"]).all()
