@@ -219,6 +219,8 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
         tests = verdict.pop("tests_table")
         meta["verdict"] = verdict
         tables = {"headlines": _headline_table(ds, found), "tests": _tests_table(ds, points, tests), **tables}
+        forest = _try(meta, "forest plot", _forest, ds, found, out) or {}
+        figures = {**forest, **figures}
     _precision(ds, points, tables, summary)
     meta["figures"] = figures
     meta["tables"] = {}
@@ -809,6 +811,63 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
     if "steps" in parts["conv"]:
         figs.update(_line_figures(ds, parts, out, x, facets, xvals))
     return figs
+
+
+#: Rows a forest plot panel shows at most (grid points x labels).
+FOREST_ROWS = 48
+
+
+def _forest(ds, found: dict, out: Path) -> dict[str, str]:
+    """``forest.png`` (+ SVG): each scalar headline per grid point (and seat),
+    its 95% interval as a bar; with an exact value, as the relative error
+    (estimate / exact - 1, %) with 0 marked; without, the estimate itself."""
+    import matplotlib.pyplot as plt
+
+    scalar = {n: e for n, e in found.items() if e.attrs["kind"] != "distribution"}
+    table = headlines.summary(ds, found=scalar) if scalar else pd.DataFrame()
+    table = table[table["mean"].notna()] if len(table) else table
+    if table.empty:
+        return {}
+    axes = _axes(ds)
+    names = list(dict.fromkeys(table["headline"]))
+    rows = [min(FOREST_ROWS, int((table["headline"] == n).sum())) for n in names]
+    fig, axs = plt.subplots(1, len(names), figsize=(5.2 * len(names), 0.24 * max(rows) + 1.8), squeeze=False)
+    notes = []
+    for ax, name, k in zip(axs[0], names, rows):
+        t = table[table["headline"] == name].head(k)
+        relative = bool(t["exact"].notna().all() and (t["exact"] != 0).all())
+        if relative:
+            x, lo, hi = (100 * (t[c] / t["exact"] - 1) for c in ("mean", "low", "high"))
+            ax.axvline(0, color="black", lw=1)
+            ax.set_xlabel("(estimate / exact - 1), %  (0: the exact value)", fontsize=10)
+        else:
+            x, lo, hi = t["mean"], t["low"], t["high"]
+            ax.set_xlabel(f"{name} (no exact value)", fontsize=10)
+        flagged = t["p"].notna() & (t["p"] < headlines.ALPHA)
+        y = np.arange(len(t))[::-1]
+        ax.errorbar(x, y, xerr=[x - lo, hi - x], fmt="o", ms=4, color="#1f5f9f", ecolor="#1f5f9f", capsize=2)
+        if flagged.any():
+            ax.plot(x[flagged], y[flagged.to_numpy()], "o", ms=6, color="#c33")
+        labels = [", ".join(str(r[a]) for a in axes) + (f" {r['label']}" if r["label"] else "")
+                  for r in t.to_dict("records")]
+        ax.set_yticks(y, labels, fontsize=8)
+        ax.set_title(f"{name}: estimate and 95% t interval\n(red: p < 1% before Holm's adjustment)", fontsize=10)
+        ax.set_ylabel(", ".join(axes) + (" and label" if t["label"].any() else ""), fontsize=9)
+        ax.tick_params(axis="x", labelsize=9)
+        ax.grid(axis="x", color="#ddd")
+        if (table["headline"] == name).sum() > k:
+            notes.append(f"{name}: the first {k} of {int((table['headline'] == name).sum())} rows")
+    fig.tight_layout()
+    fig.savefig(out / "forest.png", dpi=150)
+    fig.savefig(out / "forest.svg")
+    plt.close(fig)
+    grid = ", ".join(axes) or "the single point"
+    caption = ("Forest plot of the headline answers: one row per grid point (" + grid + ") and label, the "
+               "dot the estimate, the bar its 95% t interval; where an exact value exists the axis is the "
+               "relative error (estimate / exact - 1) and a bar that misses 0 misses the exact answer "
+               "(about 1 in 20 do by chance; the verdict adjusts for that). SVG: forest.svg."
+               + (" Shown: " + "; ".join(notes) + "." if notes else ""))
+    return {"forest.png": caption}
 
 
 def _facet_reason(ds, parts, facet) -> str:

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from scipy import stats as st
 
 from boardsweep.core.games import game_names
 from boardsweep.pipeline.cli import main
@@ -200,7 +201,7 @@ def test_report_on_hk_monopoly(tmp_path, cluster2):
     assert all(v["variance_ratio"] is None and v["top3"] for v in summary.values())
     assert all(v["modal"] is None for v in summary.values())  # PE84's string is Monopoly's
     assert {p.name for p in check_pngs(tmp_path / "h")} == {
-        "frequency_heatmap.png", "z_heatmap.png", "convergence.png"}  # one axis: no facets, no differences
+        "forest.png", "frequency_heatmap.png", "z_heatmap.png", "convergence.png"}  # one axis: no facets
     meta = check_tables(tmp_path / "h", 2, 21)
     check_summary_first(tmp_path / "h", meta)
     assert meta["verdict"]["exact_stored"] == 2
@@ -239,14 +240,27 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
         e = summary[f"policy={policy}"]["estimates"]["mean_rolls"]["value"]
         se = rolls[i].std(ddof=1) / 2.0
         assert e["estimate"] == pytest.approx(rolls[i].mean(), rel=1e-12)
-        assert e["high"] - e["estimate"] == pytest.approx(1.959963984540054 * se, rel=1e-9)
+        # Student's t with R - 1 = 3 degrees of freedom, not the normal 1.96 (85% coverage with 4 replicates)
+        assert e["high"] - e["estimate"] == pytest.approx(st.t.ppf(0.975, 3) * se, rel=1e-9)
         assert abs(e["estimate"] - e["exact"]) < 5 * se  # 5 standard errors
     assert summary["policy=optimal"]["estimates"]["mean_rolls"]["value"]["exact"] < \
         summary["policy=greedy"]["estimates"]["mean_rolls"]["value"]["exact"]
     meta = check_tables(tmp_path / "s", 2, 1024)
     check_summary_first(tmp_path / "s", meta)
-    assert len(check_pngs(tmp_path / "s")) == 3  # frequency and z heatmaps, convergence
+    assert len(check_pngs(tmp_path / "s")) == 4  # forest plot, frequency and z heatmaps, convergence
+    assert (tmp_path / "s" / "forest.svg").read_text().lstrip().startswith("<?xml")
     import pandas as pd
+
+    # the headline table leads: mean rolls with the pooled per-game s.e. (8,000 games, df 7,999)
+    heads = pd.read_csv(tmp_path / "s" / "headlines.csv")
+    means = heads[heads["headline"] == "mean_rolls"]
+    assert list(means["policy"]) == ["optimal", "greedy"] and (means["se_basis"] == "units").all()
+    assert (means["df"] == 7999).all() and (means["level"] == 0.95).all()
+    page = (tmp_path / "s" / "index.html").read_text()
+    assert page.index("Headline answers") < page.index("Every grid point")
+    assert meta["verdict"]["text"].startswith(("Agree at family-wise 1%", "DISAGREE at family-wise 1%"))
+    tests = pd.read_csv(tmp_path / "s" / "tests.csv")
+    assert set(tests["test"]) == {"t", "chi2"} and len(tests) == 4 and (tests["p_holm"] >= tests["p"]).all()
 
     ratios = pd.read_csv(tmp_path / "s" / "ratios.csv")
     assert list(ratios["policy"]) == ["optimal", "greedy"] and set(ratios["ratio"]) == {"mean_rolls"}
