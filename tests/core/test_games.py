@@ -107,3 +107,33 @@ def test_a_derived_game_does_not_inherit_its_origin():
     assert derived.origin is None
     copy = pickle.loads(pickle.dumps(derived))
     assert copy.name == "derived" and copy.simulate is derived.simulate
+
+
+def test_every_game_declares_headlines_from_its_stored_outputs():
+    from boardsweep.core.games import Headline, headlines_of
+
+    for name in ("monopoly", "shut_the_box", "hk_monopoly"):
+        game = games.get_game(name)
+        assert game.headlines and all(isinstance(h, Headline) for h in game.headlines)
+        for h in game.headlines:
+            assert h.numerator in game.variables
+            assert h.denominator in (None, "checkpoint", *game.variables)
+            assert h.squares is None or h.squares in game.variables
+            assert h.exact is None or h.exact in game.exact_variables
+            assert h.kind in ("mean", "distribution")
+        assert headlines_of(game) == game.headlines
+    assert games.get_game("shut_the_box").headlines[0].name == "mean_rolls"
+    assert games.get_game("hk_monopoly").headlines[0].name == "win_share"
+
+
+def test_a_game_without_headlines_falls_back_to_its_ratios_and_distributions():
+    from boardsweep.core.games import headlines_of
+
+    bare = replace(games.get_game("shut_the_box"), name="bare", headlines=())
+    found = {h.name: h for h in headlines_of(bare)}
+    assert set(found) == {"mean_rolls", "hist_frequency"}
+    assert found["mean_rolls"].basis == "replicates" and found["mean_rolls"].exact == "expected_rolls"
+    assert found["hist_frequency"].kind == "distribution" and found["hist_frequency"].exact == "exact_pmf"
+    hk = replace(games.get_game("hk_monopoly"), name="bare_hk", headlines=())
+    shares = {h.name: h for h in headlines_of(hk)}["win_share"]
+    assert shares.squares == "wins" and shares.basis == "units"  # a share: 0/1 per game

@@ -87,3 +87,17 @@ def test_a_faulty_board_file_is_named_with_its_key(tmp_path, text, key):
 def test_a_missing_board_file_is_one_clear_error(tmp_path):
     with pytest.raises(ParameterError, match="parameter 'board': cannot read board file .*nope.toml"):
         load_board(str(tmp_path / "nope.toml"))
+
+
+def test_the_game_declares_its_headline_answers():
+    """Expected rounds (spins for one player), win share per seat and the length
+    distribution, each from stored integer outputs, with its exact variable."""
+    from boardsweep.core.games import get_game, headlines_of
+
+    game = get_game("chutes_ladders")
+    found = {h.name: h for h in headlines_of(game)}
+    assert list(found) == ["mean_rounds", "win_share", "length_distribution"]
+    for h in found.values():
+        assert h.numerator in game.variables and h.exact in game.exact_variables
+        assert h.squares in game.variables and h.basis == "units"  # pooled per-game standard errors
+    assert found["mean_rounds"].squares == "rounds_sq_sum" and found["length_distribution"].kind == "distribution"
