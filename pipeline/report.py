@@ -83,7 +83,8 @@ COLUMNS: dict[str, str] = {
     "basis": "what the slope is fitted to: 'rms_error' (RMS error of one replicate against the exact answer) "
              "or 'sd' (RMS across-replicate sd, where no exact answer exists)",
     "variance_ratio": "median over labels of measured across-replicate variance / Markov-chain CLT variance "
-                      "(1 expected; with R replicates the median is a bit below 1)",
+                      "(a variance from R replicates is sigma^2 chi2(R-1)/(R-1), whose median is 0.79 for R = 4 "
+                      "and 0.91 for R = 8: that, not 1, is the reference)",
     "batch_means_ratio": "mean of each replicate's batch-means variance / CLT variance",
     "modal": "the game's short name of the most frequent labels (Monopoly: PE84's modal string, IN_JAIL "
              "merged into JAIL)",
@@ -689,7 +690,7 @@ def _save(fig, out: Path, name: str, title: str) -> str:
     width = int(fig.get_size_inches()[0] * 9)  # characters that fit at 13 pt
     fig.suptitle("\n".join(textwrap.wrap(title, max(width, 30))), fontsize=13,
                  y=1 - 0.12 / fig.get_size_inches()[1], va="top")
-    fig.savefig(out / name, dpi=80)
+    fig.savefig(out / name, dpi=150)
     plt.close(fig)
     return name
 
@@ -781,8 +782,10 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
     _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
     name = _save(fig, out, "z_heatmap.png",
                  f"Standardised error per {dim}: blue below, red above the exact answer")
-    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel}; |z| > {Z_AGREE:g} is a "
-                  "disagreement. A panel without an exact answer says why; grey cells have none." + trimmed)
+    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} (t with R-1 degrees of "
+                  "freedom: with few replicates |z| of 3-5 happen by chance; the verdict judges with "
+                  "Holm-adjusted p-values, see the tests table). A panel without an exact answer says why; grey "
+                  "cells have none." + trimmed)
 
     cat = [a for a in others if ds.sizes[a] >= 2]
     for axis in cat:
@@ -791,22 +794,27 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
         diff = last["mean"].sel({axis: a}) - last["mean"].sel({axis: b})
         rest = [f for f in facets if f.get(axis) == a]
         fig, axs = _facet_grid(len(rest), w, h)
-        lim = float(np.nanmax(np.abs(diff.values))) if np.isfinite(diff.values).any() else 1.0
+        # in standard errors of the difference; cells not significant after Holm are masked (grey)
+        t_stat = res["t"] if res is not None else diff * np.nan
+        shown = t_stat.where(res["significant"]) if res is not None else t_stat
+        finite = np.abs(shown.values[np.isfinite(shown.values)])
+        lim = float(np.percentile(finite, 95)) if finite.size else 1.0  # one outlier must not whiten the rest
         for i, (ax, facet) in enumerate(zip(axs, rest)):
             sub = {k: v for k, v in facet.items() if k != axis}
-            data = _field(diff, sub, x, dim)[:keep]
-            img = _heatmap(ax, data, xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim, i % 4 == 0)
-            if res is not None:
-                sig = _field(res["significant"].astype(float), sub, x, dim)[:keep]
-                yy, xx = np.nonzero(sig > 0)
-                ax.scatter(xx, yy, s=6, c="black", marker="o", linewidths=0)
+            data = _field(shown, sub, x, dim)[:keep]
+            img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim,
+                           i % 4 == 0)
+            if not np.isfinite(data).any():
+                ax.text(0.5, 0.5, "no label differs\n(Welch, Holm 5%)", transform=ax.transAxes, ha="center",
+                        va="center", fontsize=9, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
             ax.set_title(_facet_title(sub), fontsize=9)
-        _colorbar(fig, img, f"frequency({a}) - frequency({b})")
+        _colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
         name = _save(fig, out, f"difference_{axis}.png",
-                     f"{axis}: {a} minus {b} (dots: Welch test significant after Holm, 5%)")
+                     f"{axis}: {a} minus {b} in standard errors, significant labels only (Welch, Holm 5%)")
         figs[name] = (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
-                      "equal; black dots mark labels whose Welch test is significant after Holm's adjustment "
-                      "(effect sizes in the comparisons table).")
+                      "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
+                      "significant after Holm's adjustment over the labels of the panel are grey; the colour "
+                      "scale is symmetric about 0 (differences and effect sizes in the comparisons table).")
 
     if "steps" in parts["conv"]:
         figs.update(_line_figures(ds, parts, out, x, facets, xvals))
@@ -896,10 +904,13 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim, skipna=False))
     ratio_median = parts["ratio"]["ratio"].median(dim) if parts["ratio"] is not None else None
     specs = [("convergence.png", "RMS error of one replicate" if has_err else "RMS across-replicate sd",
-              "Log-log convergence (dashed: across-replicate sd where no exact answer exists)")]
+              "Log-log convergence (dashed: across-replicate sd where no exact answer exists; dotted: the "
+              "Monte Carlo rate, slope -1/2)")]
     if parts["ratio"] is not None:
         specs.append(("variance_ratio.png", "measured var / CLT var (median over labels)",
-                      "Measured variance over Markov-chain CLT variance (1 expected)"))
+                      "Measured variance over Markov-chain CLT variance (black: the median of "
+                      "chi2(R-1)/(R-1), grey: its 90% band)"))
+    reps = int(np.nanmax(conv["replicates"].values)) if np.isfinite(conv["replicates"].values).any() else 0
     for name, ylabel, title in specs:
         fig, axs = _facet_grid(len(facets), 4.2, 3.2)
         fig.subplots_adjust(wspace=0.45)
@@ -912,7 +923,12 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
                 ax.set_yscale("log")
             else:
                 all_ratio = _field(ratio_median, facet, x, "checkpoint").T
-                ax.axhline(1.0, color="black", lw=0.8)
+                if reps >= 2:  # a variance over R replicates is sigma^2 chi2(R-1)/(R-1)
+                    from scipy.stats import chi2
+
+                    lo, mid, hi = chi2.ppf([0.05, 0.5, 0.95], reps - 1) / (reps - 1)
+                    ax.axhspan(lo, hi, color="#ddd", zorder=0)
+                    ax.axhline(mid, color="black", lw=0.8)
             ax.set_xscale("log")
             here = False
             for j, xv in enumerate(xvals):
@@ -928,6 +944,12 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
                     ax.plot(steps[good], y[good], style, color=cmap(norm(j)), lw=1.2, marker=".", ms=3,
                             label=f"{x}={xv}" if x else None)
                     drawn = here = True
+            if name == "convergence.png" and here:  # the Monte Carlo rate, through the last point drawn
+                lines = ax.get_lines()
+                xs, ys = lines[-1].get_data()
+                ref = np.array([xs[0], xs[-1]], float)
+                ax.plot(ref, ys[-1] * np.sqrt(xs[-1] / ref), ":", color="black", lw=1,
+                        label="slope -1/2" if not x else None)
             ax.set_title(_facet_title(facet), fontsize=9)
             ax.set_xlabel(f"{steps_name} (mean per replicate)", fontsize=9)
             ax.set_ylabel(ylabel, fontsize=9)
