@@ -351,14 +351,16 @@ def chi2_gof(counts: np.ndarray, probabilities: np.ndarray, min_expected: float 
     Adjacent bins are merged, in order, until each merged bin expects at
     least ``min_expected`` units (the last group joins the one before it if
     it falls short), so sparse tails never decide; ``X^2 = sum (O - E)^2 / E``
-    with ``bins - 1`` degrees of freedom.  A count in a group whose
-    probability is 0 gives ``p = 0``.  Returns ``(X^2, df, p)``; NaN p where
+    with ``bins - 1`` degrees of freedom.  A count in a bin whose
+    probability is 0 gives ``p = 0`` (an impossible outcome was seen).  Returns ``(X^2, df, p)``; NaN p where
     fewer than 2 groups remain.
     """
     o = np.asarray(counts, dtype=np.float64)
     p = np.asarray(probabilities, dtype=np.float64)
     if not (np.isfinite(o).all() and np.isfinite(p).all()) or o.sum() <= 0:
         return np.nan, 0, np.nan
+    if np.any((p == 0) & (o > 0)):
+        return np.inf, 0, 0.0  # an impossible outcome was observed
     e = p / p.sum() * o.sum()
     groups_o, groups_e, acc_o, acc_e = [], [], 0.0, 0.0
     for oi, ei in zip(o, e):
