@@ -166,3 +166,27 @@ def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
     one = est.sel(dice_sides=6, location="JAIL")
     assert np.isclose(one["estimate"], r) and np.isclose(one["stderr"], se)
     assert np.isclose(one["high"] - one["estimate"], st.t.ppf(0.975, 3) * se)
+
+
+def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, capsys):
+    import io
+    import json
+
+    import pandas as pd
+
+    from boardsweep.pipeline.cli import main
+
+    url = run(tmp_path, cluster2, "shut_the_box", dict(grid={"dice_sides": [2, 3]},
+                                                       run={"replicates": 4, "games": 400}), seed=8)
+    capsys.readouterr()
+    main(["query", url, "--summary", "--format", "csv"])
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    means = table[table["headline"] == "mean_rolls"]
+    assert list(means["dice_sides"]) == [2, 3] and (means["se_basis"] == "units").all()
+    main(["query", url, "--summary", "--format", "json"])
+    found = json.loads(capsys.readouterr().out)
+    assert found["verdict"]["alpha"] == 0.01 and found["verdict"]["points"] == 2 and found["rows"]
+    main(["query", url, "--summary"])
+    text = capsys.readouterr().out
+    assert "headline answers" in text and "95% t interval" in text and "verdict: " in text
+    assert "family-wise 1%" in text
