@@ -116,8 +116,10 @@ def test_small_grid_summary_lists_every_point(tmp_path, cluster2, toy_spec_text)
     out = Console(width=100, record=True)
     display.run_summary(out, RunReport(store=url, tasks_total=8, complete=True))
     text = out.export_text()
-    assert "grid points;" not in text
-    assert len([line for line in text.splitlines() if line.startswith("│")]) == 4
+    assert "grid points;" not in text and "every point:" not in text  # nothing left out
+    # every point in the headline table and in the top-labels table
+    assert len([line for line in text.splitlines() if line.startswith("│")]) == 2 * 4
+    assert "verdict: agree at family-wise 1%: 2 of 2 points" in text  # the sticky rule has no exact answer
 
 
 def test_workers_reopen_a_store_replaced_by_another_spec(tmp_path, cluster2, toy_spec_text):
