@@ -431,6 +431,8 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
     from zarr.core.sync import sync
 
     arrays = _writer(url, token, [*values, flag])
+    for name in [*values, flag]:
+        _require_own_chunk(url, name, arrays[name], region)
 
     async def write_all() -> None:
         await asyncio.gather(*(arrays[n].setitem(region, np.asarray(v, dtype=arrays[n].dtype))
@@ -440,6 +442,16 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
     with quiet_zarr():
         sync(write_all())
     return integrity.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
+
+
+def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:
+    """Raise :class:`LayoutError` unless ``region`` of ``array`` is exactly one
+    chunk: a task never writes into a chunk that other cells share."""
+    from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
+
+    if LAYOUT_ATTR in array.attrs or _chunk_of(region, array.shape, array.chunks) is None:
+        raise LayoutError(f"array {name} of {url} is not chunked per task: a task would write into a "
+                          "chunk shared with other cells, so nothing was written")
 
 
 def _chunk_coords(region: tuple, array) -> tuple[int, ...]:

@@ -214,7 +214,11 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
                 damage.arrays.append(name)
                 damage.reasons[name] = "its metadata is missing"
         state = packing.layout(url)
-        if state not in ("tasks", "packed"):
+        if state == packing.UNKNOWN:
+            for name, reason in packing.unrecognised(url).items():
+                damage.arrays.append(name)
+                damage.reasons[name] = reason
+        elif state not in ("tasks", "packed"):
             damage.arrays.append(packing.JOURNAL)
             damage.reasons[packing.JOURNAL] = (f"a change of the store's layout was interrupted ({state}); "
                                                "the next `boardsweep run` finishes it")
