@@ -14,6 +14,7 @@ import click
 import numpy as np
 
 from ..core.games import Game, ParameterError, game_names, get_game
+from .errors import BoardsweepError
 from .spec import SpecError
 
 __all__ = ["main", "cli"]
@@ -484,6 +485,24 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except BoardsweepError as exc:  # the one place a user-facing error becomes a line and an exit code
+        click.echo(f"boardsweep: error: {_one_line(exc)}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("boardsweep: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - never a traceback for users; -v shows it
+        from . import display
+
+        if display.verbosity() > 0:
+            raise
+        click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
+                   "(rerun with -v for the traceback)", err=True)
+        sys.exit(1)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -42,6 +42,11 @@ _VERBOSITY = 0
 NO_EXACT = "'-': no exact value for this grid point"
 
 
+def verbosity() -> int:
+    """-1 quiet, 0 normal, 1 and 2: ``-v`` and ``-vv``."""
+    return _VERBOSITY
+
+
 def set_verbosity(level: int) -> None:
     """Set how much the commands print (-1 quiet, 0 normal, >= 1 verbose)."""
     global _VERBOSITY

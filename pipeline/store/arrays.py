@@ -45,11 +45,15 @@ import zarr
 from ...core.games import Game
 from ...core.rng import RNG_SCHEME
 from . import integrity, metadata
+from ..errors import InputError
 from ..plan import SEED_SCHEME
 from ..spec import Spec
 
 __all__ = [
     "StoreMismatch",
+    "UnknownFormat",
+    "STORE_FORMAT",
+    "check_format",
     "FILL",
     "store_exists",
     "inspect",
@@ -71,8 +75,18 @@ __all__ = [
 FILL = -1
 
 
-class StoreMismatch(ValueError):
+#: The store format this code writes and reads (attribute ``boardsweep_format``;
+#: stores made before it was recorded have format 1).
+STORE_FORMAT = 1
+
+
+class StoreMismatch(InputError):
     """An existing store does not hold the sweep the spec describes."""
+
+
+class UnknownFormat(InputError):
+    """The store was written in a format (or with a random scheme) this code
+    does not know: reading or resuming it could be silently wrong."""
 
 
 class quiet_zarr:
@@ -127,6 +141,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "rng_scheme": RNG_SCHEME,
         "integrity": integrity.INTEGRITY_SCHEME,
         "seed_scheme": SEED_SCHEME,
+        "boardsweep_format": STORE_FORMAT,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -286,7 +301,7 @@ def remove_store(url: str, names: list[str] | None = None) -> None:
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(url)
-    ours = set(names if names is not None else (read_attrs(url).get("arrays") or _legacy_arrays(url)))
+    ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or _legacy_arrays(url)))
     for entry in fs.ls(root, detail=False):
         name = Path(entry).name
         if name in ours and fs.isdir(entry):
@@ -302,10 +317,54 @@ def _legacy_arrays(url: str) -> list[str]:
         return list(zarr.open_group(url, mode="r").array_keys())
 
 
-def read_attrs(url: str) -> dict[str, Any]:
-    """The store's attributes."""
+def read_attrs(url: str, check: bool = True) -> dict[str, Any]:
+    """The store's attributes; with ``check``, those of a boardsweep store in
+    a format this code knows (:func:`check_format`)."""
     with quiet_zarr():
-        return dict(zarr.open_group(url, mode="r").attrs)
+        attrs = dict(zarr.open_group(url, mode="r").attrs)
+    if check and "spec_canonical" in attrs:
+        check_format(url, attrs)
+    return attrs
+
+
+def check_format(url: str, attrs: Mapping[str, Any]) -> None:
+    """Raise :class:`UnknownFormat` (one line) unless the store's format, its
+    integrity scheme, its random and seed schemes are the ones this code
+    writes, and no newer boardsweep release (major.minor) wrote it."""
+    from importlib.metadata import version
+
+    ours = version("boardsweep")
+    problems = []
+    if attrs.get("boardsweep_format", 1) != STORE_FORMAT:
+        problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads {STORE_FORMAT}")
+    for key, known in (("integrity", integrity.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
+                       ("seed_scheme", SEED_SCHEME)):
+        if key not in attrs:
+            problems.append(f"no {key} recorded")
+        elif attrs[key] != known:
+            problems.append(f"{key} {_short(attrs[key])} is not this version's")
+    written = _release(attrs.get("boardsweep_version"))
+    if written is None:
+        problems.append(f"boardsweep_version {_short(attrs.get('boardsweep_version'))} is not a version")
+    elif written > _release(ours):
+        problems.append(f"written by boardsweep {attrs.get('boardsweep_version')}, newer than this {ours}")
+    if problems:
+        raise UnknownFormat(f"store {url} was written in a format this boardsweep {ours} does not know "
+                            f"({'; '.join(problems)}); use the boardsweep that wrote it, or replace the "
+                            "store with `boardsweep run SPEC --overwrite`")
+
+
+def _release(text: Any) -> tuple[int, int] | None:
+    """(major, minor) of a version string such as ``0.1.0``, ``None`` where it has none."""
+    import re
+
+    found = re.match(r"\s*v?(\d+)(?:\.(\d+))?", str(text))
+    return None if found is None else (int(found[1]), int(found[2] or 0))
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "...'"
 
 
 def check_spec(url: str, spec: Spec) -> None:

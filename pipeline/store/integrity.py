@@ -199,11 +199,12 @@ def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.
 
 def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
     """Verify every finished cell of the store at ``url`` against its manifest."""
-    from .arrays import quiet_zarr
+    from .arrays import check_format, quiet_zarr
 
     with quiet_zarr():
         group = zarr.open_group(url, mode="r")
         attrs = dict(group.attrs) if attrs is None else attrs
+        check_format(url, attrs)
         damage = Damage()
         fs, root = _fs(url)
         sim_names = [*attrs.get("variables", []), "done"]
