@@ -41,7 +41,7 @@ import itertools
 import json
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,11 @@ class Spec:
 
     Attributes
     ----------
+    files : dict
+        Every file a parameter value names (a string value, of a parameter
+        without fixed choices, that is the path of a file, e.g. a board
+        file) -> ``sha256:`` of its bytes: part of the sweep's identity, so a
+        store is not resumed after such a file changed.
     source : str
         The file the spec came from (as given).
     text : str
@@ -118,6 +123,7 @@ class Spec:
     task_seconds: float | None = None
     precision_stderr: float | None = None
     max_replicates: int | None = None
+    files: dict[str, str] = field(default_factory=dict)  # file a parameter names -> SHA-256 of its bytes
 
     @property
     def slots(self) -> int:
@@ -165,6 +171,7 @@ class Spec:
             "checkpoints": [int(c) for c in self.checkpoints],
             "tasks": ({"seconds": self.task_seconds} if self.task_seconds is not None
                       else {"replicates_per_task": self.block}),
+            **({"files": dict(sorted(self.files.items()))} if self.files else {}),
         }
 
     def with_block(self, block: int) -> "Spec":
@@ -182,9 +189,11 @@ def load_spec(path: str | Path) -> Spec:
     """Read and validate the spec file ``path`` (SpecError on any problem)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise SpecError(f"{path}: cannot read the spec: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML file in UTF-8") from None
     return parse_spec(text, str(path))
 
 
@@ -256,7 +265,21 @@ class _Parser:
             precision_stderr=stderr, max_replicates=most,
         )
         self.check_points(spec, game)
-        return spec
+        return replace(spec, files=self.named_files(spec, game))
+
+    def named_files(self, spec: Spec, game: Game) -> dict[str, str]:
+        """``sha256:<hex>`` of every file a parameter value names (see :class:`Spec`)."""
+        free = {p.name for p in game.params if p.choices is None}
+        values = {v for _, params in spec.points() for k, v in params.items() if k in free and isinstance(v, str)}
+        files = {}
+        for value in sorted(values):
+            path = Path(value).expanduser()
+            try:
+                if path.is_file():
+                    files[value] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError as exc:
+                raise self.error("params", f"{value!r} names a file that cannot be read ({exc.strerror})") from None
+        return files
 
     def parse_game(self) -> Game:
         name = self.string("game", True)
