@@ -59,6 +59,10 @@ TASK_KEYS = {"replicates_per_task", "seconds"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+#: Largest run-shape entry: counts are stored as 64-bit integers.
+MAX_RUN = 2**62
+
+
 class SpecError(ValueError):
     """A sweep spec is invalid; the message names the file and the key."""
 
@@ -256,7 +260,7 @@ class _Parser:
         replicates, run_shape = self.parse_run(game)
         checkpoints = self.parse_checkpoints(game, run_shape)
         block, seconds = self.parse_tasks(replicates)
-        stderr, most = self.parse_precision(replicates)
+        stderr, most = self.parse_precision(replicates, game)
         spec = Spec(
             source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
@@ -325,6 +329,9 @@ class _Parser:
         replicates = self.integer("run.replicates", table["replicates"], 1)
         given = {k: v for k, v in table.items() if k != "replicates"}
         for key, value in given.items():
+            if isinstance(value, int) and value > MAX_RUN:
+                raise self.error(f"run.{key}", f"{value!r} is not allowed; expected an integer <= 2**62 "
+                                 "(counts are stored as 64-bit integers)")
             try:
                 game.resolve_run_shape({key: value})
             except ParameterError as exc:
@@ -371,11 +378,16 @@ class _Parser:
             )
         return block, None
 
-    def parse_precision(self, replicates: int) -> tuple[float | None, int | None]:
+    def parse_precision(self, replicates: int, game: Game) -> tuple[float | None, int | None]:
         """(stderr target, max_replicates), or (None, None) without ``[precision]``."""
+        from .precision import estimate_terms
+
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)
+        if not estimate_terms(game):
+            raise self.error("precision", f"game {game.name!r} has no estimate a standard error can be "
+                             "computed for (no ratio and no distribution output); remove [precision]")
         for key in sorted(PRECISION_KEYS - set(table)):
             raise self.error(f"precision.{key}", "missing; expected " + (
                 "a number above 0" if key == "stderr" else "an integer >= run.replicates"))

@@ -44,3 +44,13 @@ NAN = replace(toy_game.GAME, name="bad_nan", simulate=_spoil(_nan))
 FRACTION = replace(toy_game.GAME, name="bad_fraction", simulate=_spoil(_fraction))
 SHAPE = replace(toy_game.GAME, name="bad_shape", simulate=_spoil(_shape))
 MISSING = replace(toy_game.GAME, name="bad_missing", simulate=_spoil(_missing))
+
+
+def _flat(params, seed, run_shape, checkpoints):
+    out = toy_game.simulate(params, seed, run_shape, checkpoints)
+    return {"events": out["events"], "rolls": out["rolls"]}
+
+
+#: A game with no estimate a standard error exists for: no ratios, no distribution output.
+FLAT = replace(toy_game.GAME, name="flat", simulate=_flat,
+               variables={k: v for k, v in toy_game.GAME.variables.items() if k != "counts"})
