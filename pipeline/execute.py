@@ -136,7 +136,9 @@ def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
     Only a boardsweep store is ever written into or replaced; anything else is
     refused, with ``--overwrite`` too.
     """
-    kind = _refuse_foreign(url)
+    kind = _refuse_foreign(url, overwrite)
+    if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
+        store.remove_store(url, [])
     if kind == "boardsweep":
         if not overwrite:
             store.check_spec(url, spec)
@@ -161,9 +163,13 @@ def _unpack_if_damaged(url: str) -> str:
     return f"packed copy damaged ({reason}): unpacked, packed again once complete"
 
 
-def _refuse_foreign(url: str) -> str:
+def _refuse_foreign(url: str, overwrite: bool = False) -> str:
     """What is at ``url`` (see :func:`store.inspect`), refusing anything boardsweep may not write."""
     kind = store.inspect(url)
+    if kind == "leftover" and not overwrite:
+        raise store.StoreMismatch(
+            f"--store {url} holds only what is left of a boardsweep store whose removal was cut short "
+            "(its .boardsweep/ folder, no arrays); rerun with --overwrite to replace it (other files stay)")
     if kind in _REFUSED:
         raise store.StoreMismatch(
             f"--store {url} {_REFUSED[kind]}; boardsweep writes only into a new or empty folder or "
@@ -268,7 +274,7 @@ def run_sweep(
     """
     url = normalize_url(url or spec.default_store())
     t0 = time.perf_counter()
-    kind = _refuse_foreign(url)
+    kind = _refuse_foreign(url, overwrite)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
     if kind == "boardsweep" and not overwrite:  # refusals before the lock: nothing touched
         spec, _ = grow.check(url, spec, extend)

@@ -146,7 +146,8 @@ def plan(spec, url: str, done: np.ndarray) -> tuple[dict[tuple, Decision], list]
     game = spec.game
     terms = estimate_terms(game)
     names = sorted({v for t in terms for v in t if v != "checkpoint" and not v.startswith("sum:")})
-    stored = {name: read_array(url, name) for name in names}  # as written: fill -1 where not
+    # as written: fill -1 where not; a damaged chunk's cells are not in ``done`` (the check cleared them)
+    stored = {name: read_array(url, name, unreadable_as_fill=True) for name in names}
     checkpoint = int(spec.checkpoints[-1])
     decisions, tasks = {}, []
     for index, params in spec.points():

@@ -223,8 +223,9 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
 def inspect(url: str) -> str:
     """What is at ``url``: ``absent``, ``empty`` (a folder holding nothing or only
     boardsweep's lock), ``file``, ``boardsweep`` (a store boardsweep made),
-    ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files)
-    or ``unreadable`` (a zarr.json that does not parse)."""
+    ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
+    ``leftover`` (boardsweep's ``.boardsweep/`` folder without a store: a
+    removal cut short) or ``unreadable`` (a zarr.json that does not parse)."""
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(url)
@@ -236,7 +237,7 @@ def inspect(url: str) -> str:
     if not names - {".boardsweep.lock"}:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
-        return "folder"
+        return "leftover" if integrity.MANIFEST_DIR.split("/")[0] in names else "folder"
     try:
         meta = json.loads(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
     except (OSError, ValueError):
@@ -405,14 +406,16 @@ def _show(value: Any) -> str:
     return "(absent)" if value is None else json.dumps(value)
 
 
-def read_array(url: str, name: str, region: tuple[slice, ...] = ()) -> np.ndarray:
+def read_array(url: str, name: str, region: tuple[slice, ...] = (),
+               unreadable_as_fill: bool = False) -> np.ndarray:
     """Array ``name`` of the store at ``url`` as written (fill values where no
     task wrote; ``region``: slices of its leading dims), straight from its
     chunk files where :mod:`~boardsweep.pipeline.store.chunkfiles` applies, else
-    through zarr."""
+    through zarr.  ``unreadable_as_fill``: a chunk that does not decode reads
+    as the fill value (for callers that use only cells found intact)."""
     from . import chunkfiles
 
-    values = chunkfiles.read(url, name, region)
+    values = chunkfiles.read(url, name, region, unreadable_as_fill)
     if values is None:
         with quiet_zarr():
             values = np.asarray(zarr.open_array(url, path=name, mode="r")[tuple(region) or ...])

@@ -49,10 +49,14 @@ class LayoutError(Fault, ValueError):
     a chunk other tasks' cells share), or its layout is not recognised."""
 
 
-def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> np.ndarray | None:
+def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
+         unreadable_as_fill: bool = False) -> np.ndarray | None:
     """The array ``name`` of the store at ``url`` (``region``: slices of its
     leading dims, default everything), or ``None`` where this reader does not
-    apply (not a local path, other codecs, a missing or odd ``zarr.json``)."""
+    apply (not a local path, other codecs, a missing or odd ``zarr.json``).
+    A chunk that does not decode raises :class:`ChunkUnreadable`, or with
+    ``unreadable_as_fill`` reads as the fill value (for a caller that uses
+    only cells the integrity check found intact)."""
     root = _array_root(url, name)
     meta = _plain_meta(root) if root is not None else None
     if meta is None:
@@ -69,7 +73,12 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> n
                 raw = f.read()
         except FileNotFoundError:
             continue
-        chunk = _decode(raw, dtype, chunks, path)
+        try:
+            chunk = _decode(raw, dtype, chunks, path)
+        except ChunkUnreadable:
+            if not unreadable_as_fill:
+                raise
+            continue
         src, dst = [], []
         for i, c, (lo, hi) in zip(coord, chunks, bounds):
             start, stop = max(i * c, lo), min((i + 1) * c, hi)

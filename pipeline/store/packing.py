@@ -296,20 +296,42 @@ def pack(url: str, verify: bool = True) -> bool:
     try:
         for name in names:
             files.update(_write_packed(root, name))
+        _write_journal(root, {"state": PACKING_STATE, "arrays": names})
     except BaseException:
         shutil.rmtree(root / PACKING, ignore_errors=True)  # a full disk leaves nothing behind
+        (root / JOURNAL).unlink(missing_ok=True)
         raise
-    _write_journal(root, {"state": PACKING_STATE, "arrays": names})
-    _finish_packing(root, url)
+    try:
+        _finish_packing(root, url)
+    except OSError:
+        _roll_back(root, names)  # a full disk while finishing: back to the task layout, by renames
+        raise
     return True
+
+
+def _roll_back(root: Path, names: list[str]) -> None:
+    """Undo a packing whose finishing failed (the root metadata could not be
+    rewritten, so it still describes the task layout): the task-chunked
+    arrays move back, the packed copies and the journal go.  Renames and
+    removals only: this works on a full disk."""
+    for name in names:
+        here, cells = root / name, root / CELLS / name
+        if cells.exists():
+            if here.exists():
+                shutil.rmtree(here)
+            os.replace(cells, here)
+    shutil.rmtree(root / CELLS, ignore_errors=True)
+    shutil.rmtree(root / PACKING, ignore_errors=True)
+    (root / JOURNAL).unlink(missing_ok=True)
 
 
 def _finish_packing(root: Path, url: str) -> None:
     """Move each task-chunked array to ``.boardsweep/cells/`` and its packed
-    copy into its place (each step skipped where already done)."""
+    copy into its place (each step skipped where already done), rewrite the
+    root metadata, then drop the journal (the arrays say they are packed)."""
     journal = _journal(url)
     (root / CELLS).mkdir(parents=True, exist_ok=True)
-    for name in journal["arrays"]:
+    for name in journal.get("arrays", []):
         here, cells, packed = root / name, root / CELLS / name, root / PACKING / name
         if not packed.exists():
             continue  # already swapped
@@ -320,7 +342,7 @@ def _finish_packing(root: Path, url: str) -> None:
         os.replace(packed, here)
     shutil.rmtree(root / PACKING, ignore_errors=True)
     _consolidate(url)
-    _write_journal(root, {**journal, "state": PACKED})
+    _write_journal(root, None)
 
 
 def unpack(url: str) -> bool:
@@ -472,7 +494,11 @@ def recover(url: str) -> str:
     if root is None:
         return ""
     if state == PACKING_STATE:
-        _finish_packing(root, url)
+        try:
+            _finish_packing(root, url)
+        except OSError as exc:
+            _roll_back(root, _journal(url).get("arrays", []))
+            return f"an interrupted packing could not be finished ({exc.strerror or exc}): back to the task layout"
         return "an interrupted packing finished"
     if state in (UNPACKING, MIXED):
         unpack(url)
