@@ -440,6 +440,8 @@ def verify(
         with bar:
             result = _verify(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,
                              security=security, on_start=bar.start, on_progress=bar.update)
+    except BoardsweepError:
+        raise  # its own line and exit code, in main
     except ValueError as exc:
         raise UserError(str(exc)) from None
     except SweepError as exc:

@@ -31,6 +31,7 @@ import numpy as np
 import zarr
 
 from . import packing
+from ..errors import Fault
 
 __all__ = [
     "INTEGRITY_SCHEME",
@@ -48,8 +49,8 @@ INTEGRITY_SCHEME = "chunk-crc32/1"
 MANIFEST_DIR = ".boardsweep/manifests"
 
 
-class StoreDamaged(ValueError):
-    """The store's finished cells are not all present and readable."""
+class StoreDamaged(Fault, ValueError):
+    """The store's finished cells are not all present and readable (exit 1)."""
 
 
 @dataclass

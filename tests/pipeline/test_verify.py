@@ -166,3 +166,24 @@ def test_nightly_spec_matches_its_committed_digest(tmp_path):
     rc, out, err = finish(proc, timeout=300)
     assert rc == 0, f"{out}\n{err}"
     assert "verify: OK" in out
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["deleted", "flipped"])
+def test_digest_and_verify_refuse_a_damaged_store_in_one_line(damage, toy_store, tmp_path, cluster2, capsys):
+    spec_path, url = toy_store
+    chunk = url / "counts" / "c" / "0" / "0" / "0" / "0" / "0"  # the packed store's one chunk
+    chunk.unlink() if damage == "deleted" else _flip(chunk)
+    out = tmp_path / "digest.json"
+    assert run_cli("digest", str(url), "--out", str(out)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is damaged" in err[0] and "packed chunk counts/c/0/0/0/0/0" in err[0], err
+    assert not out.exists()
+    assert run_cli("verify", str(spec_path), "--against", str(url), "--scheduler", cluster2) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is damaged" in err[0], err
