@@ -113,9 +113,36 @@ def normalize_url(url: str) -> str:
             f"--store {url}: '::' chains fsspec URLs and cannot be part of a store path; "
             "choose a name without '::'"
         )
-    if "://" in url and not url.startswith("file://"):
+    for local in ("file://", "local://"):
+        if url.startswith(local):
+            url = url.removeprefix(local)
+    if "://" in url:
+        _check_protocol(url)
         return url
-    return str(Path(url.removeprefix("file://")).expanduser().resolve())
+    return str(Path(url).expanduser().resolve())
+
+
+#: Protocols whose stores a run cannot use: every worker process would see its own, empty one.
+_PROCESS_LOCAL = {"memory": "keeps the store in one process's memory, which the worker processes do not share"}
+
+
+def _check_protocol(url: str) -> None:
+    """Refuse (one line) a store URL whose protocol fsspec does not know, whose
+    package is not installed, or that workers cannot share."""
+    import fsspec
+
+    protocol = url.split("://", 1)[0]
+    if protocol in _PROCESS_LOCAL:
+        raise store.StoreMismatch(f"--store {url}: {protocol}:// {_PROCESS_LOCAL[protocol]}; "
+                                  "choose a folder or shared object storage")
+    try:
+        fsspec.get_filesystem_class(protocol)
+    except ImportError as exc:
+        raise store.StoreMismatch(f"--store {url}: the {protocol}:// protocol needs a package that is not "
+                                  f"installed ({_one_line(exc)})") from None
+    except ValueError:
+        raise store.StoreMismatch(f"--store {url}: unknown protocol {protocol!r}; give a folder or an fsspec URL "
+                                  "such as s3://bucket/path") from None
 
 
 #: What ``--overwrite`` may replace, and what boardsweep never touches.
