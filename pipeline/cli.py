@@ -7,6 +7,7 @@ value prints one line ``boardsweep: error: ...`` on stderr and exits with 2.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -465,8 +466,44 @@ def report(store_url: str, out_dir: str, variable: str | None) -> None:
     ds = display.open_store(store_url, UserError)
     if variable is not None:
         variable = display.pick_variable(ds, variable, UserError)
+    _report_folder(out_dir)
     build_report(store_url, out_dir, variable, loaded=ds)
     click.echo(f"report written to {out_dir}/index.html")
+
+
+#: What a report folder holds that boardsweep did not make is never overwritten.
+_REPORT_NAMES = ("index.html", "summary.json", "report.json")
+
+
+def _report_folder(out_dir: str) -> None:
+    """Refuse (one line, nothing written) an ``--out`` folder boardsweep cannot
+    write, or one holding a page, table or figure boardsweep did not write
+    there (a boardsweep report is recognised by its ``report.json``)."""
+    from pathlib import Path
+
+    out = Path(out_dir)
+    if out.is_dir():
+        ours = _is_report(out / "report.json")
+        theirs = [p.name for p in sorted(out.iterdir())
+                  if p.name in _REPORT_NAMES or p.suffix in (".csv", ".png")]
+        if theirs and not ours:
+            raise UserError(f"--out {out_dir} holds {', '.join(theirs[:3])} that boardsweep did not write; "
+                            "choose a new or empty folder (nothing was written)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".boardsweep-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UserError(f"--out {out_dir}: cannot write the report there ({exc.strerror or exc})") from None
+
+
+def _is_report(path) -> bool:
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and {"figures", "tables", "timing_s"} <= set(meta)
 
 
 def main(argv: list[str] | None = None) -> None:
