@@ -31,6 +31,7 @@ import json
 import concurrent.futures
 import logging
 import os
+import re
 import time
 import uuid
 from contextlib import ExitStack
@@ -43,6 +44,7 @@ from .store import integrity, metadata, packing
 from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
 from .plan import plan_tasks
+from .errors import InputError
 from .spec import Spec
 from .tasks import run_exact, run_task
 
@@ -104,6 +106,31 @@ def tls_security(ca_file: str, cert: str, key: str):
     return Security(
         tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True
     )
+
+
+class BadSchedulerAddress(InputError):
+    """A ``--scheduler`` address that is not one Dask can connect to."""
+
+
+_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?)$")
+
+
+def check_scheduler_address(address: str) -> None:
+    """Raise :class:`BadSchedulerAddress` (one line) unless ``address`` is
+    ``[scheme://]host[:port]`` with a scheme Dask knows and a well-formed host and port."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            host, port = parse_host_port(location, 8786)
+            if not _HOST.match(host) or not 0 < int(port) < 65536:
+                raise ValueError(f"{location!r} is not HOST:PORT")
+    except (ValueError, TypeError) as exc:
+        raise BadSchedulerAddress(f"--scheduler {address!r}: not a Dask scheduler address ({_one_line(exc)}); "
+                                  "expected e.g. tcp://HOST:8786 (nothing was created)") from None
 
 
 def normalize_url(url: str) -> str:
@@ -300,6 +327,8 @@ def run_sweep(
         Some tasks raised; every other task ran to the end and is stored.
     """
     url = normalize_url(url or spec.default_store())
+    if scheduler:
+        check_scheduler_address(scheduler)  # before anything is created
     t0 = time.perf_counter()
     kind = _refuse_foreign(url, overwrite)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
