@@ -291,6 +291,9 @@ class _Parser:
             return get_game(name)
         except ParameterError as exc:
             raise self.error("game", str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - a plugin that fails at import: its own error, in one line
+            text = " ".join(str(exc).split())
+            raise self.error("game", f"game {name!r} cannot be loaded ({type(exc).__name__}: {text})") from None
 
     def param_value(self, game: Game, key: str, name: str, value: Any) -> Any:
         try:
