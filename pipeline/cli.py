@@ -7,6 +7,7 @@ value prints one line ``boardsweep: error: ...`` on stderr and exits with 2.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -14,6 +15,7 @@ import click
 import numpy as np
 
 from ..core.games import Game, ParameterError, game_names, get_game
+from .errors import BoardsweepError
 from .spec import SpecError
 
 __all__ = ["main", "cli"]
@@ -445,6 +447,8 @@ def verify(
         with bar:
             result = _verify(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,
                              security=security, on_start=bar.start, on_progress=bar.update)
+    except BoardsweepError:
+        raise  # its own line and exit code, in main
     except ValueError as exc:
         raise UserError(str(exc)) from None
     except SweepError as exc:
@@ -468,8 +472,44 @@ def report(store_url: str, out_dir: str, variable: str | None) -> None:
     ds = display.open_store(store_url, UserError)
     if variable is not None:
         variable = display.pick_variable(ds, variable, UserError)
+    _report_folder(out_dir)
     build_report(store_url, out_dir, variable, loaded=ds)
     click.echo(f"report written to {out_dir}/index.html")
+
+
+#: What a report folder holds that boardsweep did not make is never overwritten.
+_REPORT_NAMES = ("index.html", "summary.json", "report.json")
+
+
+def _report_folder(out_dir: str) -> None:
+    """Refuse (one line, nothing written) an ``--out`` folder boardsweep cannot
+    write, or one holding a page, table or figure boardsweep did not write
+    there (a boardsweep report is recognised by its ``report.json``)."""
+    from pathlib import Path
+
+    out = Path(out_dir)
+    if out.is_dir():
+        ours = _is_report(out / "report.json")
+        theirs = [p.name for p in sorted(out.iterdir())
+                  if p.name in _REPORT_NAMES or p.suffix in (".csv", ".png")]
+        if theirs and not ours:
+            raise UserError(f"--out {out_dir} holds {', '.join(theirs[:3])} that boardsweep did not write; "
+                            "choose a new or empty folder (nothing was written)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".boardsweep-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UserError(f"--out {out_dir}: cannot write the report there ({exc.strerror or exc})") from None
+
+
+def _is_report(path) -> bool:
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and {"figures", "tables", "timing_s"} <= set(meta)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -490,6 +530,24 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except BoardsweepError as exc:  # the one place a user-facing error becomes a line and an exit code
+        click.echo(f"boardsweep: error: {_one_line(exc)}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("boardsweep: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - never a traceback for users; -v shows it
+        from . import display
+
+        if display.verbosity() > 0:
+            raise
+        click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
+                   "(rerun with -v for the traceback)", err=True)
+        sys.exit(1)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

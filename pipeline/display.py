@@ -42,6 +42,11 @@ _VERBOSITY = 0
 NO_EXACT = "'-': no exact value for this grid point"
 
 
+def verbosity() -> int:
+    """-1 quiet, 0 normal, 1 and 2: ``-v`` and ``-vv``."""
+    return _VERBOSITY
+
+
 def set_verbosity(level: int) -> None:
     """Set how much the commands print (-1 quiet, 0 normal, >= 1 verbose)."""
     global _VERBOSITY
@@ -693,7 +698,13 @@ def print_games(fmt: str) -> None:
 
     found = []
     for name in game_names():
-        game = get_game(name)
+        try:
+            game = get_game(name)
+        except Exception as exc:  # noqa: BLE001 - one broken plugin must not hide the other games
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            click.echo(f"boardsweep: warning: game {name!r} cannot be loaded ({type(exc).__name__}: {text})",
+                       err=True)
+            continue
         found.append({"name": name, "distribution": game_source(name)[1],
                       "exact": "yes" if game.has_exact else "no", "description": game.description})
     if fmt == "json":

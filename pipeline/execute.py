@@ -31,6 +31,7 @@ import json
 import concurrent.futures
 import logging
 import os
+import re
 import time
 import uuid
 from contextlib import ExitStack
@@ -43,6 +44,7 @@ from .store import integrity, metadata, packing
 from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
 from .plan import plan_tasks
+from .errors import InputError
 from .spec import Spec
 from .tasks import run_exact, run_task
 
@@ -106,6 +108,31 @@ def tls_security(ca_file: str, cert: str, key: str):
     )
 
 
+class BadSchedulerAddress(InputError):
+    """A ``--scheduler`` address that is not one Dask can connect to."""
+
+
+_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?)$")
+
+
+def check_scheduler_address(address: str) -> None:
+    """Raise :class:`BadSchedulerAddress` (one line) unless ``address`` is
+    ``[scheme://]host[:port]`` with a scheme Dask knows and a well-formed host and port."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            host, port = parse_host_port(location, 8786)
+            if not _HOST.match(host) or not 0 < int(port) < 65536:
+                raise ValueError(f"{location!r} is not HOST:PORT")
+    except (ValueError, TypeError) as exc:
+        raise BadSchedulerAddress(f"--scheduler {address!r}: not a Dask scheduler address ({_one_line(exc)}); "
+                                  "expected e.g. tcp://HOST:8786 (nothing was created)") from None
+
+
 def normalize_url(url: str) -> str:
     """Absolute path for a local store (workers may run elsewhere), URLs unchanged."""
     if "::" in url:
@@ -113,9 +140,36 @@ def normalize_url(url: str) -> str:
             f"--store {url}: '::' chains fsspec URLs and cannot be part of a store path; "
             "choose a name without '::'"
         )
-    if "://" in url and not url.startswith("file://"):
+    for local in ("file://", "local://"):
+        if url.startswith(local):
+            url = url.removeprefix(local)
+    if "://" in url:
+        _check_protocol(url)
         return url
-    return str(Path(url.removeprefix("file://")).expanduser().resolve())
+    return str(Path(url).expanduser().resolve())
+
+
+#: Protocols whose stores a run cannot use: every worker process would see its own, empty one.
+_PROCESS_LOCAL = {"memory": "keeps the store in one process's memory, which the worker processes do not share"}
+
+
+def _check_protocol(url: str) -> None:
+    """Refuse (one line) a store URL whose protocol fsspec does not know, whose
+    package is not installed, or that workers cannot share."""
+    import fsspec
+
+    protocol = url.split("://", 1)[0]
+    if protocol in _PROCESS_LOCAL:
+        raise store.StoreMismatch(f"--store {url}: {protocol}:// {_PROCESS_LOCAL[protocol]}; "
+                                  "choose a folder or shared object storage")
+    try:
+        fsspec.get_filesystem_class(protocol)
+    except ImportError as exc:
+        raise store.StoreMismatch(f"--store {url}: the {protocol}:// protocol needs a package that is not "
+                                  f"installed ({_one_line(exc)})") from None
+    except ValueError:
+        raise store.StoreMismatch(f"--store {url}: unknown protocol {protocol!r}; give a folder or an fsspec URL "
+                                  "such as s3://bucket/path") from None
 
 
 #: What ``--overwrite`` may replace, and what boardsweep never touches.
@@ -136,7 +190,9 @@ def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
     Only a boardsweep store is ever written into or replaced; anything else is
     refused, with ``--overwrite`` too.
     """
-    kind = _refuse_foreign(url)
+    kind = _refuse_foreign(url, overwrite)
+    if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
+        store.remove_store(url, [])
     if kind == "boardsweep":
         if not overwrite:
             store.check_spec(url, spec)
@@ -161,9 +217,13 @@ def _unpack_if_damaged(url: str) -> str:
     return f"packed copy damaged ({reason}): unpacked, packed again once complete"
 
 
-def _refuse_foreign(url: str) -> str:
+def _refuse_foreign(url: str, overwrite: bool = False) -> str:
     """What is at ``url`` (see :func:`store.inspect`), refusing anything boardsweep may not write."""
     kind = store.inspect(url)
+    if kind == "leftover" and not overwrite:
+        raise store.StoreMismatch(
+            f"--store {url} holds only what is left of a boardsweep store whose removal was cut short "
+            "(its .boardsweep/ folder, no arrays); rerun with --overwrite to replace it (other files stay)")
     if kind in _REFUSED:
         raise store.StoreMismatch(
             f"--store {url} {_REFUSED[kind]}; boardsweep writes only into a new or empty folder or "
@@ -267,8 +327,10 @@ def run_sweep(
         Some tasks raised; every other task ran to the end and is stored.
     """
     url = normalize_url(url or spec.default_store())
+    if scheduler:
+        check_scheduler_address(scheduler)  # before anything is created
     t0 = time.perf_counter()
-    kind = _refuse_foreign(url)
+    kind = _refuse_foreign(url, overwrite)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
     if kind == "boardsweep" and not overwrite:  # refusals before the lock: nothing touched
         spec, _ = grow.check(url, spec, extend)

@@ -128,6 +128,8 @@ def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
                 added[axis] = spec.grid[axis][len(old["grid"][axis]):]
         elif key == "run.replicates" and replicates[1] > replicates[0]:
             continue
+        elif key.startswith("files.") and key[6:] not in old.get("files", {}):
+            continue  # a file a new grid value names; the files kept are compared as any key
         elif key == "run.replicates":
             refused.append(f"{key}: {was} in the store, {now} in {spec.source} (--extend only raises it)")
         elif key.startswith("params.") and any(key == f"params.{a}" for a in {*old.get("grid", {}), *spec.grid}):

@@ -52,7 +52,8 @@ STATES = ("running", "met", "capped")
 @dataclass(frozen=True)
 class Decision:
     """The state of one grid point: ``n`` replicates used (or planned, while
-    running), the squared standard error over them (``None`` until known)."""
+    running), the squared standard error over them (``None`` until known, or
+    where fewer than 2 replicates had events)."""
 
     n: int
     state: str
@@ -87,16 +88,20 @@ def _ratios(arrays: dict[str, np.ndarray], terms: list[tuple[str, str]], checkpo
         yield a, b
 
 
-def stderr_squared(a: np.ndarray, b: np.ndarray) -> Fraction:
+def stderr_squared(a: np.ndarray, b: np.ndarray) -> Fraction | None:
     """The largest squared standard error over the labels of ``x = a / b``
-    (``a``: (n, labels) integers, ``b``: (n,) integers), exactly; 0 where
-    ``b`` is 0 (no events: the estimate is undefined, not uncertain)."""
-    n = a.shape[0]
-    if n < 2:
+    (``a``: (n, labels) integers, ``b``: (n,) integers), exactly.
+
+    A replicate with ``b = 0`` (no events) has no ratio: it is left out,
+    never counted as a ratio without spread.  ``None`` (not known yet) where
+    fewer than 2 replicates have events: a point is never met on them."""
+    if a.shape[0] < 2:
         raise ValueError("a standard error needs at least 2 replicates")
-    b_int = [int(v) for v in b]
-    if any(v == 0 for v in b_int):
-        return Fraction(0)
+    keep = [r for r in range(a.shape[0]) if int(b[r]) != 0]
+    if len(keep) < 2:
+        return None
+    a, b_int = a[keep], [int(b[r]) for r in keep]
+    n = len(keep)
     if len(set(b_int)) == 1:
         a_obj = a.astype(object)
         s1, s2 = a_obj.sum(axis=0), (a_obj * a_obj).sum(axis=0)
@@ -124,11 +129,11 @@ def decide(se2_of, done: np.ndarray, first: int, target: float, cap: int, block:
         if not done[:n].all():
             return Decision(n, "running")
         se2 = se2_of(n)
-        if se2 <= t2:
+        if se2 is not None and se2 <= t2:
             return Decision(n, "met", se2)
         if n >= cap:
             return Decision(n, "capped", se2)
-        needed = math.ceil(n * se2 / t2)
+        needed = 2 * n if se2 is None else math.ceil(n * se2 / t2)  # unknown: as many again
         n = min(cap, _blocks(min(2 * n, max(n + 1, needed)), block))
 
 
@@ -141,13 +146,15 @@ def plan(spec, url: str, done: np.ndarray) -> tuple[dict[tuple, Decision], list]
     game = spec.game
     terms = estimate_terms(game)
     names = sorted({v for t in terms for v in t if v != "checkpoint" and not v.startswith("sum:")})
-    stored = {name: read_array(url, name) for name in names}  # as written: fill -1 where not
+    # as written: fill -1 where not; a damaged chunk's cells are not in ``done`` (the check cleared them)
+    stored = {name: read_array(url, name, unreadable_as_fill=True) for name in names}
     checkpoint = int(spec.checkpoints[-1])
     decisions, tasks = {}, []
     for index, params in spec.points():
-        def se2_of(n: int, index=index) -> Fraction:
+        def se2_of(n: int, index=index) -> Fraction | None:
             arrays = {name: values[index][:n] for name, values in stored.items()}
-            return max(stderr_squared(a, b) for a, b in _ratios(arrays, terms, checkpoint))
+            found = [stderr_squared(a, b) for a, b in _ratios(arrays, terms, checkpoint)]
+            return None if None in found else max(found)
 
         decision = decide(se2_of, done[index], spec.replicates, spec.precision_stderr,
                           spec.max_replicates, spec.block)

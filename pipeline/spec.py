@@ -41,7 +41,7 @@ import itertools
 import json
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,10 @@ TASK_KEYS = {"replicates_per_task", "seconds"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+#: Largest run-shape entry: counts are stored as 64-bit integers.
+MAX_RUN = 2**62
+
+
 class SpecError(ValueError):
     """A sweep spec is invalid; the message names the file and the key."""
 
@@ -69,6 +73,11 @@ class Spec:
 
     Attributes
     ----------
+    files : dict
+        Every file a parameter value names (a string value, of a parameter
+        without fixed choices, that is the path of a file, e.g. a board
+        file) -> ``sha256:`` of its bytes: part of the sweep's identity, so a
+        store is not resumed after such a file changed.
     source : str
         The file the spec came from (as given).
     text : str
@@ -118,6 +127,7 @@ class Spec:
     task_seconds: float | None = None
     precision_stderr: float | None = None
     max_replicates: int | None = None
+    files: dict[str, str] = field(default_factory=dict)  # file a parameter names -> SHA-256 of its bytes
 
     @property
     def slots(self) -> int:
@@ -165,6 +175,7 @@ class Spec:
             "checkpoints": [int(c) for c in self.checkpoints],
             "tasks": ({"seconds": self.task_seconds} if self.task_seconds is not None
                       else {"replicates_per_task": self.block}),
+            **({"files": dict(sorted(self.files.items()))} if self.files else {}),
         }
 
     def with_block(self, block: int) -> "Spec":
@@ -182,9 +193,11 @@ def load_spec(path: str | Path) -> Spec:
     """Read and validate the spec file ``path`` (SpecError on any problem)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise SpecError(f"{path}: cannot read the spec: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML file in UTF-8") from None
     return parse_spec(text, str(path))
 
 
@@ -247,7 +260,7 @@ class _Parser:
         replicates, run_shape = self.parse_run(game)
         checkpoints = self.parse_checkpoints(game, run_shape)
         block, seconds = self.parse_tasks(replicates)
-        stderr, most = self.parse_precision(replicates)
+        stderr, most = self.parse_precision(replicates, game)
         spec = Spec(
             source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
@@ -256,7 +269,21 @@ class _Parser:
             precision_stderr=stderr, max_replicates=most,
         )
         self.check_points(spec, game)
-        return spec
+        return replace(spec, files=self.named_files(spec, game))
+
+    def named_files(self, spec: Spec, game: Game) -> dict[str, str]:
+        """``sha256:<hex>`` of every file a parameter value names (see :class:`Spec`)."""
+        free = {p.name for p in game.params if p.choices is None}
+        values = {v for _, params in spec.points() for k, v in params.items() if k in free and isinstance(v, str)}
+        files = {}
+        for value in sorted(values):
+            path = Path(value).expanduser()
+            try:
+                if path.is_file():
+                    files[value] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError as exc:
+                raise self.error("params", f"{value!r} names a file that cannot be read ({exc.strerror})") from None
+        return files
 
     def parse_game(self) -> Game:
         name = self.string("game", True)
@@ -264,6 +291,9 @@ class _Parser:
             return get_game(name)
         except ParameterError as exc:
             raise self.error("game", str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - a plugin that fails at import: its own error, in one line
+            text = " ".join(str(exc).split())
+            raise self.error("game", f"game {name!r} cannot be loaded ({type(exc).__name__}: {text})") from None
 
     def param_value(self, game: Game, key: str, name: str, value: Any) -> Any:
         try:
@@ -302,6 +332,9 @@ class _Parser:
         replicates = self.integer("run.replicates", table["replicates"], 1)
         given = {k: v for k, v in table.items() if k != "replicates"}
         for key, value in given.items():
+            if isinstance(value, int) and value > MAX_RUN:
+                raise self.error(f"run.{key}", f"{value!r} is not allowed; expected an integer <= 2**62 "
+                                 "(counts are stored as 64-bit integers)")
             try:
                 game.resolve_run_shape({key: value})
             except ParameterError as exc:
@@ -348,11 +381,16 @@ class _Parser:
             )
         return block, None
 
-    def parse_precision(self, replicates: int) -> tuple[float | None, int | None]:
+    def parse_precision(self, replicates: int, game: Game) -> tuple[float | None, int | None]:
         """(stderr target, max_replicates), or (None, None) without ``[precision]``."""
+        from .precision import estimate_terms
+
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)
+        if not estimate_terms(game):
+            raise self.error("precision", f"game {game.name!r} has no estimate a standard error can be "
+                             "computed for (no ratio and no distribution output); remove [precision]")
         for key in sorted(PRECISION_KEYS - set(table)):
             raise self.error(f"precision.{key}", "missing; expected " + (
                 "a number above 0" if key == "stderr" else "an integer >= run.replicates"))

@@ -12,11 +12,57 @@ from typing import Any
 import numpy as np
 
 from ..core.games import Game
+from .errors import Fault
 from .grow import kept_cells
 from .plan import Task, replicate_seed
 from .store import write_exact, write_region
 
-__all__ = ["simulate_block", "run_task", "run_exact", "time_replicate"]
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "run_exact", "time_replicate"]
+
+
+class OutputInvalid(Fault):
+    """A game returned an output that does not match its declaration."""
+
+
+def checked_outputs(game: Game, params: dict, outputs: dict, checkpoints: np.ndarray,
+                    exact: bool = False) -> dict[str, np.ndarray]:
+    """``outputs`` of one run (``exact``: of the exact solver) as the
+    declared arrays, or :class:`OutputInvalid` naming the first that differs.
+
+    Each declared variable must be present (exact answers may be left out:
+    NaN), shaped ``(len(checkpoints) or the label count per dim)``, and of
+    its declared kind: an integer output integer-typed with every value in the
+    declared type's range (no NaN, no float counts), a float output real."""
+    declared = game.exact_variables if exact else game.variables
+    labels = game.coords_for(params)
+    where = f"game {game.name!r} ({'exact' if exact else 'simulate'}) at {params}"
+    out = {}
+    for name, var in declared.items():
+        if name not in outputs:
+            if exact:
+                continue
+            raise OutputInvalid(f"{where}: output {name!r} missing; nothing stored")
+        values = np.asarray(outputs[name])
+        shape = tuple(len(checkpoints) if d == "checkpoint" else len(labels[d]) for d in var.dims)
+        if values.shape != shape:
+            raise OutputInvalid(f"{where}: output {name!r} has shape {values.shape}, {shape} declared "
+                                f"(dims {var.dims}); nothing stored")
+        out[name] = _as_declared(where, name, values, np.dtype(var.dtype))
+    return out
+
+
+def _as_declared(where: str, name: str, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    kind = values.dtype.kind
+    if dtype.kind in "iu":
+        if kind not in "iub":
+            raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {dtype} declared (integer counts "
+                                "only: no NaN, no fractions); nothing stored")
+        info = np.iinfo(dtype)
+        if values.size and (int(values.min()) < info.min or int(values.max()) > info.max):
+            raise OutputInvalid(f"{where}: output {name!r} has values outside {dtype}; nothing stored")
+    elif kind not in "iufb":
+        raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {dtype} declared; nothing stored")
+    return values.astype(dtype, copy=False)
 
 
 def simulate_block(
@@ -24,7 +70,9 @@ def simulate_block(
 ) -> dict[str, np.ndarray]:
     """Simulate the replicates of ``task``; arrays are stacked on a leading axis."""
     runs = [
-        game.simulate(task.params, replicate_seed(root, task.params, r), run_shape, checkpoints)
+        checked_outputs(game, task.params,
+                        game.simulate(task.params, replicate_seed(root, task.params, r), run_shape, checkpoints),
+                        checkpoints)
         for r in range(task.start, task.stop)
     ]
     return {name: np.stack([run[name] for run in runs]) for name in game.variables}
@@ -60,8 +108,7 @@ def run_exact(
     if game.exact is None:
         arrays = {}
     else:
-        arrays = game.exact(params, run_shape, checkpoints)
-        arrays = {k: v for k, v in arrays.items() if k in game.exact_variables}
+        arrays = checked_outputs(game, params, game.exact(params, run_shape, checkpoints), checkpoints, exact=True)
     t1 = time.perf_counter()
     write_exact(url, index, arrays, token)
     return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0, "write_s": time.perf_counter() - t1}

@@ -51,6 +51,7 @@ import numpy as np
 import zarr
 
 from . import store
+from .store import integrity
 from .spec import Spec
 
 __all__ = [
@@ -161,6 +162,7 @@ def digest(url: str) -> dict[str, Any]:
     attrs = store.read_attrs(url)
     if "spec_canonical" not in attrs:
         raise store.StoreMismatch(f"{url} is not a boardsweep sweep store")
+    integrity.assert_intact(url)  # a digest is of intact data only
     variables = {name: _variable_entry(_raw(url, name)) for name in data_variables(url)}
     return {
         "format": DIGEST_FORMAT,
@@ -232,6 +234,7 @@ def compare_with_store(expected: str, actual: str) -> VerifyResult:
     cell by its coordinates with both values and the number of cells differing.
     """
     result = VerifyResult(ok=True, against=expected)
+    integrity.assert_intact(expected)  # compared only where its data is intact
     old = store.read_attrs(expected).get("spec_canonical")
     new = store.read_attrs(actual).get("spec_canonical")
     if old != new:
@@ -353,6 +356,7 @@ def verify(
             store.check_spec(against, spec)
         except store.StoreMismatch as exc:
             return VerifyResult(False, against, differences=[str(exc)])
+        integrity.assert_intact(against)  # before the re-run: a damaged reference cannot be compared
         compare = lambda url: compare_with_store(against, url)  # noqa: E731
 
     tmp = None

@@ -34,9 +34,10 @@ from .arrays import (
     write_exact,
     write_region,
 )
+from .chunkfiles import ChunkUnreadable, LayoutError
 
 __all__ = [
-    "FILL", "StoreMismatch", "check_spec", "clear_done", "create_store", "ensure_arrays", "inspect",
+    "ChunkUnreadable", "LayoutError", "FILL", "StoreMismatch", "check_spec", "clear_done", "create_store", "ensure_arrays", "inspect",
     "provenance", "quiet_zarr", "read_array", "read_attrs", "read_done", "read_exact_done", "remove_store",
     "source_revision", "store_exists", "template", "write_exact", "write_region",
 ]

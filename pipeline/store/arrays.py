@@ -45,11 +45,15 @@ import zarr
 from ...core.games import Game
 from ...core.rng import RNG_SCHEME
 from . import integrity, metadata
+from ..errors import InputError
 from ..plan import SEED_SCHEME
 from ..spec import Spec
 
 __all__ = [
     "StoreMismatch",
+    "UnknownFormat",
+    "STORE_FORMAT",
+    "check_format",
     "FILL",
     "store_exists",
     "inspect",
@@ -71,8 +75,18 @@ __all__ = [
 FILL = -1
 
 
-class StoreMismatch(ValueError):
+#: The store format this code writes and reads (attribute ``boardsweep_format``;
+#: stores made before it was recorded have format 1).
+STORE_FORMAT = 1
+
+
+class StoreMismatch(InputError):
     """An existing store does not hold the sweep the spec describes."""
+
+
+class UnknownFormat(InputError):
+    """The store was written in a format (or with a random scheme) this code
+    does not know: reading or resuming it could be silently wrong."""
 
 
 class quiet_zarr:
@@ -127,6 +141,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "rng_scheme": RNG_SCHEME,
         "integrity": integrity.INTEGRITY_SCHEME,
         "seed_scheme": SEED_SCHEME,
+        "boardsweep_format": STORE_FORMAT,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -208,8 +223,9 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
 def inspect(url: str) -> str:
     """What is at ``url``: ``absent``, ``empty`` (a folder holding nothing or only
     boardsweep's lock), ``file``, ``boardsweep`` (a store boardsweep made),
-    ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files)
-    or ``unreadable`` (a zarr.json that does not parse)."""
+    ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
+    ``leftover`` (boardsweep's ``.boardsweep/`` folder without a store: a
+    removal cut short) or ``unreadable`` (a zarr.json that does not parse)."""
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(url)
@@ -221,7 +237,7 @@ def inspect(url: str) -> str:
     if not names - {".boardsweep.lock"}:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
-        return "folder"
+        return "leftover" if integrity.MANIFEST_DIR.split("/")[0] in names else "folder"
     try:
         meta = json.loads(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
     except (OSError, ValueError):
@@ -286,7 +302,7 @@ def remove_store(url: str, names: list[str] | None = None) -> None:
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(url)
-    ours = set(names if names is not None else (read_attrs(url).get("arrays") or _legacy_arrays(url)))
+    ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or _legacy_arrays(url)))
     for entry in fs.ls(root, detail=False):
         name = Path(entry).name
         if name in ours and fs.isdir(entry):
@@ -302,10 +318,54 @@ def _legacy_arrays(url: str) -> list[str]:
         return list(zarr.open_group(url, mode="r").array_keys())
 
 
-def read_attrs(url: str) -> dict[str, Any]:
-    """The store's attributes."""
+def read_attrs(url: str, check: bool = True) -> dict[str, Any]:
+    """The store's attributes; with ``check``, those of a boardsweep store in
+    a format this code knows (:func:`check_format`)."""
     with quiet_zarr():
-        return dict(zarr.open_group(url, mode="r").attrs)
+        attrs = dict(zarr.open_group(url, mode="r").attrs)
+    if check and "spec_canonical" in attrs:
+        check_format(url, attrs)
+    return attrs
+
+
+def check_format(url: str, attrs: Mapping[str, Any]) -> None:
+    """Raise :class:`UnknownFormat` (one line) unless the store's format, its
+    integrity scheme, its random and seed schemes are the ones this code
+    writes, and no newer boardsweep release (major.minor) wrote it."""
+    from importlib.metadata import version
+
+    ours = version("boardsweep")
+    problems = []
+    if attrs.get("boardsweep_format", 1) != STORE_FORMAT:
+        problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads {STORE_FORMAT}")
+    for key, known in (("integrity", integrity.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
+                       ("seed_scheme", SEED_SCHEME)):
+        if key not in attrs:
+            problems.append(f"no {key} recorded")
+        elif attrs[key] != known:
+            problems.append(f"{key} {_short(attrs[key])} is not this version's")
+    written = _release(attrs.get("boardsweep_version"))
+    if written is None:
+        problems.append(f"boardsweep_version {_short(attrs.get('boardsweep_version'))} is not a version")
+    elif written > _release(ours):
+        problems.append(f"written by boardsweep {attrs.get('boardsweep_version')}, newer than this {ours}")
+    if problems:
+        raise UnknownFormat(f"store {url} was written in a format this boardsweep {ours} does not know "
+                            f"({'; '.join(problems)}); use the boardsweep that wrote it, or replace the "
+                            "store with `boardsweep run SPEC --overwrite`")
+
+
+def _release(text: Any) -> tuple[int, int] | None:
+    """(major, minor) of a version string such as ``0.1.0``, ``None`` where it has none."""
+    import re
+
+    found = re.match(r"\s*v?(\d+)(?:\.(\d+))?", str(text))
+    return None if found is None else (int(found[1]), int(found[2] or 0))
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "...'"
 
 
 def check_spec(url: str, spec: Spec) -> None:
@@ -346,14 +406,16 @@ def _show(value: Any) -> str:
     return "(absent)" if value is None else json.dumps(value)
 
 
-def read_array(url: str, name: str, region: tuple[slice, ...] = ()) -> np.ndarray:
+def read_array(url: str, name: str, region: tuple[slice, ...] = (),
+               unreadable_as_fill: bool = False) -> np.ndarray:
     """Array ``name`` of the store at ``url`` as written (fill values where no
     task wrote; ``region``: slices of its leading dims), straight from its
     chunk files where :mod:`~boardsweep.pipeline.store.chunkfiles` applies, else
-    through zarr."""
+    through zarr.  ``unreadable_as_fill``: a chunk that does not decode reads
+    as the fill value (for callers that use only cells found intact)."""
     from . import chunkfiles
 
-    values = chunkfiles.read(url, name, region)
+    values = chunkfiles.read(url, name, region, unreadable_as_fill)
     if values is None:
         with quiet_zarr():
             values = np.asarray(zarr.open_array(url, path=name, mode="r")[tuple(region) or ...])
@@ -431,6 +493,8 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
     from zarr.core.sync import sync
 
     arrays = _writer(url, token, [*values, flag])
+    for name in [*values, flag]:
+        _require_own_chunk(url, name, arrays[name], region)
 
     async def write_all() -> None:
         await asyncio.gather(*(arrays[n].setitem(region, np.asarray(v, dtype=arrays[n].dtype))
@@ -440,6 +504,16 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
     with quiet_zarr():
         sync(write_all())
     return integrity.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
+
+
+def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:
+    """Raise :class:`LayoutError` unless ``region`` of ``array`` is exactly one
+    chunk: a task never writes into a chunk that other cells share."""
+    from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
+
+    if LAYOUT_ATTR in array.attrs or _chunk_of(region, array.shape, array.chunks) is None:
+        raise LayoutError(f"array {name} of {url} is not chunked per task: a task would write into a "
+                          "chunk shared with other cells, so nothing was written")
 
 
 def _chunk_coords(region: tuple, array) -> tuple[int, ...]:

@@ -29,17 +29,34 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ChunkUnreadable", "read", "write_chunk", "readable", "ChunkFileArray", "local_root"]
+from ..errors import Fault
+
+__all__ = ["ChunkUnreadable", "LayoutError", "LAYOUT_ATTR", "read", "write_chunk", "readable",
+           "ChunkFileArray", "local_root"]
+
+#: The attribute of a packed array that says so (JSON text: its task chunk
+#: shape and its chunk files' sizes and CRC-32s), see
+#: :mod:`boardsweep.pipeline.store.packing`.  Tasks never write such an array.
+LAYOUT_ATTR = "boardsweep_layout"
 
 
-class ChunkUnreadable(ValueError):
+class ChunkUnreadable(Fault, ValueError):
     """A chunk file exists but does not decode to a chunk of the array."""
 
 
-def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> np.ndarray | None:
+class LayoutError(Fault, ValueError):
+    """An array is not laid out as the writer needs (a task would write into
+    a chunk other tasks' cells share), or its layout is not recognised."""
+
+
+def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
+         unreadable_as_fill: bool = False) -> np.ndarray | None:
     """The array ``name`` of the store at ``url`` (``region``: slices of its
     leading dims, default everything), or ``None`` where this reader does not
-    apply (not a local path, other codecs, a missing or odd ``zarr.json``)."""
+    apply (not a local path, other codecs, a missing or odd ``zarr.json``).
+    A chunk that does not decode raises :class:`ChunkUnreadable`, or with
+    ``unreadable_as_fill`` reads as the fill value (for a caller that uses
+    only cells the integrity check found intact)."""
     root = _array_root(url, name)
     meta = _plain_meta(root) if root is not None else None
     if meta is None:
@@ -56,7 +73,12 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = ()) -> n
                 raw = f.read()
         except FileNotFoundError:
             continue
-        chunk = _decode(raw, dtype, chunks, path)
+        try:
+            chunk = _decode(raw, dtype, chunks, path)
+        except ChunkUnreadable:
+            if not unreadable_as_fill:
+                raise
+            continue
         src, dst = [], []
         for i, c, (lo, hi) in zip(coord, chunks, bounds):
             start, stop = max(i * c, lo), min((i + 1) * c, hi)
@@ -91,18 +113,27 @@ class ChunkFileArray:
 
 
 def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ...],
-                values: np.ndarray) -> str | None:
+                values: np.ndarray, packed: bool = False) -> str | None:
     """Write ``values`` as the one chunk that ``region`` (integers and slices
     of the leading dims; the rest whole) covers; return the chunk's path
     relative to the store, or ``None`` (nothing written) where this writer
-    does not apply: not a local store, other codecs, or a region that is not
-    exactly one chunk."""
+    does not apply: not a local store, other codecs.
+
+    Raises :class:`LayoutError` (nothing written) where ``region`` is not
+    exactly one chunk or the array is packed (:data:`LAYOUT_ATTR`), unless
+    ``packed`` (the packing itself writes a packed array's chunks): a
+    task's cells never share a chunk with other cells.
+    """
     root = _array_root(url, name)
     meta = _plain_meta(root, with_codec=True) if root is not None else None
     if meta is None:
         return None
-    shape, chunks, dtype, fill, sep, level, checksum = meta
+    shape, chunks, dtype, fill, sep, level, checksum, is_packed = meta
     coord = _chunk_of(region, shape, chunks)
+    if (coord is None or is_packed) and not packed:
+        raise LayoutError(f"array {name} of {url} is {'packed' if is_packed else 'not chunked per task'}: "
+                          "a task would write into a chunk shared with other cells, so nothing was "
+                          "written (a run unpacks the store first)")
     if coord is None:
         return None
     inside = [min(c, n - i * c) for i, c, n in zip(coord, chunks, shape)]  # the chunk's part in the array
@@ -171,7 +202,7 @@ def _decode(raw: bytes, dtype: np.dtype, chunks: tuple[int, ...], path: str) -> 
 def _plain_meta(root: Path, with_codec: bool = False):
     """(shape, chunks, dtype, fill value, key separator) of a zarr v3 array
     written with boardsweep's codecs, else ``None``; ``with_codec`` adds the
-    zstd level and checksum flag."""
+    zstd level, its checksum flag and whether the array is packed."""
     try:
         meta = json.loads((root / "zarr.json").read_text())
     except (OSError, ValueError):
@@ -196,7 +227,8 @@ def _plain_meta(root: Path, with_codec: bool = False):
         found = (tuple(meta["shape"]), tuple(grid["configuration"]["chunk_shape"]), dtype, fill, sep)
         if with_codec:
             zstd = meta["codecs"][1].get("configuration", {})
-            found += (int(zstd.get("level", 0)), bool(zstd.get("checksum", False)))
+            found += (int(zstd.get("level", 0)), bool(zstd.get("checksum", False)),
+                      LAYOUT_ATTR in (meta.get("attributes") or {}))
         return found
     except (KeyError, TypeError, ValueError):
         return None

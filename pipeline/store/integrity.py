@@ -31,6 +31,7 @@ import numpy as np
 import zarr
 
 from . import packing
+from ..errors import Fault
 
 __all__ = [
     "INTEGRITY_SCHEME",
@@ -48,8 +49,8 @@ INTEGRITY_SCHEME = "chunk-crc32/1"
 MANIFEST_DIR = ".boardsweep/manifests"
 
 
-class StoreDamaged(ValueError):
-    """The store's finished cells are not all present and readable."""
+class StoreDamaged(Fault, ValueError):
+    """The store's finished cells are not all present and readable (exit 1)."""
 
 
 @dataclass
@@ -199,11 +200,12 @@ def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.
 
 def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
     """Verify every finished cell of the store at ``url`` against its manifest."""
-    from .arrays import quiet_zarr
+    from .arrays import check_format, quiet_zarr
 
     with quiet_zarr():
         group = zarr.open_group(url, mode="r")
         attrs = dict(group.attrs) if attrs is None else attrs
+        check_format(url, attrs)
         damage = Damage()
         fs, root = _fs(url)
         sim_names = [*attrs.get("variables", []), "done"]
@@ -214,7 +216,11 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
                 damage.arrays.append(name)
                 damage.reasons[name] = "its metadata is missing"
         state = packing.layout(url)
-        if state not in ("tasks", "packed"):
+        if state == packing.UNKNOWN:
+            for name, reason in packing.unrecognised(url).items():
+                damage.arrays.append(name)
+                damage.reasons[name] = reason
+        elif state not in ("tasks", "packed"):
             damage.arrays.append(packing.JOURNAL)
             damage.reasons[packing.JOURNAL] = (f"a change of the store's layout was interrupted ({state}); "
                                                "the next `boardsweep run` finishes it")

@@ -17,13 +17,19 @@ from typing import Any
 
 import fsspec
 
+from ..errors import InputError
+
 __all__ = ["StoreLocked", "StoreLock", "LOCK_NAME"]
 
 LOCK_NAME = ".boardsweep.lock"
 
+#: A lock file that is not a lock record is taken over once it is this old
+#: (younger, it may be one another run is writing right now).
+MALFORMED_GRACE_S = 10.0
 
-class StoreLocked(RuntimeError):
-    """Another run holds the store."""
+
+class StoreLocked(InputError):
+    """Another run holds the store, or it cannot be locked (exit 2)."""
 
 
 def _alive(pid: int) -> bool:
@@ -79,19 +85,37 @@ class StoreLock:
             self._remove()
 
     def holder(self) -> dict | None:
-        """The current holder's record, or None when there is no lock file."""
+        """The current holder's record (``{}`` where the file is not one:
+        empty, not JSON, not an object with an integer pid and a host), or
+        None when there is no lock file."""
         try:
-            with self.fs.open(self.path, "r") as f:
-                return json.loads(f.read() or "{}")
+            with self.fs.open(self.path, "rb") as f:
+                record = json.loads(f.read().decode("utf-8") or "{}")
         except FileNotFoundError:
             return None
-        except json.JSONDecodeError:
+        except (ValueError, UnicodeDecodeError):
             return {}
+        valid = (isinstance(record, dict) and isinstance(record.get("pid"), int)
+                 and not isinstance(record.get("pid"), bool) and isinstance(record.get("host"), str))
+        return record if valid else {}
 
     def _stale(self, holder: dict) -> bool:
-        if not holder:
+        if not holder:  # not a lock record: one being written now, or left by a process killed while writing it
+            if self._age() < MALFORMED_GRACE_S:
+                raise StoreLocked(f"store {self.url}: the lock file {self.path} is not a boardsweep lock record "
+                                  "(being written by another run?); retry in a few seconds")
             return True
-        return holder.get("host") == self.me["host"] and not _alive(int(holder.get("pid", -1)))
+        return holder.get("host") == self.me["host"] and not _alive(holder["pid"])
+
+    def _age(self) -> float:
+        """Seconds since the lock file was last modified (0 where unknown)."""
+        import time
+
+        try:
+            modified = self.fs.modified(self.path)
+        except (OSError, NotImplementedError, ValueError):
+            return 0.0
+        return time.time() - modified.timestamp()
 
     def _try_create(self) -> bool:
         text = json.dumps(self.me)

@@ -104,3 +104,26 @@ def test_missing_spec_file(tmp_path, capsys):
         main(["run", str(tmp_path / "nope.toml")])
     assert exit_info.value.code == 2
     assert "nope.toml" in capsys.readouterr().err
+
+
+def test_a_spec_that_is_not_utf8_is_refused_in_one_line(tmp_path, capsys):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(SystemExit) as caught:
+        main(["run", str(path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert caught.value.code == 2 and len(err) == 1 and str(path) in err[0] and "UTF-8" in err[0], err
+
+
+def test_a_run_length_beyond_64_bit_counts_is_refused(toy_spec_text):
+    with pytest.raises(SpecError, match=r"run.turns: 1000000000000000000000 is not allowed"):
+        parse_spec(toy_spec_text.replace("turns = 60", "turns = 1000000000000000000000"), "big.toml")
+
+
+def test_precision_for_a_game_without_an_estimate_is_refused(toy_spec_text):
+    from boardsweep.core import games
+
+    games.register("flat", "bad_output_game:FLAT")
+    text = toy_spec_text.replace('game = "toy"', 'game = "flat"') + "\n[precision]\nstderr = 0.01\nmax_replicates = 8\n"
+    with pytest.raises(SpecError, match=r"precision: game 'flat' has no estimate"):
+        parse_spec(text, "flat.toml")

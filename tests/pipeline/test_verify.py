@@ -18,9 +18,19 @@ from clirun import run_cli
 from localdask import finish, start_client
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.store import packing
 from boardsweep.pipeline.verify import FLOAT_ATOL, FLOAT_RTOL, _decode_floats
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _edit(url: Path, name: str, index: tuple, value) -> None:
+    """Change one stored cell as a store written with that value holds it,
+    checksums recorded to match: a real difference (another CPU, another
+    version), not damage, which verify refuses."""
+    packing.unpack(str(url))  # tasks write the task layout only
+    zarr.open_array(str(url), path=name, mode="r+")[index] = value
+    packing._record_manifests(str(url))
 
 
 @pytest.fixture
@@ -68,9 +78,8 @@ def test_verify_names_the_changed_cell(toy_store, tmp_path, cluster2, capsys):
 
     changed = tmp_path / "changed.zarr"
     shutil.copytree(url, changed)
-    counts = zarr.open_array(str(changed), path="counts", mode="r+")
-    before = int(counts[1, 0, 2, 3, 5])
-    counts[1, 0, 2, 3, 5] = before + 1  # dice_sides=3, rule=plain, replicate 2, 4th checkpoint, S5
+    before = int(zarr.open_array(str(changed), path="counts", mode="r")[1, 0, 2, 3, 5])
+    _edit(changed, "counts", (1, 0, 2, 3, 5), before + 1)  # dice_sides=3, rule=plain, replicate 2, 4th checkpoint, S5
     checkpoint = int(zarr.open_array(str(changed), path="checkpoint", mode="r")[3])
 
     assert run_cli("verify", str(spec_path), "--against", str(changed), "--scheduler", cluster2) == 1
@@ -93,9 +102,8 @@ def test_verify_names_the_changed_cell(toy_store, tmp_path, cluster2, capsys):
 
 def _nudge_exact(url: Path, factor: float) -> float:
     """Scale one exact frequency (dice_sides=3, rule='plain', location S2) by ``factor``."""
-    exact = zarr.open_array(str(url), path="exact_frequency", mode="r+")
-    value = float(exact[1, 0, 2])
-    exact[1, 0, 2] = value * factor
+    value = float(zarr.open_array(str(url), path="exact_frequency", mode="r")[1, 0, 2])
+    _edit(url, "exact_frequency", (1, 0, 2), value * factor)
     return value
 
 
@@ -166,3 +174,24 @@ def test_nightly_spec_matches_its_committed_digest(tmp_path):
     rc, out, err = finish(proc, timeout=300)
     assert rc == 0, f"{out}\n{err}"
     assert "verify: OK" in out
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["deleted", "flipped"])
+def test_digest_and_verify_refuse_a_damaged_store_in_one_line(damage, toy_store, tmp_path, cluster2, capsys):
+    spec_path, url = toy_store
+    chunk = url / "counts" / "c" / "0" / "0" / "0" / "0" / "0"  # the packed store's one chunk
+    chunk.unlink() if damage == "deleted" else _flip(chunk)
+    out = tmp_path / "digest.json"
+    assert run_cli("digest", str(url), "--out", str(out)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is damaged" in err[0] and "packed chunk counts/c/0/0/0/0/0" in err[0], err
+    assert not out.exists()
+    assert run_cli("verify", str(spec_path), "--against", str(url), "--scheduler", cluster2) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is damaged" in err[0], err

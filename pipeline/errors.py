@@ -1,0 +1,35 @@
+"""The errors boardsweep reports to its users: one line each, and an exit code.
+
+Every error a user can cause or meet derives from :class:`BoardsweepError`;
+the CLI turns each into one line ``boardsweep: error: ...`` on stderr and its
+``exit_code`` in one place (:func:`boardsweep.pipeline.cli.main`):
+
+* :class:`InputError` (exit 2): the input is wrong (a spec, an option, a
+  store that is not the one asked for, a format this version does not know);
+  fix the input and run again;
+* :class:`Fault` (exit 1): the input is right but something went wrong (a
+  damaged store, a lost scheduler, a failing task); the message says how to
+  get out.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BoardsweepError", "InputError", "Fault"]
+
+
+class BoardsweepError(Exception):
+    """An error reported to the user in one line, with :attr:`exit_code`."""
+
+    exit_code = 1
+
+
+class InputError(BoardsweepError, ValueError):
+    """Bad input: exit code 2."""
+
+    exit_code = 2
+
+
+class Fault(BoardsweepError, RuntimeError):
+    """A fault (damage, a lost cluster, a failing task): exit code 1."""
+
+    exit_code = 1

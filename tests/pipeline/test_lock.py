@@ -1,0 +1,48 @@
+"""A lock file that is not a lock record (JSON of the wrong shape, a pid that
+is not an integer, bytes that are not JSON, an empty file) never causes a
+traceback: an old one (left by a process killed while writing it) is taken
+over, a fresh one (perhaps being written now) is refused in one line."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from clirun import run_cli
+from boardsweep.pipeline.store.lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock, StoreLocked
+
+MALFORMED = {
+    "a list": b'["pid", 1]',
+    "a string pid": b'{"pid": "12x", "host": "here", "since": "now"}',
+    "a float pid": b'{"pid": 1.5, "host": "here"}',
+    "no host": b'{"pid": 1}',
+    "not JSON": b"\xff\xfe garbage",
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_an_old_malformed_lock_is_taken_over(case, tmp_path):
+    lock = tmp_path / LOCK_NAME
+    lock.write_bytes(MALFORMED[case])
+    old = time.time() - 2 * MALFORMED_GRACE_S
+    os.utime(lock, (old, old))
+    with StoreLock(str(tmp_path)) as held:
+        assert held.holder()["pid"] == os.getpid()
+    assert not lock.exists()
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_a_fresh_malformed_lock_is_refused_in_one_line(case, tmp_path, write_spec, toy_spec_text, capsys):
+    lock = tmp_path / "store.zarr" / LOCK_NAME
+    lock.parent.mkdir()
+    lock.write_bytes(MALFORMED[case])
+    with pytest.raises(StoreLocked, match="not a boardsweep lock record"):
+        StoreLock(str(lock.parent)).__enter__()
+    spec = write_spec(toy_spec_text)
+    assert run_cli("run", str(spec), "--store", str(lock.parent)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "lock" in err[0], err
+    assert lock.read_bytes() == MALFORMED[case]
