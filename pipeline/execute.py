@@ -18,9 +18,8 @@ Failures are reported, never hidden, and never cost finished work:
 * losing the scheduler raises :class:`SchedulerLost` naming its address; a
   rerun against a live scheduler resumes from the done masks.
 
-The embedded cluster listens on 127.0.0.1 only (scheduler, workers and
-dashboard).  ``security`` (a :class:`distributed.security.Security`) is passed
-to the client of an existing scheduler for TLS.
+The client, and the cluster behind it, come from
+:mod:`boardsweep.pipeline.cluster`.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import hashlib
 import json
 import concurrent.futures
 import logging
-import os
 import time
 import uuid
 from contextlib import ExitStack
@@ -42,6 +40,7 @@ from . import grow, sizing, store
 from .store import integrity, metadata, packing
 from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
+from .cluster import connect, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .plan import plan_tasks
 from .spec import Spec
 from .tasks import run_exact, run_task
@@ -95,15 +94,6 @@ class TasksFailed(SweepError):
     def __init__(self, message: str, failures: list[dict]) -> None:
         super().__init__(message)
         self.failures = failures
-
-
-def tls_security(ca_file: str, cert: str, key: str):
-    """A client :class:`distributed.security.Security` for a TLS scheduler."""
-    from distributed.security import Security
-
-    return Security(
-        tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True
-    )
 
 
 def normalize_url(url: str) -> str:
@@ -185,30 +175,6 @@ def _create(spec: Spec, url: str) -> None:
             f"could not create the store {url}: {_one_line(exc)}; what was written is removed: "
             "free space and rerun the same command"
         ) from None
-
-
-def _client(stack: ExitStack, workers: int | None, scheduler: str | None, security=None):
-    from distributed import Client, LocalCluster
-
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="20s", security=security)
-        except (OSError, TimeoutError) as exc:
-            raise SchedulerLost(
-                f"cannot reach the Dask scheduler at {scheduler}: {_one_line(exc)}"
-            ) from None
-        return stack.enter_context(client)
-    cluster = stack.enter_context(
-        LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",  # scheduler and workers: loopback only
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.ERROR,
-        )
-    )
-    return stack.enter_context(Client(cluster))
 
 
 def run_sweep(
@@ -312,7 +278,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
 
     def client_once():
         if not clients:
-            clients.append(_client(stack, workers, scheduler, security))
+            clients.append(connect(stack, workers, scheduler, security))
         return clients[0]
 
     calibration = ""
