@@ -40,7 +40,7 @@ from . import grow, sizing, store
 from .store import integrity, metadata, packing
 from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
-from .cluster import connect, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import Target, connect, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .plan import plan_tasks
 from .spec import Spec
 from .tasks import run_exact, run_task
@@ -190,6 +190,7 @@ def run_sweep(
     pack: bool = True,
     on_start: Callable[[RunReport], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    target: Target | None = None,
 ) -> RunReport:
     """Run (or resume) ``spec`` into the store at ``url``.
 
@@ -220,6 +221,10 @@ def run_sweep(
     on_start, on_progress : callable, optional
         Called with the report once the client is up, and with (done, total)
         after each finished task.
+    target : cluster.Target, optional
+        Where the tasks run, in full (an existing client, worker jobs on a
+        batch system, the dashboard, a performance report); replaces
+        ``workers``, ``scheduler`` and ``security``.
 
     Returns
     -------
@@ -233,6 +238,7 @@ def run_sweep(
         Some tasks raised; every other task ran to the end and is stored.
     """
     url = normalize_url(url or spec.default_store())
+    target = target or Target(workers=workers, scheduler=scheduler, security=security)
     t0 = time.perf_counter()
     kind = _refuse_foreign(url)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
@@ -243,8 +249,8 @@ def run_sweep(
             stack.enter_context(StoreLock(url))
             if kind == "boardsweep" and not overwrite:
                 spec = _grow(url, spec, extend)
-            report = _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks,
-                                 security, on_start, on_progress, pack)
+            report = _run_locked(stack, spec, url, target, overwrite, max_tasks,
+                                 on_start, on_progress, pack)
     finally:
         if kind == "absent":
             _remove_if_empty(url)
@@ -270,7 +276,7 @@ def _remove_if_empty(url: str) -> None:
         path.rmdir()
 
 
-def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, security,
+def _run_locked(stack, spec, url, target, overwrite, max_tasks,
                 on_start, on_progress, pack) -> RunReport:
     """The run itself, with the store's lock held."""
     resumed = store.inspect(url) == "boardsweep" and not overwrite
@@ -278,7 +284,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
 
     def client_once():
         if not clients:
-            clients.append(connect(stack, workers, scheduler, security))
+            clients.append(connect(stack, target))
         return clients[0]
 
     calibration = ""
@@ -308,7 +314,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         progress = _Rounds(on_progress)
         while tasks or points:  # one round; a precision target may ask for more
             _submit_and_wait(client, spec, url, tasks, points, report, progress.round(len(tasks) + len(points)),
-                             scheduler)
+                             target.scheduler)
             done, points = store.read_done(url), []
             tasks, finished = _plan(spec, url, done)
             if max_tasks is not None:
