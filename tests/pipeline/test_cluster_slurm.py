@@ -72,7 +72,8 @@ def test_slurm_sweep_equals_local_run_and_a_cancelled_job_loses_nothing(slurm, t
     finally:
         rc, out, err = finish(proc, timeout=300)
     assert rc == 0, f"{out}\n{err}\n{slurm.log_text()}"
-    assert "store complete" in out and "2 slurm worker job(s)" in out, out
+    said = " ".join(out.split())  # the terminal's line breaks aside
+    assert "store complete" in said and "on 2 slurm worker job(s) (dask-jobqueue)" in said, out
     assert slurm.wait_no_jobs() == [], "worker jobs left after the run"
     local = tmp_path / "local.zarr"
     assert run_sweep(parse_spec(SPEC), str(local), scheduler=cluster2).complete
