@@ -12,9 +12,12 @@ scheduler address or a batch system by name.  In Jupyter it shows the
 dashboard link and a progress bar; in a terminal, the CLI's progress bar.
 
 A plain script needs no ``if __name__ == "__main__":`` guard: while the run
-starts its worker processes it hides the script from them, so they do not run
-it again.  A worker process that still imports the script (a cluster the
-script made itself) stops with one line saying to add the guard.
+starts its worker processes (multiprocessing's spawn, which imports the main
+script again in each child) it hides the script from them, so they do not run
+the sweep again.  Should a worker process still import the script and reach
+``run`` (e.g. a worker restarted after the run), it stops with one line saying
+to add the guard.  A script that makes its own ``LocalCluster`` needs the
+guard anyway, as Dask documents.
 """
 
 from __future__ import annotations
