@@ -243,8 +243,8 @@ def wait_for_worker(client, submitted: _Submitted, timeout: float,
                 f"cancelled (raise --start-timeout to wait longer, or change jobqueue.{submitted.system}.* "
                 "settings such as the queue)")
         if on_wait:
-            on_wait(f"waiting for the first worker: {len(submitted.ids)} {submitted.system} job(s) "
-                    f"{', '.join(submitted.ids) or ''} {state}, {waited:.0f} s of {timeout:g} s")
+            jobs = f"job(s) {', '.join(submitted.ids)}: {state}" if submitted.ids else "job(s) being submitted"
+            on_wait(f"waiting for the first worker: {submitted.system} {jobs} ({waited:.0f} s of {timeout:g} s)")
         time.sleep(0.5)
 
 

@@ -179,17 +179,28 @@ def performance_report_path(url: str) -> str:
 
 
 class _waiting:
-    """A status line, updated in place, while the run waits for its first worker job."""
+    """A status line while the run waits for its first worker job: updated in
+    place on a terminal, else printed every ``EVERY_S`` seconds (logs)."""
+
+    EVERY_S = 30.0
 
     def __init__(self, console, target) -> None:
         from . import display
 
-        self.status, self.started = None, False
+        self.console, self.status, self.started, self.printed = console, None, False, None
         if target.batch and display._VERBOSITY >= 0:
             self.status = console.status("")
             target.on_wait = self.update
 
     def update(self, text: str) -> None:
+        import time
+
+        if not self.console.is_terminal:  # a new state at once, the same one every EVERY_S
+            state = text.rsplit(" (", 1)[0]
+            if self.printed is None or state != self.printed[0] or time.monotonic() - self.printed[1] >= self.EVERY_S:
+                self.console.print(text, highlight=False, soft_wrap=True)
+                self.printed = (state, time.monotonic())
+            return
         if not self.started:
             self.status.start()
             self.started = True

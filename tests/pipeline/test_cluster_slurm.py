@@ -10,6 +10,7 @@ run, whether it succeeds, cannot start its jobs or is interrupted with Ctrl-C.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -93,6 +94,8 @@ def test_a_job_that_never_starts_ends_the_run_naming_slurms_reason(slurm, tmp_pa
     assert rc == 1, f"{out}\n{err}"
     assert err.strip().count("\n") == 0, err
     assert "no slurm worker job started within 4 s" in err and "PartitionDown" in err, err
+    said = " ".join(out.split())  # not a terminal: the waiting line is printed, not updated in place
+    assert re.search(r"waiting for the first worker: slurm job\(s\) \d+: job \d+ PENDING \(PartitionDown\)", said), out
     assert took < 120, took
     assert slurm.wait_no_jobs() == [], "the pending job was left in the queue"
     assert done_count(url) == 0
