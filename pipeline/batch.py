@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["SYSTEMS", "BatchUnavailable", "JobsNotStarted", "Jobs", "parse_jobs", "check_available",
-           "start_jobs"]
+           "start_jobs", "wait_for_worker", "WaitingLine", "signals_end_run"]
 
 #: ``--cluster`` name -> (dask-jobqueue class, submit command).
 SYSTEMS = {
@@ -277,3 +277,65 @@ def _cancel(submitted: _Submitted) -> None:
         subprocess.run([*command, *submitted.ids], capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         pass
+
+
+class WaitingLine:
+    """A status line while the run waits for its first worker job: updated in
+    place on a terminal, else printed every ``EVERY_S`` seconds (logs)."""
+
+    EVERY_S = 30.0
+
+    def __init__(self, console, target) -> None:
+        from . import display
+
+        self.console, self.status, self.started, self.printed = console, None, False, None
+        if target.batch and display._VERBOSITY >= 0:
+            self.status = console.status("")
+            target.on_wait = self.update
+
+    def update(self, text: str) -> None:
+        import time
+
+        if not self.console.is_terminal:  # a new state at once, the same one every EVERY_S
+            state = text.rsplit(" (", 1)[0]
+            if self.printed is None or state != self.printed[0] or time.monotonic() - self.printed[1] >= self.EVERY_S:
+                self.console.print(text, highlight=False, soft_wrap=True)
+                self.printed = (state, time.monotonic())
+            return
+        if not self.started:
+            self.status.start()
+            self.started = True
+        self.status.update(text)
+
+    def __enter__(self) -> "WaitingLine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.status is not None:
+            self.status.stop()
+
+
+class signals_end_run:
+    """With worker jobs, SIGTERM and SIGHUP end the run like Ctrl-C: the jobs are cancelled."""
+
+    def __init__(self, batch: str | None) -> None:
+        self.batch, self.saved = batch, {}
+
+    def __enter__(self) -> "signals_end_run":
+        import signal
+        import threading
+
+        if self.batch and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                self.saved[sig] = signal.signal(sig, _interrupt)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

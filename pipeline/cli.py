@@ -14,8 +14,8 @@ import click
 import numpy as np
 
 from ..core.games import Game, ParameterError, game_names, get_game
-from .batch import SYSTEMS as BATCH_SYSTEMS, BatchUnavailable, JobsNotStarted
-from .cluster import START_TIMEOUT_S
+from .batch import SYSTEMS as BATCH_SYSTEMS, BatchUnavailable, JobsNotStarted, WaitingLine, signals_end_run
+from .cluster import START_TIMEOUT_S, performance_report_path
 from .spec import SpecError
 
 __all__ = ["main", "cli"]
@@ -165,79 +165,6 @@ def run_target(batch: str | None, jobs: str | None, start_timeout: float, schedu
     except BatchUnavailable as exc:
         raise UserError(str(exc)) from None
     return Target(batch=batch, jobs=parsed, start_timeout=start_timeout, dashboard_address=dashboard)
-
-
-def performance_report_path(url: str) -> str:
-    """``STORE.performance.html`` beside a local store (``results/x.zarr`` ->
-    ``results/x.performance.html``); a store behind a URL: in the working folder."""
-    from pathlib import Path
-
-    name = Path(url.rstrip("/")).name.removesuffix(".zarr") + ".performance.html"
-    if "://" in url and not url.startswith("file://"):
-        return str(Path(name).resolve())
-    return str(Path(url.removeprefix("file://").rstrip("/")).expanduser().resolve().with_name(name))
-
-
-class _waiting:
-    """A status line while the run waits for its first worker job: updated in
-    place on a terminal, else printed every ``EVERY_S`` seconds (logs)."""
-
-    EVERY_S = 30.0
-
-    def __init__(self, console, target) -> None:
-        from . import display
-
-        self.console, self.status, self.started, self.printed = console, None, False, None
-        if target.batch and display._VERBOSITY >= 0:
-            self.status = console.status("")
-            target.on_wait = self.update
-
-    def update(self, text: str) -> None:
-        import time
-
-        if not self.console.is_terminal:  # a new state at once, the same one every EVERY_S
-            state = text.rsplit(" (", 1)[0]
-            if self.printed is None or state != self.printed[0] or time.monotonic() - self.printed[1] >= self.EVERY_S:
-                self.console.print(text, highlight=False, soft_wrap=True)
-                self.printed = (state, time.monotonic())
-            return
-        if not self.started:
-            self.status.start()
-            self.started = True
-        self.status.update(text)
-
-    def __enter__(self) -> "_waiting":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.status is not None:
-            self.status.stop()
-
-
-class _signals_end_run:
-    """With worker jobs, SIGTERM and SIGHUP end the run like Ctrl-C: the jobs are cancelled."""
-
-    def __init__(self, batch: str | None) -> None:
-        self.batch, self.saved = batch, {}
-
-    def __enter__(self) -> "_signals_end_run":
-        import signal
-        import threading
-
-        if self.batch and threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGHUP):
-                self.saved[sig] = signal.signal(sig, _interrupt)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        import signal
-
-        for sig, handler in self.saved.items():
-            signal.signal(sig, handler)
-
-
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @click.group()
@@ -430,7 +357,7 @@ def run(
     display.announce(console, spec, url, scheduler, target.describe())
     bar = display.TaskBar(console)
     try:
-        with bar, _waiting(console, target), _signals_end_run(batch):
+        with bar, WaitingLine(console, target), signals_end_run(batch):
             report = run_sweep(
                 spec, store_url, overwrite=overwrite, extend=extend, max_tasks=max_tasks,
                 on_start=bar.start, on_progress=bar.update, target=target,

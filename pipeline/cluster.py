@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["Target", "connect", "embedded_cluster", "dashboard_address", "route_web_logs", "tls_security"]
+__all__ = ["Target", "connect", "embedded_cluster", "dashboard_address", "performance_report_path", "route_web_logs",
+           "tls_security"]
 
 #: Default seconds to wait for the first worker job before giving up.
 START_TIMEOUT_S = 300.0
@@ -186,3 +187,14 @@ def route_web_logs() -> None:
         logger = logging.getLogger(name)
         logger.handlers = [] if configured else [logging.NullHandler()]
         logger.propagate = configured
+
+
+def performance_report_path(url: str) -> str:
+    """``STORE.performance.html`` beside a local store (``results/x.zarr`` ->
+    ``results/x.performance.html``); a store behind a URL: in the working folder."""
+    from pathlib import Path
+
+    name = Path(url.rstrip("/")).name.removesuffix(".zarr") + ".performance.html"
+    if "://" in url and not url.startswith("file://"):
+        return str(Path(name).resolve())
+    return str(Path(url.removeprefix("file://").rstrip("/")).expanduser().resolve().with_name(name))
