@@ -6,6 +6,10 @@ The repository's ``core/`` and ``pipeline/`` folders are installed as
 ``boardsweep.pipeline`` (specs, Dask execution, zarr stores, analysis, CLI).
 
 >>> import boardsweep
+>>> result = boardsweep.run("sweeps/quickstart.toml")     # doctest: +SKIP
+>>> ds = result.open()                                    # doctest: +SKIP
+>>> spec = boardsweep.Spec.from_dict({"name": "mine", "game": "monopoly", "seed": 1,
+...                                   "grid": {"dice_sides": [4, 6]}})  # doctest: +SKIP
 >>> ds = boardsweep.open_sweep("results/quickstart.zarr")  # doctest: +SKIP
 >>> ds = boardsweep.load_sweep("results/quickstart.zarr")  # in memory  # doctest: +SKIP
 """
@@ -20,7 +24,7 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from an unbuilt tree
     __version__ = "unknown"
 
-__all__ = ["__version__", "open_sweep", "load_sweep"]
+__all__ = ["__version__", "Spec", "run", "open_sweep", "load_sweep"]
 
 
 def __getattr__(name: str) -> Any:
@@ -28,4 +32,8 @@ def __getattr__(name: str) -> Any:
         from .pipeline import query
 
         return getattr(query, name)
+    if name in ("Spec", "run", "Result"):
+        from .pipeline import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'boardsweep' has no attribute {name!r}")

@@ -15,6 +15,8 @@ import click
 import numpy as np
 
 from ..core.games import Game, ParameterError, game_names, get_game
+from .batch import SYSTEMS as BATCH_SYSTEMS, BatchUnavailable, JobsNotStarted, WaitingLine, signals_end_run
+from .cluster import START_TIMEOUT_S, performance_report_path
 from .errors import BoardsweepError
 from .spec import SpecError
 
@@ -143,6 +145,30 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
     return tls_security(ca_file, cert, key)
 
 
+def run_target(batch: str | None, jobs: str | None, start_timeout: float, scheduler: str | None,
+               workers: int | None, dashboard: str | None):
+    """Where ``run`` sends its tasks, from its options (conflicting options: one line, exit 2)."""
+    from .batch import BatchUnavailable, check_available, parse_jobs
+    from .cluster import Target
+
+    if batch is None:
+        if jobs is not None:
+            raise UserError("--jobs sizes the worker jobs of --cluster; give --cluster SYSTEM too")
+        if scheduler and dashboard:
+            raise UserError(f"--dashboard-address applies to a cluster boardsweep starts; the scheduler at "
+                            f"{scheduler} has its own dashboard")
+        return Target(scheduler=scheduler, dashboard_address=dashboard)
+    if scheduler or workers:
+        given = "--scheduler" if scheduler else "--workers"
+        raise UserError(f"--cluster {batch} starts its own workers (sized by --jobs); drop {given}")
+    try:
+        check_available(batch)
+        parsed = parse_jobs(jobs if jobs is not None else "1")
+    except BatchUnavailable as exc:
+        raise UserError(str(exc)) from None
+    return Target(batch=batch, jobs=parsed, start_timeout=start_timeout, dashboard_address=dashboard)
+
+
 @click.group()
 @click.version_option(package_name="boardsweep")
 @click.option("-v", "--verbose", count=True, help="More output: -v Dask's log messages, -vv debug.")
@@ -266,6 +292,22 @@ def replay(
 @click.option("--extend", is_flag=True, help=(
     "Grow the existing store in place to SPEC: SPEC may add grid-axis values and raise "
     "run.replicates, nothing else; only the new cells run, old cells are kept as they are."))
+@click.option("--cluster", "batch", type=click.Choice(list(BATCH_SYSTEMS)), default=None, help=(
+    "Start worker jobs on this batch system through dask-jobqueue (pip install 'boardsweep[hpc]'), "
+    "configured by its own jobqueue.<system>.* settings (a Dask config file or "
+    "DASK_JOBQUEUE__SLURM__CORES=1 and the like)."))
+@click.option("--jobs", default=None, metavar="N|MIN:MAX", help=(
+    "With --cluster: N worker jobs, or adaptively between MIN and MAX (default 1)."))
+@click.option("--start-timeout", type=click.FloatRange(min=0), default=START_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help=(
+                  "With --cluster: give up when no worker job has started after this long, "
+                  "naming the batch system's reason."))
+@click.option("--dashboard-address", default=None, metavar="[HOST]:PORT", help=(
+    "Where the dashboard of the cluster boardsweep starts listens, e.g. :8787 for an SSH tunnel "
+    "(default: Dask's distributed.scheduler.dashboard.address, else a free port; the embedded "
+    "cluster's stays on 127.0.0.1 unless HOST says otherwise)."))
+@click.option("--performance-report", is_flag=True, help=(
+    "Save Dask's performance report of the run as STORE.performance.html beside the store."))
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
 @TLS_CA
@@ -278,6 +320,11 @@ def run(
     scheduler: str | None,
     overwrite: bool,
     extend: bool,
+    batch: str | None,
+    jobs: str | None,
+    start_timeout: float,
+    dashboard_address: str | None,
+    performance_report: bool,
     max_tasks: int | None,
     report_json: str | None,
     tls_ca_file: str | None,
@@ -285,6 +332,9 @@ def run(
     tls_key: str | None,
 ) -> None:
     """Run (or resume) the sweep described by the spec file SPEC.
+
+    `--cluster slurm --jobs 4` runs it on four SLURM worker jobs (likewise pbs,
+    sge, lsf, htcondor, moab and oar), cancelled when the run ends.
 
     Exits 1 when the scheduler is lost or a task fails (finished tasks stay in
     the store; rerun the same command to resume).
@@ -297,23 +347,30 @@ def run(
 
     if extend and overwrite:
         raise UserError("--extend grows a store in place and --overwrite replaces it: give one of them")
-    scheduler = scheduler_address(scheduler)
+    scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
+    target = run_target(batch, jobs, start_timeout, scheduler, workers, dashboard_address)
     spec = load_spec(spec_path)
+    url = store_url or spec.default_store()
+    if performance_report:
+        target.performance_report = performance_report_path(url)
+    target.workers, target.security = workers, security
     console = display.console()
-    display.announce(console, spec, store_url or spec.default_store(), scheduler)
+    display.announce(console, spec, url, scheduler, target.describe())
     bar = display.TaskBar(console)
     try:
-        with bar:
+        with bar, WaitingLine(console, target), signals_end_run(batch):
             report = run_sweep(
-                spec, store_url, workers=workers, scheduler=scheduler, overwrite=overwrite,
-                extend=extend, max_tasks=max_tasks, security=security, on_start=bar.start, on_progress=bar.update,
+                spec, store_url, overwrite=overwrite, extend=extend, max_tasks=max_tasks,
+                on_start=bar.start, on_progress=bar.update, target=target,
             )
-    except (StoreMismatch, StoreLocked, TooLarge) as exc:
+    except (StoreMismatch, StoreLocked, TooLarge, BatchUnavailable) as exc:
         raise UserError(str(exc)) from None
-    except SweepError as exc:
+    except (SweepError, JobsNotStarted) as exc:
         raise RunFailed(str(exc)) from None
     display.run_summary(console, report)
+    if target.performance_report:
+        display.info(console, f"performance report: {target.performance_report}")
     if report_json:
         from dataclasses import asdict
 

@@ -63,10 +63,10 @@ def info(out: Console, text: str) -> None:
         out.print(text)
 
 
-def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None) -> None:
+def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, where: str | None = None) -> None:
     points = int(np.prod(spec.shape)) if spec.shape else 1
     blocks = -(-spec.replicates // spec.block)
-    where = f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"
+    where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
     tasks = (f"tasks of about {spec.task_seconds:g} s each" if spec.task_seconds is not None
              else f"{points * blocks} tasks of {spec.block} replicates")
     info(out,

@@ -18,9 +18,8 @@ Failures are reported, never hidden, and never cost finished work:
 * losing the scheduler raises :class:`SchedulerLost` naming its address; a
   rerun against a live scheduler resumes from the done masks.
 
-The embedded cluster listens on 127.0.0.1 only (scheduler, workers and
-dashboard).  ``security`` (a :class:`distributed.security.Security`) is passed
-to the client of an existing scheduler for TLS.
+The client, and the cluster behind it, come from
+:mod:`boardsweep.pipeline.cluster`.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import hashlib
 import json
 import concurrent.futures
 import logging
-import os
 import re
 import time
 import uuid
@@ -43,6 +41,7 @@ from . import grow, sizing, store
 from .store import integrity, metadata, packing
 from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
+from .cluster import Target, connect, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .plan import plan_tasks
 from .errors import InputError
 from .spec import Spec
@@ -99,15 +98,6 @@ class TasksFailed(SweepError):
         self.failures = failures
 
 
-def tls_security(ca_file: str, cert: str, key: str):
-    """A client :class:`distributed.security.Security` for a TLS scheduler."""
-    from distributed.security import Security
-
-    return Security(
-        tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True
-    )
-
-
 class BadSchedulerAddress(InputError):
     """A ``--scheduler`` address that is not one Dask can connect to."""
 
@@ -131,7 +121,6 @@ def check_scheduler_address(address: str) -> None:
     except (ValueError, TypeError) as exc:
         raise BadSchedulerAddress(f"--scheduler {address!r}: not a Dask scheduler address ({_one_line(exc)}); "
                                   "expected e.g. tcp://HOST:8786 (nothing was created)") from None
-
 
 def normalize_url(url: str) -> str:
     """Absolute path for a local store (workers may run elsewhere), URLs unchanged."""
@@ -247,30 +236,6 @@ def _create(spec: Spec, url: str) -> None:
         ) from None
 
 
-def _client(stack: ExitStack, workers: int | None, scheduler: str | None, security=None):
-    from distributed import Client, LocalCluster
-
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="20s", security=security)
-        except (OSError, TimeoutError) as exc:
-            raise SchedulerLost(
-                f"cannot reach the Dask scheduler at {scheduler}: {_one_line(exc)}"
-            ) from None
-        return stack.enter_context(client)
-    cluster = stack.enter_context(
-        LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",  # scheduler and workers: loopback only
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.ERROR,
-        )
-    )
-    return stack.enter_context(Client(cluster))
-
-
 def run_sweep(
     spec: Spec,
     url: str | None = None,
@@ -284,6 +249,7 @@ def run_sweep(
     pack: bool = True,
     on_start: Callable[[RunReport], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    target: Target | None = None,
 ) -> RunReport:
     """Run (or resume) ``spec`` into the store at ``url``.
 
@@ -314,6 +280,10 @@ def run_sweep(
     on_start, on_progress : callable, optional
         Called with the report once the client is up, and with (done, total)
         after each finished task.
+    target : cluster.Target, optional
+        Where the tasks run, in full (an existing client, worker jobs on a
+        batch system, the dashboard, a performance report); replaces
+        ``workers``, ``scheduler`` and ``security``.
 
     Returns
     -------
@@ -327,8 +297,9 @@ def run_sweep(
         Some tasks raised; every other task ran to the end and is stored.
     """
     url = normalize_url(url or spec.default_store())
-    if scheduler:
-        check_scheduler_address(scheduler)  # before anything is created
+    target = target or Target(workers=workers, scheduler=scheduler, security=security)
+    if isinstance(target.scheduler, str) and target.scheduler:
+        check_scheduler_address(target.scheduler)  # before anything is created
     t0 = time.perf_counter()
     kind = _refuse_foreign(url, overwrite)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
@@ -339,8 +310,8 @@ def run_sweep(
             stack.enter_context(StoreLock(url))
             if kind == "boardsweep" and not overwrite:
                 spec = _grow(url, spec, extend)
-            report = _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks,
-                                 security, on_start, on_progress, pack)
+            report = _run_locked(stack, spec, url, target, overwrite, max_tasks,
+                                 on_start, on_progress, pack)
     finally:
         if kind == "absent":
             _remove_if_empty(url)
@@ -366,7 +337,7 @@ def _remove_if_empty(url: str) -> None:
         path.rmdir()
 
 
-def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, security,
+def _run_locked(stack, spec, url, target, overwrite, max_tasks,
                 on_start, on_progress, pack) -> RunReport:
     """The run itself, with the store's lock held."""
     resumed = store.inspect(url) == "boardsweep" and not overwrite
@@ -374,7 +345,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
 
     def client_once():
         if not clients:
-            clients.append(_client(stack, workers, scheduler, security))
+            clients.append(connect(stack, target))
         return clients[0]
 
     calibration = ""
@@ -404,7 +375,7 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         progress = _Rounds(on_progress)
         while tasks or points:  # one round; a precision target may ask for more
             _submit_and_wait(client, spec, url, tasks, points, report, progress.round(len(tasks) + len(points)),
-                             scheduler)
+                             target.scheduler)
             done, points = store.read_done(url), []
             tasks, finished = _plan(spec, url, done)
             if max_tasks is not None:

@@ -188,6 +188,48 @@ class Spec:
     def default_store(self) -> str:
         return self.store or f"results/{self.name}.zarr"
 
+    @classmethod
+    def from_file(cls, path: str | Path) -> "Spec":
+        """The spec in the TOML file ``path`` (:class:`SpecError` naming the file and key)."""
+        return load_spec(path)
+
+    @classmethod
+    def from_toml(cls, text: str, source: str = "<spec text>") -> "Spec":
+        """The spec written as TOML ``text``."""
+        return parse_spec(text, source)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], source: str = "<spec dict>") -> "Spec":
+        """The spec as a dict, shaped like the TOML file: ``{"name": ..., "game":
+        ..., "seed": ..., "grid": {...}, "run": {...}}``.  It is written out as
+        TOML text, which the store records like a file's."""
+        return parse_spec(toml_text(values, source), source)
+
+
+def toml_text(values: dict[str, Any], source: str = "<spec dict>") -> str:
+    """TOML text of a spec dict: top-level keys first, then one ``[table]`` per
+    dict value (values written as JSON, which is TOML for strings, numbers,
+    booleans and lists of them)."""
+    if not isinstance(values, dict):
+        raise SpecError(f"{source}: expected a dict shaped like a spec file, got {type(values).__name__}")
+    top = [f"{key} = {_toml_value(source, key, v)}" for key, v in values.items() if not isinstance(v, dict)]
+    tables = []
+    for table, content in values.items():
+        if isinstance(content, dict):
+            tables += ["", f"[{table}]", *(f"{k} = {_toml_value(source, f'{table}.{k}', v)}"
+                                          for k, v in content.items())]
+    return "\n".join(top + tables) + "\n"
+
+
+def _toml_value(source: str, key: str, value: Any) -> str:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(source, key, v) for v in value) + "]"
+    if isinstance(value, (bool, int, str)) or (isinstance(value, float) and np.isfinite(value)):
+        return json.dumps(value)
+    raise SpecError(f"{source}: {key}: expected a string, number, boolean or list of them, got {value!r}")
+
 
 def load_spec(path: str | Path) -> Spec:
     """Read and validate the spec file ``path`` (SpecError on any problem)."""

@@ -1,0 +1,261 @@
+"""The Python API: ``boardsweep.run(spec, store)`` and ``boardsweep.Spec``.
+
+>>> import boardsweep
+>>> spec = boardsweep.Spec.from_file("sweeps/quickstart.toml")        # doctest: +SKIP
+>>> result = boardsweep.run(spec, "results/quickstart.zarr")          # doctest: +SKIP
+>>> ds = result.open()                                                # doctest: +SKIP
+
+``run`` does what ``boardsweep run`` does, from a script or a notebook: on an
+embedded local cluster, an existing :class:`distributed.Client`, a cluster
+object (a ``LocalCluster``, a dask-jobqueue ``SLURMCluster``, ...), a
+scheduler address or a batch system by name.  In Jupyter it shows the
+dashboard link and a progress bar; in a terminal, the CLI's progress bar.
+
+A plain script needs no ``if __name__ == "__main__":`` guard: while the run
+starts its worker processes (multiprocessing's spawn, which imports the main
+script again in each child) it hides the script from them, so they do not run
+the sweep again.  Should a worker process still import the script and reach
+``run`` (e.g. a worker restarted after the run), it stops with one line saying
+to add the guard.  A script that makes its own ``LocalCluster`` needs the
+guard anyway, as Dask documents.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from .cluster import Target
+from .execute import RunReport, run_sweep
+from .spec import Spec, SpecError
+
+__all__ = ["Spec", "Result", "run", "as_spec"]
+
+
+class NotInWorker(RuntimeError):
+    """``run`` was called by a worker process importing the user's script."""
+
+
+@dataclass
+class Result:
+    """What :func:`run` did (``report``: a :class:`RunReport`) and where: ``store``.
+
+    The report's fields read as the result's own (``result.complete``,
+    ``result.tasks_run``, ``result.dashboard``...).
+    """
+
+    report: RunReport
+    spec: Spec
+
+    @property
+    def store(self) -> str:
+        return self.report.store
+
+    def open(self, **kwargs: Any):
+        """The store as a lazy :class:`xarray.Dataset` (:func:`boardsweep.open_sweep`)."""
+        from .query import open_sweep
+
+        return open_sweep(self.store, **kwargs)
+
+    def load(self, **kwargs: Any):
+        """The store read into memory (:func:`boardsweep.load_sweep`)."""
+        from .query import load_sweep
+
+        return load_sweep(self.store, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("report", "spec"):
+            raise AttributeError(name)
+        return getattr(self.report, name)
+
+    def __repr__(self) -> str:
+        state = "complete" if self.report.complete else "INCOMPLETE"
+        return (f"<boardsweep result {self.spec.name!r}: {self.store} {state}, {self.report.tasks_run} tasks and "
+                f"{self.report.exact_run} exact answers computed in {self.report.wall_s:.1f} s>")
+
+
+def as_spec(spec: Spec | str | Path | Mapping[str, Any]) -> Spec:
+    """A :class:`Spec` from a spec, a file path, TOML text or a dict."""
+    if isinstance(spec, Spec):
+        return spec
+    if isinstance(spec, Mapping):
+        return Spec.from_dict(dict(spec))
+    if isinstance(spec, Path) or (isinstance(spec, str) and "\n" not in spec and "=" not in spec):
+        return Spec.from_file(spec)
+    if isinstance(spec, str):
+        return Spec.from_toml(spec)
+    raise SpecError(f"expected a Spec, a spec file's path, TOML text or a dict, got {type(spec).__name__}")
+
+
+def run(
+    spec: Spec | str | Path | Mapping[str, Any],
+    store: str | Path | None = None,
+    *,
+    client: Any = None,
+    workers: int | None = None,
+    cluster: Any = None,
+    progress: bool = True,
+    overwrite: bool = False,
+    extend: bool = False,
+    jobs: int | str | None = None,
+    dashboard_address: str | None = None,
+    performance_report: str | Path | None = None,
+) -> Result:
+    """Run (or resume) a sweep and return what it did; ``result.open()`` opens the store.
+
+    Parameters
+    ----------
+    spec : Spec, path, TOML text or dict
+        The sweep (see :class:`Spec`).
+    store : str or Path, optional
+        Store path or fsspec URL (default: the spec's, else ``results/<name>.zarr``).
+    client : distributed.Client, optional
+        Run on this client's cluster (left open).
+    workers : int, optional
+        Worker processes of the embedded local cluster (default: one per CPU).
+    cluster : optional
+        A Dask cluster object (a ``Client`` is made for it, the cluster is left
+        running), a scheduler address (``tcp://HOST:8786``) or a batch system's
+        name (``"slurm"``, ...; sized by ``jobs``, cancelled at the end).
+    progress : bool
+        Show the dashboard link and a progress bar (Jupyter: HTML; else the terminal's).
+    overwrite, extend : bool
+        As ``boardsweep run --overwrite`` / ``--extend``.
+    jobs : int or "MIN:MAX", optional
+        With a batch system: worker jobs, fixed or adaptive.
+    dashboard_address : str, optional
+        Where the dashboard of a cluster started here listens (``:8787``).
+    performance_report : str or Path, optional
+        Save Dask's performance report (HTML) of the run there.
+
+    Returns
+    -------
+    Result
+
+    Raises
+    ------
+    SpecError, StoreMismatch, StoreLocked, SweepError
+        As ``boardsweep run`` (each with a one-line message).
+    """
+    _refuse_in_worker()
+    if cluster is not None and not isinstance(cluster, str):  # a cluster object: a client of our own for it
+        from distributed import Client
+
+        with Client(cluster) as own:
+            return run(spec, store, client=own, workers=workers, progress=progress, overwrite=overwrite,
+                       extend=extend, jobs=jobs, dashboard_address=dashboard_address,
+                       performance_report=performance_report)
+    spec = as_spec(spec)
+    target = _target(client, workers, cluster, jobs, dashboard_address)
+    target.performance_report = str(performance_report) if performance_report else None
+    show = _progress(target) if progress else None
+    with _hidden_main(), (show or _nothing()):
+        report = run_sweep(spec, None if store is None else str(store), overwrite=overwrite, extend=extend,
+                           target=target, on_start=show.start if show else None,
+                           on_progress=show.update if show else None)
+    return Result(report, spec)
+
+
+def _target(client, workers, cluster, jobs, dashboard_address) -> Target:
+    from . import batch
+
+    given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
+             if value is not None]
+    if len(given) > 1:
+        raise ValueError(f"give one of client=, cluster= and workers=, not {' and '.join(given)}")
+    if jobs is not None and not isinstance(cluster, str):
+        raise ValueError("jobs= sizes the worker jobs of cluster='slurm' (or another batch system)")
+    if isinstance(cluster, str) and cluster in batch.SYSTEMS:
+        batch.check_available(cluster)
+        return Target(batch=cluster, jobs=batch.parse_jobs(jobs or 1), dashboard_address=dashboard_address)
+    if isinstance(cluster, str):
+        return Target(scheduler=cluster)
+    return Target(client=client, workers=workers, dashboard_address=dashboard_address)
+
+
+def _refuse_in_worker() -> None:
+    """Stop a worker process that imports the user's script from running it again."""
+    if getattr(sys.modules.get("__main__"), "__name__", "") == "__mp_main__":
+        raise NotInWorker(
+            "boardsweep.run was called while a Dask worker process imported your script: put the code that "
+            "runs the sweep under `if __name__ == \"__main__\":`")
+
+
+@contextmanager
+def _hidden_main() -> Iterator[None]:
+    """Hide the main script from worker processes started meanwhile
+    (multiprocessing's spawn re-imports ``__main__`` from its ``__file__`` or
+    ``__spec__``; without either, as in Jupyter, it imports nothing)."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main is not None and k in main.__dict__}
+    if main is None or "__file__" not in saved:  # interactive, Jupyter: nothing to hide
+        yield
+        return
+    del main.__dict__["__file__"]
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def _in_notebook() -> bool:
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    ip = shell.get_ipython()
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def _progress(target: Target):
+    if _in_notebook():
+        return NotebookProgress()
+    from . import display
+
+    return display.TaskBar(display.console())
+
+
+class NotebookProgress:
+    """Dashboard link and progress bar as HTML, updated in place (no widgets needed)."""
+
+    EVERY_S = 0.25
+
+    def __init__(self) -> None:
+        self.handle, self.link, self.t0, self.shown = None, "", time.monotonic(), 0.0
+
+    def __enter__(self) -> "NotebookProgress":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def start(self, report: RunReport) -> None:
+        from IPython.display import HTML, display
+
+        self.link, self.t0 = report.dashboard, time.monotonic()
+        self.handle = display(HTML(self._html(0, report.pending)), display_id=True)
+
+    def update(self, done: int, total: int) -> None:
+        from IPython.display import HTML
+
+        now = time.monotonic()
+        if self.handle is not None and (done == total or now - self.shown >= self.EVERY_S):
+            self.handle.update(HTML(self._html(done, total)))
+            self.shown = now
+
+    def _html(self, done: int, total: int) -> str:
+        link = html.escape(self.link)
+        dashboard = (f'dashboard: <a href="{link}" target="_blank">{link}</a>' if link else "no dashboard")
+        elapsed = time.monotonic() - self.t0
+        return (f"<div>{dashboard}<br><progress value='{done}' max='{max(total, 1)}' style='width:60%'></progress>"
+                f" tasks {done}/{total}, {elapsed:.0f} s</div>")
