@@ -306,6 +306,7 @@ def run(
             report = run_sweep(
                 spec, store_url, workers=workers, scheduler=scheduler, overwrite=overwrite,
                 extend=extend, max_tasks=max_tasks, security=security, on_start=bar.start, on_progress=bar.update,
+                on_compile=bar.compiling,
             )
     except (StoreMismatch, StoreLocked, TooLarge) as exc:
         raise UserError(str(exc)) from None

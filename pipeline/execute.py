@@ -44,7 +44,7 @@ from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
 from .plan import plan_tasks
 from .spec import Spec
-from .tasks import run_exact, run_task
+from .tasks import COMPILING_TOPIC, run_exact, run_task
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -61,7 +61,8 @@ class RunReport:
     tasks_total: int
     tasks_run: int = 0
     exact_run: int = 0
-    kernel_s: float = 0.0
+    kernel_s: float = 0.0  # simulating and solving, summed over tasks (compilation apart)
+    compile_s: float = 0.0  # compiling kernels or loading them from numba's cache, summed over tasks
     write_s: float = 0.0
     wall_s: float = 0.0
     dashboard: str = ""
@@ -188,6 +189,12 @@ def _create(spec: Spec, url: str) -> None:
 
 
 def _client(stack: ExitStack, workers: int | None, scheduler: str | None, security=None):
+    """A client of ``scheduler``, else of an embedded cluster: by default
+    ``workers`` single-threaded workers inside this process (no process to
+    spawn, kernels compiled once; they release the GIL), or worker processes
+    when Dask's config says ``boardsweep.processes: true``
+    (``DASK_BOARDSWEEP__PROCESSES=True``)."""
+    import dask
     from distributed import Client, LocalCluster
 
     if scheduler:
@@ -198,12 +205,14 @@ def _client(stack: ExitStack, workers: int | None, scheduler: str | None, securi
                 f"cannot reach the Dask scheduler at {scheduler}: {_one_line(exc)}"
             ) from None
         return stack.enter_context(client)
+    processes = bool(dask.config.get("boardsweep.processes", False))
     cluster = stack.enter_context(
         LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",  # scheduler and workers: loopback only
+            processes=processes,  # default: workers as threads of this process (nogil kernels, one compile)
+            memory_limit="auto" if processes else 0,  # threads share one process: no per-worker limit
+            host="127.0.0.1" if processes else None,  # processes: loopback only; threads: in-process comms
             dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
         )
@@ -224,6 +233,7 @@ def run_sweep(
     pack: bool = True,
     on_start: Callable[[RunReport], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    on_compile: Callable[[], None] | None = None,
 ) -> RunReport:
     """Run (or resume) ``spec`` into the store at ``url``.
 
@@ -254,6 +264,9 @@ def run_sweep(
     on_start, on_progress : callable, optional
         Called with the report once the client is up, and with (done, total)
         after each finished task.
+    on_compile : callable, optional
+        Called (from another thread) when a worker starts compiling numba
+        kernels, once per run.
 
     Returns
     -------
@@ -278,7 +291,7 @@ def run_sweep(
             if kind == "boardsweep" and not overwrite:
                 spec = _grow(url, spec, extend)
             report = _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks,
-                                 security, on_start, on_progress, pack)
+                                 security, on_start, on_progress, pack, on_compile)
     finally:
         if kind == "absent":
             _remove_if_empty(url)
@@ -305,7 +318,7 @@ def _remove_if_empty(url: str) -> None:
 
 
 def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, security,
-                on_start, on_progress, pack) -> RunReport:
+                on_start, on_progress, pack, on_compile=None) -> RunReport:
     """The run itself, with the store's lock held."""
     resumed = store.inspect(url) == "boardsweep" and not overwrite
     clients: list = []
@@ -313,6 +326,8 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
     def client_once():
         if not clients:
             clients.append(_client(stack, workers, scheduler, security))
+            if on_compile:
+                _on_first_compile(clients[0], on_compile)
         return clients[0]
 
     calibration = ""
@@ -353,6 +368,18 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         report.packing = _pack(url)
         report.pack_s = time.perf_counter() - t0
     return report
+
+
+def _on_first_compile(client, callback: Callable[[], None]) -> None:
+    """Call ``callback`` once, when the first worker announces that it compiles kernels."""
+    told: list = []
+
+    def handler(_event) -> None:
+        if not told:
+            told.append(True)
+            callback()
+
+    client.subscribe_topic(COMPILING_TOPIC, handler)
 
 
 def _pack(url: str) -> str:
@@ -503,6 +530,7 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
                 what.pop(future.key, None)
                 report.records.append(record)
                 report.kernel_s += record["kernel_s"]
+                report.compile_s += record.get("compile_s", 0.0)
                 report.write_s += record["write_s"]
                 if record["key"].startswith("exact-"):
                     report.exact_run += 1

@@ -66,7 +66,7 @@ def card_types(deck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return kinds, types.astype(np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _decode(state):
     """(square or IN_JAIL, jail_throws, doubles) of a token state."""
     if state >= _JAILED:
@@ -74,7 +74,7 @@ def _decode(state):
     return state // 3, 0, state % 3
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _throw_keys(n, long_jail):
     """Key of every (state, throw column): what the throw leaves for the landing."""
     n_cols = 4 * n - 2
@@ -90,7 +90,7 @@ def _throw_keys(n, long_jail):
     return keys
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _draws(square, j, width, shuffled, cc, ch, cc_kinds, ch_kinds, out):
     """Cards drawn, in order, by outcome ``j`` of a landing on card square ``square``."""
     if shuffled:
@@ -109,7 +109,7 @@ def _draws(square, j, width, shuffled, cc, ch, cc_kinds, ch_kinds, out):
         out[0] = ch[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _outcome(key, tally, cards, counted):
     """(next state, ends, cards used, counted locations as one integer) of a landing key."""
     double, d = key % 2 == 1, key // 2 % 3
@@ -123,7 +123,7 @@ def _outcome(key, tally, cards, counted):
     return 3 * final + (0 if ends else d), ends, used, code
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds):
     """Outcomes of every landing key over every card outcome: next state, flags
     (ends, CC advanced, CH advanced as bits 0..2), counted locations; and
