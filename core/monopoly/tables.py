@@ -135,8 +135,12 @@ def _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds):
     draws = np.zeros(_N_KEYS, dtype=np.bool_)
     buf = np.zeros(MAX_COUNTED, dtype=np.int64)
     cards = np.zeros(2, dtype=np.int64)
-    for key in np.unique(keys.ravel()):
-        if key < 0:
+    present = np.zeros(_N_KEYS, dtype=np.bool_)  # a mask, not np.unique: sorting took seconds to compile
+    for key in keys.ravel():
+        if key >= 0:
+            present[key] = True
+    for key in range(_N_KEYS):
+        if not present[key]:
             continue
         state, ends, used, code = _outcome(key, tally, cards[:0], buf)
         draws[key] = used < 0
