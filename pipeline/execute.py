@@ -333,9 +333,15 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
     calibration = ""
     if spec.task_seconds is not None:
         spec, calibration = _task_size(spec, url, resumed, client_once)
-    relaid = prepare_store(spec, url, overwrite)
-    repaired, done, exact_done = _clear_damaged(spec, url)
-    tasks, finished = _plan(spec, url, done)
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-prepare")
+    preparing = pool.submit(_prepare, spec, url, overwrite)
+    pool.shutdown(wait=False)
+    try:
+        if not resumed:  # a new store has every task to run: the cluster starts while it is prepared
+            client_once()
+    finally:
+        concurrent.futures.wait([preparing])
+    relaid, repaired, done, exact_done, tasks, finished = preparing.result()
     points = [(i, p) for i, p in spec.points() if not exact_done[i]]
     report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
     report.repaired = relaid + repaired
@@ -368,6 +374,15 @@ def _run_locked(stack, spec, url, workers, scheduler, overwrite, max_tasks, secu
         report.packing = _pack(url)
         report.pack_s = time.perf_counter() - t0
     return report
+
+
+def _prepare(spec: Spec, url: str, overwrite: bool):
+    """The store made or checked (:func:`prepare_store`), its damaged cells
+    cleared, and the tasks planned: (relaid, repaired, done, exact_done,
+    tasks, finished)."""
+    relaid = prepare_store(spec, url, overwrite)
+    repaired, done, exact_done = _clear_damaged(spec, url)
+    return (relaid, repaired, done, exact_done, *_plan(spec, url, done))
 
 
 def _on_first_compile(client, callback: Callable[[], None]) -> None:
