@@ -190,7 +190,8 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                 if ended[lane] < target[lane]:
                     lane += 1
                     continue
-                out_hist[k[lane]] += hist[lane]
+                for code in range(hist.shape[1]):  # a loop: an array expression compiles its error messages
+                    out_hist[k[lane], code] += hist[lane, code]
                 k[lane] += 1
                 if k[lane] < checkpoints.shape[0]:
                     target[lane] = checkpoints[k[lane]] * players

@@ -78,12 +78,13 @@ def _decode(state):
 def _throw_keys(n, long_jail):
     """Key of every (state, throw column): what the throw leaves for the landing."""
     n_cols = 4 * n - 2
-    keys = np.full((N_STATES, n_cols), -1, dtype=np.int64)
+    keys = np.zeros((N_STATES, n_cols), dtype=np.int64)  # not np.full: one numba overload less to compile
     for state in range(N_STATES):
         sq, jail_throws, doubles = _decode(state)
         for col in range(n_cols):
             steps, double = col // 2 + 2, col % 2 == 1
             if double and steps % 2:
+                keys[state, col] = -1
                 continue
             to, jt, d, dbl = throw(sq, jail_throws, doubles, steps, double, long_jail)
             keys[state, col] = ((to * 3 + jt) * 3 + d) * 2 + dbl
