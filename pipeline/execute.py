@@ -212,7 +212,8 @@ def _client(stack: ExitStack, workers: int | None, scheduler: str | None, securi
             threads_per_worker=1,
             processes=processes,  # default: workers as threads of this process (nogil kernels, one compile)
             memory_limit="auto" if processes else 0,  # threads share one process: no per-worker limit
-            host="127.0.0.1" if processes else None,  # processes: loopback only; threads: in-process comms
+            protocol="tcp://",  # threads too: in-process comms would bind worker servers and links to every address
+            host="127.0.0.1",  # scheduler and workers: loopback only
             dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
         )

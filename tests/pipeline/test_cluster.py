@@ -117,8 +117,8 @@ def _listening(pids) -> list[tuple[int, str, int]]:
 def test_embedded_cluster_listens_on_loopback_only(tmp_path, toy_spec_text, write_spec, processes):
     """Scheduler, nannies, workers and dashboards of ``boardsweep run``'s own
     LocalCluster bind 127.0.0.1 and nothing else (observed from outside while
-    the run is under way).  The default runs its workers as threads of the
-    client's process, talking in-process: only the dashboard listens."""
+    the run is under way), with its workers as threads of the client's
+    process (the default) or as processes."""
     spec_path = write_spec(toy_spec_text)
     url = tmp_path / "s.zarr"
     proc = start_client(tmp_path, "run", str(spec_path), "--store", str(url), "--workers", "2",
@@ -131,6 +131,6 @@ def test_embedded_cluster_listens_on_loopback_only(tmp_path, toy_spec_text, writ
     finally:
         rc, out, err = finish(proc)
     assert rc == 0, f"{out}\n{err}"
-    assert len(sockets) >= (4 if processes else 1), sockets  # processes: scheduler, dashboard, two workers
+    assert len(sockets) >= 4, sockets  # scheduler, dashboard and two workers at least
     assert {ip for _, ip, _ in sockets} == {"127.0.0.1"}, sockets
     assert "dashboard: http://127.0.0.1:" in out
