@@ -43,6 +43,7 @@ def test_default_workers_are_threads_of_this_process_and_processes_on_request():
     assert len(pids) == 2 and os.getpid() not in pids
 
 
+@pytest.mark.slow
 def test_threaded_default_and_process_cluster_give_the_same_store(tmp_path):
     spec = parse_spec(SPEC)
     threads = run_sweep(spec, str(tmp_path / "threads.zarr"), workers=2)
