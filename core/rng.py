@@ -43,7 +43,7 @@ def _splitmix64(x):
     return z ^ (z >> uint64(31))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def game_state(key, game, out):
     """Fill ``out`` (4 x uint64) with the xoshiro256** start state of game ``game``:
     four successive SplitMix64 outputs from ``key[0] ^ splitmix64(key[1] + game)``."""
@@ -96,7 +96,7 @@ def randint(s, n):
     return below(next_u64(s) >> uint64(32), n)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def shuffle(s, a):
     """Fisher-Yates shuffle of the 1-d array ``a`` in place, drawing from ``s``."""
     for i in range(a.shape[0] - 1, 0, -1):

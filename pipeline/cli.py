@@ -362,7 +362,7 @@ def run(
         with bar, WaitingLine(console, target), signals_end_run(batch):
             report = run_sweep(
                 spec, store_url, overwrite=overwrite, extend=extend, max_tasks=max_tasks,
-                on_start=bar.start, on_progress=bar.update, target=target,
+                on_start=bar.start, on_progress=bar.update, target=target, on_compile=bar.compiling,
             )
     except (StoreMismatch, StoreLocked, TooLarge, BatchUnavailable) as exc:
         raise UserError(str(exc)) from None

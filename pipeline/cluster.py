@@ -139,14 +139,23 @@ def _batch_client(stack: ExitStack, target: Target):
 
 def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
     """The cluster ``boardsweep run`` starts when given no other: ``workers``
-    single-threaded worker processes (default: one per CPU), on 127.0.0.1 only,
-    its dashboard at ``dashboard``."""
+    single-threaded workers (default: one per CPU), on 127.0.0.1 only, its
+    dashboard at ``dashboard``.
+
+    By default the workers are threads of this process (no process to spawn,
+    kernels compiled once; every kernel releases the GIL); worker processes
+    when Dask's config says ``boardsweep.processes: true``
+    (``DASK_BOARDSWEEP__PROCESSES=True``)."""
+    import dask
     from distributed import LocalCluster
 
+    processes = bool(dask.config.get("boardsweep.processes", False))
     return LocalCluster(
         n_workers=workers or os.cpu_count() or 1,
         threads_per_worker=1,
-        processes=True,
+        processes=processes,
+        memory_limit="auto" if processes else 0,  # threads share one process: no per-worker limit
+        protocol="tcp://",  # threads too: in-process comms would bind worker servers and links to every address
         host="127.0.0.1",  # scheduler and workers: loopback only
         dashboard_address=dashboard,
         silence_logs=logging.ERROR,

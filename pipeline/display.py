@@ -166,6 +166,10 @@ class TaskBar:
         self.task = self.progress.add_task("tasks", total=report.pending, rate="")
         self.t0 = time.perf_counter()
 
+    def compiling(self) -> None:
+        """A worker started compiling kernels (numba caches them on disk)."""
+        info(self.out, "compiling kernels (first run only)")
+
     def update(self, done: int, total: int) -> None:
         if self.task is None:
             self.task = self.progress.add_task("tasks", total=total, rate="")
@@ -199,8 +203,9 @@ def run_summary(out: Console, report: RunReport) -> None:
               soft_wrap=True)  # a path stays on one line
     if report.packing:
         out.print(report.packing)
+    compiled = f", compiling kernels {report.compile_s:.1f} s" if report.compile_s >= 0.05 else ""
     info(out,
-         f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s summed over "
+         f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
          f"{report.workers or 0} workers, writes {report.write_s:.2f} s, "
          f"overhead ~ {max(overhead, 0):.1f} s")
 

@@ -45,7 +45,7 @@ from .cluster import Target, connect, tls_security  # noqa: F401 - tls_security 
 from .plan import plan_tasks
 from .errors import InputError
 from .spec import Spec
-from .tasks import run_exact, run_task
+from .tasks import COMPILING_TOPIC, run_exact, run_task
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -62,7 +62,8 @@ class RunReport:
     tasks_total: int
     tasks_run: int = 0
     exact_run: int = 0
-    kernel_s: float = 0.0
+    kernel_s: float = 0.0  # simulating and solving, summed over tasks (compilation apart)
+    compile_s: float = 0.0  # compiling kernels or loading them from numba's cache, summed over tasks
     write_s: float = 0.0
     wall_s: float = 0.0
     dashboard: str = ""
@@ -250,6 +251,7 @@ def run_sweep(
     on_start: Callable[[RunReport], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     target: Target | None = None,
+    on_compile: Callable[[], None] | None = None,
 ) -> RunReport:
     """Run (or resume) ``spec`` into the store at ``url``.
 
@@ -284,6 +286,9 @@ def run_sweep(
         Where the tasks run, in full (an existing client, worker jobs on a
         batch system, the dashboard, a performance report); replaces
         ``workers``, ``scheduler`` and ``security``.
+    on_compile : callable, optional
+        Called (from another thread) when a worker starts compiling numba
+        kernels, once per run.
 
     Returns
     -------
@@ -311,7 +316,7 @@ def run_sweep(
             if kind == "boardsweep" and not overwrite:
                 spec = _grow(url, spec, extend)
             report = _run_locked(stack, spec, url, target, overwrite, max_tasks,
-                                 on_start, on_progress, pack)
+                                 on_start, on_progress, pack, on_compile)
     finally:
         if kind == "absent":
             _remove_if_empty(url)
@@ -338,7 +343,7 @@ def _remove_if_empty(url: str) -> None:
 
 
 def _run_locked(stack, spec, url, target, overwrite, max_tasks,
-                on_start, on_progress, pack) -> RunReport:
+                on_start, on_progress, pack, on_compile=None) -> RunReport:
     """The run itself, with the store's lock held."""
     resumed = store.inspect(url) == "boardsweep" and not overwrite
     clients: list = []
@@ -346,14 +351,22 @@ def _run_locked(stack, spec, url, target, overwrite, max_tasks,
     def client_once():
         if not clients:
             clients.append(connect(stack, target))
+            if on_compile:
+                _on_first_compile(clients[0], on_compile)
         return clients[0]
 
     calibration = ""
     if spec.task_seconds is not None:
         spec, calibration = _task_size(spec, url, resumed, client_once)
-    relaid = prepare_store(spec, url, overwrite)
-    repaired, done, exact_done = _clear_damaged(spec, url)
-    tasks, finished = _plan(spec, url, done)
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-prepare")
+    preparing = pool.submit(_prepare, spec, url, overwrite)
+    pool.shutdown(wait=False)
+    try:
+        if not resumed:  # a new store has every task to run: the cluster starts while it is prepared
+            client_once()
+    finally:
+        concurrent.futures.wait([preparing])
+    relaid, repaired, done, exact_done, tasks, finished = preparing.result()
     points = [(i, p) for i, p in spec.points() if not exact_done[i]]
     report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
     report.repaired = relaid + repaired
@@ -386,6 +399,27 @@ def _run_locked(stack, spec, url, target, overwrite, max_tasks,
         report.packing = _pack(url)
         report.pack_s = time.perf_counter() - t0
     return report
+
+
+def _prepare(spec: Spec, url: str, overwrite: bool):
+    """The store made or checked (:func:`prepare_store`), its damaged cells
+    cleared, and the tasks planned: (relaid, repaired, done, exact_done,
+    tasks, finished)."""
+    relaid = prepare_store(spec, url, overwrite)
+    repaired, done, exact_done = _clear_damaged(spec, url)
+    return (relaid, repaired, done, exact_done, *_plan(spec, url, done))
+
+
+def _on_first_compile(client, callback: Callable[[], None]) -> None:
+    """Call ``callback`` once, when the first worker announces that it compiles kernels."""
+    told: list = []
+
+    def handler(_event) -> None:
+        if not told:
+            told.append(True)
+            callback()
+
+    client.subscribe_topic(COMPILING_TOPIC, handler)
 
 
 def _pack(url: str) -> str:
@@ -536,6 +570,7 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
                 what.pop(future.key, None)
                 report.records.append(record)
                 report.kernel_s += record["kernel_s"]
+                report.compile_s += record.get("compile_s", 0.0)
                 report.write_s += record["write_s"]
                 if record["key"].startswith("exact-"):
                     report.exact_run += 1

@@ -1,15 +1,21 @@
 """What a Dask worker runs: simulate one task block or solve one grid point,
 write the result into the store itself, and return only small metadata.
 
-Large arrays never travel back to the client.
+Large arrays never travel back to the client.  Each record separates the
+time spent compiling numba kernels (or loading them from numba's disk
+cache, or waiting for another thread's compilation: :class:`CompileClock`)
+from the kernel time proper; the first real compilation in a worker is
+announced on the Dask event topic :data:`COMPILING_TOPIC`.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
 import numpy as np
+from numba.core import event
 
 from ..core.games import Game
 from .errors import Fault
@@ -17,7 +23,8 @@ from .grow import kept_cells
 from .plan import Task, replicate_seed
 from .store import write_exact, write_region
 
-__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "run_exact", "time_replicate"]
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "run_exact", "time_replicate",
+           "COMPILING_TOPIC", "CompileClock"]
 
 
 class OutputInvalid(Fault):
@@ -64,6 +71,63 @@ def _as_declared(where: str, name: str, values: np.ndarray, dtype: np.dtype) -> 
         raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {dtype} declared; nothing stored")
     return values.astype(dtype, copy=False)
 
+#: Dask event topic of the first numba compilation in a worker (message: the worker's name).
+COMPILING_TOPIC = "boardsweep-compiling"
+
+
+class CompileClock(event.Listener):
+    """Seconds each thread spent holding or waiting for numba's compiler lock:
+    compiling, loading compiled kernels from the disk cache, or waiting while
+    another thread compiles the kernel it needs (outermost lock only)."""
+
+    def __init__(self) -> None:
+        self.local = threading.local()
+
+    def seconds(self) -> float:
+        """This thread's total so far."""
+        return getattr(self.local, "total", 0.0)
+
+    def on_start(self, ev: event.Event) -> None:
+        depth = getattr(self.local, "depth", 0)
+        if depth == 0:
+            self.local.t0 = time.perf_counter()
+        self.local.depth = depth + 1
+
+    def on_end(self, ev: event.Event) -> None:
+        if getattr(self.local, "depth", 0) == 0:  # started before this clock was registered
+            return
+        self.local.depth -= 1
+        if self.local.depth == 0:
+            self.local.total = self.seconds() + time.perf_counter() - self.local.t0
+
+
+class _CompilingNotice(event.Listener):
+    """Tells the client, once per process, that a worker compiles kernels."""
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def on_start(self, ev: event.Event) -> None:
+        if self.sent:
+            return
+        try:
+            from distributed import get_worker
+
+            worker = get_worker()
+        except (ImportError, ValueError):  # not in a Dask worker's task
+            return
+        self.sent = True
+        worker.log_event(COMPILING_TOPIC, str(worker.name))
+
+    def on_end(self, ev: event.Event) -> None:
+        pass
+
+
+#: This process's clock (registered once, at import).
+COMPILE_CLOCK = CompileClock()
+event.register("numba:compiler_lock", COMPILE_CLOCK)
+event.register("numba:compile", _CompilingNotice())
+
 
 def simulate_block(
     game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
@@ -86,8 +150,9 @@ def run_task(
     ``token`` (the spec's SHA-256) lets the worker keep the store open.  A
     task with a ``base`` writes its whole chunk: the stored replicates
     ``[base, start)`` read back unchanged, then its own."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
     arrays = simulate_block(game, root, task, run_shape, checkpoints)
+    compile_s = COMPILE_CLOCK.seconds() - c0
     start = task.start
     if task.base is not None:
         kept = kept_cells(url, task.index, task.base, task.start, list(arrays))
@@ -96,7 +161,7 @@ def run_task(
     t1 = time.perf_counter()
     write_region(url, task.index, start, task.stop, arrays, token)
     t2 = time.perf_counter()
-    return {"key": task.key, "kernel_s": t1 - t0, "write_s": t2 - t1}
+    return {"key": task.key, "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s, "write_s": t2 - t1}
 
 
 def run_exact(
@@ -104,14 +169,15 @@ def run_exact(
     token: str | None = None,
 ) -> dict[str, Any]:
     """Compute the exact answer of one grid point (NaN where none) and write it."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
     if game.exact is None:
         arrays = {}
     else:
         arrays = checked_outputs(game, params, game.exact(params, run_shape, checkpoints), checkpoints, exact=True)
-    t1 = time.perf_counter()
+    t1, compile_s = time.perf_counter(), COMPILE_CLOCK.seconds() - c0
     write_exact(url, index, arrays, token)
-    return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0, "write_s": time.perf_counter() - t1}
+    return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s,
+            "write_s": time.perf_counter() - t1}
 
 
 #: A first (compiling) run shorter than this is repeated warm when timing a replicate.

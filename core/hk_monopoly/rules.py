@@ -107,7 +107,7 @@ def make_cfg(players: int, sides: int, rounds: int, go: int, jail: int) -> np.nd
     return cfg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def reset_state(cfg, state, owner):
     """Start a game: every seat in play on Go with HKD 1500, nothing owned."""
     state[:, :] = 0
@@ -279,7 +279,7 @@ def play_turn(p, board, cfg, seats, chance_table, state, owner, s, scripted, dic
     return (n if jail >= 0 else pos), s
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def play_game(board, cfg, seats, chance_table, state, owner, landings, rng, scripted,
               dice_script, chance_script, cursor):
     """Play a game from ``state`` to its end; return the number of rounds played.
@@ -316,7 +316,7 @@ def play_game(board, cfg, seats, chance_table, state, owner, landings, rng, scri
     return played
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def winners(cfg, state, won):
     """Set ``won[p]`` to 1 for the richest remaining seats; return how many."""
     best = np.iinfo(np.int64).min

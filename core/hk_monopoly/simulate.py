@@ -48,7 +48,7 @@ __all__ = ["OUTPUTS", "simulate_games"]
 OUTPUTS = ("wins", "ties", "money", "retired", "properties", "landings", "turns", "rounds", "games")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _settle(cfg, state, owner, won, wins, ties, money, retired, properties):
     """Add one finished game's outcome to the per-seat accumulators."""
     n_winners = winners(cfg, state, won)
@@ -65,7 +65,7 @@ def _settle(cfg, state, owner, won, wins, ties, money, retired, properties):
             properties[owner[sq]] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kernel(key, board, cfg, seats, chance_table, checkpoints,
             wins_out, ties_out, money_out, retired_out, properties_out, landings_out,
             turns_out, rounds_out, games_out):

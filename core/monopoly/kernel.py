@@ -19,6 +19,7 @@ lookup; leaving it out doubled the speed of the shuffled-deck variants).
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -29,14 +30,14 @@ from ..rng import below, game_state, shuffle, xoshiro
 from .tables import CODE_BIT as _CODE_BIT
 from .tables import USED_BIT as _USED_BIT
 
-__all__ = ["LANES", "run_kernel"]
+__all__ = ["LANES", "kernel_for", "run_kernel"]
 
 LANES = 8
 _LOW = np.uint64(0xFFFFFFFF)
 _STATE, _USED, _CODE = (1 << _USED_BIT) - 1, _USED_BIT, _CODE_BIT
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
     """Seed ``lane`` with ``game``: its stream, and with shuffled decks the card
     index ``dk[lane, i_cc * n_ch + i_ch]`` of every pair of deck positions (the
@@ -55,7 +56,7 @@ def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
         rng[i, lane] = tmp[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _advance_table(n_cc, n_ch):
     """Deck state ``i_cc * n_ch + i_ch`` after a roll, per used-decks code (bit 0 CC, bit 1 CH)."""
     adv = np.zeros(4 * n_cc * n_ch, dtype=np.int32)
@@ -67,14 +68,14 @@ def _advance_table(n_cc, n_ch):
     return adv
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _swap_rows(a, b, arr):
     """Exchange rows ``a`` and ``b`` of a 2-d array (columns of ``rng``-like arrays: use .T)."""
     for j in range(arr.shape[1]):
         arr[a, j], arr[b, j] = arr[b, j], arr[a, j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ended(hist, lane):
     """Player turns lane ``lane``'s game has ended: the odd codes of its histogram."""
     total = 0
@@ -123,6 +124,16 @@ def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, d
     base[lane] = nxt
 
 
+_MADE = threading.Lock()
+
+
+def kernel_for(shuffled: bool, several: bool, direct: bool):
+    """:func:`run_kernel`, made once per process even when threads ask for
+    it at once (one dispatcher, compiled once)."""
+    with _MADE:
+        return run_kernel(shuffled, several, direct)
+
+
 @lru_cache(maxsize=None)
 def run_kernel(shuffled: bool, several: bool, direct: bool):
     """The kernel compiled for a deck policy, for one or several players and
@@ -134,7 +145,7 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
     new cache key in every process, and is compiled again each time).
     """
 
-    @njit(cache=True)
+    @njit(cache=True, nogil=True)
     def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
              n_cc_types, shuffle_decks, out_hist):
         """Play the run; add each game's code histogram at turn ``checkpoints[k]``
@@ -179,7 +190,8 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                 if ended[lane] < target[lane]:
                     lane += 1
                     continue
-                out_hist[k[lane]] += hist[lane]
+                for code in range(hist.shape[1]):  # a loop: an array expression compiles its error messages
+                    out_hist[k[lane], code] += hist[lane, code]
                 k[lane] += 1
                 if k[lane] < checkpoints.shape[0]:
                     target[lane] = checkpoints[k[lane]] * players

@@ -19,7 +19,7 @@ from numba import njit
 from ..rng import seed_key, game_state, shuffle
 
 from .board import N_LOCATIONS
-from .kernel import run_kernel
+from .kernel import kernel_for
 from .rules import Rules
 from .step import PER_LANDING, PER_ROLL, PER_TURN, MAX_COUNTED, land, throw
 from .tables import card_types, transition_tables
@@ -30,7 +30,7 @@ __all__ = ["simulate", "simulate_rules", "deck_orders", "PER_ROLL", "PER_LANDING
 _OK, _OUT_OF_DICE, _OUT_OF_CARDS = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scripted(tally, turns, long_jail, script, cards, out_counts, out_totals, status):
     """One token driven by dice faces and card codes, with the rules of
     :mod:`.step`: the cumulative ``counts`` and ``(events, rolls)`` after each
@@ -125,7 +125,7 @@ def simulate_rules(
     hist = np.zeros((cp.size, tables.codes.shape[0]), dtype=np.int64)
     cc_kinds, cc_types = card_types(community)
     ch_types = card_types(chance)[1]
-    run_kernel(rules.shuffled, players > 1, tables.n_cols == rules.dice_sides ** 2)(
+    kernel_for(rules.shuffled, players > 1, tables.n_cols == rules.dice_sides ** 2)(
         seed_key(seed), games, players, cp, tables.pair_col, tables.width, tables.t1, tables.t2,
         cc_types, ch_types, cc_kinds.size, deck_orders is None, hist,
     )

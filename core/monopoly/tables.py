@@ -66,7 +66,7 @@ def card_types(deck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return kinds, types.astype(np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _decode(state):
     """(square or IN_JAIL, jail_throws, doubles) of a token state."""
     if state >= _JAILED:
@@ -74,23 +74,24 @@ def _decode(state):
     return state // 3, 0, state % 3
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _throw_keys(n, long_jail):
     """Key of every (state, throw column): what the throw leaves for the landing."""
     n_cols = 4 * n - 2
-    keys = np.full((N_STATES, n_cols), -1, dtype=np.int64)
+    keys = np.zeros((N_STATES, n_cols), dtype=np.int64)  # not np.full: one numba overload less to compile
     for state in range(N_STATES):
         sq, jail_throws, doubles = _decode(state)
         for col in range(n_cols):
             steps, double = col // 2 + 2, col % 2 == 1
             if double and steps % 2:
+                keys[state, col] = -1
                 continue
             to, jt, d, dbl = throw(sq, jail_throws, doubles, steps, double, long_jail)
             keys[state, col] = ((to * 3 + jt) * 3 + d) * 2 + dbl
     return keys
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _draws(square, j, width, shuffled, cc, ch, cc_kinds, ch_kinds, out):
     """Cards drawn, in order, by outcome ``j`` of a landing on card square ``square``."""
     if shuffled:
@@ -109,7 +110,7 @@ def _draws(square, j, width, shuffled, cc, ch, cc_kinds, ch_kinds, out):
         out[0] = ch[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _outcome(key, tally, cards, counted):
     """(next state, ends, cards used, counted locations as one integer) of a landing key."""
     double, d = key % 2 == 1, key // 2 % 3
@@ -123,7 +124,7 @@ def _outcome(key, tally, cards, counted):
     return 3 * final + (0 if ends else d), ends, used, code
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds):
     """Outcomes of every landing key over every card outcome: next state, flags
     (ends, CC advanced, CH advanced as bits 0..2), counted locations; and
@@ -135,8 +136,12 @@ def _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds):
     draws = np.zeros(_N_KEYS, dtype=np.bool_)
     buf = np.zeros(MAX_COUNTED, dtype=np.int64)
     cards = np.zeros(2, dtype=np.int64)
-    for key in np.unique(keys.ravel()):
-        if key < 0:
+    present = np.zeros(_N_KEYS, dtype=np.bool_)  # a mask, not np.unique: sorting took seconds to compile
+    for key in keys.ravel():
+        if key >= 0:
+            present[key] = True
+    for key in range(_N_KEYS):
+        if not present[key]:
             continue
         state, ends, used, code = _outcome(key, tally, cards[:0], buf)
         draws[key] = used < 0

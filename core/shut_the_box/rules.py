@@ -81,7 +81,7 @@ def greedy_card(s: int, x: int, y: int) -> int:
     return lo
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _greedy_table(n, out):
     for s in range(out.shape[0]):
         for x in range(1, n + 1):

@@ -38,7 +38,7 @@ POLICY_CODES = {"optimal": 0, "greedy": 1, "random": 2}
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _play_one(n, code, table, s_rng):
     """Rolls of one game from the empty box (at most MAX_ROLLS)."""
     goal = (1 << (2 * n)) - 1
@@ -59,7 +59,7 @@ def _play_one(n, code, table, s_rng):
     return rolls
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _simulate_kernel(n, code, table, key, checkpoints, rolls_sum, rolls_sq_sum, hist, capped):
     """Play ``checkpoints[-1]`` games; write cumulative totals into the ``out`` arrays."""
     state = np.empty(4, np.uint64)

@@ -97,7 +97,7 @@ class OptimalSolution:
 # --------------------------------------------------------------------------- kernels
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _transition(n, cand, table, weights):
     """CSR arrays of ``Q`` and the absorption vector for a policy.
 
@@ -136,7 +136,7 @@ def _transition(n, cand, table, weights):
     return indptr, indices[:nnz].copy(), data[:nnz].copy(), absorb
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _up_sweep(indptr, indices, data, order, b):
     """Solve ``(I - U) x = b``, ``U`` = moves turning a card on, in ``order``."""
     x = np.empty_like(b)
@@ -151,7 +151,7 @@ def _up_sweep(indptr, indices, data, order, b):
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _decide(n, cand, V, tol, table):
     """``table[s, o]`` = the first candidate (greedy order) within ``tol`` of the best."""
     G = (1 << (2 * n)) - 1
@@ -167,7 +167,7 @@ def _decide(n, cand, V, tol, table):
                     break
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bellman(n, cand, V):
     """``1 + sum_o p(o) min_a V(T(s, a))`` for every transient state."""
     G = (1 << (2 * n)) - 1
@@ -186,7 +186,7 @@ def _bellman(n, cand, V):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _propagate(indptr, indices, data, absorb, steps, tail, pmf):
     """``pmf[t] = P(T = t)`` for ``t < steps`` from state 0; stop once ``P(T >= t) < tail``.
 

@@ -113,14 +113,16 @@ def _listening(pids) -> list[tuple[int, str, int]]:
     return found
 
 
-def test_embedded_cluster_listens_on_loopback_only(tmp_path, toy_spec_text, write_spec):
+@pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
+def test_embedded_cluster_listens_on_loopback_only(tmp_path, toy_spec_text, write_spec, processes):
     """Scheduler, nannies, workers and dashboards of ``boardsweep run``'s own
     LocalCluster bind 127.0.0.1 and nothing else (observed from outside while
-    the run is under way)."""
+    the run is under way), with its workers as threads of the client's
+    process (the default) or as processes."""
     spec_path = write_spec(toy_spec_text)
     url = tmp_path / "s.zarr"
     proc = start_client(tmp_path, "run", str(spec_path), "--store", str(url), "--workers", "2",
-                        env={"TOY_DELAY_S": "0.3"})
+                        env={"TOY_DELAY_S": "0.3", "DASK_BOARDSWEEP__PROCESSES": str(processes)})
     try:
         wait_for(lambda: done_count(url) >= 2 or proc.poll() is not None, what="first task")
         assert proc.poll() is None, proc.communicate()

@@ -21,7 +21,7 @@ MAX_ROUNDS = 1 << 22
 MAX_SEATS = 8
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _play_one(table, players, state, pos):
     """Play one game; return (rounds, winning seat or -1 if stopped by the guard)."""
     goal = table.shape[0] - 1
@@ -35,7 +35,7 @@ def _play_one(table, players, state, pos):
     return MAX_ROUNDS, -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kernel(table, players, key, checkpoints, rounds_sum, rounds_sq_sum, hist, wins, capped):
     state = np.empty(4, np.uint64)
     pos = np.zeros(players, np.int64)

@@ -1,0 +1,176 @@
+"""The goals table of the first run: each figure measured on whole processes.
+
+Every figure times a whole ``python -m boardsweep run`` process (imports,
+cluster start, store creation, exact answers, tasks, packing, summary) and
+reads the run's own report (``--report-json``) for the kernel and compile
+times summed over the workers:
+
+* quickstart with an empty numba cache (``NUMBA_CACHE_DIR`` a new folder, so
+  nothing is reused from an earlier run): a newcomer's first run;
+* the same again, warm (the cache the first run filled);
+* a 4-point, 8-task sweep, warm: whole-process wall minus the kernel time per
+  worker (kernel summed / workers), the fixed costs a user waits for;
+* parallel efficiency of the warm quickstart: kernel summed / (workers x
+  whole-process wall);
+* 1 -> 2 workers on 24 tasks of about 0.1 s (10^7 rolls each), warm (a
+  first, untimed run compiles its variants): wall with 1 worker / wall with 2.
+
+Usage::
+
+    python benchmarks/first_run.py [--processes] [--repeat 1]
+
+``--processes`` runs the embedded cluster as worker processes
+(``DASK_BOARDSWEEP__PROCESSES=True``) instead of the default threads, for a
+comparison.  The machine's CPU model and load average are printed: other
+processes on the cores inflate every figure, so record the load with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICKSTART = ROOT / "sweeps" / "quickstart.toml"
+
+EIGHT_TASKS = """\
+name = "eight"
+game = "monopoly"
+seed = 5
+[params]
+chance_deck = "standard"
+tally = "per_roll"
+[grid]
+dice_sides = [4, 6]
+deck_policy = ["independent", "shuffled_cycle"]
+[run]
+replicates = 8
+games = 32
+players = 1
+turns = 20000
+[checkpoints]
+count = 8
+[tasks]
+replicates_per_task = 4
+"""
+
+SHORT_TASKS = """\
+name = "short"
+game = "monopoly"
+seed = 1
+[params]
+chance_deck = "standard"
+tally = "per_roll"
+[grid]
+dice_sides = [4, 6, 8, 10, 12, 20]
+deck_policy = ["independent", "shuffled_cycle"]
+jail_strategy = ["short", "long"]
+[run]
+replicates = 1
+games = 1
+players = 1
+turns = 8500000
+[checkpoints]
+count = 16
+[tasks]
+replicates_per_task = 1
+"""
+
+GOALS = {  # figure -> (goal, better when larger)
+    "quickstart, empty numba cache (s)": (12.0, False),
+    "quickstart, warm (s)": (4.0, False),
+    "8-task sweep, warm: wall minus kernel time (s)": (1.5, False),
+    "parallel efficiency, warm quickstart": (0.8, True),
+    "1 -> 2 workers, tasks of 0.1 s (speed-up)": (1.8, True),
+}
+
+
+def cpu_model() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "unknown CPU"
+
+
+def run(spec: Path, store: Path, env: dict, workers: int | None = None) -> dict:
+    """One whole ``boardsweep run`` process; its report plus ``command_wall_s``."""
+    report = store.with_suffix(".json")
+    command = [sys.executable, "-m", "boardsweep", "run", str(spec), "--store", str(store),
+               "--report-json", str(report)] + (["--workers", str(workers)] if workers else [])
+    t0 = time.perf_counter()
+    out = subprocess.run(command, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{out.stdout}\n{out.stderr}")
+    data = json.loads(report.read_text())
+    data.pop("records", None)
+    data["command_wall_s"] = wall
+    data["announced_compile"] = "compiling kernels (first run only)" in out.stdout
+    return data
+
+
+def measure(tmp: Path, env: dict) -> dict[str, float]:
+    quick_cold = run(QUICKSTART, tmp / "q-cold.zarr", env)
+    print(f"  quickstart cold: {quick_cold['command_wall_s']:.2f} s (compile {quick_cold['compile_s']:.1f} s, "
+          f"kernel {quick_cold['kernel_s']:.1f} s summed over {quick_cold['workers']} workers; "
+          f"announced: {quick_cold['announced_compile']})", flush=True)
+    quick = run(QUICKSTART, tmp / "q-warm.zarr", env)
+    print(f"  quickstart warm: {quick['command_wall_s']:.2f} s (run_sweep {quick['wall_s']:.2f} s, kernel "
+          f"{quick['kernel_s']:.2f} s, compile/cache loads {quick['compile_s']:.2f} s summed)", flush=True)
+    eight_spec = tmp / "eight.toml"
+    eight_spec.write_text(EIGHT_TASKS)
+    eight = run(eight_spec, tmp / "eight.zarr", env)
+    eight_overhead = eight["command_wall_s"] - eight["kernel_s"] / max(eight["workers"], 1)
+    print(f"  8-task sweep: {eight['command_wall_s']:.2f} s, kernel {eight['kernel_s']:.2f} s summed over "
+          f"{eight['workers']} workers", flush=True)
+    short_spec = tmp / "short.toml"
+    short_spec.write_text(SHORT_TASKS)
+    run(short_spec, tmp / "short-warm-up.zarr", env)  # its kernel variants (dice above 8) compiled, untimed
+    one, two = (run(short_spec, tmp / f"short-{w}.zarr", env, workers=w) for w in (1, 2))
+    print(f"  24 tasks of ~0.1 s: 1 worker {one['command_wall_s']:.2f} s, 2 workers {two['command_wall_s']:.2f} s "
+          f"(kernel {one['kernel_s']:.2f} / {two['kernel_s']:.2f} s summed)", flush=True)
+    return {
+        "quickstart, empty numba cache (s)": quick_cold["command_wall_s"],
+        "quickstart, warm (s)": quick["command_wall_s"],
+        "8-task sweep, warm: wall minus kernel time (s)": eight_overhead,
+        "parallel efficiency, warm quickstart": quick["kernel_s"] / (max(quick["workers"], 1)
+                                                                     * quick["command_wall_s"]),
+        "1 -> 2 workers, tasks of 0.1 s (speed-up)": one["command_wall_s"] / two["command_wall_s"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--processes", action="store_true", help="embedded cluster of worker processes")
+    parser.add_argument("--repeat", type=int, default=1, help="measure this many times (each cold run anew)")
+    args = parser.parse_args()
+    print(f"{cpu_model()}, {os.cpu_count()} cores; load average before: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; embedded cluster: "
+          f"{'processes' if args.processes else 'threads (default)'}", flush=True)
+    rounds = []
+    for i in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="boardsweep-first-run-") as tmp:
+            env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba-cache"), "COLUMNS": "120",
+                   "DASK_BOARDSWEEP__PROCESSES": str(args.processes)}
+            print(f"round {i + 1}:", flush=True)
+            rounds.append(measure(Path(tmp), env))
+    print(f"\n{'figure':<50} {'measured':>16} {'goal':>8}  met")
+    for name, (goal, larger) in GOALS.items():
+        values = [r[name] for r in rounds]
+        best = max(values) if larger else min(values)
+        shown = f"{best:.2f}" if len(values) == 1 else f"{best:.2f} ({min(values):.2f}-{max(values):.2f})"
+        met = best >= goal if larger else best <= goal
+        print(f"{name:<50} {shown:>16} {goal:>8g}  {'yes' if met else 'no'}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""The quick subset: tests that take many seconds are marked ``slow``.
+
+``pytest -m "not slow"`` leaves them out (the README's quick subset);
+``pytest`` (CI) runs everything.  Whole modules are listed here, in one
+place, rather than marked in each file: each of them starts Dask clusters or
+processes, kills them, builds wheels or compiles kernels from an empty cache.
+A single slow test in another module carries ``@pytest.mark.slow`` itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SLOW_MODULES = {
+    "examples/chutes_ladders/tests/test_sweep_cli.py",
+    "tests/core/monopoly/test_cache.py",
+    "tests/docker/test_compose_script.py",
+    "tests/pipeline/test_analysis.py",
+    "tests/pipeline/test_cli_explain.py",
+    "tests/pipeline/test_cli_games.py",
+    "tests/pipeline/test_cli_run.py",
+    "tests/pipeline/test_cluster.py",
+    "tests/pipeline/test_faults.py",
+    "tests/pipeline/test_grow.py",
+    "tests/pipeline/test_integrity.py",
+    "tests/pipeline/test_packing.py",
+    "tests/pipeline/test_plugins.py",
+    "tests/pipeline/test_precision.py",
+    "tests/pipeline/test_real_games.py",
+    "tests/pipeline/test_report.py",
+    "tests/pipeline/test_run_store.py",
+    "tests/pipeline/test_scale.py",
+    "tests/pipeline/test_store_safety.py",
+    "tests/pipeline/test_verify.py",
+    "tests/test_package.py",
+}
+
+#: Single tests (node ids, parameters included) of other modules that take many seconds.
+SLOW_TESTS = {
+    "tests/core/shut_the_box/test_exact.py::test_bellman_equation_holds[8]",
+}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        try:
+            module = Path(item.fspath).resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            continue
+        if module in SLOW_MODULES or f"{module}::{item.name}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
