@@ -53,3 +53,19 @@ def pytest_collection_modifyitems(config, items) -> None:
             continue
         if module in SLOW_MODULES or f"{module}::{item.name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was():
+    """Undo what an in-process ``boardsweep -v`` did to logging: its root
+    handler writes to the stream pytest captured for that test, which is
+    closed once the test ends, and later tests' log records would fail on it."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in root.handlers:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)

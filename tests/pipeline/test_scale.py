@@ -240,6 +240,7 @@ def test_chunk_file_writer_writes_what_zarr_writes(wide_store, tmp_path):
     assert zarr.open_array(str(ours), path="done", mode="r")[region].all()
 
     before = (ours / "counts/c/3/1/0/0/0").read_bytes()
-    assert chunkfiles.write_chunk(str(ours), "counts", (3, 1, slice(1, 3)), values) is None  # two chunks
+    with pytest.raises(chunkfiles.LayoutError, match="nothing was written"):  # two chunks: shared with other cells
+        chunkfiles.write_chunk(str(ours), "counts", (3, 1, slice(1, 3)), values)
     assert (ours / "counts/c/3/1/0/0/0").read_bytes() == before
     assert not list(ours.rglob("*.tmp"))
