@@ -271,6 +271,7 @@ def run_sweep(
     kind = _refuse_foreign(url)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
     if kind == "boardsweep" and not overwrite:  # refusals before the lock: nothing touched
+        store.check_format(url)
         spec, _ = grow.check(url, spec, extend)
     try:
         with ExitStack() as stack:

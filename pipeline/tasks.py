@@ -14,7 +14,7 @@ import numpy as np
 from ..core.games import Game
 from .grow import kept_cells
 from .plan import Task, replicate_seed
-from .store import write_exact, write_region
+from .store import unplayed, write_exact, write_region
 
 __all__ = ["simulate_block", "run_task", "run_exact", "time_replicate"]
 
@@ -27,7 +27,7 @@ def simulate_block(
         game.simulate(task.params, replicate_seed(root, task.params, r), run_shape, checkpoints)
         for r in range(task.start, task.stop)
     ]
-    return {name: np.stack([run[name] for run in runs]) for name in game.variables}
+    return unplayed(game, task.params, {name: np.stack([run[name] for run in runs]) for name in game.variables})
 
 
 def run_task(
@@ -61,7 +61,7 @@ def run_exact(
         arrays = {}
     else:
         arrays = game.exact(params, run_shape, checkpoints)
-        arrays = {k: v for k, v in arrays.items() if k in game.exact_variables}
+        arrays = unplayed(game, params, {k: v for k, v in arrays.items() if k in game.exact_variables})
     t1 = time.perf_counter()
     write_exact(url, index, arrays, token)
     return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0, "write_s": time.perf_counter() - t1}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .arrays import (
     FILL,
     StoreMismatch,
+    check_format,
     check_spec,
     clear_done,
     create_store,
@@ -31,12 +32,13 @@ from .arrays import (
     source_revision,
     store_exists,
     template,
+    unplayed,
     write_exact,
     write_region,
 )
 
 __all__ = [
-    "FILL", "StoreMismatch", "check_spec", "clear_done", "create_store", "ensure_arrays", "inspect",
+    "FILL", "StoreMismatch", "check_format", "check_spec", "clear_done", "create_store", "ensure_arrays", "inspect",
     "provenance", "quiet_zarr", "read_array", "read_attrs", "read_done", "read_exact_done", "remove_store",
-    "source_revision", "store_exists", "template", "write_exact", "write_region",
+    "source_revision", "store_exists", "template", "unplayed", "write_exact", "write_region",
 ]
