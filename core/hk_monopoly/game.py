@@ -261,7 +261,7 @@ def _coords(params: dict) -> dict[str, tuple[str, ...]]:
 _SEAT = ("checkpoint", "seat")
 GAME = Game(
     name="hk_monopoly",
-    description="20-square HKD money game with properties, rent and jail (seed 004)",
+    description="20-square HKD money game with properties, rent and jail",
     params=(
         Param("players", 4, "players per game (seats P1..Pn)", minimum=2, maximum=MAX_SEATS),
         Param("dice_sides", 4, "faces of each of the two dice", minimum=2, maximum=20),
