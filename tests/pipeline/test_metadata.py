@@ -17,7 +17,7 @@ from conftest import spec_toml  # tests/pipeline is on sys.path
 
 SPEC = spec_toml(
     "monopoly", name="meta", seed=11,
-    description="Dice 4 and 6, both deck policies, seed 003's run shape in miniature",
+    description="Dice 4 and 6, both deck policies, the Stats 102A assignment's run shape in miniature",
     params={"tally": "per_roll"}, grid={"dice_sides": [4, 6], "deck_policy": ["independent", "shuffled_cycle"]},
     run={"replicates": 2, "games": 1, "players": 1, "turns": 500}, checkpoints={"count": 4},
     tasks={"replicates_per_task": 2},
@@ -31,7 +31,7 @@ def test_store_metadata_read_with_plain_xarray(tmp_path, write_spec, cluster2, c
     ds = xr.open_zarr(store)
     # global attributes: title, the spec's description, CF, history, run shape as numbers
     assert ds.attrs["Conventions"].startswith("CF-")
-    assert ds.attrs["description"] == "Dice 4 and 6, both deck policies, seed 003's run shape in miniature"
+    assert ds.attrs["description"] == "Dice 4 and 6, both deck policies, the Stats 102A assignment's run shape in miniature"
     assert "meta" in ds.attrs["title"] and "Monopoly" in ds.attrs["title"]
     assert (ds.attrs["games"], ds.attrs["players"], ds.attrs["turns"], ds.attrs["replicates"]) == (1, 1, 500, 2)
     assert "created" in ds.attrs["history"] and len(ds.attrs["history"].splitlines()) == 1
