@@ -112,17 +112,34 @@ OWN_DIM = {"monopoly": ("location", False), "shut_the_box": ("rolls", True),
            "hk_monopoly": ("location", False), "chutes_ladders": ("rounds", True)}
 
 
+SPECS = {game: spec_toml(game, name=f"plain_{game}", seed=5, checkpoints={"count": 3},
+                         tasks={"replicates_per_task": 2}, **tables) for game, tables in GAMES.items()}
+
+
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory, cluster2):
     """One small complete store per game (the plugin game included), made by real runs."""
     folder = tmp_path_factory.mktemp("plain")
     out = {}
-    for game, tables in GAMES.items():
-        text = spec_toml(game, name=f"plain_{game}", seed=5, checkpoints={"count": 3},
-                         tasks={"replicates_per_task": 2}, **tables)
+    for game, text in SPECS.items():
         out[game] = folder / f"{game}.zarr"
         assert run_sweep(parse_spec(text, f"{game}.toml"), str(out[game]), scheduler=cluster2).complete
     return out
+
+
+def test_summary_headers_and_query_sel_on_real_stores(stores, tmp_path, cluster2, capsys):
+    spec = tmp_path / "stb.toml"
+    spec.write_text(SPECS["shut_the_box"])
+    assert main_rc(["run", str(spec), "--store", str(stores["shut_the_box"]), "--scheduler", cluster2]) == 0
+    out = capsys.readouterr().out
+    assert "top 3 rolls per grid point" in out and "rollss" not in out
+    # several values of one axis, as one option or repeated
+    store = str(stores["monopoly"])
+    for sels in (["--sel", "dice_sides=6,4"], ["--sel", "dice_sides=6", "--sel", "dice_sides=4"]):
+        assert main_rc(["query", store, *sels, "--sel", "deck_policy=independent", "--format", "json",
+                        "--top", "1"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        assert [(r["dice_sides"], r["deck_policy"]) for r in rows] == [(6, "independent"), (4, "independent")]
 
 
 @pytest.mark.parametrize("game", list(GAMES))
@@ -213,8 +230,24 @@ def test_an_old_format_store_is_read_but_not_written(stores, tmp_path, capsys):
     assert main_rc(["query", str(old), "--format", "json", "--top", "1"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 4
     spec = tmp_path / "stb.toml"
-    spec.write_text(spec_toml("shut_the_box", name="plain_shut_the_box", seed=5, checkpoints={"count": 3},
-                              tasks={"replicates_per_task": 2}, **GAMES["shut_the_box"]))
+    spec.write_text(SPECS["shut_the_box"])
     assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "store format 1" in err[0] and "--overwrite" in err[0]
+
+
+def test_growing_a_text_axis_widens_its_fixed_width_coordinate(tmp_path, cluster2):
+    """A grid value longer than the stored ones ('forbidden' after 'plain') is kept whole."""
+    def toy(rules):
+        return spec_toml("toy", name="widen", params={"size": 8}, grid={"dice_sides": [2], "rule": rules},
+                         run={"replicates": 2, "games": 2, "turns": 30}, checkpoints={"count": 3},
+                         tasks={"replicates_per_task": 2})
+
+    store = str(tmp_path / "widen.zarr")
+    assert run_sweep(parse_spec(toy(["plain"]), "a.toml"), store, scheduler=cluster2).complete
+    assert xr.open_zarr(store)["rule"].dtype == np.dtype("<U5")
+    assert run_sweep(parse_spec(toy(["plain", "forbidden"]), "b.toml"), store, scheduler=cluster2,
+                     extend=True).complete
+    ds = xr.open_zarr(store)
+    assert ds["rule"].values.tolist() == ["plain", "forbidden"] and ds["rule"].dtype == np.dtype("<U9")
+    assert ds["rule"].attrs["long_name"] == "rule" and bool(ds["done"].all())
