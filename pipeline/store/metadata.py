@@ -80,8 +80,8 @@ def simulated_variables(attrs: dict) -> list[str]:
 
 
 def short_name(description: str, fallback: str) -> str:
-    """A ``long_name`` for plots: ``description`` up to its first `` (`` or ``; ``."""
-    head = re.split(r" \(|; ", description or "", maxsplit=1)[0].strip().rstrip(",.:")
+    """A ``long_name`` for plots: ``description`` up to its first `` (``, ``; `` or ``: ``."""
+    head = re.split(r" \(|; |: ", description or "", maxsplit=1)[0].strip().rstrip(",.:")
     return head or fallback.replace("_", " ")
 
 
@@ -246,13 +246,29 @@ def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
         description=f"{game.checkpoint_of} played so far: simulated arrays are cumulative up to here")
     for dim in game.coords_for(spec.points()[0][1]):
         if dim in ds.coords:
-            ds[dim].attrs.update(long_name=dim.replace("_", " "), axis="X",
-                                 description=f"the game's {dim} labels")
+            last = ds[dim].attrs.get("overflow_bin")
+            ds[dim].attrs.update(long_name=dim.replace("_", " "), axis="X", description=(
+                f"the game's {dim} labels" if last is None else
+                f"histogram bin: the number of {dim} it counts (bin {last}: {last} or more)"))
             names = getattr(game, "label_names", {}).get(dim)
             if names is not None and len(names) == ds.sizes[dim]:
                 ds = ds.assign_coords({f"{dim}_name": (dim, np.asarray(names, dtype=str))})
                 ds[f"{dim}_name"].attrs.update(long_name=f"{dim} name", description=f"full name of each {dim} label")
-    return _exact_markers(ds, spec, game)
+    return _tidied(_exact_markers(ds, spec, game))
+
+
+def _tidied(ds: xr.Dataset) -> xr.Dataset:
+    """Every other variable (e.g. the precision rule's) in the same style: a
+    sentence-long ``long_name`` becomes the ``description`` beside a short
+    one, and the dimensionless ``units: "1"`` goes."""
+    for name in ds.variables:
+        attrs = ds[name].attrs
+        if attrs.get("units") == "1":
+            del attrs["units"]
+        if "long_name" in attrs and "description" not in attrs:
+            attrs["description"] = attrs["long_name"]
+            attrs["long_name"] = short_name(attrs["long_name"], str(name))
+    return ds
 
 
 def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:

@@ -237,7 +237,7 @@ def test_an_old_format_store_is_read_but_not_written(stores, tmp_path, capsys):
 
 
 def test_growing_a_text_axis_widens_its_fixed_width_coordinate(tmp_path, cluster2):
-    """A grid value longer than the stored ones ('forbidden' after 'plain') is kept whole."""
+    """A grid value longer than the stored ones ('sticky' after 'plain') is kept whole."""
     def toy(rules):
         return spec_toml("toy", name="widen", params={"size": 8}, grid={"dice_sides": [2], "rule": rules},
                          run={"replicates": 2, "games": 2, "turns": 30}, checkpoints={"count": 3},
@@ -246,8 +246,8 @@ def test_growing_a_text_axis_widens_its_fixed_width_coordinate(tmp_path, cluster
     store = str(tmp_path / "widen.zarr")
     assert run_sweep(parse_spec(toy(["plain"]), "a.toml"), store, scheduler=cluster2).complete
     assert xr.open_zarr(store)["rule"].dtype == np.dtype("<U5")
-    assert run_sweep(parse_spec(toy(["plain", "forbidden"]), "b.toml"), store, scheduler=cluster2,
+    assert run_sweep(parse_spec(toy(["plain", "sticky"]), "b.toml"), store, scheduler=cluster2,
                      extend=True).complete
     ds = xr.open_zarr(store)
-    assert ds["rule"].values.tolist() == ["plain", "forbidden"] and ds["rule"].dtype == np.dtype("<U9")
+    assert ds["rule"].values.tolist() == ["plain", "sticky"] and ds["rule"].dtype == np.dtype("<U6")
     assert ds["rule"].attrs["long_name"] == "rule" and bool(ds["done"].all())
