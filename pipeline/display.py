@@ -110,7 +110,8 @@ def print_summary(summary: dict[str, Any], dims: dict[str, tuple] | None = None)
     """Print a game's JSON-ready summary (``simulate``, ``exact``, ``replay``):
     its single values as ``name: value`` lines, then one table per set of
     labels, with a column per result over those labels (win share, its
-    interval, final money: one table of seats).  ``dims`` ({dim: labels})
+    interval, final money: one table of seats), turned a quarter where only
+    that fits the console, split by results where neither does.  ``dims`` ({dim: labels})
     names the label column; standard errors have two significant digits,
     other numbers six."""
     out = console()
@@ -126,11 +127,22 @@ def print_summary(summary: dict[str, Any], dims: dict[str, tuple] | None = None)
         dim = next((d for d, known in (dims or {}).items() if set(labels) <= {str(x) for x in known}), "label")
         records = [{dim: label, **{n: _summary_cell(n, summary[n][label]) for n in names}}
                    for label in labels]
-        flipped = [{"": n, **{label: r[n] for label, r in zip(labels, records)}} for n in names]
-        if _width(records, [dim, *names]) > out.width and _width(flipped, ["", *labels]) <= out.width:
-            out.print(_table(None, ["", *labels], flipped, set(labels)))
-        else:
-            print_records(out, ", ".join(names) if len(names) > 1 else None, records, [dim], right=set(names))
+        flipped = [{dim: n, **{label: r[n] for label, r in zip(labels, records)}} for n in names]
+        if _width(records, [dim, *names]) > out.width and _width(flipped, [dim, *labels]) <= out.width:
+            out.print(_table(None, [dim, *labels], flipped, set(labels)))
+            continue
+        for part in _fitting(records, dim, names, out.width):  # too wide either way: results split
+            out.print(_table(None, [dim, *part], records, set(part)))
+
+
+def _fitting(records: list[dict[str, str]], dim: str, names: list[str], width: int) -> list[list[str]]:
+    """``names`` in consecutive groups whose tables (``dim`` column first) fit ``width``."""
+    parts: list[list[str]] = [[]]
+    for name in names:
+        if parts[-1] and _width(records, [dim, *parts[-1], name]) > width:
+            parts.append([])
+        parts[-1].append(name)
+    return parts
 
 
 def _width(records: list[dict[str, str]], columns: list[str]) -> int:

@@ -115,6 +115,7 @@ def label_text(coord: xr.DataArray) -> list[str]:
     last = coord.attrs.get("overflow_bin")
     return [f">={x}" if last is not None and x == last else str(x) for x in coord.values.tolist()]
 
+
 #: The three exact states, as :func:`exact_state` names them.
 EXACT_STATES = ("stored", "none", "pending")
 

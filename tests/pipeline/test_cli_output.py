@@ -38,17 +38,25 @@ def _label_sets(summary: dict) -> dict[tuple, list[str]]:
     return sets
 
 
-def test_simulate_prints_one_table_per_set_of_labels():
-    args = ("simulate", "hk_monopoly", "--set", "players=4", "--games", "200", "--seed", "1")
+@pytest.mark.parametrize("players", [4, 6])
+def test_simulate_prints_one_table_per_set_of_labels(players):
+    args = ("simulate", "hk_monopoly", "--set", f"players={players}", "--games", "100", "--seed", "1")
     table, raw = boardsweep(*args), boardsweep(*args, "--format", "json")
     assert table.returncode == 0 and raw.returncode == 0, table.stderr + raw.stderr
+    seats = tuple(f"P{i}" for i in range(1, players + 1))
     sets = _label_sets(json.loads(raw.stdout))
-    assert len(sets) == 2 and len(sets[("P1", "P2", "P3", "P4")]) >= 5  # seats: win share, interval, money, ...
-    assert table.stdout.count("┏") == len(sets)  # one table each, not one per result
+    assert len(sets) == 2 and len(sets[seats]) >= 5  # seats: win share, interval, money, ...
+    lines = table.stdout.splitlines()
+    assert max(map(len, lines)) <= 80  # piped: 80 columns, nothing cut or wrapped
+    if players == 4:
+        assert table.stdout.count("┏") == len(sets)  # one table each, not one per result
+    else:  # too wide for 80 columns either way: the seat table is split by results, never per seat
+        assert table.stdout.count("┏") == len(sets) + 1 and not any(x.startswith("seat=") for x in lines)
     for names in sets.values():
         for name in names:
-            assert name in table.stdout
-    assert "location" in table.stdout  # the label column is named by the game's dim
+            assert any(name in x.split() for x in lines), name
+    assert all(any(seat in x for x in lines) for seat in seats)
+    assert "location" in table.stdout and "seat" in table.stdout  # label columns named by the game's dims
 
 
 def test_simulate_prints_standard_errors_to_two_significant_digits():
