@@ -25,6 +25,7 @@ import xarray as xr
 from ..core import stats
 from ..core.games import Game, get_game
 from .plan import replicate_seed
+from .store.metadata import simulated_variables
 from .query import distribution_variables, frequencies, grid_points, z_score
 
 __all__ = [
@@ -98,9 +99,9 @@ def step_variable(ds: xr.Dataset, variable: str = "counts") -> str | None:
     ``(..., replicate, checkpoint)`` simulated variable; None if there is none.
     """
     dim = distribution_variables(ds)[variable]
-    total = ds[variable].sum(dim, skipna=False)
+    total = ds[variable].sum(dim, min_count=1)
     candidates = [
-        name for name in ds.attrs.get("variables", [])
+        name for name in simulated_variables(ds.attrs)
         if name != variable and ds[name].dims[-1:] == ("checkpoint",) and "replicate" in ds[name].dims
     ]
     for name in candidates:
@@ -119,10 +120,10 @@ def exact_reference(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray | 
     exact = [ds[name] for name in ds.attrs.get("exact_variables", [])]
     for candidate in exact:
         if candidate.dims[-2:] == ("checkpoint", dim):
-            return candidate / candidate.sum(dim, skipna=False)
+            return candidate / candidate.sum(dim, min_count=1)
     for candidate in exact:
         if candidate.dims[-1:] == (dim,) and "checkpoint" not in candidate.dims:
-            ref = candidate / candidate.sum(dim, skipna=False)
+            ref = candidate / candidate.sum(dim, min_count=1)
             return ref.expand_dims(checkpoint=ds["checkpoint"]).transpose(..., "checkpoint", dim)
     return None
 
@@ -165,10 +166,10 @@ def convergence(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     out["exact"] = exact
     out["error"] = out["mean"] - exact
     out["z"] = z_score(out["error"], out["stderr"], ds[variable].mean("replicate"))
-    has = out["error"].notnull().all(dim)
+    has = out["error"].notnull().any(dim)
     out["max_abs_error"] = abs(out["error"]).max(dim).where(has)
     out["total_variation"] = (0.5 * abs(out["error"]).sum(dim)).where(has)
-    sq = ((freq - exact) ** 2).mean(dim, skipna=False)
+    sq = ((freq - exact) ** 2).mean(dim)
     out["rms_error"] = np.sqrt(sq.mean("replicate"))
     out.attrs.update(variable=variable, dim=dim)
     return out
@@ -188,7 +189,7 @@ def convergence_rate(conv: xr.Dataset, upper: float = 0.5) -> xr.Dataset:
     if "steps" not in conv:
         raise ValueError("no step variable: cannot fit a convergence rate")
     dim = conv.attrs["dim"]
-    sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim, skipna=False))
+    sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim))
 
     def fit(steps, err, sd):
         steps = np.asarray(steps, float)
@@ -284,7 +285,7 @@ def batch_means(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArray |
     ds = _mem(ds)
     dim = distribution_variables(ds)[variable]
     counts = ds[variable].astype(float)
-    total = counts.sum(dim, skipna=False)
+    total = counts.sum(dim, min_count=1)
     inc = counts.diff("checkpoint", label="upper")
     first = counts.isel(checkpoint=[0])
     c = xr.concat([first, inc], "checkpoint").transpose(..., "checkpoint", dim)

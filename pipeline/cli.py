@@ -87,30 +87,19 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def emit(summary: dict, fmt: str) -> None:
-    """Print a JSON-ready summary as JSON or as plain tables."""
+def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None = None) -> None:
+    """Print a JSON-ready summary as JSON or as plain tables (one per set of labels)."""
     summary = _jsonable(summary)
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
+    from . import display
 
-    console = Console()
-    for key, value in summary.items():
-        if isinstance(value, dict) and value and all(
-            not isinstance(v, (dict, list)) for v in value.values()
-        ):
-            table = Table(title=key)
-            table.add_column("label")
-            table.add_column(key, justify="right")
-            for label, v in value.items():
-                table.add_row(str(label), f"{v:.6g}" if isinstance(v, float) else str(v))
-            console.print(table)
-        elif isinstance(value, (dict, list)):
-            console.print(f"[bold]{key}[/bold]: {json.dumps(value)}")
-        else:
-            console.print(f"[bold]{key}[/bold]: {value}")
+    dims: dict[str, tuple] = {}
+    if game is not None:
+        coords = game.coords_for(params or {p.name: p.default for p in game.params})
+        dims = {**coords, **{d: (*coords.get(d, ()), *names) for d, names in game.label_names.items()}}
+    display.print_summary(summary, dims)
 
 
 FORMAT = click.option(
@@ -169,11 +158,12 @@ def run_target(batch: str | None, jobs: str | None, start_timeout: float, schedu
     return Target(batch=batch, jobs=parsed, start_timeout=start_timeout, dashboard_address=dashboard)
 
 
-@click.group()
+@click.group(invoke_without_command=True)
 @click.version_option(package_name="boardsweep")
 @click.option("-v", "--verbose", count=True, help="More output: -v Dask's log messages, -vv debug.")
 @click.option("-q", "--quiet", is_flag=True, help="Only results and errors: no banner, progress or timings.")
-def cli(verbose: int, quiet: bool) -> None:
+@click.pass_context
+def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     """Exact and Monte Carlo odds of dice-driven board games.
 
     `boardsweep games` lists the installed games and `boardsweep games NAME`
@@ -185,6 +175,9 @@ def cli(verbose: int, quiet: bool) -> None:
 
     if verbose and quiet:
         raise UserError("-v and -q exclude each other")
+    if ctx.invoked_subcommand is None:  # a bare `boardsweep`: its help, and success
+        click.echo(ctx.get_help())
+        ctx.exit(0)
     display.set_verbosity(-1 if quiet else verbose)
     if verbose:
         logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO,
@@ -216,7 +209,7 @@ def exact(game_name: str, sets: tuple[str, ...], fmt: str) -> None:
     params = parse_sets(game, sets)
     if game.summarize_exact is None:
         raise UserError(f"game {game.name!r} has no exact solver")
-    emit(game.summarize_exact(params), fmt)
+    emit(game.summarize_exact(params), fmt, game, params)
 
 
 @cli.command()
@@ -250,7 +243,7 @@ def simulate(
     run_shape = game.resolve_run_shape(given)
     checkpoints = np.array([run_shape[game.checkpoint_of]], dtype=np.int64)
     sim = game.simulate(params, seed, run_shape, checkpoints)
-    emit(game.summarize(params, sim, run_shape), fmt)
+    emit(game.summarize(params, sim, run_shape), fmt, game, params)
 
 
 @cli.command()
@@ -277,7 +270,7 @@ def replay(
     except ValueError:
         raise UserError(f"--dice {dice!r}: expected comma-separated integers") from None
     draws = [c for c in cards.replace(" ", "").split(",") if c]
-    emit(game.extras["replay"](params, faces, draws, turns), fmt)
+    emit(game.extras["replay"](params, faces, draws, turns), fmt, game, params)
 
 
 @cli.command()
@@ -393,7 +386,7 @@ def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int 
 
     ds = display.open_store(store_url, UserError, sels=sels)
     if summary:
-        display.print_summary(ds, fmt)
+        display.print_headline_summary(ds, fmt)
         return
     variable = display.pick_variable(ds, variable, UserError)
     display.print_rows(ds, variable, top, fmt)

@@ -33,7 +33,8 @@ from .spec import Spec
 
 __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summary", "open_store",
            "select", "pick_variable", "print_rows", "print_status", "print_games", "print_game",
-           "print_records", "fmt_value", "fmt_stderr", "print_headlines", "print_summary"]
+           "print_records", "fmt_value", "fmt_stderr", "print_headlines", "fmt_significant", "plural", "print_summary",
+           "print_headline_summary"]
 
 #: -1 quiet (results and errors only), 0 normal, 1+ verbose.
 _VERBOSITY = 0
@@ -87,6 +88,69 @@ def fmt_stderr(x: float | None) -> str:
     return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.1e}"
 
 
+def fmt_significant(x: float | None, digits: int) -> str:
+    """``x`` with ``digits`` significant digits (``0.76``, ``3.4e-05``), '-' for none."""
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
+
+
+def plural(word: str, count: int = 2) -> str:
+    """``word`` for ``count`` things: ``location`` -> ``locations``; a word
+    already ending in s (``rolls``, ``rounds``) stays as it is."""
+    if count == 1 or word.endswith("s"):
+        return word
+    return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+
+
+def _is_stderr(name: str) -> bool:
+    """Whether a summary entry holds a standard error (two significant digits)."""
+    return "std_error" in name or "stderr" in name or name.endswith("_se")
+
+
+def _summary_cell(name: str, value: Any) -> str:
+    if isinstance(value, float):
+        return fmt_significant(value, 2 if _is_stderr(name) else 6)
+    return str(value)
+
+
+def print_summary(summary: dict[str, Any], dims: dict[str, tuple] | None = None) -> None:
+    """Print a game's JSON-ready summary (``simulate``, ``exact``, ``replay``):
+    its single values as ``name: value`` lines, then one table per set of
+    labels, with a column per result over those labels (win share, its
+    interval, final money: one table of seats), turned a quarter where only
+    that fits the console, split by results where neither does.  ``dims`` ({dim: labels})
+    names the label column; standard errors have two significant digits,
+    other numbers six."""
+    out = console()
+    groups: dict[tuple, list[str]] = {}
+    for key, value in summary.items():
+        if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
+            groups.setdefault(tuple(str(k) for k in value), []).append(key)
+        elif isinstance(value, (dict, list)):
+            out.print(f"[bold]{key}[/bold]: {json.dumps(value)}", markup=True)
+        else:
+            out.print(f"[bold]{key}[/bold]: {_summary_cell(key, value)}")
+    for labels, names in groups.items():
+        dim = next((d for d, known in (dims or {}).items() if set(labels) <= {str(x) for x in known}), "label")
+        records = [{dim: label, **{n: _summary_cell(n, summary[n][label]) for n in names}}
+                   for label in labels]
+        flipped = [{dim: n, **{label: r[n] for label, r in zip(labels, records)}} for n in names]
+        if _width(records, [dim, *names]) > out.width and _width(flipped, [dim, *labels]) <= out.width:
+            out.print(_table(None, [dim, *labels], flipped, set(labels)))
+            continue
+        for part in _fitting(records, dim, names, out.width):  # too wide either way: results split
+            out.print(_table(None, [dim, *part], records, set(part)))
+
+
+def _fitting(records: list[dict[str, str]], dim: str, names: list[str], width: int) -> list[list[str]]:
+    """``names`` in consecutive groups whose tables (``dim`` column first) fit ``width``."""
+    parts: list[list[str]] = [[]]
+    for name in names:
+        if parts[-1] and _width(records, [dim, *parts[-1], name]) > width:
+            parts.append([])
+        parts[-1].append(name)
+    return parts
+
+
 def _width(records: list[dict[str, str]], columns: list[str]) -> int:
     """Width of a rich table of these columns, borders and padding included."""
     return 1 + sum(3 + max([len(c), *(len(r[c]) for r in records)]) for c in columns)
@@ -103,7 +167,7 @@ def _table(title: str | None, columns: list[str], records: list[dict[str, str]],
     return table
 
 
-def print_records(out: Console, title: str, records: list[dict[str, str]], group_by: list[str],
+def print_records(out: Console, title: str | None, records: list[dict[str, str]], group_by: list[str],
                   caption: str | None = None, right: set[str] | None = None) -> None:
     """Print ``records`` (rows of strings) as one table if it fits the console,
     else one table per value of the ``group_by`` columns under a heading line,
@@ -120,7 +184,8 @@ def print_records(out: Console, title: str, records: list[dict[str, str]], group
     groups: dict[tuple, list[dict[str, str]]] = {}
     for r in records:
         groups.setdefault(tuple(r[c] for c in group_by), []).append(r)
-    out.print(f"[bold]{title}[/bold]")
+    if title:
+        out.print(f"[bold]{title}[/bold]")
     for key, rows in groups.items():
         out.print(", ".join(f"{c}={v}" for c, v in zip(group_by, key)))
         if rest and _width(rows, rest) <= out.width:
@@ -388,7 +453,7 @@ def _modal(ds):
     return None if game is None else game.extras.get("modal")
 
 
-def print_summary(ds, fmt: str) -> None:
+def print_headline_summary(ds, fmt: str) -> None:
     """``query --summary``: the az.summary-style table of the headline answers
     (:func:`boardsweep.pipeline.headlines.summary`) and the verdict."""
     from . import headlines
@@ -496,21 +561,27 @@ def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple
 
 
 def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]:
-    """The selection ``--sel axis=value`` options make: {axis: [value]}, each
-    value parsed as the axis's type."""
+    """The selection ``--sel axis=value`` options make: {axis: [values]}, each
+    value parsed as the axis's type.  ``--sel axis=a,b`` and repeated
+    ``--sel`` options on one axis select every value given, in that order
+    (a value that itself holds a comma, e.g. a per-seat list, matches whole)."""
     axes = list(ds.attrs.get("grid_axes", []))
     picked: dict[str, list] = {}
     for item in sels:
         if "=" not in item:
-            raise error(f"--sel {item!r}: expected AXIS=VALUE")
+            raise error(f"--sel {item!r}: expected AXIS=VALUE or AXIS=VALUE,VALUE,...")
         axis, text = (x.strip() for x in item.split("=", 1))
         if axis not in axes:
             raise error(f"--sel {item!r}: no grid axis {axis!r}; axes: {', '.join(axes) or '(none)'}")
         values = [v.item() if isinstance(v, np.generic) else v for v in ds[axis].values]
-        match = [v for v in values if str(v) == text]
-        if not match:
-            raise error(f"--sel {item!r}: {text!r} is not on axis {axis!r}; values: {', '.join(map(str, values))}")
-        picked[axis] = [match[0]]
+        texts = [text] if text in map(str, values) else [t.strip() for t in text.split(",")]
+        for wanted in texts:
+            match = [v for v in values if str(v) == wanted]
+            if not match:
+                raise error(f"--sel {item!r}: {wanted!r} is not on axis {axis!r}; "
+                            f"values: {', '.join(map(str, values))}")
+            if match[0] not in picked.setdefault(axis, []):
+                picked[axis].append(match[0])
     return picked
 
 

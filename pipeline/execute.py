@@ -309,6 +309,7 @@ def run_sweep(
     kind = _refuse_foreign(url, overwrite)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
     if kind == "boardsweep" and not overwrite:  # refusals before the lock: nothing touched
+        store.check_writable(url)
         spec, _ = grow.check(url, spec, extend)
     try:
         with ExitStack() as stack:

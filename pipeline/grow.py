@@ -249,7 +249,17 @@ def _resize(group, name: str, var) -> None:
         array.resize(var.shape)
     if not hasattr(var.data, "dask") and var.ndim and array.ndim == var.ndim:
         values = np.asarray(var.values)
-        array[...] = values.astype(object) if values.dtype.kind in "UO" else values
+        if values.dtype.kind == "U" and array.dtype.kind == "U" and array.dtype.itemsize < values.dtype.itemsize:
+            array = _widened(group, name, array, values.dtype)  # fixed-width text: longer new values
+        array[...] = values.astype(object) if values.dtype.kind == "O" else values
+
+
+def _widened(group, name: str, array, dtype: np.dtype):
+    """Array ``name`` recreated with the wider fixed-width string ``dtype``
+    (same shape, chunks and attributes; its values are rewritten next)."""
+    return group.create_array(name, shape=array.shape, dtype=dtype, chunks=array.chunks,
+                              attributes=dict(array.attrs), fill_value="", overwrite=True,
+                              dimension_names=array.metadata.dimension_names)
 
 
 def kept_cells(url: str, index: tuple[int, ...], start: int, stop: int,

@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from .store import chunkfiles, integrity
-from .store.metadata import exact_states
+from .store.metadata import exact_states, label_text, simulated_variables
 from .store import quiet_zarr
 
 __all__ = [
@@ -127,7 +127,7 @@ def mask(ds: xr.Dataset) -> xr.Dataset:
     """``ds`` with simulated variables NaN where ``done`` is false and exact
     variables NaN where ``exact_done`` is false."""
     ds = ds.copy()
-    for name in ds.attrs.get("variables", []):
+    for name in simulated_variables(ds.attrs):
         ds[name] = ds[name].where(ds["done"])
     for name in ds.attrs.get("exact_variables", []):
         ds[name] = ds[name].where(ds["exact_done"])
@@ -151,7 +151,7 @@ def read_chunks(ds: xr.Dataset, limit: int = READ_CHUNK_BYTES) -> dict[str, int]
 def distribution_variables(ds: xr.Dataset) -> dict[str, str]:
     """Simulated variables shaped ``(..., checkpoint, DIM)``: name -> DIM."""
     out = {}
-    for name in ds.attrs.get("variables", []):
+    for name in simulated_variables(ds.attrs):
         dims = ds[name].dims
         if len(dims) >= 2 and dims[-2] == "checkpoint":
             out[name] = dims[-1]
@@ -166,7 +166,8 @@ def frequencies(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray:
     """
     dim = distribution_variables(ds)[variable]
     counts = ds[variable]
-    return counts / counts.sum(dim, skipna=False)
+    return _named(counts / counts.sum(dim, min_count=1), "frequency", "relative frequency",
+                  f"{variable} / {variable}.sum('{dim}'): the share of each {dim} label in one replicate at a checkpoint")
 
 
 def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
@@ -176,7 +177,7 @@ def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> 
     n = freq.notnull().sum("replicate")
     mean = freq.mean("replicate")
     stderr = freq.std("replicate", ddof=1) / np.sqrt(n.where(n > 1))
-    return xr.Dataset({"estimate": mean, "stderr": stderr, "replicates": n})
+    return _described(xr.Dataset({"estimate": mean, "stderr": stderr, "replicates": n}), variable)
 
 
 def exact_frequencies(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.DataArray | None:
@@ -191,10 +192,10 @@ def exact_frequencies(ds: xr.Dataset, variable: str = "counts", checkpoint: int 
     for candidate in exact:
         if candidate.dims[-2:] == ("checkpoint", dim):
             value = candidate.isel(checkpoint=checkpoint)
-            return value / value.sum(dim, skipna=False)
+            return _named(value / value.sum(dim, min_count=1), "exact", *_TEXTS["exact"])
     for candidate in exact:
         if candidate.dims[-1] == dim and "checkpoint" not in candidate.dims:
-            return candidate / candidate.sum(dim, skipna=False)
+            return _named(candidate / candidate.sum(dim, min_count=1), "exact", *_TEXTS["exact"])
     return None
 
 
@@ -223,7 +224,38 @@ def compare_exact(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1
     out["difference"] = out["estimate"] - exact
     counts = ds[variable].isel(checkpoint=checkpoint).mean("replicate")
     out["z"] = z_score(out["difference"], out["stderr"], counts)
+    return _described(out, variable)
+
+
+#: long_name and description of the arrays :func:`estimate` and :func:`compare_exact` return.
+_TEXTS = {
+    "estimate": ("frequency estimate", "mean over finished replicates of each replicate's relative frequency"),
+    "stderr": ("standard error", "standard error of the estimate: standard deviation over replicates (ddof 1) "
+               "/ sqrt(replicates)"),
+    "replicates": ("replicates", "finished replicates behind the estimate"),
+    "exact": ("exact frequency", "the exact relative frequency (NaN where none exists or not computed yet)"),
+    "difference": ("estimate - exact", "estimate minus the exact relative frequency"),
+    "z": ("z-score", f"(estimate - exact) / standard error; missing where the standard error is 0 or the mean "
+          f"count per replicate is below {MIN_COUNT}"),
+}
+
+
+def _named(values: xr.DataArray, name: str, long_name: str, description: str) -> xr.DataArray:
+    """``values`` renamed, with its own ``long_name`` and ``description`` (not its inputs')."""
+    out = values.copy(deep=False).rename(name)
+    out.attrs = {"long_name": long_name, "description": description}
     return out
+
+
+def _described(table: xr.Dataset, variable: str) -> xr.Dataset:
+    """Each array of an :func:`estimate` / :func:`compare_exact` table described as what it is."""
+    table = table.copy()
+    for name in table.data_vars:
+        if name in _TEXTS:
+            long_name, description = _TEXTS[name]
+            table[name] = _named(table[name], str(name), long_name, f"{description} (from {variable})")
+    table.attrs = {"variable": variable}
+    return table
 
 
 def top_k(values: xr.DataArray, k: int = 3, dim: str = "location") -> list[tuple[Any, float]]:
@@ -300,7 +332,7 @@ def table_rows(
     dim = distribution_variables(ds)[variable]
     arrays = {k: table[k].values.reshape(-1, table.sizes[dim])
               for k in ("estimate", "stderr", "exact", "replicates")}
-    labels = [str(x) for x in table[dim].values]
+    labels = label_text(table[dim])
     keep = top or len(labels)
     every = list(grid_points(ds))
     states = exact_states(ds)[0].ravel() if "exact_done" in ds else np.full(len(every), "pending")

@@ -392,7 +392,7 @@ def _point_table(ds, points, parts) -> pd.DataFrame:
     axes, dim = _axes(ds), parts["dim"]
     conv = parts["conv"]
     last = conv.isel(checkpoint=-1)
-    labels = [str(x) for x in ds[dim].values]
+    labels = metadata.label_text(ds[dim])
     ref = _flat(parts["reference"], axes, [dim])
     mean = _flat(last["mean"], axes, [dim])
     z = _flat(parts["z"], axes, [dim])
@@ -445,7 +445,7 @@ def _label_names(ds, dim) -> list[str]:
 def _frequency_table(ds, points, parts) -> pd.DataFrame:
     axes, dim = _axes(ds), parts["dim"]
     last = parts["conv"].isel(checkpoint=-1)
-    labels = [str(x) for x in ds[dim].values]
+    labels = metadata.label_text(ds[dim])
     names = _label_names(ds, dim)
     mean, se = _flat(last["mean"], axes, [dim]), _flat(last["stderr"], axes, [dim])
     ref, z = _flat(parts["reference"], axes, [dim]), _flat(parts["z"], axes, [dim])
@@ -901,7 +901,7 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     cmap = plt.get_cmap("viridis")
     figs = {}
     has_err = bool(np.isfinite(conv["rms_error"].values).any())
-    sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim, skipna=False))
+    sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim))
     ratio_median = parts["ratio"]["ratio"].median(dim) if parts["ratio"] is not None else None
     specs = [("convergence.png", "RMS error of one replicate" if has_err else "RMS across-replicate sd",
               "Log-log convergence (dashed: across-replicate sd where no exact answer exists; dotted: the "

@@ -21,7 +21,7 @@ from ..core.games import Game
 from .errors import Fault
 from .grow import kept_cells
 from .plan import Task, replicate_seed
-from .store import write_exact, write_region
+from .store import unplayed, write_exact, write_region
 
 __all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "run_exact", "time_replicate",
            "COMPILING_TOPIC", "CompileClock"]
@@ -139,7 +139,7 @@ def simulate_block(
                         checkpoints)
         for r in range(task.start, task.stop)
     ]
-    return {name: np.stack([run[name] for run in runs]) for name in game.variables}
+    return unplayed(game, task.params, {name: np.stack([run[name] for run in runs]) for name in game.variables})
 
 
 def run_task(
@@ -174,6 +174,7 @@ def run_exact(
         arrays = {}
     else:
         arrays = checked_outputs(game, params, game.exact(params, run_shape, checkpoints), checkpoints, exact=True)
+        arrays = unplayed(game, params, arrays)
     t1, compile_s = time.perf_counter(), COMPILE_CLOCK.seconds() - c0
     write_exact(url, index, arrays, token)
     return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s,

@@ -103,7 +103,7 @@ def canonical_sha256(canonical_json: str) -> str:
 def data_variables(url: str) -> list[str]:
     """The store's data variables in schema order: simulated, exact, masks."""
     attrs = store.read_attrs(url)
-    names = [*attrs.get("variables", []), *attrs.get("exact_variables", []), "done", "exact_done"]
+    names = [*store.metadata.simulated_variables(attrs), *attrs.get("exact_variables", []), "done", "exact_done"]
     with store.quiet_zarr():
         group = zarr.open_group(url, mode="r")
         present = set(group.array_keys())

@@ -1,4 +1,4 @@
-"""hk_monopoly: the 20-square HKD money game of seed 004 (DESIGN 3.3).
+"""hk_monopoly: the 20-square HKD money game (DESIGN 3.3).
 
 Modules: ``board`` (board files), ``rules`` (the turn rules, numba),
 ``simulate`` (Monte Carlo kernel), ``exact`` (movement chain), ``game``

@@ -1,4 +1,4 @@
-"""The rules of hk_monopoly (seed 004, DESIGN 3.3) as numba functions.
+"""The rules of hk_monopoly, the 20-square HKD money game (DESIGN 3.3), as numba functions.
 
 The same code plays random games (:mod:`boardsweep.core.hk_monopoly.simulate`) and
 scripted ones (tests, :func:`scripted_turn`, :func:`scripted_game`): every

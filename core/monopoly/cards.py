@@ -6,7 +6,7 @@ token matters here, so every money card is ``STAY``.
 
 * ``standard`` Chance (16 cards, PE84): GO, JAIL, C1, E3, H2, R1, next R,
   next R, next U, back 3, and 6 that do not move.
-* ``classic15`` Chance (15 cards, seed 003, in its order): GO, E3 (Illinois),
+* ``classic15`` Chance (15 cards, the Stats 102A assignment's, in its order): GO, E3 (Illinois),
   C1 (St. Charles), next U, next R, R1 (Reading), H2 (Boardwalk), JAIL,
   back 3, and 6 that do not move.
 * Community Chest (16 cards): GO, JAIL and 14 that do not move.

@@ -46,8 +46,8 @@ def replay(
     -------
     dict
         ``counts`` (41 location labels -> count), ``squares`` (the 40-entry
-        tally with IN_JAIL merged into JAIL, squares 0..39, as seed 003
-        prints it), ``turns``, ``rolls``, ``events``, ``stopped`` (the real
+        tally with IN_JAIL merged into JAIL, squares 0..39, as the Stats 102A
+        assignment prints it), ``turns``, ``rolls``, ``events``, ``stopped`` (the real
         reason the replay ended) and ``unused_dice`` / ``unused_cards``
         (what the script gave that the game did not use).
     """

@@ -8,7 +8,7 @@ otherwise earns another roll; back 3 from CH3 lands on CC3, which is resolved.
 Tally conventions (what one "event" is):
 
 * ``per_roll`` (PE84): the location each roll ends on, IN_JAIL included;
-* ``per_landing`` (seed 003): every square the token comes to rest on, card
+* ``per_landing`` (the Stats 102A assignment): every square the token comes to rest on, card
   squares and card destinations both counted, G2J never (jail instead), and
   each turn that ends in jail counts IN_JAIL once;
 * ``per_turn``: the location at the end of each whole turn.
@@ -48,7 +48,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "chance_deck",
         "standard",
-        "standard: PE84's 16 cards; classic15: seed 003's 15 cards",
+        "standard: PE84's 16 cards; classic15: the Stats 102A assignment's 15 cards",
         choices=tuple(CHANCE_DECKS),
     ),
     Param(

@@ -16,6 +16,8 @@ from __future__ import annotations
 from .arrays import (
     FILL,
     StoreMismatch,
+    check_format,
+    check_writable,
     check_spec,
     clear_done,
     create_store,
@@ -31,13 +33,14 @@ from .arrays import (
     source_revision,
     store_exists,
     template,
+    unplayed,
     write_exact,
     write_region,
 )
 from .chunkfiles import ChunkUnreadable, LayoutError
 
 __all__ = [
-    "ChunkUnreadable", "LayoutError", "FILL", "StoreMismatch", "check_spec", "clear_done", "create_store", "ensure_arrays", "inspect",
+    "ChunkUnreadable", "LayoutError", "FILL", "StoreMismatch", "check_format", "check_spec", "check_writable", "clear_done", "create_store", "ensure_arrays", "inspect",
     "provenance", "quiet_zarr", "read_array", "read_attrs", "read_done", "read_exact_done", "remove_store",
-    "source_revision", "store_exists", "template", "write_exact", "write_region",
+    "source_revision", "store_exists", "template", "unplayed", "write_exact", "write_region",
 ]

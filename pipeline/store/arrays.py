@@ -53,7 +53,6 @@ __all__ = [
     "StoreMismatch",
     "UnknownFormat",
     "STORE_FORMAT",
-    "check_format",
     "FILL",
     "store_exists",
     "inspect",
@@ -62,6 +61,8 @@ __all__ = [
     "remove_store",
     "read_attrs",
     "check_spec",
+    "check_format",
+    "check_writable",
     "read_array",
     "read_done",
     "read_exact_done",
@@ -69,15 +70,16 @@ __all__ = [
     "write_region",
     "write_exact",
     "provenance",
+    "unplayed",
 ]
 
 #: Fill value of integer simulation arrays: never a valid count.
 FILL = -1
 
 
-#: The store format this code writes and reads (attribute ``boardsweep_format``;
-#: stores made before it was recorded have format 1).
-STORE_FORMAT = 1
+#: The store format this code writes (attribute ``boardsweep_format``; stores
+#: made before it was recorded have format 1); see :mod:`.metadata`.
+STORE_FORMAT = metadata.STORE_FORMAT
 
 
 class StoreMismatch(InputError):
@@ -125,7 +127,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "grid_axes": list(spec.axes),
         "replicates_per_task": spec.block,
         "checkpoint_of": spec.game.checkpoint_of,
-        "variables": list(spec.game.variables),
+        "simulated_variables": list(spec.game.variables),
         "exact_variables": list(spec.game.exact_variables),
         "spec_file": spec.source,
         "spec_text": spec.text,
@@ -192,17 +194,14 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
         dims = (*axes, "replicate", *var.dims)
         chunks = (*grid_chunks, spec.block, *(sizes[d] for d in var.dims))
         fill = FILL if np.dtype(var.dtype).kind in "iu" else np.nan
-        add(name, dims, var.dtype, chunks, fill, {"_FillValue": fill, "description": var.description})
+        add(name, dims, var.dtype, chunks, fill, {"_FillValue": fill})
     for name, var in game.exact_variables.items():
         chunks = (*grid_chunks, *(sizes[d] for d in var.dims))
-        add(name, (*axes, *var.dims), var.dtype, chunks, np.nan,
-            {"_FillValue": np.nan, "description": var.description})
-    add("done", (*axes, "replicate"), "bool", (*grid_chunks, spec.block), False,
-        {"description": "replicate finished and written"})
-    add("exact_done", axes, "bool", grid_chunks or (), False,
-        {"description": "exact answer computed and written"})
+        add(name, (*axes, *var.dims), var.dtype, chunks, np.nan, {"_FillValue": np.nan})
+    add("done", (*axes, "replicate"), "bool", (*grid_chunks, spec.block), False, {})
+    add("exact_done", axes, "bool", grid_chunks or (), False, {})
 
-    coords = {axis: np.asarray(values) for axis, values in spec.grid.items()}
+    coords = {axis: _axis_values(values) for axis, values in spec.grid.items()}
     coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     if spec.precision_stderr is not None:  # per-point decisions of the precision rule
         from ..precision import variables
@@ -210,14 +209,38 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
         data_vars.update(variables(spec))
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     for dim, values in labels.items():
-        coords[dim] = np.asarray(values, dtype=object)
+        coords[dim] = xr.Variable(dim, *metadata.label_coordinate(values))
     ds = xr.Dataset(data_vars, coords=coords, attrs=provenance(spec))
-    for axis in axes:
-        if ds[axis].dtype.kind == "U":
-            ds = ds.assign_coords({axis: ds[axis].astype(object)})
     ds = metadata.describe(ds, spec, game)
     ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
     return ds, encoding
+
+
+def _axis_values(values: list) -> np.ndarray:
+    """A grid axis's values: numbers as they are, text as fixed-width unicode."""
+    array = np.asarray(values)
+    return array.astype(str) if array.dtype.kind in "OUT" else array
+
+
+def unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` (a task's simulated or exact arrays, the variable's own
+    dims last) with the fill value (:data:`FILL`, NaN for floats) at the
+    seats beyond ``params["players"]`` (see :func:`metadata.playing`): a
+    seat that does not play reads as missing, never as 0."""
+    players = metadata.playing(game, params)
+    variables = {**game.variables, **game.exact_variables}
+    out = dict(arrays)
+    for name, values in arrays.items():
+        var = variables.get(name)
+        if players is None or var is None or metadata.SEAT_DIM not in var.dims:
+            continue
+        axis = values.ndim - len(var.dims) + var.dims.index(metadata.SEAT_DIM)
+        values = np.array(values, copy=True)
+        index = [slice(None)] * values.ndim
+        index[axis] = slice(players, None)
+        values[tuple(index)] = FILL if values.dtype.kind in "iu" else np.nan
+        out[name] = values
+    return out
 
 
 def inspect(url: str) -> str:
@@ -336,8 +359,9 @@ def check_format(url: str, attrs: Mapping[str, Any]) -> None:
 
     ours = version("boardsweep")
     problems = []
-    if attrs.get("boardsweep_format", 1) != STORE_FORMAT:
-        problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads {STORE_FORMAT}")
+    if metadata.store_format(attrs) not in metadata.READABLE_FORMATS:
+        problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads "
+                        f"{', '.join(map(str, metadata.READABLE_FORMATS))}")
     for key, known in (("integrity", integrity.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
                        ("seed_scheme", SEED_SCHEME)):
         if key not in attrs:
@@ -387,6 +411,18 @@ def check_spec(url: str, spec: Spec) -> None:
             f"store {url} was made by a different spec ({shown}{more}); "
             "use --overwrite to replace it or choose another --store"
         )
+
+
+def check_writable(url: str) -> None:
+    """Raise :class:`StoreMismatch` (one line) unless the store at ``url`` has
+    the layout this boardsweep writes (:data:`metadata.STORE_FORMAT`); an
+    older store is still read by query, status, report and verify."""
+    found = metadata.store_format(read_attrs(url))
+    if found != metadata.STORE_FORMAT:
+        raise StoreMismatch(
+            f"store {url} has store format {found}, written by an older boardsweep; this one writes "
+            f"format {metadata.STORE_FORMAT} and cannot add to it (query, status, report and verify "
+            "still read it): rerun with --overwrite, or --store NEW_PATH, to write it anew")
 
 
 def _differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, str, str]]:

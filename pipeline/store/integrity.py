@@ -32,6 +32,7 @@ import zarr
 
 from . import packing
 from ..errors import Fault
+from .metadata import simulated_variables
 
 __all__ = [
     "INTEGRITY_SCHEME",
@@ -208,7 +209,7 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
         check_format(url, attrs)
         damage = Damage()
         fs, root = _fs(url)
-        sim_names = [*attrs.get("variables", []), "done"]
+        sim_names = [*simulated_variables(attrs), "done"]
         exact_names = [*attrs.get("exact_variables", []), "exact_done"]
         arrays = attrs.get("arrays") or [*sim_names, *exact_names]
         for name in arrays:
@@ -254,7 +255,7 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
 def _check_packed(url: str, attrs: dict[str, Any], block: int, damage: Damage) -> None:
     """Name the cells of every packed chunk file that is missing or altered:
     the task blocks (simulated arrays, ``done``) or exact points it covers."""
-    sim = {*attrs.get("variables", []), "done"}
+    sim = {*simulated_variables(attrs), "done"}
     for key, reason in packing.damaged_chunks(url).items():
         name, region = packing.chunk_region(url, key)
         ndim = damage.done.ndim if name in sim else damage.exact_done.ndim

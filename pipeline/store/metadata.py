@@ -1,10 +1,18 @@
 """The store's self-description (CF conventions), readable with plain xarray.
 
 A reader who has never seen boardsweep opens the store with
-``xarray.open_zarr`` and finds:
+``xarray.open_zarr`` (or ``cf_xarray``, or writes it out with ``to_netcdf``)
+and finds:
 
-* on every variable and coordinate a ``long_name`` and, where numeric,
-  ``units`` (``"1"``: a dimensionless count or share, as CF writes it);
+* on every variable and coordinate a short ``long_name`` (a plot label) and a
+  ``description`` (the explanation); ``units`` only where a unit exists (a
+  game declares them in ``extras["units"]``, e.g. ``{"money": "HKD"}``):
+  counts, shares, dice sides and checkpoints carry none;
+* label coordinates as fixed-width unicode (numpy ``<U``), histogram bins as
+  integers (``0, 1, ..., N``; the last bin, ``>= N``, is named by the
+  coordinate's ``overflow_bin`` attribute), see :func:`label_coordinate`;
+* ``axis`` attributes CF tools understand: ``T`` on ``checkpoint`` (the
+  sequence along which results accumulate), ``X`` on the game's own dims;
 * ``<dim>_name`` beside a label coordinate whose labels are codes (Monopoly's
   ``location``: ``CC1`` -> "Community Chest", ``IN_JAIL`` -> "In Jail");
 * global ``title``, ``description`` (the spec's), ``Conventions``,
@@ -13,7 +21,12 @@ A reader who has never seen boardsweep opens the store with
   ``players``, ``turns``, ``replicates``, ...);
 * ``exact_exists`` (grid dims, int8) and ``exact_note`` (why no exact answer
   exists): with ``exact_done`` they tell the three states apart, see
-  :func:`exact_state`.
+  :func:`exact_state`;
+* ``boardsweep_format`` (:data:`STORE_FORMAT`); a store without it is format 1
+  (string histogram bins, variable-length strings, padded seats stored as
+  0, the names of the simulated variables in ``variables``): readers take
+  both (:func:`simulated_variables`), runs refuse to write into format 1
+  (:func:`boardsweep.pipeline.store.check_writable`).
 
 The texts come from the game interface: ``Variable.description``,
 ``Param.help``, ``Game.label_names`` and the optional
@@ -23,6 +36,7 @@ The texts come from the game interface: ``Variable.description``,
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -30,6 +44,12 @@ import xarray as xr
 
 __all__ = [
     "CONVENTIONS",
+    "STORE_FORMAT",
+    "store_format",
+    "simulated_variables",
+    "short_name",
+    "label_coordinate",
+    "label_text",
     "EXACT_STATES",
     "describe",
     "global_attrs",
@@ -41,6 +61,65 @@ __all__ = [
 ]
 
 CONVENTIONS = "CF-1.10"
+
+#: The layout version this boardsweep writes (attribute ``boardsweep_format``;
+#: absent: format 1).  2: fixed-width strings, numeric histogram bins,
+#: seats that do not play stored as missing, ``simulated_variables``, the
+#: packed layout recorded in each array.
+STORE_FORMAT = 2
+
+#: The formats this boardsweep reads (it adds to :data:`STORE_FORMAT` only).
+READABLE_FORMATS = (1, 2)
+
+
+def store_format(attrs: dict) -> int:
+    """The layout version of a store from its attributes (1 where none is recorded)."""
+    value = attrs.get("boardsweep_format", attrs.get("store_format", 1))
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def simulated_variables(attrs: dict) -> list[str]:
+    """Names of the store's simulated variables (``simulated_variables``;
+    ``variables`` in format 1)."""
+    return list(attrs.get("simulated_variables", attrs.get("variables", [])))
+
+
+def short_name(description: str, fallback: str) -> str:
+    """A ``long_name`` for plots: ``description`` up to its first `` (``, ``; `` or ``: ``."""
+    head = re.split(r" \(|; |: ", description or "", maxsplit=1)[0].strip().rstrip(",.:")
+    return head or fallback.replace("_", " ")
+
+
+_INT = re.compile(r"-?[0-9]+")
+
+
+def label_coordinate(labels) -> tuple[np.ndarray, dict[str, Any]]:
+    """The stored values of a game's labels and their attributes.
+
+    Histogram bins ``'0', '1', ..., '>=N'`` become the integers ``0..N``
+    with ``overflow_bin = N`` (the last bin counts every value >= N); other
+    labels become fixed-width unicode (numpy ``<U``), which zarr and
+    xarray give back as such."""
+    texts = [str(x) for x in labels]
+    overflow = bool(texts) and texts[-1].startswith(">=")
+    body = texts[:-1] + [texts[-1][2:].strip()] if overflow else texts
+    if texts and all(_INT.fullmatch(t) for t in body):
+        values = np.array([int(t) for t in body], dtype=np.int64)
+        if len(np.unique(values)) == len(values) and (not overflow or values[-1] == values.max()):
+            attrs: dict[str, Any] = {}
+            if overflow:
+                last = int(values[-1])
+                attrs = {"overflow_bin": last,
+                         "comment": f"bin {last} counts every value >= {last}; every other bin its own value"}
+            return values, attrs
+    return np.asarray(texts, dtype=str), {}
+
+
+def label_text(coord: xr.DataArray) -> list[str]:
+    """The labels of a coordinate as text: ``>=N`` for a histogram's overflow bin."""
+    last = coord.attrs.get("overflow_bin")
+    return [f">={x}" if last is not None and x == last else str(x) for x in coord.values.tolist()]
+
 
 #: The three exact states, as :func:`exact_state` names them.
 EXACT_STATES = ("stored", "none", "pending")
@@ -119,8 +198,36 @@ def _param_help(game, name: str) -> str:
     return name
 
 
-def _numeric(values: Any) -> bool:
-    return np.asarray(values).dtype.kind in "iufb"
+#: The game dim whose padded entries do not play where a grid point has
+#: fewer ``players`` than the dim has labels (see :func:`playing`).
+SEAT_DIM = "seat"
+
+
+def playing(game, params: dict) -> int | None:
+    """How many leading ``seat`` labels play at this grid point: its
+    ``players`` parameter where the game has one and a ``seat`` dim, else
+    ``None`` (every label counts)."""
+    if "players" not in params or not any(SEAT_DIM in v.dims for v in game.variables.values()):
+        return None
+    return int(params["players"])
+
+
+def _variable_attrs(game, name: str, var) -> dict[str, Any]:
+    """``long_name``, ``description`` and, where the game declares one, ``units``."""
+    attrs: dict[str, Any] = {"long_name": short_name(var.description, name),
+                             "description": var.description or name.replace("_", " ")}
+    unit = game.extras.get("units", {}).get(name) if isinstance(game.extras.get("units"), dict) else None
+    if unit:
+        attrs["units"] = str(unit)
+    notes = []
+    if name in game.exact_variables:
+        notes.append("NaN where no single exact answer exists (exact_exists = 0, reason in exact_note) "
+                     "or it is not computed yet (exact_done = 0)")
+    if SEAT_DIM in var.dims and any(p.name == "players" for p in game.params):
+        notes.append("NaN for the seats beyond the grid point's number of players (they do not play)")
+    if notes:
+        attrs["comment"] = "; ".join(notes)
+    return attrs
 
 
 def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
@@ -129,32 +236,44 @@ def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
     ds.attrs.update(global_attrs(spec, game))
     for name, var in {**game.variables, **game.exact_variables}.items():
         if name in ds:
-            attrs = {"long_name": var.description or name, "units": "1"}
-            if name in game.exact_variables:
-                attrs["comment"] = ("NaN where no single exact answer exists (exact_exists = 0, "
-                                    "reason in exact_note) or it is not computed yet (exact_done)")
-            ds[name].attrs.update(attrs)
-    ds["done"].attrs.update(long_name="replicate finished and written (1) or not yet (0)",
+            ds[name].attrs.update(_variable_attrs(game, name, var))
+    ds["done"].attrs.update(long_name="replicate done", description="replicate finished and written (1) or not yet (0)",
                             flag_values=[0, 1], flag_meanings="not_done done")
-    ds["exact_done"].attrs.update(long_name="exact solver ran for this grid point (1) or not yet (0)",
+    ds["exact_done"].attrs.update(long_name="exact answer computed",
+                                  description="exact solver ran for this grid point (1) or not yet (0)",
                                   flag_values=[0, 1], flag_meanings="not_computed_yet computed")
     for axis in spec.axes:
-        ds[axis].attrs.update(long_name=_param_help(game, axis))
-        if _numeric(ds[axis].values):
-            ds[axis].attrs["units"] = "1"
-    ds["replicate"].attrs.update(long_name="independent replicate (own random stream) of the run shape",
-                                 units="1")
+        ds[axis].attrs.update(long_name=axis.replace("_", " "), description=_param_help(game, axis))
+    ds["replicate"].attrs.update(long_name="replicate",
+                                 description="independent replicate (own random stream) of the run shape")
     ds["checkpoint"].attrs.update(
-        long_name=f"{game.checkpoint_of} played so far (cumulative results are taken here)",
-        units="1")
+        long_name=f"{game.checkpoint_of} played", axis="T",
+        description=f"{game.checkpoint_of} played so far: simulated arrays are cumulative up to here")
     for dim in game.coords_for(spec.points()[0][1]):
         if dim in ds.coords:
-            ds[dim].attrs.update(long_name=f"{dim} label")
+            last = ds[dim].attrs.get("overflow_bin")
+            ds[dim].attrs.update(long_name=dim.replace("_", " "), axis="X", description=(
+                f"the game's {dim} labels" if last is None else
+                f"histogram bin: the number of {dim} it counts (bin {last}: {last} or more)"))
             names = getattr(game, "label_names", {}).get(dim)
             if names is not None and len(names) == ds.sizes[dim]:
-                ds = ds.assign_coords({f"{dim}_name": (dim, np.asarray(names, dtype=object))})
-                ds[f"{dim}_name"].attrs.update(long_name=f"full name of each {dim} label")
-    return _exact_markers(ds, spec, game)
+                ds = ds.assign_coords({f"{dim}_name": (dim, np.asarray(names, dtype=str))})
+                ds[f"{dim}_name"].attrs.update(long_name=f"{dim} name", description=f"full name of each {dim} label")
+    return _tidied(_exact_markers(ds, spec, game))
+
+
+def _tidied(ds: xr.Dataset) -> xr.Dataset:
+    """Every other variable (e.g. the precision rule's) in the same style: a
+    sentence-long ``long_name`` becomes the ``description`` beside a short
+    one, and the dimensionless ``units: "1"`` goes."""
+    for name in ds.variables:
+        attrs = ds[name].attrs
+        if attrs.get("units") == "1":
+            del attrs["units"]
+        if "long_name" in attrs and "description" not in attrs:
+            attrs["description"] = attrs["long_name"]
+            attrs["long_name"] = short_name(attrs["long_name"], str(name))
+    return ds
 
 
 def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:
@@ -168,10 +287,10 @@ def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:
             exists[index], notes[index] = 0, reason
     dims = tuple(spec.axes)
     ds["exact_exists"] = xr.Variable(dims, exists, {
-        "long_name": "a single exact answer exists for this grid point (1) or none exists (0)",
-        "flag_values": [0, 1], "flag_meanings": "no_single_exact_answer exact_answer_exists"})
-    ds["exact_note"] = xr.Variable(dims, notes, {
-        "long_name": "why no single exact answer exists (empty where one exists)"})
+        "long_name": "exact answer exists", "description": "a single exact answer exists for this grid point (1) "
+        "or none exists (0)", "flag_values": [0, 1], "flag_meanings": "no_single_exact_answer exact_answer_exists"})
+    ds["exact_note"] = xr.Variable(dims, notes.astype(str), {
+        "long_name": "why no exact answer", "description": "why no single exact answer exists (empty where one exists)"})
     return ds
 
 

@@ -51,6 +51,7 @@ import numpy as np
 
 from . import chunkfiles
 from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
+from .metadata import simulated_variables
 
 __all__ = [
     "PACKED_CHUNK_BYTES",
@@ -206,7 +207,7 @@ def layout(url: str) -> str:
 
 def task_arrays(attrs: dict[str, Any]) -> list[str]:
     """The arrays tasks write, one chunk per task: what packing rewrites."""
-    return [*attrs.get("variables", []), "done", *attrs.get("exact_variables", []), "exact_done"]
+    return [*simulated_variables(attrs), "done", *attrs.get("exact_variables", []), "exact_done"]
 
 
 def packed_chunks(shape: tuple[int, ...], itemsize: int, limit: int = PACKED_CHUNK_BYTES) -> tuple[int, ...]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import xarray as xr
 
+from boardsweep.core.games import get_game
 from boardsweep.pipeline.cli import main
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
@@ -15,7 +17,7 @@ from conftest import spec_toml  # tests/pipeline is on sys.path
 
 SPEC = spec_toml(
     "monopoly", name="meta", seed=11,
-    description="Dice 4 and 6, both deck policies, seed 003's run shape in miniature",
+    description="Dice 4 and 6, both deck policies, the Stats 102A assignment's run shape in miniature",
     params={"tally": "per_roll"}, grid={"dice_sides": [4, 6], "deck_policy": ["independent", "shuffled_cycle"]},
     run={"replicates": 2, "games": 1, "players": 1, "turns": 500}, checkpoints={"count": 4},
     tasks={"replicates_per_task": 2},
@@ -29,18 +31,21 @@ def test_store_metadata_read_with_plain_xarray(tmp_path, write_spec, cluster2, c
     ds = xr.open_zarr(store)
     # global attributes: title, the spec's description, CF, history, run shape as numbers
     assert ds.attrs["Conventions"].startswith("CF-")
-    assert ds.attrs["description"] == "Dice 4 and 6, both deck policies, seed 003's run shape in miniature"
+    assert ds.attrs["description"] == "Dice 4 and 6, both deck policies, the Stats 102A assignment's run shape in miniature"
     assert "meta" in ds.attrs["title"] and "Monopoly" in ds.attrs["title"]
     assert (ds.attrs["games"], ds.attrs["players"], ds.attrs["turns"], ds.attrs["replicates"]) == (1, 1, 500, 2)
     assert "created" in ds.attrs["history"] and len(ds.attrs["history"].splitlines()) == 1
     assert "counts.sum('location')" in ds.attrs["comment"]
-    # every variable and coordinate: long_name; numeric ones: units
+    # every variable and coordinate: a short long_name, the explanation in description; no unit on
+    # counts, shares, dice sides or checkpoints (none of them has one)
     for name in [*ds.data_vars, *ds.coords]:
-        assert ds[name].attrs.get("long_name"), name
-        if ds[name].dtype.kind in "iuf" and not name.startswith(("done", "exact_done", "exact_exists")):
-            assert ds[name].attrs.get("units") == "1", name
-    assert "counts" not in ds["checkpoint"].attrs and "turns" in ds["checkpoint"].attrs["long_name"]
-    assert "per_roll: dice rolls" in ds["events"].attrs["long_name"]
+        assert ds[name].attrs.get("long_name") and ds[name].attrs.get("description"), name
+        assert "units" not in ds[name].attrs, name
+    assert ds["checkpoint"].attrs["long_name"] == "turns played" and ds["checkpoint"].attrs["axis"] == "T"
+    assert ds["events"].attrs["long_name"] == "counted events, all locations"
+    assert "per_roll: dice rolls" in ds["events"].attrs["description"]
+    assert ds["dice_sides"].attrs["long_name"] == "dice sides"
+    assert ds["dice_sides"].attrs["description"] == "sides of each of the two dice"
     # the location codes are explained by a square-name coordinate
     names = dict(zip(ds["location"].values, ds["location_name"].values))
     assert names["CC1"] == "Community Chest" and names["G2J"] == "Go to Jail"
@@ -89,3 +94,160 @@ def main_rc(argv) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     return 0
+
+
+# --- Plain tools on real stores of every game: xarray, matplotlib, netCDF, cf_xarray ------------------------------
+
+GAMES = {
+    "monopoly": dict(grid={"dice_sides": [4, 6], "deck_policy": ["independent", "shuffled_cycle"]},
+                     run={"replicates": 2, "games": 1, "players": 2, "turns": 300}),
+    "shut_the_box": dict(grid={"dice_sides": [2, 3], "policy": ["optimal", "random"]},
+                         run={"replicates": 2, "games": 200}),
+    "hk_monopoly": dict(grid={"jail_strategy": ["short", "long"], "players": [2, 4]},
+                        run={"replicates": 2, "games": 20}),
+    "chutes_ladders": dict(grid={"sides": [4, 6], "players": [1, 2]}, run={"replicates": 2, "games": 50}),
+}
+#: The game's own dim, and whether it is a histogram (numeric bins, an overflow bin).
+OWN_DIM = {"monopoly": ("location", False), "shut_the_box": ("rolls", True),
+           "hk_monopoly": ("location", False), "chutes_ladders": ("rounds", True)}
+
+
+SPECS = {game: spec_toml(game, name=f"plain_{game}", seed=5, checkpoints={"count": 3},
+                         tasks={"replicates_per_task": 2}, **tables) for game, tables in GAMES.items()}
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory, cluster2):
+    """One small complete store per game (the plugin game included), made by real runs."""
+    folder = tmp_path_factory.mktemp("plain")
+    out = {}
+    for game, text in SPECS.items():
+        out[game] = folder / f"{game}.zarr"
+        assert run_sweep(parse_spec(text, f"{game}.toml"), str(out[game]), scheduler=cluster2).complete
+    return out
+
+
+def test_summary_headers_and_query_sel_on_real_stores(stores, tmp_path, cluster2, capsys):
+    spec = tmp_path / "stb.toml"
+    spec.write_text(SPECS["shut_the_box"])
+    assert main_rc(["run", str(spec), "--store", str(stores["shut_the_box"]), "--scheduler", cluster2]) == 0
+    out = capsys.readouterr().out
+    assert "top 3 rolls per grid point" in out and "rollss" not in out
+    # several values of one axis, as one option or repeated
+    store = str(stores["monopoly"])
+    for sels in (["--sel", "dice_sides=6,4"], ["--sel", "dice_sides=6", "--sel", "dice_sides=4"]):
+        assert main_rc(["query", store, *sels, "--sel", "deck_policy=independent", "--format", "json",
+                        "--top", "1"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        assert [(r["dice_sides"], r["deck_policy"]) for r in rows] == [(6, "independent"), (4, "independent")]
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_plain_xarray_reads_every_game_cleanly(stores, game, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ds = xr.open_zarr(stores[game])
+    dim, histogram = OWN_DIM[game]
+    # text is fixed-width unicode (numpy <U), never StringDType or object
+    texts = [n for n in ds.variables if ds[n].dtype.kind not in "biuf"]
+    assert texts and all(ds[n].dtype.kind == "U" for n in texts), {n: ds[n].dtype for n in texts}
+    assert ds.attrs["boardsweep_format"] == 2 and "variables" not in ds.attrs
+    assert ds.attrs["simulated_variables"] == list(get_game(game).variables)
+    # short long_names (plot labels), the explanation in description, units only where declared
+    for name in ds.variables:
+        attrs = ds[name].attrs
+        assert 0 < len(attrs["long_name"]) <= 60 and "(" not in attrs["long_name"].replace("P(", ""), name
+        assert attrs.get("description"), name
+        assert "units" not in attrs, name  # no game here declares a unit (extras["units"])
+    # plot along the game's own dim (matplotlib, headless)
+    counts = ds[_distribution(ds, dim)].isel(checkpoint=-1).sum("replicate")
+    point = {a: ds[a].values[0] for a in ds.attrs["grid_axes"]}
+    (counts / counts.sum(dim)).sel(point).plot.line(x=dim)
+    plt.savefig(tmp_path / "plot.png")
+    plt.close("all")
+    assert (tmp_path / "plot.png").stat().st_size > 1000
+    if histogram:  # numeric bins: sel by value, sums over bin values
+        bins = ds[dim]
+        assert bins.dtype.kind == "i" and bins.values[0] == 0 and np.all(np.diff(bins.values) == 1)
+        assert bins.attrs["overflow_bin"] == bins.values[-1]
+        hist = ds["hist"].isel(checkpoint=-1)
+        assert float(hist.sel({dim: slice(None, bins.values[-1] - 1)}).sum()) == float(hist.sum())  # none overflow
+        total = ds[f"{dim}_sum"].isel(checkpoint=-1)
+        np.testing.assert_array_equal((hist * hist[dim]).sum(dim).values, total.values)
+
+
+@pytest.mark.parametrize("game", ["hk_monopoly", "chutes_ladders"])
+def test_seats_that_do_not_play_read_as_missing(stores, game):
+    ds = xr.open_zarr(stores[game])
+    wins = ds["wins"].isel(checkpoint=-1)
+    for players in ds["players"].values:
+        sub = wins.sel(players=players)
+        assert bool(sub.isel(seat=slice(0, players)).notnull().all())
+        assert bool(sub.isel(seat=slice(players, None)).isnull().all())
+        # .mean("seat") averages the players only
+        np.testing.assert_allclose(sub.mean("seat").values, sub.isel(seat=slice(0, players)).mean("seat").values)
+    assert "do not play" in ds["wins"].attrs["comment"]
+    if game == "chutes_ladders":  # the exact win shares too; the players' shares sum to 1
+        share = ds["exact_win_share"].sel(players=2)
+        assert bool(share.isel(seat=slice(2, None)).isnull().all())
+        np.testing.assert_allclose(share.sum("seat").values, 1.0, rtol=1e-9)
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_netcdf_round_trip_and_cf_xarray(stores, game, tmp_path):
+    import cf_xarray  # noqa: F401 - registers the .cf accessor
+
+    ds = xr.open_zarr(stores[game])
+    path = tmp_path / "store.nc"
+    ds.to_netcdf(path)
+    with xr.open_dataset(path) as back:
+        xr.testing.assert_identical(back.load(), ds.load())
+    assert len(ds.to_netcdf()) > 0  # in memory, xarray's default engine
+    dim, _ = OWN_DIM[game]
+    assert ds.cf.axes["T"] == ["checkpoint"] and dim in ds.cf.axes["X"]
+    assert ds.cf.coordinates["time"] == ["checkpoint"]
+    assert ds[_distribution(ds, dim)].cf["X"].name == dim
+
+
+def _distribution(ds: xr.Dataset, dim: str) -> str:
+    return next(n for n in ds.attrs["simulated_variables"] if ds[n].dims[-2:] == ("checkpoint", dim))
+
+
+def test_an_old_format_store_is_read_but_not_written(stores, tmp_path, capsys):
+    import shutil
+    import zarr
+
+    old = tmp_path / "old.zarr"
+    shutil.copytree(stores["shut_the_box"], old)
+    group = zarr.open_group(str(old), mode="r+")
+    attrs = dict(group.attrs)
+    group.attrs["variables"] = attrs.pop("simulated_variables")  # format 1 named them so
+    del group.attrs["simulated_variables"], group.attrs["boardsweep_format"]
+    zarr.consolidate_metadata(str(old))
+    assert main_rc(["query", str(old), "--format", "json", "--top", "1"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 4
+    spec = tmp_path / "stb.toml"
+    spec.write_text(SPECS["shut_the_box"])
+    assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "store format 1" in err[0] and "--overwrite" in err[0]
+
+
+def test_growing_a_text_axis_widens_its_fixed_width_coordinate(tmp_path, cluster2):
+    """A grid value longer than the stored ones ('sticky' after 'plain') is kept whole."""
+    def toy(rules):
+        return spec_toml("toy", name="widen", params={"size": 8}, grid={"dice_sides": [2], "rule": rules},
+                         run={"replicates": 2, "games": 2, "turns": 30}, checkpoints={"count": 3},
+                         tasks={"replicates_per_task": 2})
+
+    store = str(tmp_path / "widen.zarr")
+    assert run_sweep(parse_spec(toy(["plain"]), "a.toml"), store, scheduler=cluster2).complete
+    assert xr.open_zarr(store)["rule"].dtype == np.dtype("<U5")
+    assert run_sweep(parse_spec(toy(["plain", "sticky"]), "b.toml"), store, scheduler=cluster2,
+                     extend=True).complete
+    ds = xr.open_zarr(store)
+    assert ds["rule"].values.tolist() == ["plain", "sticky"] and ds["rule"].dtype == np.dtype("<U6")
+    assert ds["rule"].attrs["long_name"] == "rule" and bool(ds["done"].all())

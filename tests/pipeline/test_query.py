@@ -68,3 +68,32 @@ def test_z_is_missing_where_counts_are_too_few():
     z = compare_exact(ds)["z"].values
     assert few.mean() < MIN_COUNT <= (many - few).mean()
     assert np.isnan(z[0]) and np.isfinite(z[1:]).all()
+
+
+def grid() -> xr.Dataset:
+    """A store-like Dataset with two grid axes (one with a value that holds a comma)."""
+    return xr.Dataset(coords={"dice_sides": [4, 6, 8], "buy_policy": ["always", "never", "always,never"]},
+                      attrs={"grid_axes": ["dice_sides", "buy_policy"]})
+
+
+def test_sel_takes_several_values_of_one_axis():
+    from boardsweep.pipeline.display import select
+
+    ds = grid()
+    assert select(ds, ("dice_sides=6,8",), ValueError) == {"dice_sides": [6, 8]}
+    assert select(ds, ("dice_sides=8", "dice_sides=4"), ValueError) == {"dice_sides": [8, 4]}  # order kept
+    assert select(ds, ("dice_sides=6", "dice_sides=6,4"), ValueError) == {"dice_sides": [6, 4]}  # once each
+    assert select(ds, ("dice_sides=4", "buy_policy=never"), ValueError) == {"dice_sides": [4], "buy_policy": ["never"]}
+    assert select(ds, ("buy_policy=always,never",), ValueError) == {"buy_policy": ["always,never"]}  # a whole value
+    assert select(ds, ("buy_policy= never , always",), ValueError) == {"buy_policy": ["never", "always"]}
+
+
+def test_sel_names_the_value_that_is_not_on_the_axis():
+    import pytest
+
+    from boardsweep.pipeline.display import select
+
+    with pytest.raises(ValueError, match=r"'5' is not on axis 'dice_sides'; values: 4, 6, 8"):
+        select(grid(), ("dice_sides=6,5",), ValueError)
+    with pytest.raises(ValueError, match="no grid axis 'sides'"):
+        select(grid(), ("sides=6",), ValueError)
