@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from boardsweep.pipeline.execute import _client, run_sweep
+from boardsweep.pipeline.cluster import Target, connect
+from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.tasks import COMPILE_CLOCK
 from boardsweep.pipeline.verify import compare_with_store, digest
@@ -33,7 +34,7 @@ SPEC = spec_toml(
 
 def _worker_pids(processes: bool) -> set[int]:
     with dask.config.set({"boardsweep.processes": processes}), ExitStack() as stack:
-        client = _client(stack, 2, None)
+        client = connect(stack, Target(workers=2))
         return set(client.run(os.getpid).values())
 
 
