@@ -117,7 +117,7 @@ def _task_chunks(attrs: dict[str, Any], name: str, shape: list[int]) -> list[lis
     point, one task block along ``replicate``; zarr may record a block larger
     than the replicates as it is or cut to them)."""
     k = len(attrs.get("grid_axes", []))
-    if name in (*attrs.get("variables", []), "done"):
+    if name in (*simulated_variables(attrs), "done"):
         block = int(attrs.get("replicates_per_task", 1))
         rest = list(shape[k + 1:])
         return [[1] * k + [b] + rest for b in {block, min(block, shape[k]) if len(shape) > k else block}]
@@ -398,7 +398,7 @@ def _rebuild_cells(root: Path, url: str, names: list[str]) -> None:
     attrs = _root_attrs(root)
     bad = damaged_chunks(url)
     data = {name: _read_packed(root, name, bad) for name in names}
-    sim = {*attrs.get("variables", []), "done"}
+    sim = {*simulated_variables(attrs), "done"}
     k, block = len(attrs.get("grid_axes", [])), int(attrs.get("replicates_per_task", 1))
     for key in bad:
         name, region = chunk_region(url, key)
@@ -471,7 +471,7 @@ def _record_manifests(url: str) -> None:
     root = local_root(url)
     attrs = _root_attrs(root)
     block = int(attrs.get("replicates_per_task", 1))
-    sim = [*attrs.get("variables", []), "done"]
+    sim = [*simulated_variables(attrs), "done"]
     exact = [*attrs.get("exact_variables", []), "exact_done"]
     shutil.rmtree(root / integrity.MANIFEST_DIR, ignore_errors=True)
     with quiet_zarr():
