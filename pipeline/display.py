@@ -377,7 +377,7 @@ def print_headlines(out: Console, ds, found: dict, verdict: dict, points: list[i
         if records:
             print_records(out, f"{name}", records, axes, caption=caption,
                           right={"estimate", f"{level} interval", "exact", "z", "p", "chi2", "df", "reps"})
-    out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=True)
+    out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
 
 
 def _mean_records(ds, est, every, picked, axes, level, label_values) -> list[dict[str, str]]:
@@ -487,7 +487,7 @@ def print_headline_summary(ds, fmt: str) -> None:
                           f"or of one replicate's estimate ('replicates'); se: standard error; interval: {level} "
                           "t interval with df degrees of freedom; z = (mean - exact) / se, p two-sided from t",
                   right={"mean", "sd", "se", "interval", "exact", "z", "p", "df"})
-    out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=True)
+    out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
 
 
 def _interval(low: float, high: float, se: float) -> str:

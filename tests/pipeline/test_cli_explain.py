@@ -84,7 +84,8 @@ def test_run_dashboard_answers_and_tables_fit_80_columns_piped(tmp_path, toy_spe
     finally:
         kill(proc)
     assert code == 0, out + err
-    assert "…" not in out and all(len(x) <= 80 for x in out.splitlines() if "store complete" not in x)
+    too_wide = [x for x in out.splitlines() if "store complete" not in x and (len(x) > 80 or "…" in x)]
+    assert not too_wide, too_wide
     assert "dice_sides=2, rule=sticky" in out and "'-': no exact value" in " ".join(out.split())
 
     query = boardsweep("query", str(tmp_path / "toy.zarr"), "--top", "2")
