@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pytest
 
+# Dask's loggers get their stream handler when distributed is first imported:
+# import it here, before any test's capsys, so that the handler writes to the
+# session's stream and never to one a finished test has closed.
+import distributed  # noqa: F401,E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SLOW_MODULES = {
