@@ -68,6 +68,10 @@ def _logging_as_it_was():
     import logging
 
     root = logging.getLogger()
+    for logger in [root, *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger))]:
+        for handler in list(logger.handlers):  # a handler left on a stream an earlier test's capture closed
+            if getattr(getattr(handler, "stream", None), "closed", False):
+                logger.removeHandler(handler)
     handlers, level = list(root.handlers), root.level
     yield
     for handler in root.handlers:
