@@ -37,6 +37,7 @@ Everything is validated before anything is written.  Every error is a
 from __future__ import annotations
 
 import hashlib
+import functools
 import itertools
 import json
 import re
@@ -48,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from ..core.games import Game, ParameterError, get_game
+from .precision import estimate_terms
 
 __all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
 
@@ -153,7 +155,15 @@ class Spec:
         return tuple(len(v) for v in self.grid.values())
 
     def points(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
-        """Every grid point as (index tuple, full validated parameter dict)."""
+        """Every grid point as (index tuple, full validated parameter dict).
+
+        The grid is resolved once per spec (:attr:`_resolved`); each call
+        returns fresh dicts, so a caller may change them."""
+        return [(index, dict(params)) for index, params in self._resolved]
+
+    @functools.cached_property
+    def _resolved(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+        """Every grid point's parameters as the game resolves them (computed once)."""
         game = self.game
         out = []
         for index in itertools.product(*(range(n) for n in self.shape)):
@@ -425,8 +435,6 @@ class _Parser:
 
     def parse_precision(self, replicates: int, game: Game) -> tuple[float | None, int | None]:
         """(stderr target, max_replicates), or (None, None) without ``[precision]``."""
-        from .precision import estimate_terms
-
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)

@@ -7,14 +7,26 @@
 * :mod:`.chunkfiles`: direct reads and writes of a local store's chunk files;
 * :mod:`.lock`: one run per store.
 
-Nothing outside this package opens zarr or touches a store's files directly
-(the modules that still do are being moved behind it).
+* :mod:`.owner`: :class:`Store`, one store as a command sees it (opened
+  once, what it found kept), and every change a command makes to it;
+* :mod:`.manifests`, :mod:`.layout`, :mod:`.growth`: checksum records, the
+  packed layout as read, growth on disk;
+* :mod:`.zarr_private`: every use of zarr beyond its public API.
+
+Nothing outside this package opens zarr or fsspec or touches a store's files
+(``tests/test_project.py`` checks it).
 """
 
 from __future__ import annotations
 
 from .arrays import (
     FILL,
+    array_names,
+    coordinate_labels,
+    many_reads,
+    open_raw,
+    read_raw,
+    write_whole,
     StoreMismatch,
     check_format,
     check_writable,
@@ -38,8 +50,11 @@ from .arrays import (
     write_region,
 )
 from .chunkfiles import ChunkUnreadable, LayoutError
+from .owner import Store, normalize_url
 
 __all__ = [
+    "Store", "normalize_url",
+    "array_names", "coordinate_labels", "many_reads", "open_raw", "read_raw", "write_whole",
     "ChunkUnreadable", "LayoutError", "FILL", "StoreMismatch", "check_format", "check_spec", "check_writable", "clear_done", "create_store", "ensure_arrays", "inspect",
     "provenance", "quiet_zarr", "read_array", "read_attrs", "read_done", "read_exact_done", "remove_store",
     "source_revision", "store_exists", "template", "unplayed", "write_exact", "write_region",

@@ -32,7 +32,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import subprocess
-import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Mapping
@@ -44,9 +43,12 @@ import zarr
 
 from ...core.games import Game
 from ...core.rng import RNG_SCHEME
-from . import integrity, metadata
+from . import chunkfiles, manifests, metadata
+from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
+from .zarr_private import quiet, sync
 from ..errors import InputError
 from ..plan import SEED_SCHEME
+from ..precision import variables as precision_variables
 from ..spec import Spec
 
 __all__ = [
@@ -91,18 +93,9 @@ class UnknownFormat(InputError):
     does not know: reading or resuming it could be silently wrong."""
 
 
-class quiet_zarr:
-    """Silence zarr's warnings about consolidated metadata and the lock file."""
-
-    def __enter__(self) -> None:
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.filterwarnings(
-            "ignore", message=".*(onsolidated|not recognized|does not have a Zarr V3).*"
-        )
-
-    def __exit__(self, *exc: Any) -> None:
-        self._ctx.__exit__(*exc)
+#: Silence zarr's warnings about consolidated metadata and the files beside
+#: the arrays (:class:`.zarr_private.quiet`).
+quiet_zarr = quiet
 
 
 def store_exists(url: str) -> bool:
@@ -141,7 +134,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "zarr_version": zarr.__version__,
         "git_revision": source_revision(),
         "rng_scheme": RNG_SCHEME,
-        "integrity": integrity.INTEGRITY_SCHEME,
+        "integrity": manifests.INTEGRITY_SCHEME,
         "seed_scheme": SEED_SCHEME,
         "boardsweep_format": STORE_FORMAT,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -204,9 +197,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     coords = {axis: _axis_values(values) for axis, values in spec.grid.items()}
     coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     if spec.precision_stderr is not None:  # per-point decisions of the precision rule
-        from ..precision import variables
-
-        data_vars.update(variables(spec))
+        data_vars.update(precision_variables(spec))
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     for dim, values in labels.items():
         coords[dim] = xr.Variable(dim, *metadata.label_coordinate(values))
@@ -260,7 +251,7 @@ def inspect(url: str) -> str:
     if not names - {".boardsweep.lock"}:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
-        return "leftover" if integrity.MANIFEST_DIR.split("/")[0] in names else "folder"
+        return "leftover" if manifests.MANIFEST_DIR.split("/")[0] in names else "folder"
     try:
         meta = json.loads(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
     except (OSError, ValueError):
@@ -330,7 +321,7 @@ def remove_store(url: str, names: list[str] | None = None) -> None:
         name = Path(entry).name
         if name in ours and fs.isdir(entry):
             fs.rm(entry, recursive=True)
-    for name in ("zarr.json", integrity.MANIFEST_DIR.split("/")[0]):
+    for name in ("zarr.json", manifests.MANIFEST_DIR.split("/")[0]):
         if fs.exists(f"{root}/{name}"):
             fs.rm(f"{root}/{name}", recursive=True)
 
@@ -362,7 +353,7 @@ def check_format(url: str, attrs: Mapping[str, Any]) -> None:
     if metadata.store_format(attrs) not in metadata.READABLE_FORMATS:
         problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads "
                         f"{', '.join(map(str, metadata.READABLE_FORMATS))}")
-    for key, known in (("integrity", integrity.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
+    for key, known in (("integrity", manifests.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
                        ("seed_scheme", SEED_SCHEME)):
         if key not in attrs:
             problems.append(f"no {key} recorded")
@@ -392,13 +383,14 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "...'"
 
 
-def check_spec(url: str, spec: Spec) -> None:
+def check_spec(url: str, spec: Spec, attrs: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`StoreMismatch` unless the store at ``url`` was made by ``spec``.
 
     Specs are compared by canonical content, so comments, layout and the store
-    path do not matter; the message lists every key that differs.
+    path do not matter; the message lists every key that differs.  ``attrs``:
+    the store's attributes where the caller has read them.
     """
-    attrs = read_attrs(url)
+    attrs = read_attrs(url) if attrs is None else attrs
     if "spec_canonical" not in attrs:
         raise StoreMismatch(f"store {url} is not a boardsweep sweep store; boardsweep writes only "
                             "into a new folder or a store it made")
@@ -413,11 +405,11 @@ def check_spec(url: str, spec: Spec) -> None:
         )
 
 
-def check_writable(url: str) -> None:
+def check_writable(url: str, attrs: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`StoreMismatch` (one line) unless the store at ``url`` has
     the layout this boardsweep writes (:data:`metadata.STORE_FORMAT`); an
     older store is still read by query, status, report and verify."""
-    found = metadata.store_format(read_attrs(url))
+    found = metadata.store_format(read_attrs(url) if attrs is None else attrs)
     if found != metadata.STORE_FORMAT:
         raise StoreMismatch(
             f"store {url} has store format {found}, written by an older boardsweep; this one writes "
@@ -449,8 +441,6 @@ def read_array(url: str, name: str, region: tuple[slice, ...] = (),
     chunk files where :mod:`~boardsweep.pipeline.store.chunkfiles` applies, else
     through zarr.  ``unreadable_as_fill``: a chunk that does not decode reads
     as the fill value (for callers that use only cells found intact)."""
-    from . import chunkfiles
-
     values = chunkfiles.read(url, name, region, unreadable_as_fill)
     if values is None:
         with quiet_zarr():
@@ -461,13 +451,51 @@ def read_array(url: str, name: str, region: tuple[slice, ...] = (),
 def read_done(url: str) -> np.ndarray:
     """The ``done`` mask, shape ``grid shape + (replicates,)`` (unreadable chunks: not done)."""
     with quiet_zarr():
-        return integrity.read_mask(zarr.open_group(url, mode="r"), "done", url)[0]
+        return read_mask(zarr.open_group(url, mode="r"), "done", url)[0]
 
 
 def read_exact_done(url: str) -> np.ndarray:
     """The ``exact_done`` mask, shape ``grid shape``."""
     with quiet_zarr():
-        return integrity.read_mask(zarr.open_group(url, mode="r"), "exact_done", url)[0]
+        return read_mask(zarr.open_group(url, mode="r"), "exact_done", url)[0]
+
+
+#: Chunk reads zarr keeps in flight when reading a mask (its default is 10;
+#: a mask is thousands of tiny chunks, one per task).
+READ_CONCURRENCY = 64
+
+
+def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """A boolean mask array read chunk by chunk where a whole read fails.
+
+    With ``url`` (the group's) a local store is read straight from its chunk
+    files (:mod:`boardsweep.pipeline.store.chunkfiles`).  Returns the mask
+    (unreadable chunks read as ``False``) and the chunk coordinates that could
+    not be read.
+    """
+    if url is not None:
+        try:
+            fast = chunkfiles.read(url, name)
+        except chunkfiles.ChunkUnreadable:
+            fast = None  # a damaged chunk: find which, below
+        if fast is not None:
+            return fast.astype(bool), []
+    array = group[name]
+    try:
+        with zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
+            return np.asarray(array[...], dtype=bool), []
+    except Exception:  # noqa: BLE001 - a damaged chunk: find which, below
+        pass
+    mask = np.zeros(array.shape, dtype=bool)
+    bad = []
+    grid = [range(-(-s // c)) for s, c in zip(array.shape, array.chunks)]
+    for coords in np.ndindex(*[len(g) for g in grid]):
+        region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, array.chunks, array.shape))
+        try:
+            mask[region] = np.asarray(array[region], dtype=bool)
+        except Exception:  # noqa: BLE001 - unreadable chunk: not done
+            bad.append(coords)
+    return mask, bad
 
 
 #: Arrays a process has opened for writing, per (store, canonical spec hash): a
@@ -481,7 +509,6 @@ _MAX_WRITERS = 8
 def _writer(url: str, token: str | None, names: list[str]) -> dict[str, Any]:
     """The opened async arrays ``names`` of the store at ``url`` (cached by ``token``)."""
     from zarr.api.asynchronous import open_group
-    from zarr.core.sync import sync
 
     key = (url, token or "")
     arrays = _WRITERS.get(key, {}) if token else {}
@@ -512,8 +539,6 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
     chunk files (:func:`chunkfiles.write_chunk`); otherwise the arrays
     (kept open per worker) are written through zarr, concurrently.
     """
-    from . import chunkfiles
-
     paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
     if all(paths):
         flag_path = chunkfiles.write_chunk(url, flag, region, np.ones(1, dtype=bool))
@@ -526,8 +551,6 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
                 flag: str) -> list[str]:
     import asyncio
 
-    from zarr.core.sync import sync
-
     arrays = _writer(url, token, [*values, flag])
     for name in [*values, flag]:
         _require_own_chunk(url, name, arrays[name], region)
@@ -539,14 +562,12 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
 
     with quiet_zarr():
         sync(write_all())
-    return integrity.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
+    return manifests.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
 
 
 def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:
     """Raise :class:`LayoutError` unless ``region`` of ``array`` is exactly one
     chunk: a task never writes into a chunk that other cells share."""
-    from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
-
     if LAYOUT_ATTR in array.attrs or _chunk_of(region, array.shape, array.chunks) is None:
         raise LayoutError(f"array {name} of {url} is not chunked per task: a task would write into a "
                           "chunk shared with other cells, so nothing was written")
@@ -566,7 +587,7 @@ def write_region(
     flags, then its manifest.  ``token`` (a hash of the canonical spec) lets
     the worker keep a remote store's arrays open between tasks."""
     paths = _write(url, token, index + (slice(start, stop),), arrays, "done")
-    integrity.record(url, paths, index, start)
+    manifests.record(url, paths, index, start)
 
 
 def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list[tuple[int, ...]],
@@ -583,9 +604,9 @@ def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list
             done[index + (slice(start, min(start + block, done.shape[-1])),)] = False
         for index in points:
             exact_done[index] = False
-    names = [integrity.sim_name(i, s) for i, s in blocks] + [integrity.exact_name(i) for i in points]
+    names = [manifests.sim_name(i, s) for i, s in blocks] + [manifests.exact_name(i) for i in points]
     for name in names:
-        path = f"{root}/{integrity.MANIFEST_DIR}/{name}"
+        path = f"{root}/{manifests.MANIFEST_DIR}/{name}"
         if fs.exists(path):
             fs.rm(path)
 
@@ -595,4 +616,56 @@ def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarra
     """Write the exact answer of one grid point, then its ``exact_done`` flag."""
     values = {name: np.asarray(v, dtype=np.float64) for name, v in arrays.items()}
     paths = _write(url, token, index, values, "exact_done")
-    integrity.record(url, paths, index, None)
+    manifests.record(url, paths, index, None)
+
+
+def write_whole(url: str, values: Mapping[str, np.ndarray]) -> None:
+    """Rewrite small arrays whole (per-point decisions: the client writes them, lock held)."""
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+")
+        for name, array in values.items():
+            group[name][...] = array
+
+
+def open_raw(url: str, mask_and_scale: bool = False) -> xr.Dataset:
+    """The store as xarray reads it, lazily and without dask (``chunks=None``),
+    values as stored unless ``mask_and_scale`` (the callers decode and mask)."""
+    with quiet_zarr():
+        return xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale)
+
+
+def array_names(url: str) -> set[str]:
+    """The names of the arrays in the store at ``url``."""
+    with quiet_zarr():
+        return set(zarr.open_group(url, mode="r").array_keys())
+
+
+def read_raw(url: str, name: str) -> np.ndarray:
+    """Array ``name`` exactly as stored (fill values included), read through zarr."""
+    with quiet_zarr():
+        return np.asarray(zarr.open_array(url, path=name, mode="r")[...])
+
+
+def coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
+    """Cell ``index`` of array ``name`` by its coordinates: ``dice_sides=6, replicate=3``."""
+    with quiet_zarr():
+        array = zarr.open_array(url, path=name, mode="r")
+        dims = list(getattr(array.metadata, "dimension_names", None) or [])
+        group = zarr.open_group(url, mode="r")
+        keys = set(group.array_keys())
+        parts = []
+        for axis, (dim, i) in enumerate(zip(dims or [None] * len(index), index)):
+            label: Any = i
+            if dim is not None and dim in keys and dim != name:
+                coord = group[dim]
+                if len(coord.shape) == 1 and coord.shape[0] > i:
+                    label = coord[i]
+                    label = label.item() if hasattr(label, "item") else label
+            parts.append(f"{dim or f'axis{axis}'}={label!r}")
+    return ", ".join(parts)
+
+
+def many_reads() -> None:
+    """Let zarr keep more chunk reads in flight in this (CLI) process: a
+    store holds one small chunk per task and variable."""
+    zarr.config.set({"async.concurrency": READ_CONCURRENCY})
