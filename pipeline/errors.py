@@ -36,9 +36,8 @@ class Fault(BoardsweepError, RuntimeError):
     exit_code = 1
 
 
-class SweepError(RuntimeError):
-    """The run could not finish; the message is one line for users (the CLI
-    reports it, exit code 1)."""
+class SweepError(Fault):
+    """The run could not finish; the message is one line for users (exit code 1)."""
 
 
 class SchedulerLost(SweepError):

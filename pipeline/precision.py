@@ -40,14 +40,15 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
-import xarray as xr
 
 from .plan import Task
 
 if TYPE_CHECKING:
+    import xarray as xr
+
     from .store import Store
 
-__all__ = ["STATES", "Decision", "estimate_terms", "stderr_squared", "decide", "plan", "variables",
+__all__ = ["STATES", "Decision", "estimate_terms", "stderr_squared", "decide", "plan",
            "decision_arrays", "complete", "stored_complete", "point_columns"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
@@ -167,23 +168,6 @@ def plan(spec, stored: "Store", done: np.ndarray) -> tuple[dict[tuple, Decision]
                 if not done[index + (slice(start, stop),)].all():
                     tasks.append(Task(index, params, start, stop))
     return decisions, tasks
-
-
-def variables(spec) -> dict[str, xr.Variable]:
-    """The per-point precision variables of a new store (running, nothing used yet)."""
-    dims, shape = tuple(spec.axes), spec.shape
-    target = f"{spec.precision_stderr:g}"
-    return {
-        "replicates_used": xr.Variable(dims, np.zeros(shape, dtype=np.int64), {
-            "long_name": "replicates the precision rule used (planned in the current round while "
-                         "precision_state = 0)", "units": "1"}),
-        "stderr_reached": xr.Variable(dims, np.full(shape, np.nan), {
-            "long_name": "largest standard error of the game's estimates over the replicates used "
-                         f"(target {target})", "units": "1"}),
-        "precision_state": xr.Variable(dims, np.zeros(shape, dtype=np.int8), {
-            "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
-            "flag_values": [0, 1, 2], "flag_meanings": "running met capped"}),
-    }
 
 
 def decision_arrays(decisions: dict[tuple, Decision], shape: tuple[int, ...]) -> dict[str, np.ndarray]:

@@ -50,7 +50,9 @@ from typing import Any
 import numpy as np
 
 from . import store
+from .execute import run_sweep
 from .grow import aligned
+from .store import normalize_url
 from .store import integrity
 from .spec import Spec
 
@@ -318,8 +320,6 @@ def verify(
     runs.  The re-run goes to ``rerun_store`` (kept; it must not exist yet) or
     to a temporary directory that is removed afterwards.
     """
-    from .execute import normalize_url, run_sweep
-
     if is_digest_file(against):
         recorded = load_digest(against)
         if recorded.get("spec_canonical_sha256") != canonical_sha256(spec.canonical_json()):

@@ -8,12 +8,14 @@ is an edge (imports under ``if TYPE_CHECKING:`` never run and are left out).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("pipeline", "core")
 
 
+@functools.cache
 def _modules() -> dict[str, tuple[Path, list[str]]]:
     """Dotted module name (relative to the package root) -> (file, its package's parts)."""
     found = {}
@@ -25,6 +27,11 @@ def _modules() -> dict[str, tuple[Path, list[str]]]:
                 parts = package
             found[".".join(parts)] = (path, package)
     return found
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
 
 
 def _runtime_imports(tree: ast.AST):
@@ -40,12 +47,13 @@ def _runtime_imports(tree: ast.AST):
         stack.extend(ast.iter_child_nodes(node))
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """module -> the package modules it imports (relative imports resolved)."""
     modules = _modules()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, (path, package) in modules.items():
-        for node in _runtime_imports(ast.parse(path.read_text(), str(path))):
+        for node in _runtime_imports(_tree(path)):
             if not isinstance(node, ast.ImportFrom) or not node.level:
                 continue  # absolute imports: other distributions (the package imports itself relatively)
             base = package[:len(package) - node.level + 1]
@@ -120,8 +128,7 @@ def test_only_the_store_package_opens_zarr_or_fsspec():
     for name, (path, _) in _modules().items():
         if name.startswith("pipeline.store"):
             continue
-        tree = ast.parse(path.read_text(), str(path))
-        for node in ast.walk(tree):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Import):
                 roots = {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and not node.level:

@@ -5,8 +5,7 @@
 * :mod:`.integrity`: task manifests, the check, damage;
 * :mod:`.packing`: the packed layout of a finished store and its journal;
 * :mod:`.chunkfiles`: direct reads and writes of a local store's chunk files;
-* :mod:`.lock`: one run per store.
-
+* :mod:`.lock`: one run per store;
 * :mod:`.owner`: :class:`Store`, one store as a command sees it (opened
   once, what it found kept), and every change a command makes to it;
 * :mod:`.manifests`, :mod:`.layout`, :mod:`.growth`: checksum records, the
@@ -14,11 +13,12 @@
 * :mod:`.zarr_private`: every use of zarr beyond its public API.
 
 Nothing outside this package opens zarr or fsspec or touches a store's files
-(``tests/test_project.py`` checks it).
+(``tests/test_structure.py`` checks it).
 """
 
 from __future__ import annotations
 
+from . import zarr_private  # noqa: F401 - first: it imports zarr without zarr 3.0's import-time warning
 from .arrays import (
     FILL,
     array_names,

@@ -29,17 +29,23 @@ template goes through xarray.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import json
+import re
 import subprocess
 from collections import OrderedDict
 from pathlib import Path
+from importlib.metadata import version
 from typing import Any, Mapping
 
+import dask
 import dask.array as da
+import fsspec
 import numpy as np
 import xarray as xr
 import zarr
+from zarr.api.asynchronous import open_group
 
 from ...core.games import Game
 from ...core.rng import RNG_SCHEME
@@ -48,7 +54,7 @@ from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
 from .zarr_private import quiet, sync
 from ..errors import InputError
 from ..plan import SEED_SCHEME
-from ..precision import variables as precision_variables
+from ..precision import STATES
 from ..spec import Spec
 
 __all__ = [
@@ -110,9 +116,7 @@ def store_exists(url: str) -> bool:
 
 def provenance(spec: Spec) -> dict[str, Any]:
     """The attributes recorded in a new store."""
-    import dask
-    import numba
-    from importlib.metadata import version
+    import numba  # heavy, and only a new store records its version
 
     return {
         "sweep": spec.name,
@@ -207,6 +211,24 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     return ds, encoding
 
 
+def precision_variables(spec: Spec) -> dict[str, xr.Variable]:
+    """The per-point variables of the precision rule (:mod:`boardsweep.pipeline.precision`)
+    in a new store: every point running, nothing used yet."""
+    dims, shape = tuple(spec.axes), spec.shape
+    target = f"{spec.precision_stderr:g}"
+    return {
+        "replicates_used": xr.Variable(dims, np.zeros(shape, dtype=np.int64), {
+            "long_name": "replicates the precision rule used (planned in the current round while "
+                         "precision_state = 0)", "units": "1"}),
+        "stderr_reached": xr.Variable(dims, np.full(shape, np.nan), {
+            "long_name": "largest standard error of the game's estimates over the replicates used "
+                         f"(target {target})", "units": "1"}),
+        "precision_state": xr.Variable(dims, np.zeros(shape, dtype=np.int8), {
+            "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
+            "flag_values": list(range(len(STATES))), "flag_meanings": " ".join(STATES)}),
+    }
+
+
 def _axis_values(values: list) -> np.ndarray:
     """A grid axis's values: numbers as they are, text as fixed-width unicode."""
     array = np.asarray(values)
@@ -240,8 +262,6 @@ def inspect(url: str) -> str:
     ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
     ``leftover`` (boardsweep's ``.boardsweep/`` folder without a store: a
     removal cut short) or ``unreadable`` (a zarr.json that does not parse)."""
-    import fsspec
-
     fs, root = fsspec.core.url_to_fs(url)
     if not fs.exists(root):
         return "absent"
@@ -276,8 +296,6 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
     already on disk are kept (the integrity check decides what is intact).
     Returns the names recreated.
     """
-    import fsspec
-
     fs, root = fsspec.core.url_to_fs(url)
     ds, encoding = template(spec, spec.game)
     missing = [str(n) for n in ds.variables if not fs.exists(f"{root}/{n}/zarr.json")]
@@ -313,8 +331,6 @@ def remove_store(url: str, names: list[str] | None = None) -> None:
     """Remove what boardsweep made at ``url``: its arrays (``names``, default
     the store's ``arrays`` attribute), root metadata and manifests; anything
     else in the folder (a user's files) stays."""
-    import fsspec
-
     fs, root = fsspec.core.url_to_fs(url)
     ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or _legacy_arrays(url)))
     for entry in fs.ls(root, detail=False):
@@ -346,8 +362,6 @@ def check_format(url: str, attrs: Mapping[str, Any]) -> None:
     """Raise :class:`UnknownFormat` (one line) unless the store's format, its
     integrity scheme, its random and seed schemes are the ones this code
     writes, and no newer boardsweep release (major.minor) wrote it."""
-    from importlib.metadata import version
-
     ours = version("boardsweep")
     problems = []
     if metadata.store_format(attrs) not in metadata.READABLE_FORMATS:
@@ -372,8 +386,6 @@ def check_format(url: str, attrs: Mapping[str, Any]) -> None:
 
 def _release(text: Any) -> tuple[int, int] | None:
     """(major, minor) of a version string such as ``0.1.0``, ``None`` where it has none."""
-    import re
-
     found = re.match(r"\s*v?(\d+)(?:\.(\d+))?", str(text))
     return None if found is None else (int(found[1]), int(found[2] or 0))
 
@@ -508,8 +520,6 @@ _MAX_WRITERS = 8
 
 def _writer(url: str, token: str | None, names: list[str]) -> dict[str, Any]:
     """The opened async arrays ``names`` of the store at ``url`` (cached by ``token``)."""
-    from zarr.api.asynchronous import open_group
-
     key = (url, token or "")
     arrays = _WRITERS.get(key, {}) if token else {}
     missing = [n for n in names if n not in arrays]
@@ -549,8 +559,6 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
 
 def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
                 flag: str) -> list[str]:
-    import asyncio
-
     arrays = _writer(url, token, [*values, flag])
     for name in [*values, flag]:
         _require_own_chunk(url, name, arrays[name], region)
@@ -594,8 +602,6 @@ def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list
                block: int) -> None:
     """Clear the done flags of damaged task blocks and exact points (and their
     manifests), so that a run computes them again."""
-    import fsspec
-
     fs, root = fsspec.core.url_to_fs(url)
     with quiet_zarr():
         group = zarr.open_group(url, mode="r+")

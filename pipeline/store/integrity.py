@@ -96,8 +96,10 @@ def _where(axes: list[str], grid: dict[str, list], index: tuple[int, ...]) -> st
     return ", ".join(f"{axis}={grid[axis][i]!r}" for axis, i in zip(axes, index))
 
 
-def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
-    """Verify every finished cell of the store at ``url`` against its manifest."""
+def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = None) -> Damage:
+    """Verify every finished cell of the store at ``url`` against its manifest
+    (``attrs``, ``state``: its attributes and :func:`.layout.layout`, where
+    the caller has read them)."""
     with quiet():
         group = zarr.open_group(url, mode="r")
         attrs = dict(group.attrs) if attrs is None else attrs
@@ -111,7 +113,7 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
             if not fs.exists(f"{root}/{name}/zarr.json"):
                 damage.arrays.append(name)
                 damage.reasons[name] = "its metadata is missing"
-        state = packing.layout(url)
+        state = packing.layout(url) if state is None else state
         if state == packing.UNKNOWN:
             for name, reason in packing.unrecognised(url).items():
                 damage.arrays.append(name)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from importlib.metadata import version
 from typing import Any, Iterable
 
 import numpy as np
@@ -140,8 +141,6 @@ def _now() -> str:
 
 def history_line(what: str) -> str:
     """One ``history`` line: the UTC time, the program and what it did."""
-    from importlib.metadata import version
-
     return f"{_now()} boardsweep {version('boardsweep')}: {what}"
 
 

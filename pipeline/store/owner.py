@@ -93,6 +93,7 @@ class Store:
         self._kind: str | None = None
         self._attrs: dict[str, Any] | None = None
         self._layout: str | None = None
+        self._damage: integrity.Damage | None = None
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
@@ -122,7 +123,7 @@ class Store:
 
     def changed(self) -> None:
         """Forget what was read: the command changed the store's metadata or layout."""
-        self._kind = self._attrs = self._layout = None
+        self._kind = self._attrs = self._layout = self._damage = None
 
     # -- open, create, prepare ------------------------------------------------
 
@@ -164,6 +165,8 @@ class Store:
                 self.check_spec(spec)
                 repaired = [r for r in [self.recover(), self._unpack_if_damaged()] if r]
                 recreated = arrays.ensure_arrays(self.url, spec)
+                if recreated:
+                    self.changed()
                 return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
             arrays.remove_store(self.url)
             self.changed()
@@ -216,8 +219,11 @@ class Store:
         return f"packed copy damaged ({reason}): unpacked, packed again once complete"
 
     def check(self) -> integrity.Damage:
-        """Every finished cell verified against its checksum record (:func:`.integrity.check`)."""
-        return integrity.check(self.url, self.attrs)
+        """Every finished cell verified against its checksum record
+        (:func:`.integrity.check`); checked once until the command changes the store."""
+        if self._damage is None:
+            self._damage = integrity.check(self.url, self.attrs, self.layout)
+        return self._damage
 
     def clear_damaged(self, spec: Spec) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Find finished cells whose data is missing or damaged and clear their done
@@ -236,6 +242,7 @@ class Store:
         described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
                                     limit=10**9).split("; ")
         arrays.clear_done(self.url, damage.sim, damage.exact, spec.block)
+        self._damage = None
         return described, done, exact_done
 
     def apply_growth(self, spec: Spec, described: str, source: str) -> None:

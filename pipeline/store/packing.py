@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import zarr
 
 from . import chunkfiles, integrity, manifests
 from .arrays import read_attrs, read_exact_done
@@ -329,8 +330,6 @@ def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
 def _record_manifests(url: str) -> None:
     """Record the checksums of every finished task block and exact point
     afresh (after the task chunks were rebuilt from the packed data)."""
-    import zarr
-
     root = local_root(url)
     attrs = _root_attrs(root)
     block = int(attrs.get("replicates_per_task", 1))
@@ -379,7 +378,5 @@ def recover(url: str) -> str:
 def _consolidate(url: str) -> None:
     """Rewrite the root's consolidated metadata (xarray reads arrays' chunk
     shapes from it)."""
-    import zarr
-
     with quiet():
         zarr.consolidate_metadata(url)

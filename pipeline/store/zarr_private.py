@@ -18,13 +18,26 @@ zarr versions boardsweep supports are pinned in ``pyproject.toml``
 * :class:`quiet`: the warnings zarr gives about what boardsweep does on
   purpose (consolidated metadata, which is not in the v3 spec yet; the lock
   file and the ``.boardsweep/`` folder beside the arrays); matched by the
-  warning classes and message texts of every supported zarr release.
+  warning classes and message texts of every supported zarr release.  zarr
+  itself is imported here first, quietly (zarr 3.0 imports a codec that
+  numcodecs deprecates).
 """
 
 from __future__ import annotations
 
 import warnings
 from typing import Any, Awaitable, TypeVar
+
+# zarr 3.0 imports numcodecs' crc32c codec, which numcodecs 0.16.4 deprecates with
+# a filter of its own ('once'): every command on zarr 3.0 began with that warning.
+# It is recorded here and dropped; any other warning of the import is given on.
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    import zarr
+    import zarr.errors
+for _w in _caught:
+    if "crc32c usage is deprecated" not in str(_w.message):
+        warnings.warn_explicit(_w.message, _w.category, _w.filename, _w.lineno)
 
 __all__ = ["SUPPORTED", "ARRAY_LAYOUT", "sync", "chunk_key", "chunk_shape", "with_chunk_shape", "quiet"]
 
@@ -66,7 +79,7 @@ def with_chunk_shape(meta: dict[str, Any], chunks: tuple[int, ...] | list[int]) 
 #: Message texts of zarr's warnings about consolidated metadata, unknown
 #: objects beside the arrays (the lock, ``.boardsweep/``) and v3 groups, in
 #: zarr 3.0 and 3.1.
-_MESSAGES = ".*(onsolidated|not recognized|does not have a Zarr V3|not part of the Zarr|Object at).*"
+_MESSAGES = ".*(onsolidated|not recognized|does not have a Zarr V3|not part (of|in) the Zarr|Object at).*"
 
 
 class quiet:
@@ -92,7 +105,5 @@ class quiet:
 
 def _zarr_warning() -> type[Warning] | None:
     """zarr's own warning class (3.1: ``zarr.errors.ZarrUserWarning``), if it has one."""
-    import zarr.errors
-
     found = getattr(zarr.errors, "ZarrUserWarning", None)
     return found if isinstance(found, type) and issubclass(found, Warning) else None
