@@ -235,6 +235,10 @@ class TaskBar:
         """A worker started compiling kernels (numba caches them on disk)."""
         info(self.out, "compiling kernels (first run only)")
 
+    def failed(self, line: str) -> None:
+        """A task failed with an error not seen before in this run (not under -q)."""
+        info(self.out, line)
+
     def update(self, done: int, total: int) -> None:
         if self.task is None:
             self.task = self.progress.add_task("tasks", total=total, rate="")

@@ -41,7 +41,7 @@ from . import grow, sizing, store
 from .store import integrity, metadata, packing
 from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
-from .cluster import Target, connect, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import NotAScheduler, Target, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .plan import plan_tasks
 from .errors import InputError
 from .spec import Spec
@@ -122,6 +122,15 @@ def check_scheduler_address(address: str) -> None:
     except (ValueError, TypeError) as exc:
         raise BadSchedulerAddress(f"--scheduler {address!r}: not a Dask scheduler address ({_one_line(exc)}); "
                                   "expected e.g. tcp://HOST:8786 (nothing was created)") from None
+
+def _check_scheduler_answers(address: str, security) -> None:
+    """Raise :class:`SchedulerLost` (one line, nothing created) unless a Dask
+    scheduler answers at ``address`` within Dask's connect timeout."""
+    try:
+        handshake(address, security)
+    except NotAScheduler as exc:
+        raise SchedulerLost(f"cannot reach the Dask scheduler at {address}: {exc} (nothing was created)") from None
+
 
 def normalize_url(url: str) -> str:
     """Absolute path for a local store (workers may run elsewhere), URLs unchanged."""
@@ -252,6 +261,7 @@ def run_sweep(
     on_progress: Callable[[int, int], None] | None = None,
     target: Target | None = None,
     on_compile: Callable[[], None] | None = None,
+    on_failure: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Run (or resume) ``spec`` into the store at ``url``.
 
@@ -262,7 +272,7 @@ def run_sweep(
     url : str, optional
         Store path or fsspec URL (default: the spec's, else results/<name>.zarr).
     workers : int, optional
-        Worker processes of the embedded cluster (default: CPU count).
+        Workers of the embedded cluster (default: one per CPU; see :func:`cluster.embedded_cluster`).
     scheduler : str, optional
         Address of an existing Dask scheduler; no local cluster is started.
     overwrite : bool
@@ -289,6 +299,9 @@ def run_sweep(
     on_compile : callable, optional
         Called (from another thread) when a worker starts compiling numba
         kernels, once per run.
+    on_failure : callable, optional
+        Called with one line when a task fails with an error not seen before
+        in this run (the run goes on; every failure is raised at the end).
 
     Returns
     -------
@@ -305,6 +318,7 @@ def run_sweep(
     target = target or Target(workers=workers, scheduler=scheduler, security=security)
     if isinstance(target.scheduler, str) and target.scheduler:
         check_scheduler_address(target.scheduler)  # before anything is created
+        _check_scheduler_answers(target.scheduler, target.security)
     t0 = time.perf_counter()
     kind = _refuse_foreign(url, overwrite)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
@@ -317,7 +331,7 @@ def run_sweep(
             if kind == "boardsweep" and not overwrite:
                 spec = _grow(url, spec, extend)
             report = _run_locked(stack, spec, url, target, overwrite, max_tasks,
-                                 on_start, on_progress, pack, on_compile)
+                                 on_start, on_progress, pack, on_compile, on_failure)
     finally:
         if kind == "absent":
             _remove_if_empty(url)
@@ -344,7 +358,7 @@ def _remove_if_empty(url: str) -> None:
 
 
 def _run_locked(stack, spec, url, target, overwrite, max_tasks,
-                on_start, on_progress, pack, on_compile=None) -> RunReport:
+                on_start, on_progress, pack, on_compile=None, on_failure=None) -> RunReport:
     """The run itself, with the store's lock held."""
     resumed = store.inspect(url) == "boardsweep" and not overwrite
     clients: list = []
@@ -389,7 +403,7 @@ def _run_locked(stack, spec, url, target, overwrite, max_tasks,
         progress = _Rounds(on_progress)
         while tasks or points:  # one round; a precision target may ask for more
             _submit_and_wait(client, spec, url, tasks, points, report, progress.round(len(tasks) + len(points)),
-                             target.scheduler)
+                             target.scheduler, on_failure)
             done, points = store.read_done(url), []
             tasks, finished = _plan(spec, url, done)
             if max_tasks is not None:
@@ -535,7 +549,8 @@ def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
                {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
 
 
-def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler=None) -> None:
+def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler=None,
+                     on_failure=None) -> None:
     from distributed import as_completed
 
     jobs = _jobs(spec, url, tasks, points, uuid.uuid4().hex[:8])
@@ -561,6 +576,7 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
             live.discard(future)
             if future.status == "error":
                 failures.append({**what.pop(future.key), "error": _one_line(_remote_error(future, address, url))})
+                _tell_new_failure(failures, on_failure)
             else:
                 if future.status == "cancelled":
                     raise _lost(address, url)
@@ -597,6 +613,14 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
             "and rerun the same command to compute the missing cells",
             failures,
         )
+
+
+def _tell_new_failure(failures: list[dict], on_failure) -> None:
+    """Call ``on_failure`` with the newest failure unless an earlier one had the same error."""
+    new = failures[-1]
+    if on_failure and all(f["error"] != new["error"] for f in failures[:-1]):
+        on_failure(f"a task failed at {new['point']} ({new['task']}): {new['error']}; the run goes on "
+                   "(an error is shown once; all failures are listed at the end)")
 
 
 def _failures_text(failures: list[dict], limit: int = 5) -> str:
