@@ -41,6 +41,7 @@ from . import grow, sizing, store
 from .store import integrity, metadata, packing
 from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
+from .store.lost_records import keep_unrecorded
 from .cluster import NotAScheduler, Target, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .plan import plan_tasks
 from .errors import InputError
@@ -519,13 +520,16 @@ def _clear_damaged(spec: Spec, url: str):
     damage = integrity.check(url)
     if damage.done is None:  # a store without checksums: its flags are all there is
         return [], store.read_done(url), store.read_exact_done(url)
+    kept = keep_unrecorded(url, damage, spec.block)  # records lost, chunks intact: not recomputed
+    told = [f"{kept} finished tasks had lost their checksum records; their chunks are intact: kept, "
+            "records written again"] if kept else []
     done, exact_done = damage.intact(spec.block)
     if not damage:
-        return [], done, exact_done
+        return told, done, exact_done
     described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
                                 limit=10**9).split("; ")
     store.clear_done(url, damage.sim, damage.exact, spec.block)
-    return described, done, exact_done
+    return told + described, done, exact_done
 
 
 #: Futures in flight per worker: enough to keep every worker busy, few enough
