@@ -202,7 +202,6 @@ def _client(stack: ExitStack, target: Target):
     return client
 
 
-
 #: Seconds between two looks for a worker on a scheduler that has none.
 LOOK_EVERY_S = 0.5
 
