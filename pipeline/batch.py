@@ -282,8 +282,9 @@ def _cancel(submitted: _Submitted) -> None:
 
 
 class WaitingLine:
-    """A status line while the run waits for its first worker job: updated in
-    place on a terminal, else printed every ``EVERY_S`` seconds (logs)."""
+    """A status line while the run waits for its first worker (a batch job, or
+    one joining ``--scheduler``): updated in place on a terminal, else printed
+    when it changes and every ``EVERY_S`` seconds (logs)."""
 
     EVERY_S = 30.0
 
@@ -291,7 +292,7 @@ class WaitingLine:
         from . import display
 
         self.console, self.status, self.started, self.printed = console, None, False, None
-        if target.batch and display._VERBOSITY >= 0:
+        if (target.batch or target.scheduler) and display._VERBOSITY >= 0:
             self.status = console.status("")
             target.on_wait = self.update
 

@@ -109,6 +109,9 @@ SET = click.option(
     "--set", "sets", multiple=True, metavar="NAME=VALUE", help="Set a game parameter."
 )
 
+WORKERS = click.option("--workers", type=click.IntRange(min=1), default=None, help=(
+    "Workers of the local cluster (default: one per CPU): single-threaded workers in this process "
+    "(worker processes with Dask's boardsweep.processes setting, DASK_BOARDSWEEP__PROCESSES=True)."))
 TLS_CA = click.option("--tls-ca-file", type=click.Path(exists=True, dir_okay=False), default=None,
                       help="TLS: CA certificate(s) to trust (PEM), with --scheduler tls://...")
 TLS_CERT = click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -146,7 +149,7 @@ def run_target(batch: str | None, jobs: str | None, start_timeout: float, schedu
         if scheduler and dashboard:
             raise UserError(f"--dashboard-address applies to a cluster boardsweep starts; the scheduler at "
                             f"{scheduler} has its own dashboard")
-        return Target(scheduler=scheduler, dashboard_address=dashboard)
+        return Target(scheduler=scheduler, dashboard_address=dashboard, start_timeout=start_timeout)
     if scheduler or workers:
         given = "--scheduler" if scheduler else "--workers"
         raise UserError(f"--cluster {batch} starts its own workers (sized by --jobs); drop {given}")
@@ -276,7 +279,7 @@ def replay(
 @cli.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--store", "store_url", default=None, help="Store path or fsspec URL (default: the spec's, else results/<name>.zarr).")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Local worker processes (default: CPU count).")
+@WORKERS
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler (default: Dask's scheduler-address config, e.g. DASK_SCHEDULER_ADDRESS; else a local cluster).")
 @click.option("--overwrite", is_flag=True, help=(
     "Replace a boardsweep store made by a different spec: removes only the arrays, metadata and "
@@ -294,7 +297,7 @@ def replay(
 @click.option("--start-timeout", type=click.FloatRange(min=0), default=START_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help=(
                   "With --cluster: give up when no worker job has started after this long, "
-                  "naming the batch system's reason."))
+                  "naming the batch system's reason; with --scheduler: when no worker has joined it."))
 @click.option("--dashboard-address", default=None, metavar="[HOST]:PORT", help=(
     "Where the dashboard of the cluster boardsweep starts listens, e.g. :8787 for an SSH tunnel "
     "(default: Dask's distributed.scheduler.dashboard.address, else a free port; the embedded "
@@ -356,6 +359,7 @@ def run(
             report = run_sweep(
                 spec, store_url, overwrite=overwrite, extend=extend, max_tasks=max_tasks,
                 on_start=bar.start, on_progress=bar.update, target=target, on_compile=bar.compiling,
+                on_failure=bar.failed,
             )
     except (StoreMismatch, StoreLocked, TooLarge, BatchUnavailable) as exc:
         raise UserError(str(exc)) from None
@@ -458,7 +462,7 @@ def digest(store_url: str, out: str | None) -> None:
               help="A sweep store (compared cell by cell) or a digest file from `boardsweep digest`.")
 @click.option("--store", "rerun_store", default=None,
               help="Keep the re-run in this new store (default: a temporary directory, removed).")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Local worker processes (default: CPU count).")
+@WORKERS
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler (default: Dask's scheduler-address config, e.g. DASK_SCHEDULER_ADDRESS; else a local cluster).")
 @TLS_CA
 @TLS_CERT

@@ -16,19 +16,22 @@ the client of an existing scheduler for TLS.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import os
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import SchedulerLost, one_line
+from .errors import Fault, SchedulerLost, one_line
 
 __all__ = ["Target", "connect", "embedded_cluster", "dashboard_address", "performance_report_path", "route_web_logs",
-           "tls_security"]
+           "tls_security", "handshake", "NotAScheduler", "NoWorkers"]
 
-#: Default seconds to wait for the first worker job before giving up.
+#: Default seconds to wait for the first worker (a batch job, or one joining a scheduler) before giving up.
 START_TIMEOUT_S = 300.0
 
 
@@ -39,7 +42,7 @@ class Target:
     Attributes
     ----------
     workers : int, optional
-        Worker processes of the embedded cluster (default: one per CPU).
+        Workers of the embedded cluster (default: one per CPU; threads, see :func:`embedded_cluster`).
     scheduler : str, optional
         Address of an existing Dask scheduler.
     security : distributed.security.Security, optional
@@ -51,13 +54,13 @@ class Target:
     jobs : batch.Jobs, optional
         How many worker jobs (default: one).
     start_timeout : float
-        Seconds to wait for the first worker job.
+        Seconds to wait for the first worker job, or for a worker to join ``scheduler``.
     dashboard_address : str, optional
         Where the dashboard of a cluster started here listens (``HOST:PORT`` or ``:PORT``).
     performance_report : str, optional
         Save Dask's performance report (HTML) of the run to this file.
     on_wait : callable, optional
-        Called with one line of text while the run waits for its first worker job.
+        Called with one line of text while the run waits for its first worker.
     """
 
     workers: int | None = None
@@ -91,6 +94,72 @@ def tls_security(ca_file: str, cert: str, key: str):
     )
 
 
+class NoWorkers(Fault):
+    """No worker joined the scheduler within the start timeout (one line, exit 1)."""
+
+
+class NotAScheduler(ConnectionError):
+    """``--scheduler`` names a listener that did not answer as a Dask scheduler in time (one line)."""
+
+
+def connect_timeout() -> float:
+    """Seconds to connect and shake hands with a scheduler: Dask's
+    ``distributed.comm.timeouts.connect`` (30 s unless configured)."""
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    import distributed  # noqa: F401 - registers distributed's configuration defaults
+
+    return float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds"))
+
+
+def handshake(address: str, security: Any = None, timeout: float | None = None) -> dict:
+    """Dask's ``identity`` of the scheduler at ``address``, asked with one
+    deadline for connecting, the handshake and the answer together.
+
+    Raises :class:`NotAScheduler` (one line) when nothing listens there, when
+    the listener does not answer within ``timeout`` seconds (default
+    :func:`connect_timeout`), or answers something that is not a Dask
+    scheduler (a web server, a Dask worker): without it, ``Client`` waits
+    forever on a listener that never answers and runs out of memory reading
+    an HTTP reply as a Dask frame length."""
+    timeout = connect_timeout() if timeout is None else timeout
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-handshake") as pool:
+        found = pool.submit(asyncio.run, _identity(address, security, timeout))
+        try:
+            reply = found.result()
+        except (asyncio.TimeoutError, TimeoutError):
+            raise NotAScheduler(f"no answer to Dask's handshake within {timeout:g} s (Dask's "
+                                "distributed.comm.timeouts.connect); is a Dask scheduler listening there?") from None
+        except OSError as exc:
+            raise NotAScheduler(" ".join(str(exc).split()) or type(exc).__name__) from None
+        except Exception as exc:  # noqa: BLE001 - whatever a foreign listener's bytes decode to
+            raise NotAScheduler(f"the listener there answered, but not in Dask's protocol ({type(exc).__name__}); "
+                                "is it a Dask scheduler, not a web server or the dashboard?") from None
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        what = f"a Dask {kind}" if isinstance(kind, str) and kind else "something else"
+        raise NotAScheduler(f"that is {what}, not a Dask scheduler; give the scheduler's address "
+                            "(it listens on 8786 by default)")
+    return reply
+
+
+async def _identity(address: str, security: Any, timeout: float):
+    from distributed.comm import connect as comm_connect
+
+    args = security.get_connection_args("client") if security is not None else {}
+
+    async def ask():
+        comm = await comm_connect(address, timeout=timeout, **args)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    return await asyncio.wait_for(ask(), timeout)
+
+
 def connect(stack: ExitStack, target: Target):
     """A client for the run, closed (with any cluster started here) by ``stack``."""
     import distributed  # noqa: F401 - sets up Dask's loggers, which route_web_logs then changes
@@ -112,16 +181,42 @@ def _client(stack: ExitStack, target: Target):
         return target.client
     if target.scheduler:
         try:
-            client = Client(target.scheduler, timeout="20s", security=target.security)
+            client = Client(target.scheduler, timeout=connect_timeout(), security=target.security)
         except (OSError, TimeoutError) as exc:
             raise SchedulerLost(
                 f"cannot reach the Dask scheduler at {target.scheduler}: {one_line(exc)}"
             ) from None
-        return stack.enter_context(client)
+        stack.enter_context(client)
+        wait_for_workers(client, target.scheduler, target.start_timeout, target.on_wait)
+        return client
     if target.batch:
         return _batch_client(stack, target)
     cluster = stack.enter_context(embedded_cluster(target.workers, dashboard_address(target.dashboard_address)))
-    return stack.enter_context(Client(cluster))
+    client = stack.enter_context(Client(cluster))
+    if not logging.getLogger().handlers:  # -v (or a script's logging setup) keeps Dask's own records
+        from .worker_logs import QuietTaskErrors
+
+        client.register_plugin(QuietTaskErrors(), name="boardsweep-quiet-task-errors")
+    return client
+
+
+#: Seconds between two looks for a worker on a scheduler that has none.
+LOOK_EVERY_S = 0.5
+
+
+def wait_for_workers(client, address: str, timeout: float, on_wait: Callable[[str], None] | None = None) -> None:
+    """Return once the scheduler at ``address`` has a worker; meanwhile say so
+    through ``on_wait``; raise :class:`NoWorkers` after ``timeout`` seconds."""
+    t0 = time.monotonic()
+    while not client.nthreads():
+        waited = time.monotonic() - t0
+        if waited > timeout:
+            raise NoWorkers(f"no worker joined the Dask scheduler at {address} within {timeout:g} s; start "
+                            f"workers (dask worker {address}) or raise --start-timeout; nothing was computed")
+        if on_wait:
+            on_wait(f"waiting for workers at {address}: none has joined yet; start some with `dask worker "
+                    f"{address}`, or Ctrl-C stops ({waited:.0f} s of {timeout:g} s)")
+        time.sleep(LOOK_EVERY_S)
 
 
 def _batch_client(stack: ExitStack, target: Target):

@@ -41,6 +41,9 @@ __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summa
 #: -1 quiet (results and errors only), 0 normal, 1+ verbose.
 _VERBOSITY = 0
 
+#: Grids of at least this many points say that they are being planned (it takes seconds to minutes).
+PLANNING_LINE_POINTS = 1000
+
 #: What ``-`` means in every table.
 NO_EXACT = "'-': no exact value for this grid point"
 
@@ -78,6 +81,8 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, w
     if spec.precision_stderr is not None:
         info(out, f"precision: more replicates per grid point until the largest standard error is at most "
                   f"{spec.precision_stderr:g}, or {spec.max_replicates} replicates")
+    if points >= PLANNING_LINE_POINTS:  # the store's metadata and the plan take a while: say so at once
+        info(out, f"preparing the store and planning {points} grid points ...")
 
 
 def fmt_value(x: float | None) -> str:
@@ -236,6 +241,10 @@ class TaskBar:
     def compiling(self) -> None:
         """A worker started compiling kernels (numba caches them on disk)."""
         info(self.out, "compiling kernels (first run only)")
+
+    def failed(self, line: str) -> None:
+        """A task failed with an error not seen before in this run (not under -q)."""
+        info(self.out, line)
 
     def update(self, done: int, total: int) -> None:
         if self.task is None:
@@ -526,8 +535,12 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
     """Raise ``error`` unless a boardsweep store is at ``url`` (and, unless
     ``growing_ok``, one whose growth was not interrupted half-way)."""
     from .grow import interrupted
-    from .store import inspect, read_attrs
+    from .store import StoreMismatch, inspect, normalize_url, read_attrs
 
+    try:
+        normalize_url(url)  # an unknown protocol, a missing package: the line `run` gives
+    except StoreMismatch as exc:  # "--store URL: why": this command's STORE argument
+        raise error("store " + str(exc).removeprefix("--store ")) from None
     kind = inspect(url)
     if kind in ("absent", "empty"):
         raise error(f"store {url}: no sweep store there")

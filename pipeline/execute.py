@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import grow, precision, sizing
-from .cluster import Target, connect, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import NotAScheduler, Target, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
 from .spec import Spec
@@ -100,6 +100,15 @@ def check_scheduler_address(address: str) -> None:
         raise BadSchedulerAddress(f"--scheduler {address!r}: not a Dask scheduler address ({_one_line(exc)}); "
                                   "expected e.g. tcp://HOST:8786 (nothing was created)") from None
 
+
+def _check_scheduler_answers(address: str, security) -> None:
+    """Raise :class:`SchedulerLost` (one line, nothing created) unless a Dask
+    scheduler answers at ``address`` within Dask's connect timeout."""
+    try:
+        handshake(address, security)
+    except NotAScheduler as exc:
+        raise SchedulerLost(f"cannot reach the Dask scheduler at {address}: {exc} (nothing was created)") from None
+
 def run_sweep(
     spec: Spec,
     url: str | None = None,
@@ -115,6 +124,7 @@ def run_sweep(
     on_progress: Callable[[int, int], None] | None = None,
     target: Target | None = None,
     on_compile: Callable[[], None] | None = None,
+    on_failure: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Run (or resume) ``spec`` into the store at ``url``.
 
@@ -125,7 +135,7 @@ def run_sweep(
     url : str, optional
         Store path or fsspec URL (default: the spec's, else results/<name>.zarr).
     workers : int, optional
-        Worker processes of the embedded cluster (default: CPU count).
+        Workers of the embedded cluster (default: one per CPU; see :func:`cluster.embedded_cluster`).
     scheduler : str, optional
         Address of an existing Dask scheduler; no local cluster is started.
     overwrite : bool
@@ -152,6 +162,9 @@ def run_sweep(
     on_compile : callable, optional
         Called (from another thread) when a worker starts compiling numba
         kernels, once per run.
+    on_failure : callable, optional
+        Called with one line when a task fails with an error not seen before
+        in this run (the run goes on; every failure is raised at the end).
 
     Returns
     -------
@@ -168,6 +181,7 @@ def run_sweep(
     target = target or Target(workers=workers, scheduler=scheduler, security=security)
     if isinstance(target.scheduler, str) and target.scheduler:
         check_scheduler_address(target.scheduler)  # before anything is created
+        _check_scheduler_answers(target.scheduler, target.security)
     t0 = time.perf_counter()
     st = Store(url)
     kind = st.refuse_foreign(overwrite)
@@ -176,7 +190,7 @@ def run_sweep(
     if resumed:  # refusals before the lock: nothing touched
         st.check_writable()
         spec, _ = grow.check(url, spec, extend, st.attrs)
-    options = _Options(target, overwrite, max_tasks, pack, on_start, on_progress, on_compile)
+    options = _Options(target, overwrite, max_tasks, pack, on_start, on_progress, on_compile, on_failure)
     try:
         with ExitStack() as stack:
             stack.enter_context(st.lock())
@@ -201,6 +215,7 @@ class _Options:
     on_start: Callable[[RunReport], None] | None = None
     on_progress: Callable[[int, int], None] | None = None
     on_compile: Callable[[], None] | None = None
+    on_failure: Callable[[str], None] | None = None
 
 
 def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
@@ -258,7 +273,8 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         progress = _Rounds(options.on_progress)
         while tasks or points:  # one round; a precision target may ask for more
             _submit_and_wait(client, spec, st.url, tasks, points, report,
-                             progress.round(len(tasks) + len(points)), options.target.scheduler)
+                             progress.round(len(tasks) + len(points)), options.target.scheduler,
+                             options.on_failure)
             done, points = st.read_done(), []
             tasks, finished = _plan(spec, st, done)
             if max_tasks is not None:
@@ -376,7 +392,8 @@ def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
                {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
 
 
-def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler=None) -> None:
+def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler=None,
+                     on_failure=None) -> None:
     from distributed import as_completed
 
     jobs = _jobs(spec, url, tasks, points, uuid.uuid4().hex[:8])
@@ -402,6 +419,7 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
             live.discard(future)
             if future.status == "error":
                 failures.append({**what.pop(future.key), "error": _one_line(_remote_error(future, address, url))})
+                _tell_new_failure(failures, on_failure)
             else:
                 if future.status == "cancelled":
                     raise _lost(address, url)
@@ -438,6 +456,14 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
             "and rerun the same command to compute the missing cells",
             failures,
         )
+
+
+def _tell_new_failure(failures: list[dict], on_failure) -> None:
+    """Call ``on_failure`` with the newest failure unless an earlier one had the same error."""
+    new = failures[-1]
+    if on_failure and all(f["error"] != new["error"] for f in failures[:-1]):
+        on_failure(f"a task failed at {new['point']} ({new['task']}): {new['error']}; the run goes on "
+                   "(an error is shown once; all failures are listed at the end)")
 
 
 def _failures_text(failures: list[dict], limit: int = 5) -> str:

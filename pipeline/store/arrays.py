@@ -184,7 +184,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
 
     def add(name: str, dims: tuple, dtype: str, chunks: tuple, fill: Any, attrs: dict) -> None:
         shape = tuple(len(spec.grid[d]) if d in spec.grid else sizes[d] for d in dims)
-        data_vars[name] = xr.Variable(dims, da.full(shape, fill, dtype=dtype, chunks=chunks), attrs)
+        data_vars[name] = xr.Variable(dims, da.full(shape, fill, dtype=dtype, chunks=-1), attrs)  # never computed: one dask chunk
         encoding[name] = {"chunks": chunks, "fill_value": fill}
 
     for name, var in game.variables.items():

@@ -30,7 +30,7 @@ import fsspec
 import numpy as np
 import xarray as xr
 
-from . import arrays, growth, integrity, metadata, packing
+from . import arrays, growth, integrity, lost_records, metadata, packing
 from .arrays import StoreMismatch
 from .chunkfiles import ChunkUnreadable
 from .lock import StoreLock
@@ -236,14 +236,17 @@ class Store:
         damage = self.check()
         if damage.done is None:  # a store without checksums: its flags are all there is
             return [], self.read_done(), self.read_exact_done()
+        kept = lost_records.keep_unrecorded(self.url, damage, spec.block)  # records lost, chunks intact
+        told = [f"{kept} finished tasks had lost their checksum records; their chunks are intact: kept, "
+                "records written again"] if kept else []
         done, exact_done = damage.intact(spec.block)
         if not damage:
-            return [], done, exact_done
+            return told, done, exact_done
         described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
                                     limit=10**9).split("; ")
         arrays.clear_done(self.url, damage.sim, damage.exact, spec.block)
         self._damage = None
-        return described, done, exact_done
+        return told + described, done, exact_done
 
     def apply_growth(self, spec: Spec, described: str, source: str) -> None:
         """Grow the store in place to ``spec`` (lock held): finish any layout

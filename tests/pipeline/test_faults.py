@@ -150,9 +150,11 @@ def test_unreachable_scheduler_is_one_clear_error(tmp_path, toy_spec_text, write
 
     address = f"tcp://127.0.0.1:{free_port()}"
     rc, out, err = finish(start_client(tmp_path, "run", str(write_spec(toy_spec_text)), "--scheduler", address,
-                                       "--store", str(tmp_path / "s.zarr")), timeout=120)
+                                       "--store", str(tmp_path / "s.zarr"),
+                                       env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"}), timeout=120)
     assert rc == 1 and err.strip().count("\n") == 0, err
     assert err.startswith(f"boardsweep: error: cannot reach the Dask scheduler at {address}"), err
+    assert "after 5 s" in err and "nothing was created" in err and not (tmp_path / "s.zarr").exists(), err
 
 
 def test_failing_task_is_named_and_the_rest_is_stored(tmp_path, toy_spec_text, write_spec, reference):

@@ -26,6 +26,19 @@ def test_an_unusable_store_url_is_refused_in_one_line(url, write_spec, toy_spec_
     assert len(err) == 1 and REFUSED[url] in err[0] and url in err[0], err
 
 
+MISSPELT = "fille:///tmp/boardsweep-misspelt.zarr"
+
+
+@pytest.mark.parametrize("command", [("status",), ("query",), ("report", "--out", "REPORT")])
+def test_a_misspelt_url_gets_the_same_line_from_the_reading_commands(command, tmp_path, capsys):
+    args = [a.replace("REPORT", str(tmp_path / "report")) for a in command]
+    assert run_cli(args[0], MISSPELT, *args[1:]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"boardsweep: error: store {MISSPELT}: unknown protocol 'fille'; give a folder or an fsspec "
+                   "URL such as s3://bucket/path"], err
+    assert not (tmp_path / "report").exists()
+
+
 def test_a_local_url_is_a_folder(tmp_path, write_spec, toy_spec_text, cluster2, capsys):
     spec = write_spec(toy_spec_text)
     folder = tmp_path / "store.zarr"
