@@ -17,7 +17,7 @@
   variance, where the game has a theory);
 * every table as CSV beside the page: ``points.csv`` (one row per grid
   point), ``frequencies.csv`` (one row per grid point and label, estimate with
-  its 95% interval), ``comparisons.csv`` (Welch/Holm tests with effect sizes),
+  its 95% interval), ``comparisons.csv`` (Welch/Holm tests with relative differences),
   ``ratios.csv`` (the game's declared ratios: win shares, mean rolls) and
   ``decomposition.csv`` (shuffle variance decomposition), where they apply;
 * ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,
@@ -104,8 +104,10 @@ COLUMNS: dict[str, str] = {
     "min_p_holm": "smallest Holm-adjusted p-value",
     "max_abs_difference": "largest |frequency(a) - frequency(b)| over labels",
     "at_label": "the label of that largest difference",
-    "effect_size": "that difference over the pooled across-replicate sd (Cohen's d)",
-    "median_abs_effect": "median over labels of |Cohen's d|",
+    "relative_difference": "that difference over frequency(b): (a - b) / b at that label (no Cohen's d: an sd "
+                           "across replicates shrinks as runs grow, so difference / sd measures run size, "
+                           "not effect)",
+    "t_at_label": "Welch's t of that difference (difference / its standard error)",
     "ratio": "the game's estimate (win share, mean rolls, ...)",
     "total_var": "total across-replicate variance (median over labels)",
     "between_var": "variance of the replicates' own exact answers (deck shuffles)",
@@ -148,7 +150,7 @@ _TABLE_COLUMNS = {
                "tv_distance", "slope", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
     "frequencies": ["label", "name", "estimate", "stderr", "low", "high", "exact_value", "reference", "z"],
     "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
-                    "at_label", "effect_size", "median_abs_effect"],
+                    "at_label", "relative_difference", "t_at_label"],
     "ratios": ["ratio", "label", "estimate", "low", "high", "exact_value", "replicates"],
     "decomposition": ["total_var", "between_var", "sampling_var", "between_share"],
 }
@@ -219,6 +221,8 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
                            tables.get("points", pd.DataFrame()), found)
         tests = verdict.pop("tests_table")
         meta["verdict"] = verdict
+        meta["headlines"] = {name: {k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")}
+                             for name, est in found.items()}
         tables = {"headlines": _headline_table(ds, found), "tests": _tests_table(ds, points, tests), **tables}
         forest = _try(meta, "forest plot", _forest, ds, found, out) or {}
         figures = {**forest, **figures}
@@ -466,13 +470,11 @@ def _comparison_table(ds, parts, meta) -> pd.DataFrame:
     rows, meta["comparisons"] = [], []
     freq = analysis.frequencies(ds, parts["variable"]).isel(checkpoint=-1)
     for (axis, a, b), res in parts["compare"].items():
-        fa, fb = freq.sel({axis: a}), freq.sel({axis: b})
-        pooled = np.sqrt((fa.var("replicate", ddof=1) + fb.var("replicate", ddof=1)) / 2)
-        d = (fa.mean("replicate") - fb.mean("replicate")) / pooled.where(pooled > 0)
+        fb = freq.sel({axis: b}).mean("replicate")
         others = [x for x in res["p"].dims if x != dim]
         for idx in np.ndindex(*(res.sizes[x] for x in others)):
             at = dict(zip(others, idx))
-            sub, dsub = res.isel(at), d.isel(at)
+            sub, base = res.isel(at), fb.isel(at).values
             where = {x: _py(sub[x].values.item()) for x in others}
             diff = np.abs(sub["difference"].values)
             j = int(np.nanargmax(diff)) if np.isfinite(diff).any() else None
@@ -482,9 +484,9 @@ def _comparison_table(ds, parts, meta) -> pd.DataFrame:
                    "min_p_holm": _num(sub["p_holm"].min()),
                    "max_abs_difference": _num(diff[j]) if j is not None else None,
                    "at_label": str(sub[dim].values[j]) if j is not None else "",
-                   "effect_size": _num(dsub.values[j]) if j is not None else None,
-                   "median_abs_effect": _num(np.nanmedian(np.abs(dsub.values)))
-                   if np.isfinite(dsub.values).any() else None}
+                   "relative_difference": _num(sub["difference"].values[j] / base[j])
+                   if j is not None and base[j] > 0 else None,
+                   "t_at_label": _num(sub["t"].values[j]) if j is not None else None}
             rows.append(row)
             meta["comparisons"].append({**row, "axis": axis, "a": a, "b": b, "significant_labels": sig})
     if not rows:
@@ -814,7 +816,7 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
         figs[name] = (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
                       "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
                       "significant after Holm's adjustment over the labels of the panel are grey; the colour "
-                      "scale is symmetric about 0 (differences and effect sizes in the comparisons table).")
+                      "scale is symmetric about 0 (differences, relative differences and t in the comparisons table).")
 
     if "steps" in parts["conv"]:
         figs.update(_line_figures(ds, parts, out, x, facets, xvals))
@@ -993,7 +995,7 @@ def _html(ds, meta, tables, figures) -> str:
     env.filters["fmt"] = _fmt
     sections = []
     titles = {"headlines": "Headline answers: estimate, interval, exact, z",
-              "tests": "The verdict's tests, smallest p first", "points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, effect sizes",
+              "tests": "The verdict's tests, smallest p first", "points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, relative differences",
               "ratios": "Estimates with 95% intervals", "decomposition": "Where the replicate variance comes from",
               "frequencies": "Frequencies with 95% intervals", "precision": "Precision target per grid point"}
     intros = {
@@ -1008,13 +1010,16 @@ def _html(ds, meta, tables, figures) -> str:
                        "values of one axis, every other axis equal; p-values Holm-adjusted over the labels "
                        "of each comparison (unadjusted, about 5% of labels would differ by chance alone).",
         "ratios": "Pooled over the finished replicates at the last checkpoint: shares with Wilson intervals, "
-                  "means with normal intervals from the spread of the replicates.",
+                  "means with t(0.975, R - 1) intervals from the spread of the replicates.",
         "decomposition": "Each replicate plays its own deck shuffles, whose exact answer is known: total "
                          "variance = between-shuffle + sampling; medians over labels.",
         "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here; every point is in the CSV.",
         "precision": "Replicates were added per grid point until the largest standard error of the game's "
                      "estimates was at most the target; 'capped' points reached max_replicates first.",
     }
+    if meta.get("headlines"):
+        intros["headlines"] += " Standard errors here: " + "; ".join(
+            f"{name}: {h['basis_text']}" for name, h in meta["headlines"].items()) + "."
     for name in ("headlines", "tests", "precision", "points", "ratios", "comparisons", "decomposition",
                  "frequencies"):
         df = tables.get(name)

@@ -148,7 +148,12 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert np.allclose(mine["estimate"].values, cell.values, rtol=1e-9)
     meta = check_tables(out, 4, 41)
     assert meta["decomposition"] and meta["comparisons"]
-    assert all(c["effect_size"] is not None for c in meta["comparisons"])
+    assert meta["headlines"]["frequency"]["basis"] == "replicates"
+    assert "df = replicates - 1" in meta["headlines"]["frequency"]["basis_text"]
+    assert "df = replicates - 1" in (out / "index.html").read_text()
+    for c in meta["comparisons"]:  # no Cohen's d: difference / replicate sd measures run size, not effect
+        assert "effect_size" not in c and c["t_at_label"] is not None
+        assert c["relative_difference"] is not None and abs(c["relative_difference"]) < 1
     assert meta["verdict"]["with_reference"] == 4 and meta["verdict"]["agree"] <= 4
     assert {p.name for p in check_pngs(out)} == MONOPOLY_FIGURES
     # the shuffled points' reference is the mean exact answer of each replicate's decks
