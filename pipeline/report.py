@@ -54,6 +54,7 @@ import pandas as pd
 import xarray as xr
 
 from . import analysis, headlines
+from .display import plural
 from .store import metadata
 from .query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
 
@@ -689,10 +690,15 @@ def _facet_title(facet: dict) -> str:
 def _save(fig, out: Path, name: str, title: str) -> str:
     import matplotlib.pyplot as plt
 
-    width = int(fig.get_size_inches()[0] * 9)  # characters that fit at 13 pt
-    fig.suptitle("\n".join(textwrap.wrap(title, max(width, 30))), fontsize=13,
-                 y=1 - 0.12 / fig.get_size_inches()[1], va="top")
+    width_in, height_in = fig.get_size_inches()
+    lines = textwrap.wrap(title, max(int(width_in * 9), 30))  # characters that fit at 13 pt
+    fig.suptitle("\n".join(lines), fontsize=13, y=1 - 0.12 / height_in, va="top")
+    # the panels start below the title's lines and the first row's own titles
+    top = 1 - (0.12 + 0.25 * len(lines) + 0.35) / height_in
+    if fig.subplotpars.top > top:
+        fig.subplots_adjust(top=top)
     fig.savefig(out / name, dpi=150)
+    fig.savefig((out / name).with_suffix(".svg"))  # the same figure as vector graphics, for print
     plt.close(fig)
     return name
 
@@ -766,28 +772,16 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
         ax.set_title(_facet_title(facet), fontsize=9)
     _colorbar(fig, img, "mean relative frequency (capped at the 99th percentile)")
     name = _save(fig, out, "frequency_heatmap.png",
-                 f"Relative frequency of each {dim} (mean over replicates, last checkpoint)")
+                 f"Relative frequencies of the {plural(dim)} (mean over replicates, last checkpoint)")
     figs[name] = f"Mean relative frequency per {dim} (rows) and {xlabel} (columns); one panel per " \
                  f"combination of {', '.join(others) or 'the grid'}. Grey: not computed yet." + trimmed
 
-    fig, axs = _facet_grid(len(facets), w, h)
     z = parts["z"]
-    for i, (ax, facet) in enumerate(zip(axs, facets)):
-        data = _field(z, facet, x, dim)[:keep]
-        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, i % 4 == 0)
-        ax.set_title(_facet_title(facet), fontsize=9)
-        if not np.isfinite(data).any():
-            reason = _facet_reason(ds, parts, facet)
-            meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = reason
-            ax.text(0.5, 0.5, "\n".join(textwrap.wrap(reason, 34)), transform=ax.transAxes, ha="center",
-                    va="center", fontsize=8, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
-    _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
-    name = _save(fig, out, "z_heatmap.png",
-                 f"Standardised error per {dim}: blue below, red above the exact answer")
-    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} (t with R-1 degrees of "
-                  "freedom: with few replicates |z| of 3-5 happen by chance; the verdict judges with "
-                  "Holm-adjusted p-values, see the tests table). A panel without an exact answer says why; grey "
-                  "cells have none." + trimmed)
+    if np.isfinite(z.values).any():
+        figs.update(_z_figure(ds, parts, out, meta, (x, xvals, xlabel, facets, labels_k, keep, w, h), trimmed))
+    else:  # no exact answer anywhere: no figure of empty panels
+        meta["notes"].append("z_heatmap.png left out: no grid point has both an exact answer and a finished "
+                             "replicate")
 
     cat = [a for a in others if ds.sizes[a] >= 2]
     for axis in cat:
@@ -800,7 +794,14 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
         t_stat = res["t"] if res is not None else diff * np.nan
         shown = t_stat.where(res["significant"]) if res is not None else t_stat
         finite = np.abs(shown.values[np.isfinite(shown.values)])
-        lim = float(np.percentile(finite, 95)) if finite.size else 1.0  # one outlier must not whiten the rest
+        if not finite.size:  # no label differs anywhere: a figure of empty panels says nothing
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+            meta["notes"].append(f"difference_{axis}.png left out: no label differs between {axis}={a} and "
+                                 f"{axis}={b} (Welch, Holm 5%; see the comparisons table)")
+            continue
+        lim = float(np.percentile(finite, 95))  # one outlier must not whiten the rest
         for i, (ax, facet) in enumerate(zip(axs, rest)):
             sub = {k: v for k, v in facet.items() if k != axis}
             data = _field(shown, sub, x, dim)[:keep]
@@ -820,6 +821,30 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
 
     if "steps" in parts["conv"]:
         figs.update(_line_figures(ds, parts, out, x, facets, xvals))
+    return figs
+
+
+def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> dict[str, str]:
+    """``z_heatmap.png``: z per label and axis value, a panel without an exact answer saying why."""
+    x, xvals, xlabel, facets, labels_k, keep, w, h = layout
+    dim, z, figs = parts["dim"], parts["z"], {}
+    fig, axs = _facet_grid(len(facets), w, h)
+    for i, (ax, facet) in enumerate(zip(axs, facets)):
+        data = _field(z, facet, x, dim)[:keep]
+        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, i % 4 == 0)
+        ax.set_title(_facet_title(facet), fontsize=9)
+        if not np.isfinite(data).any():
+            reason = _facet_reason(ds, parts, facet)
+            meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = reason
+            ax.text(0.5, 0.5, "\n".join(textwrap.wrap(reason, 34)), transform=ax.transAxes, ha="center",
+                    va="center", fontsize=8, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
+    _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
+    name = _save(fig, out, "z_heatmap.png",
+                 f"Standardised error per {dim}: blue below, red above the exact answer")
+    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} (t with R-1 degrees of "
+                  "freedom: with few replicates |z| of 3-5 happen by chance; the verdict judges with "
+                  "Holm-adjusted p-values, see the tests table). A panel without an exact answer says why; grey "
+                  "cells have none." + trimmed)
     return figs
 
 
@@ -916,7 +941,7 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     for name, ylabel, title in specs:
         fig, axs = _facet_grid(len(facets), 4.2, 3.2)
         fig.subplots_adjust(wspace=0.45)
-        drawn = False
+        drawn, empty = False, []
         for ax, facet in zip(axs, facets):
             all_steps = _field(conv["steps"], facet, x, "checkpoint").T
             if name == "convergence.png":
@@ -956,17 +981,22 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
             ax.set_xlabel(f"{steps_name} (mean per replicate)", fontsize=9)
             ax.set_ylabel(ylabel, fontsize=9)
             ax.tick_params(labelsize=8)
-            if not here:
-                ax.text(0.5, 0.5, "nothing to draw:\nno theory for these parameters\nor no finished replicates"
-                        if name == "variance_ratio.png" else "no finished replicates",
-                        transform=ax.transAxes, ha="center", va="center", fontsize=9)
+            if not here:  # no empty panel: the caption says which were left out
+                ax.set_visible(False)
+                empty.append(_facet_title(facet))
         if x and len(xvals) > 8:
             sm = cm.ScalarMappable(norm=colors.Normalize(min(xvals), max(xvals)), cmap=cmap) \
                 if ds[x].dtype.kind in "iuf" else cm.ScalarMappable(norm=norm, cmap=cmap)
             _colorbar(fig, sm, x)
         elif x and drawn:
-            axs[0].legend(fontsize=8, title=x, title_fontsize=8)
-        figs[_save(fig, out, name, title)] = title
+            next(ax for ax in axs if ax.get_visible()).legend(fontsize=8, title=x, title_fontsize=8)
+        if not drawn:  # nothing to draw anywhere: no figure
+            plt.close(fig)
+            continue
+        caption = title if not empty else (
+            f"{title}. Left out, nothing to draw ({'no theory for these parameters or ' if 'ratio' in name else ''}"
+            f"no finished replicates): {'; '.join(empty)}")
+        figs[_save(fig, out, name, title)] = caption
     return figs
 
 
@@ -1013,7 +1043,8 @@ def _html(ds, meta, tables, figures) -> str:
                   "means with t(0.975, R - 1) intervals from the spread of the replicates.",
         "decomposition": "Each replicate plays its own deck shuffles, whose exact answer is known: total "
                          "variance = between-shuffle + sampling; medians over labels.",
-        "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here; every point is in the CSV.",
+        "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here, without labels that nothing "
+                       "fell in and whose exact frequency is 0; every point and label is in the CSV.",
         "precision": "Replicates were added per grid point until the largest standard error of the game's "
                      "estimates was at most the target; 'capped' points reached max_replicates first.",
     }
@@ -1026,8 +1057,11 @@ def _html(ds, meta, tables, figures) -> str:
         if df is None or df.empty:
             continue
         limit = 200 if name != "frequencies" else MAX_PAGE_POINTS * ds.sizes.get(meta.get("dim") or "", 1)
+        if name == "frequencies":  # labels nothing fell in that cannot occur (e.g. 0 rolls): in the CSV only
+            df = df.head(limit)
+            df = df[~((df["estimate"] == 0) & ~(df["exact_value"] > 0))]
         sections.append({"id": name, "title": titles[name], "intro": intros[name],
-                         "csv": f"{name}.csv", "rows": len(df), "shown": min(len(df), limit),
+                         "csv": f"{name}.csv", "rows": len(tables[name]), "shown": min(len(df), limit),
                          "table": _df_html(df, limit),
                          "columns": meta["tables"][name]["columns"]})
     return env.get_template("report.html.j2").render(

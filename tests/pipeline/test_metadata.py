@@ -202,9 +202,12 @@ def test_netcdf_round_trip_and_cf_xarray(stores, game, tmp_path):
 
     ds = xr.open_zarr(stores[game])
     path = tmp_path / "store.nc"
-    ds.to_netcdf(path)
+    ds.to_netcdf(path, format="NETCDF4")
     with xr.open_dataset(path) as back:
         xr.testing.assert_identical(back.load(), ds.load())
+    # as the README says: netCDF-3 has no string-list attributes (grid_axes) and no 64-bit integers
+    with pytest.raises((OSError, ValueError)):
+        ds.to_netcdf(tmp_path / "store3.nc", format="NETCDF3_64BIT")
     assert len(ds.to_netcdf()) > 0  # in memory, xarray's default engine
     dim, _ = OWN_DIM[game]
     assert ds.cf.axes["T"] == ["checkpoint"] and dim in ds.cf.axes["X"]
