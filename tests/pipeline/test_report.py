@@ -42,6 +42,8 @@ def check_pngs(out):
     html = (out / "index.html").read_text()
     for path in pngs:
         assert f'src="{path.name}"' in html  # self-contained: figures beside the page
+        assert path.with_suffix(".svg").read_text().lstrip().startswith("<?xml")  # vector copy beside it
+    assert "nothing to draw:" not in html
     return pngs
 
 
