@@ -161,7 +161,7 @@ def test_plain_xarray_reads_every_game_cleanly(stores, game, tmp_path):
         attrs = ds[name].attrs
         assert 0 < len(attrs["long_name"]) <= 60 and "(" not in attrs["long_name"].replace("P(", ""), name
         assert attrs.get("description"), name
-        assert "units" not in attrs, name  # no game here declares a unit (extras["units"])
+        assert attrs.get("units") == get_game(game).extras.get("units", {}).get(name), name  # declared only
     # plot along the game's own dim (matplotlib, headless)
     counts = ds[_distribution(ds, dim)].isel(checkpoint=-1).sum("replicate")
     point = {a: ds[a].values[0] for a in ds.attrs["grid_axes"]}
