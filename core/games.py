@@ -263,6 +263,17 @@ class Headline:
         """``"units"`` (pooled per-unit s.e.) or ``"replicates"``."""
         return "units" if self.squares is not None else "replicates"
 
+    @property
+    def basis_text(self) -> str:
+        """The standard error's basis in words, with its degrees of freedom."""
+        if self.squares == self.numerator:
+            return (f"per game, pooled from {self.numerator} (a 0/1 outcome per game, so sum x^2 = sum x) over "
+                    "all finished replicates; t with df = games - 1")
+        if self.squares is not None:
+            return (f"per game, pooled from {self.numerator} and {self.squares} over all finished replicates; "
+                    "t with df = games - 1")
+        return "from the spread of the replicates' own ratios; t with df = replicates - 1"
+
 
 @dataclass(frozen=True)
 class Game:

@@ -467,11 +467,15 @@ def _modal(ds):
 def print_headline_summary(ds, fmt: str) -> None:
     """``query --summary``: the az.summary-style table of the headline answers
     (:func:`boardsweep.pipeline.headlines.summary`) and the verdict."""
+    import pandas as pd
+
     from . import headlines
 
     found = headlines.estimates(ds)
     table = headlines.summary(ds, found=found)
     verdict = headlines.verdict(ds, found=found)
+    if fmt in ("csv", "json"):
+        table = table.assign(label=pd.Series(_label_values(ds, table, found), index=table.index, dtype=object))
     if fmt == "csv":
         table.to_csv(sys.stdout, index=False)
         return
@@ -499,6 +503,18 @@ def print_headline_summary(ds, fmt: str) -> None:
                           "t interval with df degrees of freedom; z = (mean - exact) / se, p two-sided from t",
                   right={"mean", "sd", "se", "interval", "exact", "z", "p", "df"})
     out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
+
+
+def _label_values(ds, table, found) -> list:
+    """The summary's labels for machine readers: a histogram bin as its number,
+    a scalar headline's empty label as null, other labels as text."""
+    dims = {name: est.attrs["dim"] for name, est in found.items()}
+    out = []
+    for name, label in zip(table["headline"], table["label"]):
+        dim = dims.get(name)
+        kind = ds[dim].dtype.kind if dim else ""
+        out.append(None if label == "" else int(label) if kind in "iu" else float(label) if kind == "f" else label)
+    return out
 
 
 def _interval(low: float, high: float, se: float) -> str:
@@ -611,7 +627,7 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
 
     if fmt == "table" and top is None:
         top = 5
-    found = _with_precision(ds, rows(ds, variable, top=top), fmt != "table")
+    found = _with_precision(ds, rows(ds, variable, top=top, numeric=fmt != "table"), fmt != "table")
     if fmt == "json":
         print(json.dumps(found, indent=2))
     elif fmt == "csv":

@@ -43,12 +43,6 @@ LEVEL = 0.95
 #: Family-wise false-alarm rate of the verdict.
 ALPHA = 0.01
 
-_BASIS_TEXT = {
-    "units": "per game, pooled sums of squares (df = games - 1)",
-    "replicates": "across replicates, t with df = replicates - 1",
-}
-
-
 def label_values(ds: xr.Dataset, dim: str) -> list[str]:
     """The labels of a game dimension as text (the one place that reads them:
     a numeric histogram coordinate reads the same way)."""
@@ -137,7 +131,7 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     if h.kind == "distribution" and basis == "units" and dim is not None:
         out = out.merge(_gof(total, out["exact"], dim), compat="override")
     out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis,
-                     basis_text=_BASIS_TEXT[basis], level=level, dim=dim or "",
+                     basis_text=h.basis_text, level=level, dim=dim or "",
                      has_exact=exact is not None)
     return out
 

@@ -296,13 +296,17 @@ def grid_points(ds: xr.Dataset) -> Iterable[dict[str, Any]]:
 
 
 def rows(
-    ds: xr.Dataset, variable: str = "counts", top: int | None = None, checkpoint: int = -1
+    ds: xr.Dataset, variable: str = "counts", top: int | None = None, checkpoint: int = -1,
+    numeric: bool = False,
 ) -> list[dict[str, Any]]:
     """Tidy rows (one per grid point and label) of :func:`compare_exact`,
     the ``top`` most frequent labels per grid point when given.  ``exact_state``
     says why ``exact`` may be missing: ``stored``, ``none`` (no single exact
-    answer exists) or ``pending`` (not computed yet)."""
-    return table_rows(ds, compared(ds, variable, checkpoint), variable, top)
+    answer exists) or ``pending`` (not computed yet).  ``numeric``: a
+    histogram's bins as numbers (JSON, CSV), with an ``overflow`` column
+    (True on the last bin, which counts every value >= its own); else as
+    text (``>=N`` on the overflow bin)."""
+    return table_rows(ds, compared(ds, variable, checkpoint), variable, top, numeric=numeric)
 
 
 def compared(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
@@ -323,14 +327,16 @@ def worst_z(table: xr.Dataset) -> np.ndarray:
 
 def table_rows(
     ds: xr.Dataset, table: xr.Dataset, variable: str, top: int | None = None,
-    points: Iterable[int] | None = None,
+    points: Iterable[int] | None = None, numeric: bool = False,
 ) -> list[dict[str, Any]]:
     """:func:`rows` from a :func:`compared` table; ``points`` (flat indices
     in grid order) restricts them to those grid points, in that order."""
     dim = distribution_variables(ds)[variable]
     arrays = {k: table[k].values.reshape(-1, table.sizes[dim])
               for k in ("estimate", "stderr", "exact", "replicates")}
-    labels = label_text(table[dim])
+    number = numeric and table[dim].dtype.kind in "iuf"
+    labels = [_py(v) for v in table[dim].values] if number else label_text(table[dim])
+    last = table[dim].attrs.get("overflow_bin") if number else None
     keep = top or len(labels)
     every = list(grid_points(ds))
     states = exact_states(ds)[0].ravel() if "exact_done" in ds else np.full(len(every), "pending")
@@ -342,6 +348,7 @@ def table_rows(
             out.append({
                 **every[i],
                 dim: labels[j],
+                **({"overflow": bool(labels[j] == last)} if last is not None else {}),
                 "estimate": _num(cell["estimate"][j]),
                 "stderr": _num(cell["stderr"][j]),
                 "exact": _num(cell["exact"][j]),

@@ -17,7 +17,7 @@
   variance, where the game has a theory);
 * every table as CSV beside the page: ``points.csv`` (one row per grid
   point), ``frequencies.csv`` (one row per grid point and label, estimate with
-  its 95% interval), ``comparisons.csv`` (Welch/Holm tests with effect sizes),
+  its 95% interval), ``comparisons.csv`` (Welch/Holm tests with relative differences),
   ``ratios.csv`` (the game's declared ratios: win shares, mean rolls) and
   ``decomposition.csv`` (shuffle variance decomposition), where they apply;
 * ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,
@@ -54,6 +54,7 @@ import pandas as pd
 import xarray as xr
 
 from . import analysis, headlines
+from .display import plural
 from .store import metadata
 from .query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
 
@@ -104,8 +105,10 @@ COLUMNS: dict[str, str] = {
     "min_p_holm": "smallest Holm-adjusted p-value",
     "max_abs_difference": "largest |frequency(a) - frequency(b)| over labels",
     "at_label": "the label of that largest difference",
-    "effect_size": "that difference over the pooled across-replicate sd (Cohen's d)",
-    "median_abs_effect": "median over labels of |Cohen's d|",
+    "relative_difference": "that difference over frequency(b): (a - b) / b at that label (no Cohen's d: an sd "
+                           "across replicates shrinks as runs grow, so difference / sd measures run size, "
+                           "not effect)",
+    "t_at_label": "Welch's t of that difference (difference / its standard error)",
     "ratio": "the game's estimate (win share, mean rolls, ...)",
     "total_var": "total across-replicate variance (median over labels)",
     "between_var": "variance of the replicates' own exact answers (deck shuffles)",
@@ -148,7 +151,7 @@ _TABLE_COLUMNS = {
                "tv_distance", "slope", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
     "frequencies": ["label", "name", "estimate", "stderr", "low", "high", "exact_value", "reference", "z"],
     "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
-                    "at_label", "effect_size", "median_abs_effect"],
+                    "at_label", "relative_difference", "t_at_label"],
     "ratios": ["ratio", "label", "estimate", "low", "high", "exact_value", "replicates"],
     "decomposition": ["total_var", "between_var", "sampling_var", "between_share"],
 }
@@ -219,6 +222,8 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
                            tables.get("points", pd.DataFrame()), found)
         tests = verdict.pop("tests_table")
         meta["verdict"] = verdict
+        meta["headlines"] = {name: {k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")}
+                             for name, est in found.items()}
         tables = {"headlines": _headline_table(ds, found), "tests": _tests_table(ds, points, tests), **tables}
         forest = _try(meta, "forest plot", _forest, ds, found, out) or {}
         figures = {**forest, **figures}
@@ -466,13 +471,11 @@ def _comparison_table(ds, parts, meta) -> pd.DataFrame:
     rows, meta["comparisons"] = [], []
     freq = analysis.frequencies(ds, parts["variable"]).isel(checkpoint=-1)
     for (axis, a, b), res in parts["compare"].items():
-        fa, fb = freq.sel({axis: a}), freq.sel({axis: b})
-        pooled = np.sqrt((fa.var("replicate", ddof=1) + fb.var("replicate", ddof=1)) / 2)
-        d = (fa.mean("replicate") - fb.mean("replicate")) / pooled.where(pooled > 0)
+        fb = freq.sel({axis: b}).mean("replicate")
         others = [x for x in res["p"].dims if x != dim]
         for idx in np.ndindex(*(res.sizes[x] for x in others)):
             at = dict(zip(others, idx))
-            sub, dsub = res.isel(at), d.isel(at)
+            sub, base = res.isel(at), fb.isel(at).values
             where = {x: _py(sub[x].values.item()) for x in others}
             diff = np.abs(sub["difference"].values)
             j = int(np.nanargmax(diff)) if np.isfinite(diff).any() else None
@@ -482,9 +485,9 @@ def _comparison_table(ds, parts, meta) -> pd.DataFrame:
                    "min_p_holm": _num(sub["p_holm"].min()),
                    "max_abs_difference": _num(diff[j]) if j is not None else None,
                    "at_label": str(sub[dim].values[j]) if j is not None else "",
-                   "effect_size": _num(dsub.values[j]) if j is not None else None,
-                   "median_abs_effect": _num(np.nanmedian(np.abs(dsub.values)))
-                   if np.isfinite(dsub.values).any() else None}
+                   "relative_difference": _num(sub["difference"].values[j] / base[j])
+                   if j is not None and base[j] > 0 else None,
+                   "t_at_label": _num(sub["t"].values[j]) if j is not None else None}
             rows.append(row)
             meta["comparisons"].append({**row, "axis": axis, "a": a, "b": b, "significant_labels": sig})
     if not rows:
@@ -687,10 +690,15 @@ def _facet_title(facet: dict) -> str:
 def _save(fig, out: Path, name: str, title: str) -> str:
     import matplotlib.pyplot as plt
 
-    width = int(fig.get_size_inches()[0] * 9)  # characters that fit at 13 pt
-    fig.suptitle("\n".join(textwrap.wrap(title, max(width, 30))), fontsize=13,
-                 y=1 - 0.12 / fig.get_size_inches()[1], va="top")
+    width_in, height_in = fig.get_size_inches()
+    lines = textwrap.wrap(title, max(int(width_in * 9), 30))  # characters that fit at 13 pt
+    fig.suptitle("\n".join(lines), fontsize=13, y=1 - 0.12 / height_in, va="top")
+    # the panels start below the title's lines and the first row's own titles
+    top = 1 - (0.12 + 0.25 * len(lines) + 0.35) / height_in
+    if fig.subplotpars.top > top:
+        fig.subplots_adjust(top=top)
     fig.savefig(out / name, dpi=150)
+    fig.savefig((out / name).with_suffix(".svg"))  # the same figure as vector graphics, for print
     plt.close(fig)
     return name
 
@@ -764,12 +772,63 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
         ax.set_title(_facet_title(facet), fontsize=9)
     _colorbar(fig, img, "mean relative frequency (capped at the 99th percentile)")
     name = _save(fig, out, "frequency_heatmap.png",
-                 f"Relative frequency of each {dim} (mean over replicates, last checkpoint)")
+                 f"Relative frequencies of the {plural(dim)} (mean over replicates, last checkpoint)")
     figs[name] = f"Mean relative frequency per {dim} (rows) and {xlabel} (columns); one panel per " \
                  f"combination of {', '.join(others) or 'the grid'}. Grey: not computed yet." + trimmed
 
-    fig, axs = _facet_grid(len(facets), w, h)
     z = parts["z"]
+    if np.isfinite(z.values).any():
+        figs.update(_z_figure(ds, parts, out, meta, (x, xvals, xlabel, facets, labels_k, keep, w, h), trimmed))
+    else:  # no exact answer anywhere: no figure of empty panels
+        meta["notes"].append("z_heatmap.png left out: no grid point has both an exact answer and a finished "
+                             "replicate")
+
+    cat = [a for a in others if ds.sizes[a] >= 2]
+    for axis in cat:
+        a, b = (_py(v) for v in ds[axis].values[:2])
+        res = parts["compare"].get((axis, a, b))
+        diff = last["mean"].sel({axis: a}) - last["mean"].sel({axis: b})
+        rest = [f for f in facets if f.get(axis) == a]
+        fig, axs = _facet_grid(len(rest), w, h)
+        # in standard errors of the difference; cells not significant after Holm are masked (grey)
+        t_stat = res["t"] if res is not None else diff * np.nan
+        shown = t_stat.where(res["significant"]) if res is not None else t_stat
+        finite = np.abs(shown.values[np.isfinite(shown.values)])
+        if not finite.size:  # no label differs anywhere: a figure of empty panels says nothing
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+            meta["notes"].append(f"difference_{axis}.png left out: no label differs between {axis}={a} and "
+                                 f"{axis}={b} (Welch, Holm 5%; see the comparisons table)")
+            continue
+        lim = float(np.percentile(finite, 95))  # one outlier must not whiten the rest
+        for i, (ax, facet) in enumerate(zip(axs, rest)):
+            sub = {k: v for k, v in facet.items() if k != axis}
+            data = _field(shown, sub, x, dim)[:keep]
+            img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim,
+                           i % 4 == 0)
+            if not np.isfinite(data).any():
+                ax.text(0.5, 0.5, "no label differs\n(Welch, Holm 5%)", transform=ax.transAxes, ha="center",
+                        va="center", fontsize=9, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
+            ax.set_title(_facet_title(sub), fontsize=9)
+        _colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
+        name = _save(fig, out, f"difference_{axis}.png",
+                     f"{axis}: {a} minus {b} in standard errors, significant labels only (Welch, Holm 5%)")
+        figs[name] = (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
+                      "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
+                      "significant after Holm's adjustment over the labels of the panel are grey; the colour "
+                      "scale is symmetric about 0 (differences, relative differences and t in the comparisons table).")
+
+    if "steps" in parts["conv"]:
+        figs.update(_line_figures(ds, parts, out, x, facets, xvals))
+    return figs
+
+
+def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> dict[str, str]:
+    """``z_heatmap.png``: z per label and axis value, a panel without an exact answer saying why."""
+    x, xvals, xlabel, facets, labels_k, keep, w, h = layout
+    dim, z, figs = parts["dim"], parts["z"], {}
+    fig, axs = _facet_grid(len(facets), w, h)
     for i, (ax, facet) in enumerate(zip(axs, facets)):
         data = _field(z, facet, x, dim)[:keep]
         img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, i % 4 == 0)
@@ -786,38 +845,6 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
                   "freedom: with few replicates |z| of 3-5 happen by chance; the verdict judges with "
                   "Holm-adjusted p-values, see the tests table). A panel without an exact answer says why; grey "
                   "cells have none." + trimmed)
-
-    cat = [a for a in others if ds.sizes[a] >= 2]
-    for axis in cat:
-        a, b = (_py(v) for v in ds[axis].values[:2])
-        res = parts["compare"].get((axis, a, b))
-        diff = last["mean"].sel({axis: a}) - last["mean"].sel({axis: b})
-        rest = [f for f in facets if f.get(axis) == a]
-        fig, axs = _facet_grid(len(rest), w, h)
-        # in standard errors of the difference; cells not significant after Holm are masked (grey)
-        t_stat = res["t"] if res is not None else diff * np.nan
-        shown = t_stat.where(res["significant"]) if res is not None else t_stat
-        finite = np.abs(shown.values[np.isfinite(shown.values)])
-        lim = float(np.percentile(finite, 95)) if finite.size else 1.0  # one outlier must not whiten the rest
-        for i, (ax, facet) in enumerate(zip(axs, rest)):
-            sub = {k: v for k, v in facet.items() if k != axis}
-            data = _field(shown, sub, x, dim)[:keep]
-            img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim,
-                           i % 4 == 0)
-            if not np.isfinite(data).any():
-                ax.text(0.5, 0.5, "no label differs\n(Welch, Holm 5%)", transform=ax.transAxes, ha="center",
-                        va="center", fontsize=9, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
-            ax.set_title(_facet_title(sub), fontsize=9)
-        _colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
-        name = _save(fig, out, f"difference_{axis}.png",
-                     f"{axis}: {a} minus {b} in standard errors, significant labels only (Welch, Holm 5%)")
-        figs[name] = (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
-                      "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
-                      "significant after Holm's adjustment over the labels of the panel are grey; the colour "
-                      "scale is symmetric about 0 (differences and effect sizes in the comparisons table).")
-
-    if "steps" in parts["conv"]:
-        figs.update(_line_figures(ds, parts, out, x, facets, xvals))
     return figs
 
 
@@ -914,7 +941,7 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     for name, ylabel, title in specs:
         fig, axs = _facet_grid(len(facets), 4.2, 3.2)
         fig.subplots_adjust(wspace=0.45)
-        drawn = False
+        drawn, empty = False, []
         for ax, facet in zip(axs, facets):
             all_steps = _field(conv["steps"], facet, x, "checkpoint").T
             if name == "convergence.png":
@@ -954,17 +981,22 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
             ax.set_xlabel(f"{steps_name} (mean per replicate)", fontsize=9)
             ax.set_ylabel(ylabel, fontsize=9)
             ax.tick_params(labelsize=8)
-            if not here:
-                ax.text(0.5, 0.5, "nothing to draw:\nno theory for these parameters\nor no finished replicates"
-                        if name == "variance_ratio.png" else "no finished replicates",
-                        transform=ax.transAxes, ha="center", va="center", fontsize=9)
+            if not here:  # no empty panel: the caption says which were left out
+                ax.set_visible(False)
+                empty.append(_facet_title(facet))
         if x and len(xvals) > 8:
             sm = cm.ScalarMappable(norm=colors.Normalize(min(xvals), max(xvals)), cmap=cmap) \
                 if ds[x].dtype.kind in "iuf" else cm.ScalarMappable(norm=norm, cmap=cmap)
             _colorbar(fig, sm, x)
         elif x and drawn:
-            axs[0].legend(fontsize=8, title=x, title_fontsize=8)
-        figs[_save(fig, out, name, title)] = title
+            next(ax for ax in axs if ax.get_visible()).legend(fontsize=8, title=x, title_fontsize=8)
+        if not drawn:  # nothing to draw anywhere: no figure
+            plt.close(fig)
+            continue
+        caption = title if not empty else (
+            f"{title}. Left out, nothing to draw ({'no theory for these parameters or ' if 'ratio' in name else ''}"
+            f"no finished replicates): {'; '.join(empty)}")
+        figs[_save(fig, out, name, title)] = caption
     return figs
 
 
@@ -993,7 +1025,7 @@ def _html(ds, meta, tables, figures) -> str:
     env.filters["fmt"] = _fmt
     sections = []
     titles = {"headlines": "Headline answers: estimate, interval, exact, z",
-              "tests": "The verdict's tests, smallest p first", "points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, effect sizes",
+              "tests": "The verdict's tests, smallest p first", "points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, relative differences",
               "ratios": "Estimates with 95% intervals", "decomposition": "Where the replicate variance comes from",
               "frequencies": "Frequencies with 95% intervals", "precision": "Precision target per grid point"}
     intros = {
@@ -1008,21 +1040,28 @@ def _html(ds, meta, tables, figures) -> str:
                        "values of one axis, every other axis equal; p-values Holm-adjusted over the labels "
                        "of each comparison (unadjusted, about 5% of labels would differ by chance alone).",
         "ratios": "Pooled over the finished replicates at the last checkpoint: shares with Wilson intervals, "
-                  "means with normal intervals from the spread of the replicates.",
+                  "means with t(0.975, R - 1) intervals from the spread of the replicates.",
         "decomposition": "Each replicate plays its own deck shuffles, whose exact answer is known: total "
                          "variance = between-shuffle + sampling; medians over labels.",
-        "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here; every point is in the CSV.",
+        "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here, without labels that nothing "
+                       "fell in and whose exact frequency is 0; every point and label is in the CSV.",
         "precision": "Replicates were added per grid point until the largest standard error of the game's "
                      "estimates was at most the target; 'capped' points reached max_replicates first.",
     }
+    if meta.get("headlines"):
+        intros["headlines"] += " Standard errors here: " + "; ".join(
+            f"{name}: {h['basis_text']}" for name, h in meta["headlines"].items()) + "."
     for name in ("headlines", "tests", "precision", "points", "ratios", "comparisons", "decomposition",
                  "frequencies"):
         df = tables.get(name)
         if df is None or df.empty:
             continue
         limit = 200 if name != "frequencies" else MAX_PAGE_POINTS * ds.sizes.get(meta.get("dim") or "", 1)
+        if name == "frequencies":  # labels nothing fell in that cannot occur (e.g. 0 rolls): in the CSV only
+            df = df.head(limit)
+            df = df[~((df["estimate"] == 0) & ~(df["exact_value"] > 0))]
         sections.append({"id": name, "title": titles[name], "intro": intros[name],
-                         "csv": f"{name}.csv", "rows": len(df), "shown": min(len(df), limit),
+                         "csv": f"{name}.csv", "rows": len(tables[name]), "shown": min(len(df), limit),
                          "table": _df_html(df, limit),
                          "columns": meta["tables"][name]["columns"]})
     return env.get_template("report.html.j2").render(

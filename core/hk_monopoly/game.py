@@ -318,4 +318,6 @@ GAME = Game(
                  "chain over the game's rounds, no retirement)", "landings", "turns",
                  exact="horizon_frequency", kind="distribution"),
     ),
+    # the rules' document counts money in Hong Kong dollars (start HKD 1500, salary HKD 1500)
+    extras={"units": {"money": "HKD"}},
 )

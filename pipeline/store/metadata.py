@@ -229,6 +229,10 @@ def _variable_attrs(game, name: str, var) -> dict[str, Any]:
         notes.append("NaN for the seats beyond the grid point's number of players (they do not play)")
     if notes:
         attrs["comment"] = "; ".join(notes)
+    for h in getattr(game, "headlines", ()):
+        if h.numerator == name:  # the headline estimated from this variable and its standard error's basis
+            attrs["headline"] = h.name
+            attrs["standard_error"] = h.basis_text
     return attrs
 
 

@@ -68,6 +68,13 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     assert v["tested_points"] == points and v["tests"] >= points
     assert v["flagged"] == [] and v["agree"] == points, v["text"]
     assert v["text"].startswith(f"agree at family-wise 1%: {points} of {points} points")
+    for name, est in headlines.estimates(ds).items():  # the store says how each headline's s.e. is made
+        numerator = next(h.numerator for h in games.headlines_of(games.get_game(game)) if h.name == name)
+        assert ds[numerator].attrs["headline"] == name
+        dof = "games - 1" if est.attrs["basis"] == "units" else "replicates - 1"
+        assert ds[numerator].attrs["standard_error"].endswith(f"df = {dof}")
+    if game == "hk_monopoly":  # the rules' document counts money in Hong Kong dollars
+        assert ds["money"].attrs["units"] == "HKD" and "units" not in ds["wins"].attrs
 
 
 @pytest.mark.parametrize("game, headline, label", [
@@ -180,12 +187,24 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
                                                        run={"replicates": 4, "games": 400}), seed=8)
     capsys.readouterr()
     main(["query", url, "--summary", "--format", "csv"])
-    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    text = capsys.readouterr().out
+    table = pd.read_csv(io.StringIO(text))
     means = table[table["headline"] == "mean_rolls"]
     assert list(means["dice_sides"]) == [2, 3] and (means["se_basis"] == "units").all()
+    bins = table[table["headline"] == "rolls_distribution"]["label"]
+    assert list(bins[:3]) == [0, 1, 2] and ",rolls_distribution,7," in text  # histogram bins are numbers
     main(["query", url, "--summary", "--format", "json"])
     found = json.loads(capsys.readouterr().out)
     assert found["verdict"]["alpha"] == 0.01 and found["verdict"]["points"] == 2 and found["rows"]
+    labels = {r["headline"]: r["label"] for r in found["rows"]}
+    assert labels["mean_rolls"] is None and labels["rolls_distribution"] == 1023
+    main(["query", url, "--format", "json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert all(isinstance(r["rolls"], int) for r in rows)
+    assert [r["rolls"] for r in rows if r["overflow"]] == [1023, 1023]
+    main(["query", url, "--format", "csv"])
+    rows = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert rows["rolls"].dtype.kind == "i" and rows["overflow"].sum() == 2
     main(["query", url, "--summary"])
     text = capsys.readouterr().out
     assert "headline answers" in text and "95% t interval" in text and "verdict: " in text

@@ -161,7 +161,7 @@ def test_plain_xarray_reads_every_game_cleanly(stores, game, tmp_path):
         attrs = ds[name].attrs
         assert 0 < len(attrs["long_name"]) <= 60 and "(" not in attrs["long_name"].replace("P(", ""), name
         assert attrs.get("description"), name
-        assert "units" not in attrs, name  # no game here declares a unit (extras["units"])
+        assert attrs.get("units") == get_game(game).extras.get("units", {}).get(name), name  # declared only
     # plot along the game's own dim (matplotlib, headless)
     counts = ds[_distribution(ds, dim)].isel(checkpoint=-1).sum("replicate")
     point = {a: ds[a].values[0] for a in ds.attrs["grid_axes"]}
@@ -202,9 +202,12 @@ def test_netcdf_round_trip_and_cf_xarray(stores, game, tmp_path):
 
     ds = xr.open_zarr(stores[game])
     path = tmp_path / "store.nc"
-    ds.to_netcdf(path)
+    ds.to_netcdf(path, format="NETCDF4")
     with xr.open_dataset(path) as back:
         xr.testing.assert_identical(back.load(), ds.load())
+    # as the README says: netCDF-3 has no string-list attributes (grid_axes) and no 64-bit integers
+    with pytest.raises((OSError, ValueError)):
+        ds.to_netcdf(tmp_path / "store3.nc", format="NETCDF3_64BIT")
     assert len(ds.to_netcdf()) > 0  # in memory, xarray's default engine
     dim, _ = OWN_DIM[game]
     assert ds.cf.axes["T"] == ["checkpoint"] and dim in ds.cf.axes["X"]

@@ -42,7 +42,21 @@ def check_pngs(out):
     html = (out / "index.html").read_text()
     for path in pngs:
         assert f'src="{path.name}"' in html  # self-contained: figures beside the page
+        assert path.with_suffix(".svg").read_text().lstrip().startswith("<?xml")  # vector copy beside it
+    assert "nothing to draw:" not in html
     return pngs
+
+
+def check_figures(out, expected: set) -> set:
+    """The figures written are ``expected``, except difference heatmaps left
+    out because no label differs (then the report's notes say so)."""
+    names = {p.name for p in check_pngs(out)}
+    notes = json.loads((out / "report.json").read_text())["notes"]
+    for name in expected - names:
+        assert name.startswith("difference_"), name
+        assert any(n.startswith(f"{name} left out: no label differs") for n in notes), (name, notes)
+    assert names <= expected, names - expected
+    return names
 
 
 MONOPOLY_FIGURES = {"frequency_heatmap.png", "z_heatmap.png", "difference_deck_policy.png",
@@ -83,8 +97,7 @@ def test_report_cli_on_interrupted_store(tmp_path, write_spec, cluster2):
     run_sweep(parse_spec(MONO, str(spec)), str(store), scheduler=cluster2, max_tasks=3)
     out = tmp_path / "report"
     main(["report", str(store), "--out", str(out)])
-    pngs = check_pngs(out)
-    assert {p.name for p in pngs} == MONOPOLY_FIGURES
+    check_figures(out, MONOPOLY_FIGURES)
     summary = json.loads((out / "summary.json").read_text())
     keys = {f"dice_sides={d},deck_policy={p}" for d in (4, 6) for p in ("independent", "shuffled_cycle")}
     assert set(summary) == keys
@@ -148,9 +161,14 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert np.allclose(mine["estimate"].values, cell.values, rtol=1e-9)
     meta = check_tables(out, 4, 41)
     assert meta["decomposition"] and meta["comparisons"]
-    assert all(c["effect_size"] is not None for c in meta["comparisons"])
+    assert meta["headlines"]["frequency"]["basis"] == "replicates"
+    assert "df = replicates - 1" in meta["headlines"]["frequency"]["basis_text"]
+    assert "df = replicates - 1" in (out / "index.html").read_text()
+    for c in meta["comparisons"]:  # no Cohen's d: difference / replicate sd measures run size, not effect
+        assert "effect_size" not in c and c["t_at_label"] is not None
+        assert c["relative_difference"] is not None and abs(c["relative_difference"]) < 1
     assert meta["verdict"]["with_reference"] == 4 and meta["verdict"]["agree"] <= 4
-    assert {p.name for p in check_pngs(out)} == MONOPOLY_FIGURES
+    check_figures(out, MONOPOLY_FIGURES)
     # the shuffled points' reference is the mean exact answer of each replicate's decks
     dec = pd.read_csv(out / "decomposition.csv")
     assert len(dec) == 2 and (dec["between_share"] > 0).all()
@@ -166,7 +184,7 @@ def test_figure_count_does_not_grow_with_the_grid(tmp_path, cluster2):
     out = tmp_path / "w"
     summary = build_report(store, out)
     assert len(summary) == 12
-    assert {p.name for p in check_pngs(out)} == MONOPOLY_FIGURES
+    check_figures(out, MONOPOLY_FIGURES)
     meta = check_tables(out, 12, 41)
     assert meta["layout"] == {"x": "dice_sides", "facets": ["deck_policy"], "panels_per_figure": 2}
     shuffled = [v for k, v in summary.items() if "shuffled" in k]
