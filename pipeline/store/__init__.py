@@ -5,7 +5,8 @@
 * :mod:`.integrity`: task manifests, the check, damage;
 * :mod:`.packing`: the packed layout of a finished store and its journal;
 * :mod:`.chunkfiles`: direct reads and writes of a local store's chunk files;
-* :mod:`.lock`: one run per store.
+* :mod:`.lock`: one run per store;
+* :mod:`.remote`: what is particular to object storage (bounded retries, exclusive create).
 
 Nothing outside this package opens zarr or touches a store's files directly
 (the modules that still do are being moved behind it).
@@ -38,6 +39,9 @@ from .arrays import (
     write_region,
 )
 from .chunkfiles import ChunkUnreadable, LayoutError
+from .remote import bound_failures
+
+bound_failures()  # every process that touches a store (workers too) gives up on a lost S3 server in seconds
 
 __all__ = [
     "ChunkUnreadable", "LayoutError", "FILL", "StoreMismatch", "check_format", "check_spec", "check_writable", "clear_done", "create_store", "ensure_arrays", "inspect",
