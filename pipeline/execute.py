@@ -41,6 +41,7 @@ from . import grow, sizing, store
 from .store import integrity, metadata, packing
 from .store.chunkfiles import ChunkUnreadable
 from .store.lock import StoreLock
+from .store.remote import StoreUnreachable, unreachable
 from .cluster import Target, connect, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .plan import plan_tasks
 from .errors import InputError
@@ -318,6 +319,10 @@ def run_sweep(
                 spec = _grow(url, spec, extend)
             report = _run_locked(stack, spec, url, target, overwrite, max_tasks,
                                  on_start, on_progress, pack, on_compile)
+    except Exception as exc:
+        if unreachable(exc) and not isinstance(exc, (SchedulerLost, StoreUnreachable)):
+            raise StoreUnreachable.during_run(url, exc) from exc
+        raise
     finally:
         if kind == "absent":
             _remove_if_empty(url)
@@ -560,7 +565,10 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
         for future in in_flight:
             live.discard(future)
             if future.status == "error":
-                failures.append({**what.pop(future.key), "error": _one_line(_remote_error(future, address, url))})
+                error = _remote_error(future, address, url)
+                if unreachable(error):  # every other task would fail the same way: stop now
+                    raise StoreUnreachable.during_run(url, error)
+                failures.append({**what.pop(future.key), "error": _one_line(error)})
             else:
                 if future.status == "cancelled":
                     raise _lost(address, url)

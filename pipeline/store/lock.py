@@ -21,7 +21,7 @@ from typing import Any
 import fsspec
 
 from ..errors import Fault, InputError
-from .remote import NoExclusiveCreate, create_exclusive, is_local
+from .remote import NoExclusiveCreate, create_exclusive, is_local, storage_errors
 
 __all__ = ["StoreLocked", "StoreLock", "LOCK_NAME"]
 
@@ -91,7 +91,7 @@ class StoreLock:
             holder = self.holder()
             if holder is not None and holder.get("pid") == self.me["pid"] and holder.get("host") == self.me["host"]:
                 self._remove()
-        except OSError as error:  # the storage is gone: say so once, unless a failure is already on its way
+        except storage_errors() as error:  # the storage is gone: say so once, unless a failure is on its way
             if exc[0] is None:
                 raise Fault(f"store {self.url}: the lock file {self.path} could not be removed "
                             f"({error.strerror or error}); remove it once the storage is back") from None

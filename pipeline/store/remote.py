@@ -17,18 +17,55 @@ import uuid
 
 import fsspec
 
-__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "bound_failures",
-           "create_exclusive", "is_local"]
+from ..errors import Fault
+
+__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
+           "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts:
 #: a lost server is reported within about ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` per request.
 S3_ATTEMPTS = 3
 S3_CONNECT_TIMEOUT_S = 3
-S3_READ_TIMEOUT_S = 20
+S3_READ_TIMEOUT_S = 10
 
 
 class NoExclusiveCreate(Exception):
     """The storage overwrote an object that a conditional put should have refused."""
+
+
+class StoreUnreachable(Fault):
+    """The storage behind a store stopped answering (exit 1; finished tasks are kept)."""
+
+    @classmethod
+    def during_run(cls, url: str, exc: BaseException) -> "StoreUnreachable":
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return cls(f"lost the storage of {url} mid-sweep ({type(exc).__name__}: {text}); finished tasks are "
+                   "kept there: rerun the same command once it answers again to complete the store")
+
+
+def storage_errors() -> tuple[type[BaseException], ...]:
+    """What reading or writing a store can raise when its storage fails: OSError and
+    botocore's errors (a lost S3 endpoint surfaces as those, not as OSError)."""
+    try:
+        from botocore.exceptions import BotoCoreError
+    except ImportError:
+        return (OSError,)
+    return (OSError, BotoCoreError)
+
+
+def unreachable(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) says the storage cannot be reached:
+    a refused or timed-out connection, not a missing or malformed object."""
+    try:
+        from botocore.exceptions import HTTPClientError
+    except ImportError:
+        HTTPClientError = ConnectionError  # noqa: N806 - same role without botocore
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, (ConnectionError, TimeoutError, HTTPClientError)):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def bound_failures() -> None:

@@ -35,11 +35,60 @@ def assert_same_store(a: xr.Dataset, b: xr.Dataset) -> None:
             np.testing.assert_allclose(x, y, rtol=1e-12, atol=0, equal_nan=True, err_msg=name)
 
 
-def test_a_sweep_on_s3_equals_a_local_run(bucket_url, tmp_path, write_spec, toy_spec_text, s3cluster, s3server):
+@pytest.fixture(scope="module")
+def swept(s3server, s3cluster, tmp_path_factory):
+    """The toy spec run once into a local folder and once into the bucket: (local path, s3 URL)."""
+    from conftest import TOY_SPEC
+
+    folder = tmp_path_factory.mktemp("s3sweep")
+    spec = folder / "spec.toml"
+    spec.write_text(TOY_SPEC)
+    fs = s3server.filesystem()
+    if not fs.exists("boardsweep-tests"):
+        fs.mkdir("boardsweep-tests")
+    url = "s3://boardsweep-tests/swept/sweep.zarr"
+    assert run_cli("-q", "run", str(spec), "--store", str(folder / "local.zarr"), "--scheduler", s3cluster) == 0
+    assert run_cli("-q", "run", str(spec), "--store", url, "--scheduler", s3cluster) == 0
+    return folder / "local.zarr", url
+
+
+@pytest.mark.slow
+def test_a_sweep_on_s3_equals_a_local_run(swept):
+    local, url = swept
+    with xr.open_zarr(local) as a, xr.open_zarr(url) as b:
+        assert_same_store(a.load(), b.load())
+    assert run_cli("status", url) == 0
+
+
+@pytest.mark.slow
+def test_credentials_are_never_written_into_the_store(swept, s3server):
+    from s3server import ACCESS_KEY, SECRET_KEY
+
+    fs = s3server.filesystem()
+    root = swept[1].removeprefix("s3://")
+    files = [p for p in fs.find(root) if p.endswith(".json") or "/." in p]
+    assert any(p.endswith("/zarr.json") for p in files)
+    for path in files:
+        text = fs.cat(path)
+        assert ACCESS_KEY.encode() not in text and SECRET_KEY.encode() not in text, path
+    with xr.open_zarr(swept[1]) as ds:
+        attrs = repr(ds.attrs) + "".join(repr(ds[v].attrs) for v in ds.variables)
+    assert ACCESS_KEY not in attrs and SECRET_KEY not in attrs and "history" in ds.attrs
+
+
+@pytest.mark.slow
+def test_the_check_finds_and_the_rerun_repairs_a_damaged_chunk_on_s3(swept, bucket_url, s3server, write_spec,
+                                                                      toy_spec_text, s3cluster, capsys):
     spec = write_spec(toy_spec_text)
-    local = tmp_path / "local.zarr"
-    assert run_cli("-q", "run", str(spec), "--store", str(local), "--scheduler", s3cluster) == 0
+    local = swept[0]
     assert run_cli("-q", "run", str(spec), "--store", bucket_url, "--scheduler", s3cluster) == 0
+    fs = s3server.filesystem()
+    root = bucket_url.removeprefix("s3://")
+    chunk = sorted(p for p in fs.find(f"{root}/done") if "/c/" in p)[0]
+    fs.pipe(chunk, b"not a zarr chunk")
+    capsys.readouterr()
+    assert run_cli("-q", "run", str(spec), "--store", bucket_url, "--scheduler", s3cluster) == 0
+    out = capsys.readouterr().out
+    assert "tasks run" in out and "0 tasks run" not in out, out  # the damaged task ran again
     with xr.open_zarr(local) as a, xr.open_zarr(bucket_url) as b:
         assert_same_store(a.load(), b.load())
-    assert run_cli("status", bucket_url) == 0
