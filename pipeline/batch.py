@@ -30,6 +30,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .errors import Fault, InputError
+
 __all__ = ["SYSTEMS", "BatchUnavailable", "JobsNotStarted", "Jobs", "parse_jobs", "check_available",
            "start_jobs", "wait_for_worker", "WaitingLine", "signals_end_run"]
 
@@ -62,12 +64,12 @@ KEEP_JOBS_EVERY_S = 5.0
 ASK_REASON_EVERY_S = 5.0
 
 
-class BatchUnavailable(ValueError):
+class BatchUnavailable(InputError):
     """``--cluster`` cannot be used here: dask-jobqueue, the batch system's
     commands or required settings are missing (one line for users)."""
 
 
-class JobsNotStarted(RuntimeError):
+class JobsNotStarted(Fault):
     """No worker job started in time, or submitting one failed (one line)."""
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .errors import SchedulerLost, one_line
+
 __all__ = ["Target", "connect", "embedded_cluster", "dashboard_address", "performance_report_path", "route_web_logs",
            "tls_security"]
 
@@ -106,8 +108,6 @@ def connect(stack: ExitStack, target: Target):
 def _client(stack: ExitStack, target: Target):
     from distributed import Client
 
-    from .execute import SchedulerLost, _one_line
-
     if target.client is not None:
         return target.client
     if target.scheduler:
@@ -115,7 +115,7 @@ def _client(stack: ExitStack, target: Target):
             client = Client(target.scheduler, timeout="20s", security=target.security)
         except (OSError, TimeoutError) as exc:
             raise SchedulerLost(
-                f"cannot reach the Dask scheduler at {target.scheduler}: {_one_line(exc)}"
+                f"cannot reach the Dask scheduler at {target.scheduler}: {one_line(exc)}"
             ) from None
         return stack.enter_context(client)
     if target.batch:

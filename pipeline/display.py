@@ -13,7 +13,7 @@ import json
 import sys
 import textwrap
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
@@ -28,8 +28,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .execute import RunReport
 from .spec import Spec
+
+if TYPE_CHECKING:
+    from .execute import RunReport
 
 __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summary", "open_store",
            "select", "pick_variable", "print_rows", "print_status", "print_games", "print_game",
@@ -515,11 +517,9 @@ def _fmt(x: float | None) -> str:
 def _many_reads() -> None:
     """Let zarr keep more chunk reads in flight in this (CLI) process: a
     store holds one small chunk per task and variable."""
-    import zarr
+    from .store import many_reads
 
-    from .store.integrity import READ_CONCURRENCY
-
-    zarr.config.set({"async.concurrency": READ_CONCURRENCY})
+    many_reads()
 
 
 def require_store(url: str, error: type[Exception], growing_ok: bool = False) -> None:
@@ -544,16 +544,13 @@ def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple
     when given), or ``error`` in one line: no store, not ours, damaged, a bad
     selection.  ``eager=False``: lazily (:func:`query.open_sweep`), for
     commands that read a few small arrays."""
-    import xarray as xr
-
     from .store.integrity import StoreDamaged
     from .query import load_sweep, open_sweep
-    from .store import quiet_zarr
+    from .store import open_raw
 
     require_store(url, error)
     _many_reads()
-    with quiet_zarr():
-        picked = select(xr.open_zarr(url, chunks=None), sels, error) if sels else None
+    picked = select(open_raw(url, mask_and_scale=True), sels, error) if sels else None
     try:
         return (load_sweep if eager else open_sweep)(url, check=check, sel=picked)
     except StoreDamaged as exc:

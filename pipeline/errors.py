@@ -14,7 +14,8 @@ the CLI turns each into one line ``boardsweep: error: ...`` on stderr and its
 
 from __future__ import annotations
 
-__all__ = ["BoardsweepError", "InputError", "Fault"]
+__all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
+           "TasksFailed", "one_line"]
 
 
 class BoardsweepError(Exception):
@@ -33,3 +34,29 @@ class Fault(BoardsweepError, RuntimeError):
     """A fault (damage, a lost cluster, a failing task): exit code 1."""
 
     exit_code = 1
+
+
+class SweepError(Fault):
+    """The run could not finish; the message is one line for users (exit code 1)."""
+
+
+class SchedulerLost(SweepError):
+    """The Dask scheduler could not be reached, or went away mid-sweep."""
+
+
+class StoreCreationFailed(SweepError):
+    """The empty store could not be written (e.g. the disk is full)."""
+
+
+class TasksFailed(SweepError):
+    """Some tasks raised; the others finished and are in the store."""
+
+    def __init__(self, message: str, failures: list[dict]) -> None:
+        super().__init__(message)
+        self.failures = failures
+
+
+def one_line(exc: BaseException) -> str:
+    """``exc`` as ``TypeName: message`` on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

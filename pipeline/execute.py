@@ -34,19 +34,16 @@ import time
 import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
-from . import grow, sizing, store
-from .store import integrity, metadata, packing
-from .store.chunkfiles import ChunkUnreadable
-from .store.lock import StoreLock
+from . import grow, precision, sizing
 from .store.remote import StoreUnreachable, unreachable
 from .cluster import Target, connect, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
-from .errors import InputError
 from .spec import Spec
-from .tasks import COMPILING_TOPIC, run_exact, run_task
+from .store import Store, normalize_url
+from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -80,26 +77,6 @@ class RunReport:
     records: list[dict] = field(default_factory=list)
 
 
-class SweepError(RuntimeError):
-    """The run could not finish; the message is one line for users."""
-
-
-class SchedulerLost(SweepError):
-    """The Dask scheduler could not be reached, or went away mid-sweep."""
-
-
-class StoreCreationFailed(SweepError):
-    """The empty store could not be written (e.g. the disk is full)."""
-
-
-class TasksFailed(SweepError):
-    """Some tasks raised; the others finished and are in the store."""
-
-    def __init__(self, message: str, failures: list[dict]) -> None:
-        super().__init__(message)
-        self.failures = failures
-
-
 class BadSchedulerAddress(InputError):
     """A ``--scheduler`` address that is not one Dask can connect to."""
 
@@ -123,120 +100,6 @@ def check_scheduler_address(address: str) -> None:
     except (ValueError, TypeError) as exc:
         raise BadSchedulerAddress(f"--scheduler {address!r}: not a Dask scheduler address ({_one_line(exc)}); "
                                   "expected e.g. tcp://HOST:8786 (nothing was created)") from None
-
-def normalize_url(url: str) -> str:
-    """Absolute path for a local store (workers may run elsewhere), URLs unchanged."""
-    if "::" in url:
-        raise store.StoreMismatch(
-            f"--store {url}: '::' chains fsspec URLs and cannot be part of a store path; "
-            "choose a name without '::'"
-        )
-    for local in ("file://", "local://"):
-        if url.startswith(local):
-            url = url.removeprefix(local)
-    if "://" in url:
-        _check_protocol(url)
-        return url
-    return str(Path(url).expanduser().resolve())
-
-
-#: Protocols whose stores a run cannot use: every worker process would see its own, empty one.
-_PROCESS_LOCAL = {"memory": "keeps the store in one process's memory, which the worker processes do not share"}
-
-
-def _check_protocol(url: str) -> None:
-    """Refuse (one line) a store URL whose protocol fsspec does not know, whose
-    package is not installed, or that workers cannot share."""
-    import fsspec
-
-    protocol = url.split("://", 1)[0]
-    if protocol in _PROCESS_LOCAL:
-        raise store.StoreMismatch(f"--store {url}: {protocol}:// {_PROCESS_LOCAL[protocol]}; "
-                                  "choose a folder or shared object storage")
-    try:
-        fsspec.get_filesystem_class(protocol)
-    except ImportError as exc:
-        raise store.StoreMismatch(f"--store {url}: the {protocol}:// protocol needs a package that is not "
-                                  f"installed ({_one_line(exc)})") from None
-    except ValueError:
-        raise store.StoreMismatch(f"--store {url}: unknown protocol {protocol!r}; give a folder or an fsspec URL "
-                                  "such as s3://bucket/path") from None
-
-
-#: What ``--overwrite`` may replace, and what boardsweep never touches.
-_REFUSED = {
-    "file": "is a regular file; a store is a folder",
-    "zarr-group": "is a zarr group boardsweep did not make",
-    "zarr-array": "is a zarr array boardsweep did not make",
-    "folder": "is a folder of other files, not a boardsweep store",
-    "unreadable": "holds a zarr.json that cannot be read",
-}
-
-
-def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
-    """Create the store, or check that it belongs to ``spec``, put its
-    layout right and complete its arrays (lock already held).  Returns what
-    was repaired on the way, in words.
-
-    Only a boardsweep store is ever written into or replaced; anything else is
-    refused, with ``--overwrite`` too.
-    """
-    kind = _refuse_foreign(url, overwrite)
-    if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
-        store.remove_store(url, [])
-    if kind == "boardsweep":
-        if not overwrite:
-            store.check_spec(url, spec)
-            repaired = [r for r in [packing.recover(url), _unpack_if_damaged(url)] if r]
-            recreated = store.ensure_arrays(url, spec)
-            return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
-        store.remove_store(url)
-    _create(spec, url)
-    return []
-
-
-def _unpack_if_damaged(url: str) -> str:
-    """Unpack a packed store whose packed copy is damaged: the task-chunked
-    arrays move back, and the run checks and repairs them as usual."""
-    if packing.layout(url) != "packed":
-        return ""
-    damage = integrity.check(url)
-    if not damage:
-        return ""
-    packing.unpack(url)
-    reason = next(iter(damage.reasons.values()), "")
-    return f"packed copy damaged ({reason}): unpacked, packed again once complete"
-
-
-def _refuse_foreign(url: str, overwrite: bool = False) -> str:
-    """What is at ``url`` (see :func:`store.inspect`), refusing anything boardsweep may not write."""
-    kind = store.inspect(url)
-    if kind == "leftover" and not overwrite:
-        raise store.StoreMismatch(
-            f"--store {url} holds only what is left of a boardsweep store whose removal was cut short "
-            "(its .boardsweep/ folder, no arrays); rerun with --overwrite to replace it (other files stay)")
-    if kind in _REFUSED:
-        raise store.StoreMismatch(
-            f"--store {url} {_REFUSED[kind]}; boardsweep writes only into a new or empty folder or "
-            "a store it made (--overwrite replaces only a boardsweep store), so nothing was touched"
-        )
-    return kind
-
-
-def _create(spec: Spec, url: str) -> None:
-    """Create the store; if that fails (disk full), remove what was made and say so."""
-    try:
-        store.create_store(url, spec)
-    except OSError as exc:
-        try:
-            store.remove_store(url, [str(n) for n in store.template(spec, spec.game)[0].variables])
-        except Exception:  # noqa: BLE001 - nothing more to clean than what exists
-            pass
-        raise StoreCreationFailed(
-            f"could not create the store {url}: {_one_line(exc)}; what was written is removed: "
-            "free space and rerun the same command"
-        ) from None
-
 
 def run_sweep(
     spec: Spec,
@@ -307,65 +170,69 @@ def run_sweep(
     if isinstance(target.scheduler, str) and target.scheduler:
         check_scheduler_address(target.scheduler)  # before anything is created
     t0 = time.perf_counter()
-    kind = _refuse_foreign(url, overwrite)
+    st = Store(url)
+    kind = st.refuse_foreign(overwrite)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
-    if kind == "boardsweep" and not overwrite:  # refusals before the lock: nothing touched
-        store.check_writable(url)
-        spec, _ = grow.check(url, spec, extend)
+    resumed = kind == "boardsweep" and not overwrite
+    if resumed:  # refusals before the lock: nothing touched
+        st.check_writable()
+        spec, _ = grow.check(url, spec, extend, st.attrs)
+    options = _Options(target, overwrite, max_tasks, pack, on_start, on_progress, on_compile)
     try:
         with ExitStack() as stack:
-            stack.enter_context(StoreLock(url))
-            if kind == "boardsweep" and not overwrite:
-                spec = _grow(url, spec, extend)
-            report = _run_locked(stack, spec, url, target, overwrite, max_tasks,
-                                 on_start, on_progress, pack, on_compile)
+            stack.enter_context(st.lock())
+            if resumed:
+                spec = _grow(st, spec, extend)
+            report = _run_locked(stack, st, spec, resumed, options)
     except Exception as exc:
         if unreachable(exc) and not isinstance(exc, (SchedulerLost, StoreUnreachable)):
             raise StoreUnreachable.during_run(url, exc) from exc
         raise
     finally:
         if kind == "absent":
-            _remove_if_empty(url)
+            st.remove_if_empty()
     report.wall_s = time.perf_counter() - t0
     return report
 
 
-def _grow(url: str, spec: Spec, extend: bool) -> Spec:
+@dataclass
+class _Options:
+    """How a run goes: where its tasks run, what it may replace and how far it goes, who hears of it."""
+
+    target: Target
+    overwrite: bool = False
+    max_tasks: int | None = None
+    pack: bool = True
+    on_start: Callable[[RunReport], None] | None = None
+    on_progress: Callable[[int, int], None] | None = None
+    on_compile: Callable[[], None] | None = None
+
+
+def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
     """``spec`` aligned with the store; with ``extend``, the store grown to it
     first (checked again now that the lock is held)."""
-    spec, growth = grow.check(url, spec, extend)
-    if extend and (growth or grow.interrupted(store.read_attrs(url))):
-        packing.recover(url)
-        packing.unpack(url)  # new cells are written in the task layout
-        grow.apply(url, spec, growth, spec.source)
+    spec, growth = grow.check(st.url, spec, extend, st.attrs)
+    if extend and (growth or grow.interrupted(st.attrs)):
+        st.apply_growth(spec, growth.describe(), spec.source)
     return spec
 
 
-def _remove_if_empty(url: str) -> None:
-    """Remove the folder this run created when nothing was stored in it."""
-    path = Path(url)
-    if "://" not in url and path.is_dir() and not any(path.iterdir()):
-        path.rmdir()
-
-
-def _run_locked(stack, spec, url, target, overwrite, max_tasks,
-                on_start, on_progress, pack, on_compile=None) -> RunReport:
+def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options: _Options) -> RunReport:
     """The run itself, with the store's lock held."""
-    resumed = store.inspect(url) == "boardsweep" and not overwrite
     clients: list = []
 
     def client_once():
         if not clients:
-            clients.append(connect(stack, target))
-            if on_compile:
-                _on_first_compile(clients[0], on_compile)
+            clients.append(connect(stack, options.target))
+            if options.on_compile:
+                _on_first_compile(clients[0], options.on_compile)
         return clients[0]
 
     calibration = ""
     if spec.task_seconds is not None:
-        spec, calibration = _task_size(spec, url, resumed, client_once)
+        spec, calibration = _task_size(spec, st, resumed, client_once)
     pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-prepare")
-    preparing = pool.submit(_prepare, spec, url, overwrite)
+    preparing = pool.submit(_prepare, st, spec, options.overwrite)
     pool.shutdown(wait=False)
     try:
         if not resumed:  # a new store has every task to run: the cluster starts while it is prepared
@@ -373,47 +240,55 @@ def _run_locked(stack, spec, url, target, overwrite, max_tasks,
     finally:
         concurrent.futures.wait([preparing])
     relaid, repaired, done, exact_done, tasks, finished = preparing.result()
-    points = [(i, p) for i, p in spec.points() if not exact_done[i]]
-    report = RunReport(store=url, tasks_total=len(spec.points()) * -(-spec.replicates // spec.block))
+    grid = spec.points()
+    points = [(i, p) for i, p in grid if not exact_done[i]]
+    report = RunReport(store=st.url, tasks_total=len(grid) * -(-spec.replicates // spec.block))
     report.repaired = relaid + repaired
     report.block, report.calibration = spec.block, calibration
+    max_tasks = options.max_tasks
     if max_tasks is not None:
         tasks = tasks[:max_tasks]
     if tasks or points:
-        packing.unpack(url)  # a packed store takes new cells only in the task layout
+        st.unpack()  # a packed store takes new cells only in the task layout
         if resumed:
-            metadata.append_history(url, f"run {spec.source}: {len(tasks)} simulation tasks and "
-                                    f"{len(points)} exact answers missing, computing them"
-                                    + "".join(f"; repaired {r}" for r in report.repaired))
+            st.append_history(f"run {spec.source}: {len(tasks)} simulation tasks and "
+                              f"{len(points)} exact answers missing, computing them"
+                              + "".join(f"; repaired {r}" for r in report.repaired))
         client = client_once()
         report.dashboard = client.dashboard_link or ""
         report.workers = len(client.scheduler_info().get("workers", {}))
         report.pending = len(tasks) + len(points)
-        if on_start:
-            on_start(report)
-        progress = _Rounds(on_progress)
+        if options.on_start:
+            options.on_start(report)
+        progress = _Rounds(options.on_progress)
         while tasks or points:  # one round; a precision target may ask for more
-            _submit_and_wait(client, spec, url, tasks, points, report, progress.round(len(tasks) + len(points)),
-                             target.scheduler)
-            done, points = store.read_done(url), []
-            tasks, finished = _plan(spec, url, done)
+            _submit_and_wait(client, spec, st.url, tasks, points, report,
+                             progress.round(len(tasks) + len(points)), options.target.scheduler)
+            done, points = st.read_done(), []
+            tasks, finished = _plan(spec, st, done)
             if max_tasks is not None:
                 tasks = tasks[:max(0, max_tasks - report.tasks_run)]
     report.complete = finished
-    if report.complete and pack:
+    if report.complete and options.pack:
         t0 = time.perf_counter()
-        report.packing = _pack(url)
+        report.packing = st.pack()
         report.pack_s = time.perf_counter() - t0
     return report
 
 
-def _prepare(spec: Spec, url: str, overwrite: bool):
-    """The store made or checked (:func:`prepare_store`), its damaged cells
+def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
+    """Create the store, or check that it belongs to ``spec``, put its layout
+    right and complete its arrays (lock already held): :meth:`Store.prepare`."""
+    return Store(url).prepare(spec, overwrite)
+
+
+def _prepare(st: Store, spec: Spec, overwrite: bool):
+    """The store made or checked (:meth:`Store.prepare`), its damaged cells
     cleared, and the tasks planned: (relaid, repaired, done, exact_done,
     tasks, finished)."""
-    relaid = prepare_store(spec, url, overwrite)
-    repaired, done, exact_done = _clear_damaged(spec, url)
-    return (relaid, repaired, done, exact_done, *_plan(spec, url, done))
+    relaid = st.prepare(spec, overwrite)
+    repaired, done, exact_done = st.clear_damaged(spec)
+    return (relaid, repaired, done, exact_done, *_plan(spec, st, done))
 
 
 def _on_first_compile(client, callback: Callable[[], None]) -> None:
@@ -428,26 +303,14 @@ def _on_first_compile(client, callback: Callable[[], None]) -> None:
     client.subscribe_topic(COMPILING_TOPIC, handler)
 
 
-def _pack(url: str) -> str:
-    """Pack the complete store; a store that cannot be packed (too little
-    disk) stays complete in the task layout, and the reason is returned."""
-    try:
-        packing.pack(url, verify=False)  # the run checked the old cells and wrote the new ones
-    except (OSError, ChunkUnreadable) as exc:
-        return f"not packed ({_one_line(exc)}); the store is complete in the task layout"
-    return ""
-
-
-def _plan(spec: Spec, url: str, done) -> tuple[list, bool]:
+def _plan(spec: Spec, st: Store, done) -> tuple[list, bool]:
     """The simulation tasks to run now and whether the sweep is complete once
     they are: every missing block, or with a precision target the missing
     blocks of the current round (the decisions are stored as they are made)."""
     if spec.precision_stderr is None:
         return plan_tasks(spec, done), bool(done.all())
-    from . import precision
-
-    decisions, tasks = precision.plan(spec, url, done)
-    precision.write(url, decisions, spec.shape)
+    decisions, tasks = precision.plan(spec, st, done)
+    st.write_whole(precision.decision_arrays(decisions, spec.shape))
     return tasks, precision.complete(decisions.values())
 
 
@@ -469,17 +332,15 @@ class _Rounds:
 CALIBRATION_POINTS = 3
 
 
-def _task_size(spec: Spec, url: str, resumed: bool, client_once) -> tuple[Spec, str]:
+def _task_size(spec: Spec, st: Store, resumed: bool, client_once) -> tuple[Spec, str]:
     """``spec`` with its replicates per task: recorded in the store when it
     resumes one made by the same spec, else calibrated on a worker so that a
     task takes about ``spec.task_seconds`` (replicate 0 of the first, middle
     and last grid points, timed warm; the slowest counts).  Results do not
     depend on the task size; only the store's chunks do, so the size is
     chosen once and recorded."""
-    from .tasks import time_replicate
-
-    if resumed:  # a store made by another spec is refused next, by prepare_store
-        attrs = store.read_attrs(url)
+    if resumed:  # a store made by another spec is refused next, by Store.prepare
+        attrs = st.attrs
         if json.loads(attrs.get("spec_canonical", "{}")) != spec.canonical() or "replicates_per_task" not in attrs:
             return spec, ""
         block = int(attrs["replicates_per_task"])
@@ -497,26 +358,6 @@ def _task_size(spec: Spec, url: str, resumed: bool, client_once) -> tuple[Spec, 
     return spec.with_block(block), (
         f"{block} replicates per task: one replicate takes {seconds:.3g} s on a worker "
         f"(the slowest of {len(picked)} grid points), tasks of about {spec.task_seconds:g} s asked")
-
-
-def _clear_damaged(spec: Spec, url: str):
-    """Find finished cells whose data is missing or damaged and clear their done
-    flags, so that they are planned again.
-
-    Returns what was found, in words, and the done and exact_done masks
-    without the damaged cells (the masks the check read, so that a run on a
-    complete store reads each mask once).
-    """
-    damage = integrity.check(url)
-    if damage.done is None:  # a store without checksums: its flags are all there is
-        return [], store.read_done(url), store.read_exact_done(url)
-    done, exact_done = damage.intact(spec.block)
-    if not damage:
-        return [], done, exact_done
-    described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
-                                limit=10**9).split("; ")
-    store.clear_done(url, damage.sim, damage.exact, spec.block)
-    return described, done, exact_done
 
 
 #: Futures in flight per worker: enough to keep every worker busy, few enough
@@ -628,11 +469,6 @@ def _point(spec: Spec, params: dict) -> str:
     if not spec.axes:
         return "the single grid point"
     return ", ".join(f"{axis}={params[axis]!r}" for axis in spec.axes)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _remote_error(future, address: str, url: str) -> BaseException:

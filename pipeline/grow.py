@@ -46,14 +46,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from .spec import Spec
-from .store import StoreMismatch, quiet_zarr
+from .store import StoreMismatch, growth as on_disk, read_array, read_attrs
+from .store.arrays import _differences
+from .store.growth import GROWING, interrupted
 
 __all__ = ["GROWING", "GrowRefused", "Growth", "compare", "aligned", "check", "apply", "mark",
            "resize", "finish", "interrupted", "kept_cells"]
-
-#: Root attribute set while a growth is being applied: the target canonical spec.
-GROWING = "growing"
-
 
 class GrowRefused(StoreMismatch):
     """NEW_SPEC is not a growth of the store's spec; nothing was touched."""
@@ -102,8 +100,6 @@ def aligned(spec: Spec, old: Mapping[str, Any]) -> Spec:
 def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
     """The growth from the store's canonical spec ``old`` to ``spec``, and
     the differences that are not a growth (one phrase each, naming the key)."""
-    from .store.arrays import _differences
-
     spec = aligned(spec, old)
     new = spec.canonical()
     added: dict[str, tuple] = {}
@@ -139,13 +135,7 @@ def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
     return Growth(added, replicates), refused
 
 
-def interrupted(attrs: Mapping[str, Any]) -> str | None:
-    """The target canonical JSON of a growth that did not finish, else ``None``."""
-    value = attrs.get(GROWING)
-    return str(value) if value else None
-
-
-def check(url: str, spec: Spec, extend: bool) -> tuple[Spec, Growth]:
+def check(url: str, spec: Spec, extend: bool, attrs: Mapping[str, Any] | None = None) -> tuple[Spec, Growth]:
     """Read-only: ``spec`` aligned with the store at ``url``, and its growth.
 
     Raises :class:`GrowRefused` (nothing touched) when ``extend`` and
@@ -153,11 +143,10 @@ def check(url: str, spec: Spec, extend: bool) -> tuple[Spec, Growth]:
     and ``extend`` was not given (the message suggests ``--extend``), and
     when an interrupted growth towards another spec must be finished first.
     Other differences without ``extend`` are left to
-    :func:`boardsweep.pipeline.store.check_spec`.
+    :func:`boardsweep.pipeline.store.check_spec`.  ``attrs``: the store's
+    attributes, where the caller has read them.
     """
-    from .store import read_attrs
-
-    attrs = read_attrs(url)
+    attrs = read_attrs(url) if attrs is None else attrs
     old = json.loads(attrs.get("spec_canonical", "{}"))
     spec = aligned(spec, old)
     growth, refused = compare(old, spec)
@@ -189,85 +178,24 @@ def apply(url: str, spec: Spec, growth: Growth, source: str) -> None:
 
 
 def mark(url: str, spec: Spec, growth: Growth, source: str) -> None:
-    """Step 1: record the target spec in ``growing`` (once) and say so in ``history``."""
-    import zarr
-
-    from .store import metadata
-
-    target = spec.canonical_json()
-    with quiet_zarr():
-        group = zarr.open_group(url, mode="r+", use_consolidated=False)
-        if interrupted(dict(group.attrs)) == target:
-            return
-        group.attrs[GROWING] = target
-        zarr.consolidate_metadata(url)
-    metadata.append_history(url, f"growing to {source}: {growth.describe()} (started)")
+    """Step 1 (:func:`boardsweep.pipeline.store.growth.mark`)."""
+    on_disk.mark(url, spec, growth.describe(), source)
 
 
 def resize(url: str, spec: Spec) -> None:
-    """Step 2: every array to ``spec``'s shape; coordinates and per-point
-    markers rewritten whole (idempotent)."""
-    import zarr
-
-    from .store import template
-
-    ds, _ = template(spec, spec.game)
-    with quiet_zarr():
-        group = zarr.open_group(url, mode="r+", use_consolidated=False)
-        for name in ds.variables:
-            _resize(group, str(name), ds[name])
-        zarr.consolidate_metadata(url)
+    """Step 2 (:func:`boardsweep.pipeline.store.growth.resize`)."""
+    on_disk.resize(url, spec)
 
 
 def finish(url: str, spec: Spec, growth: Growth, source: str) -> None:
-    """Step 3: the spec attributes become ``spec``'s, ``growing`` goes, ``history`` says it."""
-    import zarr
-
-    from .store import metadata
-    from .store.metadata import global_attrs
-    from .store import provenance
-
-    attrs = {k: v for k, v in provenance(spec).items() if k.startswith("spec_")}
-    attrs.update({k: global_attrs(spec, spec.game)[k] for k in ("grid_points", "replicates")})
-    with quiet_zarr():
-        group = zarr.open_group(url, mode="r+", use_consolidated=False)
-        group.attrs.update(attrs)
-        if GROWING in group.attrs:
-            del group.attrs[GROWING]
-        zarr.consolidate_metadata(url)
-    metadata.append_history(url, f"grown in place to {source}: {growth.describe()}; old cells kept")
-
-
-def _resize(group, name: str, var) -> None:
-    """Resize array ``name`` to ``var``'s shape; an in-memory ``var`` (a
-    coordinate or per-point marker) is written whole, simulated and exact
-    arrays (lazy in the template) keep their chunks."""
-    if name not in group:
-        return  # recreated from the spec by the run (store.ensure_arrays)
-    array = group[name]
-    if tuple(array.shape) != tuple(var.shape):
-        array.resize(var.shape)
-    if not hasattr(var.data, "dask") and var.ndim and array.ndim == var.ndim:
-        values = np.asarray(var.values)
-        if values.dtype.kind == "U" and array.dtype.kind == "U" and array.dtype.itemsize < values.dtype.itemsize:
-            array = _widened(group, name, array, values.dtype)  # fixed-width text: longer new values
-        array[...] = values.astype(object) if values.dtype.kind == "O" else values
-
-
-def _widened(group, name: str, array, dtype: np.dtype):
-    """Array ``name`` recreated with the wider fixed-width string ``dtype``
-    (same shape, chunks and attributes; its values are rewritten next)."""
-    return group.create_array(name, shape=array.shape, dtype=dtype, chunks=array.chunks,
-                              attributes=dict(array.attrs), fill_value="", overwrite=True,
-                              dimension_names=array.metadata.dimension_names)
+    """Step 3 (:func:`boardsweep.pipeline.store.growth.finish`)."""
+    on_disk.finish(url, spec, growth.describe(), source)
 
 
 def kept_cells(url: str, index: tuple[int, ...], start: int, stop: int,
                names: list[str]) -> dict[str, np.ndarray]:
     """The stored cells ``[start, stop)`` of grid point ``index`` of each
     simulated array ``names``, as written (leading dim = replicates)."""
-    from .store import read_array
-
     region = tuple(slice(i, i + 1) for i in index) + (slice(start, stop),)
     point = (0,) * len(index)
     return {name: read_array(url, name, region)[point] for name in names}

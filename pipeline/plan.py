@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from .spec import Spec
+if TYPE_CHECKING:
+    from .spec import Spec
 
 __all__ = ["Task", "SEED_SCHEME", "param_words", "replicate_seed", "plan_tasks"]
 

@@ -37,13 +37,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
-import xarray as xr
 
-__all__ = ["STATES", "Decision", "estimate_terms", "stderr_squared", "decide", "plan", "variables",
-           "write", "complete", "stored_complete", "point_columns"]
+from .plan import Task
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from .store import Store
+
+__all__ = ["STATES", "Decision", "estimate_terms", "stderr_squared", "decide", "plan",
+           "decision_arrays", "complete", "stored_complete", "point_columns"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
 STATES = ("running", "met", "capped")
@@ -137,22 +143,19 @@ def decide(se2_of, done: np.ndarray, first: int, target: float, cap: int, block:
         n = min(cap, _blocks(min(2 * n, max(n + 1, needed)), block))
 
 
-def plan(spec, url: str, done: np.ndarray) -> tuple[dict[tuple, Decision], list]:
-    """Every grid point's :class:`Decision` from the store at ``url`` and
+def plan(spec, stored: "Store", done: np.ndarray) -> tuple[dict[tuple, Decision], list[Task]]:
+    """Every grid point's :class:`Decision` from the arrays in ``stored`` and
     the intact ``done`` mask, and the tasks the running points still need."""
-    from .plan import Task
-    from .store import read_array
-
     game = spec.game
     terms = estimate_terms(game)
     names = sorted({v for t in terms for v in t if v != "checkpoint" and not v.startswith("sum:")})
     # as written: fill -1 where not; a damaged chunk's cells are not in ``done`` (the check cleared them)
-    stored = {name: read_array(url, name, unreadable_as_fill=True) for name in names}
+    values = {name: stored.read_array(name, unreadable_as_fill=True) for name in names}
     checkpoint = int(spec.checkpoints[-1])
     decisions, tasks = {}, []
     for index, params in spec.points():
         def se2_of(n: int, index=index) -> Fraction | None:
-            arrays = {name: values[index][:n] for name, values in stored.items()}
+            arrays = {name: v[index][:n] for name, v in values.items()}
             found = [stderr_squared(a, b) for a, b in _ratios(arrays, terms, checkpoint)]
             return None if None in found else max(found)
 
@@ -167,39 +170,16 @@ def plan(spec, url: str, done: np.ndarray) -> tuple[dict[tuple, Decision], list]
     return decisions, tasks
 
 
-def variables(spec) -> dict[str, xr.Variable]:
-    """The per-point precision variables of a new store (running, nothing used yet)."""
-    dims, shape = tuple(spec.axes), spec.shape
-    target = f"{spec.precision_stderr:g}"
-    return {
-        "replicates_used": xr.Variable(dims, np.zeros(shape, dtype=np.int64), {
-            "long_name": "replicates the precision rule used (planned in the current round while "
-                         "precision_state = 0)", "units": "1"}),
-        "stderr_reached": xr.Variable(dims, np.full(shape, np.nan), {
-            "long_name": "largest standard error of the game's estimates over the replicates used "
-                         f"(target {target})", "units": "1"}),
-        "precision_state": xr.Variable(dims, np.zeros(shape, dtype=np.int8), {
-            "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
-            "flag_values": [0, 1, 2], "flag_meanings": "running met capped"}),
-    }
-
-
-def write(url: str, decisions: dict[tuple, Decision], shape: tuple[int, ...]) -> None:
-    """Store every point's decision (the client writes these small arrays,
-    lock held; they are derived from the data and rewritten by every run)."""
-    import zarr
-
-    from .store import quiet_zarr
-
+def decision_arrays(decisions: dict[tuple, Decision], shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """Every point's decision as the store's per-point arrays (the client
+    writes them whole, lock held; they are derived from the data and
+    rewritten by every run)."""
     used = np.zeros(shape, dtype=np.int64)
     reached = np.full(shape, np.nan)
     state = np.zeros(shape, dtype=np.int8)
     for index, d in decisions.items():
         used[index], reached[index], state[index] = d.n, d.stderr, STATES.index(d.state)
-    with quiet_zarr():
-        group = zarr.open_group(url, mode="r+")
-        for name, values in (("replicates_used", used), ("stderr_reached", reached), ("precision_state", state)):
-            group[name][...] = values
+    return {"replicates_used": used, "stderr_reached": reached, "precision_state": state}
 
 
 def complete(decisions: Iterable[Decision]) -> bool:

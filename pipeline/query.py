@@ -15,7 +15,7 @@ import xarray as xr
 
 from .store import chunkfiles, integrity
 from .store.metadata import exact_states, label_text, simulated_variables
-from .store import quiet_zarr
+from .store import open_raw
 
 __all__ = [
     "open_sweep",
@@ -70,8 +70,7 @@ def open_sweep(
         return load_sweep(url, check=check, sel=sel)
     if check:
         integrity.assert_intact(url)
-    with quiet_zarr():
-        raw = xr.open_zarr(url, chunks=None, mask_and_scale=False)
+    raw = open_raw(url)
     chunks = dict(chunks or read_chunks(raw))
     for name, var in raw.data_vars.items():
         raw[name] = var.copy(data=_lazy(url, str(name), var, chunks))
@@ -106,8 +105,7 @@ def load_sweep(url: str, check: bool = True, sel: Mapping[str, Any] | None = Non
     url = str(url)
     if check:
         integrity.assert_intact(url)
-    with quiet_zarr():
-        raw = xr.open_zarr(url, chunks=None, mask_and_scale=False)
+    raw = open_raw(url)
     axes = [a for a in raw.attrs.get("grid_axes", []) if a in raw.dims]
     picked = {a: raw.get_index(a).get_indexer(list(v)) for a, v in (sel or {}).items()}
     if any((p < 0).any() for p in picked.values()):

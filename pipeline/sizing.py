@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import InputError
 from .spec import Spec
 
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human"]
@@ -29,7 +30,7 @@ META_BYTES = 4096
 MANIFEST_BYTES = 512
 
 
-class TooLarge(ValueError):
+class TooLarge(InputError):
     """The sweep cannot fit; the message names the size, the room and the keys to change."""
 
 

@@ -37,6 +37,7 @@ Everything is validated before anything is written.  Every error is a
 from __future__ import annotations
 
 import hashlib
+import functools
 import itertools
 import json
 import re
@@ -48,6 +49,8 @@ from typing import Any
 import numpy as np
 
 from ..core.games import Game, ParameterError, get_game
+from .errors import InputError
+from .precision import estimate_terms
 
 __all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
 
@@ -63,7 +66,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 MAX_RUN = 2**62
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A sweep spec is invalid; the message names the file and the key."""
 
 
@@ -153,7 +156,15 @@ class Spec:
         return tuple(len(v) for v in self.grid.values())
 
     def points(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
-        """Every grid point as (index tuple, full validated parameter dict)."""
+        """Every grid point as (index tuple, full validated parameter dict).
+
+        The grid is resolved once per spec (:attr:`_resolved`); each call
+        returns fresh dicts, so a caller may change them."""
+        return [(index, dict(params)) for index, params in self._resolved]
+
+    @functools.cached_property
+    def _resolved(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+        """Every grid point's parameters as the game resolves them (computed once)."""
         game = self.game
         out = []
         for index in itertools.product(*(range(n) for n in self.shape)):
@@ -180,7 +191,15 @@ class Spec:
 
     def with_block(self, block: int) -> "Spec":
         """This spec with ``block`` replicates per task (a calibrated or recorded size)."""
-        return replace(self, block=max(1, min(int(block), self.replicates)))
+        return self.replaced(block=max(1, min(int(block), self.replicates)))
+
+    def replaced(self, **changes: Any) -> "Spec":
+        """:func:`dataclasses.replace`, keeping the resolved grid points where
+        the grid, the fixed parameters and the game stay the same."""
+        new = replace(self, **changes)
+        if "_resolved" in self.__dict__ and not {"grid", "fixed", "game_name"} & set(changes):
+            new.__dict__["_resolved"] = self.__dict__["_resolved"]
+        return new
 
     def canonical_json(self) -> str:
         return json.dumps(self.canonical(), sort_keys=True)
@@ -311,7 +330,7 @@ class _Parser:
             precision_stderr=stderr, max_replicates=most,
         )
         self.check_points(spec, game)
-        return replace(spec, files=self.named_files(spec, game))
+        return spec.replaced(files=self.named_files(spec, game))
 
     def named_files(self, spec: Spec, game: Game) -> dict[str, str]:
         """``sha256:<hex>`` of every file a parameter value names (see :class:`Spec`)."""
@@ -425,8 +444,6 @@ class _Parser:
 
     def parse_precision(self, replicates: int, game: Game) -> tuple[float | None, int | None]:
         """(stderr target, max_replicates), or (None, None) without ``[precision]``."""
-        from .precision import estimate_terms
-
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)
@@ -447,12 +464,14 @@ class _Parser:
 
     def check_points(self, spec: Spec, game: Game) -> None:
         """Cross-parameter checks and shared coordinate labels at every grid point."""
-        labels = None
+        labels, resolved = None, []
         for index in itertools.product(*(range(n) for n in spec.shape)):
             point = {a: spec.grid[a][i] for a, i in zip(spec.axes, index)}
             where = ", ".join(f"{a}={v!r}" for a, v in point.items())
             try:
-                coords = game.coords_for(game.resolve_params({**spec.fixed, **point}))
+                params = game.resolve_params({**spec.fixed, **point})
+                resolved.append((index, params))
+                coords = game.coords_for(params)
             except ParameterError as exc:
                 key = "grid" if point else "params"
                 raise self.error(key, f"at {where or 'the fixed parameters'}: {exc}") from None
@@ -463,3 +482,4 @@ class _Parser:
                     "grid", f"the point {where} has different {game.name} coordinate labels; "
                     "every grid point must share the same labels"
                 )
+        spec.__dict__["_resolved"] = resolved  # Spec.points: the grid is resolved once, here

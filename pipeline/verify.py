@@ -48,9 +48,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import zarr
 
 from . import store
+from .execute import run_sweep
+from .grow import aligned
+from .store import normalize_url
 from .store import integrity
 from .spec import Spec
 
@@ -104,15 +106,12 @@ def data_variables(url: str) -> list[str]:
     """The store's data variables in schema order: simulated, exact, masks."""
     attrs = store.read_attrs(url)
     names = [*store.metadata.simulated_variables(attrs), *attrs.get("exact_variables", []), "done", "exact_done"]
-    with store.quiet_zarr():
-        group = zarr.open_group(url, mode="r")
-        present = set(group.array_keys())
+    present = store.array_names(url)
     return [n for n in names if n in present]
 
 
 def _raw(url: str, name: str) -> np.ndarray:
-    with store.quiet_zarr():
-        return np.asarray(zarr.open_array(url, path=name, mode="r")[...])
+    return store.read_raw(url, name)
 
 
 def _array_sha256(values: np.ndarray) -> str:
@@ -201,28 +200,12 @@ def load_digest(path: str | Path) -> dict[str, Any]:
 
 
 def _coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
-    with store.quiet_zarr():
-        array = zarr.open_array(url, path=name, mode="r")
-        dims = list(getattr(array.metadata, "dimension_names", None) or [])
-        group = zarr.open_group(url, mode="r")
-        keys = set(group.array_keys())
-        parts = []
-        for axis, (dim, i) in enumerate(zip(dims or [None] * len(index), index)):
-            label: Any = i
-            if dim is not None and dim in keys and dim != name:
-                coord = group[dim]
-                if len(coord.shape) == 1 and coord.shape[0] > i:
-                    label = coord[i]
-                    label = label.item() if hasattr(label, "item") else label
-            parts.append(f"{dim or f'axis{axis}'}={label!r}")
-    return ", ".join(parts)
+    return store.coordinate_labels(url, name, index)
 
 
 def _aligned(spec: Spec, url: str) -> Spec:
     """``spec`` with its grid axes in the store's order (a grown store has its
     new values at the end of each axis; cells are identified by value)."""
-    from .grow import aligned
-
     return aligned(spec, json.loads(store.read_attrs(url).get("spec_canonical", "{}")))
 
 
@@ -337,8 +320,6 @@ def verify(
     runs.  The re-run goes to ``rerun_store`` (kept; it must not exist yet) or
     to a temporary directory that is removed afterwards.
     """
-    from .execute import normalize_url, run_sweep
-
     if is_digest_file(against):
         recorded = load_digest(against)
         if recorded.get("spec_canonical_sha256") != canonical_sha256(spec.canonical_json()):

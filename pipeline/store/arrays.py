@@ -29,24 +29,32 @@ template goes through xarray.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import json
+import re
 import subprocess
-import warnings
 from collections import OrderedDict
 from pathlib import Path
+from importlib.metadata import version
 from typing import Any, Mapping
 
+import dask
 import dask.array as da
+import fsspec
 import numpy as np
 import xarray as xr
 import zarr
+from zarr.api.asynchronous import open_group
 
 from ...core.games import Game
 from ...core.rng import RNG_SCHEME
-from . import integrity, metadata
+from . import chunkfiles, manifests, metadata
+from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
+from .zarr_private import quiet, sync
 from ..errors import InputError
 from ..plan import SEED_SCHEME
+from ..precision import STATES
 from ..spec import Spec
 
 __all__ = [
@@ -91,18 +99,9 @@ class UnknownFormat(InputError):
     does not know: reading or resuming it could be silently wrong."""
 
 
-class quiet_zarr:
-    """Silence zarr's warnings about consolidated metadata and the lock file."""
-
-    def __enter__(self) -> None:
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.filterwarnings(
-            "ignore", message=".*(onsolidated|not recognized|does not have a Zarr V3).*"
-        )
-
-    def __exit__(self, *exc: Any) -> None:
-        self._ctx.__exit__(*exc)
+#: Silence zarr's warnings about consolidated metadata and the files beside
+#: the arrays (:class:`.zarr_private.quiet`).
+quiet_zarr = quiet
 
 
 def store_exists(url: str) -> bool:
@@ -117,9 +116,7 @@ def store_exists(url: str) -> bool:
 
 def provenance(spec: Spec) -> dict[str, Any]:
     """The attributes recorded in a new store."""
-    import dask
-    import numba
-    from importlib.metadata import version
+    import numba  # heavy, and only a new store records its version
 
     return {
         "sweep": spec.name,
@@ -141,7 +138,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "zarr_version": zarr.__version__,
         "git_revision": source_revision(),
         "rng_scheme": RNG_SCHEME,
-        "integrity": integrity.INTEGRITY_SCHEME,
+        "integrity": manifests.INTEGRITY_SCHEME,
         "seed_scheme": SEED_SCHEME,
         "boardsweep_format": STORE_FORMAT,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -204,9 +201,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     coords = {axis: _axis_values(values) for axis, values in spec.grid.items()}
     coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     if spec.precision_stderr is not None:  # per-point decisions of the precision rule
-        from ..precision import variables
-
-        data_vars.update(variables(spec))
+        data_vars.update(precision_variables(spec))
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     for dim, values in labels.items():
         coords[dim] = xr.Variable(dim, *metadata.label_coordinate(values))
@@ -214,6 +209,24 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     ds = metadata.describe(ds, spec, game)
     ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
     return ds, encoding
+
+
+def precision_variables(spec: Spec) -> dict[str, xr.Variable]:
+    """The per-point variables of the precision rule (:mod:`boardsweep.pipeline.precision`)
+    in a new store: every point running, nothing used yet."""
+    dims, shape = tuple(spec.axes), spec.shape
+    target = f"{spec.precision_stderr:g}"
+    return {
+        "replicates_used": xr.Variable(dims, np.zeros(shape, dtype=np.int64), {
+            "long_name": "replicates the precision rule used (planned in the current round while "
+                         "precision_state = 0)", "units": "1"}),
+        "stderr_reached": xr.Variable(dims, np.full(shape, np.nan), {
+            "long_name": "largest standard error of the game's estimates over the replicates used "
+                         f"(target {target})", "units": "1"}),
+        "precision_state": xr.Variable(dims, np.zeros(shape, dtype=np.int8), {
+            "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
+            "flag_values": list(range(len(STATES))), "flag_meanings": " ".join(STATES)}),
+    }
 
 
 def _axis_values(values: list) -> np.ndarray:
@@ -249,8 +262,6 @@ def inspect(url: str) -> str:
     ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
     ``leftover`` (boardsweep's ``.boardsweep/`` folder without a store: a
     removal cut short) or ``unreadable`` (a zarr.json that does not parse)."""
-    import fsspec
-
     fs, root = fsspec.core.url_to_fs(url)
     if not fs.exists(root):
         return "absent"
@@ -260,7 +271,7 @@ def inspect(url: str) -> str:
     if not names - {".boardsweep.lock"}:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
-        return "leftover" if integrity.MANIFEST_DIR.split("/")[0] in names else "folder"
+        return "leftover" if manifests.MANIFEST_DIR.split("/")[0] in names else "folder"
     try:
         meta = json.loads(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
     except (OSError, ValueError):
@@ -285,8 +296,6 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
     already on disk are kept (the integrity check decides what is intact).
     Returns the names recreated.
     """
-    import fsspec
-
     fs, root = fsspec.core.url_to_fs(url)
     ds, encoding = template(spec, spec.game)
     missing = [str(n) for n in ds.variables if not fs.exists(f"{root}/{n}/zarr.json")]
@@ -322,15 +331,13 @@ def remove_store(url: str, names: list[str] | None = None) -> None:
     """Remove what boardsweep made at ``url``: its arrays (``names``, default
     the store's ``arrays`` attribute), root metadata and manifests; anything
     else in the folder (a user's files) stays."""
-    import fsspec
-
     fs, root = fsspec.core.url_to_fs(url)
     ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or _legacy_arrays(url)))
     for entry in fs.ls(root, detail=False):
         name = Path(entry).name
         if name in ours and fs.isdir(entry):
             fs.rm(entry, recursive=True)
-    for name in ("zarr.json", integrity.MANIFEST_DIR.split("/")[0]):
+    for name in ("zarr.json", manifests.MANIFEST_DIR.split("/")[0]):
         if fs.exists(f"{root}/{name}"):
             fs.rm(f"{root}/{name}", recursive=True)
 
@@ -355,14 +362,12 @@ def check_format(url: str, attrs: Mapping[str, Any]) -> None:
     """Raise :class:`UnknownFormat` (one line) unless the store's format, its
     integrity scheme, its random and seed schemes are the ones this code
     writes, and no newer boardsweep release (major.minor) wrote it."""
-    from importlib.metadata import version
-
     ours = version("boardsweep")
     problems = []
     if metadata.store_format(attrs) not in metadata.READABLE_FORMATS:
         problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads "
                         f"{', '.join(map(str, metadata.READABLE_FORMATS))}")
-    for key, known in (("integrity", integrity.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
+    for key, known in (("integrity", manifests.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
                        ("seed_scheme", SEED_SCHEME)):
         if key not in attrs:
             problems.append(f"no {key} recorded")
@@ -381,8 +386,6 @@ def check_format(url: str, attrs: Mapping[str, Any]) -> None:
 
 def _release(text: Any) -> tuple[int, int] | None:
     """(major, minor) of a version string such as ``0.1.0``, ``None`` where it has none."""
-    import re
-
     found = re.match(r"\s*v?(\d+)(?:\.(\d+))?", str(text))
     return None if found is None else (int(found[1]), int(found[2] or 0))
 
@@ -392,13 +395,14 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "...'"
 
 
-def check_spec(url: str, spec: Spec) -> None:
+def check_spec(url: str, spec: Spec, attrs: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`StoreMismatch` unless the store at ``url`` was made by ``spec``.
 
     Specs are compared by canonical content, so comments, layout and the store
-    path do not matter; the message lists every key that differs.
+    path do not matter; the message lists every key that differs.  ``attrs``:
+    the store's attributes where the caller has read them.
     """
-    attrs = read_attrs(url)
+    attrs = read_attrs(url) if attrs is None else attrs
     if "spec_canonical" not in attrs:
         raise StoreMismatch(f"store {url} is not a boardsweep sweep store; boardsweep writes only "
                             "into a new folder or a store it made")
@@ -413,11 +417,11 @@ def check_spec(url: str, spec: Spec) -> None:
         )
 
 
-def check_writable(url: str) -> None:
+def check_writable(url: str, attrs: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`StoreMismatch` (one line) unless the store at ``url`` has
     the layout this boardsweep writes (:data:`metadata.STORE_FORMAT`); an
     older store is still read by query, status, report and verify."""
-    found = metadata.store_format(read_attrs(url))
+    found = metadata.store_format(read_attrs(url) if attrs is None else attrs)
     if found != metadata.STORE_FORMAT:
         raise StoreMismatch(
             f"store {url} has store format {found}, written by an older boardsweep; this one writes "
@@ -449,8 +453,6 @@ def read_array(url: str, name: str, region: tuple[slice, ...] = (),
     chunk files where :mod:`~boardsweep.pipeline.store.chunkfiles` applies, else
     through zarr.  ``unreadable_as_fill``: a chunk that does not decode reads
     as the fill value (for callers that use only cells found intact)."""
-    from . import chunkfiles
-
     values = chunkfiles.read(url, name, region, unreadable_as_fill)
     if values is None:
         with quiet_zarr():
@@ -461,13 +463,51 @@ def read_array(url: str, name: str, region: tuple[slice, ...] = (),
 def read_done(url: str) -> np.ndarray:
     """The ``done`` mask, shape ``grid shape + (replicates,)`` (unreadable chunks: not done)."""
     with quiet_zarr():
-        return integrity.read_mask(zarr.open_group(url, mode="r"), "done", url)[0]
+        return read_mask(zarr.open_group(url, mode="r"), "done", url)[0]
 
 
 def read_exact_done(url: str) -> np.ndarray:
     """The ``exact_done`` mask, shape ``grid shape``."""
     with quiet_zarr():
-        return integrity.read_mask(zarr.open_group(url, mode="r"), "exact_done", url)[0]
+        return read_mask(zarr.open_group(url, mode="r"), "exact_done", url)[0]
+
+
+#: Chunk reads zarr keeps in flight when reading a mask (its default is 10;
+#: a mask is thousands of tiny chunks, one per task).
+READ_CONCURRENCY = 64
+
+
+def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """A boolean mask array read chunk by chunk where a whole read fails.
+
+    With ``url`` (the group's) a local store is read straight from its chunk
+    files (:mod:`boardsweep.pipeline.store.chunkfiles`).  Returns the mask
+    (unreadable chunks read as ``False``) and the chunk coordinates that could
+    not be read.
+    """
+    if url is not None:
+        try:
+            fast = chunkfiles.read(url, name)
+        except chunkfiles.ChunkUnreadable:
+            fast = None  # a damaged chunk: find which, below
+        if fast is not None:
+            return fast.astype(bool), []
+    array = group[name]
+    try:
+        with zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
+            return np.asarray(array[...], dtype=bool), []
+    except Exception:  # noqa: BLE001 - a damaged chunk: find which, below
+        pass
+    mask = np.zeros(array.shape, dtype=bool)
+    bad = []
+    grid = [range(-(-s // c)) for s, c in zip(array.shape, array.chunks)]
+    for coords in np.ndindex(*[len(g) for g in grid]):
+        region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, array.chunks, array.shape))
+        try:
+            mask[region] = np.asarray(array[region], dtype=bool)
+        except Exception:  # noqa: BLE001 - unreadable chunk: not done
+            bad.append(coords)
+    return mask, bad
 
 
 #: Arrays a process has opened for writing, per (store, canonical spec hash): a
@@ -480,9 +520,6 @@ _MAX_WRITERS = 8
 
 def _writer(url: str, token: str | None, names: list[str]) -> dict[str, Any]:
     """The opened async arrays ``names`` of the store at ``url`` (cached by ``token``)."""
-    from zarr.api.asynchronous import open_group
-    from zarr.core.sync import sync
-
     key = (url, token or "")
     arrays = _WRITERS.get(key, {}) if token else {}
     missing = [n for n in names if n not in arrays]
@@ -512,8 +549,6 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
     chunk files (:func:`chunkfiles.write_chunk`); otherwise the arrays
     (kept open per worker) are written through zarr, concurrently.
     """
-    from . import chunkfiles
-
     paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
     if all(paths):
         flag_path = chunkfiles.write_chunk(url, flag, region, np.ones(1, dtype=bool))
@@ -524,10 +559,6 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
 
 def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
                 flag: str) -> list[str]:
-    import asyncio
-
-    from zarr.core.sync import sync
-
     arrays = _writer(url, token, [*values, flag])
     for name in [*values, flag]:
         _require_own_chunk(url, name, arrays[name], region)
@@ -539,14 +570,12 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
 
     with quiet_zarr():
         sync(write_all())
-    return integrity.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
+    return manifests.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
 
 
 def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:
     """Raise :class:`LayoutError` unless ``region`` of ``array`` is exactly one
     chunk: a task never writes into a chunk that other cells share."""
-    from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
-
     if LAYOUT_ATTR in array.attrs or _chunk_of(region, array.shape, array.chunks) is None:
         raise LayoutError(f"array {name} of {url} is not chunked per task: a task would write into a "
                           "chunk shared with other cells, so nothing was written")
@@ -566,15 +595,13 @@ def write_region(
     flags, then its manifest.  ``token`` (a hash of the canonical spec) lets
     the worker keep a remote store's arrays open between tasks."""
     paths = _write(url, token, index + (slice(start, stop),), arrays, "done")
-    integrity.record(url, paths, index, start)
+    manifests.record(url, paths, index, start)
 
 
 def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list[tuple[int, ...]],
                block: int) -> None:
     """Clear the done flags of damaged task blocks and exact points (and their
     manifests), so that a run computes them again."""
-    import fsspec
-
     fs, root = fsspec.core.url_to_fs(url)
     with quiet_zarr():
         group = zarr.open_group(url, mode="r+")
@@ -583,9 +610,9 @@ def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list
             done[index + (slice(start, min(start + block, done.shape[-1])),)] = False
         for index in points:
             exact_done[index] = False
-    names = [integrity.sim_name(i, s) for i, s in blocks] + [integrity.exact_name(i) for i in points]
+    names = [manifests.sim_name(i, s) for i, s in blocks] + [manifests.exact_name(i) for i in points]
     for name in names:
-        path = f"{root}/{integrity.MANIFEST_DIR}/{name}"
+        path = f"{root}/{manifests.MANIFEST_DIR}/{name}"
         if fs.exists(path):
             fs.rm(path)
 
@@ -595,4 +622,56 @@ def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarra
     """Write the exact answer of one grid point, then its ``exact_done`` flag."""
     values = {name: np.asarray(v, dtype=np.float64) for name, v in arrays.items()}
     paths = _write(url, token, index, values, "exact_done")
-    integrity.record(url, paths, index, None)
+    manifests.record(url, paths, index, None)
+
+
+def write_whole(url: str, values: Mapping[str, np.ndarray]) -> None:
+    """Rewrite small arrays whole (per-point decisions: the client writes them, lock held)."""
+    with quiet_zarr():
+        group = zarr.open_group(url, mode="r+")
+        for name, array in values.items():
+            group[name][...] = array
+
+
+def open_raw(url: str, mask_and_scale: bool = False) -> xr.Dataset:
+    """The store as xarray reads it, lazily and without dask (``chunks=None``),
+    values as stored unless ``mask_and_scale`` (the callers decode and mask)."""
+    with quiet_zarr():
+        return xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale)
+
+
+def array_names(url: str) -> set[str]:
+    """The names of the arrays in the store at ``url``."""
+    with quiet_zarr():
+        return set(zarr.open_group(url, mode="r").array_keys())
+
+
+def read_raw(url: str, name: str) -> np.ndarray:
+    """Array ``name`` exactly as stored (fill values included), read through zarr."""
+    with quiet_zarr():
+        return np.asarray(zarr.open_array(url, path=name, mode="r")[...])
+
+
+def coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
+    """Cell ``index`` of array ``name`` by its coordinates: ``dice_sides=6, replicate=3``."""
+    with quiet_zarr():
+        array = zarr.open_array(url, path=name, mode="r")
+        dims = list(getattr(array.metadata, "dimension_names", None) or [])
+        group = zarr.open_group(url, mode="r")
+        keys = set(group.array_keys())
+        parts = []
+        for axis, (dim, i) in enumerate(zip(dims or [None] * len(index), index)):
+            label: Any = i
+            if dim is not None and dim in keys and dim != name:
+                coord = group[dim]
+                if len(coord.shape) == 1 and coord.shape[0] > i:
+                    label = coord[i]
+                    label = label.item() if hasattr(label, "item") else label
+            parts.append(f"{dim or f'axis{axis}'}={label!r}")
+    return ", ".join(parts)
+
+
+def many_reads() -> None:
+    """Let zarr keep more chunk reads in flight in this (CLI) process: a
+    store holds one small chunk per task and variable."""
+    zarr.config.set({"async.concurrency": READ_CONCURRENCY})

@@ -28,6 +28,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from numcodecs.zstd import Zstd, decompress
 
 from ..errors import Fault
 
@@ -142,8 +143,6 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
         return None
     chunk = np.full(chunks, fill, dtype=dtype)
     chunk[tuple(slice(0, k) for k in inside)] = values.reshape(inside) if values.size > 1 else values.item()
-    from numcodecs.zstd import Zstd
-
     raw = Zstd(level=level, checksum=checksum).encode(np.ascontiguousarray(chunk).tobytes())
     key = _chunk_key(coord, sep)
     path = root / key
@@ -190,8 +189,6 @@ def _chunk_of(region, shape, chunks) -> tuple[int, ...] | None:
 
 
 def _decode(raw: bytes, dtype: np.dtype, chunks: tuple[int, ...], path: str) -> np.ndarray:
-    from numcodecs.zstd import decompress
-
     try:
         data = decompress(raw)
         return np.frombuffer(data, dtype=dtype).reshape(chunks)

@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import zlib
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
-import fsspec
-from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 import zarr
 
-from . import packing
+from . import layout as packing
 from ..errors import Fault
+from .arrays import READ_CONCURRENCY, check_format, read_attrs, read_mask
+from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, _fingerprint, _fs, _read_many, chunk_paths, exact_name,
+                        record, sim_name)
 from .metadata import simulated_variables
+from .zarr_private import quiet
 
 __all__ = [
     "INTEGRITY_SCHEME",
@@ -44,11 +45,8 @@ __all__ = [
     "read_mask",
     "describe",
     "assert_intact",
+    "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY",  # from .manifests and .arrays
 ]
-
-INTEGRITY_SCHEME = "chunk-crc32/1"
-MANIFEST_DIR = ".boardsweep/manifests"
-
 
 class StoreDamaged(Fault, ValueError):
     """The store's finished cells are not all present and readable (exit 1)."""
@@ -98,112 +96,11 @@ def _where(axes: list[str], grid: dict[str, list], index: tuple[int, ...]) -> st
     return ", ".join(f"{axis}={grid[axis][i]!r}" for axis, i in zip(axes, index))
 
 
-def sim_name(index: tuple[int, ...], start: int) -> str:
-    return "sim/" + ".".join(map(str, (*index, start))) + ".json"
-
-
-def exact_name(index: tuple[int, ...]) -> str:
-    return "exact/" + (".".join(map(str, index)) or "point") + ".json"
-
-
-def _fs(url: str):
-    return fsspec.core.url_to_fs(url)
-
-
-def chunk_paths(arrays, names: Iterable[str], coords: tuple[int, ...]) -> list[str]:
-    """Store-relative paths of the chunk at ``coords`` (padded with zeros) of
-    each array (``arrays``: a zarr group or a mapping of name to array)."""
-    paths = []
-    for name in names:
-        array = arrays[name]
-        full = tuple(coords) + (0,) * (array.ndim - len(coords))
-        paths.append(f"{name}/{array.metadata.encode_chunk_key(full)}")
-    return paths
-
-
-def _fingerprint(data: bytes | None) -> list[int] | None:
-    return None if data is None else [len(data), zlib.crc32(data)]
-
-
-def _read_many(fs, root: str, paths: list[str]) -> dict[str, bytes | None]:
-    """Raw bytes of each store-relative path (``None`` where there is no file)."""
-    if isinstance(fs, LocalFileSystem):  # plain reads: fsspec's per-file cost dominates small files
-        return {p: _read_local(f"{root}/{p}") for p in paths}
-    full = [f"{root}/{p}" for p in paths]
-    got = fs.cat(full, on_error="return") if full else {}
-    out = {}
-    for p, f in zip(paths, full):
-        value = got.get(f)
-        out[p] = value if isinstance(value, (bytes, bytearray)) else None
-    return out
-
-
-def _read_local(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def record(url: str, paths: list[str], index: tuple[int, ...], start: int | None) -> None:
-    """Write the manifest of one task after its data and done flags:
-    ``paths`` are the chunk files it wrote (store-relative), ``start`` the
-    first replicate of a simulation block (``None`` for an exact task)."""
-    fs, root = _fs(url)
-    data = _read_many(fs, root, paths)
-    manifest = {"scheme": INTEGRITY_SCHEME, "chunks": {p: _fingerprint(data[p]) for p in paths}}
-    name = exact_name(index) if start is None else sim_name(index, start)
-    target = f"{root}/{MANIFEST_DIR}/{name}"
-    fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
-    fs.pipe_file(target, json.dumps(manifest).encode())
-
-
-#: Chunk reads zarr keeps in flight when reading a mask (its default is 10;
-#: a mask is thousands of tiny chunks, one per task).
-READ_CONCURRENCY = 64
-
-
-def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.ndarray, list[tuple[int, ...]]]:
-    """A boolean mask array read chunk by chunk where a whole read fails.
-
-    With ``url`` (the group's) a local store is read straight from its chunk
-    files (:mod:`boardsweep.pipeline.store.chunkfiles`).  Returns the mask
-    (unreadable chunks read as ``False``) and the chunk coordinates that could
-    not be read.
-    """
-    from . import chunkfiles
-
-    if url is not None:
-        try:
-            fast = chunkfiles.read(url, name)
-        except chunkfiles.ChunkUnreadable:
-            fast = None  # a damaged chunk: find which, below
-        if fast is not None:
-            return fast.astype(bool), []
-    array = group[name]
-    try:
-        with zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
-            return np.asarray(array[...], dtype=bool), []
-    except Exception:  # noqa: BLE001 - a damaged chunk: find which, below
-        pass
-    mask = np.zeros(array.shape, dtype=bool)
-    bad = []
-    grid = [range(-(-s // c)) for s, c in zip(array.shape, array.chunks)]
-    for coords in np.ndindex(*[len(g) for g in grid]):
-        region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, array.chunks, array.shape))
-        try:
-            mask[region] = np.asarray(array[region], dtype=bool)
-        except Exception:  # noqa: BLE001 - unreadable chunk: not done
-            bad.append(coords)
-    return mask, bad
-
-
-def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
-    """Verify every finished cell of the store at ``url`` against its manifest."""
-    from .arrays import check_format, quiet_zarr
-
-    with quiet_zarr():
+def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = None) -> Damage:
+    """Verify every finished cell of the store at ``url`` against its manifest
+    (``attrs``, ``state``: its attributes and :func:`.layout.layout`, where
+    the caller has read them)."""
+    with quiet():
         group = zarr.open_group(url, mode="r")
         attrs = dict(group.attrs) if attrs is None else attrs
         check_format(url, attrs)
@@ -216,7 +113,7 @@ def check(url: str, attrs: dict[str, Any] | None = None) -> Damage:
             if not fs.exists(f"{root}/{name}/zarr.json"):
                 damage.arrays.append(name)
                 damage.reasons[name] = "its metadata is missing"
-        state = packing.layout(url)
+        state = packing.layout(url) if state is None else state
         if state == packing.UNKNOWN:
             for name, reason in packing.unrecognised(url).items():
                 damage.arrays.append(name)
@@ -295,8 +192,6 @@ def _verify(fs, root: str, manifest: bytes | None) -> str | None:
 
 def describe(url: str, damage: Damage, limit: int = 4) -> str:
     """``damage`` in words, the cells named by the spec's grid values."""
-    from .arrays import read_attrs
-
     attrs = read_attrs(url)
     spec = json.loads(attrs.get("spec_canonical", "{}"))
     grid = spec.get("grid", {})

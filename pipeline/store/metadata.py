@@ -37,10 +37,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from importlib.metadata import version
 from typing import Any, Iterable
 
 import numpy as np
 import xarray as xr
+import zarr
+
+from .zarr_private import quiet
 
 __all__ = [
     "CONVENTIONS",
@@ -137,8 +141,6 @@ def _now() -> str:
 
 def history_line(what: str) -> str:
     """One ``history`` line: the UTC time, the program and what it did."""
-    from importlib.metadata import version
-
     return f"{_now()} boardsweep {version('boardsweep')}: {what}"
 
 
@@ -330,11 +332,7 @@ def exact_states(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
 def append_history(url: str, what: str) -> None:
     """Append one :func:`history_line` to the store's ``history`` attribute
     (and re-consolidate the metadata so that ``xarray.open_zarr`` sees it)."""
-    import zarr
-
-    from .arrays import quiet_zarr
-
-    with quiet_zarr():
+    with quiet():
         group = zarr.open_group(url, mode="r+")
         old = str(group.attrs.get("history", "")).rstrip("\n")
         group.attrs["history"] = (old + "\n" if old else "") + history_line(what)

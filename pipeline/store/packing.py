@@ -43,15 +43,20 @@ import itertools
 import json
 import os
 import shutil
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import zarr
 
-from . import chunkfiles
+from . import chunkfiles, integrity, manifests
+from .arrays import read_attrs, read_exact_done
 from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
+from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKING, PACKING_STATE, REBUILD, TASKS, UNKNOWN, UNPACKING,
+                     _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region, damaged_chunks,
+                     layout, task_arrays, unrecognised)
 from .metadata import simulated_variables
+from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
 __all__ = [
     "PACKED_CHUNK_BYTES",
@@ -66,112 +71,11 @@ __all__ = [
     "recover",
     "damaged_chunks",
     "chunk_region",
+    "CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED", "UNKNOWN",
 ]
 
 #: Largest packed chunk, uncompressed (dask's own default chunk size is 128 MiB).
 PACKED_CHUNK_BYTES = 64 * 2**20
-
-JOURNAL = ".boardsweep/layout.json"
-CELLS = ".boardsweep/cells"
-PACKING = ".boardsweep/packing"
-
-REBUILD = ".boardsweep/rebuild"
-
-TASKS, PACKING_STATE, PACKED, UNPACKING = "tasks", "packing", "packed", "unpacking"
-#: Layouts read from the arrays: some packed and some not with no change under
-#: way (a journal lost mid-change), or an array chunked neither way.
-MIXED, UNKNOWN = "mixed", "unknown"
-
-
-def _journal(url: str) -> dict[str, Any]:
-    """The journal (``{}`` where there is none, ``{"state": "unreadable"}``
-    where it does not parse as a JSON object)."""
-    root = local_root(url)
-    if root is None:
-        return {}
-    try:
-        journal = json.loads((root / JOURNAL).read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        return {"state": "unreadable"}
-    return journal if isinstance(journal, dict) else {"state": "unreadable"}
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        found = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) else None
-
-
-def _root_attrs(root: Path) -> dict[str, Any]:
-    meta = _read_json(root / "zarr.json") or {}
-    attrs = meta.get("attributes")
-    return attrs if isinstance(attrs, dict) else {}
-
-
-def _task_chunks(attrs: dict[str, Any], name: str, shape: list[int]) -> list[list[int]]:
-    """The chunk shapes array ``name`` has in the task layout (one grid
-    point, one task block along ``replicate``; zarr may record a block larger
-    than the replicates as it is or cut to them)."""
-    k = len(attrs.get("grid_axes", []))
-    if name in (*simulated_variables(attrs), "done"):
-        block = int(attrs.get("replicates_per_task", 1))
-        rest = list(shape[k + 1:])
-        return [[1] * k + [b] + rest for b in {block, min(block, shape[k]) if len(shape) > k else block}]
-    return [[1] * k + list(shape[k:])]
-
-
-def _record(meta: dict[str, Any], name: str, journal: dict[str, Any]) -> dict[str, Any] | None:
-    """The packed record of an array (its :data:`LAYOUT_ATTR`), else ``None``;
-    a store packed before the record existed: the journal's files."""
-    text = (meta.get("attributes") or {}).get(LAYOUT_ATTR)
-    if text is not None:
-        try:
-            record = json.loads(text)
-        except (TypeError, ValueError):
-            return None
-        return record if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
-    if journal.get("state") == PACKED and name in journal.get("arrays", []) and "files" in journal:
-        files = {k: v for k, v in journal["files"].items() if k.split("/c", 1)[0] == name}
-        return {"state": PACKED, "files": files}
-    return None
-
-
-def _array_states(root: Path, journal: dict[str, Any] | None = None) -> dict[str, str]:
-    """Each task array's layout as its own metadata says: ``packed``,
-    ``tasks``, ``missing`` (no readable ``zarr.json``) or ``unknown``."""
-    journal = journal if journal is not None else _journal(str(root))
-    attrs = _root_attrs(root)
-    states = {}
-    for name in task_arrays(attrs):
-        meta = _read_json(root / name / "zarr.json")
-        if meta is None:
-            states[name] = "missing"
-            continue
-        text = (meta.get("attributes") or {}).get(LAYOUT_ATTR)
-        if text is not None or _record(meta, name, journal) is not None:
-            states[name] = PACKED if _record(meta, name, journal) is not None else UNKNOWN
-            continue
-        try:
-            chunks = list(meta["chunk_grid"]["configuration"]["chunk_shape"])
-            states[name] = TASKS if chunks in _task_chunks(attrs, name, meta["shape"]) else UNKNOWN
-        except (KeyError, TypeError, IndexError):
-            states[name] = UNKNOWN
-    return states
-
-
-def unrecognised(url: str) -> dict[str, str]:
-    """Task arrays whose layout is neither the task layout nor a packed one
-    that records itself, with the reason in words."""
-    root = local_root(url)
-    if root is None:
-        return {}
-    return {name: (f"chunked neither as its tasks write nor as a packed array that records its "
-                   f"layout ({LAYOUT_ATTR}); restore the array or replace the store with --overwrite")
-            for name, state in _array_states(root).items() if state == UNKNOWN}
 
 
 def _write_journal(root: Path, journal: dict[str, Any] | None) -> None:
@@ -186,30 +90,6 @@ def _write_journal(root: Path, journal: dict[str, Any] | None) -> None:
     os.replace(tmp, path)
 
 
-def layout(url: str) -> str:
-    """``tasks`` or ``packed`` as the store's arrays say; an interrupted
-    change the journal records (``packing``, ``unpacking``); ``mixed``
-    (some arrays packed, some not, no change recorded: a journal lost
-    mid-change) or ``unknown`` (an array chunked neither way)."""
-    root = local_root(url)
-    if root is None:
-        return TASKS
-    journal = _journal(url)
-    if journal.get("state") in (PACKING_STATE, UNPACKING):
-        return str(journal["state"])
-    states = set(_array_states(root, journal).values()) - {"missing"}
-    if UNKNOWN in states:
-        return UNKNOWN
-    if states and states <= {PACKED}:
-        return PACKED
-    return TASKS if states <= {TASKS} else MIXED
-
-
-def task_arrays(attrs: dict[str, Any]) -> list[str]:
-    """The arrays tasks write, one chunk per task: what packing rewrites."""
-    return [*simulated_variables(attrs), "done", *attrs.get("exact_variables", []), "exact_done"]
-
-
 def packed_chunks(shape: tuple[int, ...], itemsize: int, limit: int = PACKED_CHUNK_BYTES) -> tuple[int, ...]:
     """Chunk shape of a packed array: whole, or the leading dims split so that
     a chunk holds at most ``limit`` bytes (at least one element along each dim)."""
@@ -222,14 +102,6 @@ def packed_chunks(shape: tuple[int, ...], itemsize: int, limit: int = PACKED_CHU
     return tuple(max(1, c) for c in chunks)
 
 
-def _fingerprint(path: Path) -> list[int] | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return [len(data), zlib.crc32(data)]
-
-
 def _write_packed(root: Path, name: str) -> dict[str, list[int]]:
     """Write array ``name`` (task-chunked, at the root) packed into
     ``.boardsweep/packing/name``; return its chunk files' fingerprints."""
@@ -239,8 +111,8 @@ def _write_packed(root: Path, name: str) -> dict[str, list[int]]:
     if data is None:
         raise ValueError(f"array {name} is not in boardsweep's chunk format")
     chunks = packed_chunks(shape, data.dtype.itemsize)
-    task_chunks = list(meta["chunk_grid"]["configuration"]["chunk_shape"])
-    meta["chunk_grid"]["configuration"]["chunk_shape"] = list(chunks)
+    task_chunks = chunk_shape(meta)
+    with_chunk_shape(meta, chunks)
     target = root / PACKING / name
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
@@ -279,16 +151,13 @@ def pack(url: str, verify: bool = True) -> bool:
     checked when it starts, new ones it wrote itself); a chunk that does not
     decode still stops the packing.
     """
-    from . import arrays as store
-    from . import integrity
-
     root = local_root(url)
     if root is None or layout(url) != TASKS:
         return False
-    attrs = store.read_attrs(url)
+    attrs = read_attrs(url)
     if verify and integrity.check(url, attrs):
         return False
-    if not store.read_exact_done(url).all():
+    if not read_exact_done(url).all():
         return False
     shutil.rmtree(root / PACKING, ignore_errors=True)  # an earlier pack killed before its journal
     names = task_arrays(attrs)
@@ -385,10 +254,8 @@ def unpack(url: str) -> bool:
 def _needs_rebuild(root: Path, packed: list[str]) -> bool:
     """Whether the kept task-chunked copy of a packed array, or the checksum
     records of the task chunks, are gone."""
-    from .integrity import MANIFEST_DIR
-
     missing = [n for n in packed if _read_json(root / CELLS / n / "zarr.json") is None]
-    return bool(missing) or not (root / MANIFEST_DIR).is_dir()
+    return bool(missing) or not (root / manifests.MANIFEST_DIR).is_dir()
 
 
 def _rebuild_cells(root: Path, url: str, names: list[str]) -> None:
@@ -446,7 +313,7 @@ def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
         raise LayoutError(f"array {name} of {root}: its layout record does not name its task chunks; "
                           "replace the store with --overwrite")
     del meta["attributes"][LAYOUT_ATTR]
-    meta["chunk_grid"]["configuration"]["chunk_shape"] = list(chunks)
+    with_chunk_shape(meta, chunks)
     target = root / REBUILD / name
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
@@ -463,26 +330,21 @@ def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
 def _record_manifests(url: str) -> None:
     """Record the checksums of every finished task block and exact point
     afresh (after the task chunks were rebuilt from the packed data)."""
-    import zarr
-
-    from . import integrity
-    from .arrays import quiet_zarr
-
     root = local_root(url)
     attrs = _root_attrs(root)
     block = int(attrs.get("replicates_per_task", 1))
     sim = [*simulated_variables(attrs), "done"]
     exact = [*attrs.get("exact_variables", []), "exact_done"]
-    shutil.rmtree(root / integrity.MANIFEST_DIR, ignore_errors=True)
-    with quiet_zarr():
+    shutil.rmtree(root / manifests.MANIFEST_DIR, ignore_errors=True)
+    with quiet():
         group = zarr.open_group(url, mode="r")
         done = chunkfiles.read(url, "done")
         blocks = {(tuple(int(i) for i in c[:-1]), int(c[-1]) // block * block) for c in np.argwhere(done)}
         for index, start in sorted(blocks):
-            integrity.record(url, integrity.chunk_paths(group, sim, index + (start // block,)), index, start)
+            manifests.record(url, manifests.chunk_paths(group, sim, index + (start // block,)), index, start)
         for cell in np.argwhere(chunkfiles.read(url, "exact_done")):
             index = tuple(int(i) for i in cell)
-            integrity.record(url, integrity.chunk_paths(group, exact, index), index, None)
+            manifests.record(url, manifests.chunk_paths(group, exact, index), index, None)
 
 
 def recover(url: str) -> str:
@@ -513,44 +375,8 @@ def recover(url: str) -> str:
     return ""  # a journal lost or edited needs nothing: the arrays say the layout
 
 
-def damaged_chunks(url: str) -> dict[str, str]:
-    """Chunk files (store-relative) of the packed arrays that are missing or
-    differ from the array's own record, with the reason; empty where no
-    array is packed."""
-    root = local_root(url)
-    if root is None:
-        return {}
-    journal = _journal(url)
-    bad = {}
-    for name, state in _array_states(root, journal).items():
-        if state != PACKED:
-            continue
-        record = _record(_read_json(root / name / "zarr.json"), name, journal)
-        for key, expected in record["files"].items():
-            got = _fingerprint(root / key)
-            if got is None:
-                bad[key] = f"packed chunk {key} missing"
-            elif got != expected:
-                bad[key] = (f"packed chunk {key} has {got[0]} bytes, {expected[0]} written"
-                            if got[0] != expected[0] else f"packed chunk {key} altered (checksum differs)")
-    return bad
-
-
-def chunk_region(url: str, key: str) -> tuple[str, tuple[slice, ...]]:
-    """The array and the region (slices of every dim) a packed chunk file covers."""
-    name, _, rest = key.partition("/c/")
-    meta = json.loads((local_root(url) / name / "zarr.json").read_text())
-    shape, chunks = meta["shape"], meta["chunk_grid"]["configuration"]["chunk_shape"]
-    coord = [int(c) for c in rest.split("/")] if rest else [0] * len(shape)
-    return name, tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
-
-
 def _consolidate(url: str) -> None:
     """Rewrite the root's consolidated metadata (xarray reads arrays' chunk
     shapes from it)."""
-    import zarr
-
-    from .arrays import quiet_zarr
-
-    with quiet_zarr():
+    with quiet():
         zarr.consolidate_metadata(url)

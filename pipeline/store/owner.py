@@ -1,0 +1,317 @@
+"""One sweep store and everything a command does to it: :class:`Store`.
+
+A command opens a store once (``Store(url)``) and keeps what it found:
+what is there (:attr:`Store.kind`), its attributes (:attr:`Store.attrs`) and
+its layout (:attr:`Store.layout`) are read on first use and kept until the
+command itself changes them.  The methods are the store's life:
+
+* open and create: :meth:`Store.refuse_foreign`, :meth:`Store.create`;
+* prepare for a run (lock held): :meth:`Store.prepare` (check the spec,
+  recover a layout change, unpack a damaged packed copy, complete the
+  arrays), :meth:`Store.clear_damaged`, :meth:`Store.apply_growth`;
+* write: :meth:`Store.write_task`, :meth:`Store.write_exact`,
+  :meth:`Store.write_whole`;
+* read: :meth:`Store.read_array`, :meth:`Store.read_done`,
+  :meth:`Store.read_exact_done`, :meth:`Store.open_raw`;
+* status and publishing: :meth:`Store.check`, :meth:`Store.pack`,
+  :meth:`Store.unpack`; history: :meth:`Store.append_history`.
+
+The functions of the modules beside this one do the work (they take a URL and
+are what the workers call); this class is where a command's calls to them
+are made, each once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import fsspec
+import numpy as np
+import xarray as xr
+
+from . import arrays, growth, integrity, metadata, packing
+from .arrays import StoreMismatch
+from .chunkfiles import ChunkUnreadable
+from .lock import StoreLock
+from ..errors import StoreCreationFailed, one_line
+from ..spec import Spec
+
+__all__ = ["Store", "normalize_url"]
+
+#: What ``--overwrite`` may replace, and what boardsweep never touches.
+_REFUSED = {
+    "file": "is a regular file; a store is a folder",
+    "zarr-group": "is a zarr group boardsweep did not make",
+    "zarr-array": "is a zarr array boardsweep did not make",
+    "folder": "is a folder of other files, not a boardsweep store",
+    "unreadable": "holds a zarr.json that cannot be read",
+}
+
+#: Protocols whose stores a run cannot use: every worker process would see its own, empty one.
+_PROCESS_LOCAL = {"memory": "keeps the store in one process's memory, which the worker processes do not share"}
+
+
+def normalize_url(url: str) -> str:
+    """Absolute path for a local store (workers may run elsewhere), URLs unchanged."""
+    if "::" in url:
+        raise StoreMismatch(
+            f"--store {url}: '::' chains fsspec URLs and cannot be part of a store path; "
+            "choose a name without '::'"
+        )
+    for local in ("file://", "local://"):
+        if url.startswith(local):
+            url = url.removeprefix(local)
+    if "://" in url:
+        _check_protocol(url)
+        return url
+    return str(Path(url).expanduser().resolve())
+
+
+def _check_protocol(url: str) -> None:
+    """Refuse (one line) a store URL whose protocol fsspec does not know, whose
+    package is not installed, or that workers cannot share."""
+    protocol = url.split("://", 1)[0]
+    if protocol in _PROCESS_LOCAL:
+        raise StoreMismatch(f"--store {url}: {protocol}:// {_PROCESS_LOCAL[protocol]}; "
+                            "choose a folder or shared object storage")
+    try:
+        fsspec.get_filesystem_class(protocol)
+    except ImportError as exc:
+        raise StoreMismatch(f"--store {url}: the {protocol}:// protocol needs a package that is not "
+                            f"installed ({one_line(exc)})") from None
+    except ValueError:
+        raise StoreMismatch(f"--store {url}: unknown protocol {protocol!r}; give a folder or an fsspec URL "
+                            "such as s3://bucket/path") from None
+
+
+class Store:
+    """The sweep store at ``url`` (a folder or an fsspec URL), as one command sees it."""
+
+    def __init__(self, url: str) -> None:
+        self.url = str(url)
+        self._kind: str | None = None
+        self._attrs: dict[str, Any] | None = None
+        self._layout: str | None = None
+        self._damage: integrity.Damage | None = None
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+    # -- what is there, read once ------------------------------------------
+
+    @property
+    def kind(self) -> str:
+        """What is at the URL (:func:`.arrays.inspect`): ``absent``, ``boardsweep``, ..."""
+        if self._kind is None:
+            self._kind = arrays.inspect(self.url)
+        return self._kind
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """The store's attributes, its format checked (:func:`.arrays.read_attrs`)."""
+        if self._attrs is None:
+            self._attrs = arrays.read_attrs(self.url)
+        return self._attrs
+
+    @property
+    def layout(self) -> str:
+        """``tasks`` or ``packed`` (or a change under way, :func:`.layout.layout`)."""
+        if self._layout is None:
+            self._layout = packing.layout(self.url)
+        return self._layout
+
+    def changed(self) -> None:
+        """Forget what was read: the command changed the store's metadata or layout."""
+        self._kind = self._attrs = self._layout = self._damage = None
+
+    # -- open, create, prepare ------------------------------------------------
+
+    def refuse_foreign(self, overwrite: bool = False) -> str:
+        """:attr:`kind`, refusing (one line) anything boardsweep may not write."""
+        kind = self.kind
+        if kind == "leftover" and not overwrite:
+            raise StoreMismatch(
+                f"--store {self.url} holds only what is left of a boardsweep store whose removal was cut short "
+                "(its .boardsweep/ folder, no arrays); rerun with --overwrite to replace it (other files stay)")
+        if kind in _REFUSED:
+            raise StoreMismatch(
+                f"--store {self.url} {_REFUSED[kind]}; boardsweep writes only into a new or empty folder or "
+                "a store it made (--overwrite replaces only a boardsweep store), so nothing was touched"
+            )
+        return kind
+
+    def check_spec(self, spec: Spec) -> None:
+        """Refuse a store made by another spec (:func:`.arrays.check_spec`)."""
+        arrays.check_spec(self.url, spec, self.attrs)
+
+    def check_writable(self) -> None:
+        """Refuse a store in an older format (:func:`.arrays.check_writable`)."""
+        arrays.check_writable(self.url, self.attrs)
+
+    def prepare(self, spec: Spec, overwrite: bool) -> list[str]:
+        """Create the store, or check that it belongs to ``spec``, put its
+        layout right and complete its arrays (lock already held).  Returns
+        what was repaired on the way, in words.
+
+        Only a boardsweep store is ever written into or replaced; anything
+        else is refused, with ``--overwrite`` too.
+        """
+        kind = self.refuse_foreign(overwrite)
+        if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
+            arrays.remove_store(self.url, [])
+        if kind == "boardsweep":
+            if not overwrite:
+                self.check_spec(spec)
+                repaired = [r for r in [self.recover(), self._unpack_if_damaged()] if r]
+                recreated = arrays.ensure_arrays(self.url, spec)
+                if recreated:
+                    self.changed()
+                return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
+            arrays.remove_store(self.url)
+            self.changed()
+        self.create(spec)
+        return []
+
+    def create(self, spec: Spec) -> None:
+        """Create the store; if that fails (disk full), remove what was made and say so."""
+        try:
+            arrays.create_store(self.url, spec)
+        except OSError as exc:
+            try:
+                arrays.remove_store(self.url, [str(n) for n in arrays.template(spec, spec.game)[0].variables])
+            except Exception:  # noqa: BLE001 - nothing more to clean than what exists
+                pass
+            raise StoreCreationFailed(
+                f"could not create the store {self.url}: {one_line(exc)}; what was written is removed: "
+                "free space and rerun the same command"
+            ) from None
+        finally:
+            self.changed()
+
+    def remove_if_empty(self) -> None:
+        """Remove the folder this command created when nothing was stored in it."""
+        path = Path(self.url)
+        if "://" not in self.url and path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+    def lock(self) -> StoreLock:
+        """The store's lock (a context manager): one run per store."""
+        return StoreLock(self.url)
+
+    def recover(self) -> str:
+        """Finish a layout change a killed process left half done (:func:`.packing.recover`)."""
+        done = packing.recover(self.url)
+        if done:
+            self.changed()
+        return done
+
+    def _unpack_if_damaged(self) -> str:
+        """Unpack a packed store whose packed copy is damaged: the task-chunked
+        arrays move back, and the run checks and repairs them as usual."""
+        if self.layout != "packed":
+            return ""
+        damage = self.check()
+        if not damage:
+            return ""
+        self.unpack()
+        reason = next(iter(damage.reasons.values()), "")
+        return f"packed copy damaged ({reason}): unpacked, packed again once complete"
+
+    def check(self) -> integrity.Damage:
+        """Every finished cell verified against its checksum record
+        (:func:`.integrity.check`); checked once until the command changes the store."""
+        if self._damage is None:
+            self._damage = integrity.check(self.url, self.attrs, self.layout)
+        return self._damage
+
+    def clear_damaged(self, spec: Spec) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Find finished cells whose data is missing or damaged and clear their done
+        flags, so that they are planned again.
+
+        Returns what was found, in words, and the done and exact_done masks
+        without the damaged cells (the masks the check read, so that a run on a
+        complete store reads each mask once).
+        """
+        damage = self.check()
+        if damage.done is None:  # a store without checksums: its flags are all there is
+            return [], self.read_done(), self.read_exact_done()
+        done, exact_done = damage.intact(spec.block)
+        if not damage:
+            return [], done, exact_done
+        described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
+                                    limit=10**9).split("; ")
+        arrays.clear_done(self.url, damage.sim, damage.exact, spec.block)
+        self._damage = None
+        return described, done, exact_done
+
+    def apply_growth(self, spec: Spec, described: str, source: str) -> None:
+        """Grow the store in place to ``spec`` (lock held): finish any layout
+        change, unpack (new cells are written in the task layout), then the
+        crash-safe steps of :mod:`.growth`."""
+        self.recover()
+        self.unpack()
+        growth.mark(self.url, spec, described, source)
+        growth.resize(self.url, spec)
+        growth.finish(self.url, spec, described, source)
+        self.changed()
+
+    # -- write --------------------------------------------------------------
+
+    def write_task(self, index: tuple[int, ...], start: int, stop: int, values: Mapping[str, np.ndarray],
+                   token: str | None = None) -> None:
+        """One task's arrays, then its done flags, then its checksum record."""
+        arrays.write_region(self.url, index, start, stop, values, token)
+
+    def write_exact(self, index: tuple[int, ...], values: Mapping[str, np.ndarray], token: str | None = None) -> None:
+        """One grid point's exact answer, then its flag and record."""
+        arrays.write_exact(self.url, index, values, token)
+
+    def write_whole(self, values: Mapping[str, np.ndarray]) -> None:
+        """Small per-point arrays rewritten whole (the precision rule's decisions)."""
+        arrays.write_whole(self.url, values)
+
+    def append_history(self, what: str) -> None:
+        """One line added to the store's ``history`` attribute."""
+        metadata.append_history(self.url, what)
+        self._attrs = None
+
+    # -- read ---------------------------------------------------------------
+
+    def read_array(self, name: str, region: tuple[slice, ...] = (), unreadable_as_fill: bool = False) -> np.ndarray:
+        """Array ``name`` as written (:func:`.arrays.read_array`)."""
+        return arrays.read_array(self.url, name, region, unreadable_as_fill)
+
+    def read_done(self) -> np.ndarray:
+        """The ``done`` mask (grid shape + replicates)."""
+        return arrays.read_done(self.url)
+
+    def read_exact_done(self) -> np.ndarray:
+        """The ``exact_done`` mask (grid shape)."""
+        return arrays.read_exact_done(self.url)
+
+    def open_raw(self, mask_and_scale: bool = False) -> xr.Dataset:
+        """The store as xarray reads it, lazily, without dask (:func:`.arrays.open_raw`)."""
+        return arrays.open_raw(self.url, mask_and_scale)
+
+    # -- publish ------------------------------------------------------------
+
+    def unpack(self) -> bool:
+        """Back to the task layout where packed (:func:`.packing.unpack`)."""
+        if self.layout == packing.TASKS:
+            return False
+        done = packing.unpack(self.url)
+        self.changed()
+        return done
+
+    def pack(self) -> str:
+        """Pack the complete store (the run checked the old cells and wrote the
+        new ones); a store that cannot be packed (too little disk) stays
+        complete in the task layout, and the reason is returned."""
+        try:
+            packing.pack(self.url, verify=False)
+        except (OSError, ChunkUnreadable) as exc:
+            return f"not packed ({one_line(exc)}); the store is complete in the task layout"
+        finally:
+            self.changed()
+        return ""

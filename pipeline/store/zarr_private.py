@@ -1,0 +1,109 @@
+"""Every use boardsweep makes of zarr-python beyond its public API, in one place.
+
+zarr-python does not promise to keep these; ``tests/pipeline/test_zarr_private.py``
+exercises each one and fails naming it when a zarr release changes it.  The
+zarr versions boardsweep supports are pinned in ``pyproject.toml``
+(:data:`SUPPORTED`), and the lowest and the highest are tested.
+
+* :func:`sync`: ``zarr.core.sync.sync``, which runs a coroutine on zarr's own
+  event loop; a worker writes one task's arrays concurrently through zarr's
+  async arrays with it (a remote store), as zarr's synchronous API does inside;
+* :func:`chunk_key`: ``array.metadata.encode_chunk_key``, the key of a chunk
+  under its array (``c/0/1/2``), which the checksum records name;
+* :func:`chunk_shape` and :func:`with_chunk_shape`: an array's ``zarr.json``
+  read and edited by hand (``chunk_grid.configuration.chunk_shape``) where a
+  local store is packed and unpacked, and read for the direct chunk-file
+  reader (:mod:`.chunkfiles`): the zarr v3 format, which zarr-python writes
+  and reads as :data:`ARRAY_LAYOUT` says;
+* :class:`quiet`: the warnings zarr gives about what boardsweep does on
+  purpose (consolidated metadata, which is not in the v3 spec yet; the lock
+  file and the ``.boardsweep/`` folder beside the arrays); matched by the
+  warning classes and message texts of every supported zarr release.  zarr
+  itself is imported here first, quietly (zarr 3.0 imports a codec that
+  numcodecs deprecates).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Awaitable, TypeVar
+
+# zarr 3.0 imports numcodecs' crc32c codec, which numcodecs 0.16.4 deprecates with
+# a filter of its own ('once'): every command on zarr 3.0 began with that warning.
+# It is recorded here and dropped; any other warning of the import is given on.
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    import zarr
+    import zarr.errors
+for _w in _caught:
+    if "crc32c usage is deprecated" not in str(_w.message):
+        warnings.warn_explicit(_w.message, _w.category, _w.filename, _w.lineno)
+
+__all__ = ["SUPPORTED", "ARRAY_LAYOUT", "sync", "chunk_key", "chunk_shape", "with_chunk_shape", "quiet"]
+
+#: The zarr-python releases boardsweep supports (``pyproject.toml`` pins the same).
+SUPPORTED = ">=3.0.8,<3.2"
+
+#: What an array of a boardsweep store holds in its ``zarr.json`` (keys read by
+#: :mod:`.chunkfiles` and edited by :mod:`.packing`).
+ARRAY_LAYOUT = {"zarr_format": 3, "node_type": "array", "chunk_grid": "regular",
+                "chunk_key_encoding": "default", "codecs": ["bytes", "zstd"]}
+
+T = TypeVar("T")
+
+
+def sync(coroutine: Awaitable[T]) -> T:
+    """Run ``coroutine`` on zarr's event loop and return its result (zarr.core.sync.sync)."""
+    from zarr.core.sync import sync as zarr_sync
+
+    return zarr_sync(coroutine)
+
+
+def chunk_key(array: Any, coords: tuple[int, ...]) -> str:
+    """The key of the chunk at ``coords`` under ``array``'s folder, e.g. ``c/0/1/2``
+    (``array.metadata.encode_chunk_key``)."""
+    return str(array.metadata.encode_chunk_key(tuple(coords)))
+
+
+def chunk_shape(meta: dict[str, Any]) -> list[int]:
+    """The chunk shape an array's ``zarr.json`` (parsed) records."""
+    return list(meta["chunk_grid"]["configuration"]["chunk_shape"])
+
+
+def with_chunk_shape(meta: dict[str, Any], chunks: tuple[int, ...] | list[int]) -> dict[str, Any]:
+    """``meta`` (an array's parsed ``zarr.json``), changed in place to record ``chunks``."""
+    meta["chunk_grid"]["configuration"]["chunk_shape"] = [int(c) for c in chunks]
+    return meta
+
+
+#: Message texts of zarr's warnings about consolidated metadata, unknown
+#: objects beside the arrays (the lock, ``.boardsweep/``) and v3 groups, in
+#: zarr 3.0 and 3.1.
+_MESSAGES = ".*(onsolidated|not recognized|does not have a Zarr V3|not part (of|in) the Zarr|Object at).*"
+
+
+class quiet:
+    """Silence zarr's warnings about consolidated metadata and the files beside the arrays.
+
+    zarr 3.1 raises them as ``ZarrUserWarning``, 3.0 as plain ``UserWarning``
+    or ``RuntimeWarning`` with other texts; every warning a ``zarr`` module
+    raises is silenced, and those others by message text.
+    """
+
+    def __enter__(self) -> None:
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.filterwarnings("ignore", message=_MESSAGES)
+        warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
+        category = _zarr_warning()
+        if category is not None:
+            warnings.filterwarnings("ignore", category=category)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+
+def _zarr_warning() -> type[Warning] | None:
+    """zarr's own warning class (3.1: ``zarr.errors.ZarrUserWarning``), if it has one."""
+    found = getattr(zarr.errors, "ZarrUserWarning", None)
+    return found if isinstance(found, type) and issubclass(found, Warning) else None

@@ -1,0 +1,142 @@
+"""The package's structure: no import cycles, and one owner for the store.
+
+The import graph is read from the source (``ast`` over ``pipeline/`` and
+``core/``): every import a module makes, at its top or inside a function,
+is an edge (imports under ``if TYPE_CHECKING:`` never run and are left out).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("pipeline", "core")
+
+
+@functools.cache
+def _modules() -> dict[str, tuple[Path, list[str]]]:
+    """Dotted module name (relative to the package root) -> (file, its package's parts)."""
+    found = {}
+    for top in PACKAGES:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            package = parts[:-1]
+            if parts[-1] == "__init__":
+                parts = package
+            found[".".join(parts)] = (path, package)
+    return found
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
+def _runtime_imports(tree: ast.AST):
+    """Every Import/ImportFrom node that can run (not under ``if TYPE_CHECKING``)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports (relative imports resolved)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, (path, package) in modules.items():
+        for node in _runtime_imports(_tree(path)):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue  # absolute imports: other distributions (the package imports itself relatively)
+            base = package[:len(package) - node.level + 1]
+            target = base + (node.module.split(".") if node.module else [])
+            submodules = {".".join(target + [a.name]) for a in node.names} & set(modules)
+            if node.module is not None or not submodules:
+                submodules.add(".".join(target))
+            graph[name] |= {m for m in submodules if m in modules and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_sees_the_imports_it_must():
+    graph = import_graph()
+    assert "pipeline.store.owner" in graph["pipeline.store"]  # the package's re-exports
+    assert "pipeline.store.arrays" in graph["pipeline.store.integrity"]
+    assert "pipeline.store" in graph["pipeline.execute"]
+    assert "core.games" in graph["pipeline.spec"]
+    assert "pipeline.spec" not in graph["pipeline.plan"]  # a TYPE_CHECKING import is not an edge
+
+
+def test_a_cycle_is_found():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_package_has_no_import_cycle():
+    cycles = _cycles(import_graph())
+    assert not cycles, "import cycles (each a group of modules importing each other): " + "; ".join(
+        " <-> ".join(c) for c in cycles)
+
+
+#: Libraries only the store package uses: they open and write the store's files.
+STORE_LIBRARIES = {"zarr", "fsspec", "s3fs"}
+
+
+def test_only_the_store_package_opens_zarr_or_fsspec():
+    offenders = []
+    for name, (path, _) in _modules().items():
+        if name.startswith("pipeline.store"):
+            continue
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Import):
+                roots = {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = {node.module.split(".")[0]}
+            elif isinstance(node, ast.Attribute) and node.attr == "open_zarr":
+                roots = {"open_zarr"}
+            else:
+                continue
+            for root in roots & (STORE_LIBRARIES | {"open_zarr"}):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {root}")
+    assert not offenders, "; ".join(offenders)
