@@ -16,11 +16,11 @@ from clirun import run_cli
 
 @pytest.fixture(scope="module")
 def s3cluster(s3server):
-    """Two worker processes started after the server's credentials are in the
-    environment (the workers inherit it)."""
+    """Two single-threaded workers in this process, which finds the server's credentials in
+    the environment (the racing-lock and lost-server tests use separate processes)."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster:
         yield cluster.scheduler_address
 
