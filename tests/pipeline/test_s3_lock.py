@@ -9,8 +9,9 @@ import os
 import subprocess
 import sys
 
-from boardsweep.pipeline.store.lock import LOCK_NAME, StoreLock, StoreLocked
 import pytest
+
+from boardsweep.pipeline.store.lock import LOCK_NAME, StoreLock, StoreLocked
 
 #: Each racer waits for the start file to appear, tries the lock once, prints WON or LOST and
 #: holds a won lock until the end file appears (so no loser can take a released one).
@@ -30,6 +31,7 @@ except StoreLocked as exc:
 """
 
 
+@pytest.mark.slow
 def test_of_racing_processes_exactly_one_takes_the_lock(bucket_url, tmp_path):
     start, end = tmp_path / "start", tmp_path / "end"
     racers = [subprocess.Popen([sys.executable, "-c", RACER, bucket_url, str(start), str(end)],

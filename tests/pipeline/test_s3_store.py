@@ -20,7 +20,7 @@ def s3cluster(s3server):
     the environment (the racing-lock and lost-server tests use separate processes)."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", host="127.0.0.1",
                       dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster:
         yield cluster.scheduler_address
 
