@@ -253,7 +253,8 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
         protocol="tcp://",  # threads too: in-process comms would bind worker servers and links to every address
         host="127.0.0.1",  # scheduler and workers: loopback only
         dashboard_address=dashboard,
-        silence_logs=logging.ERROR,
+        # a failing task is reported once by the run, not by each worker; -v keeps Dask's own records
+        silence_logs=False if logging.getLogger().handlers else logging.CRITICAL,
     )
 
 

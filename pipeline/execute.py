@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import grow, precision, sizing
+from .store.remote import StoreUnreachable, unreachable
 from .cluster import NotAScheduler, Target, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
@@ -197,6 +198,10 @@ def run_sweep(
             if resumed:
                 spec = _grow(st, spec, extend)
             report = _run_locked(stack, st, spec, resumed, options)
+    except Exception as exc:
+        if unreachable(exc) and not isinstance(exc, (SchedulerLost, StoreUnreachable)):
+            raise StoreUnreachable.during_run(url, exc) from exc
+        raise
     finally:
         if kind == "absent":
             st.remove_if_empty()
@@ -418,7 +423,10 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
         for future in in_flight:
             live.discard(future)
             if future.status == "error":
-                failures.append({**what.pop(future.key), "error": _one_line(_remote_error(future, address, url))})
+                error = _remote_error(future, address, url)
+                if unreachable(error):  # every other task would fail the same way: stop now
+                    raise StoreUnreachable.during_run(url, error)
+                failures.append({**what.pop(future.key), "error": _one_line(error)})
                 _tell_new_failure(failures, on_failure)
             else:
                 if future.status == "cancelled":

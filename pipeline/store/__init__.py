@@ -6,6 +6,7 @@
 * :mod:`.packing`: the packed layout of a finished store and its journal;
 * :mod:`.chunkfiles`: direct reads and writes of a local store's chunk files;
 * :mod:`.lock`: one run per store;
+* :mod:`.remote`: what is particular to object storage (bounded retries, exclusive create);
 * :mod:`.owner`: :class:`Store`, one store as a command sees it (opened
   once, what it found kept), and every change a command makes to it;
 * :mod:`.manifests`, :mod:`.layout`, :mod:`.growth`: checksum records, the
@@ -51,6 +52,9 @@ from .arrays import (
 )
 from .chunkfiles import ChunkUnreadable, LayoutError
 from .owner import Store, normalize_url
+from .remote import bound_failures
+
+bound_failures()  # every process that touches a store (workers too) gives up on a lost S3 server in seconds
 
 __all__ = [
     "Store", "normalize_url",

@@ -4,7 +4,10 @@ The lock file ``<store>/.boardsweep.lock`` holds JSON with the holder's pid,
 host and start time.  It is created atomically (``O_EXCL``) for local stores.
 A lock left by a dead process on this host is stale and is taken over; a lock
 held by a live process, or by another host, is refused with a message naming
-the holder.  For remote (fsspec) stores the check is best effort.
+the holder.  On object storage the lock object is created with a conditional
+put (``If-None-Match: *``, :func:`.remote.create_exclusive`), so of two runs
+racing for it exactly one wins; storage that ignores the condition is refused
+in one line.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any
 
 import fsspec
 
-from ..errors import InputError
+from ..errors import Fault, InputError
+from .remote import NoExclusiveCreate, create_exclusive, is_local, storage_errors
 
 __all__ = ["StoreLocked", "StoreLock", "LOCK_NAME"]
 
@@ -49,7 +53,7 @@ class StoreLock:
         self.fs, root = fsspec.core.url_to_fs(url)
         self.url = url
         self.path = f"{root.rstrip('/')}/{LOCK_NAME}"
-        self.local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,))
+        self.local = is_local(self.fs)
         self.me = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -60,6 +64,9 @@ class StoreLock:
         try:
             self.fs.makedirs(self.path.rsplit("/", 1)[0], exist_ok=True)
             return self._take()
+        except NoExclusiveCreate as exc:
+            raise StoreLocked(f"store {self.url}: cannot be locked exactly: {exc}; use storage that does, "
+                              "or a folder") from None
         except OSError as exc:
             raise StoreLocked(
                 f"store {self.url}: cannot write there ({exc.strerror or exc}); choose a writable "
@@ -80,9 +87,14 @@ class StoreLock:
         raise StoreLocked(f"store {self.url}: could not take the lock file {self.path}")
 
     def __exit__(self, *exc: Any) -> None:
-        holder = self.holder()
-        if holder is not None and holder.get("pid") == self.me["pid"] and holder.get("host") == self.me["host"]:
-            self._remove()
+        try:
+            holder = self.holder()
+            if holder is not None and holder.get("pid") == self.me["pid"] and holder.get("host") == self.me["host"]:
+                self._remove()
+        except storage_errors() as error:  # the storage is gone: say so once, unless a failure is on its way
+            if exc[0] is None:
+                raise Fault(f"store {self.url}: the lock file {self.path} could not be removed "
+                            f"({error.strerror or error}); remove it once the storage is back") from None
 
     def holder(self) -> dict | None:
         """The current holder's record (``{}`` where the file is not one:
@@ -127,10 +139,7 @@ class StoreLock:
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             return True
-        if self.fs.exists(self.path):
-            return False
-        self.fs.pipe(self.path, text.encode())
-        return True
+        return create_exclusive(self.fs, self.path, text.encode())
 
     def _remove(self) -> None:
         try:

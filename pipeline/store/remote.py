@@ -1,0 +1,138 @@
+"""What is particular to a store behind an fsspec URL (object storage).
+
+* bounded failure: S3 clients give up after :data:`S3_ATTEMPTS` attempts and
+  :data:`S3_CONNECT_TIMEOUT_S` / :data:`S3_READ_TIMEOUT_S` (botocore's own
+  defaults retry and wait for minutes on a lost server); set as fsspec
+  defaults, so a user's own fsspec/s3fs configuration still wins;
+* exclusive create: write an object only if none exists (S3's conditional
+  put, ``If-None-Match: *``), the primitive an exact lock needs;
+* credentials come from where the client library looks (the ``AWS_*``
+  environment variables, ``~/.aws``, fsspec's ``s3`` configuration); the
+  store's URL never holds them and boardsweep never writes them.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import fsspec
+
+from ..errors import Fault
+
+__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
+           "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable"]
+
+#: Attempts per S3 request (the first and the retries), and the socket timeouts:
+#: a lost server is reported within about ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` per request.
+S3_ATTEMPTS = 3
+S3_CONNECT_TIMEOUT_S = 3
+S3_READ_TIMEOUT_S = 10
+
+
+class NoExclusiveCreate(Exception):
+    """The storage overwrote an object that a conditional put should have refused."""
+
+
+class StoreUnreachable(Fault):
+    """The storage behind a store stopped answering (exit 1; finished tasks are kept)."""
+
+    @classmethod
+    def during_run(cls, url: str, exc: BaseException) -> "StoreUnreachable":
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return cls(f"lost the storage of {url} mid-sweep ({type(exc).__name__}: {text}); finished tasks are "
+                   "kept there: rerun the same command once it answers again to complete the store")
+
+
+def storage_errors() -> tuple[type[BaseException], ...]:
+    """What reading or writing a store can raise when its storage fails: OSError and
+    botocore's errors (a lost S3 endpoint surfaces as those, not as OSError)."""
+    try:
+        from botocore.exceptions import BotoCoreError
+    except ImportError:
+        return (OSError,)
+    return (OSError, BotoCoreError)
+
+
+def unreachable(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) says the storage cannot be reached:
+    a refused or timed-out connection, not a missing or malformed object."""
+    try:
+        from botocore.exceptions import HTTPClientError
+    except ImportError:
+        HTTPClientError = ConnectionError  # noqa: N806 - same role without botocore
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, (ConnectionError, TimeoutError, HTTPClientError)):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def bound_failures() -> None:
+    """Make S3 requests fail within seconds when the server is gone (fsspec defaults only:
+    ``config_kwargs`` a user set in fsspec's configuration is kept)."""
+    conf = fsspec.config.conf.setdefault("s3", {})
+    kwargs = conf.setdefault("config_kwargs", {})
+    kwargs.setdefault("retries", {"max_attempts": S3_ATTEMPTS, "mode": "standard"})
+    kwargs.setdefault("connect_timeout", S3_CONNECT_TIMEOUT_S)
+    kwargs.setdefault("read_timeout", S3_READ_TIMEOUT_S)
+
+
+def is_local(fs) -> bool:
+    """Whether ``fs`` is the local file system."""
+    protocol = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+    return "file" in protocol or "local" in protocol
+
+
+def create_exclusive(fs, path: str, data: bytes) -> bool:
+    """Write ``data`` at ``path`` only if nothing is there; False if something is.
+
+    Uses a conditional put (``If-None-Match: *``); raises
+    :class:`NoExclusiveCreate` where the storage ignores the condition (checked
+    once per file system with a probe object next to ``path``)."""
+    _check_conditional_put(fs, path.rsplit("/", 1)[0])
+    try:
+        fs.pipe_file(path, data, mode="create")
+    except (FileExistsError, OSError) as exc:
+        if _precondition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def _precondition_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is S3's 412 Precondition Failed."""
+    while exc is not None:
+        if isinstance(exc, FileExistsError):
+            return True
+        response = getattr(exc, "response", None)
+        if isinstance(response, dict) and response.get("Error", {}).get("Code") in (
+                "PreconditionFailed", "ConditionalRequestConflict", "412"):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+_CHECKED: set[tuple[int, str]] = set()
+
+
+def _check_conditional_put(fs, folder: str) -> None:
+    key = (id(fs), folder.split("/", 1)[0])
+    if key in _CHECKED:
+        return
+    probe = f"{folder}/.boardsweep-probe-{uuid.uuid4().hex}"
+    try:
+        fs.pipe_file(probe, b"1", mode="create")
+        try:
+            fs.pipe_file(probe, b"2", mode="create")
+        except OSError as exc:
+            if not _precondition_failed(exc):
+                raise
+        else:
+            raise NoExclusiveCreate("the storage does not honour conditional writes (If-None-Match: *)")
+    finally:
+        try:
+            fs.rm_file(probe)
+        except OSError:
+            pass
+    _CHECKED.add(key)
