@@ -23,6 +23,12 @@ def large_spec():
     return parse_spec(TOY_SPEC.replace("dice_sides = [2, 3]", f"dice_sides = [{sides}]"), "large.toml")
 
 
+@pytest.fixture(autouse=True)
+def _normal_verbosity(monkeypatch):
+    """An earlier in-process ``boardsweep -q`` leaves the module's verbosity quiet."""
+    monkeypatch.setattr(display, "_VERBOSITY", 0)
+
+
 def _banner(spec) -> str:
     out = io.StringIO()
     display.announce(Console(file=out, width=200), spec, "/tmp/large.zarr")
