@@ -113,6 +113,9 @@ def connect_timeout() -> float:
     return float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds"))
 
 
+_HANDSHAKE_GRACE_S = 2.0
+
+
 def handshake(address: str, security: Any = None, timeout: float | None = None) -> dict:
     """Dask's ``identity`` of the scheduler at ``address``, asked with one
     deadline for connecting, the handshake and the answer together.
@@ -157,7 +160,11 @@ async def _identity(address: str, security: Any, timeout: float):
         finally:
             comm.abort()
 
-    return await asyncio.wait_for(ask(), timeout)
+    # Dask's connect raises its own, more precise error ("Timed out trying to
+    # connect ... after N s: ConnectionRefusedError") at ``timeout``; the
+    # outer deadline only catches a listener that accepts and then says
+    # nothing, so it waits a little longer to never race that error.
+    return await asyncio.wait_for(ask(), timeout + _HANDSHAKE_GRACE_S)
 
 
 def connect(stack: ExitStack, target: Target):
