@@ -33,6 +33,7 @@ __all__ = [
     "point_params",
     "run_shape_of",
     "step_variable",
+    "steps",
     "exact_reference",
     "convergence",
     "convergence_rate",
@@ -92,11 +93,13 @@ def _sel(obj, point: dict):
 
 
 def step_variable(ds: xr.Dataset, variable: str = "counts") -> str | None:
-    """The per-checkpoint integer variable counting the steps behind ``variable``.
+    """The per-checkpoint integer variable counting the observations behind ``variable``.
 
-    Preferred: the one equal to ``variable`` summed over its own dim (the
-    frequency denominator, e.g. Monopoly's ``events``); else the first
-    ``(..., replicate, checkpoint)`` simulated variable; None if there is none.
+    The one equal to ``variable`` summed over its own dim (the frequency
+    denominator, e.g. Monopoly's ``events``); None when no variable counts
+    them (e.g. Shut the Box's ``hist``, whose observations are games: see
+    :func:`steps`).  Another variable is never taken in its place: plotting
+    a histogram's convergence against ``rolls_sum`` would mislabel its axis.
     """
     dim = distribution_variables(ds)[variable]
     total = ds[variable].sum(dim, min_count=1)
@@ -108,7 +111,22 @@ def step_variable(ds: xr.Dataset, variable: str = "counts") -> str | None:
         same = (ds[name] == total) | total.isnull()
         if bool(same.all()):
             return name
-    return candidates[0] if candidates else None
+    return None
+
+
+def steps(ds: xr.Dataset, variable: str = "counts") -> tuple[xr.DataArray, str]:
+    """Observations behind ``variable`` per replicate and checkpoint, and their name.
+
+    n(checkpoint) = :func:`step_variable` where one counts them, else
+    ``variable`` summed over its own dim (a histogram's entries: for Shut the
+    Box, games).  The name says which, for axis labels.
+    """
+    name = step_variable(ds, variable)
+    if name is not None:
+        return ds[name], name
+    dim = distribution_variables(ds)[variable]
+    unit = ds.attrs.get("checkpoint_of", "observations")
+    return ds[variable].sum(dim, min_count=1), f"{unit} (counted in {variable})"
 
 
 def exact_reference(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray | None:
@@ -139,7 +157,7 @@ def convergence(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
 
     * ``mean``, ``sd`` (ddof 1), ``stderr`` = sd / sqrt(n), ``replicates`` n
       (finished replicates), over ``(checkpoint, DIM)``;
-    * ``steps``: mean over replicates of :func:`step_variable` ``(checkpoint)``;
+    * ``steps``: mean over replicates of :func:`steps` ``(checkpoint)``;
     * ``exact`` (:func:`exact_reference`), ``error`` = mean - exact and
       ``z`` = error / stderr per label (:func:`query.z_score`: missing where
       the s.e. is 0 or the label's mean count is below ``MIN_COUNT``);
@@ -156,10 +174,9 @@ def convergence(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     out["sd"] = freq.std("replicate", ddof=1).where(n > 1)
     out["stderr"] = out["sd"] / np.sqrt(n.where(n > 1))
     out["replicates"] = n.isel({dim: 0}, drop=True)
-    steps = step_variable(ds, variable)
-    if steps is not None:
-        out["steps"] = ds[steps].astype(float).mean("replicate")
-        out.attrs["steps"] = steps
+    n_steps, steps_name = steps(ds, variable)
+    out["steps"] = n_steps.astype(float).mean("replicate")
+    out.attrs["steps"] = steps_name
     exact = exact_reference(ds, variable)
     if exact is None:
         exact = xr.full_like(out["mean"], np.nan)

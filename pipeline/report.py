@@ -840,7 +840,7 @@ def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> 
                     va="center", fontsize=8, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
     _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
     name = _save(fig, out, "z_heatmap.png",
-                 f"Standardised error per {dim}: blue below, red above the exact answer")
+                 f"Standardised error by {dim}: blue below, red above the exact answer")
     figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} (t with R-1 degrees of "
                   "freedom: with few replicates |z| of 3-5 happen by chance; the verdict judges with "
                   "Holm-adjusted p-values, see the tests table). A panel without an exact answer says why; grey "
@@ -978,7 +978,7 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
                 ax.plot(ref, ys[-1] * np.sqrt(xs[-1] / ref), ":", color="black", lw=1,
                         label="slope -1/2" if not x else None)
             ax.set_title(_facet_title(facet), fontsize=9)
-            ax.set_xlabel(f"{steps_name} (mean per replicate)", fontsize=9)
+            ax.set_xlabel(f"{steps_name}, mean per replicate", fontsize=9)
             ax.set_ylabel(ylabel, fontsize=9)
             ax.tick_params(labelsize=8)
             if not here:  # no empty panel: the caption says which were left out

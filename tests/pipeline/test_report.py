@@ -253,6 +253,14 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     store = str(tmp_path / "stb.zarr")
     assert run_sweep(parse_spec(text, "stb.toml"), store, scheduler=cluster2).complete
     summary = build_report(store, tmp_path / "s")
+    # the histogram converges in games (its own entries), not against another variable such as rolls_sum
+    import xarray as xr
+
+    from boardsweep.pipeline import analysis
+
+    conv = analysis.convergence(xr.open_zarr(store), "hist")
+    assert conv.attrs["steps"] == "games (counted in hist)"
+    np.testing.assert_array_equal(conv["steps"].values, np.broadcast_to(conv["checkpoint"].values, (2, 4)))
     rolls = zarr.open_array(store, path="rolls_sum", mode="r")[...][:, :, -1] / 2000.0
     for i, policy in enumerate(("optimal", "greedy")):
         e = summary[f"policy={policy}"]["estimates"]["mean_rolls"]["value"]
