@@ -1011,10 +1011,14 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _number(v: float) -> str:
+    """4 significant digits; whole numbers (degrees of freedom, counts) in full."""
+    return f"{v:.0f}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:.4g}"
+
+
 def _df_html(df: pd.DataFrame, limit: int | None = None) -> str:
     shown = df if limit is None else df.head(limit)
-    return shown.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4g}", border=0,
-                         classes="t", escape=True)
+    return shown.to_html(index=False, na_rep="–", float_format=_number, border=0, classes="t", escape=True)
 
 
 def _html(ds, meta, tables, figures) -> str:
