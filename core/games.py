@@ -367,6 +367,19 @@ class Game:
         """Whether the game has an exact solver (for some parameters at least)."""
         return self.exact is not None
 
+    def estimate_terms(self) -> list[tuple[str, str]]:
+        """(numerator, denominator) variables of the game's estimates.
+
+        Each estimate is a ratio of sums, numerator / denominator: the game's
+        ``ratios``, else each distribution output over its own total.  The
+        denominator ``"checkpoint"`` is the checkpoint value, ``"sum:DIM"``
+        the numerator's own total over DIM (a frequency).
+        """
+        if self.ratios:
+            return [(r.numerator, r.denominator) for r in self.ratios.values()]
+        return [(name, f"sum:{var.dims[-1]}") for name, var in self.variables.items()
+                if len(var.dims) >= 2 and var.dims[0] == "checkpoint"]
+
     label_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
     headlines: tuple[Headline, ...] = ()
 

@@ -325,7 +325,8 @@ def _plan(spec: Spec, st: Store, done) -> tuple[list, bool]:
     blocks of the current round (the decisions are stored as they are made)."""
     if spec.precision_stderr is None:
         return plan_tasks(spec, done), bool(done.all())
-    decisions, tasks = precision.plan(spec, st, done)
+    # as written, -1 where not: a damaged chunk's cells are not in ``done`` (the check cleared them)
+    decisions, tasks = precision.plan(spec, lambda name: st.read_array(name, unreadable_as_fill=True), done)
     st.write_whole(precision.decision_arrays(decisions, spec.shape))
     return tasks, precision.complete(decisions.values())
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
@@ -46,9 +46,7 @@ from .plan import Task
 if TYPE_CHECKING:
     import xarray as xr
 
-    from .store import Store
-
-__all__ = ["STATES", "Decision", "estimate_terms", "stderr_squared", "decide", "plan",
+__all__ = ["STATES", "Decision", "stderr_squared", "decide", "plan",
            "decision_arrays", "complete", "stored_complete", "point_columns"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
@@ -68,16 +66,6 @@ class Decision:
     @property
     def stderr(self) -> float:
         return math.sqrt(float(self.se2)) if self.se2 is not None else math.nan
-
-
-def estimate_terms(game) -> list[tuple[str, str]]:
-    """(numerator, denominator) variables of the game's estimates; the
-    denominator ``"checkpoint"`` is the checkpoint value, ``"sum:DIM"`` the
-    numerator's own total over DIM (a frequency)."""
-    if game.ratios:
-        return [(r.numerator, r.denominator) for r in game.ratios.values()]
-    return [(name, f"sum:{var.dims[-1]}") for name, var in game.variables.items()
-            if len(var.dims) >= 2 and var.dims[0] == "checkpoint"]
 
 
 def _ratios(arrays: dict[str, np.ndarray], terms: list[tuple[str, str]], checkpoint: int):
@@ -143,14 +131,13 @@ def decide(se2_of, done: np.ndarray, first: int, target: float, cap: int, block:
         n = min(cap, _blocks(min(2 * n, max(n + 1, needed)), block))
 
 
-def plan(spec, stored: "Store", done: np.ndarray) -> tuple[dict[tuple, Decision], list[Task]]:
-    """Every grid point's :class:`Decision` from the arrays in ``stored`` and
-    the intact ``done`` mask, and the tasks the running points still need."""
-    game = spec.game
-    terms = estimate_terms(game)
+def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dict[tuple, Decision], list[Task]]:
+    """Every grid point's :class:`Decision` from the stored arrays (``read``:
+    variable name -> its whole array, grid axes first) and the intact
+    ``done`` mask, and the tasks the running points still need."""
+    terms = spec.game.estimate_terms()
     names = sorted({v for t in terms for v in t if v != "checkpoint" and not v.startswith("sum:")})
-    # as written: fill -1 where not; a damaged chunk's cells are not in ``done`` (the check cleared them)
-    values = {name: stored.read_array(name, unreadable_as_fill=True) for name in names}
+    values = {name: read(name) for name in names}
     checkpoint = int(spec.checkpoints[-1])
     decisions, tasks = {}, []
     for index, params in spec.points():

@@ -50,7 +50,6 @@ import numpy as np
 
 from ..core.games import Game, ParameterError, get_game
 from .errors import InputError
-from .precision import estimate_terms
 
 __all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
 
@@ -447,7 +446,7 @@ class _Parser:
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)
-        if not estimate_terms(game):
+        if not game.estimate_terms():
             raise self.error("precision", f"game {game.name!r} has no estimate a standard error can be "
                              "computed for (no ratio and no distribution output); remove [precision]")
         for key in sorted(PRECISION_KEYS - set(table)):
