@@ -47,7 +47,7 @@ import numpy as np
 
 from .spec import Spec
 from .store import StoreMismatch, growth as on_disk, read_array, read_attrs
-from .store.arrays import _differences
+from .store.identity import differences
 from .store.growth import GROWING, interrupted
 
 __all__ = ["GROWING", "GrowRefused", "Growth", "compare", "aligned", "check", "apply", "mark",
@@ -109,7 +109,7 @@ def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
         return Growth({}, replicates), [
             "precision: --extend does not grow a sweep with a [precision] target (its rounds depend on "
             "the whole spec); run the larger spec into a new --store"]
-    for key, was, now in _differences(dict(old), new):
+    for key, was, now in differences(dict(old), new):
         if key.startswith("grid.") and key.count(".") == 1:
             axis = key[5:]
             if axis not in old.get("grid", {}) or axis not in spec.grid:

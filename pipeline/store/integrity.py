@@ -29,10 +29,11 @@ import zarr
 
 from . import layout as packing
 from ..errors import Fault
-from .arrays import READ_CONCURRENCY, check_format, read_attrs, read_mask
+from .identity import check_format, read_attrs
 from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, _fingerprint, _fs, _read_many, chunk_paths, exact_name,
                         record, sim_name)
 from .metadata import simulated_variables
+from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet
 
 __all__ = [
@@ -45,7 +46,7 @@ __all__ = [
     "read_mask",
     "describe",
     "assert_intact",
-    "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY",  # from .manifests and .arrays
+    "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY",  # from .manifests and .reads
 ]
 
 class StoreDamaged(Fault, ValueError):

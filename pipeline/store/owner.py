@@ -30,8 +30,9 @@ import fsspec
 import numpy as np
 import xarray as xr
 
-from . import arrays, growth, integrity, lost_records, metadata, packing
-from .arrays import StoreMismatch
+from . import creation, growth, identity, integrity, lost_records, metadata, packing, reads, writes
+from .identity import StoreMismatch
+from .schema import template
 from .chunkfiles import ChunkUnreadable
 from .lock import StoreLock
 from ..errors import StoreCreationFailed, one_line
@@ -102,16 +103,16 @@ class Store:
 
     @property
     def kind(self) -> str:
-        """What is at the URL (:func:`.arrays.inspect`): ``absent``, ``boardsweep``, ..."""
+        """What is at the URL (:func:`.identity.inspect`): ``absent``, ``boardsweep``, ..."""
         if self._kind is None:
-            self._kind = arrays.inspect(self.url)
+            self._kind = identity.inspect(self.url)
         return self._kind
 
     @property
     def attrs(self) -> dict[str, Any]:
-        """The store's attributes, its format checked (:func:`.arrays.read_attrs`)."""
+        """The store's attributes, its format checked (:func:`.identity.read_attrs`)."""
         if self._attrs is None:
-            self._attrs = arrays.read_attrs(self.url)
+            self._attrs = identity.read_attrs(self.url)
         return self._attrs
 
     @property
@@ -142,12 +143,12 @@ class Store:
         return kind
 
     def check_spec(self, spec: Spec) -> None:
-        """Refuse a store made by another spec (:func:`.arrays.check_spec`)."""
-        arrays.check_spec(self.url, spec, self.attrs)
+        """Refuse a store made by another spec (:func:`.identity.check_spec`)."""
+        identity.check_spec(self.url, spec, self.attrs)
 
     def check_writable(self) -> None:
-        """Refuse a store in an older format (:func:`.arrays.check_writable`)."""
-        arrays.check_writable(self.url, self.attrs)
+        """Refuse a store in an older format (:func:`.identity.check_writable`)."""
+        identity.check_writable(self.url, self.attrs)
 
     def prepare(self, spec: Spec, overwrite: bool) -> list[str]:
         """Create the store, or check that it belongs to ``spec``, put its
@@ -159,16 +160,16 @@ class Store:
         """
         kind = self.refuse_foreign(overwrite)
         if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
-            arrays.remove_store(self.url, [])
+            creation.remove_store(self.url, [])
         if kind == "boardsweep":
             if not overwrite:
                 self.check_spec(spec)
                 repaired = [r for r in [self.recover(), self._unpack_if_damaged()] if r]
-                recreated = arrays.ensure_arrays(self.url, spec)
+                recreated = creation.ensure_arrays(self.url, spec)
                 if recreated:
                     self.changed()
                 return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
-            arrays.remove_store(self.url)
+            creation.remove_store(self.url)
             self.changed()
         self.create(spec)
         return []
@@ -176,10 +177,10 @@ class Store:
     def create(self, spec: Spec) -> None:
         """Create the store; if that fails (disk full), remove what was made and say so."""
         try:
-            arrays.create_store(self.url, spec)
+            creation.create_store(self.url, spec)
         except OSError as exc:
             try:
-                arrays.remove_store(self.url, [str(n) for n in arrays.template(spec, spec.game)[0].variables])
+                creation.remove_store(self.url, [str(n) for n in template(spec, spec.game)[0].variables])
             except Exception:  # noqa: BLE001 - nothing more to clean than what exists
                 pass
             raise StoreCreationFailed(
@@ -244,7 +245,7 @@ class Store:
             return told, done, exact_done
         described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
                                     limit=10**9).split("; ")
-        arrays.clear_done(self.url, damage.sim, damage.exact, spec.block)
+        writes.clear_done(self.url, damage.sim, damage.exact, spec.block)
         self._damage = None
         return told + described, done, exact_done
 
@@ -264,15 +265,15 @@ class Store:
     def write_task(self, index: tuple[int, ...], start: int, stop: int, values: Mapping[str, np.ndarray],
                    token: str | None = None) -> None:
         """One task's arrays, then its done flags, then its checksum record."""
-        arrays.write_region(self.url, index, start, stop, values, token)
+        writes.write_region(self.url, index, start, stop, values, token)
 
     def write_exact(self, index: tuple[int, ...], values: Mapping[str, np.ndarray], token: str | None = None) -> None:
         """One grid point's exact answer, then its flag and record."""
-        arrays.write_exact(self.url, index, values, token)
+        writes.write_exact(self.url, index, values, token)
 
     def write_whole(self, values: Mapping[str, np.ndarray]) -> None:
         """Small per-point arrays rewritten whole (the precision rule's decisions)."""
-        arrays.write_whole(self.url, values)
+        writes.write_whole(self.url, values)
 
     def append_history(self, what: str) -> None:
         """One line added to the store's ``history`` attribute."""
@@ -282,20 +283,20 @@ class Store:
     # -- read ---------------------------------------------------------------
 
     def read_array(self, name: str, region: tuple[slice, ...] = (), unreadable_as_fill: bool = False) -> np.ndarray:
-        """Array ``name`` as written (:func:`.arrays.read_array`)."""
-        return arrays.read_array(self.url, name, region, unreadable_as_fill)
+        """Array ``name`` as written (:func:`.reads.read_array`)."""
+        return reads.read_array(self.url, name, region, unreadable_as_fill)
 
     def read_done(self) -> np.ndarray:
         """The ``done`` mask (grid shape + replicates)."""
-        return arrays.read_done(self.url)
+        return reads.read_done(self.url)
 
     def read_exact_done(self) -> np.ndarray:
         """The ``exact_done`` mask (grid shape)."""
-        return arrays.read_exact_done(self.url)
+        return reads.read_exact_done(self.url)
 
     def open_raw(self, mask_and_scale: bool = False) -> xr.Dataset:
-        """The store as xarray reads it, lazily, without dask (:func:`.arrays.open_raw`)."""
-        return arrays.open_raw(self.url, mask_and_scale)
+        """The store as xarray reads it, lazily, without dask (:func:`.reads.open_raw`)."""
+        return reads.open_raw(self.url, mask_and_scale)
 
     # -- publish ------------------------------------------------------------
 
