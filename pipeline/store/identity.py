@@ -155,6 +155,7 @@ def check_writable(url: str, attrs: Mapping[str, Any] | None = None) -> None:
 
 
 def differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, str, str]]:
+    """Every key where two canonical specs differ, as (dotted key, old as JSON, new as JSON)."""
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
         for key in sorted(set(old) | set(new)):

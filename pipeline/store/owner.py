@@ -6,6 +6,8 @@ its layout (:attr:`Store.layout`) are read on first use and kept until the
 command itself changes them.  The methods are the store's life:
 
 * open and create: :meth:`Store.refuse_foreign`, :meth:`Store.create`;
+  a lost storage in one line: :meth:`Store.lost`,
+  :meth:`Store.losing_storage_ends_the_run`;
 * prepare for a run (lock held): :meth:`Store.prepare` (check the spec,
   recover a layout change, unpack a damaged packed copy, complete the
   arrays), :meth:`Store.clear_damaged`, :meth:`Store.apply_growth`;
@@ -13,7 +15,8 @@ command itself changes them.  The methods are the store's life:
   :meth:`Store.write_whole`;
 * read: :meth:`Store.read_array`, :meth:`Store.read_done`,
   :meth:`Store.read_exact_done`, :meth:`Store.open_raw`;
-* status and publishing: :meth:`Store.check`, :meth:`Store.pack`,
+* status and publishing: :meth:`Store.check`, :meth:`Store.describe`,
+  :meth:`Store.assert_intact`, :meth:`Store.pack`,
   :meth:`Store.unpack`; history: :meth:`Store.append_history`.
 
 The functions of the modules beside this one do the work (they take a URL and
@@ -23,8 +26,9 @@ are made, each once.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import fsspec
 import numpy as np
@@ -35,7 +39,8 @@ from .identity import StoreMismatch
 from .schema import template
 from .chunkfiles import ChunkUnreadable
 from .lock import StoreLock
-from ..errors import StoreCreationFailed, one_line
+from .remote import StoreUnreachable, unreachable
+from ..errors import SchedulerLost, StoreCreationFailed, one_line
 from ..spec import Spec
 
 __all__ = ["Store", "normalize_url"]
@@ -95,6 +100,7 @@ class Store:
         self._attrs: dict[str, Any] | None = None
         self._layout: str | None = None
         self._damage: integrity.Damage | None = None
+        self._raw: xr.Dataset | None = None
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
@@ -124,7 +130,7 @@ class Store:
 
     def changed(self) -> None:
         """Forget what was read: the command changed the store's metadata or layout."""
-        self._kind = self._attrs = self._layout = self._damage = None
+        self._kind = self._attrs = self._layout = self._damage = self._raw = None
 
     # -- open, create, prepare ------------------------------------------------
 
@@ -200,6 +206,28 @@ class Store:
         """The store's lock (a context manager): one run per store."""
         return StoreLock(self.url)
 
+    # -- lost storage ---------------------------------------------------------
+
+    def lost(self, exc: BaseException) -> StoreUnreachable | None:
+        """The one-line error to end a run with where ``exc`` (raised here or
+        by a task) says the store's storage cannot be reached, else ``None``
+        (a lost scheduler is not a lost store)."""
+        if isinstance(exc, (SchedulerLost, StoreUnreachable)) or not unreachable(exc):
+            return None
+        return StoreUnreachable.during_run(self.url, exc)
+
+    @contextmanager
+    def losing_storage_ends_the_run(self) -> Iterator[None]:
+        """Raise :meth:`lost`'s one line in place of an error that says the
+        storage cannot be reached (finished tasks are kept: rerun)."""
+        try:
+            yield
+        except Exception as exc:
+            lost = self.lost(exc)
+            if lost is not None:
+                raise lost from exc
+            raise
+
     def recover(self) -> str:
         """Finish a layout change a killed process left half done (:func:`.packing.recover`)."""
         done = packing.recover(self.url)
@@ -225,6 +253,15 @@ class Store:
         if self._damage is None:
             self._damage = integrity.check(self.url, self.attrs, self.layout)
         return self._damage
+
+    def describe(self, damage: integrity.Damage, limit: int = 4) -> str:
+        """``damage`` in words, the cells named by the store's grid values (:func:`.integrity.describe`)."""
+        return integrity.describe(self.url, damage, limit, self.attrs)
+
+    def assert_intact(self) -> None:
+        """Raise :class:`.integrity.StoreDamaged` (one line naming the cells) unless
+        every finished cell is present and readable (:meth:`check`)."""
+        integrity.assert_intact(self.url, self.check(), self.attrs)
 
     def clear_damaged(self, spec: Spec) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Find finished cells whose data is missing or damaged and clear their done
@@ -294,9 +331,13 @@ class Store:
         """The ``exact_done`` mask (grid shape)."""
         return reads.read_exact_done(self.url)
 
-    def open_raw(self, mask_and_scale: bool = False) -> xr.Dataset:
-        """The store as xarray reads it, lazily, without dask (:func:`.reads.open_raw`)."""
-        return reads.open_raw(self.url, mask_and_scale)
+    def open_raw(self) -> xr.Dataset:
+        """The store as xarray reads it, lazily, without dask, values as stored
+        (:func:`.reads.open_raw`): opened once per command, a shallow copy each
+        call (the caller may replace its variables)."""
+        if self._raw is None:
+            self._raw = reads.open_raw(self.url)
+        return self._raw.copy(deep=False)
 
     # -- publish ------------------------------------------------------------
 

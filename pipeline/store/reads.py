@@ -36,13 +36,13 @@ def read_array(url: str, name: str, region: tuple[slice, ...] = (),
 def read_done(url: str) -> np.ndarray:
     """The ``done`` mask, shape ``grid shape + (replicates,)`` (unreadable chunks: not done)."""
     with quiet():
-        return read_mask(zarr.open_group(url, mode="r"), "done", url)[0]
+        return read_mask(None, "done", url)[0]
 
 
 def read_exact_done(url: str) -> np.ndarray:
     """The ``exact_done`` mask, shape ``grid shape``."""
     with quiet():
-        return read_mask(zarr.open_group(url, mode="r"), "exact_done", url)[0]
+        return read_mask(None, "exact_done", url)[0]
 
 
 #: Chunk reads zarr keeps in flight when reading a mask (its default is 10;
@@ -50,11 +50,12 @@ def read_exact_done(url: str) -> np.ndarray:
 READ_CONCURRENCY = 64
 
 
-def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+def read_mask(group: zarr.Group | None, name: str, url: str | None = None) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """A boolean mask array read chunk by chunk where a whole read fails.
 
     With ``url`` (the group's) a local store is read straight from its chunk
-    files (:mod:`boardsweep.pipeline.store.chunkfiles`).  Returns the mask
+    files (:mod:`boardsweep.pipeline.store.chunkfiles`); the group (``None``:
+    opened from ``url`` only when needed) is read through zarr.  Returns the mask
     (unreadable chunks read as ``False``) and the chunk coordinates that could
     not be read.
     """
@@ -65,6 +66,8 @@ def read_mask(group: zarr.Group, name: str, url: str | None = None) -> tuple[np.
             fast = None  # a damaged chunk: find which, below
         if fast is not None:
             return fast.astype(bool), []
+    if group is None:
+        group = zarr.open_group(url, mode="r")
     array = group[name]
     try:
         with zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
