@@ -52,6 +52,26 @@ def test_a_folder_of_other_files_is_refused_and_left_alone(tmp_path, spec):
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 
 
+def test_a_store_just_created_is_not_read_back_to_be_checked(tmp_path, spec, monkeypatch):
+    """The masks a new store's run plans from are those a check of it reads: nothing done."""
+    from boardsweep.pipeline.store import integrity
+
+    url = str(tmp_path / "s.zarr")
+    st = Store(url)
+    st.prepare(spec, overwrite=False)
+    checks = []
+    real = integrity.check
+    monkeypatch.setattr(integrity, "check", lambda *a, **k: checks.append(a) or real(*a, **k))
+    told, done, exact_done = st.clear_damaged(spec)
+    assert checks == []
+    again = Store(url).clear_damaged(spec)  # as the next command sees it: read and checked
+    assert len(checks) == 1 and told == again[0] == []
+    for planned, read in ((done, again[1]), (exact_done, again[2])):
+        assert planned.dtype == read.dtype == bool and planned.shape == read.shape
+        assert not planned.any() and not read.any()
+    assert done.shape == (*spec.shape, spec.slots)
+
+
 def test_the_grid_is_resolved_once_per_spec(spec):
     first, again = spec.points(), spec.points()
     assert first == again and first[0][1] is not again[0][1]  # fresh dicts, same values
