@@ -406,20 +406,18 @@ def status(store_url: str, fmt: str) -> None:
     (damaged cells are named; `run` recomputes them).
     """
     from . import display, grow
-    from .store import integrity
-    from .store import read_attrs
 
-    display.require_store(store_url, UserError, growing_ok=True)
-    growing = grow.interrupted(read_attrs(store_url))
+    st = display.require_store(store_url, UserError, growing_ok=True)  # opened once: kept for what follows
+    growing = grow.interrupted(st.attrs)
     if growing is not None:
         raise RunFailed(f"store {store_url} is incomplete: growing it to a larger spec was interrupted; "
                         f"rerun `boardsweep run SPEC --store {store_url} --extend` with that spec to finish")
-    damage = integrity.check(store_url)
+    damage = st.check()
     if damage.arrays:
-        raise RunFailed(f"store {store_url} is incomplete: {integrity.describe(store_url, damage)}; "
+        raise RunFailed(f"store {store_url} is incomplete: {st.describe(damage)}; "
                         f"rerun `boardsweep run SPEC --store {store_url}` to complete it")
-    ds = display.open_store(store_url, UserError, check=False, eager=False)
-    text = integrity.describe(store_url, damage, limit=10**9) if damage else ""
+    ds = display.open_store(st, UserError, check=False, eager=False)
+    text = st.describe(damage, limit=10**9) if damage else ""
     display.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
     if "precision_state" in ds:  # complete: every point met its target or its cap

@@ -32,6 +32,7 @@ from .spec import Spec
 
 if TYPE_CHECKING:
     from .execute import RunReport
+    from .store import Store
 
 __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summary", "open_store",
            "select", "pick_variable", "print_rows", "print_status", "print_games", "print_game",
@@ -547,41 +548,45 @@ def _many_reads() -> None:
     many_reads()
 
 
-def require_store(url: str, error: type[Exception], growing_ok: bool = False) -> None:
-    """Raise ``error`` unless a boardsweep store is at ``url`` (and, unless
-    ``growing_ok``, one whose growth was not interrupted half-way)."""
+def require_store(url: str, error: type[Exception], growing_ok: bool = False) -> Store:
+    """The boardsweep store at ``url``, opened once for the command
+    (:class:`~boardsweep.pipeline.store.Store`: what it finds is kept), or
+    ``error`` in one line: no store, not ours, or (unless ``growing_ok``) one
+    whose growth was interrupted half-way."""
     from .grow import interrupted
-    from .store import StoreMismatch, inspect, normalize_url, read_attrs
+    from .store import Store, StoreMismatch, normalize_url
 
     try:
         normalize_url(url)  # an unknown protocol, a missing package: the line `run` gives
     except StoreMismatch as exc:  # "--store URL: why": this command's STORE argument
         raise error("store " + str(exc).removeprefix("--store ")) from None
-    kind = inspect(url)
-    if kind in ("absent", "empty"):
+    st = Store(url)
+    if st.kind in ("absent", "empty"):
         raise error(f"store {url}: no sweep store there")
-    if kind != "boardsweep":
+    if st.kind != "boardsweep":
         raise error(f"store {url}: not a boardsweep sweep store")
-    if not growing_ok and interrupted(read_attrs(url)) is not None:
+    if not growing_ok and interrupted(st.attrs) is not None:
         raise error(f"store {url}: growing it to a larger spec was interrupted; rerun "
                     f"`boardsweep run SPEC --store {url} --extend` with that spec to finish")
+    return st
 
 
-def open_store(url: str, error: type[Exception], check: bool = True, sels: tuple[str, ...] = (),
+def open_store(url: str | Store, error: type[Exception], check: bool = True, sels: tuple[str, ...] = (),
                eager: bool = True):
     """The store's Dataset in memory (only the cells ``--sel`` options pick,
     when given), or ``error`` in one line: no store, not ours, damaged, a bad
-    selection.  ``eager=False``: lazily (:func:`query.open_sweep`), for
+    selection.  ``url``: a path or URL, or the store :func:`require_store`
+    opened.  ``eager=False``: lazily (:func:`query.open_sweep`), for
     commands that read a few small arrays."""
+    from .store import Store
     from .store.integrity import StoreDamaged
     from .query import load_sweep, open_sweep
-    from .store import open_raw
 
-    require_store(url, error)
+    st = url if isinstance(url, Store) else require_store(url, error)
     _many_reads()
-    picked = select(open_raw(url, mask_and_scale=True), sels, error) if sels else None
+    picked = select(st.open_raw(), sels, error) if sels else None
     try:
-        return (load_sweep if eager else open_sweep)(url, check=check, sel=picked)
+        return (load_sweep if eager else open_sweep)(st, check=check, sel=picked)
     except StoreDamaged as exc:
         raise error(str(exc)) from None
 

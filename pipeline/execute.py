@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import grow, precision, sizing
-from .store.remote import StoreUnreachable, unreachable
 from .cluster import NotAScheduler, Target, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
@@ -47,7 +46,7 @@ from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
-    "StoreCreationFailed", "prepare_store",
+    "StoreCreationFailed",
     "tls_security",
 ]
 
@@ -193,15 +192,11 @@ def run_sweep(
         spec, _ = grow.check(url, spec, extend, st.attrs)
     options = _Options(target, overwrite, max_tasks, pack, on_start, on_progress, on_compile, on_failure)
     try:
-        with ExitStack() as stack:
+        with st.losing_storage_ends_the_run(), ExitStack() as stack:
             stack.enter_context(st.lock())
             if resumed:
                 spec = _grow(st, spec, extend)
             report = _run_locked(stack, st, spec, resumed, options)
-    except Exception as exc:
-        if unreachable(exc) and not isinstance(exc, (SchedulerLost, StoreUnreachable)):
-            raise StoreUnreachable.during_run(url, exc) from exc
-        raise
     finally:
         if kind == "absent":
             st.remove_if_empty()
@@ -277,7 +272,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
             options.on_start(report)
         progress = _Rounds(options.on_progress)
         while tasks or points:  # one round; a precision target may ask for more
-            _submit_and_wait(client, spec, st.url, tasks, points, report,
+            _submit_and_wait(client, spec, st, tasks, points, report,
                              progress.round(len(tasks) + len(points)), options.target.scheduler,
                              options.on_failure)
             done, points = st.read_done(), []
@@ -290,12 +285,6 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         report.packing = st.pack()
         report.pack_s = time.perf_counter() - t0
     return report
-
-
-def prepare_store(spec: Spec, url: str, overwrite: bool) -> list[str]:
-    """Create the store, or check that it belongs to ``spec``, put its layout
-    right and complete its arrays (lock already held): :meth:`Store.prepare`."""
-    return Store(url).prepare(spec, overwrite)
 
 
 def _prepare(st: Store, spec: Spec, overwrite: bool):
@@ -398,10 +387,11 @@ def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
                {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
 
 
-def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler=None,
+def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress, scheduler=None,
                      on_failure=None) -> None:
     from distributed import as_completed
 
+    url = st.url
     jobs = _jobs(spec, url, tasks, points, uuid.uuid4().hex[:8])
     window = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * max(report.workers, 1))
     in_flight, what = as_completed(), {}
@@ -425,8 +415,9 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
             live.discard(future)
             if future.status == "error":
                 error = _remote_error(future, address, url)
-                if unreachable(error):  # every other task would fail the same way: stop now
-                    raise StoreUnreachable.during_run(url, error)
+                lost = st.lost(error)
+                if lost is not None:  # every other task would fail the same way: stop now
+                    raise lost
                 failures.append({**what.pop(future.key), "error": _one_line(error)})
                 _tell_new_failure(failures, on_failure)
             else:

@@ -12,7 +12,8 @@ every other difference (seed, fixed parameters, run shape, checkpoints, task
 size, game, an axis value removed, fewer replicates, an axis added) is
 refused before anything is touched, naming every differing key.
 
-Applying a growth (:func:`apply`, store lock held) changes only metadata and
+Applying a growth (:meth:`boardsweep.pipeline.store.Store.apply_growth`, store
+lock held; the steps are :mod:`boardsweep.pipeline.store.growth`) changes only metadata and
 the small per-point arrays, in an order that a kill at any point leaves a
 store that the same command completes:
 
@@ -46,12 +47,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from .spec import Spec
-from .store import StoreMismatch, growth as on_disk, read_array, read_attrs
-from .store.arrays import _differences
+from .store import StoreMismatch, read_array, read_attrs
+from .store.identity import differences
 from .store.growth import GROWING, interrupted
 
-__all__ = ["GROWING", "GrowRefused", "Growth", "compare", "aligned", "check", "apply", "mark",
-           "resize", "finish", "interrupted", "kept_cells"]
+__all__ = ["GROWING", "GrowRefused", "Growth", "compare", "aligned", "check", "interrupted", "kept_cells"]
 
 class GrowRefused(StoreMismatch):
     """NEW_SPEC is not a growth of the store's spec; nothing was touched."""
@@ -109,7 +109,7 @@ def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
         return Growth({}, replicates), [
             "precision: --extend does not grow a sweep with a [precision] target (its rounds depend on "
             "the whole spec); run the larger spec into a new --store"]
-    for key, was, now in _differences(dict(old), new):
+    for key, was, now in differences(dict(old), new):
         if key.startswith("grid.") and key.count(".") == 1:
             axis = key[5:]
             if axis not in old.get("grid", {}) or axis not in spec.grid:
@@ -166,30 +166,6 @@ def check(url: str, spec: Spec, extend: bool, attrs: Mapping[str, Any] | None = 
         raise GrowRefused(f"store {url} is being grown to {spec.source} (interrupted); rerun "
                           "the same command with --extend to finish, nothing was touched")
     return spec, growth
-
-
-def apply(url: str, spec: Spec, growth: Growth, source: str) -> None:
-    """Grow the store at ``url`` to ``spec`` (aligned, see :func:`check`;
-    lock held) in the crash-safe order of the module docstring: :func:`mark`,
-    :func:`resize`, :func:`finish`."""
-    mark(url, spec, growth, source)
-    resize(url, spec)
-    finish(url, spec, growth, source)
-
-
-def mark(url: str, spec: Spec, growth: Growth, source: str) -> None:
-    """Step 1 (:func:`boardsweep.pipeline.store.growth.mark`)."""
-    on_disk.mark(url, spec, growth.describe(), source)
-
-
-def resize(url: str, spec: Spec) -> None:
-    """Step 2 (:func:`boardsweep.pipeline.store.growth.resize`)."""
-    on_disk.resize(url, spec)
-
-
-def finish(url: str, spec: Spec, growth: Growth, source: str) -> None:
-    """Step 3 (:func:`boardsweep.pipeline.store.growth.finish`)."""
-    on_disk.finish(url, spec, growth.describe(), source)
 
 
 def kept_cells(url: str, index: tuple[int, ...], start: int, stop: int,

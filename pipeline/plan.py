@@ -69,24 +69,32 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None) -> list[Task]:
     ``done`` has shape ``spec.shape + (spec.replicates,)``; ``None`` means nothing
     is done yet.  A block whose first replicates only are done (the partial
     last block of a grown store) runs just the rest (:attr:`Task.base`).
+    Tasks come in grid order, then block order.
     """
+    blocks = [(start, min(start + spec.block, spec.replicates)) for start in range(0, spec.replicates, spec.block)]
+    points = spec.points()
+    if done is None:
+        return [Task(index, params, start, stop) for index, params in points for start, stop in blocks]
+    flat = np.asarray(done, dtype=bool).reshape(len(points), -1)
+    missing = np.zeros((len(points), len(blocks)), dtype=bool)
+    kept = np.zeros((len(points), len(blocks)), dtype=np.int64)
+    for b, (start, stop) in enumerate(blocks):  # a few blocks; every grid point at once
+        missing[:, b], kept[:, b] = _missing_and_prefix(flat[:, start:stop])
     tasks = []
-    for index, params in spec.points():
-        for start in range(0, spec.replicates, spec.block):
-            stop = min(start + spec.block, spec.replicates)
-            cells = None if done is None else done[index + (slice(start, stop),)]
-            if cells is None:
-                tasks.append(Task(index, params, start, stop))
-            elif not cells.all():
-                kept = _done_prefix(cells)
-                tasks.append(Task(index, params, start + kept, stop, start if kept else None))
+    for p, b in zip(*np.nonzero(missing)):  # row-major: grid order, then block order
+        (index, params), (start, stop), k = points[p], blocks[b], int(kept[p, b])
+        tasks.append(Task(index, params, start + k, stop, start if k else None))
     return tasks
 
 
-def _done_prefix(cells: np.ndarray) -> int:
-    """How many leading cells are done when exactly those are (else 0)."""
-    kept = int(np.argmin(cells)) if not cells.all() else len(cells)
-    return kept if not cells[kept:].any() else 0
+def _missing_and_prefix(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``cells`` (one block of replicates per grid point): whether a
+    cell is not done, and how many leading cells are done when exactly those
+    are (else 0)."""
+    missing = ~cells.all(axis=1)
+    lead = np.argmin(cells, axis=1)  # the first cell not done, where one is
+    only_lead = cells.sum(axis=1) == lead  # no done cell after it
+    return missing, np.where(missing & only_lead, lead, 0)
 
 
 def _plain(value: Any) -> Any:

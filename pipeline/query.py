@@ -13,9 +13,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from .store import chunkfiles, integrity
+from .store import Store, chunkfiles
 from .store.metadata import exact_states, label_text, simulated_variables
-from .store import open_raw
 
 __all__ = [
     "open_sweep",
@@ -43,7 +42,7 @@ READ_CHUNK_BYTES = 128 * 2**20
 
 
 def open_sweep(
-    url: str,
+    url: str | Store,
     check: bool = True,
     chunks: Mapping[str, int] | None = None,
     sel: Mapping[str, Any] | None = None,
@@ -64,17 +63,25 @@ def open_sweep(
     checksums their tasks recorded); a damaged store raises
     :class:`~boardsweep.pipeline.store.integrity.StoreDamaged` naming the cells,
     rather than answering with fewer replicates or a decompression error.
+
+    ``url`` may be a :class:`~boardsweep.pipeline.store.Store` a command has
+    opened: what it has read of the store is used, not read again.
     """
-    url = str(url)
+    st = _opened(url)
     if sel:
-        return load_sweep(url, check=check, sel=sel)
+        return load_sweep(st, check=check, sel=sel)
     if check:
-        integrity.assert_intact(url)
-    raw = open_raw(url)
+        st.assert_intact()
+    raw = st.open_raw()
     chunks = dict(chunks or read_chunks(raw))
     for name, var in raw.data_vars.items():
-        raw[name] = var.copy(data=_lazy(url, str(name), var, chunks))
+        raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
     return mask(xr.decode_cf(raw))
+
+
+def _opened(url: str | Store) -> Store:
+    """The store at ``url``, or ``url`` itself where it is an opened :class:`Store`."""
+    return url if isinstance(url, Store) else Store(str(url))
 
 
 def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
@@ -93,7 +100,7 @@ def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
     return da.from_array(source, chunks=wanted, lock=False, asarray=True, name=f"boardsweep-{name}-{token}")
 
 
-def load_sweep(url: str, check: bool = True, sel: Mapping[str, Any] | None = None) -> xr.Dataset:
+def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | None = None) -> xr.Dataset:
     """:func:`open_sweep`, read into memory at once (numpy, no dask): the
     fastest way to read a store that fits in memory.
 
@@ -101,11 +108,12 @@ def load_sweep(url: str, check: bool = True, sel: Mapping[str, Any] | None = Non
     (:mod:`boardsweep.pipeline.store.chunkfiles`, about ten times zarr's speed on a
     store of thousands of tiny chunks), then decoded as ``xarray.open_zarr``
     decodes them; ``sel`` ({axis: [values]}) reads only those cells.
+    ``url`` may be an opened :class:`~boardsweep.pipeline.store.Store`.
     """
-    url = str(url)
+    st = _opened(url)
     if check:
-        integrity.assert_intact(url)
-    raw = open_raw(url)
+        st.assert_intact()
+    raw = st.open_raw()
     axes = [a for a in raw.attrs.get("grid_axes", []) if a in raw.dims]
     picked = {a: raw.get_index(a).get_indexer(list(v)) for a, v in (sel or {}).items()}
     if any((p < 0).any() for p in picked.values()):
@@ -114,7 +122,7 @@ def load_sweep(url: str, check: bool = True, sel: Mapping[str, Any] | None = Non
     raw = raw.isel(window)
     region = tuple(window.get(a, slice(None)) for a in axes)
     for name, var in raw.data_vars.items():
-        data = chunkfiles.read(url, str(name), region) if var.dims[:len(axes)] == tuple(axes) else None
+        data = chunkfiles.read(st.url, str(name), region) if var.dims[:len(axes)] == tuple(axes) else None
         raw[name] = var.copy(data=data if data is not None else var.values)
     ds = xr.decode_cf(raw.load())
     ds = ds.isel({a: p - window[a].start for a, p in picked.items()})

@@ -179,7 +179,7 @@ class Spec:
             "name": self.name,
             "game": self.game_name,
             "seed": self.seed,
-            "params": {k: v for k, v in sorted(self.points()[0][1].items()) if k not in self.grid},
+            "params": {k: v for k, v in sorted(self._resolved[0][1].items()) if k not in self.grid},  # read only: no copies
             "grid": {k: list(v) for k, v in self.grid.items()},
             "run": {"replicates": self.replicates, **dict(sorted(self.run_shape.items()))},
             "checkpoints": [int(c) for c in self.checkpoints],

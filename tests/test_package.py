@@ -135,4 +135,4 @@ def test_editable_install_holds_only_what_the_wheel_ships():
 
     for name in ("boardsweep.tests", "boardsweep.setup", "boardsweep.benchmarks", "boardsweep.docker"):
         assert importlib.util.find_spec(name) is None, name
-    assert importlib.util.find_spec("boardsweep.pipeline.store.arrays") is not None
+    assert importlib.util.find_spec("boardsweep.pipeline.store.schema") is not None

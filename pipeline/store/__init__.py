@@ -1,6 +1,10 @@
 """The sweep store: everything about a sweep's zarr store lives in this package.
 
-* :mod:`.arrays`: the schema, the template, region writes, done masks, reads;
+* :mod:`.schema`: the variables, dims, chunks and attributes (the template);
+* :mod:`.identity`: what is at a URL, the attributes, the format and spec checks;
+* :mod:`.creation`: create a store from its template, complete it, remove it;
+* :mod:`.writes`: a task's region, a point's exact answer, done flags;
+* :mod:`.reads`: arrays whole or a region, the done masks, the raw Dataset;
 * :mod:`.metadata`: the store's self-description (CF attributes, history);
 * :mod:`.integrity`: task manifests, the check, damage;
 * :mod:`.packing`: the packed layout of a finished store and its journal;
@@ -20,36 +24,12 @@ Nothing outside this package opens zarr or fsspec or touches a store's files
 from __future__ import annotations
 
 from . import zarr_private  # noqa: F401 - first: it imports zarr without zarr 3.0's import-time warning
-from .arrays import (
-    FILL,
-    array_names,
-    coordinate_labels,
-    many_reads,
-    open_raw,
-    read_raw,
-    write_whole,
-    StoreMismatch,
-    check_format,
-    check_writable,
-    check_spec,
-    clear_done,
-    create_store,
-    ensure_arrays,
-    inspect,
-    provenance,
-    quiet_zarr,
-    read_array,
-    read_attrs,
-    read_done,
-    read_exact_done,
-    remove_store,
-    source_revision,
-    store_exists,
-    template,
-    unplayed,
-    write_exact,
-    write_region,
-)
+from .creation import create_store, ensure_arrays, remove_store
+from .identity import StoreMismatch, check_format, check_spec, check_writable, inspect, read_attrs, store_exists
+from .reads import array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
+from .schema import FILL, provenance, source_revision, template, unplayed
+from .writes import clear_done, write_exact, write_region, write_whole
+from .zarr_private import quiet as quiet_zarr
 from .chunkfiles import ChunkUnreadable, LayoutError
 from .owner import Store, normalize_url
 from .remote import bound_failures

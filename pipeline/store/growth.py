@@ -25,7 +25,7 @@ import numpy as np
 import zarr
 
 from . import metadata
-from .arrays import provenance, template
+from .schema import provenance, template
 from .zarr_private import quiet
 from ..spec import Spec
 

@@ -29,10 +29,11 @@ import zarr
 
 from . import layout as packing
 from ..errors import Fault
-from .arrays import READ_CONCURRENCY, check_format, read_attrs, read_mask
+from .identity import check_format, read_attrs
 from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, _fingerprint, _fs, _read_many, chunk_paths, exact_name,
                         record, sim_name)
 from .metadata import simulated_variables
+from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet
 
 __all__ = [
@@ -45,7 +46,7 @@ __all__ = [
     "read_mask",
     "describe",
     "assert_intact",
-    "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY",  # from .manifests and .arrays
+    "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY",  # from .manifests and .reads
 ]
 
 class StoreDamaged(Fault, ValueError):
@@ -101,8 +102,7 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
     (``attrs``, ``state``: its attributes and :func:`.layout.layout`, where
     the caller has read them)."""
     with quiet():
-        group = zarr.open_group(url, mode="r")
-        attrs = dict(group.attrs) if attrs is None else attrs
+        attrs = dict(zarr.open_group(url, mode="r").attrs) if attrs is None else attrs
         check_format(url, attrs)
         damage = Damage()
         fs, root = _fs(url)
@@ -125,8 +125,8 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         if damage.arrays or attrs.get("integrity") != INTEGRITY_SCHEME:
             return damage
         block = int(attrs["replicates_per_task"])
-        done, _ = read_mask(group, "done", url)
-        exact_done, _ = read_mask(group, "exact_done", url)
+        done, _ = read_mask(None, "done", url)  # the group is opened only if the chunk files cannot be read directly
+        exact_done, _ = read_mask(None, "exact_done", url)
         damage.done, damage.exact_done = done, exact_done
         if state == "packed":  # the task manifests describe the task-chunked copy, kept aside
             _check_packed(url, attrs, block, damage)
@@ -190,21 +190,24 @@ def _verify(fs, root: str, manifest: bytes | None) -> str | None:
     return None
 
 
-def describe(url: str, damage: Damage, limit: int = 4) -> str:
-    """``damage`` in words, the cells named by the spec's grid values."""
-    attrs = read_attrs(url)
+def describe(url: str, damage: Damage, limit: int = 4, attrs: dict[str, Any] | None = None) -> str:
+    """``damage`` in words, the cells named by the spec's grid values
+    (``attrs``: the store's attributes, where the caller has read them)."""
+    attrs = read_attrs(url) if attrs is None else attrs
     spec = json.loads(attrs.get("spec_canonical", "{}"))
     grid = spec.get("grid", {})
     return damage.describe(list(attrs.get("grid_axes", grid)), grid,
                            int(attrs.get("replicates_per_task", 1)), limit)
 
 
-def assert_intact(url: str) -> None:
+def assert_intact(url: str, damage: Damage | None = None, attrs: dict[str, Any] | None = None) -> None:
     """Raise :class:`StoreDamaged` (one line naming the cells) unless every
-    finished cell of the store at ``url`` is present and readable."""
-    damage = check(url)
+    finished cell of the store at ``url`` is present and readable
+    (``damage``, ``attrs``: what :func:`check` found and the store's
+    attributes, where the caller has them)."""
+    damage = check(url, attrs) if damage is None else damage
     if damage:
         raise StoreDamaged(
-            f"store {url} is damaged: {describe(url, damage)}; rerun `boardsweep run SPEC --store {url}` "
+            f"store {url} is damaged: {describe(url, damage, attrs=attrs)}; rerun `boardsweep run SPEC --store {url}` "
             "to recompute these cells (`boardsweep status` names them all)"
         )

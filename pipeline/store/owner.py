@@ -6,6 +6,8 @@ its layout (:attr:`Store.layout`) are read on first use and kept until the
 command itself changes them.  The methods are the store's life:
 
 * open and create: :meth:`Store.refuse_foreign`, :meth:`Store.create`;
+  a lost storage in one line: :meth:`Store.lost`,
+  :meth:`Store.losing_storage_ends_the_run`;
 * prepare for a run (lock held): :meth:`Store.prepare` (check the spec,
   recover a layout change, unpack a damaged packed copy, complete the
   arrays), :meth:`Store.clear_damaged`, :meth:`Store.apply_growth`;
@@ -13,7 +15,8 @@ command itself changes them.  The methods are the store's life:
   :meth:`Store.write_whole`;
 * read: :meth:`Store.read_array`, :meth:`Store.read_done`,
   :meth:`Store.read_exact_done`, :meth:`Store.open_raw`;
-* status and publishing: :meth:`Store.check`, :meth:`Store.pack`,
+* status and publishing: :meth:`Store.check`, :meth:`Store.describe`,
+  :meth:`Store.assert_intact`, :meth:`Store.pack`,
   :meth:`Store.unpack`; history: :meth:`Store.append_history`.
 
 The functions of the modules beside this one do the work (they take a URL and
@@ -23,18 +26,21 @@ are made, each once.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import fsspec
 import numpy as np
 import xarray as xr
 
-from . import arrays, growth, integrity, lost_records, metadata, packing
-from .arrays import StoreMismatch
+from . import creation, growth, identity, integrity, lost_records, metadata, packing, reads, writes
+from .identity import StoreMismatch
+from .schema import template
 from .chunkfiles import ChunkUnreadable
 from .lock import StoreLock
-from ..errors import StoreCreationFailed, one_line
+from .remote import StoreUnreachable, unreachable
+from ..errors import SchedulerLost, StoreCreationFailed, one_line
 from ..spec import Spec
 
 __all__ = ["Store", "normalize_url"]
@@ -94,6 +100,8 @@ class Store:
         self._attrs: dict[str, Any] | None = None
         self._layout: str | None = None
         self._damage: integrity.Damage | None = None
+        self._raw: xr.Dataset | None = None
+        self._created = False  # made by this command, nothing written into it since
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
@@ -102,16 +110,16 @@ class Store:
 
     @property
     def kind(self) -> str:
-        """What is at the URL (:func:`.arrays.inspect`): ``absent``, ``boardsweep``, ..."""
+        """What is at the URL (:func:`.identity.inspect`): ``absent``, ``boardsweep``, ..."""
         if self._kind is None:
-            self._kind = arrays.inspect(self.url)
+            self._kind = identity.inspect(self.url)
         return self._kind
 
     @property
     def attrs(self) -> dict[str, Any]:
-        """The store's attributes, its format checked (:func:`.arrays.read_attrs`)."""
+        """The store's attributes, its format checked (:func:`.identity.read_attrs`)."""
         if self._attrs is None:
-            self._attrs = arrays.read_attrs(self.url)
+            self._attrs = identity.read_attrs(self.url)
         return self._attrs
 
     @property
@@ -123,7 +131,8 @@ class Store:
 
     def changed(self) -> None:
         """Forget what was read: the command changed the store's metadata or layout."""
-        self._kind = self._attrs = self._layout = self._damage = None
+        self._kind = self._attrs = self._layout = self._damage = self._raw = None
+        self._created = False
 
     # -- open, create, prepare ------------------------------------------------
 
@@ -142,12 +151,12 @@ class Store:
         return kind
 
     def check_spec(self, spec: Spec) -> None:
-        """Refuse a store made by another spec (:func:`.arrays.check_spec`)."""
-        arrays.check_spec(self.url, spec, self.attrs)
+        """Refuse a store made by another spec (:func:`.identity.check_spec`)."""
+        identity.check_spec(self.url, spec, self.attrs)
 
     def check_writable(self) -> None:
-        """Refuse a store in an older format (:func:`.arrays.check_writable`)."""
-        arrays.check_writable(self.url, self.attrs)
+        """Refuse a store in an older format (:func:`.identity.check_writable`)."""
+        identity.check_writable(self.url, self.attrs)
 
     def prepare(self, spec: Spec, overwrite: bool) -> list[str]:
         """Create the store, or check that it belongs to ``spec``, put its
@@ -159,16 +168,16 @@ class Store:
         """
         kind = self.refuse_foreign(overwrite)
         if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
-            arrays.remove_store(self.url, [])
+            creation.remove_store(self.url, [])
         if kind == "boardsweep":
             if not overwrite:
                 self.check_spec(spec)
                 repaired = [r for r in [self.recover(), self._unpack_if_damaged()] if r]
-                recreated = arrays.ensure_arrays(self.url, spec)
+                recreated = creation.ensure_arrays(self.url, spec)
                 if recreated:
                     self.changed()
                 return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
-            arrays.remove_store(self.url)
+            creation.remove_store(self.url)
             self.changed()
         self.create(spec)
         return []
@@ -176,10 +185,10 @@ class Store:
     def create(self, spec: Spec) -> None:
         """Create the store; if that fails (disk full), remove what was made and say so."""
         try:
-            arrays.create_store(self.url, spec)
+            creation.create_store(self.url, spec)
         except OSError as exc:
             try:
-                arrays.remove_store(self.url, [str(n) for n in arrays.template(spec, spec.game)[0].variables])
+                creation.remove_store(self.url, [str(n) for n in template(spec, spec.game)[0].variables])
             except Exception:  # noqa: BLE001 - nothing more to clean than what exists
                 pass
             raise StoreCreationFailed(
@@ -188,6 +197,7 @@ class Store:
             ) from None
         finally:
             self.changed()
+        self._created = True
 
     def remove_if_empty(self) -> None:
         """Remove the folder this command created when nothing was stored in it."""
@@ -198,6 +208,28 @@ class Store:
     def lock(self) -> StoreLock:
         """The store's lock (a context manager): one run per store."""
         return StoreLock(self.url)
+
+    # -- lost storage ---------------------------------------------------------
+
+    def lost(self, exc: BaseException) -> StoreUnreachable | None:
+        """The one-line error to end a run with where ``exc`` (raised here or
+        by a task) says the store's storage cannot be reached, else ``None``
+        (a lost scheduler is not a lost store)."""
+        if isinstance(exc, (SchedulerLost, StoreUnreachable)) or not unreachable(exc):
+            return None
+        return StoreUnreachable.during_run(self.url, exc)
+
+    @contextmanager
+    def losing_storage_ends_the_run(self) -> Iterator[None]:
+        """Raise :meth:`lost`'s one line in place of an error that says the
+        storage cannot be reached (finished tasks are kept: rerun)."""
+        try:
+            yield
+        except Exception as exc:
+            lost = self.lost(exc)
+            if lost is not None:
+                raise lost from exc
+            raise
 
     def recover(self) -> str:
         """Finish a layout change a killed process left half done (:func:`.packing.recover`)."""
@@ -225,6 +257,15 @@ class Store:
             self._damage = integrity.check(self.url, self.attrs, self.layout)
         return self._damage
 
+    def describe(self, damage: integrity.Damage, limit: int = 4) -> str:
+        """``damage`` in words, the cells named by the store's grid values (:func:`.integrity.describe`)."""
+        return integrity.describe(self.url, damage, limit, self.attrs)
+
+    def assert_intact(self) -> None:
+        """Raise :class:`.integrity.StoreDamaged` (one line naming the cells) unless
+        every finished cell is present and readable (:meth:`check`)."""
+        integrity.assert_intact(self.url, self.check(), self.attrs)
+
     def clear_damaged(self, spec: Spec) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Find finished cells whose data is missing or damaged and clear their done
         flags, so that they are planned again.
@@ -233,6 +274,8 @@ class Store:
         without the damaged cells (the masks the check read, so that a run on a
         complete store reads each mask once).
         """
+        if self._created:  # made by this command: nothing is finished, nothing to check (10^5 points: 2 s)
+            return [], np.zeros((*spec.shape, spec.slots), dtype=bool), np.zeros(spec.shape, dtype=bool)
         damage = self.check()
         if damage.done is None:  # a store without checksums: its flags are all there is
             return [], self.read_done(), self.read_exact_done()
@@ -244,7 +287,7 @@ class Store:
             return told, done, exact_done
         described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
                                     limit=10**9).split("; ")
-        arrays.clear_done(self.url, damage.sim, damage.exact, spec.block)
+        writes.clear_done(self.url, damage.sim, damage.exact, spec.block)
         self._damage = None
         return told + described, done, exact_done
 
@@ -264,15 +307,15 @@ class Store:
     def write_task(self, index: tuple[int, ...], start: int, stop: int, values: Mapping[str, np.ndarray],
                    token: str | None = None) -> None:
         """One task's arrays, then its done flags, then its checksum record."""
-        arrays.write_region(self.url, index, start, stop, values, token)
+        writes.write_region(self.url, index, start, stop, values, token)
 
     def write_exact(self, index: tuple[int, ...], values: Mapping[str, np.ndarray], token: str | None = None) -> None:
         """One grid point's exact answer, then its flag and record."""
-        arrays.write_exact(self.url, index, values, token)
+        writes.write_exact(self.url, index, values, token)
 
     def write_whole(self, values: Mapping[str, np.ndarray]) -> None:
         """Small per-point arrays rewritten whole (the precision rule's decisions)."""
-        arrays.write_whole(self.url, values)
+        writes.write_whole(self.url, values)
 
     def append_history(self, what: str) -> None:
         """One line added to the store's ``history`` attribute."""
@@ -282,20 +325,24 @@ class Store:
     # -- read ---------------------------------------------------------------
 
     def read_array(self, name: str, region: tuple[slice, ...] = (), unreadable_as_fill: bool = False) -> np.ndarray:
-        """Array ``name`` as written (:func:`.arrays.read_array`)."""
-        return arrays.read_array(self.url, name, region, unreadable_as_fill)
+        """Array ``name`` as written (:func:`.reads.read_array`)."""
+        return reads.read_array(self.url, name, region, unreadable_as_fill)
 
     def read_done(self) -> np.ndarray:
         """The ``done`` mask (grid shape + replicates)."""
-        return arrays.read_done(self.url)
+        return reads.read_done(self.url)
 
     def read_exact_done(self) -> np.ndarray:
         """The ``exact_done`` mask (grid shape)."""
-        return arrays.read_exact_done(self.url)
+        return reads.read_exact_done(self.url)
 
-    def open_raw(self, mask_and_scale: bool = False) -> xr.Dataset:
-        """The store as xarray reads it, lazily, without dask (:func:`.arrays.open_raw`)."""
-        return arrays.open_raw(self.url, mask_and_scale)
+    def open_raw(self) -> xr.Dataset:
+        """The store as xarray reads it, lazily, without dask, values as stored
+        (:func:`.reads.open_raw`): opened once per command, a shallow copy each
+        call (the caller may replace its variables)."""
+        if self._raw is None:
+            self._raw = reads.open_raw(self.url)
+        return self._raw.copy(deep=False)
 
     # -- publish ------------------------------------------------------------
 

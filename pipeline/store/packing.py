@@ -50,12 +50,13 @@ import numpy as np
 import zarr
 
 from . import chunkfiles, integrity, manifests
-from .arrays import read_attrs, read_exact_done
+from .identity import read_attrs
 from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
 from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKING, PACKING_STATE, REBUILD, TASKS, UNKNOWN, UNPACKING,
                      _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region, damaged_chunks,
                      layout, task_arrays, unrecognised)
 from .metadata import simulated_variables
+from .reads import read_exact_done
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
 __all__ = [

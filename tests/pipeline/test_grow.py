@@ -190,14 +190,16 @@ def test_interrupted_growth_is_incomplete_and_the_same_command_finishes_it(tmp_p
     spec_path = tmp_path / "new.toml"
     spec_path.write_text(text)
     spec, growth = grow.check(str(base), parse_spec(text, str(spec_path)), True)
-    for steps in ((grow.mark,), (grow.mark, grow.resize)):
-        url = tmp_path / f"stopped-{len(steps)}.zarr"
+    from boardsweep.pipeline.store import growth as on_disk
+
+    for steps in (1, 2):  # stopped after step 1 (mark), after step 2 (resize)
+        url = tmp_path / f"stopped-{steps}.zarr"
         import shutil
 
         shutil.copytree(base, url)
-        grow.mark(str(url), spec, growth, str(spec_path))
-        if len(steps) == 2:
-            grow.resize(str(url), spec)
+        on_disk.mark(str(url), spec, growth.describe(), str(spec_path))
+        if steps == 2:
+            on_disk.resize(str(url), spec)
         capsys.readouterr()
         assert run_cli("status", str(url)) == 1
         assert "growing it to a larger spec was interrupted" in capsys.readouterr().err

@@ -150,15 +150,15 @@ def test_no_task_writes_into_a_packed_chunk(stores, tmp_path):
 
 def test_the_zarr_writer_of_remote_stores_refuses_a_shared_chunk_too(stores, tmp_path):
     """The writer remote stores use (through zarr) checks the same rule."""
-    from boardsweep.pipeline.store import arrays
+    from boardsweep.pipeline.store import writes
 
     _, packed, _, _ = stores
     copy = _copy_without_dot_files(packed, tmp_path / "copy.zarr")
     before = {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()}
     values = {"rolls": np.zeros((2, 5), dtype=np.int64)}
     with pytest.raises(store.LayoutError, match="shared"):
-        arrays._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done")
+        writes._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done")
     assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
     assert packing.unpack(str(copy)) and packing.layout(str(copy)) == "tasks"
-    arrays._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done")  # its own chunk: written
+    writes._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done")  # its own chunk: written
     assert (zarr.open_array(str(copy), path="rolls")[0, 0, :2] == 0).all()

@@ -1,0 +1,90 @@
+"""Creating a store from its template, completing it, and removing it.
+
+boardsweep never deletes anything it did not make: :func:`remove_store`
+removes only the arrays listed in the ``arrays`` attribute, the root metadata
+and the manifests, so files a user put inside survive.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import fsspec
+import numpy as np
+import xarray as xr
+import zarr
+
+from . import manifests
+from .identity import read_attrs
+from .schema import template
+from .zarr_private import quiet
+from ..spec import Spec
+
+__all__ = ["create_store", "ensure_arrays", "remove_store"]
+
+
+def create_store(url: str, spec: Spec) -> None:
+    """Write the empty store for ``spec`` at ``url`` (metadata only, no chunks)."""
+    ds, encoding = template(spec, spec.game)
+    with quiet():
+        ds.to_zarr(url, mode="a", compute=False, encoding=encoding, consolidated=True, zarr_format=3)
+
+
+def ensure_arrays(url: str, spec: Spec) -> list[str]:
+    """Recreate the metadata of every array of ``spec``'s template missing at ``url``.
+
+    Completes a store whose creation was interrupted (disk full, process
+    killed) and restores an array whose ``zarr.json`` was deleted; chunks
+    already on disk are kept (the integrity check decides what is intact).
+    Returns the names recreated.
+    """
+    fs, root = fsspec.core.url_to_fs(url)
+    ds, encoding = template(spec, spec.game)
+    missing = [str(n) for n in ds.variables if not fs.exists(f"{root}/{n}/zarr.json")]
+    missing += [c for c in _stale_coordinates(url, ds) if c not in missing]
+    if not missing:
+        return []
+    data = [n for n in missing if n in ds.data_vars]
+    subset = ds[data] if data else ds.drop_vars(list(ds.data_vars))
+    with quiet():
+        subset.to_zarr(url, mode="a", compute=False, consolidated=True, zarr_format=3,
+                       encoding={k: v for k, v in encoding.items() if k in subset.variables})
+    return missing
+
+
+def _stale_coordinates(url: str, ds: xr.Dataset) -> list[str]:
+    """Coordinates whose stored values are unreadable or differ from the spec's
+    (a creation stopped between a coordinate's metadata and its values)."""
+    stale = []
+    with quiet():
+        group = zarr.open_group(url, mode="r")
+        for name in ds.coords:
+            try:
+                stored = np.asarray(group[str(name)][...])
+                same = stored.shape == ds[name].shape and bool(np.all(stored == ds[name].values))
+            except Exception:  # noqa: BLE001 - missing or unreadable: rewrite it
+                same = False
+            if not same:
+                stale.append(str(name))
+    return stale
+
+
+def remove_store(url: str, names: list[str] | None = None) -> None:
+    """Remove what boardsweep made at ``url``: its arrays (``names``, default
+    the store's ``arrays`` attribute), root metadata and manifests; anything
+    else in the folder (a user's files) stays."""
+    fs, root = fsspec.core.url_to_fs(url)
+    ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or _legacy_arrays(url)))
+    for entry in fs.ls(root, detail=False):
+        name = Path(entry).name
+        if name in ours and fs.isdir(entry):
+            fs.rm(entry, recursive=True)
+    for name in ("zarr.json", manifests.MANIFEST_DIR.split("/")[0]):
+        if fs.exists(f"{root}/{name}"):
+            fs.rm(f"{root}/{name}", recursive=True)
+
+
+def _legacy_arrays(url: str) -> list[str]:
+    """Array names of a store made before ``arrays`` was recorded: all its arrays."""
+    with quiet():
+        return list(zarr.open_group(url, mode="r").array_keys())

@@ -1,0 +1,172 @@
+"""What is at a store's URL, and whether this code may read or add to it.
+
+:func:`inspect` says what a URL holds (boardsweep recognises its own stores by
+their attributes and never deletes anything else); :func:`read_attrs` reads a
+store's attributes and checks its format (:func:`check_format`);
+:func:`check_spec` and :func:`check_writable` refuse, in one line, a store
+made by another spec or in an older format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Mapping
+
+import fsspec
+import zarr
+
+from ...core.rng import RNG_SCHEME
+from . import manifests, metadata
+from .zarr_private import quiet
+from ..errors import InputError
+from ..plan import SEED_SCHEME
+from ..spec import Spec
+
+__all__ = ["StoreMismatch", "UnknownFormat", "store_exists", "inspect", "read_attrs", "check_format",
+           "check_spec", "check_writable", "differences"]
+
+
+class StoreMismatch(InputError):
+    """An existing store does not hold the sweep the spec describes."""
+
+
+class UnknownFormat(InputError):
+    """The store was written in a format (or with a random scheme) this code
+    does not know: reading or resuming it could be silently wrong."""
+
+
+def store_exists(url: str) -> bool:
+    """Whether ``url`` holds a zarr group."""
+    try:
+        with quiet():
+            zarr.open_group(url, mode="r")
+        return True
+    except (FileNotFoundError, zarr.errors.GroupNotFoundError, ValueError, KeyError):
+        return False
+
+
+def inspect(url: str) -> str:
+    """What is at ``url``: ``absent``, ``empty`` (a folder holding nothing or only
+    boardsweep's lock), ``file``, ``boardsweep`` (a store boardsweep made),
+    ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
+    ``leftover`` (boardsweep's ``.boardsweep/`` folder without a store: a
+    removal cut short) or ``unreadable`` (a zarr.json that does not parse)."""
+    fs, root = fsspec.core.url_to_fs(url)
+    if not fs.exists(root):
+        return "absent"
+    if fs.isfile(root):
+        return "file"
+    names = {Path(p).name for p in fs.ls(root, detail=False)}
+    if not names - {".boardsweep.lock"}:
+        return "empty"
+    if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
+        return "leftover" if manifests.MANIFEST_DIR.split("/")[0] in names else "folder"
+    try:
+        meta = json.loads(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
+    except (OSError, ValueError):
+        return "unreadable"
+    if meta.get("node_type") == "array" or ".zarray" in names:
+        return "zarr-array"
+    return "boardsweep" if "spec_canonical" in meta.get("attributes", {}) else "zarr-group"
+
+
+def read_attrs(url: str, check: bool = True) -> dict[str, Any]:
+    """The store's attributes; with ``check``, those of a boardsweep store in
+    a format this code knows (:func:`check_format`)."""
+    with quiet():
+        attrs = dict(zarr.open_group(url, mode="r").attrs)
+    if check and "spec_canonical" in attrs:
+        check_format(url, attrs)
+    return attrs
+
+
+def check_format(url: str, attrs: Mapping[str, Any]) -> None:
+    """Raise :class:`UnknownFormat` (one line) unless the store's format, its
+    integrity scheme, its random and seed schemes are the ones this code
+    writes, and no newer boardsweep release (major.minor) wrote it."""
+    ours = version("boardsweep")
+    problems = []
+    if metadata.store_format(attrs) not in metadata.READABLE_FORMATS:
+        problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads "
+                        f"{', '.join(map(str, metadata.READABLE_FORMATS))}")
+    for key, known in (("integrity", manifests.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
+                       ("seed_scheme", SEED_SCHEME)):
+        if key not in attrs:
+            problems.append(f"no {key} recorded")
+        elif attrs[key] != known:
+            problems.append(f"{key} {_short(attrs[key])} is not this version's")
+    written = _release(attrs.get("boardsweep_version"))
+    if written is None:
+        problems.append(f"boardsweep_version {_short(attrs.get('boardsweep_version'))} is not a version")
+    elif written > _release(ours):
+        problems.append(f"written by boardsweep {attrs.get('boardsweep_version')}, newer than this {ours}")
+    if problems:
+        raise UnknownFormat(f"store {url} was written in a format this boardsweep {ours} does not know "
+                            f"({'; '.join(problems)}); use the boardsweep that wrote it, or replace the "
+                            "store with `boardsweep run SPEC --overwrite`")
+
+
+def _release(text: Any) -> tuple[int, int] | None:
+    """(major, minor) of a version string such as ``0.1.0``, ``None`` where it has none."""
+    found = re.match(r"\s*v?(\d+)(?:\.(\d+))?", str(text))
+    return None if found is None else (int(found[1]), int(found[2] or 0))
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "...'"
+
+
+def check_spec(url: str, spec: Spec, attrs: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`StoreMismatch` unless the store at ``url`` was made by ``spec``.
+
+    Specs are compared by canonical content, so comments, layout and the store
+    path do not matter; the message lists every key that differs.  ``attrs``:
+    the store's attributes where the caller has read them.
+    """
+    attrs = read_attrs(url) if attrs is None else attrs
+    if "spec_canonical" not in attrs:
+        raise StoreMismatch(f"store {url} is not a boardsweep sweep store; boardsweep writes only "
+                            "into a new folder or a store it made")
+    old, new = json.loads(attrs["spec_canonical"]), spec.canonical()
+    diffs = differences(old, new)
+    if diffs:
+        shown = "; ".join(f"{k}: {a} in the store, {b} in {spec.source}" for k, a, b in diffs[:5])
+        more = "" if len(diffs) <= 5 else f" (and {len(diffs) - 5} more)"
+        raise StoreMismatch(
+            f"store {url} was made by a different spec ({shown}{more}); "
+            "use --overwrite to replace it or choose another --store"
+        )
+
+
+def check_writable(url: str, attrs: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`StoreMismatch` (one line) unless the store at ``url`` has
+    the layout this boardsweep writes (:data:`metadata.STORE_FORMAT`); an
+    older store is still read by query, status, report and verify."""
+    found = metadata.store_format(read_attrs(url) if attrs is None else attrs)
+    if found != metadata.STORE_FORMAT:
+        raise StoreMismatch(
+            f"store {url} has store format {found}, written by an older boardsweep; this one writes "
+            f"format {metadata.STORE_FORMAT} and cannot add to it (query, status, report and verify "
+            "still read it): rerun with --overwrite, or --store NEW_PATH, to write it anew")
+
+
+def differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, str, str]]:
+    """Every key where two canonical specs differ, as (dotted key, old as JSON, new as JSON)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for key in sorted(set(old) | set(new)):
+            sub = f"{prefix}.{key}" if prefix else key
+            if key not in old or key not in new:
+                out.append((sub, _show(old.get(key)), _show(new.get(key))))
+            else:
+                out.extend(differences(old[key], new[key], sub))
+        return out
+    return [] if old == new else [(prefix, _show(old), _show(new))]
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is None else json.dumps(value)

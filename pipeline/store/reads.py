@@ -1,0 +1,130 @@
+"""Reading a store's arrays: whole or a region, the done masks, the raw Dataset.
+
+Local stores are read straight from their chunk files where
+:mod:`boardsweep.pipeline.store.chunkfiles` applies, anything else through zarr.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+import zarr
+
+from . import chunkfiles
+from .zarr_private import quiet
+
+__all__ = ["READ_CONCURRENCY", "read_array", "read_done", "read_exact_done", "read_mask", "open_raw",
+           "array_names", "read_raw", "coordinate_labels", "many_reads"]
+
+
+def read_array(url: str, name: str, region: tuple[slice, ...] = (),
+               unreadable_as_fill: bool = False) -> np.ndarray:
+    """Array ``name`` of the store at ``url`` as written (fill values where no
+    task wrote; ``region``: slices of its leading dims), straight from its
+    chunk files where :mod:`~boardsweep.pipeline.store.chunkfiles` applies, else
+    through zarr.  ``unreadable_as_fill``: a chunk that does not decode reads
+    as the fill value (for callers that use only cells found intact)."""
+    values = chunkfiles.read(url, name, region, unreadable_as_fill)
+    if values is None:
+        with quiet():
+            values = np.asarray(zarr.open_array(url, path=name, mode="r")[tuple(region) or ...])
+    return values
+
+
+def read_done(url: str) -> np.ndarray:
+    """The ``done`` mask, shape ``grid shape + (replicates,)`` (unreadable chunks: not done)."""
+    with quiet():
+        return read_mask(None, "done", url)[0]
+
+
+def read_exact_done(url: str) -> np.ndarray:
+    """The ``exact_done`` mask, shape ``grid shape``."""
+    with quiet():
+        return read_mask(None, "exact_done", url)[0]
+
+
+#: Chunk reads zarr keeps in flight when reading a mask (its default is 10;
+#: a mask is thousands of tiny chunks, one per task).
+READ_CONCURRENCY = 64
+
+
+def read_mask(group: zarr.Group | None, name: str, url: str | None = None) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """A boolean mask array read chunk by chunk where a whole read fails.
+
+    With ``url`` (the group's) a local store is read straight from its chunk
+    files (:mod:`boardsweep.pipeline.store.chunkfiles`); the group (``None``:
+    opened from ``url`` only when needed) is read through zarr.  Returns the mask
+    (unreadable chunks read as ``False``) and the chunk coordinates that could
+    not be read.
+    """
+    if url is not None:
+        try:
+            fast = chunkfiles.read(url, name)
+        except chunkfiles.ChunkUnreadable:
+            fast = None  # a damaged chunk: find which, below
+        if fast is not None:
+            return fast.astype(bool), []
+    if group is None:
+        group = zarr.open_group(url, mode="r")
+    array = group[name]
+    try:
+        with zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
+            return np.asarray(array[...], dtype=bool), []
+    except Exception:  # noqa: BLE001 - a damaged chunk: find which, below
+        pass
+    mask = np.zeros(array.shape, dtype=bool)
+    bad = []
+    grid = [range(-(-s // c)) for s, c in zip(array.shape, array.chunks)]
+    for coords in np.ndindex(*[len(g) for g in grid]):
+        region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, array.chunks, array.shape))
+        try:
+            mask[region] = np.asarray(array[region], dtype=bool)
+        except Exception:  # noqa: BLE001 - unreadable chunk: not done
+            bad.append(coords)
+    return mask, bad
+
+
+def open_raw(url: str, mask_and_scale: bool = False) -> xr.Dataset:
+    """The store as xarray reads it, lazily and without dask (``chunks=None``),
+    values as stored unless ``mask_and_scale`` (the callers decode and mask)."""
+    with quiet():
+        return xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale)
+
+
+def array_names(url: str) -> set[str]:
+    """The names of the arrays in the store at ``url``."""
+    with quiet():
+        return set(zarr.open_group(url, mode="r").array_keys())
+
+
+def read_raw(url: str, name: str) -> np.ndarray:
+    """Array ``name`` exactly as stored (fill values included), read through zarr."""
+    with quiet():
+        return np.asarray(zarr.open_array(url, path=name, mode="r")[...])
+
+
+def coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
+    """Cell ``index`` of array ``name`` by its coordinates: ``dice_sides=6, replicate=3``."""
+    with quiet():
+        array = zarr.open_array(url, path=name, mode="r")
+        dims = list(getattr(array.metadata, "dimension_names", None) or [])
+        group = zarr.open_group(url, mode="r")
+        keys = set(group.array_keys())
+        parts = []
+        for axis, (dim, i) in enumerate(zip(dims or [None] * len(index), index)):
+            label: Any = i
+            if dim is not None and dim in keys and dim != name:
+                coord = group[dim]
+                if len(coord.shape) == 1 and coord.shape[0] > i:
+                    label = coord[i]
+                    label = label.item() if hasattr(label, "item") else label
+            parts.append(f"{dim or f'axis{axis}'}={label!r}")
+    return ", ".join(parts)
+
+
+def many_reads() -> None:
+    """Let zarr keep more chunk reads in flight in this (CLI) process: a
+    store holds one small chunk per task and variable."""
+    zarr.config.set({"async.concurrency": READ_CONCURRENCY})

@@ -1,0 +1,196 @@
+"""The store's schema: its variables, dims, chunks and attributes, as a template.
+
+Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
+
+* dims: one per grid axis (coordinate = axis values), ``replicate``,
+  ``checkpoint`` (coordinate = checkpoint values), the game's own dims;
+* every simulated variable ``v`` of the game: dims ``(*axes, replicate, *v.dims)``,
+  its integer dtype, fill value -1 declared as ``_FillValue`` so that cells no
+  task has written read as NaN, never as zero;
+* every exact variable: dims ``(*axes, *v.dims)``, float64 (NaN = no exact value);
+* ``done`` ``(*axes, replicate)`` and ``exact_done`` ``(*axes)``: completion masks;
+* attributes: the spec text, its SHA-256 and canonical JSON, versions, git
+  revision, RNG and seed schemes, creation time, the names of the arrays
+  boardsweep made (``arrays``) and the integrity scheme;
+* ``.boardsweep/manifests/``: what each task wrote, with checksums
+  (:mod:`boardsweep.pipeline.store.integrity`).
+
+Chunks are 1 along grid axes and the task block along ``replicate``, whole
+along every other dim, so each task writes its own chunks and nothing else
+(:mod:`.writes`).  Only the template goes through xarray (:mod:`.creation`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import subprocess
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Mapping
+
+import dask
+import dask.array as da
+import numpy as np
+import xarray as xr
+import zarr
+
+from ...core.games import Game
+from ...core.rng import RNG_SCHEME
+from . import manifests, metadata
+from ..plan import SEED_SCHEME
+from ..precision import STATES
+from ..spec import Spec
+
+__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "template", "precision_variables", "unplayed"]
+
+
+#: Fill value of integer simulation arrays: never a valid count.
+FILL = -1
+
+
+#: The store format this code writes (attribute ``boardsweep_format``; stores
+#: made before it was recorded have format 1); see :mod:`.metadata`.
+STORE_FORMAT = metadata.STORE_FORMAT
+
+
+def provenance(spec: Spec) -> dict[str, Any]:
+    """The attributes recorded in a new store."""
+    import numba  # heavy, and only a new store records its version
+
+    return {
+        "sweep": spec.name,
+        "game": spec.game_name,
+        "grid_axes": list(spec.axes),
+        "replicates_per_task": spec.block,
+        "checkpoint_of": spec.game.checkpoint_of,
+        "simulated_variables": list(spec.game.variables),
+        "exact_variables": list(spec.game.exact_variables),
+        "spec_file": spec.source,
+        "spec_text": spec.text,
+        "spec_sha256": spec.sha256,
+        "spec_canonical": spec.canonical_json(),
+        "boardsweep_version": version("boardsweep"),
+        "numpy_version": np.__version__,
+        "numba_version": numba.__version__,
+        "dask_version": dask.__version__,
+        "xarray_version": xr.__version__,
+        "zarr_version": zarr.__version__,
+        "git_revision": source_revision(),
+        "rng_scheme": RNG_SCHEME,
+        "integrity": manifests.INTEGRITY_SCHEME,
+        "seed_scheme": SEED_SCHEME,
+        "boardsweep_format": STORE_FORMAT,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def source_revision() -> str:
+    """boardsweep's own source revision, as recorded when it was built.
+
+    A built package carries ``boardsweep/_build_info.json`` (written by
+    ``setup.py``).  An editable install, whose ``boardsweep`` folder is the
+    checkout itself, reads that checkout: git is asked only when the folder
+    holds boardsweep's ``pyproject.toml`` and its own ``.git``, never an
+    enclosing repository.  Otherwise ``unknown``.
+    """
+    root = Path(__file__).resolve().parents[2]  # the boardsweep package
+    try:
+        return str(json.loads((root / "_build_info.json").read_text())["git_revision"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    pyproject = root / "pyproject.toml"
+    if not ((root / ".git").exists() and pyproject.is_file()
+            and 'name = "boardsweep"' in pyproject.read_text()):
+        return "unknown"
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=40"],
+            capture_output=True, text=True, timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
+    """The lazy Dataset and encoding of an empty store for ``spec``."""
+    params = spec.points()[0][1]
+    labels = game.coords_for(params)
+    axes, grid_chunks = spec.axes, (1,) * len(spec.axes)
+    sizes = {"replicate": spec.slots, "checkpoint": len(spec.checkpoints)}
+    sizes.update({dim: len(v) for dim, v in labels.items()})
+    data_vars, encoding = {}, {}
+
+    def add(name: str, dims: tuple, dtype: str, chunks: tuple, fill: Any, attrs: dict) -> None:
+        shape = tuple(len(spec.grid[d]) if d in spec.grid else sizes[d] for d in dims)
+        data_vars[name] = xr.Variable(dims, da.full(shape, fill, dtype=dtype, chunks=-1), attrs)  # never computed: one dask chunk
+        encoding[name] = {"chunks": chunks, "fill_value": fill}
+
+    for name, var in game.variables.items():
+        dims = (*axes, "replicate", *var.dims)
+        chunks = (*grid_chunks, spec.block, *(sizes[d] for d in var.dims))
+        fill = FILL if np.dtype(var.dtype).kind in "iu" else np.nan
+        add(name, dims, var.dtype, chunks, fill, {"_FillValue": fill})
+    for name, var in game.exact_variables.items():
+        chunks = (*grid_chunks, *(sizes[d] for d in var.dims))
+        add(name, (*axes, *var.dims), var.dtype, chunks, np.nan, {"_FillValue": np.nan})
+    add("done", (*axes, "replicate"), "bool", (*grid_chunks, spec.block), False, {})
+    add("exact_done", axes, "bool", grid_chunks or (), False, {})
+
+    coords = {axis: _axis_values(values) for axis, values in spec.grid.items()}
+    coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
+    if spec.precision_stderr is not None:  # per-point decisions of the precision rule
+        data_vars.update(precision_variables(spec))
+    coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
+    for dim, values in labels.items():
+        coords[dim] = xr.Variable(dim, *metadata.label_coordinate(values))
+    ds = xr.Dataset(data_vars, coords=coords, attrs=provenance(spec))
+    ds = metadata.describe(ds, spec, game)
+    ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
+    return ds, encoding
+
+
+def precision_variables(spec: Spec) -> dict[str, xr.Variable]:
+    """The per-point variables of the precision rule (:mod:`boardsweep.pipeline.precision`)
+    in a new store: every point running, nothing used yet."""
+    dims, shape = tuple(spec.axes), spec.shape
+    target = f"{spec.precision_stderr:g}"
+    return {
+        "replicates_used": xr.Variable(dims, np.zeros(shape, dtype=np.int64), {
+            "long_name": "replicates the precision rule used (planned in the current round while "
+                         "precision_state = 0)", "units": "1"}),
+        "stderr_reached": xr.Variable(dims, np.full(shape, np.nan), {
+            "long_name": "largest standard error of the game's estimates over the replicates used "
+                         f"(target {target})", "units": "1"}),
+        "precision_state": xr.Variable(dims, np.zeros(shape, dtype=np.int8), {
+            "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
+            "flag_values": list(range(len(STATES))), "flag_meanings": " ".join(STATES)}),
+    }
+
+
+def _axis_values(values: list) -> np.ndarray:
+    """A grid axis's values: numbers as they are, text as fixed-width unicode."""
+    array = np.asarray(values)
+    return array.astype(str) if array.dtype.kind in "OUT" else array
+
+
+def unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` (a task's simulated or exact arrays, the variable's own
+    dims last) with the fill value (:data:`FILL`, NaN for floats) at the
+    seats beyond ``params["players"]`` (see :func:`metadata.playing`): a
+    seat that does not play reads as missing, never as 0."""
+    players = metadata.playing(game, params)
+    variables = {**game.variables, **game.exact_variables}
+    out = dict(arrays)
+    for name, values in arrays.items():
+        var = variables.get(name)
+        if players is None or var is None or metadata.SEAT_DIM not in var.dims:
+            continue
+        axis = values.ndim - len(var.dims) + var.dims.index(metadata.SEAT_DIM)
+        values = np.array(values, copy=True)
+        index = [slice(None)] * values.ndim
+        index[axis] = slice(players, None)
+        values[tuple(index)] = FILL if values.dtype.kind in "iu" else np.nan
+        out[name] = values
+    return out

@@ -1,0 +1,150 @@
+"""Writing a store's cells: one task's region, one point's exact answer, done flags.
+
+Each task writes its own chunks and nothing else (:mod:`.schema`).  Workers
+write a task's chunk files directly on a local store
+(:mod:`boardsweep.pipeline.store.chunkfiles`: the bytes zarr would write, renamed
+into place) and through zarr elsewhere; the data first, then the done flags,
+then the checksum record (:mod:`.manifests`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from typing import Any, Mapping
+
+import fsspec
+import numpy as np
+import zarr
+from zarr.api.asynchronous import open_group
+
+from . import chunkfiles, manifests
+from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
+from .zarr_private import quiet, sync
+
+__all__ = ["write_region", "write_exact", "write_whole", "clear_done"]
+
+
+#: Arrays a process has opened for writing, per (store, canonical spec hash): a
+#: worker opens a store's arrays once, not once per task (opening the group
+#: re-reads its consolidated metadata).  The hash keys the entry, so a
+#: store replaced by another spec is opened afresh.
+_WRITERS: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+
+
+_MAX_WRITERS = 8
+
+
+def _writer(url: str, token: str | None, names: list[str]) -> dict[str, Any]:
+    """The opened async arrays ``names`` of the store at ``url`` (cached by ``token``)."""
+    key = (url, token or "")
+    arrays = _WRITERS.get(key, {}) if token else {}
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        async def open_arrays() -> dict[str, Any]:
+            group = await open_group(store=url, mode="r+")
+            return {n: await group.getitem(n) for n in missing}
+
+        with quiet():
+            arrays = {**arrays, **sync(open_arrays())}
+        if token:
+            _WRITERS[key] = arrays
+            while len(_WRITERS) > _MAX_WRITERS:
+                _WRITERS.popitem(last=False)
+    if token:
+        _WRITERS.move_to_end(key)
+    return arrays
+
+
+def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
+           flag: str) -> list[str]:
+    """Write every variable of one task's ``region``, then set its ``flag``
+    (``done`` / ``exact_done``) once the data is on disk; return the chunk
+    paths written.
+
+    A local store's region, one chunk per array, is written straight to its
+    chunk files (:func:`chunkfiles.write_chunk`); otherwise the arrays
+    (kept open per worker) are written through zarr, concurrently.
+    """
+    paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
+    if all(paths):
+        flag_path = chunkfiles.write_chunk(url, flag, region, np.ones(1, dtype=bool))
+        if flag_path:
+            return [*paths, flag_path]
+    return _write_zarr(url, token, region, values, flag)
+
+
+def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
+                flag: str) -> list[str]:
+    arrays = _writer(url, token, [*values, flag])
+    for name in [*values, flag]:
+        _require_own_chunk(url, name, arrays[name], region)
+
+    async def write_all() -> None:
+        await asyncio.gather(*(arrays[n].setitem(region, np.asarray(v, dtype=arrays[n].dtype))
+                               for n, v in values.items()))
+        await arrays[flag].setitem(region, True)
+
+    with quiet():
+        sync(write_all())
+    return manifests.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
+
+
+def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:
+    """Raise :class:`LayoutError` unless ``region`` of ``array`` is exactly one
+    chunk: a task never writes into a chunk that other cells share."""
+    if LAYOUT_ATTR in array.attrs or _chunk_of(region, array.shape, array.chunks) is None:
+        raise LayoutError(f"array {name} of {url} is not chunked per task: a task would write into a "
+                          "chunk shared with other cells, so nothing was written")
+
+
+def _chunk_coords(region: tuple, array) -> tuple[int, ...]:
+    """Chunk coordinates of the leading dims ``region`` starts at."""
+    return tuple((r.start or 0) // c if isinstance(r, slice) else int(r) // c
+                 for r, c in zip(region, array.chunks))
+
+
+def write_region(
+    url: str, index: tuple[int, ...], start: int, stop: int, arrays: Mapping[str, np.ndarray],
+    token: str | None = None,
+) -> None:
+    """Write one task's arrays (leading dim = its replicates), then its done
+    flags, then its manifest.  ``token`` (a hash of the canonical spec) lets
+    the worker keep a remote store's arrays open between tasks."""
+    paths = _write(url, token, index + (slice(start, stop),), arrays, "done")
+    manifests.record(url, paths, index, start)
+
+
+def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list[tuple[int, ...]],
+               block: int) -> None:
+    """Clear the done flags of damaged task blocks and exact points (and their
+    manifests), so that a run computes them again."""
+    fs, root = fsspec.core.url_to_fs(url)
+    with quiet():
+        group = zarr.open_group(url, mode="r+")
+        done, exact_done = group["done"], group["exact_done"]
+        for index, start in blocks:
+            done[index + (slice(start, min(start + block, done.shape[-1])),)] = False
+        for index in points:
+            exact_done[index] = False
+    names = [manifests.sim_name(i, s) for i, s in blocks] + [manifests.exact_name(i) for i in points]
+    for name in names:
+        path = f"{root}/{manifests.MANIFEST_DIR}/{name}"
+        if fs.exists(path):
+            fs.rm(path)
+
+
+def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarray],
+                token: str | None = None) -> None:
+    """Write the exact answer of one grid point, then its ``exact_done`` flag."""
+    values = {name: np.asarray(v, dtype=np.float64) for name, v in arrays.items()}
+    paths = _write(url, token, index, values, "exact_done")
+    manifests.record(url, paths, index, None)
+
+
+def write_whole(url: str, values: Mapping[str, np.ndarray]) -> None:
+    """Rewrite small arrays whole (per-point decisions: the client writes them, lock held)."""
+    with quiet():
+        group = zarr.open_group(url, mode="r+")
+        for name, array in values.items():
+            group[name][...] = array
