@@ -40,7 +40,6 @@ from importlib.metadata import version
 from typing import Any, Mapping
 
 import dask
-import dask.array as da
 import fsspec
 import numpy as np
 import xarray as xr
@@ -175,6 +174,8 @@ def source_revision() -> str:
 
 def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     """The lazy Dataset and encoding of an empty store for ``spec``."""
+    import dask.array as da  # 1.5 s to import: only where a store is created, not on every command's path
+
     params = spec.points()[0][1]
     labels = game.coords_for(params)
     axes, grid_chunks = spec.axes, (1,) * len(spec.axes)
