@@ -38,7 +38,7 @@ from typing import Callable
 
 from . import grow, precision, sizing
 from .store.remote import StoreUnreachable, unreachable
-from .cluster import NotAScheduler, Target, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import NotAScheduler, Target, attach_dashboard, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
 from .spec import Spec
@@ -273,13 +273,20 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         report.dashboard = client.dashboard_link or ""
         report.workers = len(client.scheduler_info().get("workers", {}))
         report.pending = len(tasks) + len(points)
-        if options.on_start:
-            options.on_start(report)
+        started: list = []
+
+        def on_submitted() -> None:  # the first tasks are under way: the dashboard, then the start is told
+            if not started:
+                started.append(True)
+                attach_dashboard(client)
+                if options.on_start:
+                    options.on_start(report)
+
         progress = _Rounds(options.on_progress)
         while tasks or points:  # one round; a precision target may ask for more
             _submit_and_wait(client, spec, st.url, tasks, points, report,
                              progress.round(len(tasks) + len(points)), options.target.scheduler,
-                             options.on_failure)
+                             options.on_failure, on_submitted)
             done, points = st.read_done(), []
             tasks, finished = _plan(spec, st, done)
             if max_tasks is not None:
@@ -398,7 +405,7 @@ def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
 
 
 def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, scheduler=None,
-                     on_failure=None) -> None:
+                     on_failure=None, on_submitted=None) -> None:
     from distributed import as_completed
 
     jobs = _jobs(spec, url, tasks, points, uuid.uuid4().hex[:8])
@@ -417,6 +424,8 @@ def _submit_and_wait(client, spec, url, tasks, points, report, on_progress, sche
 
     for _ in range(window):
         submit_next()
+    if on_submitted:
+        on_submitted()
     total, finished, failures = len(tasks) + len(points), 0, []
     address = scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
     try:
