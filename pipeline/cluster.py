@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from .errors import Fault, SchedulerLost, one_line
 
-__all__ = ["Target", "connect", "embedded_cluster", "attach_dashboard", "dashboard_address", "performance_report_path", "route_web_logs",
+__all__ = ["Target", "connect", "embedded_cluster", "attach_dashboard", "threads_here", "dashboard_address", "performance_report_path", "route_web_logs",
            "tls_security", "handshake", "NotAScheduler", "NoWorkers"]
 
 #: Default seconds to wait for the first worker (a batch job, or one joining a scheduler) before giving up.
@@ -296,6 +296,16 @@ def attach_dashboard(client) -> None:
         pages.connect(scheduler.http_application, scheduler.http_server, scheduler, prefix="/")
 
     cluster.sync(attach)
+
+
+def threads_here(target: Target) -> bool:
+    """Whether the run's workers are threads of this process: the embedded
+    cluster, unless Dask's config asks for worker processes."""
+    import dask
+
+    if target.client is not None or target.scheduler or target.batch:
+        return False
+    return not bool(dask.config.get("boardsweep.processes", False))
 
 
 def _configured_dashboard() -> str | None:

@@ -30,6 +30,7 @@ import json
 import concurrent.futures
 import logging
 import re
+import threading
 import time
 import uuid
 from contextlib import ExitStack
@@ -38,12 +39,13 @@ from typing import Callable
 
 from . import grow, precision, sizing
 from .store.remote import StoreUnreachable, unreachable
-from .cluster import NotAScheduler, Target, attach_dashboard, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import NotAScheduler, Target, attach_dashboard, connect, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
 from .spec import Spec
 from .store import Store, normalize_url
-from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate
+from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate, warm_kernels
+from .warm import WARM_POINTS, start_helper
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -62,6 +64,7 @@ class RunReport:
     exact_run: int = 0
     kernel_s: float = 0.0  # simulating and solving, summed over tasks (compilation apart)
     compile_s: float = 0.0  # compiling kernels or loading them from numba's cache, summed over tasks
+    warm_s: float = 0.0  # the same while the run started, before the tasks (workers that are threads here)
     write_s: float = 0.0
     wall_s: float = 0.0
     dashboard: str = ""
@@ -235,14 +238,18 @@ def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
 def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options: _Options) -> RunReport:
     """The run itself, with the store's lock held."""
     clients: list = []
+    on_compile = _once(options.on_compile)
 
     def client_once():
         if not clients:
             clients.append(connect(stack, options.target))
-            if options.on_compile:
-                _on_first_compile(clients[0], options.on_compile)
+            if on_compile:
+                _on_first_compile(clients[0], on_compile)
         return clients[0]
 
+    warming = None
+    if not resumed and threads_here(options.target):  # the workers will share this process's kernels
+        warming = stack.enter_context(_WarmUp(spec, on_compile))
     calibration = ""
     if spec.task_seconds is not None:
         spec, calibration = _task_size(spec, st, resumed, client_once)
@@ -292,6 +299,8 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
             if max_tasks is not None:
                 tasks = tasks[:max(0, max_tasks - report.tasks_run)]
     report.complete = finished
+    if warming is not None:
+        report.warm_s = warming.finish()
     if report.complete and options.pack:
         t0 = time.perf_counter()
         report.packing = st.pack()
@@ -314,16 +323,61 @@ def _prepare(st: Store, spec: Spec, overwrite: bool):
     return (relaid, repaired, done, exact_done, *_plan(spec, st, done))
 
 
-def _on_first_compile(client, callback: Callable[[], None]) -> None:
-    """Call ``callback`` once, when the first worker announces that it compiles kernels."""
-    told: list = []
+def _once(callback: Callable[[], None] | None) -> Callable[[], None] | None:
+    """``callback``, called at most once whichever thread calls it first."""
+    if callback is None:
+        return None
+    told = threading.Lock()
 
-    def handler(_event) -> None:
-        if not told:
-            told.append(True)
+    def once() -> None:
+        if told.acquire(blocking=False):
             callback()
 
-    client.subscribe_topic(COMPILING_TOPIC, handler)
+    return once
+
+
+def _on_first_compile(client, callback: Callable[[], None]) -> None:
+    """Call ``callback`` when a worker announces that it compiles kernels."""
+    client.subscribe_topic(COMPILING_TOPIC, lambda _event: callback())
+
+
+class _WarmUp:
+    """The kernels of the first grid points loaded or compiled while the run
+    starts, when the workers are threads of this process (:mod:`.warm`): in
+    a thread, helped by a process that compiles from the last point backwards
+    once the thread compiles (a context: stopped, and waited for, when the
+    run ends)."""
+
+    def __init__(self, spec: Spec, on_compile: Callable[[], None] | None) -> None:
+        self.stop, self.helper, self.on_compile = threading.Event(), None, on_compile
+        self.job = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape,
+                    spec.checkpoints)
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-warm")
+        self.seconds = self.pool.submit(warm_kernels, *self.job, self.stop, self.compiling)
+
+    def compiling(self) -> None:
+        """The thread compiles (an empty cache): the helper takes the other end of the grid."""
+        game, root, points, run_shape, checkpoints = self.job
+        if len(points) > 1 and not self.stop.is_set():
+            self.helper = start_helper(game, root, points[:0:-1], run_shape, checkpoints)
+        if self.on_compile:
+            self.on_compile()
+
+    def finish(self) -> float:
+        """Stop after the point under way, end the helper; the seconds the
+        thread spent loading or compiling kernels."""
+        self.stop.set()
+        self.pool.shutdown(wait=True)
+        if self.helper is not None and self.helper.poll() is None:  # all it could add is compiled here now
+            self.helper.kill()
+            self.helper.wait()
+        return self.seconds.result()
+
+    def __enter__(self) -> "_WarmUp":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.finish()
 
 
 def _plan(spec: Spec, st: Store, done) -> tuple[list, bool]:
