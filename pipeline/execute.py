@@ -45,7 +45,7 @@ from .plan import plan_tasks
 from .spec import Spec
 from .store import Store, normalize_url
 from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate, warm_kernels
-from .warm import WARM_POINTS, start_helper
+from .warm import WARM_POINTS
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -342,35 +342,21 @@ def _on_first_compile(client, callback: Callable[[], None]) -> None:
 
 
 class _WarmUp:
-    """The kernels of the first grid points loaded or compiled while the run
-    starts, when the workers are threads of this process (:mod:`.warm`): in
-    a thread, helped by a process that compiles from the last point backwards
-    once the thread compiles (a context: stopped, and waited for, when the
-    run ends)."""
+    """The kernels of the first grid points loaded or compiled in a thread
+    while the run starts, when the workers are threads of this process
+    (:mod:`.warm`; a context: stopped, and waited for, when the run ends)."""
 
     def __init__(self, spec: Spec, on_compile: Callable[[], None] | None) -> None:
-        self.stop, self.helper, self.on_compile = threading.Event(), None, on_compile
-        self.job = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape,
-                    spec.checkpoints)
+        self.stop = threading.Event()
         self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-warm")
-        self.seconds = self.pool.submit(warm_kernels, *self.job, self.stop, self.compiling)
-
-    def compiling(self) -> None:
-        """The thread compiles (an empty cache): the helper takes the other end of the grid."""
-        game, root, points, run_shape, checkpoints = self.job
-        if len(points) > 1 and not self.stop.is_set():
-            self.helper = start_helper(game, root, points[:0:-1], run_shape, checkpoints)
-        if self.on_compile:
-            self.on_compile()
+        self.seconds = self.pool.submit(warm_kernels, spec.game, spec.seed,
+                                        [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape,
+                                        spec.checkpoints, self.stop, on_compile)
 
     def finish(self) -> float:
-        """Stop after the point under way, end the helper; the seconds the
-        thread spent loading or compiling kernels."""
+        """Stop after the point under way; the seconds spent loading or compiling kernels."""
         self.stop.set()
         self.pool.shutdown(wait=True)
-        if self.helper is not None and self.helper.poll() is None:  # all it could add is compiled here now
-            self.helper.kill()
-            self.helper.wait()
         return self.seconds.result()
 
     def __enter__(self) -> "_WarmUp":

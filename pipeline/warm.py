@@ -5,19 +5,11 @@ While a run starts (the store made, the cluster started), a thread of the
 its result discarded: numba loads the kernels from its disk cache, or
 compiles them, so that worker threads of the same process find them ready
 (:class:`boardsweep.pipeline.execute` starts it when the workers are threads).
-On an empty cache, a helper process (:func:`start_helper`) compiles the
-variants from the last grid point backwards, on the other core, filling
-numba's cache for the thread, which then loads what the helper compiled
-first.  Nothing here is stored: the tasks compute every result.
-
-This module imports neither Dask nor the store, so that the helper starts fast.
+Nothing here is stored: the tasks compute every result.
 """
 
 from __future__ import annotations
 
-import pickle
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -25,7 +17,7 @@ import numpy as np
 from ..core.games import Game
 from .plan import replicate_seed
 
-__all__ = ["WARM_POINTS", "warm_points", "start_helper"]
+__all__ = ["WARM_POINTS", "warm_points"]
 
 #: Grid points whose kernels are warmed at most (in grid order).
 WARM_POINTS = 16
@@ -46,28 +38,3 @@ def warm_points(game: Game, root: int, points: list[dict], run_shape: dict, chec
             game.simulate(params, replicate_seed(root, params, 0), shape, first)
         except Exception:  # noqa: BLE001, S112 - the task that runs this point reports its error
             continue
-
-
-def start_helper(game: Game, root: int, points: list[dict], run_shape: dict,
-                 checkpoints: np.ndarray) -> subprocess.Popen | None:
-    """A process that warms ``points`` in that order (filling numba's disk
-    cache), or None when it cannot start; the caller ends it."""
-    job = pickle.dumps((game, root, points, run_shape, np.asarray(checkpoints)))
-    try:
-        helper = subprocess.Popen([sys.executable, "-m", "boardsweep.pipeline.warm"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        assert helper.stdin is not None
-        helper.stdin.write(job)
-        helper.stdin.close()
-    except OSError:
-        return None
-    return helper
-
-
-def _main() -> None:
-    """The helper process: the job from stdin, warmed."""
-    warm_points(*pickle.loads(sys.stdin.buffer.read()))
-
-
-if __name__ == "__main__":
-    _main()

@@ -1,16 +1,13 @@
 """Kernels made ready while a run starts (:mod:`boardsweep.pipeline.warm`):
-the short runs load or compile the same specialisations the real tasks use,
-and the helper process fills numba's disk cache."""
+the short runs load or compile the same specialisations the real tasks use."""
 
 from __future__ import annotations
 
 import threading
 
-import pytest
-
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.tasks import COMPILE_CLOCK, warm_kernels
-from boardsweep.pipeline.warm import start_helper, warm_points
+from boardsweep.pipeline.warm import warm_points
 from conftest import spec_toml
 
 SPEC = spec_toml(
@@ -50,13 +47,3 @@ def test_a_stopped_warm_up_runs_nothing():
     assert calls == []
     warm_points(Counting(), spec.seed, [p for _, p in spec.points()], spec.run_shape, spec.checkpoints)
     assert len(calls) == 2 and all(args[2][game.checkpoint_of] == 4 for args in calls)  # short runs
-
-
-@pytest.mark.slow
-def test_helper_process_fills_an_empty_numba_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
-    spec = parse_spec(SPEC, "warm.toml")
-    helper = start_helper(spec.game, spec.seed, [p for _, p in spec.points()], spec.run_shape, spec.checkpoints)
-    assert helper is not None
-    assert helper.wait(timeout=600) == 0
-    assert list((tmp_path / "cache").rglob("*.nbi")) and list((tmp_path / "cache").rglob("*.nbc"))
