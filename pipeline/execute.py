@@ -344,26 +344,31 @@ def _on_first_compile(client, callback: Callable[[], None]) -> None:
 class _WarmUp:
     """The kernels of the first grid points loaded or compiled in a thread
     while the run starts, when the workers are threads of this process
-    (:mod:`.warm`; a context: stopped, and waited for, when the run ends)."""
+    (:mod:`.warm`; a context: stopped when the run ends, and waited for
+    unless the run is being interrupted).  The thread is a daemon, as Dask's
+    worker threads are: Ctrl-C never waits for a compilation."""
 
     def __init__(self, spec: Spec, on_compile: Callable[[], None] | None) -> None:
-        self.stop = threading.Event()
-        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-warm")
-        self.seconds = self.pool.submit(warm_kernels, spec.game, spec.seed,
-                                        [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape,
-                                        spec.checkpoints, self.stop, on_compile)
+        self.stop, self.seconds = threading.Event(), [0.0]
+        job = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
+               self.stop, on_compile)
+        self.thread = threading.Thread(target=lambda: self.seconds.append(warm_kernels(*job)),
+                                       name="boardsweep-warm", daemon=True)
+        self.thread.start()
 
     def finish(self) -> float:
         """Stop after the point under way; the seconds spent loading or compiling kernels."""
         self.stop.set()
-        self.pool.shutdown(wait=True)
-        return self.seconds.result()
+        self.thread.join()
+        return self.seconds[-1]
 
     def __enter__(self) -> "_WarmUp":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.finish()
+    def __exit__(self, kind, *exc) -> None:
+        self.stop.set()
+        if kind is None:
+            self.thread.join()
 
 
 def _plan(spec: Spec, st: Store, done) -> tuple[list, bool]:
