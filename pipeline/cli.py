@@ -598,6 +598,30 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
                    "(rerun with -v for the traceback)", err=True)
         sys.exit(1)
+    if argv is None:  # the process's entry point (not a caller's): its command is done
+        _leave()
+
+
+def _leave() -> None:
+    """End the process after a command that succeeded, as Python's own exit
+    does (threads joined, atexit handlers run: logs flushed, Dask closed,
+    temporary folders removed) but without the interpreter's teardown of
+    every module and object, which cost 0.7 s of CPU after a run (numba,
+    Dask, xarray loaded)."""
+    import atexit
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is None:  # not CPython: the ordinary exit
+        return
+    shutdown()  # what the interpreter does first: threads' exit hooks, non-daemon threads joined
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone (| head) or a stream closed: nothing more to say
+            pass
+    os._exit(0)
 
 
 def _one_line(exc: BaseException) -> str:
