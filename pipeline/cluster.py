@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib.util
 import logging
 import os
 import time
+import weakref
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ from typing import Any, Callable
 
 from .errors import Fault, SchedulerLost, one_line
 
-__all__ = ["Target", "connect", "embedded_cluster", "dashboard_address", "performance_report_path", "route_web_logs",
+__all__ = ["Target", "connect", "embedded_cluster", "attach_dashboard", "threads_here", "dashboard_address", "performance_report_path", "route_web_logs",
            "tls_security", "handshake", "NotAScheduler", "NoWorkers"]
 
 #: Default seconds to wait for the first worker (a batch job, or one joining a scheduler) before giving up.
@@ -247,12 +249,17 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
     By default the workers are threads of this process (no process to spawn,
     kernels compiled once; every kernel releases the GIL); worker processes
     when Dask's config says ``boardsweep.processes: true``
-    (``DASK_BOARDSWEEP__PROCESSES=True``)."""
+    (``DASK_BOARDSWEEP__PROCESSES=True``).
+
+    The scheduler's web server listens at ``dashboard`` from the start, but
+    the Bokeh pages are added by :func:`attach_dashboard` once the tasks are
+    under way: importing Bokeh takes half a second of the start otherwise."""
     import dask
     from distributed import LocalCluster
 
     processes = bool(dask.config.get("boardsweep.processes", False))
-    return LocalCluster(
+    late = importlib.util.find_spec("bokeh") is not None  # without Bokeh: Dask's own "needs bokeh" page at once
+    cluster = LocalCluster(
         n_workers=workers or os.cpu_count() or 1,
         threads_per_worker=1,
         processes=processes,
@@ -262,7 +269,43 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
         dashboard_address=dashboard,
         # a failing task is reported once by the run, not by each worker; -v keeps Dask's own records
         silence_logs=False if logging.getLogger().handlers else logging.CRITICAL,
+        scheduler_kwargs={"dashboard": False} if late else None,
     )
+    if late:
+        _LATE_DASHBOARD.add(cluster)
+    return cluster
+
+
+#: Embedded clusters whose scheduler waits for its Bokeh pages (:func:`attach_dashboard`).
+_LATE_DASHBOARD: weakref.WeakSet = weakref.WeakSet()
+
+
+def attach_dashboard(client) -> None:
+    """Add the Bokeh dashboard to the scheduler of an :func:`embedded_cluster`
+    started without it, at the address it already listens on; nothing for
+    any other client, or when it is attached already."""
+    cluster = getattr(client, "cluster", None)
+    if cluster is None or cluster not in _LATE_DASHBOARD:
+        return
+    _LATE_DASHBOARD.discard(cluster)
+    import distributed.dashboard.scheduler as pages
+
+    scheduler = cluster.scheduler
+
+    async def attach() -> None:  # on the scheduler's event loop: Bokeh's server takes its loop there
+        pages.connect(scheduler.http_application, scheduler.http_server, scheduler, prefix="/")
+
+    cluster.sync(attach)
+
+
+def threads_here(target: Target) -> bool:
+    """Whether the run's workers are threads of this process: the embedded
+    cluster, unless Dask's config asks for worker processes."""
+    import dask
+
+    if target.client is not None or target.scheduler or target.batch:
+        return False
+    return not bool(dask.config.get("boardsweep.processes", False))
 
 
 def _configured_dashboard() -> str | None:

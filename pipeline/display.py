@@ -280,7 +280,8 @@ def run_summary(out: Console, report: RunReport) -> None:
               soft_wrap=True)  # a path stays on one line
     if report.packing:
         out.print(report.packing)
-    compiled = f", compiling kernels {report.compile_s:.1f} s" if report.compile_s >= 0.05 else ""
+    compile_s = report.compile_s + report.warm_s  # in the tasks, and while the run started
+    compiled = f", compiling kernels {compile_s:.1f} s" if compile_s >= 0.05 else ""
     info(out,
          f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
          f"{report.workers or 0} workers, writes {report.write_s:.2f} s, "

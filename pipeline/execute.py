@@ -30,6 +30,7 @@ import json
 import concurrent.futures
 import logging
 import re
+import threading
 import time
 import uuid
 from contextlib import ExitStack
@@ -37,12 +38,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import grow, precision, sizing
-from .cluster import NotAScheduler, Target, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import NotAScheduler, Target, attach_dashboard, connect, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
 from .spec import Spec
 from .store import Store, normalize_url
-from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate
+from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate, warm_kernels
+from .warm import WARM_POINTS
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -61,6 +63,7 @@ class RunReport:
     exact_run: int = 0
     kernel_s: float = 0.0  # simulating and solving, summed over tasks (compilation apart)
     compile_s: float = 0.0  # compiling kernels or loading them from numba's cache, summed over tasks
+    warm_s: float = 0.0  # the same while the run started, before the tasks (workers that are threads here)
     write_s: float = 0.0
     wall_s: float = 0.0
     dashboard: str = ""
@@ -230,14 +233,18 @@ def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
 def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options: _Options) -> RunReport:
     """The run itself, with the store's lock held."""
     clients: list = []
+    on_compile = _once(options.on_compile)
 
     def client_once():
         if not clients:
             clients.append(connect(stack, options.target))
-            if options.on_compile:
-                _on_first_compile(clients[0], options.on_compile)
+            if on_compile:
+                _on_first_compile(clients[0], on_compile)
         return clients[0]
 
+    warming = None
+    if not resumed and threads_here(options.target):  # the workers will share this process's kernels
+        warming = stack.enter_context(_WarmUp(spec, on_compile))
     calibration = ""
     if spec.task_seconds is not None:
         spec, calibration = _task_size(spec, st, resumed, client_once)
@@ -268,18 +275,27 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         report.dashboard = client.dashboard_link or ""
         report.workers = len(client.scheduler_info().get("workers", {}))
         report.pending = len(tasks) + len(points)
-        if options.on_start:
-            options.on_start(report)
+        started: list = []
+
+        def on_submitted() -> None:  # the first tasks are under way: the dashboard, then the start is told
+            if not started:
+                started.append(True)
+                attach_dashboard(client)
+                if options.on_start:
+                    options.on_start(report)
+
         progress = _Rounds(options.on_progress)
         while tasks or points:  # one round; a precision target may ask for more
             _submit_and_wait(client, spec, st, tasks, points, report,
                              progress.round(len(tasks) + len(points)), options.target.scheduler,
-                             options.on_failure)
+                             options.on_failure, on_submitted)
             done, points = st.read_done(), []
             tasks, finished = _plan(spec, st, done)
             if max_tasks is not None:
                 tasks = tasks[:max(0, max_tasks - report.tasks_run)]
     report.complete = finished
+    if warming is not None:
+        report.warm_s = warming.finish()
     if report.complete and options.pack:
         t0 = time.perf_counter()
         report.packing = st.pack()
@@ -296,16 +312,52 @@ def _prepare(st: Store, spec: Spec, overwrite: bool):
     return (relaid, repaired, done, exact_done, *_plan(spec, st, done))
 
 
-def _on_first_compile(client, callback: Callable[[], None]) -> None:
-    """Call ``callback`` once, when the first worker announces that it compiles kernels."""
-    told: list = []
+def _once(callback: Callable[[], None] | None) -> Callable[[], None] | None:
+    """``callback``, called at most once whichever thread calls it first."""
+    if callback is None:
+        return None
+    told = threading.Lock()
 
-    def handler(_event) -> None:
-        if not told:
-            told.append(True)
+    def once() -> None:
+        if told.acquire(blocking=False):
             callback()
 
-    client.subscribe_topic(COMPILING_TOPIC, handler)
+    return once
+
+
+def _on_first_compile(client, callback: Callable[[], None]) -> None:
+    """Call ``callback`` when a worker announces that it compiles kernels."""
+    client.subscribe_topic(COMPILING_TOPIC, lambda _event: callback())
+
+
+class _WarmUp:
+    """The kernels of the first grid points loaded or compiled in a thread
+    while the run starts, when the workers are threads of this process
+    (:mod:`.warm`; a context: stopped when the run ends, and waited for
+    unless the run is being interrupted).  The thread is a daemon, as Dask's
+    worker threads are: Ctrl-C never waits for a compilation."""
+
+    def __init__(self, spec: Spec, on_compile: Callable[[], None] | None) -> None:
+        self.stop, self.seconds = threading.Event(), [0.0]
+        job = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
+               self.stop, on_compile)
+        self.thread = threading.Thread(target=lambda: self.seconds.append(warm_kernels(*job)),
+                                       name="boardsweep-warm", daemon=True)
+        self.thread.start()
+
+    def finish(self) -> float:
+        """Stop after the point under way; the seconds spent loading or compiling kernels."""
+        self.stop.set()
+        self.thread.join()
+        return self.seconds[-1]
+
+    def __enter__(self) -> "_WarmUp":
+        return self
+
+    def __exit__(self, kind, *exc) -> None:
+        self.stop.set()
+        if kind is None:
+            self.thread.join()
 
 
 def _plan(spec: Spec, st: Store, done) -> tuple[list, bool]:
@@ -388,7 +440,7 @@ def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
 
 
 def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress, scheduler=None,
-                     on_failure=None) -> None:
+                     on_failure=None, on_submitted=None) -> None:
     from distributed import as_completed
 
     url = st.url
@@ -408,6 +460,8 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
 
     for _ in range(window):
         submit_next()
+    if on_submitted:
+        on_submitted()
     total, finished, failures = len(tasks) + len(points), 0, []
     address = scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
     try:

@@ -22,9 +22,10 @@ from .errors import Fault
 from .grow import kept_cells
 from .plan import Task, replicate_seed
 from .store import unplayed, write_exact, write_region
+from .warm import warm_points
 
 __all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "run_exact", "time_replicate",
-           "COMPILING_TOPIC", "CompileClock"]
+           "warm_kernels", "COMPILING_TOPIC", "CompileClock"]
 
 
 class OutputInvalid(Fault):
@@ -108,6 +109,11 @@ class _CompilingNotice(event.Listener):
         self.sent = False
 
     def on_start(self, ev: event.Event) -> None:
+        told = getattr(_WARMING, "on_compile", None)
+        if told is not None:  # the run's own warm-up thread (:func:`warm_kernels`)
+            _WARMING.on_compile = None
+            told()
+            return
         if self.sent:
             return
         try:
@@ -122,6 +128,9 @@ class _CompilingNotice(event.Listener):
     def on_end(self, ev: event.Event) -> None:
         pass
 
+
+#: The warm-up thread's callback for its first compilation (:func:`warm_kernels`).
+_WARMING = threading.local()
 
 #: This process's clock (registered once, at import).
 COMPILE_CLOCK = CompileClock()
@@ -208,3 +217,19 @@ def time_replicate(
             took = time.perf_counter() - t0
         worst = max(worst, took)
     return worst
+
+
+
+def warm_kernels(game: Game, root: int, points: list[dict], run_shape: dict, checkpoints: np.ndarray,
+                 stop: threading.Event, on_compile=None) -> float:
+    """:func:`warm.warm_points` in this thread; ``on_compile`` is called
+    when it starts compiling a kernel (not loading it from numba's cache).
+    Returns the seconds it spent compiling or loading kernels
+    (:class:`CompileClock`)."""
+    _WARMING.on_compile = on_compile
+    c0 = COMPILE_CLOCK.seconds()
+    try:
+        warm_points(game, root, points, run_shape, checkpoints, stop)
+    finally:
+        _WARMING.on_compile = None
+    return COMPILE_CLOCK.seconds() - c0

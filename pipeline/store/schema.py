@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import dask
-import dask.array as da
 import numpy as np
 import xarray as xr
 import zarr
@@ -115,6 +114,8 @@ def source_revision() -> str:
 
 def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     """The lazy Dataset and encoding of an empty store for ``spec``."""
+    import dask.array as da  # 1.5 s to import: only where a store is created, not on every command's path
+
     params = spec.points()[0][1]
     labels = game.coords_for(params)
     axes, grid_chunks = spec.axes, (1,) * len(spec.axes)

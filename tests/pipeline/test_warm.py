@@ -1,0 +1,49 @@
+"""Kernels made ready while a run starts (:mod:`boardsweep.pipeline.warm`):
+the short runs load or compile the same specialisations the real tasks use."""
+
+from __future__ import annotations
+
+import threading
+
+from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.tasks import COMPILE_CLOCK, warm_kernels
+from boardsweep.pipeline.warm import warm_points
+from conftest import spec_toml
+
+SPEC = spec_toml(
+    "chutes_ladders", grid={"sides": [4, 6]}, params={"board": "milton_bradley"},
+    run={"replicates": 2, "games": 50}, checkpoints={"count": 3}, tasks={"replicates_per_task": 1})
+
+
+def test_short_runs_leave_nothing_for_the_tasks_to_compile():
+    """After the warm-up, a full-size run of every point takes no compiler
+    lock in this thread: the short runs used the tasks' specialisations."""
+    spec = parse_spec(SPEC, "warm.toml")
+    points = [p for _, p in spec.points()]
+    warm_kernels(spec.game, spec.seed, points, spec.run_shape, spec.checkpoints, threading.Event())
+    before = COMPILE_CLOCK.seconds()
+    for params in points:
+        out = spec.game.simulate(params, 1, spec.run_shape, spec.checkpoints)
+        assert all(len(v) for v in out.values())
+    assert COMPILE_CLOCK.seconds() == before
+
+
+def test_a_stopped_warm_up_runs_nothing():
+    spec = parse_spec(SPEC, "warm.toml")
+    calls = []
+    stop = threading.Event()
+    stop.set()
+    game = spec.game
+
+    class Counting:  # the game, its simulate counted
+        def __getattr__(self, name):
+            return getattr(game, name)
+
+        def simulate(self, *args):
+            calls.append(args)
+            return game.simulate(*args)
+
+    warm_points(Counting(), spec.seed, [p for _, p in spec.points()], spec.run_shape, spec.checkpoints, stop)
+    assert calls == []
+    warm_points(Counting(), spec.seed, [p for _, p in spec.points()], spec.run_shape, spec.checkpoints)
+    assert len(calls) == 2 and all(args[2][game.checkpoint_of] == 4 for args in calls)  # short runs
