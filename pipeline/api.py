@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from .cluster import Target
-from .execute import RunReport, run_sweep
+from .execute import run_sweep
+from .run_report import RunReport
 from .spec import Spec, SpecError
 
 __all__ = ["Spec", "Result", "run", "as_spec"]

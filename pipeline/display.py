@@ -28,10 +28,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from .run_report import RunReport
 from .spec import Spec
 
 if TYPE_CHECKING:
-    from .execute import RunReport
     from .store import Store
 
 __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summary", "open_store",

@@ -34,13 +34,14 @@ import threading
 import time
 import uuid
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from . import grow, precision, sizing
 from .cluster import NotAScheduler, Target, attach_dashboard, connect, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
+from .run_report import RunReport
 from .spec import Spec
 from .store import Store, normalize_url
 from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate, warm_kernels
@@ -51,32 +52,6 @@ __all__ = [
     "StoreCreationFailed",
     "tls_security",
 ]
-
-
-@dataclass
-class RunReport:
-    """What a run did (for the summary and the benchmark)."""
-
-    store: str
-    tasks_total: int
-    tasks_run: int = 0
-    exact_run: int = 0
-    kernel_s: float = 0.0  # simulating and solving, summed over tasks (compilation apart)
-    compile_s: float = 0.0  # compiling kernels or loading them from numba's cache, summed over tasks
-    warm_s: float = 0.0  # the same while the run started, before the tasks (workers that are threads here)
-    write_s: float = 0.0
-    wall_s: float = 0.0
-    dashboard: str = ""
-    workers: int = 0
-    pending: int = 0
-    complete: bool = False
-    repaired: list[str] = field(default_factory=list)
-    max_in_flight: int = 0
-    block: int = 0
-    calibration: str = ""
-    packing: str = ""  # why a complete store was left in the task layout ("" when packed or not asked)
-    pack_s: float = 0.0
-    records: list[dict] = field(default_factory=list)
 
 
 class BadSchedulerAddress(InputError):

@@ -89,7 +89,7 @@ def test_query_rows_say_the_exact_state(wide_store, tmp_path):
 def test_compact_summary_above_24_points(wide_store, capsys):
     from rich.console import Console
 
-    from boardsweep.pipeline.execute import RunReport
+    from boardsweep.pipeline.run_report import RunReport
 
     out = Console(width=100, record=True)
     display.run_summary(out, RunReport(store=wide_store, tasks_total=52, complete=True))
@@ -109,7 +109,7 @@ def test_compact_summary_above_24_points(wide_store, capsys):
 def test_small_grid_summary_lists_every_point(tmp_path, cluster2, toy_spec_text):
     from rich.console import Console
 
-    from boardsweep.pipeline.execute import RunReport
+    from boardsweep.pipeline.run_report import RunReport
 
     url = str(tmp_path / "small.zarr")
     assert run_sweep(parse_spec(toy_spec_text, "toy.toml"), url, scheduler=cluster2).complete
