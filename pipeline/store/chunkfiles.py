@@ -33,7 +33,7 @@ from numcodecs.zstd import Zstd, decompress
 from ..errors import Fault
 
 __all__ = ["ChunkUnreadable", "LayoutError", "LAYOUT_ATTR", "read", "write_chunk", "readable",
-           "ChunkFileArray", "local_root"]
+           "ChunkFileArray", "local_root", "encode_chunks", "parse_meta"]
 
 #: The attribute of a packed array that says so (JSON text: its task chunk
 #: shape and its chunk files' sizes and CRC-32s), see
@@ -137,13 +137,9 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
                           "written (a run unpacks the store first)")
     if coord is None:
         return None
-    inside = [min(c, n - i * c) for i, c, n in zip(coord, chunks, shape)]  # the chunk's part in the array
-    values = np.asarray(values, dtype=dtype)
-    if values.size not in (1, int(np.prod(inside))):
+    raw = _encode(meta, coord, values)
+    if raw is None:
         return None
-    chunk = np.full(chunks, fill, dtype=dtype)
-    chunk[tuple(slice(0, k) for k in inside)] = values.reshape(inside) if values.size > 1 else values.item()
-    raw = Zstd(level=level, checksum=checksum).encode(np.ascontiguousarray(chunk).tobytes())
     key = _chunk_key(coord, sep)
     path = root / key
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,6 +151,37 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
         tmp.unlink(missing_ok=True)  # a full disk leaves no partial file behind
         raise
     return f"{name}/{key}"
+
+
+def _encode(meta: tuple, coord: tuple[int, ...], values: np.ndarray) -> bytes | None:
+    """The bytes zarr writes for the chunk at ``coord`` holding ``values`` (its
+    part inside the array, or one value for all of it), padded with the fill
+    value; ``None`` where ``values`` does not fit the chunk.  ``meta``: what
+    :func:`parse_meta` returns ``with_codec``."""
+    shape, chunks, dtype, fill, _, level, checksum, _ = meta
+    inside = [min(c, n - i * c) for i, c, n in zip(coord, chunks, shape)]  # the chunk's part in the array
+    values = np.asarray(values, dtype=dtype)
+    if values.size not in (1, int(np.prod(inside))):
+        return None
+    chunk = np.full(chunks, fill, dtype=dtype)
+    chunk[tuple(slice(0, k) for k in inside)] = values.reshape(inside) if values.size > 1 else values.item()
+    return Zstd(level=level, checksum=checksum).encode(np.ascontiguousarray(chunk).tobytes())
+
+
+def encode_chunks(meta: dict, values: np.ndarray) -> dict[str, bytes] | None:
+    """Every chunk of an array whose ``zarr.json`` (parsed) is ``meta`` and
+    whose whole data is ``values``, encoded as zarr writes them: chunk key
+    (``c/0/1`` or ``c.0.1``, as ``meta`` says) to bytes; ``None`` where
+    ``meta`` is not boardsweep's layout (:func:`parse_meta`)."""
+    parsed = parse_meta(meta, with_codec=True)
+    if parsed is None:
+        return None
+    shape, chunks, sep = parsed[0], parsed[1], parsed[4]
+    out = {}
+    for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
+        region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
+        out[_chunk_key(coord, sep)] = _encode(parsed, coord, values[region])
+    return out
 
 
 def local_root(url: str | os.PathLike) -> Path | None:
@@ -172,8 +199,8 @@ def _array_root(url: str | os.PathLike, name: str) -> Path | None:
 
 
 def _chunk_key(coord: tuple[int, ...], sep: str) -> str:
-    """zarr v3's default chunk key, relative to the array: ``c/0/1/2`` (``c`` for 0-d)."""
-    return "c/" + sep.join(map(str, coord)) if coord else "c"
+    """zarr v3's default chunk key, relative to the array: ``c/0/1/2``, ``c.0.1.2`` (``c`` for 0-d)."""
+    return "c" + sep + sep.join(map(str, coord)) if coord else "c"
 
 
 def _chunk_of(region, shape, chunks) -> tuple[int, ...] | None:
@@ -204,6 +231,11 @@ def _plain_meta(root: Path, with_codec: bool = False):
         meta = json.loads((root / "zarr.json").read_text())
     except (OSError, ValueError):
         return None
+    return parse_meta(meta, with_codec)
+
+
+def parse_meta(meta: dict, with_codec: bool = False):
+    """:func:`_plain_meta` of an array's ``zarr.json`` already parsed."""
     try:
         if meta.get("zarr_format") != 3 or meta.get("node_type") != "array":
             return None
