@@ -6,6 +6,11 @@
   defaults, so a user's own fsspec/s3fs configuration still wins;
 * exclusive create: write an object only if none exists (S3's conditional
   put, ``If-None-Match: *``), the primitive an exact lock needs;
+* exact replace: read an object with its ETag in one request, then replace
+  or remove it only if it still has that ETag (``If-Match``), so of several
+  runs taking over one stale lock exactly one wins.  These go through s3fs's
+  ``_call_s3`` (s3fs has no public conditional replace); other storage is
+  refused (:class:`NoExclusiveCreate`);
 * credentials come from where the client library looks (the ``AWS_*``
   environment variables, ``~/.aws``, fsspec's ``s3`` configuration); the
   store's URL never holds them and boardsweep never writes them.
@@ -14,13 +19,16 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import fsspec
+from fsspec.asyn import sync
 
 from ..errors import Fault
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
-           "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable"]
+           "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
+           "replace_if_unchanged", "remove_if_unchanged"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts:
 #: a lost server is reported within about ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` per request.
@@ -136,3 +144,80 @@ def _check_conditional_put(fs, folder: str) -> None:
         except OSError:
             pass
     _CHECKED.add(key)
+
+
+def _s3(fs, operation: str, path: str, **kwargs: Any) -> Any:
+    """One S3 request through s3fs (``operation`` on the object at ``path``)."""
+    if not hasattr(fs, "_call_s3") or not hasattr(fs, "split_path"):
+        raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
+    bucket, key, _ = fs.split_path(path)
+    return sync(fs.loop, fs._call_s3, operation, Bucket=bucket, Key=key, **kwargs)
+
+
+def read_tagged(fs, path: str) -> tuple[bytes, str] | None:
+    """The bytes of the object at ``path`` and its ETag, from one request
+    (``None`` where there is no object)."""
+    async def get() -> tuple[bytes, str]:
+        bucket, key, _ = fs.split_path(path)
+        response = await fs._call_s3("get_object", Bucket=bucket, Key=key)
+        async with response["Body"] as body:
+            return await body.read(), response["ETag"]
+
+    if not hasattr(fs, "_call_s3"):
+        raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
+    try:
+        return sync(fs.loop, get)
+    except FileNotFoundError:
+        return None
+
+
+def replace_if_unchanged(fs, path: str, data: bytes, etag: str) -> bool:
+    """Write ``data`` at ``path`` only if the object there still has ``etag``
+    (``If-Match``); False if it changed or went.  Raises
+    :class:`NoExclusiveCreate` where the storage ignores the condition."""
+    _check_if_match(fs, path.rsplit("/", 1)[0])
+    try:
+        _s3(fs, "put_object", path, Body=data, IfMatch=etag)
+    except (FileNotFoundError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError) or _precondition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def remove_if_unchanged(fs, path: str, etag: str) -> bool:
+    """Remove the object at ``path`` only if it still has ``etag``; False if it changed or went."""
+    try:
+        _s3(fs, "delete_object", path, IfMatch=etag)
+    except (FileNotFoundError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError) or _precondition_failed(exc):
+            return False
+        raise
+    return True
+
+
+_CHECKED_IF_MATCH: set[tuple[int, str]] = set()
+
+
+def _check_if_match(fs, folder: str) -> None:
+    """Raise :class:`NoExclusiveCreate` unless a put with a wrong ``If-Match`` is
+    refused (checked once per file system and bucket, on a probe object)."""
+    key = (id(fs), folder.split("/", 1)[0])
+    if key in _CHECKED_IF_MATCH:
+        return
+    probe = f"{folder}/.boardsweep-probe-{uuid.uuid4().hex}"
+    try:
+        fs.pipe_file(probe, b"1")
+        try:
+            _s3(fs, "put_object", probe, Body=b"2", IfMatch='"0123456789abcdef0123456789abcdef"')
+        except OSError as exc:
+            if not _precondition_failed(exc):
+                raise
+        else:
+            raise NoExclusiveCreate("the storage does not honour conditional replaces (If-Match)")
+    finally:
+        try:
+            fs.rm_file(probe)
+        except OSError:
+            pass
+    _CHECKED_IF_MATCH.add(key)
