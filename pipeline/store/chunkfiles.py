@@ -33,7 +33,8 @@ from numcodecs.zstd import Zstd, decompress
 from ..errors import Fault
 
 __all__ = ["ChunkUnreadable", "LayoutError", "LAYOUT_ATTR", "read", "write_chunk", "readable",
-           "ChunkFileArray", "local_root", "encode_chunks", "parse_meta"]
+           "ChunkFileArray", "local_root", "encode_chunks", "encode_region",
+           "parse_meta"]
 
 #: The attribute of a packed array that says so (JSON text: its task chunk
 #: shape and its chunk files' sizes and CRC-32s), see
@@ -129,18 +130,10 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
     meta = _plain_meta(root, with_codec=True) if root is not None else None
     if meta is None:
         return None
-    shape, chunks, dtype, fill, sep, level, checksum, is_packed = meta
-    coord = _chunk_of(region, shape, chunks)
-    if (coord is None or is_packed) and not packed:
-        raise LayoutError(f"array {name} of {url} is {'packed' if is_packed else 'not chunked per task'}: "
-                          "a task would write into a chunk shared with other cells, so nothing was "
-                          "written (a run unpacks the store first)")
-    if coord is None:
+    encoded = encode_region(meta, f"array {name} of {url}", region, values, packed)
+    if encoded is None:
         return None
-    raw = _encode(meta, coord, values)
-    if raw is None:
-        return None
-    key = _chunk_key(coord, sep)
+    key, raw = encoded
     path = root / key
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # unique across processes and hosts
@@ -151,6 +144,24 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
         tmp.unlink(missing_ok=True)  # a full disk leaves no partial file behind
         raise
     return f"{name}/{key}"
+
+
+def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], values: np.ndarray,
+                  packed: bool = False) -> tuple[str, bytes] | None:
+    """The chunk key (under its array) and the bytes of the one chunk that
+    ``region`` covers, holding ``values``; ``None`` where ``values`` does not
+    fit.  ``meta``: :func:`parse_meta` ``with_codec``; ``what`` names the
+    array in errors.  Raises :class:`LayoutError` as :func:`write_chunk`."""
+    shape, chunks, sep, is_packed = meta[0], meta[1], meta[4], meta[7]
+    coord = _chunk_of(region, shape, chunks)
+    if (coord is None or is_packed) and not packed:
+        raise LayoutError(f"{what} is {'packed' if is_packed else 'not chunked per task'}: "
+                          "a task would write into a chunk shared with other cells, so nothing was "
+                          "written (a run unpacks the store first)")
+    if coord is None:
+        return None
+    raw = _encode(meta, coord, values)
+    return None if raw is None else (_chunk_key(coord, sep), raw)
 
 
 def _encode(meta: tuple, coord: tuple[int, ...], values: np.ndarray) -> bytes | None:

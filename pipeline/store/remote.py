@@ -11,6 +11,9 @@
   runs taking over one stale lock exactly one wins.  These go through s3fs's
   ``_call_s3`` (s3fs has no public conditional replace); other storage is
   refused (:class:`NoExclusiveCreate`);
+* one task's writes batched (:func:`write_task`): its chunks encoded here as
+  zarr encodes them and put concurrently, then its done flag, and their
+  checksums known without reading them back;
 * credentials come from where the client library looks (the ``AWS_*``
   environment variables, ``~/.aws``, fsspec's ``s3`` configuration); the
   store's URL never holds them and boardsweep never writes them.
@@ -18,17 +21,21 @@
 
 from __future__ import annotations
 
+import json
 import uuid
-from typing import Any
+import zlib
+from typing import Any, Mapping
 
 import fsspec
+import numpy as np
 from fsspec.asyn import sync
 
+from .chunkfiles import encode_region, parse_meta
 from ..errors import Fault
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
            "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
-           "replace_if_unchanged", "remove_if_unchanged"]
+           "replace_if_unchanged", "remove_if_unchanged", "write_task"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts:
 #: a lost server is reported within about ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` per request.
@@ -221,3 +228,52 @@ def _check_if_match(fs, folder: str) -> None:
         except OSError:
             pass
     _CHECKED_IF_MATCH.add(key)
+
+
+#: Per process: the parsed metadata of a remote store's arrays, per (store, spec hash), so that
+#: a worker reads them once, not once per task (None: an array this writer does not handle).
+_METAS: dict[tuple[str, str], dict[str, tuple | None]] = {}
+_MAX_METAS = 8
+
+
+def _metas(fs, root: str, url: str, token: str | None, names: list[str]) -> dict[str, tuple | None]:
+    key = (url, token or "")
+    metas = _METAS.get(key, {}) if token else {}
+    missing = [n for n in names if n not in metas]
+    if missing:
+        raw = fs.cat([f"{root}/{n}/zarr.json" for n in missing])
+        raw = {p.rsplit("/", 2)[-2]: v for p, v in raw.items()} if isinstance(raw, dict) else {missing[0]: raw}
+        metas = {**metas, **{n: parse_meta(json.loads(raw[n]), with_codec=True) for n in missing}}
+        if token:
+            _METAS[key] = metas
+            while len(_METAS) > _MAX_METAS:
+                _METAS.pop(next(iter(_METAS)))
+    return metas
+
+
+def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
+               flag: str) -> dict[str, list[int]] | None:
+    """Write one task's ``region`` of every array in ``values`` as objects
+    (concurrent puts), then its ``flag`` (``done`` / ``exact_done``) once
+    they are stored; return each object's store-relative path with its size
+    and CRC-32, for the task's checksum record.  ``None`` (nothing written)
+    where an array is not in boardsweep's chunk format: zarr writes it.
+    ``token`` (a hash of the canonical spec) lets a worker keep the arrays'
+    metadata between tasks."""
+    fs, root = fsspec.core.url_to_fs(url)
+    metas = _metas(fs, root, url, token, [*values, flag])
+    if any(meta is None for meta in metas.values()):
+        return None
+    data = {}
+    for name, value in values.items():
+        encoded = encode_region(metas[name], f"array {name} of {url}", region, value)
+        if encoded is None:
+            return None
+        data[f"{name}/{encoded[0]}"] = encoded[1]
+    done = encode_region(metas[flag], f"array {flag} of {url}", region, np.ones(1, dtype=bool))
+    if done is None:
+        return None
+    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()})
+    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1])  # only once the data is stored
+    data[f"{flag}/{done[0]}"] = done[1]
+    return {path: [len(raw), zlib.crc32(raw)] for path, raw in data.items()}
