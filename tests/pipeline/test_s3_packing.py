@@ -175,3 +175,27 @@ def test_a_process_killed_at_any_step_of_an_s3_layout_change_leaves_a_store_the_
         assert not fs.exists(f"{url.removeprefix('s3://')}/{JOURNAL}"), call
         assert_bitwise_equal(local, url, COMPARED)
     assert f"{step}ing" in seen, seen  # some kill fell inside the change, after its journal
+
+
+def test_a_store_of_one_task_per_array_is_packed_by_its_record_alone(s3server, s3cluster, make_spec, tmp_path):
+    """One grid point and one task block: each task chunk is the whole array, so it is the packed
+    chunk; packing writes no chunk and unpacking drops none."""
+    text = make_spec("toy", params={"size": 8}, grid={"dice_sides": [3], "rule": ["plain"]},
+                     run={"replicates": 2, "games": 2, "turns": 60}, checkpoints={"count": 5},
+                     tasks={"replicates_per_task": 2})
+    spec = tmp_path / "one.toml"
+    spec.write_text(text)
+    url = f"s3://boardsweep-tests/one-task-{os.getpid()}/sweep.zarr"
+    local = tmp_path / "one.zarr"
+    for store in (str(local), url):
+        assert _rerun(spec, store, s3cluster).complete
+    fs = s3server.filesystem()
+    root = url.removeprefix("s3://")
+    assert packing.layout(url) == "packed" and not integrity.check(url)
+    assert not [p for p in fs.find(root) if "/c." in p]  # no packed chunk beside the task chunks
+    assert_bitwise_equal(local, url, COMPARED)
+    objects = sorted(p for p in fs.find(root) if "/c" in p)
+    assert packing.unpack(url) and packing.layout(url) == "tasks" and not integrity.check(url)
+    fs.invalidate_cache()
+    assert sorted(p for p in fs.find(root) if "/c" in p) == objects  # nothing dropped
+    assert_bitwise_equal(local, url, COMPARED)
