@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import grow, precision, sizing
-from .store.remote import StoreUnreachable, unreachable
+from .store.remote import StoreUnreachable, unreachable, use_storage_options
 from .cluster import NotAScheduler, Target, connect, handshake, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
@@ -179,6 +179,7 @@ def run_sweep(
         Some tasks raised; every other task ran to the end and is stored.
     """
     url = normalize_url(url or spec.default_store())
+    use_storage_options(url, spec.storage_options)  # before any file system is made, workers included
     target = target or Target(workers=workers, scheduler=scheduler, security=security)
     if isinstance(target.scheduler, str) and target.scheduler:
         check_scheduler_address(target.scheduler)  # before anything is created

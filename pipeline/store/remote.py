@@ -14,6 +14,9 @@
 * one task's writes batched (:func:`write_task`): its chunks encoded here as
   zarr encodes them and put concurrently, then its done flag, and their
   checksums known without reading them back;
+* a spec's ``[storage_options]`` given to fsspec for the store's protocol,
+  in this process and in the worker processes it starts
+  (:func:`use_storage_options`);
 * credentials come from where the client library looks (the ``AWS_*``
   environment variables, ``~/.aws``, fsspec's ``s3`` configuration); the
   store's URL never holds them and boardsweep never writes them.
@@ -22,6 +25,7 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 import zlib
 from typing import Any, Mapping
@@ -35,7 +39,8 @@ from ..errors import Fault
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
            "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
-           "replace_if_unchanged", "remove_if_unchanged", "write_task"]
+           "replace_if_unchanged", "remove_if_unchanged", "write_task",
+           "use_storage_options"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts:
 #: a lost server is reported within about ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` per request.
@@ -91,6 +96,21 @@ def bound_failures() -> None:
     kwargs.setdefault("retries", {"max_attempts": S3_ATTEMPTS, "mode": "standard"})
     kwargs.setdefault("connect_timeout", S3_CONNECT_TIMEOUT_S)
     kwargs.setdefault("read_timeout", S3_READ_TIMEOUT_S)
+
+
+def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
+    """Give ``options`` (a spec's ``[storage_options]``) to fsspec for the
+    protocol of ``url``, over its configured defaults: in this process, and
+    through the environment variable fsspec reads at import
+    (``FSSPEC_<PROTOCOL>``, JSON) in the worker processes it starts.  A
+    remote cluster's workers need their own configuration (as for
+    credentials).  Nothing for a folder."""
+    if not options or "://" not in url:
+        return
+    protocol = url.split("://", 1)[0]
+    conf = fsspec.config.conf.setdefault(protocol, {})
+    conf.update(options)
+    os.environ[f"FSSPEC_{protocol.upper()}"] = json.dumps(conf)
 
 
 def is_local(fs) -> bool:
