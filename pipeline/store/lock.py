@@ -4,7 +4,10 @@ The lock file ``<store>/.boardsweep.lock`` holds JSON with the holder's pid,
 host and start time.  It is created atomically (``O_EXCL``) for local stores.
 A lock left by a dead process on this host is stale and is taken over; a lock
 held by a live process, or by another host, is refused with a message naming
-the holder.  On object storage the lock object is created with a conditional
+the holder.  A local takeover is exact too: under an exclusive ``flock`` of
+the lock file, the record is read again and, if still stale, rewritten in
+place, so of several runs taking over one stale lock exactly one wins (on a
+file system without ``flock``, the stale file is removed and created again).  On object storage the lock object is created with a conditional
 put (``If-None-Match: *``, :func:`.remote.create_exclusive`), so of two runs
 racing for it exactly one wins; a stale one is taken over by replacing it
 only if it is still the object that was read (``If-Match`` its ETag,
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import time
 import os
 import socket
 import uuid
@@ -25,6 +29,11 @@ from typing import Any
 import fsspec
 
 from ..errors import Fault, InputError
+
+try:
+    import fcntl
+except ImportError:  # not on this platform: local takeover by remove and create
+    fcntl = None
 from .remote import (NoExclusiveCreate, create_exclusive, is_local, read_tagged, remove_if_unchanged,
                      replace_if_unchanged, storage_errors)
 
@@ -93,7 +102,7 @@ class StoreLock:
             ) from None
 
     def _take(self) -> "StoreLock":
-        for _ in range(3):
+        for _ in range(5):
             if self._try_create():
                 return self
             holder, etag = self._read()
@@ -122,8 +131,7 @@ class StoreLock:
     def _take_over(self, holder: dict, etag: str | None) -> bool:
         """Replace the stale lock that was read by ours; False if another run replaced or removed it first."""
         if self.local:
-            self._remove()
-            return self._try_create()
+            return self._take_over_local()
         if etag is None:
             raise StoreLocked(f"store {self.url}: the lock file {self.path} was left by a run that is gone "
                               f"(pid {holder.get('pid')} on host {holder.get('host')}) and this storage cannot "
@@ -133,6 +141,36 @@ class StoreLock:
             return False
         self.etag = self._own_etag()
         return True
+
+    def _take_over_local(self) -> bool:
+        """Rewrite the stale lock file in place with our record, deciding again
+        under an exclusive ``flock`` of it; False where it is no longer stale
+        or no longer there (the caller reads it again)."""
+        try:
+            fd = os.open(self.path, os.O_RDWR)
+        except FileNotFoundError:
+            return False
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # held only while deciding: other takers wait, then decide again
+            except (AttributeError, OSError):  # no flock here
+                self._remove()
+                return self._try_create()
+            same = os.fstat(fd)
+            try:
+                now = os.stat(self.path)
+            except FileNotFoundError:
+                return False
+            if (same.st_ino, same.st_dev) != (now.st_ino, now.st_dev):
+                return False  # replaced meanwhile
+            if not self._stale(_parse(os.pread(fd, 1 << 16, 0))):
+                return False
+            text = self._text().encode()
+            os.pwrite(fd, text, 0)
+            os.ftruncate(fd, len(text))
+            return True
+        finally:
+            os.close(fd)  # releases the flock
 
     def __exit__(self, *exc: Any) -> None:
         try:
@@ -167,8 +205,6 @@ class StoreLock:
 
     def _age(self) -> float:
         """Seconds since the lock file was last modified (0 where unknown)."""
-        import time
-
         try:
             modified = self.fs.modified(self.path)
         except (OSError, NotImplementedError, ValueError):
