@@ -27,6 +27,7 @@ import os
 import uuid
 from pathlib import Path
 
+import fsspec
 import numpy as np
 from numcodecs.zstd import Zstd, decompress
 
@@ -60,33 +61,82 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
     ``unreadable_as_fill`` reads as the fill value (for a caller that uses
     only cells the integrity check found intact)."""
     root = _array_root(url, name)
-    meta = _plain_meta(root) if root is not None else None
+    if root is None:
+        return _read_remote(os.fspath(url), name, region, unreadable_as_fill)
+    meta = _plain_meta(root)
     if meta is None:
         return None
     shape, chunks, dtype, fill, sep = meta
-    region = tuple(region) + (slice(None),) * (len(shape) - len(region))
-    bounds = [s.indices(n)[:2] for s, n in zip(region, shape)]
-    out = np.full([hi - lo for lo, hi in bounds], fill, dtype=dtype)
-    ranges = [range(lo // c, -(-hi // c)) for (lo, hi), c in zip(bounds, chunks)]
-    for coord in itertools.product(*ranges):
+    out, bounds, coords = _region(meta, region)
+    for coord in coords:
         path = os.path.join(root, _chunk_key(coord, sep))
         try:
             with open(path, "rb") as f:
                 raw = f.read()
         except FileNotFoundError:
             continue
-        try:
-            chunk = _decode(raw, dtype, chunks, path)
-        except ChunkUnreadable:
-            if not unreadable_as_fill:
-                raise
+        _place(out, bounds, chunks, coord, raw, dtype, path, unreadable_as_fill)
+    return out
+
+
+def _region(meta: tuple, region: tuple) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, ...]]]:
+    """The output array of ``region`` (filled), its bounds, and the chunks it needs."""
+    shape, chunks, dtype, fill = meta[:4]
+    region = tuple(region) + (slice(None),) * (len(shape) - len(region))
+    bounds = [s.indices(n)[:2] for s, n in zip(region, shape)]
+    out = np.full([hi - lo for lo, hi in bounds], fill, dtype=dtype)
+    ranges = [range(lo // c, -(-hi // c)) for (lo, hi), c in zip(bounds, chunks)]
+    return out, bounds, list(itertools.product(*ranges))
+
+
+def _place(out: np.ndarray, bounds, chunks, coord, raw: bytes, dtype, path: str, unreadable_as_fill: bool) -> None:
+    """Decode chunk ``coord`` and copy its part inside the region into ``out``."""
+    try:
+        chunk = _decode(raw, dtype, chunks, path)
+    except ChunkUnreadable:
+        if not unreadable_as_fill:
+            raise
+        return
+    src, dst = [], []
+    for i, c, (lo, hi) in zip(coord, chunks, bounds):
+        start, stop = max(i * c, lo), min((i + 1) * c, hi)
+        src.append(slice(start - i * c, stop - i * c))
+        dst.append(slice(start - lo, stop - lo))
+    out[tuple(dst)] = chunk[tuple(src)]
+
+
+#: Above this many chunks, a remote read lists the array's objects first and
+#: fetches only those that exist (a missing chunk costs no request).
+LIST_FIRST = 64
+
+
+def _read_remote(url: str, name: str, region: tuple, unreadable_as_fill: bool) -> np.ndarray | None:
+    """:func:`read` of a store behind an fsspec URL: the chunk objects fetched
+    concurrently (one request each), missing ones not asked for when many."""
+    fs, root = fsspec.core.url_to_fs(url)
+    base = f"{root.rstrip('/')}/{name}"
+    try:
+        meta = parse_meta(json.loads(fs.cat_file(f"{base}/zarr.json")))
+    except (FileNotFoundError, ValueError):
+        return None
+    if meta is None:
+        return None
+    shape, chunks, dtype, fill, sep = meta
+    out, bounds, coords = _region(meta, region)
+    keys = {f"{base}/{_chunk_key(coord, sep)}": coord for coord in coords}
+    wanted = list(keys)
+    if len(wanted) > LIST_FIRST:
+        fs.invalidate_cache(base)  # another process writes: never a cached listing
+        present = set(fs.find(base))
+        wanted = [k for k in wanted if k in present]
+    found = fs.cat(wanted, on_error="return") if wanted else {}
+    for key in wanted:
+        raw = found.get(key)
+        if isinstance(raw, FileNotFoundError) or raw is None:
             continue
-        src, dst = [], []
-        for i, c, (lo, hi) in zip(coord, chunks, bounds):
-            start, stop = max(i * c, lo), min((i + 1) * c, hi)
-            src.append(slice(start - i * c, stop - i * c))
-            dst.append(slice(start - lo, stop - lo))
-        out[tuple(dst)] = chunk[tuple(src)]
+        if isinstance(raw, BaseException):
+            raise raw
+        _place(out, bounds, chunks, keys[key], raw, dtype, key, unreadable_as_fill)
     return out
 
 

@@ -89,9 +89,17 @@ def unreachable(exc: BaseException | None) -> bool:
 
 
 def bound_failures() -> None:
-    """Make S3 requests fail within seconds when the server is gone (fsspec defaults only:
-    ``config_kwargs`` a user set in fsspec's configuration is kept)."""
+    """Make S3 requests fail within seconds when the server is gone, and read
+    an object in one request (fsspec defaults only: what a user set in
+    fsspec's configuration is kept).
+
+    s3fs asks an object's size (a HEAD, and a LIST where it is missing)
+    before every whole read, to split large ones into ranged reads; a
+    store's objects are small (a packed chunk is at most 64 MiB), so
+    ``max_concurrency = 1`` reads each with one GET: half the requests of a
+    check or a read."""
     conf = fsspec.config.conf.setdefault("s3", {})
+    conf.setdefault("max_concurrency", 1)
     kwargs = conf.setdefault("config_kwargs", {})
     kwargs.setdefault("retries", {"max_attempts": S3_ATTEMPTS, "mode": "standard"})
     kwargs.setdefault("connect_timeout", S3_CONNECT_TIMEOUT_S)
