@@ -6,11 +6,13 @@ sweep (``--points`` grid points, ``--replicates`` one-replicate tasks):
 
 * write: the sweep run into a folder and into a bucket (same two-worker local
   cluster): wall time and the tasks' summed write time per task;
-* publish: on the folder, ``pack`` (few large chunks); on S3, where stores are
-  not packed, the documented equivalent: a rechunked copy written with xarray
-  (``xr.open_zarr(url).chunk(-1).to_zarr(dest)``);
+* S3 requests per task: the server's own request counters (SeaweedFS's
+  metrics) over the sweep, less those of the same sweep with a quarter of
+  the replicates into another fresh store (what a run costs whatever its
+  size cancels), divided by the difference in tasks;
+* publish: ``pack`` on both (on the folder by renames, on S3 in place);
 * read: plain ``xr.open_zarr(...).load()`` of the task layout and of the
-  published layout on each.
+  packed layout on each.
 
 Prints a table with the S3 / local ratio of each path, and the load average.
 
@@ -85,16 +87,18 @@ def _read(url: str) -> None:
         ds.load()
 
 
-def _publish_copy(url: str, dest: str) -> None:
-    """The S3 equivalent of packing: one chunk per array, written beside the store."""
-    import xarray as xr
+def _requests(server, bucket: str) -> dict[str, int]:
+    """The S3 requests the server has answered on ``bucket`` so far, by type (its metrics)."""
+    import re
+    import urllib.request
 
-    with xr.open_zarr(url) as ds:
-        out = ds.chunk(-1)
-        for name in out.variables:
-            out[name].encoding.pop("chunks", None)
-            out[name].encoding.pop("preferred_chunks", None)
-        out.to_zarr(dest, mode="w", consolidated=True, zarr_format=3)
+    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics}/metrics", timeout=10).read().decode()
+    pattern = re.compile(r'^SeaweedFS_s3_request_seconds_count\{bucket="' + bucket + r'",type="(\w+)"\} (\d+)$')
+    return {m[1]: int(m[2]) for m in map(pattern.match, text.splitlines()) if m}
+
+
+def _spent(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
 
 
 def main() -> None:
@@ -124,18 +128,23 @@ def main() -> None:
             _sweep(parse_spec(SPEC.format(replicates=2).replace('"store_io"', '"warm"')),
                    str(tmp / "warm.zarr"), cluster.scheduler_address)  # compile the kernels once
             w_local = _sweep(spec, local, cluster.scheduler_address)
+            small = parse_spec(SPEC.format(replicates=max(1, args.replicates // 4)))
+            before = _requests(server, "bench")
+            w_small = _sweep(small, "s3://bench/small.zarr", cluster.scheduler_address)
+            middle = _requests(server, "bench")
             w_s3 = _sweep(spec, s3, cluster.scheduler_address)
+            after = _requests(server, "bench")
         r_local = _best(lambda: _read(local), args.repeat)
         r_s3 = _best(lambda: _read(s3), args.repeat)
         t0 = time.perf_counter()
         packing.pack(local, verify=False)
         p_local = time.perf_counter() - t0
-        published = "s3://bench/store_io.published.zarr"
         t0 = time.perf_counter()
-        _publish_copy(s3, published)
+        packing.pack(s3, verify=False)
         p_s3 = time.perf_counter() - t0
+        assert packing.layout(local) == packing.layout(s3) == packing.PACKED
         rp_local = _best(lambda: _read(local), args.repeat)
-        rp_s3 = _best(lambda: _read(published), args.repeat)
+        rp_s3 = _best(lambda: _read(s3), args.repeat)
     finally:
         server.stop()
 
@@ -144,7 +153,7 @@ def main() -> None:
         ("write: sweep wall (s)", w_local[0], w_s3[0]),
         ("write: per task (ms)", 1e3 * w_local[1] / tasks, 1e3 * w_s3[1] / w_s3[2]),
         ("read: task layout (s)", r_local, r_s3),
-        ("publish (s)", p_local, p_s3),
+        ("publish: pack (s)", p_local, p_s3),
         ("read: published (s)", rp_local, rp_s3),
     ]
     print(f"{tasks} tasks ({len(spec.points())} points x {args.replicates} replicates, 1 per task, and exact "
@@ -152,6 +161,11 @@ def main() -> None:
     print(f"{'path':26s} {'local':>10s} {'S3':>10s} {'S3/local':>9s}")
     for name, a, b in rows:
         print(f"{name:26s} {a:10.3f} {b:10.3f} {b / a:9.1f}")
+    fixed, sweep = _spent(before, middle), _spent(middle, after)
+    per_task = {k: (sweep.get(k, 0) - fixed.get(k, 0)) / (w_s3[2] - w_small[2]) for k in sweep}
+    print(f"S3 requests per task: {sum(per_task.values()):.1f} ("
+          + ", ".join(f"{k} {v:.1f}" for k, v in sorted(per_task.items())) + f"); the sweep made "
+          f"{sum(sweep.values())} for {w_s3[2]} tasks, with {w_small[2]} tasks {sum(fixed.values())}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} cores")
 
 

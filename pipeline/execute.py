@@ -39,6 +39,7 @@ from typing import Callable
 
 from . import grow, precision, sizing
 from .cluster import NotAScheduler, Target, attach_dashboard, connect, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .store.remote import use_storage_options
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
 from .run_report import RunReport
@@ -156,6 +157,7 @@ def run_sweep(
         Some tasks raised; every other task ran to the end and is stored.
     """
     url = normalize_url(url or spec.default_store())
+    use_storage_options(url, spec.storage_options)  # before any file system is made, workers included
     target = target or Target(workers=workers, scheduler=scheduler, security=security)
     if isinstance(target.scheduler, str) and target.scheduler:
         check_scheduler_address(target.scheduler)  # before anything is created

@@ -30,6 +30,9 @@ A spec is a small TOML file::
     stderr = 1e-4                  # largest standard error allowed (run.replicates: first round)
     max_replicates = 64            # ... or this many replicates per grid point
 
+    [storage_options]              # optional: fsspec options of the store's protocol (run)
+    endpoint_url = "https://s3.example.org"   # never credentials: refused
+
 Everything is validated before anything is written.  Every error is a
 :class:`SpecError` whose message names the file, the key and what was expected.
 """
@@ -54,7 +57,12 @@ from .errors import InputError
 __all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
 
 TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks",
-            "precision"}
+            "precision", "storage_options"}
+#: Keys of ``[storage_options]`` (at any depth) that hold credentials, refused: a spec's text is
+#: stored in the store.  Any key naming a secret, password, token or credential is refused too.
+SECRET_KEYS = {"key", "secret", "access_key", "secret_key", "aws_access_key_id", "aws_secret_access_key",
+               "account_key", "sas_token", "session_token", "aws_session_token", "password", "token"}
+SECRET_WORDS = ("secret", "password", "token", "credential")
 PRECISION_KEYS = {"stderr", "max_replicates"}
 CHECKPOINT_KEYS = {"count", "values"}
 TASK_KEYS = {"replicates_per_task", "seconds"}
@@ -130,6 +138,7 @@ class Spec:
     precision_stderr: float | None = None
     max_replicates: int | None = None
     files: dict[str, str] = field(default_factory=dict)  # file a parameter names -> SHA-256 of its bytes
+    storage_options: dict[str, Any] = field(default_factory=dict)  # fsspec options of the store's protocol
 
     @property
     def slots(self) -> int:
@@ -326,10 +335,27 @@ class _Parser:
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
             checkpoints=checkpoints, block=block, store=self.string("store", False),
             description=self.string("description", False) or "", task_seconds=seconds,
-            precision_stderr=stderr, max_replicates=most,
+            precision_stderr=stderr, max_replicates=most, storage_options=self.parse_storage_options(),
         )
         self.check_points(spec, game)
         return spec.replaced(files=self.named_files(spec, game))
+
+    def parse_storage_options(self) -> dict[str, Any]:
+        """``[storage_options]``: options fsspec gives the store's file system
+        (``endpoint_url``, ``client_kwargs``, ...); credentials refused."""
+        options = self.table("storage_options")
+        self.no_secrets(options, "storage_options.")
+        return options
+
+    def no_secrets(self, table: dict, prefix: str) -> None:
+        for key, value in table.items():
+            name = str(key).lower()
+            if name in SECRET_KEYS or any(word in name for word in SECRET_WORDS):
+                raise self.error(prefix + str(key), "credentials are never written in a spec (its text is stored "
+                                 "in the store); give them in the environment (AWS_ACCESS_KEY_ID, "
+                                 "AWS_SECRET_ACCESS_KEY), in ~/.aws/credentials or in fsspec's configuration")
+            if isinstance(value, dict):
+                self.no_secrets(value, f"{prefix}{key}.")
 
     def named_files(self, spec: Spec, game: Game) -> dict[str, str]:
         """``sha256:<hex>`` of every file a parameter value names (see :class:`Spec`)."""

@@ -27,13 +27,15 @@ import os
 import uuid
 from pathlib import Path
 
+import fsspec
 import numpy as np
 from numcodecs.zstd import Zstd, decompress
 
 from ..errors import Fault
 
 __all__ = ["ChunkUnreadable", "LayoutError", "LAYOUT_ATTR", "read", "write_chunk", "readable",
-           "ChunkFileArray", "local_root"]
+           "ChunkFileArray", "local_root", "encode_chunks", "encode_region",
+           "parse_meta"]
 
 #: The attribute of a packed array that says so (JSON text: its task chunk
 #: shape and its chunk files' sizes and CRC-32s), see
@@ -59,33 +61,82 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
     ``unreadable_as_fill`` reads as the fill value (for a caller that uses
     only cells the integrity check found intact)."""
     root = _array_root(url, name)
-    meta = _plain_meta(root) if root is not None else None
+    if root is None:
+        return _read_remote(os.fspath(url), name, region, unreadable_as_fill)
+    meta = _plain_meta(root)
     if meta is None:
         return None
     shape, chunks, dtype, fill, sep = meta
-    region = tuple(region) + (slice(None),) * (len(shape) - len(region))
-    bounds = [s.indices(n)[:2] for s, n in zip(region, shape)]
-    out = np.full([hi - lo for lo, hi in bounds], fill, dtype=dtype)
-    ranges = [range(lo // c, -(-hi // c)) for (lo, hi), c in zip(bounds, chunks)]
-    for coord in itertools.product(*ranges):
+    out, bounds, coords = _region(meta, region)
+    for coord in coords:
         path = os.path.join(root, _chunk_key(coord, sep))
         try:
             with open(path, "rb") as f:
                 raw = f.read()
         except FileNotFoundError:
             continue
-        try:
-            chunk = _decode(raw, dtype, chunks, path)
-        except ChunkUnreadable:
-            if not unreadable_as_fill:
-                raise
+        _place(out, bounds, chunks, coord, raw, dtype, path, unreadable_as_fill)
+    return out
+
+
+def _region(meta: tuple, region: tuple) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, ...]]]:
+    """The output array of ``region`` (filled), its bounds, and the chunks it needs."""
+    shape, chunks, dtype, fill = meta[:4]
+    region = tuple(region) + (slice(None),) * (len(shape) - len(region))
+    bounds = [s.indices(n)[:2] for s, n in zip(region, shape)]
+    out = np.full([hi - lo for lo, hi in bounds], fill, dtype=dtype)
+    ranges = [range(lo // c, -(-hi // c)) for (lo, hi), c in zip(bounds, chunks)]
+    return out, bounds, list(itertools.product(*ranges))
+
+
+def _place(out: np.ndarray, bounds, chunks, coord, raw: bytes, dtype, path: str, unreadable_as_fill: bool) -> None:
+    """Decode chunk ``coord`` and copy its part inside the region into ``out``."""
+    try:
+        chunk = _decode(raw, dtype, chunks, path)
+    except ChunkUnreadable:
+        if not unreadable_as_fill:
+            raise
+        return
+    src, dst = [], []
+    for i, c, (lo, hi) in zip(coord, chunks, bounds):
+        start, stop = max(i * c, lo), min((i + 1) * c, hi)
+        src.append(slice(start - i * c, stop - i * c))
+        dst.append(slice(start - lo, stop - lo))
+    out[tuple(dst)] = chunk[tuple(src)]
+
+
+#: Above this many chunks, a remote read lists the array's objects first and
+#: fetches only those that exist (a missing chunk costs no request).
+LIST_FIRST = 64
+
+
+def _read_remote(url: str, name: str, region: tuple, unreadable_as_fill: bool) -> np.ndarray | None:
+    """:func:`read` of a store behind an fsspec URL: the chunk objects fetched
+    concurrently (one request each), missing ones not asked for when many."""
+    fs, root = fsspec.core.url_to_fs(url)
+    base = f"{root.rstrip('/')}/{name}"
+    try:
+        meta = parse_meta(json.loads(fs.cat_file(f"{base}/zarr.json")))
+    except (FileNotFoundError, ValueError):
+        return None
+    if meta is None:
+        return None
+    shape, chunks, dtype, fill, sep = meta
+    out, bounds, coords = _region(meta, region)
+    keys = {f"{base}/{_chunk_key(coord, sep)}": coord for coord in coords}
+    wanted = list(keys)
+    if len(wanted) > LIST_FIRST:
+        fs.invalidate_cache(base)  # another process writes: never a cached listing
+        present = set(fs.find(base))
+        wanted = [k for k in wanted if k in present]
+    found = fs.cat(wanted, on_error="return") if wanted else {}
+    for key in wanted:
+        raw = found.get(key)
+        if isinstance(raw, FileNotFoundError) or raw is None:
             continue
-        src, dst = [], []
-        for i, c, (lo, hi) in zip(coord, chunks, bounds):
-            start, stop = max(i * c, lo), min((i + 1) * c, hi)
-            src.append(slice(start - i * c, stop - i * c))
-            dst.append(slice(start - lo, stop - lo))
-        out[tuple(dst)] = chunk[tuple(src)]
+        if isinstance(raw, BaseException):
+            raise raw
+        _place(out, bounds, chunks, keys[key], raw, dtype, key, unreadable_as_fill)
     return out
 
 
@@ -129,22 +180,10 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
     meta = _plain_meta(root, with_codec=True) if root is not None else None
     if meta is None:
         return None
-    shape, chunks, dtype, fill, sep, level, checksum, is_packed = meta
-    coord = _chunk_of(region, shape, chunks)
-    if (coord is None or is_packed) and not packed:
-        raise LayoutError(f"array {name} of {url} is {'packed' if is_packed else 'not chunked per task'}: "
-                          "a task would write into a chunk shared with other cells, so nothing was "
-                          "written (a run unpacks the store first)")
-    if coord is None:
+    encoded = encode_region(meta, f"array {name} of {url}", region, values, packed)
+    if encoded is None:
         return None
-    inside = [min(c, n - i * c) for i, c, n in zip(coord, chunks, shape)]  # the chunk's part in the array
-    values = np.asarray(values, dtype=dtype)
-    if values.size not in (1, int(np.prod(inside))):
-        return None
-    chunk = np.full(chunks, fill, dtype=dtype)
-    chunk[tuple(slice(0, k) for k in inside)] = values.reshape(inside) if values.size > 1 else values.item()
-    raw = Zstd(level=level, checksum=checksum).encode(np.ascontiguousarray(chunk).tobytes())
-    key = _chunk_key(coord, sep)
+    key, raw = encoded
     path = root / key
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # unique across processes and hosts
@@ -155,6 +194,55 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
         tmp.unlink(missing_ok=True)  # a full disk leaves no partial file behind
         raise
     return f"{name}/{key}"
+
+
+def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], values: np.ndarray,
+                  packed: bool = False) -> tuple[str, bytes] | None:
+    """The chunk key (under its array) and the bytes of the one chunk that
+    ``region`` covers, holding ``values``; ``None`` where ``values`` does not
+    fit.  ``meta``: :func:`parse_meta` ``with_codec``; ``what`` names the
+    array in errors.  Raises :class:`LayoutError` as :func:`write_chunk`."""
+    shape, chunks, sep, is_packed = meta[0], meta[1], meta[4], meta[7]
+    coord = _chunk_of(region, shape, chunks)
+    if (coord is None or is_packed) and not packed:
+        raise LayoutError(f"{what} is {'packed' if is_packed else 'not chunked per task'}: "
+                          "a task would write into a chunk shared with other cells, so nothing was "
+                          "written (a run unpacks the store first)")
+    if coord is None:
+        return None
+    raw = _encode(meta, coord, values)
+    return None if raw is None else (_chunk_key(coord, sep), raw)
+
+
+def _encode(meta: tuple, coord: tuple[int, ...], values: np.ndarray) -> bytes | None:
+    """The bytes zarr writes for the chunk at ``coord`` holding ``values`` (its
+    part inside the array, or one value for all of it), padded with the fill
+    value; ``None`` where ``values`` does not fit the chunk.  ``meta``: what
+    :func:`parse_meta` returns ``with_codec``."""
+    shape, chunks, dtype, fill, _, level, checksum, _ = meta
+    inside = [min(c, n - i * c) for i, c, n in zip(coord, chunks, shape)]  # the chunk's part in the array
+    values = np.asarray(values, dtype=dtype)
+    if values.size not in (1, int(np.prod(inside))):
+        return None
+    chunk = np.full(chunks, fill, dtype=dtype)
+    chunk[tuple(slice(0, k) for k in inside)] = values.reshape(inside) if values.size > 1 else values.item()
+    return Zstd(level=level, checksum=checksum).encode(np.ascontiguousarray(chunk).tobytes())
+
+
+def encode_chunks(meta: dict, values: np.ndarray) -> dict[str, bytes] | None:
+    """Every chunk of an array whose ``zarr.json`` (parsed) is ``meta`` and
+    whose whole data is ``values``, encoded as zarr writes them: chunk key
+    (``c/0/1`` or ``c.0.1``, as ``meta`` says) to bytes; ``None`` where
+    ``meta`` is not boardsweep's layout (:func:`parse_meta`)."""
+    parsed = parse_meta(meta, with_codec=True)
+    if parsed is None:
+        return None
+    shape, chunks, sep = parsed[0], parsed[1], parsed[4]
+    out = {}
+    for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
+        region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
+        out[_chunk_key(coord, sep)] = _encode(parsed, coord, values[region])
+    return out
 
 
 def local_root(url: str | os.PathLike) -> Path | None:
@@ -172,8 +260,8 @@ def _array_root(url: str | os.PathLike, name: str) -> Path | None:
 
 
 def _chunk_key(coord: tuple[int, ...], sep: str) -> str:
-    """zarr v3's default chunk key, relative to the array: ``c/0/1/2`` (``c`` for 0-d)."""
-    return "c/" + sep.join(map(str, coord)) if coord else "c"
+    """zarr v3's default chunk key, relative to the array: ``c/0/1/2``, ``c.0.1.2`` (``c`` for 0-d)."""
+    return "c" + sep + sep.join(map(str, coord)) if coord else "c"
 
 
 def _chunk_of(region, shape, chunks) -> tuple[int, ...] | None:
@@ -204,6 +292,11 @@ def _plain_meta(root: Path, with_codec: bool = False):
         meta = json.loads((root / "zarr.json").read_text())
     except (OSError, ValueError):
         return None
+    return parse_meta(meta, with_codec)
+
+
+def parse_meta(meta: dict, with_codec: bool = False):
+    """:func:`_plain_meta` of an array's ``zarr.json`` already parsed."""
     try:
         if meta.get("zarr_format") != 3 or meta.get("node_type") != "array":
             return None

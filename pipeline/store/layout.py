@@ -6,8 +6,9 @@ its task chunk shape and its chunk files' sizes and CRC-32s); a journal
 (:data:`JOURNAL`) names a change of layout under way.  :func:`layout` says
 which, from the arrays themselves; :func:`damaged_chunks` checks a packed
 array's files against its record.  The changes themselves (pack, unpack,
-recover) are in :mod:`.packing`.  A store behind an fsspec URL is always in
-the task layout.
+recover) are in :mod:`.packing` (a folder) and :mod:`.packing_inplace`
+(object storage, where a packed array keeps its task chunks in place).
+Every function here reads a folder or an fsspec URL alike (:class:`Files`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import fsspec
+
+import numpy as np
+
 from .chunkfiles import LAYOUT_ATTR, local_root
 from .metadata import simulated_variables
 from .zarr_private import chunk_shape
 
 __all__ = ["JOURNAL", "CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED",
-           "UNKNOWN", "LAYOUT_ATTR", "layout", "unrecognised", "task_arrays", "damaged_chunks", "chunk_region"]
+           "UNKNOWN", "LAYOUT_ATTR", "PACKED_CHUNK_BYTES", "Files", "layout", "packed_chunks", "array_metas",
+           "fingerprint", "unrecognised", "task_arrays", "damaged_chunks", "chunk_region"]
 
 JOURNAL = ".boardsweep/layout.json"
 CELLS = ".boardsweep/cells"
@@ -30,37 +36,88 @@ PACKING = ".boardsweep/packing"
 
 REBUILD = ".boardsweep/rebuild"
 
+#: Largest packed chunk, uncompressed (dask's own default chunk size is 128 MiB).
+PACKED_CHUNK_BYTES = 64 * 2**20
+
 TASKS, PACKING_STATE, PACKED, UNPACKING = "tasks", "packing", "packed", "unpacking"
 #: Layouts read from the arrays: some packed and some not with no change under
 #: way (a journal lost mid-change), or an array chunked neither way.
 MIXED, UNKNOWN = "mixed", "unknown"
 
 
-def _journal(url: str) -> dict[str, Any]:
-    """The journal (``{}`` where there is none, ``{"state": "unreadable"}``
-    where it does not parse as a JSON object)."""
-    root = local_root(url)
-    if root is None:
-        return {}
-    try:
-        journal = json.loads((root / JOURNAL).read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        return {"state": "unreadable"}
-    return journal if isinstance(journal, dict) else {"state": "unreadable"}
+class Files:
+    """The files of a store, in a folder or behind an fsspec URL, by
+    store-relative path: read whole (``None`` where missing), several at once
+    (concurrent requests on object storage)."""
+
+    def __init__(self, url: str | Path) -> None:
+        self.url = str(url)
+        self.local = local_root(self.url)
+        if self.local is None:
+            self.fs, self.root = fsspec.core.url_to_fs(self.url)
+        else:
+            self.fs, self.root = None, str(self.local)
+
+    def path(self, rel: str) -> str:
+        return f"{self.root.rstrip('/')}/{rel}"
+
+    def read(self, rel: str) -> bytes | None:
+        if self.fs is None:
+            try:
+                return (self.local / rel).read_bytes()
+            except OSError:
+                return None
+        try:
+            return self.fs.cat_file(self.path(rel))
+        except FileNotFoundError:
+            return None
+
+    def read_many(self, rels: list[str]) -> dict[str, bytes | None]:
+        if self.fs is None or len(rels) < 2:
+            return {rel: self.read(rel) for rel in rels}
+        got = self.fs.cat([self.path(r) for r in rels], on_error="return")
+        out = {}
+        for rel in rels:
+            value = got.get(self.path(rel))
+            if isinstance(value, BaseException) and not isinstance(value, FileNotFoundError):
+                raise value  # the storage failed: not a missing file
+            out[rel] = value if isinstance(value, (bytes, bytearray)) else None
+        return out
+
+    def json(self, rel: str) -> dict[str, Any] | None:
+        return _parse(self.read(rel))
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def _parse(raw: bytes | None) -> dict[str, Any] | None:
+    """A JSON object's bytes parsed, else ``None``."""
+    if raw is None:
+        return None
     try:
-        found = json.loads(path.read_text())
-    except (OSError, ValueError):
+        found = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
         return None
     return found if isinstance(found, dict) else None
 
 
-def _root_attrs(root: Path) -> dict[str, Any]:
-    meta = _read_json(root / "zarr.json") or {}
+def _journal(url: str | Path) -> dict[str, Any]:
+    """The journal (``{}`` where there is none, ``{"state": "unreadable"}``
+    where it does not parse as a JSON object)."""
+    raw = Files(url).read(JOURNAL)
+    if raw is None:
+        return {}
+    journal = _parse(raw)
+    return journal if journal is not None else {"state": "unreadable"}
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return _parse(path.read_bytes())
+    except OSError:
+        return None
+
+
+def _root_attrs(root: str | Path) -> dict[str, Any]:
+    meta = Files(root).json("zarr.json") or {}
     attrs = meta.get("attributes")
     return attrs if isinstance(attrs, dict) else {}
 
@@ -93,14 +150,22 @@ def _record(meta: dict[str, Any], name: str, journal: dict[str, Any]) -> dict[st
     return None
 
 
-def _array_states(root: Path, journal: dict[str, Any] | None = None) -> dict[str, str]:
+def array_metas(url: str | Path, attrs: dict[str, Any] | None = None) -> dict[str, dict[str, Any] | None]:
+    """Each task array's ``zarr.json``, parsed (``None`` where missing or unreadable)."""
+    files = Files(url)
+    attrs = _root_attrs(url) if attrs is None else attrs
+    names = task_arrays(attrs)
+    raw = files.read_many([f"{name}/zarr.json" for name in names])
+    return {name: _parse(raw[f"{name}/zarr.json"]) for name in names}
+
+
+def _array_states(root: str | Path, journal: dict[str, Any] | None = None) -> dict[str, str]:
     """Each task array's layout as its own metadata says: ``packed``,
     ``tasks``, ``missing`` (no readable ``zarr.json``) or ``unknown``."""
-    journal = journal if journal is not None else _journal(str(root))
+    journal = journal if journal is not None else _journal(root)
     attrs = _root_attrs(root)
     states = {}
-    for name in task_arrays(attrs):
-        meta = _read_json(root / name / "zarr.json")
+    for name, meta in array_metas(root, attrs).items():
         if meta is None:
             states[name] = "missing"
             continue
@@ -119,12 +184,9 @@ def _array_states(root: Path, journal: dict[str, Any] | None = None) -> dict[str
 def unrecognised(url: str) -> dict[str, str]:
     """Task arrays whose layout is neither the task layout nor a packed one
     that records itself, with the reason in words."""
-    root = local_root(url)
-    if root is None:
-        return {}
     return {name: (f"chunked neither as its tasks write nor as a packed array that records its "
                    f"layout ({LAYOUT_ATTR}); restore the array or replace the store with --overwrite")
-            for name, state in _array_states(root).items() if state == UNKNOWN}
+            for name, state in _array_states(url).items() if state == UNKNOWN}
 
 
 def layout(url: str) -> str:
@@ -132,18 +194,27 @@ def layout(url: str) -> str:
     change the journal records (``packing``, ``unpacking``); ``mixed``
     (some arrays packed, some not, no change recorded: a journal lost
     mid-change) or ``unknown`` (an array chunked neither way)."""
-    root = local_root(url)
-    if root is None:
-        return TASKS
     journal = _journal(url)
     if journal.get("state") in (PACKING_STATE, UNPACKING):
         return str(journal["state"])
-    states = set(_array_states(root, journal).values()) - {"missing"}
+    states = set(_array_states(url, journal).values()) - {"missing"}
     if UNKNOWN in states:
         return UNKNOWN
     if states and states <= {PACKED}:
         return PACKED
     return TASKS if states <= {TASKS} else MIXED
+
+
+def packed_chunks(shape: tuple[int, ...], itemsize: int, limit: int = PACKED_CHUNK_BYTES) -> tuple[int, ...]:
+    """Chunk shape of a packed array: whole, or the leading dims split so that
+    a chunk holds at most ``limit`` bytes (at least one element along each dim)."""
+    chunks = list(shape)
+    for i in range(len(chunks)):
+        rest = int(np.prod(chunks[i + 1:], dtype=np.int64)) * itemsize
+        if chunks[i] * rest <= limit:
+            break
+        chunks[i] = max(1, limit // max(rest, 1))
+    return tuple(max(1, c) for c in chunks)
 
 
 def task_arrays(attrs: dict[str, Any]) -> list[str]:
@@ -156,24 +227,28 @@ def _fingerprint(path: Path) -> list[int] | None:
         data = path.read_bytes()
     except OSError:
         return None
-    return [len(data), zlib.crc32(data)]
+    return fingerprint(data)
+
+
+def fingerprint(data: bytes | None) -> list[int] | None:
+    """A chunk file's size and CRC-32 (``None`` where there is no file)."""
+    return None if data is None else [len(data), zlib.crc32(data)]
 
 
 def damaged_chunks(url: str) -> dict[str, str]:
     """Chunk files (store-relative) of the packed arrays that are missing or
     differ from the array's own record, with the reason; empty where no
     array is packed."""
-    root = local_root(url)
-    if root is None:
-        return {}
+    files = Files(url)
     journal = _journal(url)
     bad = {}
-    for name, state in _array_states(root, journal).items():
+    for name, state in _array_states(url, journal).items():
         if state != PACKED:
             continue
-        record = _record(_read_json(root / name / "zarr.json"), name, journal)
+        record = _record(files.json(f"{name}/zarr.json"), name, journal)
+        found = files.read_many(list(record["files"]))
         for key, expected in record["files"].items():
-            got = _fingerprint(root / key)
+            got = fingerprint(found[key])
             if got is None:
                 bad[key] = f"packed chunk {key} missing"
             elif got != expected:
@@ -184,8 +259,9 @@ def damaged_chunks(url: str) -> dict[str, str]:
 
 def chunk_region(url: str, key: str) -> tuple[str, tuple[slice, ...]]:
     """The array and the region (slices of every dim) a packed chunk file covers."""
-    name, _, rest = key.partition("/c/")
-    meta = json.loads((local_root(url) / name / "zarr.json").read_text())
+    name, _, rest = key.partition("/c")
+    meta = Files(url).json(f"{name}/zarr.json")
     shape, chunks = meta["shape"], chunk_shape(meta)
-    coord = [int(c) for c in rest.split("/")] if rest else [0] * len(shape)
+    rest = rest[1:]  # "/0/1" on a folder, ".0.1" where packed in place
+    coord = [int(c) for c in rest.replace(".", "/").split("/")] if rest else [0] * len(shape)
     return name, tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))

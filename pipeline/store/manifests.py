@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
@@ -72,14 +72,22 @@ def _read_local(path: str) -> bytes | None:
         return None
 
 
-def record(url: str, paths: list[str], index: tuple[int, ...], start: int | None) -> None:
+def record(url: str, paths: list[str] | Mapping[str, list[int] | None], index: tuple[int, ...],
+           start: int | None) -> None:
     """Write the manifest of one task after its data and done flags:
-    ``paths`` are the chunk files it wrote (store-relative), ``start`` the
-    first replicate of a simulation block (``None`` for an exact task)."""
+    ``paths`` are the chunk files it wrote (store-relative; a mapping where
+    the writer knows their size and CRC-32, else they are read back),
+    ``start`` the first replicate of a simulation block (``None`` for an
+    exact task)."""
     fs, root = _fs(url)
-    data = _read_many(fs, root, paths)
-    manifest = {"scheme": INTEGRITY_SCHEME, "chunks": {p: _fingerprint(data[p]) for p in paths}}
+    if isinstance(paths, Mapping):
+        chunks = dict(paths)
+    else:
+        data = _read_many(fs, root, paths)
+        chunks = {p: _fingerprint(data[p]) for p in paths}
+    manifest = {"scheme": INTEGRITY_SCHEME, "chunks": chunks}
     name = exact_name(index) if start is None else sim_name(index, start)
     target = f"{root}/{MANIFEST_DIR}/{name}"
-    fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+    if isinstance(fs, LocalFileSystem):  # object storage has no folders to make
+        fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
     fs.pipe_file(target, json.dumps(manifest).encode())

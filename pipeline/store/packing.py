@@ -33,8 +33,9 @@ Every step is a rename or a copy that can be done again, and a journal
 killed at any point leaves a store that the next ``run`` puts right
 (:func:`recover`) and that readers refuse meanwhile, in one line.
 
-Only local stores are packed; a store behind an fsspec URL keeps the task
-layout.
+A store behind an fsspec URL (object storage, where a rename is a copy) is
+packed in place instead, by :mod:`.packing_inplace`: the same layout as
+readers see it, the task chunks left where they are.
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ import zarr
 from . import chunkfiles, integrity, manifests
 from .identity import read_attrs
 from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
-from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKING, PACKING_STATE, REBUILD, TASKS, UNKNOWN, UNPACKING,
-                     _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region, damaged_chunks,
-                     layout, task_arrays, unrecognised)
+from . import packing_inplace
+from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
+                     UNKNOWN, UNPACKING, _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region,
+                     damaged_chunks, layout, packed_chunks, task_arrays, unrecognised)
 from .metadata import simulated_variables
 from .reads import read_exact_done
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
@@ -75,8 +77,6 @@ __all__ = [
     "CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED", "UNKNOWN",
 ]
 
-#: Largest packed chunk, uncompressed (dask's own default chunk size is 128 MiB).
-PACKED_CHUNK_BYTES = 64 * 2**20
 
 
 def _write_journal(root: Path, journal: dict[str, Any] | None) -> None:
@@ -89,18 +89,6 @@ def _write_journal(root: Path, journal: dict[str, Any] | None) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(journal))
     os.replace(tmp, path)
-
-
-def packed_chunks(shape: tuple[int, ...], itemsize: int, limit: int = PACKED_CHUNK_BYTES) -> tuple[int, ...]:
-    """Chunk shape of a packed array: whole, or the leading dims split so that
-    a chunk holds at most ``limit`` bytes (at least one element along each dim)."""
-    chunks = list(shape)
-    for i in range(len(chunks)):
-        rest = int(np.prod(chunks[i + 1:], dtype=np.int64)) * itemsize
-        if chunks[i] * rest <= limit:
-            break
-        chunks[i] = max(1, limit // max(rest, 1))
-    return tuple(max(1, c) for c in chunks)
 
 
 def _write_packed(root: Path, name: str) -> dict[str, list[int]]:
@@ -153,7 +141,9 @@ def pack(url: str, verify: bool = True) -> bool:
     decode still stops the packing.
     """
     root = local_root(url)
-    if root is None or layout(url) != TASKS:
+    if root is None:
+        return packing_inplace.pack(url, verify)
+    if layout(url) != TASKS:
         return False
     attrs = read_attrs(url)
     if verify and integrity.check(url, attrs):
@@ -224,8 +214,10 @@ def unpack(url: str) -> bool:
     cells of a damaged packed chunk are left not done.  ``False`` where the
     store was not packed."""
     root = local_root(url)
+    if root is None:
+        return packing_inplace.unpack(url)
     state = layout(url)
-    if root is None or state not in (PACKED, UNPACKING, MIXED):
+    if state not in (PACKED, UNPACKING, MIXED):
         return False
     journal = _journal(url)
     if state != UNPACKING:
@@ -353,10 +345,10 @@ def recover(url: str) -> str:
     what was done, in words (empty where nothing was).  A journal lost or
     edited while no change was under way needs nothing (the arrays say the
     layout); an array chunked neither way raises :class:`LayoutError`."""
-    state = layout(url)
     root = local_root(url)
     if root is None:
-        return ""
+        return packing_inplace.recover(url)
+    state = layout(url)
     if state == PACKING_STATE:
         try:
             _finish_packing(root, url)

@@ -6,6 +6,17 @@
   defaults, so a user's own fsspec/s3fs configuration still wins;
 * exclusive create: write an object only if none exists (S3's conditional
   put, ``If-None-Match: *``), the primitive an exact lock needs;
+* exact replace: read an object with its ETag in one request, then replace
+  or remove it only if it still has that ETag (``If-Match``), so of several
+  runs taking over one stale lock exactly one wins.  These go through s3fs's
+  ``_call_s3`` (s3fs has no public conditional replace); other storage is
+  refused (:class:`NoExclusiveCreate`);
+* one task's writes batched (:func:`write_task`): its chunks encoded here as
+  zarr encodes them and put concurrently, then its done flag, and their
+  checksums known without reading them back;
+* a spec's ``[storage_options]`` given to fsspec for the store's protocol,
+  in this process and in the worker processes it starts
+  (:func:`use_storage_options`);
 * credentials come from where the client library looks (the ``AWS_*``
   environment variables, ``~/.aws``, fsspec's ``s3`` configuration); the
   store's URL never holds them and boardsweep never writes them.
@@ -13,14 +24,23 @@
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
+import zlib
+from typing import Any, Mapping
 
 import fsspec
+import numpy as np
+from fsspec.asyn import sync
 
+from .chunkfiles import encode_region, parse_meta
 from ..errors import Fault
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
-           "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable"]
+           "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
+           "replace_if_unchanged", "remove_if_unchanged", "write_task",
+           "use_storage_options"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts:
 #: a lost server is reported within about ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` per request.
@@ -69,13 +89,36 @@ def unreachable(exc: BaseException | None) -> bool:
 
 
 def bound_failures() -> None:
-    """Make S3 requests fail within seconds when the server is gone (fsspec defaults only:
-    ``config_kwargs`` a user set in fsspec's configuration is kept)."""
+    """Make S3 requests fail within seconds when the server is gone, and read
+    an object in one request (fsspec defaults only: what a user set in
+    fsspec's configuration is kept).
+
+    s3fs asks an object's size (a HEAD, and a LIST where it is missing)
+    before every whole read, to split large ones into ranged reads; a
+    store's objects are small (a packed chunk is at most 64 MiB), so
+    ``max_concurrency = 1`` reads each with one GET: half the requests of a
+    check or a read."""
     conf = fsspec.config.conf.setdefault("s3", {})
+    conf.setdefault("max_concurrency", 1)
     kwargs = conf.setdefault("config_kwargs", {})
     kwargs.setdefault("retries", {"max_attempts": S3_ATTEMPTS, "mode": "standard"})
     kwargs.setdefault("connect_timeout", S3_CONNECT_TIMEOUT_S)
     kwargs.setdefault("read_timeout", S3_READ_TIMEOUT_S)
+
+
+def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
+    """Give ``options`` (a spec's ``[storage_options]``) to fsspec for the
+    protocol of ``url``, over its configured defaults: in this process, and
+    through the environment variable fsspec reads at import
+    (``FSSPEC_<PROTOCOL>``, JSON) in the worker processes it starts.  A
+    remote cluster's workers need their own configuration (as for
+    credentials).  Nothing for a folder."""
+    if not options or "://" not in url:
+        return
+    protocol = url.split("://", 1)[0]
+    conf = fsspec.config.conf.setdefault(protocol, {})
+    conf.update(options)
+    os.environ[f"FSSPEC_{protocol.upper()}"] = json.dumps(conf)
 
 
 def is_local(fs) -> bool:
@@ -136,3 +179,129 @@ def _check_conditional_put(fs, folder: str) -> None:
         except OSError:
             pass
     _CHECKED.add(key)
+
+
+def _s3(fs, operation: str, path: str, **kwargs: Any) -> Any:
+    """One S3 request through s3fs (``operation`` on the object at ``path``)."""
+    if not hasattr(fs, "_call_s3") or not hasattr(fs, "split_path"):
+        raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
+    bucket, key, _ = fs.split_path(path)
+    return sync(fs.loop, fs._call_s3, operation, Bucket=bucket, Key=key, **kwargs)
+
+
+def read_tagged(fs, path: str) -> tuple[bytes, str] | None:
+    """The bytes of the object at ``path`` and its ETag, from one request
+    (``None`` where there is no object)."""
+    async def get() -> tuple[bytes, str]:
+        bucket, key, _ = fs.split_path(path)
+        response = await fs._call_s3("get_object", Bucket=bucket, Key=key)
+        async with response["Body"] as body:
+            return await body.read(), response["ETag"]
+
+    if not hasattr(fs, "_call_s3"):
+        raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
+    try:
+        return sync(fs.loop, get)
+    except FileNotFoundError:
+        return None
+
+
+def replace_if_unchanged(fs, path: str, data: bytes, etag: str) -> bool:
+    """Write ``data`` at ``path`` only if the object there still has ``etag``
+    (``If-Match``); False if it changed or went.  Raises
+    :class:`NoExclusiveCreate` where the storage ignores the condition."""
+    _check_if_match(fs, path.rsplit("/", 1)[0])
+    try:
+        _s3(fs, "put_object", path, Body=data, IfMatch=etag)
+    except (FileNotFoundError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError) or _precondition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def remove_if_unchanged(fs, path: str, etag: str) -> bool:
+    """Remove the object at ``path`` only if it still has ``etag``; False if it changed or went."""
+    try:
+        _s3(fs, "delete_object", path, IfMatch=etag)
+    except (FileNotFoundError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError) or _precondition_failed(exc):
+            return False
+        raise
+    return True
+
+
+_CHECKED_IF_MATCH: set[tuple[int, str]] = set()
+
+
+def _check_if_match(fs, folder: str) -> None:
+    """Raise :class:`NoExclusiveCreate` unless a put with a wrong ``If-Match`` is
+    refused (checked once per file system and bucket, on a probe object)."""
+    key = (id(fs), folder.split("/", 1)[0])
+    if key in _CHECKED_IF_MATCH:
+        return
+    probe = f"{folder}/.boardsweep-probe-{uuid.uuid4().hex}"
+    try:
+        fs.pipe_file(probe, b"1")
+        try:
+            _s3(fs, "put_object", probe, Body=b"2", IfMatch='"0123456789abcdef0123456789abcdef"')
+        except OSError as exc:
+            if not _precondition_failed(exc):
+                raise
+        else:
+            raise NoExclusiveCreate("the storage does not honour conditional replaces (If-Match)")
+    finally:
+        try:
+            fs.rm_file(probe)
+        except OSError:
+            pass
+    _CHECKED_IF_MATCH.add(key)
+
+
+#: Per process: the parsed metadata of a remote store's arrays, per (store, spec hash), so that
+#: a worker reads them once, not once per task (None: an array this writer does not handle).
+_METAS: dict[tuple[str, str], dict[str, tuple | None]] = {}
+_MAX_METAS = 8
+
+
+def _metas(fs, root: str, url: str, token: str | None, names: list[str]) -> dict[str, tuple | None]:
+    key = (url, token or "")
+    metas = _METAS.get(key, {}) if token else {}
+    missing = [n for n in names if n not in metas]
+    if missing:
+        raw = fs.cat([f"{root}/{n}/zarr.json" for n in missing])
+        raw = {p.rsplit("/", 2)[-2]: v for p, v in raw.items()} if isinstance(raw, dict) else {missing[0]: raw}
+        metas = {**metas, **{n: parse_meta(json.loads(raw[n]), with_codec=True) for n in missing}}
+        if token:
+            _METAS[key] = metas
+            while len(_METAS) > _MAX_METAS:
+                _METAS.pop(next(iter(_METAS)))
+    return metas
+
+
+def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
+               flag: str) -> dict[str, list[int]] | None:
+    """Write one task's ``region`` of every array in ``values`` as objects
+    (concurrent puts), then its ``flag`` (``done`` / ``exact_done``) once
+    they are stored; return each object's store-relative path with its size
+    and CRC-32, for the task's checksum record.  ``None`` (nothing written)
+    where an array is not in boardsweep's chunk format: zarr writes it.
+    ``token`` (a hash of the canonical spec) lets a worker keep the arrays'
+    metadata between tasks."""
+    fs, root = fsspec.core.url_to_fs(url)
+    metas = _metas(fs, root, url, token, [*values, flag])
+    if any(meta is None for meta in metas.values()):
+        return None
+    data = {}
+    for name, value in values.items():
+        encoded = encode_region(metas[name], f"array {name} of {url}", region, value)
+        if encoded is None:
+            return None
+        data[f"{name}/{encoded[0]}"] = encoded[1]
+    done = encode_region(metas[flag], f"array {flag} of {url}", region, np.ones(1, dtype=bool))
+    if done is None:
+        return None
+    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()})
+    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1])  # only once the data is stored
+    data[f"{flag}/{done[0]}"] = done[1]
+    return {path: [len(raw), zlib.crc32(raw)] for path, raw in data.items()}

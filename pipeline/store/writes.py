@@ -18,7 +18,7 @@ import numpy as np
 import zarr
 from zarr.api.asynchronous import open_group
 
-from . import chunkfiles, manifests
+from . import chunkfiles, manifests, remote
 from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
 from .zarr_private import quiet, sync
 
@@ -57,20 +57,25 @@ def _writer(url: str, token: str | None, names: list[str]) -> dict[str, Any]:
 
 
 def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
-           flag: str) -> list[str]:
+           flag: str) -> list[str] | dict[str, list[int]]:
     """Write every variable of one task's ``region``, then set its ``flag``
     (``done`` / ``exact_done``) once the data is on disk; return the chunk
     paths written.
 
     A local store's region, one chunk per array, is written straight to its
     chunk files (:func:`chunkfiles.write_chunk`); otherwise the arrays
-    (kept open per worker) are written through zarr, concurrently.
+    (kept open per worker) are written through zarr, concurrently.  On object
+    storage the chunks are put as objects (:func:`.remote.write_task`): the
+    paths come with their sizes and CRC-32s.
     """
     paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
     if all(paths):
         flag_path = chunkfiles.write_chunk(url, flag, region, np.ones(1, dtype=bool))
         if flag_path:
             return [*paths, flag_path]
+    written = remote.write_task(url, token, region, values, flag)  # object storage: batched, checksums known
+    if written is not None:
+        return written
     return _write_zarr(url, token, region, values, flag)
 
 

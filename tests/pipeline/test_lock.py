@@ -1,16 +1,23 @@
 """A lock file that is not a lock record (JSON of the wrong shape, a pid that
 is not an integer, bytes that are not JSON, an empty file) never causes a
 traceback: an old one (left by a process killed while writing it) is taken
-over, a fresh one (perhaps being written now) is refused in one line."""
+over, a fresh one (perhaps being written now) is refused in one line.  A
+stale lock (its process gone) is taken over by exactly one of several
+processes racing for it."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
+import sys
 import time
 
 import pytest
 
 from clirun import run_cli
+from lockrace import race
 from boardsweep.pipeline.store.lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock, StoreLocked
 
 MALFORMED = {
@@ -46,3 +53,20 @@ def test_a_fresh_malformed_lock_is_refused_in_one_line(case, tmp_path, write_spe
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "lock" in err[0], err
     assert lock.read_bytes() == MALFORMED[case]
+
+
+@pytest.mark.slow
+def test_of_racing_processes_taking_over_a_stale_lock_exactly_one_wins(tmp_path):
+    store = tmp_path / "store.zarr"
+    store.mkdir()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = {"pid": int(gone.stdout), "host": socket.gethostname(), "since": "2026-01-01T00:00:00+00:00"}
+    for waits in (None, [1.0, 1.5, 2.0, 2.5]):  # racing as they come, then each after the one before
+        (store / LOCK_NAME).write_text(json.dumps(stale))  # a run of this host that has exited left its lock
+        folder = tmp_path / f"round{bool(waits)}"
+        folder.mkdir()
+        lines = race(str(store), folder, 4, waits)
+        assert sorted(line.split()[0] for line in lines) == ["LOST", "LOST", "LOST", "WON"], lines
+        assert all("is in use by pid" in line and f"pid {stale['pid']} " not in line
+                   for line in lines if line.startswith("LOST")), lines  # the winner's lock, not the stale one
+        assert not (store / LOCK_NAME).exists()  # the winner released it

@@ -12,6 +12,7 @@ import pytest
 import xarray as xr
 
 from clirun import run_cli
+from boardsweep.pipeline.store import packing
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +83,7 @@ def test_the_check_finds_and_the_rerun_repairs_a_damaged_chunk_on_s3(swept, buck
     spec = write_spec(toy_spec_text)
     local = swept[0]
     assert run_cli("-q", "run", str(spec), "--store", bucket_url, "--scheduler", s3cluster) == 0
+    assert packing.unpack(bucket_url)  # the task layout, whose chunks the check reads (test_s3_packing: packed)
     fs = s3server.filesystem()
     root = bucket_url.removeprefix("s3://")
     chunk = sorted(p for p in fs.find(f"{root}/done") if "/c/" in p)[0]

@@ -1,0 +1,220 @@
+"""The packed layout of a finished store on object storage, written in place.
+
+On object storage a rename is a copy and a delete of every object, so the
+local packing (:mod:`.packing`: move the task-chunked arrays aside, move the
+packed copy in) does not carry over.  Here a packed array keeps its task
+chunks where they are, and its large chunks sit beside them under other
+keys: the packed array's ``zarr.json`` names the chunk key separator ``.``
+(keys ``c.0.0``) where the task layout's is ``/`` (keys ``c/0/0``).  Which
+chunks are read is decided by the array's metadata alone, and both sets
+hold the same values, so a change of layout is three steps, each of which
+can be done again:
+
+1. write the chunks of the new layout (packing: the packed chunks; unpacking:
+   nothing, the task chunks never moved);
+2. write the journal ``.boardsweep/layout.json`` holding every array's new
+   ``zarr.json``, then put those (one object each), then the root's
+   consolidated metadata (which xarray reads);
+3. drop what the old layout no longer needs (unpacking: the packed chunks),
+   then the journal.
+
+A process killed anywhere leaves either the old layout (before the journal:
+at most some unreferenced packed chunks, overwritten by the next packing) or
+a journal the next ``run`` finishes (:func:`recover`); a reader meanwhile
+reads correct values from either metadata, and ``status`` names the
+interrupted change.  A packed array records its task chunk shape, its task
+key encoding and its packed chunks' sizes and CRC-32s (:data:`LAYOUT_ATTR`),
+which the integrity check verifies; the task chunks stay under their
+checksum records, so unpacking is a metadata change and a repair rebuilds
+nothing.  An array whose task chunk already is the whole array is packed by
+its record alone (its chunk is the packed chunk: nothing is written or
+dropped).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import numpy as np
+import zarr
+
+from . import integrity
+from .identity import read_attrs
+from .reads import READ_CONCURRENCY, read_exact_done
+from .chunkfiles import LAYOUT_ATTR, LayoutError, encode_chunks
+from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNKNOWN, UNPACKING, Files, _journal,
+                     array_metas, fingerprint, layout, packed_chunks, task_arrays, unrecognised)
+from .zarr_private import chunk_shape, quiet, with_chunk_shape
+
+__all__ = ["PACKED_SEPARATOR", "pack", "unpack", "recover"]
+
+#: The chunk key separator of a packed array (the task layout's is ``/``).
+PACKED_SEPARATOR = "."
+
+
+# -- every change to the store goes through these (a test kills a process at each) --
+
+def _put(fs, path: str, data: bytes) -> None:
+    fs.pipe_file(path, data)
+
+
+def _put_many(fs, objects: dict[str, bytes]) -> None:
+    """Write several objects (concurrent requests)."""
+    if objects:
+        fs.pipe(objects)
+
+
+def _drop(fs, paths: list[str]) -> None:
+    """Remove objects; those already gone are fine."""
+    if paths:
+        try:
+            fs.rm(paths)
+        except FileNotFoundError:
+            pass
+
+
+def _consolidate(url: str) -> None:
+    """Rewrite the root's consolidated metadata (xarray reads the arrays' chunks from it)."""
+    with quiet():
+        zarr.consolidate_metadata(url)
+
+
+# -- packing ------------------------------------------------------------------
+
+def pack(url: str, verify: bool = True) -> bool:
+    """Pack the store at ``url`` in place (the caller knows it is complete);
+    ``False`` (nothing changed) where it is damaged, not complete or not in
+    the task layout.  ``verify``: check every task chunk first."""
+    if layout(url) != TASKS:
+        return False
+    attrs = read_attrs(url)
+    if verify and integrity.check(url, attrs):
+        return False
+    if not read_exact_done(url).all():
+        return False
+    files = Files(url)
+    metas = array_metas(url, attrs)
+    names = task_arrays(attrs)
+    _drop(files.fs, _packed_leftovers(files, names))  # a packing killed before its journal
+    with quiet(), zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
+        group = zarr.open_group(url, mode="r")
+        new = {}
+        for name in names:
+            meta = metas[name]
+            if meta is None:
+                raise LayoutError(f"store {url}: array {name} has no readable metadata; a run recreates it")
+            data = np.asarray(group[name][...])
+            new[name] = _packed_meta(files, name, meta, data, packed_chunks(tuple(meta["shape"]), data.dtype.itemsize))
+    _switch(files, {"state": PACKING_STATE, "arrays": names, "meta": new, "drop": []})
+    return True
+
+
+def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray,
+                 chunks: tuple[int, ...]) -> dict[str, Any]:
+    """Write array ``name``'s packed chunks beside its task chunks; return its packed ``zarr.json``."""
+    task_chunks = chunk_shape(meta)
+    packed = copy.deepcopy(meta)
+    in_place = list(chunks) == list(task_chunks)  # one task chunk is the whole array: it is the packed chunk
+    if not in_place:
+        with_chunk_shape(packed, chunks)
+        packed["chunk_key_encoding"] = {"name": "default", "configuration": {"separator": PACKED_SEPARATOR}}
+    encoded = encode_chunks(packed, data)
+    if encoded is None:
+        raise LayoutError(f"array {name} of {files.url} is not in boardsweep's chunk format")
+    if in_place:  # as written by the tasks: fingerprint what is there
+        raw = files.read_many([f"{name}/{key}" for key in encoded])
+        fingerprints = {f"{name}/{key}": fingerprint(raw[f"{name}/{key}"]) for key in encoded}
+        missing = {k: encoded[k.split("/", 1)[1]] for k, f in fingerprints.items() if f is None}
+        _put_many(files.fs, {files.path(k): v for k, v in missing.items()})  # fill-only chunks zarr skipped
+        fingerprints.update({k: fingerprint(v) for k, v in missing.items()})
+    else:
+        _put_many(files.fs, {files.path(f"{name}/{key}"): raw for key, raw in encoded.items()})
+        fingerprints = {f"{name}/{key}": fingerprint(raw) for key, raw in encoded.items()}
+    record = {"state": PACKED, "task_chunks": task_chunks, "task_key_encoding": meta["chunk_key_encoding"],
+              "files": fingerprints}
+    packed.setdefault("attributes", {})[LAYOUT_ATTR] = json.dumps(record, separators=(",", ":"))
+    return packed
+
+
+def _packed_leftovers(files: Files, names: list[str]) -> list[str]:
+    """Packed chunk objects (``c.*``) under arrays ``names`` (one listing per array)."""
+    found = []
+    for name in names:
+        try:
+            entries = files.fs.ls(files.path(name), detail=False, refresh=True)
+        except FileNotFoundError:
+            continue
+        found += [e for e in entries if e.rsplit("/", 1)[-1].startswith(f"c{PACKED_SEPARATOR}")]
+    return found
+
+
+# -- the switch, and unpacking ---------------------------------------------------
+
+def _switch(files: Files, journal: dict[str, Any]) -> None:
+    """Steps 2 and 3: the journal, every array's new metadata, the
+    consolidated root, the objects to drop, no journal."""
+    fs = files.fs
+    _put(fs, files.path(JOURNAL), json.dumps(journal).encode())
+    _finish(files, journal)
+
+
+def _finish(files: Files, journal: dict[str, Any]) -> None:
+    """Put the journal's metadata, consolidate, drop, remove the journal (each step can be done again)."""
+    fs = files.fs
+    for name, meta in journal.get("meta", {}).items():
+        _put(fs, files.path(f"{name}/zarr.json"), json.dumps(meta, indent=2).encode())
+    _consolidate(files.url)
+    _drop(fs, [files.path(key) for key in journal.get("drop", [])])
+    _drop(fs, [files.path(JOURNAL)])
+
+
+def unpack(url: str) -> bool:
+    """Return a packed store at ``url`` to the task layout: each packed
+    array's metadata back to its task chunks (which never moved), then its
+    packed chunks dropped.  ``False`` where the store was not packed."""
+    state = layout(url)
+    if state not in (PACKED, UNPACKING, MIXED):
+        return False
+    files = Files(url)
+    if state == UNPACKING:
+        _finish(files, _journal(url))
+        return True
+    metas, drop = {}, []
+    for name, meta in array_metas(url).items():
+        text = ((meta or {}).get("attributes") or {}).get(LAYOUT_ATTR)
+        if text is None:
+            continue  # in the task layout already
+        record = json.loads(text)
+        task = copy.deepcopy(meta)
+        del task["attributes"][LAYOUT_ATTR]
+        with_chunk_shape(task, record["task_chunks"])
+        task["chunk_key_encoding"] = record.get("task_key_encoding", task["chunk_key_encoding"])
+        metas[name] = task
+        drop += [key for key in record.get("files", {}) if _is_packed_key(key)]
+    _switch(files, {"state": UNPACKING, "arrays": sorted(metas), "meta": metas, "drop": drop})
+    return True
+
+
+def _is_packed_key(key: str) -> bool:
+    """Whether ``name/c.0.1`` is a packed chunk (not a task chunk kept in place)."""
+    return key.split("/", 1)[-1].startswith(f"c{PACKED_SEPARATOR}")
+
+
+def recover(url: str) -> str:
+    """Finish a layout change that a killed process left half done; return
+    what was done, in words (empty where nothing was)."""
+    state = layout(url)
+    if state == PACKING_STATE:
+        _finish(Files(url), _journal(url))
+        return "an interrupted packing finished"
+    if state in (UNPACKING, MIXED):
+        unpack(url)
+        return "an interrupted unpacking finished" if state == UNPACKING else \
+            "a layout change interrupted with its journal lost: returned to the task layout"
+    if state == UNKNOWN:
+        names = unrecognised(url)
+        raise LayoutError(f"store {url}: array {', '.join(names)} is {next(iter(names.values()))}")
+    return ""
+

@@ -1,0 +1,46 @@
+"""A task's write on object storage is batched (SeaweedFS on 127.0.0.1, its
+own request counters): its chunks, then its done flag, then its checksum
+record, and nothing read back; what it wrote reads back through zarr and
+passes the integrity check."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+
+import numpy as np
+import zarr
+
+from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.store import create_store, integrity, template, write_region
+
+
+def _requests(server, bucket: str) -> dict[str, int]:
+    """The S3 requests the server has answered on ``bucket`` so far, by type."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics}/metrics", timeout=10).read().decode()
+    pattern = re.compile(r'^SeaweedFS_s3_request_seconds_count\{bucket="' + bucket + r'",type="(\w+)"\} (\d+)$')
+    return {m[1]: int(m[2]) for m in map(pattern.match, text.splitlines()) if m}
+
+
+def test_a_task_write_on_s3_is_its_chunks_then_its_flag_then_its_record(bucket_url, s3server, toy_spec_text):
+    spec = parse_spec(toy_spec_text, "toy.toml")
+    create_store(bucket_url, spec)
+    ds, _ = template(spec, spec.game)
+    k = len(spec.axes)
+    rng = np.random.default_rng(5)
+    blocks = {}
+    for index in [(0, 0), (1, 1)]:
+        blocks[index] = {name: rng.integers(0, 1000, (spec.block, *ds[name].shape[k + 1:])).astype(ds[name].dtype)
+                         for name in spec.game.variables}
+    write_region(bucket_url, (0, 0), 0, spec.block, blocks[(0, 0)], token="t")  # reads the arrays' metadata once
+    before = _requests(s3server, "boardsweep-tests")
+    write_region(bucket_url, (1, 1), 0, spec.block, blocks[(1, 1)], token="t")
+    after = _requests(s3server, "boardsweep-tests")
+    spent = {kind: after[kind] - before.get(kind, 0) for kind in after if after[kind] != before.get(kind, 0)}
+    assert spent == {"PUT": len(spec.game.variables) + 2}, spent  # the chunks, the flag, the record
+    group = zarr.open_group(bucket_url, mode="r")
+    for index, values in blocks.items():
+        for name, written in values.items():
+            assert np.array_equal(group[name][index + (slice(0, spec.block),)], written), name
+        assert group["done"][index + (slice(0, spec.block),)].all()
+    assert not integrity.check(bucket_url)  # the records hold the checksums of what was stored
