@@ -112,7 +112,12 @@ class Store:
     def kind(self) -> str:
         """What is at the URL (:func:`.identity.inspect`): ``absent``, ``boardsweep``, ..."""
         if self._kind is None:
-            self._kind = identity.inspect(self.url)
+            try:
+                self._kind = identity.inspect(self.url)
+            except Exception as exc:
+                if unreachable(exc):  # the first look at a store: a storage that does not answer is one line
+                    raise StoreUnreachable.at_open(self.url, exc) from exc
+                raise
         return self._kind
 
     @property

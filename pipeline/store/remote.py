@@ -62,6 +62,12 @@ class StoreUnreachable(Fault):
         return cls(f"lost the storage of {url} mid-sweep ({type(exc).__name__}: {text}); finished tasks are "
                    "kept there: rerun the same command once it answers again to complete the store")
 
+    @classmethod
+    def at_open(cls, url: str, exc: BaseException) -> "StoreUnreachable":
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return cls(f"cannot reach the storage of {url} ({type(exc).__name__}: {text}); check the endpoint "
+                   "(AWS_ENDPOINT_URL or fsspec's configuration) and that the server is up (nothing was changed)")
+
 
 def storage_errors() -> tuple[type[BaseException], ...]:
     """What reading or writing a store can raise when its storage fails: OSError and

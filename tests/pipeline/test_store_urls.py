@@ -5,6 +5,7 @@ line before anything starts; ``local://`` and ``file://`` are folders."""
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +49,29 @@ def test_a_local_url_is_a_folder(tmp_path, write_spec, toy_spec_text, cluster2, 
     assert run_cli("-q", "run", str(bigger), "--store", f"local://{folder}", "--scheduler", cluster2,
                    "--extend") == 0
     assert run_cli("status", str(folder)) == 0
+
+
+@pytest.mark.slow  # four whole processes
+@pytest.mark.skipif(importlib.util.find_spec("s3fs") is None, reason="s3fs not installed")
+@pytest.mark.parametrize("command", [("run", "SPEC", "--store", "URL"), ("status", "URL"), ("query", "URL"),
+                                     ("report", "URL", "--out", "REPORT")])
+def test_an_s3_endpoint_that_does_not_answer_is_one_line(command, tmp_path):
+    """Nothing listens at the endpoint (a closed port on 127.0.0.1): every command says so in one line,
+    exit 1, before anything is made (was: 'unexpected EndpointConnectionError')."""
+    import os
+    import subprocess
+    import sys
+
+    from localdask import free_port
+
+    url = "s3://bucket/sweep.zarr"
+    spec = Path(__file__).resolve().parents[2] / "sweeps" / "quickstart.toml"  # a new process: a real game
+    subs = {"SPEC": str(spec), "URL": url, "REPORT": str(tmp_path / "report")}
+    env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_ACCESS_KEY_ID": "test",
+           "AWS_SECRET_ACCESS_KEY": "test", "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull}
+    out = subprocess.run([sys.executable, "-m", "boardsweep", "-q", *(subs.get(a, a) for a in command)],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    err = out.stderr.strip().splitlines()
+    assert out.returncode == 1 and len(err) == 1, out.stderr
+    assert err[0].startswith(f"boardsweep: error: cannot reach the storage of {url} (EndpointConnectionError"), err
+    assert "nothing was changed" in err[0] and not (tmp_path / "report").exists()
