@@ -584,6 +584,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except BoardsweepError as exc:  # the one place a user-facing error becomes a line and an exit code
         click.echo(f"boardsweep: error: {_one_line(exc)}", err=True)
+        _said_it_all()
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("boardsweep: interrupted", err=True)
@@ -596,6 +597,19 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
                    "(rerun with -v for the traceback)", err=True)
         sys.exit(1)
+
+
+def _said_it_all() -> None:
+    """After the error's one line: requests that the same fault left unanswered
+    (a lost S3 server's reads and writes in zarr's and fsspec's event loops)
+    would each log "Task exception was never retrieved" with a traceback as
+    the process exits; they say nothing the line did not (not under ``-v``)."""
+    import logging
+
+    from . import display
+
+    if display.verbosity() <= 0:
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
 def _one_line(exc: BaseException) -> str:
