@@ -567,6 +567,13 @@ def _is_report(path) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""
     try:
+        _command(argv)
+    finally:
+        _said_it_all()
+
+
+def _command(argv: list[str] | None) -> None:
+    try:
         code = cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)  # a command's click.exceptions.Exit(code), e.g. status on an incomplete store
@@ -584,7 +591,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except BoardsweepError as exc:  # the one place a user-facing error becomes a line and an exit code
         click.echo(f"boardsweep: error: {_one_line(exc)}", err=True)
-        _said_it_all()
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("boardsweep: interrupted", err=True)
@@ -600,10 +606,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _said_it_all() -> None:
-    """After the error's one line: requests that the same fault left unanswered
-    (a lost S3 server's reads and writes in zarr's and fsspec's event loops)
-    would each log "Task exception was never retrieved" with a traceback as
-    the process exits; they say nothing the line did not (not under ``-v``)."""
+    """Once the command has said what it did (or its error's one line): futures
+    left unanswered in Dask's, zarr's and fsspec's event loops (a lost S3
+    server's requests; a timeout of Dask's own as a cluster closes) would each
+    log "... exception was never retrieved" with a traceback as the process
+    exits, after the command's last word.  Not under ``-v``."""
     import logging
 
     from . import display
