@@ -186,6 +186,11 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
         logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO,
                             format="%(asctime)s %(name)s %(levelname)s: %(message)s")
         logging.getLogger("distributed").setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+    elif not logging.getLogger().handlers:
+        # Dask's own records reach stderr through its own handler; the run names every fault itself.
+        # The embedded cluster silences them while it lives, but a closing comm can still log (with a
+        # traceback) after that, e.g. "Batched Comm Closed" as a failed run shuts down under load.
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
 
 
 @cli.command()
