@@ -7,6 +7,7 @@ value prints one line ``boardsweep: error: ...`` on stderr and exits with 2.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from typing import Any
@@ -172,8 +173,6 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     `boardsweep games` lists the installed games and `boardsweep games NAME`
     their parameters.  Shell completion: eval "$(_BOARDSWEEP_COMPLETE=bash_source boardsweep)".
     """
-    import logging
-
     from . import display
 
     if verbose and quiet:
@@ -186,11 +185,20 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
         logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO,
                             format="%(asctime)s %(name)s %(levelname)s: %(message)s")
         logging.getLogger("distributed").setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+        logging.getLogger("asyncio").setLevel(logging.NOTSET)
     elif not logging.getLogger().handlers:
-        # Dask's own records reach stderr through its own handler; the run names every fault itself.
-        # The embedded cluster silences them while it lives, but a closing comm can still log (with a
-        # traceback) after that, e.g. "Batched Comm Closed" as a failed run shuts down under load.
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        _quiet_library_logs()
+
+
+def _quiet_library_logs() -> None:
+    """Without ``-v``, the command names every fault itself, in one line:
+    Dask's records (its own stderr handler; the embedded cluster silences it
+    only while it lives, and a comm closing after that logs "Batched Comm
+    Closed" with a traceback) and asyncio's ("Task exception was never
+    retrieved": a lost S3 server's requests left in zarr's and fsspec's
+    loops) would print tracebacks around that line."""
+    for name in ("distributed", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 @cli.command()
@@ -572,13 +580,6 @@ def _is_report(path) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""
     try:
-        _command(argv)
-    finally:
-        _said_it_all()
-
-
-def _command(argv: list[str] | None) -> None:
-    try:
         code = cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)  # a command's click.exceptions.Exit(code), e.g. status on an incomplete store
@@ -608,20 +609,6 @@ def _command(argv: list[str] | None) -> None:
         click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
                    "(rerun with -v for the traceback)", err=True)
         sys.exit(1)
-
-
-def _said_it_all() -> None:
-    """Once the command has said what it did (or its error's one line): futures
-    left unanswered in Dask's, zarr's and fsspec's event loops (a lost S3
-    server's requests; a timeout of Dask's own as a cluster closes) would each
-    log "... exception was never retrieved" with a traceback as the process
-    exits, after the command's last word.  Not under ``-v``."""
-    import logging
-
-    from . import display
-
-    if display.verbosity() <= 0:
-        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
 def _one_line(exc: BaseException) -> str:
