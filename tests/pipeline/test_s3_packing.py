@@ -7,7 +7,6 @@ runs, real objects, real killed processes."""
 
 from __future__ import annotations
 
-import logging
 import os
 import subprocess
 import sys
@@ -25,16 +24,6 @@ from boardsweep.pipeline.store.layout import JOURNAL
 pytestmark = pytest.mark.slow
 
 COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
-
-
-@pytest.fixture(scope="module")
-def s3cluster(s3server):
-    """Two single-threaded workers in this process (which has the server's credentials)."""
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", host="127.0.0.1",
-                      dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster:
-        yield cluster.scheduler_address
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ into the store."""
 
 from __future__ import annotations
 
-import logging
 
 import numpy as np
 import pytest
@@ -13,17 +12,6 @@ import xarray as xr
 
 from clirun import run_cli
 from boardsweep.pipeline.store import packing
-
-
-@pytest.fixture(scope="module")
-def s3cluster(s3server):
-    """Two single-threaded workers in this process, which finds the server's credentials in
-    the environment (the racing-lock and lost-server tests use separate processes)."""
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", host="127.0.0.1",
-                      dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster:
-        yield cluster.scheduler_address
 
 
 def assert_same_store(a: xr.Dataset, b: xr.Dataset) -> None:
