@@ -22,7 +22,6 @@ import importlib.util
 import logging
 import os
 import time
-import weakref
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any, Callable
 
 from .errors import Fault, SchedulerLost, one_line
 
-__all__ = ["Target", "connect", "embedded_cluster", "attach_dashboard", "threads_here", "dashboard_address", "performance_report_path", "route_web_logs",
+__all__ = ["Target", "connect", "embedded_cluster", "pages_on_first_visit", "threads_here", "dashboard_address", "performance_report_path", "route_web_logs",
            "tls_security", "handshake", "NotAScheduler", "NoWorkers"]
 
 #: Default seconds to wait for the first worker (a batch job, or one joining a scheduler) before giving up.
@@ -252,8 +251,9 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
     (``DASK_BOARDSWEEP__PROCESSES=True``).
 
     The scheduler's web server listens at ``dashboard`` from the start, but
-    the Bokeh pages are added by :func:`attach_dashboard` once the tasks are
-    under way: importing Bokeh takes half a second of the start otherwise."""
+    its Bokeh pages are added on the first visit (:func:`pages_on_first_visit`):
+    importing Bokeh costs half a second of CPU, which a run nobody watches
+    never pays."""
     import dask
     from distributed import LocalCluster
 
@@ -272,30 +272,36 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
         scheduler_kwargs={"dashboard": False} if late else None,
     )
     if late:
-        _LATE_DASHBOARD.add(cluster)
+        pages_on_first_visit(cluster.scheduler)
     return cluster
 
 
-#: Embedded clusters whose scheduler waits for its Bokeh pages (:func:`attach_dashboard`).
-_LATE_DASHBOARD: weakref.WeakSet = weakref.WeakSet()
+def pages_on_first_visit(scheduler) -> None:
+    """Serve the dashboard's Bokeh pages from the first request for them.
 
+    Until then, a stand-in answers every address the scheduler's web server
+    does not serve itself (``/status``, ``/workers``, ...): it adds Dask's
+    pages (:func:`distributed.dashboard.scheduler.connect`), steps aside,
+    and redirects the browser to the address it asked for, which the pages
+    now serve (or answer 404)."""
+    from tornado import web
 
-def attach_dashboard(client) -> None:
-    """Add the Bokeh dashboard to the scheduler of an :func:`embedded_cluster`
-    started without it, at the address it already listens on; nothing for
-    any other client, or when it is attached already."""
-    cluster = getattr(client, "cluster", None)
-    if cluster is None or cluster not in _LATE_DASHBOARD:
-        return
-    _LATE_DASHBOARD.discard(cluster)
-    import distributed.dashboard.scheduler as pages
+    routing = scheduler.http_application
 
-    scheduler = cluster.scheduler
+    class FirstVisit(web.RequestHandler):
+        def get(self, *args) -> None:
+            if stand_in in routing.applications:  # one attach, whichever request comes first
+                routing.applications.remove(stand_in)
+                import distributed.dashboard.scheduler as pages
 
-    async def attach() -> None:  # on the scheduler's event loop: Bokeh's server takes its loop there
-        pages.connect(scheduler.http_application, scheduler.http_server, scheduler, prefix="/")
+                # on the scheduler's event loop (tornado handlers run there): Bokeh's server takes that loop
+                pages.connect(routing, scheduler.http_server, scheduler, prefix="/")
+            self.redirect(self.request.uri)
 
-    cluster.sync(attach)
+        head = get
+
+    stand_in = web.Application([(r"/.*", FirstVisit)])
+    routing.add_application(stand_in)
 
 
 def threads_here(target: Target) -> bool:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import grow, precision, sizing
-from .cluster import NotAScheduler, Target, attach_dashboard, connect, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import NotAScheduler, Target, connect, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .store.remote import use_storage_options
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
@@ -254,10 +254,9 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         report.pending = len(tasks) + len(points)
         started: list = []
 
-        def on_submitted() -> None:  # the first tasks are under way: the dashboard, then the start is told
+        def on_submitted() -> None:  # the first tasks are under way: the start is told
             if not started:
                 started.append(True)
-                attach_dashboard(client)
                 if options.on_start:
                     options.on_start(report)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 
 import psutil
 import pytest
@@ -134,3 +135,32 @@ def test_embedded_cluster_listens_on_loopback_only(tmp_path, toy_spec_text, writ
     assert len(sockets) >= 4, sockets  # scheduler, dashboard and two workers at least
     assert {ip for _, ip, _ in sockets} == {"127.0.0.1"}, sockets
     assert "dashboard: http://127.0.0.1:" in out
+
+
+FIRST_VISIT = """
+import sys, urllib.error, urllib.request
+from distributed import Client
+from boardsweep.pipeline.cluster import embedded_cluster
+with embedded_cluster(1) as cluster, Client(cluster) as client:
+    base = client.dashboard_link.rsplit("/", 1)[0]
+    print("before", "bokeh" in sys.modules)
+    for path in ["/status", "/", "/workers", "/no-such-page"]:
+        try:
+            with urllib.request.urlopen(base + path, timeout=60) as page:
+                print(path, page.status, page.url[len(base):], "bokeh" in page.read().decode().lower())
+        except urllib.error.HTTPError as exc:
+            print(path, exc.code)
+    print("after", "bokeh" in sys.modules)
+"""
+
+
+def test_dashboard_pages_load_on_the_first_visit(tmp_path):
+    """The embedded cluster's scheduler imports no Bokeh until someone opens
+    the dashboard; the first visit then gets Dask's pages (after one
+    redirect to the same address), ``/`` leads to ``/status``, and an
+    unknown page is a 404 rather than a redirect loop."""
+    out = subprocess.run([sys.executable, "-c", FIRST_VISIT], capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n") == ["before False", "/status 200 /status True", "/ 200 /status True",
+                                      "/workers 200 /workers True", "/no-such-page 404", "after True", ""]
