@@ -1,5 +1,5 @@
 """``python -m boardsweep``: the ``boardsweep`` command."""
 
-from .pipeline.cli import main
+from .pipeline.cli import command_line
 
-main()
+command_line()

@@ -35,9 +35,9 @@ sys.path.insert(0, {str(HERE)!r})
 from boardsweep.core import games
 games.register("toy", "toy_game")
 games.register("failing", "failing_game")
-from boardsweep.pipeline.cli import main
+from boardsweep.pipeline.cli import command_line
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    command_line()  # the console script's exit, as users get it
 """
 
 
