@@ -349,10 +349,6 @@ def run(
     the store; rerun the same command to resume).
     """
     from . import display
-    from .execute import SweepError, run_sweep
-    from .store.lock import StoreLocked
-    from .sizing import TooLarge
-    from .store import StoreMismatch
 
     if extend and overwrite:
         raise UserError("--extend grows a store in place and --overwrite replaces it: give one of them")
@@ -367,12 +363,21 @@ def run(
     console = display.console()
     display.announce(console, spec, url, scheduler, target.describe())
     bar = display.TaskBar(console)
+    from .warm import once
+
+    compiling = once(bar.compiling)
+    warming = _warm_up(spec, target, compiling)
+    from .execute import SweepError, run_sweep  # Dask, xarray and zarr: imported while the kernels warm
+    from .sizing import TooLarge
+    from .store import StoreMismatch
+    from .store.lock import StoreLocked
+
     try:
         with bar, WaitingLine(console, target), signals_end_run(batch):
             report = run_sweep(
                 spec, store_url, overwrite=overwrite, extend=extend, max_tasks=max_tasks,
-                on_start=bar.start, on_progress=bar.update, target=target, on_compile=bar.compiling,
-                on_failure=bar.failed,
+                on_start=bar.start, on_progress=bar.update, target=target, on_compile=compiling,
+                on_failure=bar.failed, warming=warming,
             )
     except (StoreMismatch, StoreLocked, TooLarge, BatchUnavailable) as exc:
         raise UserError(str(exc)) from None
@@ -386,6 +391,16 @@ def run(
 
         with open(report_json, "w") as f:
             json.dump(asdict(report), f, indent=2)
+
+
+def _warm_up(spec, target, on_compile):
+    """The kernels of ``spec`` loaded or compiled in a thread from now on
+    (:class:`warm.WarmUp`), when the run's workers will be threads of this
+    process; else None."""
+    from .cluster import threads_here
+    from .warm import WarmUp
+
+    return WarmUp(spec, on_compile) if threads_here(target) else None
 
 
 @cli.command()

@@ -30,7 +30,6 @@ import json
 import concurrent.futures
 import logging
 import re
-import threading
 import time
 import uuid
 from contextlib import ExitStack
@@ -45,8 +44,8 @@ from .plan import plan_tasks
 from .run_report import RunReport
 from .spec import Spec
 from .store import Store, normalize_url
-from .tasks import COMPILING_TOPIC, run_exact, run_task, time_replicate, warm_kernels
-from .warm import WARM_POINTS
+from .tasks import run_exact, run_task, time_replicate
+from .warm import COMPILING_TOPIC, WarmUp, once
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -104,6 +103,7 @@ def run_sweep(
     target: Target | None = None,
     on_compile: Callable[[], None] | None = None,
     on_failure: Callable[[str], None] | None = None,
+    warming: WarmUp | None = None,
 ) -> RunReport:
     """Run (or resume) ``spec`` into the store at ``url``.
 
@@ -144,6 +144,11 @@ def run_sweep(
     on_failure : callable, optional
         Called with one line when a task fails with an error not seen before
         in this run (the run goes on; every failure is raised at the end).
+    warming : warm.WarmUp, optional
+        The kernels of ``spec`` already warming in a thread of this process,
+        started by the caller before importing Dask (``boardsweep run`` does);
+        by default the run starts one itself when its workers are threads of
+        this process and the store is new.
 
     Returns
     -------
@@ -170,7 +175,7 @@ def run_sweep(
     if resumed:  # refusals before the lock: nothing touched
         st.check_writable()
         spec, _ = grow.check(url, spec, extend, st.attrs)
-    options = _Options(target, overwrite, max_tasks, pack, on_start, on_progress, on_compile, on_failure)
+    options = _Options(target, overwrite, max_tasks, pack, on_start, on_progress, on_compile, on_failure, warming)
     try:
         with st.losing_storage_ends_the_run(), ExitStack() as stack:
             stack.enter_context(st.lock())
@@ -196,6 +201,7 @@ class _Options:
     on_progress: Callable[[int, int], None] | None = None
     on_compile: Callable[[], None] | None = None
     on_failure: Callable[[str], None] | None = None
+    warming: WarmUp | None = None
 
 
 def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
@@ -210,7 +216,7 @@ def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
 def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options: _Options) -> RunReport:
     """The run itself, with the store's lock held."""
     clients: list = []
-    on_compile = _once(options.on_compile)
+    on_compile = once(options.on_compile)
 
     def client_once():
         if not clients:
@@ -219,9 +225,11 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
                 _on_first_compile(clients[0], on_compile)
         return clients[0]
 
-    warming = None
-    if not resumed and threads_here(options.target):  # the workers will share this process's kernels
-        warming = stack.enter_context(_WarmUp(spec, on_compile))
+    warming = options.warming
+    if warming is None and not resumed and threads_here(options.target):  # workers share this process's kernels
+        warming = WarmUp(spec, on_compile)
+    if warming is not None:
+        stack.enter_context(warming)
     calibration = ""
     if spec.task_seconds is not None:
         spec, calibration = _task_size(spec, st, resumed, client_once)
@@ -270,8 +278,10 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
             if max_tasks is not None:
                 tasks = tasks[:max(0, max_tasks - report.tasks_run)]
     report.complete = finished
-    if warming is not None:
+    if warming is not None and report.tasks_run + report.exact_run:
         report.warm_s = warming.finish()
+    elif warming is not None:  # nothing ran: no task waits for its kernels
+        warming.abandon()
     if report.complete and options.pack:
         t0 = time.perf_counter()
         report.packing = st.pack()
@@ -288,52 +298,9 @@ def _prepare(st: Store, spec: Spec, overwrite: bool):
     return (relaid, repaired, done, exact_done, *_plan(spec, st, done))
 
 
-def _once(callback: Callable[[], None] | None) -> Callable[[], None] | None:
-    """``callback``, called at most once whichever thread calls it first."""
-    if callback is None:
-        return None
-    told = threading.Lock()
-
-    def once() -> None:
-        if told.acquire(blocking=False):
-            callback()
-
-    return once
-
-
 def _on_first_compile(client, callback: Callable[[], None]) -> None:
     """Call ``callback`` when a worker announces that it compiles kernels."""
     client.subscribe_topic(COMPILING_TOPIC, lambda _event: callback())
-
-
-class _WarmUp:
-    """The kernels of the first grid points loaded or compiled in a thread
-    while the run starts, when the workers are threads of this process
-    (:mod:`.warm`; a context: stopped when the run ends, and waited for
-    unless the run is being interrupted).  The thread is a daemon, as Dask's
-    worker threads are: Ctrl-C never waits for a compilation."""
-
-    def __init__(self, spec: Spec, on_compile: Callable[[], None] | None) -> None:
-        self.stop, self.seconds = threading.Event(), [0.0]
-        job = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
-               self.stop, on_compile)
-        self.thread = threading.Thread(target=lambda: self.seconds.append(warm_kernels(*job)),
-                                       name="boardsweep-warm", daemon=True)
-        self.thread.start()
-
-    def finish(self) -> float:
-        """Stop after the point under way; the seconds spent loading or compiling kernels."""
-        self.stop.set()
-        self.thread.join()
-        return self.seconds[-1]
-
-    def __enter__(self) -> "_WarmUp":
-        return self
-
-    def __exit__(self, kind, *exc) -> None:
-        self.stop.set()
-        if kind is None:
-            self.thread.join()
 
 
 def _plan(spec: Spec, st: Store, done) -> tuple[list, bool]:

@@ -3,29 +3,25 @@ write the result into the store itself, and return only small metadata.
 
 Large arrays never travel back to the client.  Each record separates the
 time spent compiling numba kernels (or loading them from numba's disk
-cache, or waiting for another thread's compilation: :class:`CompileClock`)
-from the kernel time proper; the first real compilation in a worker is
-announced on the Dask event topic :data:`COMPILING_TOPIC`.
+cache, or waiting for another thread's compilation:
+:class:`boardsweep.pipeline.warm.CompileClock`) from the kernel time proper.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
 import numpy as np
-from numba.core import event
 
 from ..core.games import Game
 from .errors import Fault
 from .grow import kept_cells
 from .plan import Task, replicate_seed
 from .store import unplayed, write_exact, write_region
-from .warm import warm_points
+from .warm import COMPILE_CLOCK
 
-__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "run_exact", "time_replicate",
-           "warm_kernels", "COMPILING_TOPIC", "CompileClock"]
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "run_exact", "time_replicate"]
 
 
 class OutputInvalid(Fault):
@@ -71,72 +67,6 @@ def _as_declared(where: str, name: str, values: np.ndarray, dtype: np.dtype) -> 
     elif kind not in "iufb":
         raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {dtype} declared; nothing stored")
     return values.astype(dtype, copy=False)
-
-#: Dask event topic of the first numba compilation in a worker (message: the worker's name).
-COMPILING_TOPIC = "boardsweep-compiling"
-
-
-class CompileClock(event.Listener):
-    """Seconds each thread spent holding or waiting for numba's compiler lock:
-    compiling, loading compiled kernels from the disk cache, or waiting while
-    another thread compiles the kernel it needs (outermost lock only)."""
-
-    def __init__(self) -> None:
-        self.local = threading.local()
-
-    def seconds(self) -> float:
-        """This thread's total so far."""
-        return getattr(self.local, "total", 0.0)
-
-    def on_start(self, ev: event.Event) -> None:
-        depth = getattr(self.local, "depth", 0)
-        if depth == 0:
-            self.local.t0 = time.perf_counter()
-        self.local.depth = depth + 1
-
-    def on_end(self, ev: event.Event) -> None:
-        if getattr(self.local, "depth", 0) == 0:  # started before this clock was registered
-            return
-        self.local.depth -= 1
-        if self.local.depth == 0:
-            self.local.total = self.seconds() + time.perf_counter() - self.local.t0
-
-
-class _CompilingNotice(event.Listener):
-    """Tells the client, once per process, that a worker compiles kernels."""
-
-    def __init__(self) -> None:
-        self.sent = False
-
-    def on_start(self, ev: event.Event) -> None:
-        told = getattr(_WARMING, "on_compile", None)
-        if told is not None:  # the run's own warm-up thread (:func:`warm_kernels`)
-            _WARMING.on_compile = None
-            told()
-            return
-        if self.sent:
-            return
-        try:
-            from distributed import get_worker
-
-            worker = get_worker()
-        except (ImportError, ValueError):  # not in a Dask worker's task
-            return
-        self.sent = True
-        worker.log_event(COMPILING_TOPIC, str(worker.name))
-
-    def on_end(self, ev: event.Event) -> None:
-        pass
-
-
-#: The warm-up thread's callback for its first compilation (:func:`warm_kernels`).
-_WARMING = threading.local()
-
-#: This process's clock (registered once, at import).
-COMPILE_CLOCK = CompileClock()
-event.register("numba:compiler_lock", COMPILE_CLOCK)
-event.register("numba:compile", _CompilingNotice())
-
 
 def simulate_block(
     game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
@@ -217,19 +147,3 @@ def time_replicate(
             took = time.perf_counter() - t0
         worst = max(worst, took)
     return worst
-
-
-
-def warm_kernels(game: Game, root: int, points: list[dict], run_shape: dict, checkpoints: np.ndarray,
-                 stop: threading.Event, on_compile=None) -> float:
-    """:func:`warm.warm_points` in this thread; ``on_compile`` is called
-    when it starts compiling a kernel (not loading it from numba's cache).
-    Returns the seconds it spent compiling or loading kernels
-    (:class:`CompileClock`)."""
-    _WARMING.on_compile = on_compile
-    c0 = COMPILE_CLOCK.seconds()
-    try:
-        warm_points(game, root, points, run_shape, checkpoints, stop)
-    finally:
-        _WARMING.on_compile = None
-    return COMPILE_CLOCK.seconds() - c0

@@ -19,7 +19,7 @@ from numba import njit
 from boardsweep.pipeline.cluster import Target, connect
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
-from boardsweep.pipeline.tasks import COMPILE_CLOCK
+from boardsweep.pipeline.warm import COMPILE_CLOCK
 from boardsweep.pipeline.verify import compare_with_store, digest
 from conftest import spec_toml
 

@@ -3,10 +3,12 @@ the short runs load or compile the same specialisations the real tasks use."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 from boardsweep.pipeline.spec import parse_spec
-from boardsweep.pipeline.tasks import COMPILE_CLOCK, warm_kernels
+from boardsweep.pipeline.warm import COMPILE_CLOCK, warm_kernels
 from boardsweep.pipeline.warm import warm_points
 from conftest import spec_toml
 
@@ -47,3 +49,31 @@ def test_a_stopped_warm_up_runs_nothing():
     assert calls == []
     warm_points(Counting(), spec.seed, [p for _, p in spec.points()], spec.run_shape, spec.checkpoints)
     assert len(calls) == 2 and all(args[2][game.checkpoint_of] == 4 for args in calls)  # short runs
+
+
+SPY = """
+import sys
+from boardsweep.pipeline import warm
+started = []
+real = warm.WarmUp.__init__
+def spy(self, *args, **kwargs):
+    started.append(sorted(m for m in ("distributed", "xarray", "zarr") if m in sys.modules))
+    real(self, *args, **kwargs)
+warm.WarmUp.__init__ = spy
+from boardsweep.pipeline.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    print("warm-ups started with", started, file=sys.stderr)
+"""
+
+
+def test_run_warms_the_kernels_before_importing_dask_xarray_and_zarr(tmp_path, write_spec):
+    """``boardsweep run`` starts one warm-up, as soon as the spec is read:
+    the kernels load while Dask, xarray and zarr are imported."""
+    spec = write_spec(SPEC)
+    out = subprocess.run([sys.executable, "-c", SPY, "run", str(spec), "--store", str(tmp_path / "w.zarr"),
+                          "--workers", "1"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "store complete" in out.stdout
+    assert "warm-ups started with [[]]" in out.stderr, out.stderr
