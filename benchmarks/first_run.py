@@ -13,7 +13,10 @@ times summed over the workers:
 * parallel efficiency of the warm quickstart: kernel summed / (workers x
   whole-process wall);
 * 1 -> 2 workers on 24 tasks of about 0.1 s (10^7 rolls each), warm (a
-  first, untimed run compiles its variants): wall with 1 worker / wall with 2.
+  first, untimed run compiles its variants): wall with 1 worker / wall with 2;
+  2.4 s of kernel in all, so the fixed costs of a whole process dominate it;
+* the same on 240 such tasks (10 replicates per grid point, one per task):
+  how the task phase itself scales, with the fixed costs a smaller share.
 
 Usage::
 
@@ -86,12 +89,15 @@ count = 16
 replicates_per_task = 1
 """
 
+MANY_SHORT_TASKS = SHORT_TASKS.replace('name = "short"', 'name = "many"').replace("replicates = 1\n", "replicates = 10\n")
+
 GOALS = {  # figure -> (goal, better when larger)
     "quickstart, empty numba cache (s)": (12.0, False),
     "quickstart, warm (s)": (4.0, False),
     "8-task sweep, warm: wall minus kernel time (s)": (1.5, False),
     "parallel efficiency, warm quickstart": (0.8, True),
     "1 -> 2 workers, tasks of 0.1 s (speed-up)": (1.8, True),
+    "the same, 240 tasks (speed-up)": (1.8, True),
 }
 
 
@@ -149,6 +155,12 @@ def measure(tmp: Path, env: dict) -> dict[str, float]:
     print(f"  24 tasks of ~0.1 s: 1 worker {one['command_wall_s']:.2f} s, 2 workers {two['command_wall_s']:.2f} s "
           f"(kernel {one['kernel_s']:.2f} / {two['kernel_s']:.2f} s summed; CPU {one['command_cpu_s']:.1f} / "
           f"{two['command_cpu_s']:.1f} s)", flush=True)
+    many_spec = tmp / "many.toml"
+    many_spec.write_text(MANY_SHORT_TASKS)
+    many_one, many_two = (run(many_spec, tmp / f"many-{w}.zarr", env, workers=w) for w in (1, 2))
+    print(f"  240 tasks of ~0.1 s: 1 worker {many_one['command_wall_s']:.2f} s, 2 workers "
+          f"{many_two['command_wall_s']:.2f} s (kernel {many_one['kernel_s']:.2f} / {many_two['kernel_s']:.2f} s "
+          f"summed; CPU {many_one['command_cpu_s']:.1f} / {many_two['command_cpu_s']:.1f} s)", flush=True)
     return {
         "quickstart, empty numba cache (s)": quick_cold["command_wall_s"],
         "quickstart, warm (s)": quick["command_wall_s"],
@@ -156,6 +168,7 @@ def measure(tmp: Path, env: dict) -> dict[str, float]:
         "parallel efficiency, warm quickstart": quick["kernel_s"] / (max(quick["workers"], 1)
                                                                      * quick["command_wall_s"]),
         "1 -> 2 workers, tasks of 0.1 s (speed-up)": one["command_wall_s"] / two["command_wall_s"],
+        "the same, 240 tasks (speed-up)": many_one["command_wall_s"] / many_two["command_wall_s"],
     }
 
 
