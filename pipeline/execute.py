@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import grow, precision, sizing
-from .cluster import NotAScheduler, Target, connect, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import NotAScheduler, Target, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .store.remote import use_storage_options
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
@@ -257,7 +257,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
                               f"{len(points)} exact answers missing, computing them"
                               + "".join(f"; repaired {r}" for r in report.repaired))
         client = client_once()
-        report.dashboard = client.dashboard_link or ""
+        report.dashboard = dashboard_link(client)
         report.workers = len(client.scheduler_info().get("workers", {}))
         report.pending = len(tasks) + len(points)
         started: list = []
