@@ -363,10 +363,7 @@ def run(
     console = display.console()
     display.announce(console, spec, url, scheduler, target.describe())
     bar = display.TaskBar(console)
-    from .warm import once
-
-    compiling = once(bar.compiling)
-    warming = _warm_up(spec, target, compiling)
+    compiling, warming = _warm_up(spec, target, bar.compiling)
     from .execute import SweepError, run_sweep  # Dask, xarray and zarr: imported while the kernels warm
     from .sizing import TooLarge
     from .store import StoreMismatch
@@ -394,13 +391,14 @@ def run(
 
 
 def _warm_up(spec, target, on_compile):
-    """The kernels of ``spec`` loaded or compiled in a thread from now on
-    (:class:`warm.WarmUp`), when the run's workers will be threads of this
-    process; else None."""
+    """(``on_compile`` made to tell once, the warm-up): the kernels of
+    ``spec`` loaded or compiled in a thread from now on (:class:`warm.WarmUp`)
+    when the run's workers will be threads of this process, else None."""
     from .cluster import threads_here
-    from .warm import WarmUp
+    from .warm import WarmUp, once
 
-    return WarmUp(spec, on_compile) if threads_here(target) else None
+    told = once(on_compile)
+    return told, (WarmUp(spec, told) if threads_here(target) else None)
 
 
 @cli.command()
@@ -630,10 +628,6 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-if __name__ == "__main__":
-    main()
-
-
 def command_line() -> None:
     """The ``boardsweep`` command (and ``python -m boardsweep``): :func:`main`,
     then the process ends at once.
@@ -642,9 +636,9 @@ def command_line() -> None:
     its cluster shut down; what is left is the interpreter tearing down numba,
     Dask and xarray module by module (0.7 s of CPU).  So stdout, stderr and the
     log handlers are flushed and the process exits with :func:`os._exit`, as
-    some other command-line tools do.  An unexpected exception still ends the
-    usual way (with its traceback); Python code calling :func:`main` keeps its
-    interpreter."""
+    some other command-line tools do.  An exception :func:`main` lets through
+    (under ``-v``) ends the process the usual way, with its traceback; Python
+    code calling :func:`main` keeps its interpreter."""
     try:
         main()
         code = 0
@@ -659,3 +653,8 @@ def command_line() -> None:
             pass
     logging.shutdown()
     os._exit(code)
+
+
+if __name__ == "__main__":
+    command_line()
+
