@@ -44,7 +44,7 @@ from .plan import plan_tasks
 from .run_report import RunReport
 from .spec import Spec
 from .store import Store, normalize_url
-from .tasks import run_exact, run_task, time_replicate
+from .tasks import run_exact, run_task, simulate_task, store_task, time_replicate
 from .warm import COMPILING_TOPIC, WarmUp, once
 
 __all__ = [
@@ -230,6 +230,11 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         warming = WarmUp(spec, on_compile)
     if warming is not None:
         stack.enter_context(warming)
+        if not resumed and spec.task_seconds is None and spec.precision_stderr is None and options.max_tasks is None:
+            warming.head_start(plan_tasks(spec), lambda task: simulate_task(
+                spec.game, spec.seed, task, spec.run_shape, spec.checkpoints))
+        else:
+            warming.head_start([])
     calibration = ""
     if spec.task_seconds is not None:
         spec, calibration = _task_size(spec, st, resumed, client_once)
@@ -250,7 +255,11 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
     max_tasks = options.max_tasks
     if max_tasks is not None:
         tasks = tasks[:max_tasks]
-    if tasks or points:
+    head = _head_start(warming, tasks)
+    if head:
+        taken = {task.key for task in head}
+        tasks = [task for task in tasks if task.key not in taken]
+    if tasks or points or head:
         st.unpack()  # a packed store takes new cells only in the task layout
         if resumed:
             st.append_history(f"run {spec.source}: {len(tasks)} simulation tasks and "
@@ -259,7 +268,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         client = client_once()
         report.dashboard = dashboard_link(client)
         report.workers = len(client.scheduler_info().get("workers", {}))
-        report.pending = len(tasks) + len(points)
+        report.pending = len(tasks) + len(points) + len(head)
         started: list = []
 
         def on_submitted() -> None:  # the first tasks are under way: the start is told
@@ -269,10 +278,23 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
                     options.on_start(report)
 
         progress = _Rounds(options.on_progress)
-        while tasks or points:  # one round; a precision target may ask for more
-            _submit_and_wait(client, spec, st, tasks, points, report,
-                             progress.round(len(tasks) + len(points)), options.target.scheduler,
-                             options.on_failure, on_submitted)
+        while tasks or points or head:  # one round; a precision target may ask for more
+            size = len(tasks) + len(points) + len(head)
+            on_round = progress.round(size)
+            failed: list[dict] = []
+            try:
+                if tasks or points:
+                    _submit_and_wait(client, spec, st, tasks, points, report, on_round, options.target.scheduler,
+                                     options.on_failure, on_submitted)
+                else:  # the head start took every task
+                    on_submitted()
+            except TasksFailed as exc:
+                failed = exc.failures
+            failed += _store_head(warming, st, spec, report, on_round, len(tasks) + len(points), failed,
+                                  options.on_failure)
+            if failed:  # as a worker's failures: listed with the round's others
+                raise _tasks_failed(failed, size, st.url)
+            head = []
             done, points = st.read_done(), []
             tasks, finished = _plan(spec, st, done)
             if max_tasks is not None:
@@ -287,6 +309,49 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         report.packing = st.pack()
         report.pack_s = time.perf_counter() - t0
     return report
+
+
+def _head_start(warming: WarmUp | None, tasks: list) -> list:
+    """The tasks of ``tasks`` that the warm-up thread simulated (or is
+    simulating) while the run started; it takes no more from now on."""
+    if warming is None:
+        return []
+    taken = warming.claim()
+    return [task for task in tasks if task.key in taken]
+
+
+def _store_head(warming: WarmUp | None, st: Store, spec: Spec, report: RunReport, on_progress,
+                finished: int, failures: list[dict], on_failure) -> list[dict]:
+    """Write the tasks the warm-up thread simulated (waiting for the one
+    under way) exactly as a worker writes its own (:func:`tasks.store_task`),
+    and count them in ``report``; return the failures of those it could not
+    simulate, described as a worker's are (told through ``on_failure`` as
+    they would be, after the round's ``failures``)."""
+    if warming is None:
+        return []
+    results, errors = warming.head_results()
+    new: list[dict] = []
+    for task, exc in sorted(errors, key=lambda error: (error[0].index, error[0].start)):  # task order
+        new.append({"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}",
+                    "error": _one_line(exc)})
+        _tell_new_failure(failures + new, on_failure)
+    for task, arrays, record in results:
+        record = store_task(st.url, task, arrays, record, _token(spec))
+        report.records.append(record)
+        report.kernel_s += record["kernel_s"]
+        report.compile_s += record["compile_s"]
+        report.write_s += record["write_s"]
+        report.tasks_run += 1
+        report.head_start += 1
+        finished += 1
+        if on_progress:
+            on_progress(finished, 0)
+    return new
+
+
+def _token(spec: Spec) -> str:
+    """The spec's SHA-256 (the store's layout): lets a worker keep the store's arrays open."""
+    return hashlib.sha256(spec.canonical_json().encode()).hexdigest()
 
 
 def _prepare(st: Store, spec: Spec, overwrite: bool):
@@ -371,7 +436,7 @@ MIN_IN_FLIGHT = 32
 def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
     """(function, args, key, description) of every task to run, exact answers first."""
     game = spec.game
-    token = hashlib.sha256(spec.canonical_json().encode()).hexdigest()  # the store's layout
+    token = _token(spec)
     for index, params in points:
         yield (run_exact, (game, index, params, spec.run_shape, spec.checkpoints, url, token),
                f"exact-{'-'.join(map(str, index))}-{tag}",
@@ -447,12 +512,16 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
         if client.status == "running" and live:
             client.cancel(list(live))
     if failures:
-        raise TasksFailed(
-            f"{len(failures)} of {total} tasks failed: {_failures_text(failures)}. The other "
-            f"{total - len(failures)} tasks finished and are stored in {url}; fix the cause "
-            "and rerun the same command to compute the missing cells",
-            failures,
-        )
+        raise _tasks_failed(failures, total, url)
+
+
+def _tasks_failed(failures: list[dict], total: int, url: str) -> TasksFailed:
+    return TasksFailed(
+        f"{len(failures)} of {total} tasks failed: {_failures_text(failures)}. The other "
+        f"{total - len(failures)} tasks finished and are stored in {url}; fix the cause "
+        "and rerun the same command to compute the missing cells",
+        failures,
+    )
 
 
 def _tell_new_failure(failures: list[dict], on_failure) -> None:

@@ -30,4 +30,5 @@ class RunReport:
     calibration: str = ""
     packing: str = ""  # why a complete store was left in the task layout ("" when packed or not asked)
     pack_s: float = 0.0
+    head_start: int = 0  # simulation tasks run by the warm-up thread while the run started (counted in tasks_run)
     records: list[dict] = field(default_factory=list)

@@ -21,7 +21,8 @@ from .plan import Task, replicate_seed
 from .store import unplayed, write_exact, write_region
 from .warm import COMPILE_CLOCK
 
-__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "run_exact", "time_replicate"]
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "simulate_task", "store_task", "run_exact",
+           "time_replicate"]
 
 
 class OutputInvalid(Fault):
@@ -86,21 +87,34 @@ def run_task(
     token: str | None = None,
 ) -> dict[str, Any]:
     """Simulate ``task``, write its region and done flags; return timings.
-    ``token`` (the spec's SHA-256) lets the worker keep the store open.  A
-    task with a ``base`` writes its whole chunk: the stored replicates
-    ``[base, start)`` read back unchanged, then its own."""
+    ``token`` (the spec's SHA-256) lets the worker keep the store open."""
+    arrays, record = simulate_task(game, root, task, run_shape, checkpoints)
+    return store_task(url, task, arrays, record, token)
+
+
+def simulate_task(
+    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """(arrays, timings) of ``task`` simulated in this thread, nothing written."""
     t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
     arrays = simulate_block(game, root, task, run_shape, checkpoints)
     compile_s = COMPILE_CLOCK.seconds() - c0
+    return arrays, {"key": task.key, "kernel_s": time.perf_counter() - t0 - compile_s, "compile_s": compile_s}
+
+
+def store_task(url: str, task: Task, arrays: dict[str, np.ndarray], record: dict[str, Any],
+               token: str | None = None) -> dict[str, Any]:
+    """Write ``task``'s simulated ``arrays``, then its done flags; ``record``
+    with the write time.  A task with a ``base`` writes its whole chunk: the
+    stored replicates ``[base, start)`` read back unchanged, then its own."""
+    t1 = time.perf_counter()
     start = task.start
     if task.base is not None:
         kept = kept_cells(url, task.index, task.base, task.start, list(arrays))
         arrays = {name: np.concatenate([kept[name], values]) for name, values in arrays.items()}
         start = task.base
-    t1 = time.perf_counter()
     write_region(url, task.index, start, task.stop, arrays, token)
-    t2 = time.perf_counter()
-    return {"key": task.key, "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s, "write_s": t2 - t1}
+    return {**record, "write_s": time.perf_counter() - t1}
 
 
 def run_exact(

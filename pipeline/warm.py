@@ -137,36 +137,96 @@ class WarmUp:
     loaded or compiled in a thread, for workers that are threads of this
     process; ``on_compile`` is called if it starts a real compilation.
 
-    A context: leaving it stops the thread after the point under way, and
-    waits for it unless the run is being interrupted or the warm-up was
-    abandoned.  The thread is a
-    daemon, as Dask's worker threads are: Ctrl-C never waits for a
-    compilation."""
+    Then, offered the tasks of a new store (:meth:`head_start`), the same
+    thread simulates them, last first, while the run is still starting,
+    until the run claims the rest for its workers (:meth:`claim`); it keeps the
+    results in memory for the run to write (:meth:`head_results`).
+
+    A context: leaving it stops the thread after the point or task under
+    way, and waits for it unless the run is being interrupted or the
+    warm-up was abandoned.  The thread is a daemon, as Dask's worker threads
+    are: Ctrl-C never waits for a compilation."""
 
     def __init__(self, spec: Spec, on_compile: Callable[[], None] | None = None) -> None:
         self.stop, self.seconds, self.wait = threading.Event(), [0.0], True
-        job = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
-               self.stop, on_compile)
-        self.thread = threading.Thread(target=lambda: self.seconds.append(warm_kernels(*job)),
-                                       name="boardsweep-warm", daemon=True)
+        self._offer = threading.Condition()
+        self._tasks: list | None = None  # offered for the head start; None: not told yet
+        self._closed = False  # the run has claimed the tasks not taken
+        self.taken: list = []  # tasks the head start took, finished or under way
+        self.results: list = []  # (task, arrays, record) of those simulated
+        self.errors: list = []  # (task, exception) of those that raised
+        self._simulate: Callable | None = None  # a task -> (arrays, record), given with the tasks
+        warm = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
+                self.stop, on_compile)
+        self.thread = threading.Thread(target=self._work, args=(warm,), name="boardsweep-warm", daemon=True)
         self.thread.start()
+
+    def _work(self, warm: tuple) -> None:
+        self.seconds.append(warm_kernels(*warm))
+        while True:
+            with self._offer:
+                while self._tasks is None and not (self._closed or self.stop.is_set()):
+                    self._offer.wait()
+                if self._closed or self.stop.is_set() or not self._tasks:
+                    return
+                task = self._tasks.pop()
+                self.taken.append(task)
+            try:
+                self.results.append((task, *self._simulate(task)))
+            except Exception as exc:  # noqa: BLE001 - the run reports it as a worker's failure
+                self.errors.append((task, exc))
+
+    def head_start(self, tasks: list, simulate: Callable | None = None) -> None:
+        """Offer ``tasks`` (every task of a new store, in order; ``[]``: none)
+        to the thread, once its kernels are warm, with ``simulate`` (a task
+        -> its arrays and timing record, nothing written:
+        :func:`boardsweep.pipeline.tasks.simulate_task`); the first offer
+        stands."""
+        with self._offer:
+            if self._tasks is None:
+                self._tasks, self._simulate = (list(tasks), simulate) if simulate is not None else ([], None)
+            self._offer.notify_all()
+
+    def claim(self) -> set[str]:
+        """Let the thread take no more tasks; the keys of those it took
+        (finished, or under way: :meth:`head_results` waits for it)."""
+        with self._offer:
+            self._closed = True
+            self._offer.notify_all()
+            return {task.key for task in self.taken}
+
+    def head_results(self) -> tuple[list, list]:
+        """The tasks the thread simulated, (task, arrays, record) each, and
+        those that raised, (task, exception) each, once the one under way has
+        ended; each is handed out once (no more are taken)."""
+        if self.claim():
+            self.thread.join()
+        results, errors = list(self.results), list(self.errors)
+        self.results.clear()
+        self.errors.clear()
+        return results, errors
+
+    def _stop(self) -> None:
+        with self._offer:
+            self.stop.set()
+            self._offer.notify_all()
 
     def finish(self) -> float:
         """Stop after the point under way; the seconds spent loading or compiling kernels."""
-        self.stop.set()
+        self._stop()
         self.thread.join()
         return self.seconds[-1]
 
     def abandon(self) -> None:
         """Stop after the point under way, without waiting for it: no task needs the kernels."""
-        self.stop.set()
+        self._stop()
         self.wait = False
 
     def __enter__(self) -> "WarmUp":
         return self
 
     def __exit__(self, kind, *exc) -> None:
-        self.stop.set()
+        self._stop()
         if kind is None and self.wait:
             self.thread.join()
 

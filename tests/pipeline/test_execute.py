@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from contextlib import ExitStack
 
 import dask
@@ -19,9 +20,13 @@ from numba import njit
 from boardsweep.pipeline.cluster import Target, connect
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
-from boardsweep.pipeline.warm import COMPILE_CLOCK
+from boardsweep.pipeline.plan import plan_tasks
+from boardsweep.pipeline.tasks import simulate_task
+from boardsweep.pipeline.warm import COMPILE_CLOCK, WarmUp
 from boardsweep.pipeline.verify import compare_with_store, digest
-from conftest import spec_toml
+from boardsweep.core import games
+from boardsweep.pipeline.errors import TasksFailed
+from conftest import TOY_SPEC, spec_toml
 
 SPEC = spec_toml(
     "monopoly", name="kinds", seed=11,
@@ -57,6 +62,60 @@ def test_threaded_default_and_process_cluster_give_the_same_store(tmp_path):
     assert {n: a[n] for n in integers} == {n: b[n] for n in integers}  # bit for bit
     result = compare_with_store(threads.store, processes.store)  # floats within the stated tolerance
     assert result.ok, result.message()
+
+
+def _simulating(spec):
+    """What run_sweep gives the head start with a new store's tasks."""
+    return lambda task: simulate_task(spec.game, spec.seed, task, spec.run_shape, spec.checkpoints)
+
+
+@pytest.mark.slow
+def test_tasks_simulated_while_the_run_starts_are_stored_as_a_worker_stores_them(tmp_path):
+    """The warm-up thread's head start: tasks it simulated before the
+    cluster took the rest are written by the run exactly as a worker writes
+    them (bit for bit the store of a run on worker processes, which has no
+    head start), counted once each, and never given to a worker too."""
+    spec = parse_spec(SPEC)
+    warming = WarmUp(spec)
+    warming.head_start(plan_tasks(spec), _simulating(spec))  # what run_sweep offers a new store; the first stands
+    deadline = time.monotonic() + 120
+    while len(warming.results) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    early = run_sweep(spec, str(tmp_path / "early.zarr"), workers=2, warming=warming)
+    with dask.config.set({"boardsweep.processes": True}):
+        processes = run_sweep(spec, str(tmp_path / "processes.zarr"), workers=2)
+    assert early.complete and early.head_start >= 3 and processes.head_start == 0
+    assert early.tasks_run == processes.tasks_run == len(plan_tasks(spec))  # each task once
+    keys = [r["key"] for r in early.records if not r["key"].startswith("exact-")]
+    assert sorted(keys) == sorted(task.key for task in plan_tasks(spec))
+    a, b = digest(early.store)["variables"], digest(processes.store)["variables"]
+    integers = [name for name, entry in a.items() if "sha256" in entry]
+    assert {n: a[n] for n in integers} == {n: b[n] for n in integers}  # bit for bit
+
+
+@pytest.mark.slow
+def test_a_task_failing_in_the_head_start_is_reported_as_a_workers_failure(tmp_path):
+    """The failing game raises at its last grid point, whose two tasks the
+    head start takes first: the run fails with the same failures, listed the
+    same way, as a run on worker processes (no head start), and every other
+    cell is stored."""
+    games.register("failing", "failing_game")
+    spec = parse_spec(TOY_SPEC.replace('game = "toy"', 'game = "failing"'))
+    warming = WarmUp(spec)
+    warming.head_start(plan_tasks(spec), _simulating(spec))
+    deadline = time.monotonic() + 120
+    while len(warming.errors) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(warming.errors) == 2
+    with pytest.raises(TasksFailed) as early:
+        run_sweep(spec, str(tmp_path / "early.zarr"), workers=1, warming=warming)
+    with dask.config.set({"boardsweep.processes": True}), pytest.raises(TasksFailed) as processes:
+        run_sweep(spec, str(tmp_path / "processes.zarr"), workers=1)
+    assert sorted(map(repr, early.value.failures)) == sorted(map(repr, processes.value.failures))
+    assert len(early.value.failures) == 2
+    said = str(early.value).replace("early.zarr", "STORE")
+    assert said == str(processes.value).replace("processes.zarr", "STORE")  # failures listed in task order
+    assert said.startswith("2 of 12 tasks failed: KernelFailure: the sticky ring cannot use 3-sided dice")
 
 
 def test_compile_clock_counts_this_threads_compilation_only():
