@@ -282,9 +282,10 @@ def run_summary(out: Console, report: RunReport) -> None:
         out.print(report.packing)
     compile_s = report.compile_s + report.warm_s  # in the tasks, and while the run started
     compiled = f", compiling kernels {compile_s:.1f} s" if compile_s >= 0.05 else ""
+    early = f" ({report.head_start} of the tasks while the cluster started)" if report.head_start else ""
     info(out,
          f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
-         f"{report.workers or 0} workers, writes {report.write_s:.2f} s, "
+         f"{report.workers or 0} workers{early}, writes {report.write_s:.2f} s, "
          f"overhead ~ {max(overhead, 0):.1f} s")
 
 
