@@ -9,9 +9,28 @@ A single slow test in another module carries ``@pytest.mark.slow`` itself.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+#: Dask's own monitors, sampled less often in every cluster the tests start (schedulers, workers
+#: and nannies, in this process or in processes that inherit its environment): its statistical
+#: profiler samples every 10 ms, its event-loop tick every 20 ms, its memory monitor every 100 ms
+#: and its system monitor every 500 ms, about 0.1 core for an idle cluster, whereas no test reads
+#: what they record.  A variable already set is kept.
+DASK_MONITORS = {
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "500ms",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s",
+    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
+}
+for _key, _value in DASK_MONITORS.items():
+    os.environ.setdefault(_key, _value)
+
+import dask  # noqa: E402
+
+dask.config.refresh()  # in case a plugin imported dask before these were set
 
 # Dask's loggers get their stream handler when distributed is first imported:
 # import it here, before any test's capsys, so that the handler writes to the
