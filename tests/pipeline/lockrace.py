@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -68,7 +69,8 @@ def race(url: str, folder, racers: int = 4, waits: list[float] | None = None) ->
     start, end = folder / "start", folder / "end"
     proc = subprocess.Popen([sys.executable, "-c", RACER, url, str(start), str(end), str(racers),
                              *map(str, waits or [])],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+                            start_new_session=True)  # the racers are in its process group
 
     def answers(what: str) -> dict[int, str]:
         """Each racer's next line (racers write whole lines, each at once)."""
@@ -88,7 +90,7 @@ def race(url: str, folder, racers: int = 4, waits: list[float] | None = None) ->
         end.touch()
         assert proc.wait(timeout=60) == 0, proc.stderr.read()[-3000:]
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None:  # a failed race: no racer is left polling
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     return [lines[i] for i in range(racers)]
