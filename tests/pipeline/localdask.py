@@ -68,6 +68,15 @@ def kill(proc: subprocess.Popen) -> None:
         pass
 
 
+def toy_delay(folder: Path, seconds: float) -> tuple[dict[str, str], Path]:
+    """The environment that makes the toy game sleep ``seconds`` per replicate while the
+    returned flag file exists (so that a fault lands mid-sweep), and that file: unlinked
+    once the fault is made, the rest of the sweep runs at full speed."""
+    flag = Path(folder) / "toy-delay"
+    flag.touch()
+    return {"TOY_DELAY_S": str(seconds), "TOY_DELAY_WHILE": str(flag)}, flag
+
+
 def done_count(url) -> int:
     try:
         return int(zarr.open_array(str(url), path="done", mode="r")[...].sum())

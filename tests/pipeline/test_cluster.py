@@ -12,7 +12,7 @@ import sys
 import psutil
 import pytest
 
-from localdask import assert_bitwise_equal, done_count, finish, local_dask, start_client, wait_for
+from localdask import assert_bitwise_equal, done_count, finish, local_dask, start_client, toy_delay, wait_for
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
@@ -123,13 +123,15 @@ def test_embedded_cluster_listens_on_loopback_only(tmp_path, toy_spec_text, writ
     process (the default) or as processes."""
     spec_path = write_spec(toy_spec_text)
     url = tmp_path / "s.zarr"
+    slow, delay = toy_delay(tmp_path, 0.3)
     proc = start_client(tmp_path, "run", str(spec_path), "--store", str(url), "--workers", "2",
-                        env={"TOY_DELAY_S": "0.3", "DASK_BOARDSWEEP__PROCESSES": str(processes)})
+                        env={**slow, "DASK_BOARDSWEEP__PROCESSES": str(processes)})
     try:
         wait_for(lambda: done_count(url) >= 2 or proc.poll() is not None, what="first task")
         assert proc.poll() is None, proc.communicate()
         tree = psutil.Process(proc.pid)
         sockets = _listening([proc.pid, *(p.pid for p in tree.children(recursive=True))])
+        delay.unlink()  # observed: the rest at full speed
     finally:
         rc, out, err = finish(proc)
     assert rc == 0, f"{out}\n{err}"

@@ -20,7 +20,7 @@ import pytest
 
 import slurmtest
 from conftest import spec_toml
-from localdask import RUNNER, done_count, finish, start_client, wait_for
+from localdask import RUNNER, done_count, finish, start_client, toy_delay, wait_for
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.verify import compare_with_store
@@ -61,8 +61,9 @@ def _running_jobs(slurm) -> list[str]:
 def test_slurm_sweep_equals_local_run_and_a_cancelled_job_loses_nothing(slurm, tmp_path, write_spec, cluster2):
     spec_path = write_spec(SPEC)
     url = tmp_path / "slurm.zarr"
+    slow, delay = toy_delay(tmp_path, float(DELAY_S))
     proc = start_client(tmp_path, "run", str(spec_path), "--store", str(url), "--cluster", "slurm",
-                        "--jobs", "2", env=_env(slurm, tmp_path))
+                        "--jobs", "2", env={**_env(slurm, tmp_path), **slow})
     try:
         wait_for(lambda: done_count(url) >= 2 or proc.poll() is not None, timeout=180, what="first tasks")
         assert proc.poll() is None, finish(proc)
@@ -70,6 +71,7 @@ def test_slurm_sweep_equals_local_run_and_a_cancelled_job_loses_nothing(slurm, t
         assert len(running) == 2, running
         slurm.run("scancel", running[0])  # a worker job lost mid-sweep
         assert done_count(url) < 32
+        delay.unlink()  # the fault is made: the rest at full speed
     finally:
         rc, out, err = finish(proc, timeout=300)
     assert rc == 0, f"{out}\n{err}\n{slurm.log_text()}"

@@ -24,19 +24,23 @@ from localdask import (
     kill,
     local_dask,
     start_client,
+    toy_delay,
     wait_for,
 )
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 
 DATA = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
-SLOW = {"TOY_DELAY_S": "0.5"}  # per replicate, on the workers: a task takes >= 1 s
+SLOW_S = 0.5  # per replicate, on the workers: a task takes >= 1 s
 
 
-@pytest.fixture
-def reference(tmp_path, cluster2, toy_spec_text):
-    url = tmp_path / "reference.zarr"
-    assert run_sweep(parse_spec(toy_spec_text), str(url), scheduler=cluster2).complete
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, cluster2):
+    """The undisturbed toy sweep, read only: one for the module."""
+    from conftest import TOY_SPEC
+
+    url = tmp_path_factory.mktemp("faults") / "reference.zarr"
+    assert run_sweep(parse_spec(TOY_SPEC), str(url), scheduler=cluster2).complete
     return url
 
 
@@ -52,7 +56,8 @@ def _processing_worker(client) -> tuple[str, int] | None:
 def test_killed_worker_costs_time_not_data(tmp_path, toy_spec_text, write_spec, reference):
     spec_path = write_spec(toy_spec_text)
     url = tmp_path / "store.zarr"
-    with local_dask(tmp_path / "logs", workers=2, env={"TOY_DELAY_S": "1.0"}) as cluster, cluster.client() as watch:
+    slow, delay = toy_delay(tmp_path, 1.0)
+    with local_dask(tmp_path / "logs", workers=2, env=slow) as cluster, cluster.client() as watch:
         proc = start_client(tmp_path, "run", str(spec_path), "--scheduler", cluster.address, "--store", str(url))
         try:
             wait_for(lambda: done_count(url) >= 2 or proc.poll() is not None, what="first task")
@@ -69,6 +74,7 @@ def test_killed_worker_costs_time_not_data(tmp_path, toy_spec_text, write_spec, 
             os.kill(pid, signal.SIGKILL)  # the worker process itself, mid-task; its nanny restarts it
             wait_for(lambda: address not in watch.scheduler_info()["workers"] or proc.poll() is not None,
                      what="the scheduler noticing the dead worker")
+            delay.unlink()  # the fault is made: the rest at full speed
             rc, out, err = finish(proc)
         finally:
             kill(proc)
@@ -100,7 +106,8 @@ def test_killed_client_resumes_on_cluster(tmp_path, toy_spec_text, write_spec, r
     spec_path = write_spec(toy_spec_text)
     url = tmp_path / "store.zarr"
     args = ["run", str(spec_path), "--scheduler", None, "--store", str(url)]
-    with local_dask(tmp_path / "logs", workers=2, env=SLOW) as cluster:
+    slow, delay = toy_delay(tmp_path, SLOW_S)
+    with local_dask(tmp_path / "logs", workers=2, env=slow) as cluster:
         args[3] = cluster.address
         proc = start_client(tmp_path, *args)
         try:
@@ -108,6 +115,7 @@ def test_killed_client_resumes_on_cluster(tmp_path, toy_spec_text, write_spec, r
             assert proc.poll() is None, proc.communicate()
         finally:
             kill(proc)
+        delay.unlink()  # killed mid-sweep: the resume runs at full speed
         partial = done_count(url)
         assert 2 <= partial < 16
         rc, out, err = finish(start_client(tmp_path, *args))
@@ -121,7 +129,7 @@ def test_killed_scheduler_is_one_clear_error_then_a_new_one_resumes(
 ):
     spec_path = write_spec(toy_spec_text)
     url = tmp_path / "store.zarr"
-    with local_dask(tmp_path / "logs-a", workers=2, env=SLOW) as first:
+    with local_dask(tmp_path / "logs-a", workers=2, env={"TOY_DELAY_S": str(SLOW_S)}) as first:
         proc = start_client(tmp_path, "run", str(spec_path), "--scheduler", first.address, "--store", str(url))
         try:
             wait_for(lambda: done_count(url) >= 2 or proc.poll() is not None, what="first task")

@@ -15,7 +15,7 @@ import xarray as xr
 import zarr
 
 from clirun import run_cli
-from localdask import done_count, finish, kill, local_dask, start_client, wait_for
+from localdask import done_count, finish, kill, local_dask, start_client, toy_delay, wait_for
 from boardsweep.pipeline import grow
 from boardsweep.pipeline.store import integrity
 from boardsweep.pipeline.execute import run_sweep
@@ -223,7 +223,8 @@ def test_killed_extend_resumes_with_the_same_command(tmp_path, make_spec, cluste
     spec_path = tmp_path / "new.toml"
     spec_path.write_text(text)
     old_done = done_count(base)
-    with local_dask(tmp_path / "logs", workers=2, env={"TOY_DELAY_S": "0.5"}) as cluster:
+    slow, delay = toy_delay(tmp_path, 0.5)
+    with local_dask(tmp_path / "logs", workers=2, env=slow) as cluster:
         args = ["run", str(spec_path), "--scheduler", cluster.address, "--store", str(base), "--extend"]
         proc = start_client(tmp_path, *args)
         try:
@@ -231,6 +232,7 @@ def test_killed_extend_resumes_with_the_same_command(tmp_path, make_spec, cluste
             assert proc.poll() is None, proc.communicate()
         finally:
             kill(proc)
+        delay.unlink()  # killed mid-sweep: the rest runs at full speed
         assert done_count(base) < 6 * 6
         rc, out, err = finish(start_client(tmp_path, "status", str(base)))
         assert rc == 1, out + err

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ import xarray as xr
 import zarr
 
 from clirun import run_cli
+from killat import KillServer
 from localdask import assert_bitwise_equal
 from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.execute import run_sweep
@@ -157,39 +156,46 @@ def test_damaged_task_chunk_kept_aside_is_recomputed_when_unpacked(copy, stores,
     assert_bitwise_equal(copy, reference, COMPARED)
 
 
+#: ``run`` for the kill-at server (killat.py): pack or unpack a store, the process killed (no
+#: clean-up of any kind) just before its ``limit``-th rename; the renames made, when not killed.
 _KILL_AT = """
-import os, sys
+import os
 from boardsweep.pipeline.store import packing
-limit, calls, real = int(sys.argv[3]), [0], os.replace
-def replace(a, b):
-    calls[0] += 1
-    if calls[0] == limit:
-        os._exit(9)  # killed: no clean-up of any kind
-    real(a, b)
-os.replace = replace
-getattr(packing, sys.argv[1])(sys.argv[2])
-print(calls[0])
+def run(step, url, limit):
+    calls, real = [0], os.replace
+    def replace(a, b):
+        calls[0] += 1
+        if calls[0] == limit:
+            os._exit(9)  # killed: no clean-up of any kind
+        real(a, b)
+    os.replace = replace
+    getattr(packing, step)(url)
+    return calls[0]
 """
 
 
-def _kill_at(step: str, url: Path, call: int) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _KILL_AT, step, str(url), str(call)],
-                          capture_output=True, text=True)
+@pytest.fixture(scope="module")
+def kill_at(tmp_path_factory):
+    """``kill_at.run(step, url, call) -> (exit code, renames)``, each in a process of its own."""
+    server = KillServer(_KILL_AT, tmp_path_factory.mktemp("killat") / "stderr.txt")
+    yield server
+    server.close()
 
 
 @pytest.mark.parametrize("step", ["pack", "unpack"])
 def test_a_process_killed_at_any_rename_leaves_a_store_the_next_run_completes(step, stores, tmp_path,
-                                                                             cluster2, capsys):
+                                                                             cluster2, capsys, kill_at):
     spec_path, packed, tasks = stores
     source = tasks if step == "pack" else packed
     counting = tmp_path / "count.zarr"
     shutil.copytree(source, counting)
-    total = int(_kill_at(step, counting, 0).stdout.split()[-1])  # renames of one whole step
+    code, total = kill_at.run(step, counting, 0)  # renames of one whole step
+    assert code == 0, kill_at.errors()
     assert total > 5
     for call in sorted({1, 2, total // 2, total - 2, total - 1, total}):
         url = tmp_path / f"killed-{call}.zarr"
         shutil.copytree(source, url)
-        assert _kill_at(step, url, call).returncode == 9
+        assert kill_at.run(step, url, call)[0] == 9, kill_at.errors()
         state = packing.layout(str(url))
         assert state in ("tasks", "packing", "packed", "unpacking"), state
         status = run_cli("status", str(url))

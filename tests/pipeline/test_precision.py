@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 
 from clirun import run_cli
-from localdask import assert_bitwise_equal, done_count, finish, kill, local_dask, start_client, wait_for
+from localdask import assert_bitwise_equal, done_count, finish, kill, local_dask, start_client, toy_delay, wait_for
 from rich.console import Console
 
 from boardsweep.pipeline import display, precision, query
@@ -148,7 +148,8 @@ def test_killed_run_resumes_identical(tmp_path, make_spec, reference):
     spec_path = tmp_path / "p.toml"
     spec_path.write_text(toy(make_spec))
     url = tmp_path / "killed.zarr"
-    with local_dask(tmp_path / "logs", workers=2, env={"TOY_DELAY_S": "0.3"}) as cluster:
+    slow, delay = toy_delay(tmp_path, 0.3)
+    with local_dask(tmp_path / "logs", workers=2, env=slow) as cluster:
         args = ["run", str(spec_path), "--scheduler", cluster.address, "--store", str(url)]
         proc = start_client(tmp_path, *args)
         try:
@@ -156,6 +157,7 @@ def test_killed_run_resumes_identical(tmp_path, make_spec, reference):
             assert proc.poll() is None, proc.communicate()
         finally:
             kill(proc)
+        delay.unlink()  # killed mid-sweep: the resume runs at full speed
         rc, out, err = finish(start_client(tmp_path, *args))
         assert rc == 0, f"{out}\n{err}\n{cluster.log_text()}"
         assert "store complete" in out

@@ -8,13 +8,12 @@ runs, real objects, real killed processes."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 import xarray as xr
 
 from clirun import run_cli
+from killat import KillServer
 from localdask import assert_bitwise_equal
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
@@ -110,48 +109,53 @@ def test_a_damaged_task_chunk_of_a_packed_s3_store_is_recomputed_once_unpacked(p
     assert_bitwise_equal(local, url, COMPARED)
 
 
-#: Runs pack or unpack on a store, the process killed (no clean-up of any kind) just before its
-#: ``limit``-th change to the store (an object written or removed, the consolidated metadata rewritten).
+#: ``run`` for the kill-at server (killat.py): pack or unpack a store, the process killed (no
+#: clean-up of any kind) just before its ``limit``-th change to the store (an object written or
+#: removed, the consolidated metadata rewritten); the changes made, when not killed.
 _KILL_AT = """
-import os, sys
+import os
 from boardsweep.pipeline.store import packing, packing_inplace
-limit, calls = int(sys.argv[3]), [0]
-def counted(real):
-    def step(*args, **kwargs):
-        calls[0] += 1
-        if calls[0] == limit:
-            os._exit(9)
-        return real(*args, **kwargs)
-    return step
-for name in ("_put", "_put_many", "_drop", "_consolidate"):
-    setattr(packing_inplace, name, counted(getattr(packing_inplace, name)))
-getattr(packing, sys.argv[1])(sys.argv[2])
-print(calls[0])
+def run(step, url, limit):
+    calls = [0]
+    def counted(real):
+        def step_(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] == limit:
+                os._exit(9)
+            return real(*args, **kwargs)
+        return step_
+    for name in ("_put", "_put_many", "_drop", "_consolidate"):
+        setattr(packing_inplace, name, counted(getattr(packing_inplace, name)))
+    getattr(packing, step)(url)
+    return calls[0]
 """
 
 
-def _kill_at(step: str, url: str, call: int) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _KILL_AT, step, url, str(call)], capture_output=True, text=True,
-                          env=os.environ.copy())
+@pytest.fixture(scope="module")
+def kill_at(s3server, tmp_path_factory):
+    """``kill_at.run(step, url, call) -> (exit code, changes)``, each in a process of its own
+    (started after the server, whose credentials are in the environment)."""
+    server = KillServer(_KILL_AT, tmp_path_factory.mktemp("killat") / "stderr.txt")
+    yield server
+    server.close()
 
 
 @pytest.mark.parametrize("step", ["pack", "unpack"])
 def test_a_process_killed_at_any_step_of_an_s3_layout_change_leaves_a_store_the_next_run_completes(
-        step, published, s3server, s3cluster, capsys):
+        step, published, s3server, s3cluster, capsys, kill_at):
     spec, local, source = published
     counting = _copy(s3server, source, f"count-{step}")
     if step == "pack":
         assert packing.unpack(counting)
-    done = _kill_at(step, counting, 0)
-    assert done.returncode == 0, done.stderr[-2000:]
-    total = int(done.stdout.split()[-1])  # the changes of one whole step
+    code, total = kill_at.run(step, counting, 0)  # the changes of one whole step
+    assert code == 0, kill_at.errors()
     assert total > 5
     fs, seen = s3server.filesystem(), set()
     for call in sorted({1, 2, total // 2, total - 2, total - 1, total}):
         url = _copy(s3server, source, f"killed-{step}-{call}")
         if step == "pack":
             assert packing.unpack(url)
-        assert _kill_at(step, url, call).returncode == 9
+        assert kill_at.run(step, url, call)[0] == 9, kill_at.errors()
         state = packing.layout(url)
         assert state in ("tasks", "packing", "packed", "unpacking"), state
         seen.add(state)

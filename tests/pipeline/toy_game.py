@@ -19,8 +19,17 @@ def _labels(params: dict) -> dict[str, tuple[str, ...]]:
     return {"location": tuple(f"S{i}" for i in range(params["size"]))}
 
 
+def _delay() -> float:
+    """``TOY_DELAY_S`` seconds per replicate; with ``TOY_DELAY_WHILE`` (a file), only while
+    that file exists: a test that has made its fault removes it, and the run ends at full speed."""
+    flag = os.environ.get("TOY_DELAY_WHILE")
+    if flag and not os.path.exists(flag):
+        return 0.0
+    return float(os.environ.get("TOY_DELAY_S", "0"))
+
+
 def simulate(params, seed, run_shape, checkpoints):
-    time.sleep(float(os.environ.get("TOY_DELAY_S", "0")))  # lets tests interrupt a run
+    time.sleep(_delay())  # lets tests interrupt a run
     rng = np.random.default_rng(seed)
     n, size = params["dice_sides"], params["size"]
     games, turns = run_shape["games"], run_shape["turns"]
