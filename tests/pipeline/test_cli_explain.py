@@ -11,7 +11,7 @@ import subprocess
 import time
 import urllib.request
 
-from localdask import BOARDSWEEP, finish, kill, local_dask, start_client
+from localdask import BOARDSWEEP, finish, kill, local_dask, start_client, toy_delay
 
 PIPED = {"COLUMNS": "80", "TERM": "dumb"}
 
@@ -67,8 +67,9 @@ def test_run_dashboard_answers_and_tables_fit_80_columns_piped(tmp_path, toy_spe
     installed) while the run goes on; the piped output has no cut headers or
     numbers, and a legend."""
     spec = write_spec(toy_spec_text)
+    slow, flag = toy_delay(tmp_path, 0.5)  # the run lasts until the page has been read
     proc = start_client(tmp_path, "run", str(spec), "--store", str(tmp_path / "toy.zarr"),
-                        "--workers", "1", env={**PIPED, "TOY_DELAY_S": "0.5"})
+                        "--workers", "1", env={**PIPED, **slow})
     try:
         line = ""
         end = time.monotonic() + 120
@@ -80,6 +81,8 @@ def test_run_dashboard_answers_and_tables_fit_80_columns_piped(tmp_path, toy_spe
             assert page.status == 200
             body = page.read().decode()
         assert "needs bokeh" not in body.lower() and "bokeh" in body.lower()
+        assert proc.poll() is None  # the page was served while the run went on
+        flag.unlink()
         code, out, err = finish(proc)
     finally:
         kill(proc)
