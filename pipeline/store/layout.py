@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import fsspec
 
 import numpy as np
 
-from .chunkfiles import LAYOUT_ATTR, local_root
+from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
 from .metadata import simulated_variables
 from .zarr_private import chunk_shape
 
@@ -203,6 +203,22 @@ def layout(url: str) -> str:
     if states and states <= {PACKED}:
         return PACKED
     return TASKS if states <= {TASKS} else MIXED
+
+
+def recover_unpacking(url: str, state: str, unpack: Callable[[str], Any]) -> str | None:
+    """The part of recovering a store (``state``: its :func:`layout`) that
+    the local and in-place packings share: an interrupted unpacking, or a
+    change whose journal is lost (``mixed``), finished with ``unpack``; an
+    array of unknown layout refused (:class:`LayoutError`).  Returns what
+    was done, in words, or None where ``state`` is none of these."""
+    if state in (UNPACKING, MIXED):
+        unpack(url)
+        return "an interrupted unpacking finished" if state == UNPACKING else \
+            "a layout change interrupted with its journal lost: returned to the task layout"
+    if state == UNKNOWN:
+        names = unrecognised(url)
+        raise LayoutError(f"store {url}: array {', '.join(names)} is {next(iter(names.values()))}")
+    return None
 
 
 def packed_chunks(shape: tuple[int, ...], itemsize: int, limit: int = PACKED_CHUNK_BYTES) -> tuple[int, ...]:

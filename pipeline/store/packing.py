@@ -56,7 +56,7 @@ from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
 from . import packing_inplace
 from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
                      UNKNOWN, UNPACKING, _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region,
-                     damaged_chunks, layout, packed_chunks, task_arrays, unrecognised)
+                     damaged_chunks, layout, packed_chunks, recover_unpacking, task_arrays, unrecognised)
 from .metadata import simulated_variables
 from .reads import read_exact_done
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
@@ -356,13 +356,9 @@ def recover(url: str) -> str:
             _roll_back(root, _journal(url).get("arrays", []))
             return f"an interrupted packing could not be finished ({exc.strerror or exc}): back to the task layout"
         return "an interrupted packing finished"
-    if state in (UNPACKING, MIXED):
-        unpack(url)
-        return "an interrupted unpacking finished" if state == UNPACKING else \
-            "a layout change interrupted with its journal lost: returned to the task layout"
-    if state == UNKNOWN:
-        names = unrecognised(url)
-        raise LayoutError(f"store {url}: array {', '.join(names)} is {next(iter(names.values()))}")
+    done = recover_unpacking(url, state, unpack)
+    if done is not None:
+        return done
     if state == TASKS and (root / PACKING).exists():
         shutil.rmtree(root / PACKING, ignore_errors=True)  # a pack killed before it began to swap
     return ""  # a journal lost or edited needs nothing: the arrays say the layout

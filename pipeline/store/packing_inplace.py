@@ -44,8 +44,8 @@ from . import integrity
 from .identity import read_attrs
 from .reads import READ_CONCURRENCY, read_exact_done
 from .chunkfiles import LAYOUT_ATTR, LayoutError, encode_chunks
-from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNKNOWN, UNPACKING, Files, _journal,
-                     array_metas, fingerprint, layout, packed_chunks, task_arrays, unrecognised)
+from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Files, _journal, recover_unpacking,
+                     array_metas, fingerprint, layout, packed_chunks, task_arrays)
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
 __all__ = ["PACKED_SEPARATOR", "pack", "unpack", "recover"]
@@ -209,12 +209,8 @@ def recover(url: str) -> str:
     if state == PACKING_STATE:
         _finish(Files(url), _journal(url))
         return "an interrupted packing finished"
-    if state in (UNPACKING, MIXED):
-        unpack(url)
-        return "an interrupted unpacking finished" if state == UNPACKING else \
-            "a layout change interrupted with its journal lost: returned to the task layout"
-    if state == UNKNOWN:
-        names = unrecognised(url)
-        raise LayoutError(f"store {url}: array {', '.join(names)} is {next(iter(names.values()))}")
+    done = recover_unpacking(url, state, unpack)
+    if done is not None:
+        return done
     return ""
 
