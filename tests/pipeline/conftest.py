@@ -170,8 +170,5 @@ def bucket_url(s3server, request):
     prefix per test."""
     import re
 
-    fs = s3server.filesystem()
-    if not fs.exists("boardsweep-tests"):
-        fs.mkdir("boardsweep-tests")
     name = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:60]
-    return f"s3://boardsweep-tests/{name}-{os.getpid()}/sweep.zarr"
+    return f"s3://{s3server.bucket()}/{name}-{os.getpid()}/sweep.zarr"

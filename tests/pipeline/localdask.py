@@ -192,6 +192,10 @@ def raw_arrays(url) -> dict[str, np.ndarray]:
     return {name: np.asarray(group[name][...]) for name in sorted(group.array_keys())}
 
 
+#: The toy and Monopoly stores' simulated, exact and done arrays: what the store tests compare.
+COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
+
+
 def assert_bitwise_equal(a, b, names=None) -> None:
     """Every data variable (default: every array) of stores a and b: integers bit
     for bit, floats within verify's tolerance (solvers round differently per CPU)."""

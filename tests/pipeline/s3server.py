@@ -107,6 +107,13 @@ class S3Server:
                                  skip_instance_cache=True,
                                  config_kwargs={"retries": {"max_attempts": 2}, "connect_timeout": 2})
 
+    def bucket(self, name: str = "boardsweep-tests") -> str:
+        """``name``, the bucket made on this server if it is not there yet."""
+        fs = self.filesystem()
+        if not fs.exists(name):
+            fs.mkdir(name)
+        return name
+
     def stop(self) -> None:
         """Kill the server (SIGKILL, the whole process group) and wait for it."""
         if self.proc is not None and self.proc.poll() is None:

@@ -12,12 +12,11 @@ import sys
 
 
 from clirun import run_cli
-from localdask import HERE, assert_bitwise_equal
+from localdask import COMPARED, HERE, assert_bitwise_equal
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.store import integrity, packing
 
-COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 
 
 def _precision_spec(make_spec) -> str:

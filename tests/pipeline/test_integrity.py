@@ -12,13 +12,12 @@ import pytest
 import xarray as xr
 
 from clirun import run_cli
-from localdask import assert_bitwise_equal
+from localdask import COMPARED, assert_bitwise_equal
 from boardsweep.pipeline.store import integrity
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.query import open_sweep
 from boardsweep.pipeline.spec import parse_spec
 
-COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,12 @@ import pytest
 import zarr
 
 from clirun import run_cli
-from localdask import assert_bitwise_equal, raw_arrays
+from localdask import COMPARED, assert_bitwise_equal, raw_arrays
 from boardsweep.pipeline import store
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.store import integrity, packing
 
-COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 
 
 @pytest.fixture(scope="module")

@@ -16,13 +16,12 @@ import zarr
 
 from clirun import run_cli
 from killat import KillServer
-from localdask import assert_bitwise_equal
+from localdask import COMPARED, assert_bitwise_equal
 from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.query import load_sweep
 from boardsweep.pipeline.spec import parse_spec
 
-COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 
 
 @pytest.fixture(scope="module")

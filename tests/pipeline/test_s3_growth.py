@@ -9,14 +9,13 @@ import os
 
 import pytest
 
-from localdask import assert_bitwise_equal, raw_arrays
+from localdask import COMPARED, assert_bitwise_equal, raw_arrays
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.store import integrity, packing
 
 pytestmark = pytest.mark.slow
 
-COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 
 
 def _toy(make_spec, dice=(2, 3), replicates=4, **tables) -> str:

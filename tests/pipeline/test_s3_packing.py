@@ -14,7 +14,7 @@ import xarray as xr
 
 from clirun import run_cli
 from killat import KillServer
-from localdask import assert_bitwise_equal
+from localdask import COMPARED, assert_bitwise_equal
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 from boardsweep.pipeline.store import integrity, packing
@@ -22,7 +22,6 @@ from boardsweep.pipeline.store.layout import JOURNAL
 
 pytestmark = pytest.mark.slow
 
-COMPARED = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +32,7 @@ def published(s3server, s3cluster, tmp_path_factory):
     folder = tmp_path_factory.mktemp("s3packing")
     spec = folder / "spec.toml"
     spec.write_text(TOY_SPEC)
-    fs = s3server.filesystem()
-    if not fs.exists("boardsweep-tests"):
-        fs.mkdir("boardsweep-tests")
-    url = f"s3://boardsweep-tests/published-{os.getpid()}/sweep.zarr"
+    url = f"s3://{s3server.bucket()}/published-{os.getpid()}/sweep.zarr"
     for store in (str(folder / "local.zarr"), url):
         report = run_sweep(parse_spec(TOY_SPEC, str(spec)), store, scheduler=s3cluster)
         assert report.complete and report.packing == "", report.packing

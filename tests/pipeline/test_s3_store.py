@@ -32,10 +32,7 @@ def swept(s3server, s3cluster, tmp_path_factory):
     folder = tmp_path_factory.mktemp("s3sweep")
     spec = folder / "spec.toml"
     spec.write_text(TOY_SPEC)
-    fs = s3server.filesystem()
-    if not fs.exists("boardsweep-tests"):
-        fs.mkdir("boardsweep-tests")
-    url = "s3://boardsweep-tests/swept/sweep.zarr"
+    url = f"s3://{s3server.bucket()}/swept/sweep.zarr"
     assert run_cli("-q", "run", str(spec), "--store", str(folder / "local.zarr"), "--scheduler", s3cluster) == 0
     assert run_cli("-q", "run", str(spec), "--store", url, "--scheduler", s3cluster) == 0
     return folder / "local.zarr", url
