@@ -23,7 +23,6 @@ import importlib.util
 import logging
 import os
 import time
-import weakref
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,8 +279,6 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
     )
     if late:
         pages_on_first_visit(cluster.scheduler)
-    host = dashboard.rpartition(":")[0].strip("[]")
-    _LINK_HOSTS[cluster] = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
     return cluster
 
 
@@ -299,26 +296,23 @@ def _loopback_worker():
     return LoopbackWorker
 
 
-#: The host of each embedded cluster's dashboard link (:func:`dashboard_link`).
-_LINK_HOSTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def dashboard_link(client) -> str:
     """The link to the dashboard of ``client``'s scheduler ('' if none).
 
-    Dask's own, except for an :func:`embedded_cluster`: its scheduler's
-    in-process address names the machine's IP, where nothing listens, so the
-    link names the host the dashboard listens on (127.0.0.1 when it listens
-    on every interface).  Dask's ``distributed.dashboard.link`` template
-    applies either way (a Jupyter proxy's, for example)."""
+    Dask's own, except for a scheduler whose workers talk in-process
+    (``inproc://``, :func:`embedded_cluster`): its address names the
+    machine's IP, where nothing listens, so the link names the address its
+    web server is bound to (127.0.0.1 when it listens on every interface).
+    Dask's ``distributed.dashboard.link`` template applies either way (a
+    Jupyter proxy's, for example)."""
     from distributed.utils import format_dashboard_link
 
-    cluster = getattr(client, "cluster", None)
-    host = _LINK_HOSTS.get(cluster) if cluster is not None else None
-    port = client.scheduler_info().get("services", {}).get("dashboard") if host else None
-    if not port:
+    scheduler = getattr(getattr(client, "cluster", None), "scheduler", None)
+    server = getattr(scheduler, "http_server", None)
+    if not str(getattr(scheduler, "address", "")).startswith("inproc://") or not getattr(server, "port", None):
         return client.dashboard_link or ""
-    return format_dashboard_link(host, port)
+    host = str(server.address)
+    return format_dashboard_link("127.0.0.1" if host in ("", "0.0.0.0", "::") else host, server.port)
 
 
 def pages_on_first_visit(scheduler) -> None:

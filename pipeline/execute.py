@@ -5,7 +5,9 @@ creates the store (or checks that an existing one was made by the same spec),
 reads the done masks, and submits only the missing tasks to an embedded
 :class:`distributed.LocalCluster` or to an existing scheduler.  Workers write
 their own regions (see :mod:`boardsweep.pipeline.tasks`); the client only receives small
-timing records.
+timing records, and writes only the tasks its warm-up thread simulated while
+the run started (the head start, :class:`boardsweep.pipeline.warm.WarmUp`),
+with the workers' own function.
 
 Failures are reported, never hidden, and never cost finished work:
 
@@ -255,10 +257,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
     max_tasks = options.max_tasks
     if max_tasks is not None:
         tasks = tasks[:max_tasks]
-    head = _head_start(warming, tasks)
-    if head:
-        taken = {task.key for task in head}
-        tasks = [task for task in tasks if task.key not in taken]
+    head, tasks = _head_start(warming, tasks)
     if tasks or points or head:
         st.unpack()  # a packed store takes new cells only in the task layout
         if resumed:
@@ -311,13 +310,14 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
     return report
 
 
-def _head_start(warming: WarmUp | None, tasks: list) -> list:
-    """The tasks of ``tasks`` that the warm-up thread simulated (or is
-    simulating) while the run started; it takes no more from now on."""
-    if warming is None:
-        return []
-    taken = warming.claim()
-    return [task for task in tasks if task.key in taken]
+def _head_start(warming: WarmUp | None, tasks: list) -> tuple[list, list]:
+    """``tasks`` split in two: those the warm-up thread simulated (or is
+    simulating) while the run started, and the rest, for the workers; the
+    thread takes no more from now on."""
+    taken = warming.claim() if warming is not None else set()
+    if not taken:
+        return [], tasks
+    return [task for task in tasks if task.key in taken], [task for task in tasks if task.key not in taken]
 
 
 def _store_head(warming: WarmUp | None, st: Store, spec: Spec, report: RunReport, on_progress,

@@ -6,7 +6,9 @@ first grid points' variants, its result discarded (:class:`WarmUp`): numba
 loads the kernels from its disk cache, or compiles them, so that worker
 threads of the same process find them ready.  ``boardsweep run`` starts it
 as soon as the spec is read, before Dask, xarray and zarr are imported.
-Nothing here is stored: the tasks compute every result.
+On a new store the thread then simulates tasks until the cluster is ready
+(the head start); nothing here writes to the store: the run writes those
+results as a worker writes its own.
 
 :class:`CompileClock` measures, per thread, the time spent compiling
 kernels, loading them from the cache or waiting for another thread's
@@ -184,7 +186,7 @@ class WarmUp:
         stands."""
         with self._offer:
             if self._tasks is None:
-                self._tasks, self._simulate = (list(tasks), simulate) if simulate is not None else ([], None)
+                self._tasks, self._simulate = (list(tasks) if simulate is not None else []), simulate
             self._offer.notify_all()
 
     def claim(self) -> set[str]:
