@@ -540,54 +540,22 @@ def verify(
 
 @cli.command()
 @click.argument("store_url", metavar="STORE")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Report folder.")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False), help=(
+    "Report folder (default: beside the store, results/x.zarr -> results/x.report).  An earlier report "
+    "there is replaced: only the files it recorded making are removed; a folder holding a page or table "
+    "boardsweep did not write is refused."))
 @click.option("--variable", default=None, help="Simulated variable (default: counts, else the first distribution).")
-def report(store_url: str, out_dir: str, variable: str | None) -> None:
-    """Write a convergence and variance report of STORE (index.html, PNGs, summary.json)."""
+def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
+    """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV)."""
     from . import display
-    from .report import build_report
+    from .report import build_report, default_out_dir
 
     ds = display.open_store(store_url, UserError)
     if variable is not None:
         variable = display.pick_variable(ds, variable, UserError)
-    _report_folder(out_dir)
-    build_report(store_url, out_dir, variable, loaded=ds)
-    click.echo(f"report written to {out_dir}/index.html")
-
-
-#: What a report folder holds that boardsweep did not make is never overwritten.
-_REPORT_NAMES = ("index.html", "summary.json", "report.json")
-
-
-def _report_folder(out_dir: str) -> None:
-    """Refuse (one line, nothing written) an ``--out`` folder boardsweep cannot
-    write, or one holding a page, table or figure boardsweep did not write
-    there (a boardsweep report is recognised by its ``report.json``)."""
-    from pathlib import Path
-
-    out = Path(out_dir)
-    if out.is_dir():
-        ours = _is_report(out / "report.json")
-        theirs = [p.name for p in sorted(out.iterdir())
-                  if p.name in _REPORT_NAMES or p.suffix in (".csv", ".png")]
-        if theirs and not ours:
-            raise UserError(f"--out {out_dir} holds {', '.join(theirs[:3])} that boardsweep did not write; "
-                            "choose a new or empty folder (nothing was written)")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".boardsweep-write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise UserError(f"--out {out_dir}: cannot write the report there ({exc.strerror or exc})") from None
-
-
-def _is_report(path) -> bool:
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and {"figures", "tables", "timing_s"} <= set(meta)
+    out = out_dir if out_dir is not None else str(default_out_dir(store_url))
+    build_report(store_url, out, variable, loaded=ds)
+    click.echo(f"report written to {os.path.join(out, 'index.html')}")
 
 
 def main(argv: list[str] | None = None) -> None:
