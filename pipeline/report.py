@@ -152,7 +152,7 @@ _TABLE_DEFINITIONS: dict[str, dict[str, str]] = {
                     "df": "degrees of freedom of the t quantile"},
     "distributions": {"top3": "the three labels with the largest estimates, each with its estimate",
                       "test": "the verdict's test of this distribution: 'chi2' (goodness of fit) or the "
-                              "per-label t test with the smallest p",
+                              "per-label t test with the smallest p ('t, 40 labels': 40 labels tested)",
                       "statistic": "X^2 (chi2) or z of that label (t)",
                       "p": "p-value of that test before Holm's adjustment"},
 }
@@ -746,6 +746,12 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
         return pd.DataFrame()
     idx = _point_index(ds, heads)
     for name in dists:
+        dim = found[name].attrs["dim"]
+        over = str(ds[dim].attrs.get("overflow_bin", "")) if dim else ""
+
+        def text(label, over=over) -> str:  # the last bin of a histogram counts every larger value
+            return f"≥{label}" if over and str(label) == over else str(label)
+
         mine = heads["headline"] == name
         for i in dict.fromkeys(idx[mine.to_numpy()]):
             g = heads[mine & (idx == i)]
@@ -754,8 +760,8 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
             z = g["z"].abs()
             worst = g.loc[z.idxmax()] if z.notna().any() else None
             row = {**point, "headline": name, "labels": len(g),
-                   "top3": ", ".join(f"{lab} {v:.3g}" for lab, v in zip(top["label"], top["estimate"])),
-                   "worst_label": str(worst["label"]) if worst is not None else "",
+                   "top3": ", ".join(f"{text(lab)}: {v:.3g}" for lab, v in zip(top["label"], top["estimate"])),
+                   "worst_label": text(worst["label"]) if worst is not None else "",
                    "worst_estimate": _num(worst["estimate"]) if worst is not None else None,
                    "worst_exact": _num(worst["exact"]) if worst is not None else None,
                    "max_abs_z": _num(z.max()) if worst is not None else None,
@@ -765,7 +771,7 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
             if len(mine_tests):
                 t = mine_tests.loc[mine_tests["p"].idxmin()]
                 n = len(mine_tests)
-                row.update(test="chi2" if t["test"] == "chi2" else f"t, smallest p of {n} {plural('label', n)}",
+                row.update(test="chi2" if t["test"] == "chi2" else f"t, {n} {plural('label', n)}",
                            statistic=_num(t["statistic"]), test_df=_num(t["df"]), p=_num(t["p"]),
                            p_holm=_num(t["p_holm"]))
             rows.append(row)
@@ -1216,8 +1222,9 @@ PMF_PANELS = 36
 def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
     """``<headline>.png`` (+ SVG): a distribution over games per grid point,
     the estimate (dots, 95% t interval) against the exact pmf (line), titled
-    with its goodness-of-fit p.  Labels beyond the range holding
-    :data:`DRAWN_MASS` of every panel's estimate and exact mass are left out."""
+    with its goodness-of-fit p.  Each panel shows the bins holding
+    :data:`DRAWN_MASS` of its estimate and exact mass; a last bin counting
+    every larger value (``overflow_bin``) is written in the panel."""
 
     name, dim = est.attrs["name"], est.attrs["dim"]
     points = list(grid_points(ds))
@@ -1228,40 +1235,53 @@ def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
     exact = est["exact"].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
     p = est["gof_p"].transpose(*_axes(ds)).values.ravel() if _axes(ds) else est["gof_p"].values.ravel()
     labels = np.asarray(ds[dim].values)
-    mass = np.nan_to_num(np.fmax(mean, np.nan_to_num(exact)))
-    keep = _trim_labels(mass, [str(v) for v in labels])
-    first = int(np.argmax(mass.sum(0) > 0)) if (mass.sum(0) > 0).any() else 0
-    cut = slice(first, max(keep, first + 1))
+    over = ds[dim].attrs.get("overflow_bin")
+    body = labels != over if over is not None else np.ones(len(labels), dtype=bool)
     rows_with = [i for i in range(len(points)) if np.isfinite(mean[i]).any()]
     shown = rows_with[:PMF_PANELS]
     fig, axs = _facet_grid(len(shown), 3.6, 2.6)
-    fig.subplots_adjust(hspace=0.7, wspace=0.3)
+    fig.subplots_adjust(hspace=0.8, wspace=0.3)
     from scipy.stats import t as student
 
     for ax, i in zip(axs, shown):
+        # this panel's range: the body bins holding DRAWN_MASS of its estimate and exact mass
+        mass = np.where(body, np.nan_to_num(np.fmax(mean[i], np.nan_to_num(exact[i]))), 0.0)
+        cum = np.cumsum(mass) / max(mass.sum(), 1e-300)
+        first = int(np.argmax(mass > 0)) if (mass > 0).any() else 0
+        last = int(np.searchsorted(cum, DRAWN_MASS - 1e-12)) + 1
+        cut = np.arange(first, max(last, first + 1))
+        cut = cut[(np.nan_to_num(mean[i, cut]) > 0) | (np.nan_to_num(exact[i, cut]) > 0)]  # no impossible bins
         x = labels[cut]
         half = student.ppf(0.975, np.where(df[i, cut] > 0, df[i, cut], np.nan)) * se[i, cut]
+        ax.fill_between(x, mean[i, cut] - np.nan_to_num(half), mean[i, cut] + np.nan_to_num(half), step="mid",
+                        color="#a8c6e6", lw=0, label="95% interval")
+        ax.plot(x, mean[i, cut], "o", ms=2, color="#1f5f9f", label="estimate")
         if np.isfinite(exact[i, cut]).any():
-            ax.plot(x, exact[i, cut], "-", color="black", lw=1, label="exact")
-        ax.errorbar(x, mean[i, cut], yerr=np.nan_to_num(half), fmt="o", ms=2, color="#1f5f9f", ecolor="#8fb3d9",
-                    elinewidth=0.8, label="estimate")
+            ax.plot(x, exact[i, cut], "-", color="black", lw=0.8, label="exact")
         title = _facet_title(points[i]) if points[i] else "the single point"
         if np.isfinite(p[i]):
-            title += f"\nchi2 p = {p[i]:.2g}"
+            title += f"\nchi-square p = {p[i]:.2g}"
         ax.set_title(title, fontsize=8)
+        if over is not None and (np.nan_to_num(mean[i][~body]) > 1e-3).any():
+            ax.text(0.98, 0.95, f"≥{over}: {float(mean[i][~body][0]):.3g}" + (
+                f" (exact {float(exact[i][~body][0]):.3g})" if np.isfinite(exact[i][~body]).all() else ""),
+                    transform=ax.transAxes, ha="right", va="top", fontsize=7,
+                    bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
         ax.tick_params(labelsize=7)
         ax.set_xlabel(dim, fontsize=8)
     if shown:
-        axs[0].legend(fontsize=7)
+        axs[0].legend(fontsize=7, loc="center right")
         axs[0].set_ylabel("share of games", fontsize=8)
     desc = est.attrs.get("description", name)
     fname = _save(fig, out, f"{name}.png", f"{desc[0].upper()}{desc[1:]}: estimate vs exact")
     caption = (f"{desc[0].upper()}{desc[1:]}, one panel per grid point: dots the estimated share of games in "
-               f"each {dim} bin with its 95% t interval (bars), the line the exact distribution; the title "
+               f"each {dim} bin with its 95% t interval (band), the line the exact distribution; the title "
                "gives the p-value of Pearson's chi-square goodness of fit of the pooled counts (bins merged to "
                "expected counts >= 5) before Holm's adjustment (the distributions table gives it adjusted). "
-               f"Bins beyond {labels[cut][-1]} {dim} hold less than {1 - DRAWN_MASS:.1%} of any panel's mass "
-               "and are left out of the figure.")
+               f"Each panel's range holds {DRAWN_MASS:.1%} of its estimated and exact mass; the bins beyond it "
+               "are left out of the figure"
+               + (f", and the last bin, {over} or more {dim}, is written in the panel where it holds more than "
+                  "0.1%" if over is not None else "") + ".")
     if len(rows_with) > len(shown):
         caption += (f" {len(shown)} of {len(rows_with)} grid points shown; every bin of every point is in "
                     "headlines.csv.")
