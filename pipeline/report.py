@@ -376,6 +376,10 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float) ->
             tables = _tables(ds, points, parts, meta)
             summary = _summarise(ds, points, parts, tables)
             figures = _figures(ds, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
+            if parts["headline"] in shown_as_pmf:
+                meta["drawn"] = parts["headline"]
+                meta["notes"].append(f"frequencies.csv: every {parts['dim']} bin of every grid point (estimate, "
+                                     f"se, interval, z); drawn in {parts['headline']}.png, not listed here")
         _summary_estimates(ds, points, heads, summary)
         verdict = _verdict(ds, points, parts, tables.get("points", pd.DataFrame()), found)
         tests = verdict.pop("tests_table")
@@ -1479,6 +1483,8 @@ def _html(ds, meta, tables, figures) -> str:
         if df is None or df.empty:
             continue
         limit = 200 if name != "frequencies" else MAX_PAGE_POINTS * ds.sizes.get(meta.get("dim") or "", 1)
+        if name == "frequencies" and meta.get("drawn"):  # a distribution drawn as one: its bins in the CSV
+            continue
         if name == "frequencies":  # labels nothing fell in that cannot occur (e.g. 0 rolls): in the CSV only
             df = df.head(limit)
             df = df[~((df["estimate"] == 0) & ~(df["exact"] > 0))]
