@@ -378,8 +378,6 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float) ->
             figures = _figures(ds, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
             if parts["headline"] in shown_as_pmf:
                 meta["drawn"] = parts["headline"]
-                meta["notes"].append(f"frequencies.csv: every {parts['dim']} bin of every grid point (estimate, "
-                                     f"se, interval, z); drawn in {parts['headline']}.png, not listed here")
         _summary_estimates(ds, points, heads, summary)
         verdict = _verdict(ds, points, parts, tables.get("points", pd.DataFrame()), found)
         tests = verdict.pop("tests_table")
@@ -1473,9 +1471,10 @@ def _html(ds, meta, tables, figures) -> str:
         "precision": "Replicates were added per grid point until the largest standard error of the game's "
                      "estimates was at most the target; 'capped' points reached max_replicates first.",
     }
-    if meta.get("headlines"):
-        intros["headlines"] += " Standard errors here: " + "; ".join(
-            f"{name}: {h['basis_text']}" for name, h in meta["headlines"].items()) + "."
+    for section, kinds in (("headlines", ("mean",)), ("distributions", ("distribution",))):
+        bases = [f"{name}: {h['basis_text']}" for name, h in meta.get("headlines", {}).items() if h["kind"] in kinds]
+        if bases:
+            intros[section] += " Standard errors here: " + "; ".join(bases) + "."
     extra = {"95% interval": "estimate ± t(0.975, df) se: the 95% interval low..high (both in the CSV)"}
     for name in ("headlines", "distributions", "tests", "precision", "points", "comparisons", "decomposition",
                  "frequencies"):
@@ -1483,19 +1482,24 @@ def _html(ds, meta, tables, figures) -> str:
         if df is None or df.empty:
             continue
         limit = 200 if name != "frequencies" else MAX_PAGE_POINTS * ds.sizes.get(meta.get("dim") or "", 1)
-        if name == "frequencies" and meta.get("drawn"):  # a distribution drawn as one: its bins in the CSV
-            continue
         if name == "frequencies":  # labels nothing fell in that cannot occur (e.g. 0 rolls): in the CSV only
             df = df.head(limit)
             df = df[~((df["estimate"] == 0) & ~(df["exact"] > 0))]
+        also = ""
         if name == "headlines":
             df = _page_headlines(ds, df, meta)
-            if df.empty:  # distributions only: their table leads
+            if df.empty:  # distributions only: their table leads, and links this one
                 continue
+        if name == "distributions" and "headlines" not in [x["id"] for x in sections]:
+            also = "headlines.csv"
+        if name == "frequencies" and meta.get("drawn"):  # a distribution drawn as one: its bins in the CSV
+            df = df.head(0)
+            intros[name] = (f"Every {meta.get('dim')} bin of every grid point, estimate, se, interval and z, "
+                            f"is in the CSV, drawn in {meta['drawn']}.png; none is listed here.")
         defined = meta["tables"][name]["columns"]
-        sections.append({"id": name, "title": titles[name], "intro": intros[name],
+        sections.append({"id": name, "title": titles[name], "intro": intros[name], "also": also,
                          "csv": f"{name}.csv", "rows": len(tables[name]), "shown": min(len(df), limit),
-                         "table": _df_html(df, limit),
+                         "table": _df_html(df, limit) if len(df) else "",
                          "columns": {c: extra.get(c) or defined.get(c, "grid axis") for c in df.columns}})
     return env.get_template("report.html.j2").render(
         meta=meta, figures=figures, sections=sections, attrs=ds.attrs,
