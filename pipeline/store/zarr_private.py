@@ -25,6 +25,7 @@ zarr versions boardsweep supports are pinned in ``pyproject.toml``
 
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import Any, Awaitable, TypeVar
 
@@ -88,19 +89,31 @@ class quiet:
     zarr 3.1 raises them as ``ZarrUserWarning``, 3.0 as plain ``UserWarning``
     or ``RuntimeWarning`` with other texts; every warning a ``zarr`` module
     raises is silenced, and those others by message text.
+
+    The filters are added to the process once and stay: ``warnings.catch_warnings``
+    is not thread-safe, and with the warm-up thread, worker threads and the
+    client all reading the store, one thread leaving its context restored the
+    filters under another that was still inside (zarr's warnings then reached
+    the terminal, now and then).
     """
 
+    _installed = False
+    _lock = threading.Lock()
+
     def __enter__(self) -> None:
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.filterwarnings("ignore", message=_MESSAGES)
-        warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
-        category = _zarr_warning()
-        if category is not None:
-            warnings.filterwarnings("ignore", category=category)
+        if quiet._installed:
+            return
+        with quiet._lock:
+            if not quiet._installed:
+                warnings.filterwarnings("ignore", message=_MESSAGES)
+                warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
+                category = _zarr_warning()
+                if category is not None:
+                    warnings.filterwarnings("ignore", category=category)
+                quiet._installed = True
 
     def __exit__(self, *exc: Any) -> None:
-        self._ctx.__exit__(*exc)
+        return None
 
 
 def _zarr_warning() -> type[Warning] | None:
