@@ -587,26 +587,20 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
 
 
 def print_precision(out: Console, ds) -> None:
-    """Per grid point: the replicates the precision rule used, the largest
-    standard error reached and the rule's state, points capped first flagged."""
+    """One line on a precision target: how many grid points met it, were
+    capped or still run (per point: ``boardsweep status``)."""
     from .precision import point_columns
-    from .query import grid_points
 
     columns = point_columns(ds)
     if columns is None:
         return
-    axes = list(ds.attrs.get("grid_axes", []))
-    records = [{**{a: str(p[a]) for a in axes}, "replicates used": str(c["replicates_used"]),
-                "stderr reached": fmt_stderr(c["stderr_reached"]), "precision": _PRECISION_WORD[c["precision"]]}
-               for p, c in zip(grid_points(ds), columns)]
-    capped = sum(c["precision"] == "capped" for c in columns)
-    target = ds.attrs.get("precision_stderr")
-    print_records(out, f"precision per grid point (target stderr {target:g}, at most "
-                       f"{ds.attrs.get('max_replicates')} replicates)", records, axes,
-                  right={"replicates used", "stderr reached"},
-                  caption="stderr reached: the largest standard error of the game's estimates over the "
-                          "replicates used; CAPPED: max_replicates reached before the target"
-                          + (f" ({capped} points)" if capped else ""))
+    states = {k: sum(c["precision"] == k for c in columns) for k in ("met", "capped", "running")}
+    reached = [c["stderr_reached"] for c in columns if c["stderr_reached"] is not None]
+    largest = f"; largest s.e. reached {max(reached):.2g}" if reached else ""
+    out.print(f"precision target s.e. <= {ds.attrs.get('precision_stderr'):g} (at most "
+              f"{ds.attrs.get('max_replicates')} replicates): {states['met']} of {count(len(columns), 'grid point')} "
+              f"met, {states['capped']} capped, {states['running']} running{largest} (per point: "
+              "`boardsweep status`)", soft_wrap=True)
 
 
 def _cell(value: Any) -> str:

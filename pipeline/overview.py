@@ -253,10 +253,9 @@ def blocks(ds, found: dict, verdict: dict, picked: list[int]) -> list[Block]:
         else:
             cols, legend = _scalar(est, name, picked, axes, agree)
         cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
-        reps = est["replicates"].values.ravel()
-        reps = [int(r) for r in reps[np.isfinite(reps)]] if np.size(reps) else []
-        if reps and min(reps) != max(reps):
-            cols.append(Column("reps", [str(int(_flat(est, "replicates", axes, "")[i, 0])) for i in picked], drop=4))
+        reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
+        if len(set(reps[picked].tolist())) > 1:
+            cols.append(Column("reps", [str(int(reps[i])) for i in picked], drop=4))
         out.append(Block(f"{name}: {a['description']}", cols, legend, axis_cols))
     return out
 

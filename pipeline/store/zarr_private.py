@@ -25,6 +25,7 @@ zarr versions boardsweep supports are pinned in ``pyproject.toml``
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from typing import Any, Awaitable, TypeVar
@@ -83,6 +84,10 @@ def with_chunk_shape(meta: dict[str, Any], chunks: tuple[int, ...] | list[int]) 
 _MESSAGES = ".*(onsolidated|not recognized|does not have a Zarr V3|not part (of|in) the Zarr|Object at).*"
 
 
+#: The filter :class:`quiet` adds last (so it comes first in ``warnings.filters``).
+_QUIET_MARK = ("ignore", re.compile(_MESSAGES, re.I), Warning, None, 0)
+
+
 class quiet:
     """Silence zarr's warnings about consolidated metadata and the files beside the arrays.
 
@@ -97,20 +102,18 @@ class quiet:
     the terminal, now and then).
     """
 
-    _installed = False
     _lock = threading.Lock()
 
     def __enter__(self) -> None:
-        if quiet._installed:
+        if _QUIET_MARK in warnings.filters:  # installed, and not reset since (pytest resets them per test)
             return
         with quiet._lock:
-            if not quiet._installed:
-                warnings.filterwarnings("ignore", message=_MESSAGES)
-                warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
+            if _QUIET_MARK not in warnings.filters:
                 category = _zarr_warning()
                 if category is not None:
                     warnings.filterwarnings("ignore", category=category)
-                quiet._installed = True
+                warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
+                warnings.filterwarnings("ignore", message=_MESSAGES)
 
     def __exit__(self, *exc: Any) -> None:
         return None
