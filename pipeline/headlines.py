@@ -146,7 +146,7 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     out["z"], out["p"] = out["estimate"].copy(data=z), out["estimate"].copy(data=p)
     if h.kind == "distribution" and basis == "replicates":
         sparse = (total / reps.where(reps > 0)) < MIN_COUNT
-        out["p"] = out["p"].where(~sparse)
+        out["p"], out["z"] = out["p"].where(~sparse), out["z"].where(~sparse)
     if h.kind == "distribution" and basis == "units" and dim is not None:
         out = out.merge(_gof(total, out["exact"], dim), compat="override")
     for name, (long_name, description) in DESCRIPTIONS.items():
@@ -205,8 +205,11 @@ def of_variable(ds: xr.Dataset, variable: str, checkpoint: int = -1, level: floa
     found = [h for h in (headlines_of(game) if game is not None else ()) if h.numerator == variable]
     h = next((h for h in found if h.kind == "distribution"), None) or (found[0] if found else None)
     if h is None:
-        h = Headline(f"{variable}_frequency", f"relative frequency of each label of {variable}", variable,
-                     None, kind="distribution")
+        dim = ds[variable].dims[-1]
+        exact = next((e for e in ds.attrs.get("exact_variables", []) if e in ds and ds[e].dims[-1:] == (dim,)),
+                     None)
+        h = Headline(f"{variable}_frequency", f"relative frequency of each {dim}", variable, None,
+                     exact=exact, kind="distribution")
     with np.errstate(divide="ignore", invalid="ignore"):
         out = _one(_mem(ds), h, checkpoint, level)
     if out is None:

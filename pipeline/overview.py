@@ -95,7 +95,7 @@ def _z(x: float) -> str:
 
 def _flat(est, name: str, axes: list[str], dim: str) -> np.ndarray:
     """``est[name]`` as (points, labels) in grid order (labels 1 for a scalar)."""
-    da = est[name].broadcast_like(est["estimate"])
+    da = est[name].broadcast_like(est["estimate"]) if dim else est[name]
     dims = [*axes, *([dim] if dim else [])]
     values = np.asarray(da.transpose(*dims).values if dims else da.values, dtype=float)
     return values.reshape(-1, est.sizes[dim] if dim else 1)

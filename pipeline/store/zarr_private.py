@@ -105,10 +105,10 @@ class quiet:
     _lock = threading.Lock()
 
     def __enter__(self) -> None:
-        if _QUIET_MARK in warnings.filters:  # installed, and not reset since (pytest resets them per test)
+        if warnings.filters and warnings.filters[0] == _QUIET_MARK:  # in place, first (nothing put before)
             return
-        with quiet._lock:
-            if _QUIET_MARK not in warnings.filters:
+        with quiet._lock:  # (re)installed: at first use, and after filters were reset or added before them
+            if not (warnings.filters and warnings.filters[0] == _QUIET_MARK):
                 category = _zarr_warning()
                 if category is not None:
                     warnings.filterwarnings("ignore", category=category)
