@@ -74,11 +74,11 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, w
     points = int(np.prod(spec.shape)) if spec.shape else 1
     blocks = -(-spec.replicates // spec.block)
     where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
-    tasks = (f"tasks of about {spec.task_seconds:g} s each" if spec.task_seconds is not None
-             else f"{points * blocks} tasks of {spec.block} replicates")
+    tasks = (f"simulation tasks of about {spec.task_seconds:g} s each" if spec.task_seconds is not None
+             else f"{count(points * blocks, 'simulation task')} of {count(spec.block, 'replicate')}")
     info(out,
-         f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {points} grid points x "
-         f"{spec.replicates} replicates = {tasks}, plus {points} exact -> {url} on {where}")
+         f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {count(points, 'grid point')} x "
+         f"{count(spec.replicates, 'replicate')}: {tasks} + {count(points, 'exact solve')} -> {url} on {where}")
     if spec.precision_stderr is not None:
         info(out, f"precision: more replicates per grid point until the largest standard error is at most "
                   f"{spec.precision_stderr:g}, or {spec.max_replicates} replicates")
@@ -234,7 +234,9 @@ class TaskBar:
 
     def start(self, report: RunReport) -> None:
         where = report.dashboard or "(no dashboard)"
-        info(self.out, f"dashboard: {where}  workers: {report.workers}  tasks to run: {report.pending}")
+        exact = report.pending_exact
+        info(self.out, f"dashboard: {where}  workers: {report.workers}  tasks to run: {report.pending} "
+                       f"({report.pending - exact} simulation, {count(exact, 'exact solve')})")
         self.progress.start()
         self.task = self.progress.add_task("tasks", total=report.pending, rate="")
         self.t0 = time.perf_counter()

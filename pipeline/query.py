@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
+from . import accessor  # noqa: F401  (registers ds.boardsweep)
 from .store import Store, chunkfiles
 from .store.metadata import exact_states, label_text, simulated_variables
 
@@ -55,7 +56,7 @@ def open_sweep(
     reads its chunk files directly (:mod:`boardsweep.pipeline.store.chunkfiles`;
     through zarr where that reader does not apply), decoded as
     ``xarray.open_zarr`` decodes them.  ``chunks`` ({dim: size}, -1 whole)
-    overrides the split.  ``sel`` ({axis: [values]}) reads just those cells,
+    overrides the split.  ``sel`` ({axis: value or [values]}) reads just those cells,
     at once (:func:`load_sweep`).
 
     With ``check`` (the default) the store's finished cells are verified
@@ -115,7 +116,7 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
         st.assert_intact()
     raw = st.open_raw()
     axes = [a for a in raw.attrs.get("grid_axes", []) if a in raw.dims]
-    picked = {a: raw.get_index(a).get_indexer(list(v)) for a, v in (sel or {}).items()}
+    picked = {a: raw.get_index(a).get_indexer(_values(v)) for a, v in (sel or {}).items()}
     if any((p < 0).any() for p in picked.values()):
         raise KeyError(f"values not on the grid: {dict(sel or {})}")
     window = {a: slice(int(p.min()), int(p.max()) + 1) for a, p in picked.items()}
@@ -127,6 +128,16 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     ds = xr.decode_cf(raw.load())
     ds = ds.isel({a: p - window[a].start for a, p in picked.items()})
     return mask(ds)
+
+
+def _values(v: Any) -> list:
+    """A ``sel`` value as a list: a scalar (``4``, ``"long"``) selects that one
+    value, a list or array every value in it.  The axis keeps its dimension
+    (length 1 for a scalar), so the result is still a sweep every function
+    here reads."""
+    if isinstance(v, (str, bytes)) or np.ndim(v) == 0:
+        return [v.item() if isinstance(v, np.generic) else v]
+    return list(v)
 
 
 def mask(ds: xr.Dataset) -> xr.Dataset:
