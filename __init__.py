@@ -12,6 +12,8 @@ The repository's ``core/`` and ``pipeline/`` folders are installed as
 ...                                   "grid": {"dice_sides": [4, 6]}})  # doctest: +SKIP
 >>> ds = boardsweep.open_sweep("results/quickstart.zarr")  # doctest: +SKIP
 >>> ds = boardsweep.load_sweep("results/quickstart.zarr")  # in memory  # doctest: +SKIP
+>>> ds.boardsweep.estimate("frequency")                    # the headline, along the grid  # doctest: +SKIP
+>>> ds.boardsweep.verdict()["text"]                        # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from an unbuilt tree
     __version__ = "unknown"
 
-__all__ = ["__version__", "Spec", "run", "open_sweep", "load_sweep"]
+__all__ = ["__version__", "Spec", "run", "Result", "open_sweep", "load_sweep"]
+
+
+def __dir__() -> list[str]:
+    """The public API (loaded on first use, so that ``import boardsweep`` stays fast)."""
+    return sorted(set(__all__) | {"core", "pipeline"})
 
 
 def __getattr__(name: str) -> Any:

@@ -408,15 +408,17 @@ def _warm_up(spec, target, on_compile):
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Rows per grid point (table default 5).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--summary", is_flag=True,
-              help="The headline answers: mean, sd, se, 95% interval, exact, z, p per grid point, and the verdict.")
+              help="The headline answers on one screen and the verdict (CSV and JSON: every row).")
+@click.option("--all", "every", is_flag=True,
+              help="With --summary: every grid point, headline and label (estimate, se, df, exact, z, p).")
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
-          summary: bool) -> None:
+          summary: bool, every: bool) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
     from . import display
 
     ds = display.open_store(store_url, UserError, sels=sels)
-    if summary:
-        display.print_headline_summary(ds, fmt)
+    if summary or every:
+        display.print_headline_summary(ds, fmt, every=every, store=store_url)
         return
     variable = display.pick_variable(ds, variable, UserError)
     display.print_rows(ds, variable, top, fmt)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summary", "open_store",
            "select", "pick_variable", "print_rows", "print_status", "print_games", "print_game",
-           "print_records", "fmt_value", "fmt_stderr", "print_headlines", "fmt_significant", "plural", "print_summary",
+           "print_records", "fmt_value", "fmt_stderr", "fmt_significant", "plural", "print_summary",
            "print_headline_summary"]
 
 #: -1 quiet (results and errors only), 0 normal, 1+ verbose.
@@ -74,11 +74,11 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, w
     points = int(np.prod(spec.shape)) if spec.shape else 1
     blocks = -(-spec.replicates // spec.block)
     where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
-    tasks = (f"tasks of about {spec.task_seconds:g} s each" if spec.task_seconds is not None
-             else f"{points * blocks} tasks of {spec.block} replicates")
+    tasks = (f"simulation tasks of about {spec.task_seconds:g} s each" if spec.task_seconds is not None
+             else f"{count(points * blocks, 'simulation task')} of {count(spec.block, 'replicate')}")
     info(out,
-         f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {points} grid points x "
-         f"{spec.replicates} replicates = {tasks}, plus {points} exact -> {url} on {where}")
+         f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {count(points, 'grid point')} x "
+         f"{count(spec.replicates, 'replicate')}: {tasks} + {count(points, 'exact solve')} -> {url} on {where}")
     if spec.precision_stderr is not None:
         info(out, f"precision: more replicates per grid point until the largest standard error is at most "
                   f"{spec.precision_stderr:g}, or {spec.max_replicates} replicates")
@@ -234,7 +234,9 @@ class TaskBar:
 
     def start(self, report: RunReport) -> None:
         where = report.dashboard or "(no dashboard)"
-        info(self.out, f"dashboard: {where}  workers: {report.workers}  tasks to run: {report.pending}")
+        exact = report.pending_exact
+        info(self.out, f"dashboard: {where}  workers: {report.workers}  tasks to run: {report.pending} "
+                       f"({report.pending - exact} simulation, {count(exact, 'exact solve')})")
         self.progress.start()
         self.task = self.progress.add_task("tasks", total=report.pending, rate="")
         self.t0 = time.perf_counter()
@@ -255,7 +257,9 @@ class TaskBar:
 
 
 def run_summary(out: Console, report: RunReport) -> None:
-    """Top locations per grid point with exact values, then timings."""
+    """The headline answers and the verdict on one screen
+    (:mod:`boardsweep.pipeline.overview`), then the run's work and timings."""
+    from .overview import MAX_LINES, print_overview
     from .query import load_sweep
 
     _many_reads()
@@ -265,185 +269,78 @@ def run_summary(out: Console, report: RunReport) -> None:
     if report.calibration:
         info(out, f"task size: {report.calibration}")
     if _VERBOSITY >= 0:
-        _summary_tables(out, ds, store=report.store)
+        print_overview(out, ds, report.store, MAX_LINES - RUN_LINES, every_row=_every_row(report.store))
         print_precision(out, ds)
-    if report.complete:
-        state = "complete"
-    else:
-        done = ds["done"].values
-        state = f"INCOMPLETE ({int(done.sum())}/{done.size} replicates done)"
-        if "precision_state" in ds:  # replicate slots up to max_replicates are not all meant to run
-            settled = ds["precision_state"].values != 0
-            state = f"INCOMPLETE ({int(settled.sum())}/{settled.size} grid points at their target or cap)"
-    overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
-    out.print(f"{report.tasks_run} tasks run ({report.exact_run} exact), store {state}: {report.store}",
-              soft_wrap=True)  # a path stays on one line
+    out.print(work_line(report), soft_wrap=True)
+    out.print(store_line(ds, report), soft_wrap=True)  # a path stays on one line
     if report.packing:
         out.print(report.packing)
+    overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
     compile_s = report.compile_s + report.warm_s  # in the tasks, and while the run started
     compiled = f", compiling kernels {compile_s:.1f} s" if compile_s >= 0.05 else ""
-    early = f" ({report.head_start} of the tasks while the cluster started)" if report.head_start else ""
     info(out,
          f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
-         f"{report.workers or 0} workers{early}, writes {report.write_s:.2f} s, "
-         f"overhead ~ {max(overhead, 0):.1f} s")
+         f"{report.workers or 0} {plural('worker', report.workers or 0)}, writes {report.write_s:.2f} s, "
+         f"overhead ~ {max(overhead, 0):.1f} s; figures and tables: `boardsweep report {_quoted(report.store)}`")
 
 
-#: Grid points above which the run summary is compact: the first points and
-#: the worst agreement with the exact answers, not one table row per point.
+#: Lines of a run's output outside the headline tables: the banner (2), the
+#: compile notice, the dashboard line, the bar, the work, store and timing lines.
+RUN_LINES = 9
+
+
+def _quoted(url: str) -> str:
+    import shlex
+
+    return shlex.quote(url)
+
+
+def _every_row(store: str) -> str:
+    return f"`boardsweep query {_quoted(store)} --summary --all`"
+
+
+def count(n: int, word: str) -> str:
+    """``n word`` with ``word`` in the plural unless ``n`` is 1: ``1 grid point``, ``3 exact solves``."""
+    return f"{n} {plural(word, n)}"
+
+
+def work_line(report: RunReport) -> str:
+    """What this run computed, in the terms of its progress bar."""
+    total = report.tasks_run + report.exact_run
+    early = f"; {report.head_start} while the cluster started" if report.head_start else ""
+    return (f"this run: {count(total, 'task')} ({count(report.tasks_run, 'simulation task')}, "
+            f"{count(report.exact_run, 'exact solve')}){early}")
+
+
+def store_line(ds, report: RunReport) -> str:
+    """The store's state: its simulation tasks and exact solves, done of all."""
+    done = np.asarray(ds["done"].values, dtype=bool)
+    axes = list(ds.attrs.get("grid_axes", []))
+    block = max(report.block, 1)
+    if axes:
+        done = np.asarray(ds["done"].transpose(*axes, "replicate").values, dtype=bool)
+    flat = done.reshape(-1, done.shape[-1])
+    wanted = flat.shape[-1]
+    if "replicates_used" in ds:  # a precision target: the replicates each point uses
+        used = np.asarray(ds["replicates_used"].transpose(*axes).values).ravel()
+    else:
+        used = np.full(flat.shape[0], wanted)
+    total = done_tasks = 0
+    for row, n in zip(flat, used):
+        for start in range(0, int(n), block):
+            total += 1
+            done_tasks += bool(row[start:min(start + block, int(n))].all())
+    exact_done = int(np.asarray(ds["exact_done"].values).sum()) if "exact_done" in ds else 0
+    points = flat.shape[0]
+    state = "complete" if report.complete else "INCOMPLETE"
+    return (f"store {state}: {done_tasks} of {count(total, 'simulation task')} and {exact_done} of "
+            f"{count(points, 'exact solve')} done: {report.store}")
+
+
+#: Grid points above which ``status`` prints a digest, not one row per point.
 SUMMARY_POINTS = 24
 SUMMARY_FIRST = 5
 SUMMARY_WORST = 5
-
-
-def _summary_tables(out: Console, ds, k: int = 3, store: str = "STORE") -> None:
-    """The headline answers and the verdict first, then the most frequent
-    labels of the distributions estimated per replicate (e.g. locations)."""
-    from . import headlines
-    from .query import compared, distribution_variables, table_rows
-
-    found = headlines.estimates(ds)
-    verdict = headlines.verdict(ds, found=found)
-    points = _shown_points(ds, verdict)
-    print_headlines(out, ds, found, verdict, points)
-    if points is not None:
-        out.print(f"every point: `boardsweep query {store} --summary`; figures and tables: "
-                  f"`boardsweep report {store}`", soft_wrap=True)
-    axes = list(ds.attrs.get("grid_axes", []))
-    dists = distribution_variables(ds)
-    lead = next(iter(found.values())).attrs if found else None
-    shown = []  # the top labels only where the game's first headline is a frequency table
-    if lead is not None and lead["kind"] == "distribution" and lead["basis"] == "replicates":
-        shown = [v for v in dists if _numerator(ds, lead["name"]) == v]
-    if not found:
-        shown = list(dists)[:1]
-    for variable in shown:
-        dim = dists[variable]
-        table = compared(ds, variable)
-        grouped: dict[tuple, list[dict]] = {}
-        for row in table_rows(ds, table, variable, top=k, points=points):
-            grouped.setdefault(tuple(row[a] for a in axes), []).append(row)
-        records = []
-        for point, entries in grouped.items():
-            record = {a: str(v) for a, v in zip(axes, point)}
-            for rank, e in enumerate(entries, 1):
-                record[f"#{rank}"] = f"{e[dim]} {_fmt(e['estimate'])} ({_fmt(e['exact'])})"
-            record["reps"] = str(entries[0]["replicates"])
-            records.append(record)
-        for record in records:
-            for rank in range(1, k + 1):
-                record.setdefault(f"#{rank}", "")
-            record["reps"] = record.pop("reps")
-        print_records(
-            out, f"{variable}: the {k} most frequent {dim} labels per grid point", records, axes,
-            caption=f"#n: {dim} label, mean frequency over replicates (exact frequency; {NO_EXACT}); "
-                    "reps: finished replicates",
-            right={f"#{r}" for r in range(1, k + 1)} | {"reps"},
-        )
-
-
-def _numerator(ds, headline: str) -> str | None:
-    from ..core.games import headlines_of
-    from .analysis import game_of
-
-    game = game_of(ds)
-    return next((h.numerator for h in headlines_of(game) if h.name == headline), None) if game else None
-
-
-def _shown_points(ds, verdict: dict) -> list[int] | None:
-    """All points (None) up to SUMMARY_POINTS; else the first few and those
-    the verdict flags, worst first (flat indices in grid order)."""
-    from .query import grid_points
-
-    every = list(grid_points(ds))
-    if len(every) <= SUMMARY_POINTS:
-        return None
-    first = list(range(min(SUMMARY_FIRST, len(every))))
-    keys = [", ".join(f"{a}={v}" for a, v in p.items()) for p in every]
-    flagged = [keys.index(f["point"]) for f in verdict["flagged"][:SUMMARY_WORST]]
-    return first + [i for i in flagged if i not in first]
-
-
-def print_headlines(out: Console, ds, found: dict, verdict: dict, points: list[int] | None = None) -> None:
-    """One table per headline answer (estimate, interval with its level,
-    exact, z; a goodness of fit for a distribution over games), then the
-    verdict with its family-wise level."""
-    from .headlines import label_values
-    from .query import grid_points
-
-    axes = list(ds.attrs.get("grid_axes", []))
-    every = list(grid_points(ds))
-    picked = range(len(every)) if points is None else points
-    for name, est in found.items():
-        a = est.attrs
-        level = f"{a['level']:.0%}"
-        if a["kind"] == "distribution":
-            records = _distribution_records(ds, est, every, picked, axes)
-            caption = (f"{a['description']}; chi2: Pearson's goodness of fit of the pooled counts of all "
-                       "games, bins merged to expected counts >= 5, with its df and p" if "gof_p" in est else
-                       f"{a['description']}; largest |z| over the {a['dim']} labels (mean count >= 10 "
-                       "per replicate), z = (estimate - exact) / s.e., p from t with replicates - 1 df")
-        else:
-            records = _mean_records(ds, est, every, picked, axes, level, label_values)
-            caption = (f"{a['description']}; estimate: ratio of sums over the finished replicates; "
-                       f"{level} interval: estimate -+ t s.e., s.e. {a['basis_text']}; exact: "
-                       f"{NO_EXACT}; z = (estimate - exact) / s.e.")
-        if records:
-            print_records(out, f"{name}", records, axes, caption=caption,
-                          right={"estimate", f"{level} interval", "exact", "z", "p", "chi2", "df", "reps"})
-    out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
-
-
-def _mean_records(ds, est, every, picked, axes, level, label_values) -> list[dict[str, str]]:
-    dim = est.attrs["dim"]
-    labels = label_values(ds, dim) if dim else [""]
-    records = []
-    for i in picked:
-        point = every[i]
-        one = est.sel(point) if point else est
-        for j, label in enumerate(labels):
-            cell = one.isel({dim: j}) if dim else one
-            value = float(cell["estimate"])
-            if not np.isfinite(value):
-                continue  # a seat that does not play here
-            record = {x: str(point[x]) for x in axes}
-            if dim:
-                record[dim] = label
-            se = float(cell["stderr"])
-            record.update({"estimate": _to_se(value, se),
-                           f"{level} interval": _interval(float(cell["low"]), float(cell["high"]), se),
-                           "exact": fmt_value(float(cell["exact"])), "z": _fmt_z(float(cell["z"])),
-                           "reps": str(int(one["replicates"]))})
-            records.append(record)
-    return records
-
-
-def _distribution_records(ds, est, every, picked, axes) -> list[dict[str, str]]:
-    from .headlines import label_values
-
-    dim = est.attrs["dim"]
-    labels = label_values(ds, dim)
-    records = []
-    for i in picked:
-        point = every[i]
-        one = est.sel(point) if point else est
-        record = {x: str(point[x]) for x in axes}
-        if "gof_p" in est:
-            record.update({"chi2": _fmt_z(float(one["gof_chi2"])), "df": _fmt_int(float(one["gof_df"])),
-                           "p": _fmt_p(float(one["gof_p"]))})
-        else:
-            z = np.abs(np.where(np.isfinite(one["p"].values), one["z"].values, np.nan))
-            j = int(np.nanargmax(z)) if np.isfinite(z).any() else None
-            record.update({"largest |z|": "-" if j is None else f"{labels[j]} {_fmt_z(float(one['z'][j]))}",
-                           "p": "-" if j is None else _fmt_p(float(one["p"][j]))})
-            modal = _modal(ds)
-            if modal is not None:
-                ex = one["exact"].values
-                record["modal (exact)"] = (f"{modal(one['estimate'].values)} "
-                                           f"({modal(ex) if np.isfinite(ex).all() else '-'})")
-        record["reps"] = str(int(one["replicates"]))
-        records.append(record)
-    return records
 
 
 def _decimals(se: float) -> int | None:
@@ -459,24 +356,23 @@ def _to_se(x: float, se: float) -> str:
     return fmt_value(x) if d is None else f"{x:.{d}f}"
 
 
-def _modal(ds):
-    """The game's short name for the most frequent labels (PE84's modal string), if any."""
-    from .analysis import game_of
-
-    game = game_of(ds)
-    return None if game is None else game.extras.get("modal")
-
-
-def print_headline_summary(ds, fmt: str) -> None:
-    """``query --summary``: the az.summary-style table of the headline answers
-    (:func:`boardsweep.pipeline.headlines.summary`) and the verdict."""
+def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STORE") -> None:
+    """``query --summary``: the headline answers on one screen
+    (:func:`boardsweep.pipeline.overview.print_overview`) and the verdict;
+    ``every``: the whole az.summary-style table
+    (:func:`boardsweep.pipeline.headlines.summary`), one row per grid point,
+    headline and label.  CSV and JSON always hold every row."""
     import pandas as pd
 
     from . import headlines
+    from .overview import MAX_LINES, print_overview
 
     found = headlines.estimates(ds)
-    table = headlines.summary(ds, found=found)
     verdict = headlines.verdict(ds, found=found)
+    if fmt == "table" and not every:
+        print_overview(console(), ds, store, MAX_LINES, every_row=_every_row(store), found=found, verdict=verdict)
+        return
+    table = headlines.summary(ds, found=found)
     if fmt in ("csv", "json"):
         table = table.assign(label=pd.Series(_label_values(ds, table, found), index=table.index, dtype=object))
     if fmt == "csv":
@@ -489,23 +385,29 @@ def print_headline_summary(ds, fmt: str) -> None:
         return
     out = console()
     axes = list(ds.attrs.get("grid_axes", []))
+    level = f"{headlines.LEVEL:.0%}"
     records = []
     for row in table.to_dict("records"):
-        if not np.isfinite(row["mean"]) or (row["mean"] == 0 and not row["exact"]):
+        if not np.isfinite(row["estimate"]) or (row["estimate"] == 0 and not row["exact"]):
             continue  # a seat that does not play; a bin nothing can fall in (in the CSV and JSON)
         record = {a: str(row[a]) for a in axes}
-        record.update(headline=row["headline"], label=str(row["label"]), mean=_to_se(row["mean"], row["se"]),
-                      sd=fmt_stderr(row["sd"]), se=fmt_stderr(row["se"]),
-                      interval=_interval(row["low"], row["high"], row["se"]), exact=fmt_value(row["exact"]),
-                      z=_fmt_z(row["z"]), p=_fmt_p(row["p"]), df=_fmt_int(row["df"]))
+        record.update(headline=row["headline"], label=str(row["label"]),
+                      estimate=_pm(row["estimate"], row["high"] - row["estimate"], row["se"]),
+                      se=fmt_stderr(row["se"]), df=_fmt_int(row["df"]), exact=fmt_value(row["exact"]),
+                      z=_fmt_z(row["z"]), p=_fmt_p(row["p"]))
         records.append(record)
-    level = f"{headlines.LEVEL:.0%}"
     print_records(out, "headline answers", records, axes,
-                  caption=f"mean: estimate (ratio of sums over the finished replicates); sd: per game ('units') "
-                          f"or of one replicate's estimate ('replicates'); se: standard error; interval: {level} "
-                          "t interval with df degrees of freedom; z = (mean - exact) / se, p two-sided from t",
-                  right={"mean", "sd", "se", "interval", "exact", "z", "p", "df"})
+                  caption=f"estimate ± half-width of its {level} t interval with df degrees of freedom; se: "
+                          "standard error; z = (estimate - exact) / se; p: two-sided, from t, before the "
+                          "Holm adjustment the verdict makes",
+                  right={"estimate", "se", "exact", "z", "p", "df"})
     out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
+
+
+def _pm(x: float, half: float, se: float) -> str:
+    from .overview import fmt_pm
+
+    return fmt_pm(x, half, se)
 
 
 def _label_values(ds, table, found) -> list:
@@ -642,26 +544,31 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
         writer.writeheader()
         writer.writerows(found)
     else:
-        from . import headlines
+        from .headlines import LEVEL
 
-        estimates = headlines.estimates(ds)
-        if estimates:
-            print_headlines(console(), ds, estimates, headlines.verdict(ds, found=estimates))
         axes = list(ds.attrs.get("grid_axes", []))
+        dim = [k for k in found[0] if k not in axes][0] if found else "label"
         records = []
         for row in found:
-            state = row.pop("exact_state")
-            record = {k: (fmt_stderr(v) if k == "stderr" else _cell(v)) for k, v in row.items()}
-            if row["exact"] is None:
-                record["exact"] = _EXACT_WORD.get(state, "-") if state != "stored" else "-"
-            records.append(record)
+            exact = fmt_value(row["exact"])
+            if row["exact"] is None and row["exact_state"] != "stored":
+                exact = _EXACT_WORD.get(row["exact_state"], "-")
+            half = (row["high"] - row["estimate"]) if row["high"] is not None else float("nan")
+            se = row["se"] if row["se"] is not None else float("nan")
+            records.append({**{a: str(row[a]) for a in axes}, dim: str(row[dim]),
+                            "estimate": _pm(row["estimate"] if row["estimate"] is not None else float("nan"),
+                                            half, se),
+                            "se": fmt_stderr(row["se"]), "exact": exact,
+                            "z": _fmt_z(row["z"] if row["z"] is not None else float("nan")),
+                            "replicates": str(row["replicates"])})
+        shown = f"the {top} most frequent {plural(dim)} per grid point" if top else f"every {dim}"
         print_records(
-            console(), f"{variable} frequencies at the last checkpoint", records, axes,
-            caption="estimate: mean over replicates of each replicate's frequency; "
-                    "stderr: its standard error; exact: the exact frequency ('none exists': no single "
-                    "exact answer, `boardsweep status` says why; 'not yet': not computed yet); "
-                    "replicates: finished replicates",
-            right={"estimate", "stderr", "exact", "replicates"},
+            console(), f"{variable}: {shown}", records, axes,
+            caption=f"estimate ± half-width of its {LEVEL:.0%} t interval (the estimate every command prints: "
+                    "ratio of sums over the finished replicates); se: standard error; exact: the exact value "
+                    "('none exists': no single exact answer, `boardsweep status` says why; 'not yet': not "
+                    "computed yet); z = (estimate - exact) / se",
+            right={"estimate", "se", "exact", "z", "replicates"},
         )
         print_precision(console(), ds)
 
@@ -682,26 +589,20 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
 
 
 def print_precision(out: Console, ds) -> None:
-    """Per grid point: the replicates the precision rule used, the largest
-    standard error reached and the rule's state, points capped first flagged."""
+    """One line on a precision target: how many grid points met it, were
+    capped or still run (per point: ``boardsweep status``)."""
     from .precision import point_columns
-    from .query import grid_points
 
     columns = point_columns(ds)
     if columns is None:
         return
-    axes = list(ds.attrs.get("grid_axes", []))
-    records = [{**{a: str(p[a]) for a in axes}, "replicates used": str(c["replicates_used"]),
-                "stderr reached": fmt_stderr(c["stderr_reached"]), "precision": _PRECISION_WORD[c["precision"]]}
-               for p, c in zip(grid_points(ds), columns)]
-    capped = sum(c["precision"] == "capped" for c in columns)
-    target = ds.attrs.get("precision_stderr")
-    print_records(out, f"precision per grid point (target stderr {target:g}, at most "
-                       f"{ds.attrs.get('max_replicates')} replicates)", records, axes,
-                  right={"replicates used", "stderr reached"},
-                  caption="stderr reached: the largest standard error of the game's estimates over the "
-                          "replicates used; CAPPED: max_replicates reached before the target"
-                          + (f" ({capped} points)" if capped else ""))
+    states = {k: sum(c["precision"] == k for c in columns) for k in ("met", "capped", "running")}
+    reached = [c["stderr_reached"] for c in columns if c["stderr_reached"] is not None]
+    largest = f"; largest s.e. reached {max(reached):.2g}" if reached else ""
+    out.print(f"precision target s.e. <= {ds.attrs.get('precision_stderr'):g} (at most "
+              f"{ds.attrs.get('max_replicates')} replicates): {states['met']} of {count(len(columns), 'grid point')} "
+              f"met, {states['capped']} capped, {states['running']} running{largest} (per point: "
+              "`boardsweep status`)", soft_wrap=True)
 
 
 def _cell(value: Any) -> str:

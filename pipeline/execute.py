@@ -268,6 +268,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         report.dashboard = dashboard_link(client)
         report.workers = len(client.scheduler_info().get("workers", {}))
         report.pending = len(tasks) + len(points) + len(head)
+        report.pending_exact = len(points)
         started: list = []
 
         def on_submitted() -> None:  # the first tasks are under way: the start is told

@@ -7,7 +7,7 @@ ratio of sums over the finished replicates, with
 * its standard error: pooled per unit (game) where the game stores sums of
   squares (``df = N - 1``), else from the spread of the R replicates
   (``df = R - 1``);
-* a ``level`` interval ``estimate -+ t(df) s.e.`` (:func:`boardsweep.core.stats.t_interval`);
+* a ``level`` interval ``estimate ± t(df) s.e.`` (:func:`boardsweep.core.stats.t_interval`);
 * ``z = (estimate - exact) / s.e.`` and its two-sided p-value from Student's
   t with the same df;
 * for a distribution over independent units (games by length), Pearson's
@@ -36,12 +36,31 @@ from ..core.games import Headline, headlines_of
 from .analysis import _mem, game_of, point_params
 from .query import MIN_COUNT, grid_points
 
-__all__ = ["LEVEL", "ALPHA", "estimates", "summary", "tests", "verdict", "label_values"]
+__all__ = ["LEVEL", "ALPHA", "COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests", "verdict", "label_values"]
 
 #: Level of every interval boardsweep prints.
 LEVEL = 0.95
 #: Family-wise false-alarm rate of the verdict.
 ALPHA = 0.01
+#: The columns every estimate table has, under these names everywhere
+#: (``run``, ``query``, ``query --summary``, the report's CSV, JSON, the accessor).
+COLUMNS = ("estimate", "se", "low", "high", "df", "exact", "z", "p")
+
+#: long_name and description of each array of an estimate table.
+DESCRIPTIONS = {
+    "estimate": ("estimate", "ratio of sums over the finished replicates: sum numerator / sum denominator"),
+    "se": ("standard error", "standard error of the estimate (see the table's basis_text)"),
+    "low": ("interval low", "lower end of the two-sided t interval at the table's level"),
+    "high": ("interval high", "upper end of the two-sided t interval at the table's level"),
+    "df": ("degrees of freedom", "degrees of freedom of the t interval and test"),
+    "exact": ("exact value", "the exact answer (NaN where none exists or it is not computed yet)"),
+    "z": ("z", "(estimate - exact) / se"),
+    "p": ("p", "two-sided p of z from Student's t with df (not adjusted for multiple tests)"),
+    "sd": ("standard deviation", "per game where the basis is units, of one replicate's ratio where replicates"),
+    "replicates": ("replicates", "finished replicates behind the estimate"),
+    "units": ("units", "the summed denominator: games, events or turns"),
+}
+
 
 def label_values(ds: xr.Dataset, dim: str) -> list[str]:
     """The labels of a game dimension as text (the one place that reads them:
@@ -115,21 +134,24 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
         like = n_.isel(replicate=0, drop=True)
         estimate, sd, se, df = (like.copy(data=a) for a in (est, sd_, se_, df_))
         basis = "replicates"
-    out = xr.Dataset({"estimate": estimate, "sd": sd, "stderr": se, "df": df,
+    out = xr.Dataset({"estimate": estimate, "sd": sd, "se": se, "df": df,
                       "replicates": reps, "units": units})
     out = out.map(lambda v: _seats_in_play(ds, v) if "seat" in v.dims else v)
-    low, high = stats.t_interval(out["estimate"].values, out["stderr"].values, out["df"].values, level)
+    low, high = stats.t_interval(out["estimate"].values, out["se"].values, out["df"].values, level)
     out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
     exact = _exact(ds, h, cp, dim)
     out["exact"] = (exact.broadcast_like(out["estimate"]) if exact is not None
                     else xr.full_like(out["estimate"], np.nan))
-    z, p = stats.t_test(out["estimate"].values, out["stderr"].values, out["df"].values, out["exact"].values)
+    z, p = stats.t_test(out["estimate"].values, out["se"].values, out["df"].values, out["exact"].values)
     out["z"], out["p"] = out["estimate"].copy(data=z), out["estimate"].copy(data=p)
     if h.kind == "distribution" and basis == "replicates":
         sparse = (total / reps.where(reps > 0)) < MIN_COUNT
-        out["p"] = out["p"].where(~sparse)
+        out["p"], out["z"] = out["p"].where(~sparse), out["z"].where(~sparse)
     if h.kind == "distribution" and basis == "units" and dim is not None:
         out = out.merge(_gof(total, out["exact"], dim), compat="override")
+    for name, (long_name, description) in DESCRIPTIONS.items():
+        if name in out:
+            out[name].attrs = {"long_name": long_name, "description": description}
     out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis,
                      basis_text=h.basis_text, level=level, dim=dim or "",
                      has_exact=exact is not None)
@@ -157,9 +179,9 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     Returns name -> Dataset over the grid dims (and the headline's own label
     dim, e.g. ``seat`` or ``location``) with ``estimate`` (ratio of sums over
     the finished replicates), ``sd`` (per game where ``basis`` is "units";
-    of one replicate's ratio where it is "replicates"), ``stderr``, ``df``,
-    ``low``/``high`` (the ``level`` t interval), ``exact``, ``z`` =
-    (estimate - exact) / stderr, ``p`` (two-sided, t with ``df``),
+    of one replicate's ratio where it is "replicates"), ``se`` (its standard
+    error), ``df``, ``low``/``high`` (the ``level`` t interval), ``exact``, ``z`` =
+    (estimate - exact) / se, ``p`` (two-sided, t with ``df``),
     ``replicates``, ``units`` (the summed denominator: games, events, turns);
     distributions over games add ``gof_chi2``, ``gof_df``, ``gof_p``.  Seats
     that do not play at a point are NaN.  ``attrs``: name, description,
@@ -174,9 +196,30 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     return {k: v for k, v in found.items() if v is not None}
 
 
+def of_variable(ds: xr.Dataset, variable: str, checkpoint: int = -1, level: float = LEVEL) -> xr.Dataset:
+    """The estimates of a simulated distribution variable (e.g. Monopoly's
+    location counts), by the headline that has it as numerator, else as a
+    distribution over its own labels (``variable / variable.sum(DIM)``): the
+    same estimator, standard error and test as :func:`estimates`."""
+    game = game_of(ds)
+    found = [h for h in (headlines_of(game) if game is not None else ()) if h.numerator == variable]
+    h = next((h for h in found if h.kind == "distribution"), None) or (found[0] if found else None)
+    if h is None:
+        dim = ds[variable].dims[-1]
+        exact = next((e for e in ds.attrs.get("exact_variables", []) if e in ds and ds[e].dims[-1:] == (dim,)),
+                     None)
+        h = Headline(f"{variable}_frequency", f"relative frequency of each {dim}", variable, None,
+                     exact=exact, kind="distribution")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _one(_mem(ds), h, checkpoint, level)
+    if out is None:
+        raise KeyError(f"no simulated variable {variable!r} in the store")
+    return out
+
+
 def _rows(ds: xr.Dataset, est: xr.Dataset) -> list[dict[str, Any]]:
     axes, dim = _axes(ds), est.attrs["dim"]
-    cols = ["estimate", "sd", "stderr", "df", "low", "high", "exact", "z", "p"]
+    cols = list(COLUMNS) + ["sd"]
     dims = [*axes, *([dim] if dim else [])]
     arrays = {c: est[c].broadcast_like(est["estimate"]).transpose(*dims).values for c in cols}
     reps = est["replicates"].transpose(*axes).values if axes else est["replicates"].values
@@ -190,27 +233,25 @@ def _rows(ds: xr.Dataset, est: xr.Dataset) -> list[dict[str, Any]]:
             if not np.isfinite(values["estimate"]) and "seat" == dim:
                 continue  # a seat that does not play here
             rows.append({**point, "headline": est.attrs["name"], "label": label,
-                         "mean": values["estimate"], "sd": values["sd"], "se": values["stderr"],
-                         "df": values["df"], "low": values["low"], "high": values["high"],
-                         "level": est.attrs["level"], "exact": values["exact"], "z": values["z"],
-                         "p": values["p"], "se_basis": est.attrs["basis"], "replicates": int(reps[idx])})
+                         **values, "level": est.attrs["level"], "se_basis": est.attrs["basis"],
+                         "replicates": int(reps[idx])})
     return rows
 
 
 def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
             found: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
     """An ``az.summary``-style table of the headline answers: one row per grid
-    point, headline and label (``label`` empty for a scalar) with ``mean``
-    (the estimate), ``sd``, ``se``, ``df``, ``low``/``high`` (the ``level``
-    t interval), ``level``, ``exact``, ``z``, ``p``, ``se_basis`` ("units":
-    pooled per-game s.e.; "replicates": across replicates) and ``replicates``.
+    point, headline and label (``label`` empty for a scalar) with the
+    :data:`COLUMNS` (``estimate``, ``se``, ``low``/``high``: the ``level`` t
+    interval, ``df``, ``exact``, ``z``, ``p``), then ``sd``, ``level``,
+    ``se_basis`` ("units": pooled per-game s.e.; "replicates": across
+    replicates) and ``replicates``.
 
     ``found``: :func:`estimates` already computed.
     """
     found = estimates(ds, checkpoint, level) if found is None else found
     rows = [r for est in found.values() for r in _rows(ds, est)]
-    columns = [*_axes(ds), "headline", "label", "mean", "sd", "se", "df", "low", "high", "level",
-               "exact", "z", "p", "se_basis", "replicates"]
+    columns = [*_axes(ds), "headline", "label", *COLUMNS, "sd", "level", "se_basis", "replicates"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -270,34 +311,46 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
         per_point[i] = bool((table.loc[table["point"] == i, "p_holm"] >= alpha).all())
     out.update(tested_points=len(tested), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
-    level = f"family-wise {alpha:.0%}"
+    level = f"family-wise {alpha:.0%} (Holm)"
     if not tested:
-        out.update(min_p_holm=None, at=None, flagged=[],
-                   text=f"no grid point has an exact answer to test ({len(points)} points)")
+        out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
+                   text=f"nothing to test: no grid point has an exact answer ({_count(len(points), 'point')})")
         return out
     worst = table.loc[table["p"].idxmin()]  # Holm keeps the order of the p-values
     where = _where(points[int(worst["point"])])
-    out["min_p_holm"] = float(worst["p_holm"])
+    out["min_p_holm"], out["min_p"] = float(worst["p_holm"]), float(worst["p"])
     out["at"] = {"point": where, "headline": worst["headline"], "label": worst["label"]}
     bad = table[table["p_holm"] < alpha].sort_values("p_holm", kind="stable")
+    out["flagged_points"] = [int(r.point) for r in bad.drop_duplicates("point").itertuples()]
     out["flagged"] = [{"point": _where(points[int(r.point)]), "headline": r.headline, "label": r.label,
                        "test": r.test, "statistic": r.statistic, "p_holm": r.p_holm}
                       for r in bad.drop_duplicates("point").itertuples()]
     what = f"{worst['headline']}{' ' + str(worst['label']) if worst['label'] else ''} at {where}"
+    tests_text = _count(len(table), "test")
     if not out["flagged"]:
-        out["text"] = (f"agree at {level}: {out['agree']} of {len(tested)} points "
-                       f"({len(table)} tests); smallest Holm-adjusted p = {out['min_p_holm']:.2g} ({what})")
+        out["text"] = (f"AGREE at {level}: {out['agree']} of {_count(len(tested), 'point')} with an exact answer "
+                       f"({tests_text}); smallest Holm-adjusted p = {out['min_p_holm']:.2g} "
+                       f"(raw p = {out['min_p']:.2g}, {what})")
     else:
         f = out["flagged"][0]
         first = f"{f['headline']}{' ' + str(f['label']) if f['label'] else ''} at {f['point']}"
-        out["text"] = (f"DISAGREE at {level}: {len(tested) - out['agree']} of {len(tested)} points differ "
-                       f"from their exact answers ({len(table)} tests); worst: {first}, "
+        out["text"] = (f"DISAGREE at {level}: {len(tested) - out['agree']} of {_count(len(tested), 'point')} "
+                       f"with an exact answer differ from it ({tests_text}); worst: {first}, "
                        f"{'z' if f['test'] == 't' else 'chi2'} = {f['statistic']:.3g}, "
                        f"Holm-adjusted p = {f['p_holm']:.2g}")
     untested = len(points) - len(tested)
     if untested:
-        out["text"] += f"; {untested} points have no exact answer to test"
+        out["text"] += f"; {_count(untested, 'point')} {'has' if untested == 1 else 'have'} no exact answer"
     return out
+
+
+#: What a Holm-adjusted p is, said wherever one is printed.
+HOLM_TEXT = ("Holm-adjusted p: the k-th smallest raw p times (tests - k + 1), never below the one before, "
+             "capped at 1")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word if n == 1 else word + 's'}"
 
 
 def _where(point: dict[str, Any]) -> str:

@@ -2,17 +2,15 @@
 standard error of the game's estimates is at most ``[precision] stderr``, or
 ``[precision] max_replicates`` is reached.
 
-The estimates are those ``query`` and ``report`` print: the game's declared
-ratios where it has any (Shut the Box's mean rolls, the HKD game's win, tie
-and retirement shares), else the frequencies of each distribution variable
-(Monopoly's location frequencies).  Replicate ``r`` gives one ratio of
-stored integers per label, ``x_r = a_r / b_r``, at the last checkpoint; over
-the first ``n`` replicates the squared standard error is
-
-    se^2 = (n * sum x^2 - (sum x)^2) / (n^2 (n - 1))
-
-and is computed **exactly** (Python integers and :class:`fractions.Fraction`),
-so no float's last bit can change which replicates run on another CPU.
+The standard errors are those ``run``, ``query`` and ``report`` print
+(:mod:`boardsweep.pipeline.headlines`), of every headline with one interval
+per label (:func:`targets`): the ratio of sums over the first ``n``
+replicates with the linearised ratio estimator's standard error, or, where
+the game stores sums of squares, the pooled per-game one.  Both are computed
+**exactly** from the stored integers (Python integers and
+:class:`fractions.Fraction`, :func:`stderr_squared`,
+:func:`pooled_stderr_squared`), so no float's last bit can change which
+replicates run on another CPU.
 
 Rounds are a pure function of stored, reproducible integers (nothing else is
 remembered between runs), per grid point:
@@ -46,7 +44,8 @@ from .plan import Task
 if TYPE_CHECKING:
     import xarray as xr
 
-__all__ = ["STATES", "Decision", "stderr_squared", "decide", "plan",
+__all__ = ["STATES", "Decision", "targets", "stderr_squared", "pooled_stderr_squared", "headline_se2",
+           "decide", "plan",
            "decision_arrays", "complete", "stored_complete", "point_columns"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
@@ -68,45 +67,76 @@ class Decision:
         return math.sqrt(float(self.se2)) if self.se2 is not None else math.nan
 
 
-def _ratios(arrays: dict[str, np.ndarray], terms: list[tuple[str, str]], checkpoint: int):
-    """Per term: numerators (n, labels) and denominators (n,) as int64 at the
-    last checkpoint of one grid point's ``arrays`` (leading dim: replicate)."""
-    for num, den in terms:
-        a = arrays[num][:, -1].reshape(arrays[num].shape[0], -1)
-        if den == "checkpoint":
-            b = np.full(a.shape[0], checkpoint, dtype=np.int64)
-        elif den.startswith("sum:"):
-            b = a.sum(axis=1)
-        else:
-            b = arrays[den][:, -1].reshape(a.shape[0])
-        yield a, b
+def targets(game) -> list:
+    """The headlines a precision target bounds: every headline with one
+    standard error per label (the intervals ``run`` and ``query`` print), not
+    a distribution tested as a whole by its goodness of fit."""
+    from ..core.games import headlines_of
+
+    return [h for h in headlines_of(game) if not (h.kind == "distribution" and h.squares is not None)]
+
+
+def _last(arrays: dict[str, np.ndarray], name: str) -> np.ndarray:
+    """``name`` at the last checkpoint as (replicates, labels) integers."""
+    a = arrays[name]
+    return a[:, -1].reshape(a.shape[0], -1)
+
+
+def _denominators(arrays: dict[str, np.ndarray], h, a: np.ndarray, checkpoint: int) -> np.ndarray:
+    if h.denominator is None:
+        return a.sum(axis=1)
+    if h.denominator == "checkpoint":
+        return np.full(a.shape[0], checkpoint, dtype=np.int64)
+    return _last(arrays, h.denominator).reshape(a.shape[0])
+
+
+def headline_se2(h, arrays: dict[str, np.ndarray], checkpoint: int) -> Fraction | None:
+    """The largest squared standard error over the labels of headline ``h``
+    on one grid point's ``arrays`` (leading dim: replicate), exactly: the
+    s.e. :mod:`boardsweep.pipeline.headlines` prints, in integers."""
+    a = _last(arrays, h.numerator)
+    b = _denominators(arrays, h, a, checkpoint)
+    if h.squares is not None:
+        return pooled_stderr_squared(a.sum(axis=0), _last(arrays, h.squares).sum(axis=0), int(b.sum()))
+    return stderr_squared(a, b)
 
 
 def stderr_squared(a: np.ndarray, b: np.ndarray) -> Fraction | None:
-    """The largest squared standard error over the labels of ``x = a / b``
-    (``a``: (n, labels) integers, ``b``: (n,) integers), exactly.
+    """The largest squared standard error over the labels of the ratio of
+    sums ``R = sum_r a_r / sum_r b_r`` (``a``: (n, labels) integers, ``b``:
+    (n,) integers), exactly: the linearised ratio estimator's
 
-    A replicate with ``b = 0`` (no events) has no ratio: it is left out,
-    never counted as a ratio without spread.  ``None`` (not known yet) where
-    fewer than 2 replicates have events: a point is never met on them."""
+        se^2 = n sum_r (a_r B - A b_r)^2 / ((n - 1) B^4),  A = sum a_r, B = sum b_r
+
+    (:func:`boardsweep.core.stats.replicate_ratio_stderr`; with equal ``b_r``
+    the variance of the replicates' own ratios over n).  A replicate with
+    ``b = 0`` (no events) has no ratio: it is left out.  ``None`` (not known
+    yet) where fewer than 2 replicates have events."""
     if a.shape[0] < 2:
         raise ValueError("a standard error needs at least 2 replicates")
     keep = [r for r in range(a.shape[0]) if int(b[r]) != 0]
     if len(keep) < 2:
         return None
-    a, b_int = a[keep], [int(b[r]) for r in keep]
     n = len(keep)
-    if len(set(b_int)) == 1:
-        a_obj = a.astype(object)
-        s1, s2 = a_obj.sum(axis=0), (a_obj * a_obj).sum(axis=0)
-        top = max(n * int(q) - int(p) * int(p) for p, q in zip(s1, s2))
-        return Fraction(top, n * n * (n - 1) * b_int[0] ** 2)
-    worst = Fraction(0)
-    for j in range(a.shape[1]):
-        x = [Fraction(int(a[r, j]), b_int[r]) for r in range(n)]
-        s1, s2 = sum(x), sum(v * v for v in x)
-        worst = max(worst, (n * s2 - s1 * s1) / (n * n * (n - 1)))
-    return worst
+    rows = [[int(x) for x in a[r]] for r in keep]
+    bs = [int(b[r]) for r in keep]
+    big_b = sum(bs)
+    big_a = [sum(col) for col in zip(*rows)]
+    top = max(sum((row[j] * big_b - big_a[j] * br) ** 2 for row, br in zip(rows, bs))
+              for j in range(len(big_a)))
+    return Fraction(n * top, (n - 1) * big_b ** 4)
+
+
+def pooled_stderr_squared(total: np.ndarray, squares: np.ndarray, units: int) -> Fraction | None:
+    """The largest squared standard error over labels of a mean over ``N =
+    units`` independent games from pooled sums, exactly:
+    ``se^2 = (N Q - T^2) / (N^2 (N - 1))`` with ``T = sum x`` and ``Q = sum
+    x^2`` (:func:`boardsweep.core.stats.pooled_unit_stderr`).  ``None``
+    where fewer than 2 games were played."""
+    if units < 2:
+        return None
+    top = max(max(units * int(q) - int(t) * int(t), 0) for t, q in zip(np.ravel(total), np.ravel(squares)))
+    return Fraction(top, units * units * (units - 1))
 
 
 def _blocks(n: int, block: int) -> int:
@@ -135,15 +165,16 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
     """Every grid point's :class:`Decision` from the stored arrays (``read``:
     variable name -> its whole array, grid axes first) and the intact
     ``done`` mask, and the tasks the running points still need."""
-    terms = spec.game.estimate_terms()
-    names = sorted({v for t in terms for v in t if v != "checkpoint" and not v.startswith("sum:")})
+    terms = targets(spec.game)
+    names = sorted({v for h in terms for v in (h.numerator, h.denominator, h.squares)
+                    if v is not None and v != "checkpoint"})
     values = {name: read(name) for name in names}
     checkpoint = int(spec.checkpoints[-1])
     decisions, tasks = {}, []
     for index, params in spec.points():
         def se2_of(n: int, index=index) -> Fraction | None:
             arrays = {name: v[index][:n] for name, v in values.items()}
-            found = [stderr_squared(a, b) for a, b in _ratios(arrays, terms, checkpoint)]
+            found = [headline_se2(h, arrays, checkpoint) for h in terms]
             return None if None in found else max(found)
 
         decision = decide(se2_of, done[index], spec.replicates, spec.precision_stderr,

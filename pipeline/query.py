@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
+from . import accessor  # noqa: F401  (registers ds.boardsweep)
 from .store import Store, chunkfiles
 from .store.metadata import exact_states, label_text, simulated_variables
 
@@ -55,7 +56,7 @@ def open_sweep(
     reads its chunk files directly (:mod:`boardsweep.pipeline.store.chunkfiles`;
     through zarr where that reader does not apply), decoded as
     ``xarray.open_zarr`` decodes them.  ``chunks`` ({dim: size}, -1 whole)
-    overrides the split.  ``sel`` ({axis: [values]}) reads just those cells,
+    overrides the split.  ``sel`` ({axis: value or [values]}) reads just those cells,
     at once (:func:`load_sweep`).
 
     With ``check`` (the default) the store's finished cells are verified
@@ -115,7 +116,7 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
         st.assert_intact()
     raw = st.open_raw()
     axes = [a for a in raw.attrs.get("grid_axes", []) if a in raw.dims]
-    picked = {a: raw.get_index(a).get_indexer(list(v)) for a, v in (sel or {}).items()}
+    picked = {a: raw.get_index(a).get_indexer(_values(v)) for a, v in (sel or {}).items()}
     if any((p < 0).any() for p in picked.values()):
         raise KeyError(f"values not on the grid: {dict(sel or {})}")
     window = {a: slice(int(p.min()), int(p.max()) + 1) for a, p in picked.items()}
@@ -127,6 +128,16 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     ds = xr.decode_cf(raw.load())
     ds = ds.isel({a: p - window[a].start for a, p in picked.items()})
     return mask(ds)
+
+
+def _values(v: Any) -> list:
+    """A ``sel`` value as a list: a scalar (``4``, ``"long"``) selects that one
+    value, a list or array every value in it.  The axis keeps its dimension
+    (length 1 for a scalar), so the result is still a sweep every function
+    here reads."""
+    if isinstance(v, (str, bytes)) or np.ndim(v) == 0:
+        return [v.item() if isinstance(v, np.generic) else v]
+    return list(v)
 
 
 def mask(ds: xr.Dataset) -> xr.Dataset:
@@ -177,32 +188,18 @@ def frequencies(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray:
 
 
 def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
-    """Mean frequency over finished replicates at one checkpoint (index), with
-    its standard error and the number of replicates behind it."""
-    freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
-    n = freq.notnull().sum("replicate")
-    mean = freq.mean("replicate")
-    stderr = freq.std("replicate", ddof=1) / np.sqrt(n.where(n > 1))
-    return _described(xr.Dataset({"estimate": mean, "stderr": stderr, "replicates": n}), variable)
+    """The estimate of each label's frequency at one checkpoint (index), with
+    its standard error, interval, exact value, z and p: the game's headline
+    estimator (:func:`boardsweep.pipeline.headlines.of_variable`), the one
+    ``run``, ``query``, ``query --summary`` and the report print.
 
+    The estimate is the ratio of sums over the finished replicates,
+    ``sum_r c_r / sum_r e_r``; its s.e. is the linearised ratio estimator's
+    from the replicates' spread (or pooled per game where the game stores
+    sums of squares)."""
+    from .headlines import of_variable
 
-def exact_frequencies(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.DataArray | None:
-    """The exact counterpart of ``frequencies(ds, variable)`` at one checkpoint.
-
-    An exact variable with the same dims (e.g. exact expected counts per
-    checkpoint) is preferred; else one over the variable's own dim only (a
-    long-run frequency).  ``None`` when the game has neither.
-    """
-    dim = distribution_variables(ds)[variable]
-    exact = [ds[name] for name in ds.attrs.get("exact_variables", [])]
-    for candidate in exact:
-        if candidate.dims[-2:] == ("checkpoint", dim):
-            value = candidate.isel(checkpoint=checkpoint)
-            return _named(value / value.sum(dim, min_count=1), "exact", *_TEXTS["exact"])
-    for candidate in exact:
-        if candidate.dims[-1] == dim and "checkpoint" not in candidate.dims:
-            return _named(candidate / candidate.sum(dim, min_count=1), "exact", *_TEXTS["exact"])
-    return None
+    return of_variable(ds, variable, checkpoint)
 
 
 #: A label is judged by its z only where its mean count per replicate is at
@@ -220,30 +217,13 @@ def z_score(difference: xr.DataArray, stderr: xr.DataArray, counts: xr.DataArray
 
 
 def compare_exact(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
-    """Estimate, standard error, exact value, difference and z-score side by
-    side (z only where :func:`z_score` judges it)."""
+    """:func:`estimate` with ``difference`` = estimate - exact beside it."""
     out = estimate(ds, variable, checkpoint)
-    exact = exact_frequencies(ds, variable, checkpoint)
-    if exact is None:
-        exact = xr.full_like(out["estimate"], np.nan)
-    out["exact"] = exact
-    out["difference"] = out["estimate"] - exact
-    counts = ds[variable].isel(checkpoint=checkpoint).mean("replicate")
-    out["z"] = z_score(out["difference"], out["stderr"], counts)
-    return _described(out, variable)
+    out["difference"] = out["estimate"] - out["exact"]
+    return out
 
 
-#: long_name and description of the arrays :func:`estimate` and :func:`compare_exact` return.
-_TEXTS = {
-    "estimate": ("frequency estimate", "mean over finished replicates of each replicate's relative frequency"),
-    "stderr": ("standard error", "standard error of the estimate: standard deviation over replicates (ddof 1) "
-               "/ sqrt(replicates)"),
-    "replicates": ("replicates", "finished replicates behind the estimate"),
-    "exact": ("exact frequency", "the exact relative frequency (NaN where none exists or not computed yet)"),
-    "difference": ("estimate - exact", "estimate minus the exact relative frequency"),
-    "z": ("z-score", f"(estimate - exact) / standard error; missing where the standard error is 0 or the mean "
-          f"count per replicate is below {MIN_COUNT}"),
-}
+_EXACT_TEXT = ("exact frequency", "the exact relative frequency (NaN where none exists or not computed yet)")
 
 
 def _named(values: xr.DataArray, name: str, long_name: str, description: str) -> xr.DataArray:
@@ -251,17 +231,6 @@ def _named(values: xr.DataArray, name: str, long_name: str, description: str) ->
     out = values.copy(deep=False).rename(name)
     out.attrs = {"long_name": long_name, "description": description}
     return out
-
-
-def _described(table: xr.Dataset, variable: str) -> xr.Dataset:
-    """Each array of an :func:`estimate` / :func:`compare_exact` table described as what it is."""
-    table = table.copy()
-    for name in table.data_vars:
-        if name in _TEXTS:
-            long_name, description = _TEXTS[name]
-            table[name] = _named(table[name], str(name), long_name, f"{description} (from {variable})")
-    table.attrs = {"variable": variable}
-    return table
 
 
 def top_k(values: xr.DataArray, k: int = 3, dim: str = "location") -> list[tuple[Any, float]]:
@@ -307,8 +276,9 @@ def rows(
     ds: xr.Dataset, variable: str = "counts", top: int | None = None, checkpoint: int = -1,
     numeric: bool = False,
 ) -> list[dict[str, Any]]:
-    """Tidy rows (one per grid point and label) of :func:`compare_exact`,
-    the ``top`` most frequent labels per grid point when given.  ``exact_state``
+    """Tidy rows (one per grid point and label) of :func:`estimate`
+    (``estimate``, ``se``, ``low``, ``high``, ``df``, ``exact``, ``z``, ``p``,
+    ``exact_state``, ``replicates``), the ``top`` most frequent labels per grid point when given.  ``exact_state``
     says why ``exact`` may be missing: ``stored``, ``none`` (no single exact
     answer exists) or ``pending`` (not computed yet).  ``numeric``: a
     histogram's bins as numbers (JSON, CSV), with an ``overflow`` column
@@ -340,8 +310,9 @@ def table_rows(
     """:func:`rows` from a :func:`compared` table; ``points`` (flat indices
     in grid order) restricts them to those grid points, in that order."""
     dim = distribution_variables(ds)[variable]
-    arrays = {k: table[k].values.reshape(-1, table.sizes[dim])
-              for k in ("estimate", "stderr", "exact", "replicates")}
+    from .headlines import COLUMNS
+
+    arrays = {k: table[k].values.reshape(-1, table.sizes[dim]) for k in (*COLUMNS, "replicates")}
     number = numeric and table[dim].dtype.kind in "iuf"
     labels = [_py(v) for v in table[dim].values] if number else label_text(table[dim])
     last = table[dim].attrs.get("overflow_bin") if number else None
@@ -357,9 +328,7 @@ def table_rows(
                 **every[i],
                 dim: labels[j],
                 **({"overflow": bool(labels[j] == last)} if last is not None else {}),
-                "estimate": _num(cell["estimate"][j]),
-                "stderr": _num(cell["stderr"][j]),
-                "exact": _num(cell["exact"][j]),
+                **{k: _num(cell[k][j]) for k in COLUMNS},
                 "exact_state": str(states[i]),
                 "replicates": int(cell["replicates"][j]),
             })

@@ -472,7 +472,9 @@ class _Parser:
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)
-        if not game.estimate_terms():
+        from .precision import targets
+
+        if not targets(game):
             raise self.error("precision", f"game {game.name!r} has no estimate a standard error can be "
                              "computed for (no ratio and no distribution output); remove [precision]")
         for key in sorted(PRECISION_KEYS - set(table)):

@@ -25,6 +25,8 @@ zarr versions boardsweep supports are pinned in ``pyproject.toml``
 
 from __future__ import annotations
 
+import re
+import threading
 import warnings
 from typing import Any, Awaitable, TypeVar
 
@@ -82,25 +84,39 @@ def with_chunk_shape(meta: dict[str, Any], chunks: tuple[int, ...] | list[int]) 
 _MESSAGES = ".*(onsolidated|not recognized|does not have a Zarr V3|not part (of|in) the Zarr|Object at).*"
 
 
+#: The filter :class:`quiet` adds last (so it comes first in ``warnings.filters``).
+_QUIET_MARK = ("ignore", re.compile(_MESSAGES, re.I), Warning, None, 0)
+
+
 class quiet:
     """Silence zarr's warnings about consolidated metadata and the files beside the arrays.
 
     zarr 3.1 raises them as ``ZarrUserWarning``, 3.0 as plain ``UserWarning``
     or ``RuntimeWarning`` with other texts; every warning a ``zarr`` module
     raises is silenced, and those others by message text.
+
+    The filters are added to the process once and stay: ``warnings.catch_warnings``
+    is not thread-safe, and with the warm-up thread, worker threads and the
+    client all reading the store, one thread leaving its context restored the
+    filters under another that was still inside (zarr's warnings then reached
+    the terminal, now and then).
     """
 
+    _lock = threading.Lock()
+
     def __enter__(self) -> None:
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.filterwarnings("ignore", message=_MESSAGES)
-        warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
-        category = _zarr_warning()
-        if category is not None:
-            warnings.filterwarnings("ignore", category=category)
+        if warnings.filters and warnings.filters[0] == _QUIET_MARK:  # in place, first (nothing put before)
+            return
+        with quiet._lock:  # (re)installed: at first use, and after filters were reset or added before them
+            if not (warnings.filters and warnings.filters[0] == _QUIET_MARK):
+                category = _zarr_warning()
+                if category is not None:
+                    warnings.filterwarnings("ignore", category=category)
+                warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
+                warnings.filterwarnings("ignore", message=_MESSAGES)
 
     def __exit__(self, *exc: Any) -> None:
-        self._ctx.__exit__(*exc)
+        return None
 
 
 def _zarr_warning() -> type[Warning] | None:

@@ -95,7 +95,7 @@ def finished(tmp_path, cluster2, toy_spec_text, write_spec, capsys):
     url = tmp_path / "cli.zarr"
     main(["run", str(write_spec(toy_spec_text)), "--store", str(url), "--scheduler", cluster2])
     out = capsys.readouterr().out
-    assert "dashboard:" in out and "store complete" in out and "the 3 most frequent location labels" in out and "verdict: agree at family-wise 1%" in out
+    assert "dashboard:" in out and "store complete" in out and "#1" in out and "verdict: AGREE at family-wise 1% (Holm)" in out
     return url
 
 
@@ -110,7 +110,7 @@ def test_query_formats(finished, capsys):
     assert estimates == sorted(estimates, reverse=True)
     assert run_cli("query", str(finished), "--format", "csv", "--top", "2") == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "dice_sides,rule,location,estimate,stderr,exact,exact_state,replicates"
+    assert lines[0] == "dice_sides,rule,location,estimate,se,low,high,df,exact,z,p,exact_state,replicates"
     assert len(lines) == 1 + 4 * 2
     assert run_cli("query", str(finished)) == 0
     assert "frequencies" in capsys.readouterr().out

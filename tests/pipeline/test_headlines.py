@@ -67,7 +67,7 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     points = int(np.prod([len(x) for x in SMALL[game]["grid"].values()]))
     assert v["tested_points"] == points and v["tests"] >= points
     assert v["flagged"] == [] and v["agree"] == points, v["text"]
-    assert v["text"].startswith(f"agree at family-wise 1%: {points} of {points} points")
+    assert v["text"].startswith(f"AGREE at family-wise 1% (Holm): {points} of {points} points with an exact answer")
     for name, est in headlines.estimates(ds).items():  # the store says how each headline's s.e. is made
         numerator = next(h.numerator for h in games.headlines_of(games.get_game(game)) if h.name == name)
         assert ds[numerator].attrs["headline"] == name
@@ -87,7 +87,7 @@ def test_a_small_bias_is_flagged(tmp_path, cluster2, game, headline, label):
     biased = load_sweep(run(tmp_path, cluster2, f"biased_{game}", BIASED[game], seed=23), check=False)
     v = headlines.verdict(biased)
     assert v["flagged"] and v["agree"] == 0, v["text"]
-    assert v["text"].startswith("DISAGREE at family-wise 1%")
+    assert v["text"].startswith("DISAGREE at family-wise 1% (Holm)")
     table = v["p_holm"]
     hit = table[(table["headline"] == headline) & (table["p_holm"] < v["alpha"])]
     if label is not None:
@@ -117,7 +117,7 @@ def test_estimates_are_ratios_of_sums_with_pooled_per_game_errors(stb):
     sd = np.sqrt((squares.sum() - total.sum() ** 2 / n) / (n - 1))
     one = est.sel(p)
     assert np.isclose(one["estimate"], mean) and np.isclose(one["sd"], sd)
-    assert np.isclose(one["stderr"], sd / np.sqrt(n)) and one["df"] == n - 1
+    assert np.isclose(one["se"], sd / np.sqrt(n)) and one["df"] == n - 1
     half = st.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
     assert np.isclose(one["high"] - one["estimate"], half)
     exact = float(stb["expected_rolls"].sel(p))
@@ -141,10 +141,10 @@ def test_histogram_is_tested_by_chi_square_on_merged_bins(stb):
 def test_summary_table_has_one_row_per_point_headline_and_label(stb):
     table = headlines.summary(stb)
     assert list(table.columns[:2]) == ["dice_sides", "policy"]
-    for column in ("mean", "sd", "se", "low", "high", "level", "exact", "z", "p", "se_basis", "replicates"):
+    for column in ("estimate", "se", "low", "high", "df", "exact", "z", "p", "sd", "level", "se_basis", "replicates"):
         assert column in table.columns
     means = table[table["headline"] == "mean_rolls"]
-    assert len(means) == 4 and (means["low"] < means["mean"]).all() and (means["mean"] < means["high"]).all()
+    assert len(means) == 4 and (means["low"] < means["estimate"]).all() and (means["estimate"] < means["high"]).all()
     assert len(table[table["headline"] == "rolls_distribution"]) == 4 * stb.sizes["rolls"]
 
 
@@ -154,7 +154,7 @@ def test_seats_that_do_not_play_are_left_out(tmp_path, cluster2):
     table = headlines.summary(load_sweep(url, check=False))
     shares = table[table["headline"] == "win_share"]
     assert sorted(shares.groupby("players").size().items()) == [(1, 1), (3, 3)]
-    assert np.isclose(shares[shares["players"] == 1]["mean"], 1.0).all()
+    assert np.isclose(shares[shares["players"] == 1]["estimate"], 1.0).all()
 
 
 def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
@@ -171,7 +171,7 @@ def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
     r = counts[:, jail].sum() / events.sum()
     se = np.sqrt(((counts[:, jail] - r * events) ** 2).sum() / 12) / events.mean()
     one = est.sel(dice_sides=6, location="JAIL")
-    assert np.isclose(one["estimate"], r) and np.isclose(one["stderr"], se)
+    assert np.isclose(one["estimate"], r) and np.isclose(one["se"], se)
     assert np.isclose(one["high"] - one["estimate"], st.t.ppf(0.975, 3) * se)
 
 
@@ -206,6 +206,10 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
     rows = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert rows["rolls"].dtype.kind == "i" and rows["overflow"].sum() == 2
     main(["query", url, "--summary"])
+    text = " ".join(capsys.readouterr().out.split())  # as read, not as wrapped
+    assert "mean_rolls ± 95%" in text and "95% t interval" in text and "verdict: " in text
+    assert "family-wise 1%" in text and "Holm-adjusted p: " in text
+    assert "rolls_distribution: " in text and "chi2 / df" in text
+    main(["query", url, "--summary", "--all"])
     text = capsys.readouterr().out
-    assert "headline answers" in text and "95% t interval" in text and "verdict: " in text
-    assert "family-wise 1%" in text
+    assert "headline answers" in text and "estimate" in text and " ± " in text and "-+" not in text

@@ -17,6 +17,7 @@ from clirun import run_cli
 from localdask import assert_bitwise_equal, done_count, finish, kill, local_dask, start_client, toy_delay, wait_for
 from rich.console import Console
 
+from boardsweep.core import stats
 from boardsweep.pipeline import display, precision, query
 from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.execute import run_sweep
@@ -44,10 +45,14 @@ def reference(tmp_path_factory, cluster2):
 
 
 def frequencies_stderr(counts: np.ndarray) -> float:
-    """The largest standard error over labels of the per-replicate
-    frequencies (counts: (n, labels)), in floats, as query computes it."""
-    freq = counts / counts.sum(axis=1, keepdims=True)
-    return float((freq.std(axis=0, ddof=1) / np.sqrt(len(freq))).max())
+    """The largest standard error over labels of the frequencies (counts:
+    (n, labels)) as a ratio of sums, in floats, as every command prints it:
+    ``R = sum c_r / sum e_r``, ``se^2 = sum (c_r - R e_r)^2 / (n (n - 1) e_bar^2)``."""
+    e = counts.sum(axis=1, keepdims=True).astype(float)
+    ratio = counts.sum(axis=0) / e.sum()
+    d = counts - ratio * e
+    n = len(counts)
+    return float(np.sqrt((d * d).sum(axis=0) / (n * (n - 1))).max() / e.mean())
 
 
 def test_exact_stderr_matches_floats():
@@ -57,9 +62,14 @@ def test_exact_stderr_matches_floats():
     assert math.isclose(math.sqrt(float(same)), float((a / 4000).std(0, ddof=1).max() / math.sqrt(7)), rel_tol=1e-12)
     b = rng.integers(4000, 5000, 7)
     varied = precision.stderr_squared(a, b)
-    x = a / b[:, None]
-    assert math.isclose(math.sqrt(float(varied)), float(x.std(0, ddof=1).max() / math.sqrt(7)), rel_tol=1e-12)
+    _, _, se, _ = stats.replicate_ratio_stderr(a.astype(float), b.astype(float)[:, None], axis=0)
+    assert math.isclose(math.sqrt(float(varied)), float(se.max()), rel_tol=1e-12)
     assert isinstance(varied, Fraction)
+    total, games = rng.integers(0, 500, 5), 1000
+    squares = total + rng.integers(0, 2000, 5)
+    pooled = precision.pooled_stderr_squared(total, squares, games)
+    _, se, _ = stats.pooled_unit_stderr(total, squares, np.full(5, games))
+    assert math.isclose(math.sqrt(float(pooled)), float(se.max()), rel_tol=1e-12)
 
 
 def test_rounds_follow_the_measured_variance():
@@ -114,7 +124,7 @@ def test_stopping_rule_met_without_overshooting(reference):
         assert n <= 2 * needed, (n, needed)  # never about twice what the target needs
     # as query prints them: its largest stderr over labels is the one the rule reached
     est = query.estimate(query.load_sweep(str(reference)))
-    worst = est["stderr"].max("location").transpose("dice_sides", "rule").values
+    worst = est["se"].max("location").transpose("dice_sides", "rule").values
     assert np.allclose(worst, ds["stderr_reached"].values, rtol=1e-9, atol=0)
 
 
@@ -134,7 +144,8 @@ def test_staged_resume_identical(tmp_path, make_spec, cluster2, reference, capsy
     assert run_cli("status", str(url)) == 1
     summary = io.StringIO()
     display.run_summary(Console(file=summary, width=100), first)
-    assert "INCOMPLETE (0/4 grid points at their target or cap)" in summary.getvalue()
+    assert "0 of 4 grid points met, 0 capped, 4 running" in summary.getvalue()
+    assert "store INCOMPLETE" in summary.getvalue()
     assert not run_sweep(spec, str(url), scheduler=cluster2, max_tasks=9).complete
     assert run_cli("status", str(url)) == 1
     assert "running" in capsys.readouterr().out
@@ -179,7 +190,7 @@ def test_capped_points_are_flagged(tmp_path, make_spec, cluster2, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert {r["precision"] for r in rows} == {"capped"} and {r["replicates_used"] for r in rows} == {8}
     assert run_cli("query", str(url)) == 0
-    assert "max_replicates reached before the target (4 points)" in capsys.readouterr().out.replace("\n", " ")
+    assert "0 of 4 grid points met, 4 capped, 0 running" in capsys.readouterr().out.replace("\n", " ")
     assert run_cli("report", str(url), "--out", str(tmp_path / "report")) == 0
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert {v["precision"]["precision"] for v in summary.values()} == {"capped"}

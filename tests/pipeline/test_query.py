@@ -43,6 +43,7 @@ def test_z_is_missing_where_every_replicate_agrees():
     counts = np.array([[[[0, 30, 70]]], [[[0, 40, 60]]], [[[0, 35, 65]]]])  # replicate, checkpoint, label
     ds = xr.Dataset(
         {"counts": (("replicate", "checkpoint", "square"), counts[:, 0]),
+         "done": (("replicate",), np.ones(3, bool)),
          "exact_frequency": (("square",), np.array([1e-6, 0.35, 0.65 - 1e-6]))},
         attrs={"variables": ["counts"], "exact_variables": ["exact_frequency"], "grid_axes": []},
     )
@@ -62,6 +63,7 @@ def test_z_is_missing_where_counts_are_too_few():
     counts = np.stack([few, many - few, np.full(4, 1000)], axis=-1)[:, None, :]  # replicate, checkpoint, label
     ds = xr.Dataset(
         {"counts": (("replicate", "checkpoint", "square"), counts),
+         "done": (("replicate",), np.ones(4, bool)),
          "exact_frequency": (("square",), np.array([0.01, 0.32, 0.67]))},
         attrs={"variables": ["counts"], "exact_variables": ["exact_frequency"], "grid_axes": []},
     )

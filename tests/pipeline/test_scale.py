@@ -9,7 +9,7 @@ import pytest
 import xarray as xr
 import zarr
 
-from boardsweep.pipeline import display, query
+from boardsweep.pipeline import display, headlines, overview, query
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
 
@@ -95,15 +95,36 @@ def test_compact_summary_above_24_points(wide_store, capsys):
     display.run_summary(out, RunReport(store=wide_store, tasks_total=52, complete=True))
     text = out.export_text()
     assert "verdict: " in text and "at family-wise 1%" in text
-    assert f"boardsweep query {wide_store} --summary" in text
-    rows = [line.split("│")[1:3] for line in text.splitlines() if line.startswith("│")]
-    shown = [[c.strip() for c in row] for row in rows]
-    per_table = shown[: len(shown) // 2]  # the headline table, then the top-labels table: same points
-    assert display.SUMMARY_FIRST <= len(per_table) <= display.SUMMARY_FIRST + display.SUMMARY_WORST
-    assert per_table[0] == ["2", "plain"]  # the first points come first
-    if "DISAGREE" in text:  # a flagged point is shown too
-        worst = text.split("worst: ")[1].split(" at ")[1].split(", z")[0]  # e.g. dice_sides=10, rule=plain
-        assert [part.split("=")[1] for part in worst.split(", ")] in per_table
+    assert len(text.splitlines()) <= overview.MAX_LINES - 5  # the banner, bar and compile lines come before
+    assert [len(rows) for rows in _table_rows(text)] == [26]  # 26 points fit: every one is shown
+    ds = query.load_sweep(wide_store)
+    narrow = Console(width=100, record=True)  # a budget too small for them: cut, flagged points kept
+    used = overview.print_overview(narrow, ds, wide_store, 20, every_row="`query --summary --all`")
+    text = narrow.export_text()
+    assert used == len(text.splitlines()) <= 20
+    tables = _table_rows(text)
+    assert len(tables) == 1 and 3 <= len(tables[0]) < 26
+    verdict = headlines.verdict(ds)
+    points = list(query.grid_points(ds))
+    shown = [tuple(row.split()[:2]) for row in tables[0]]
+    assert shown[0] == ("2", "plain") or verdict["flagged"]  # the first points come first
+    for i in verdict["flagged_points"][:len(shown)]:  # a flagged point is shown
+        assert (str(points[i]["dice_sides"]), points[i]["rule"]) in shown
+    assert f"showing {len(shown)} of 26 grid points" in text and "every point: `query --summary --all`" in text
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    """The rows of each table of a summary: the lines between a header rule and a legend."""
+    tables, rows, inside = [], [], False
+    for line in text.splitlines():
+        if set(line.strip()) == {"─"}:
+            rows, inside = [], True
+        elif inside and line and line[0] not in " #±" and not line.startswith(("verdict", "agree")):
+            rows.append(line)
+        elif inside:
+            tables.append(rows)
+            inside = False
+    return tables
 
 
 def test_small_grid_summary_lists_every_point(tmp_path, cluster2, toy_spec_text):
@@ -117,9 +138,8 @@ def test_small_grid_summary_lists_every_point(tmp_path, cluster2, toy_spec_text)
     display.run_summary(out, RunReport(store=url, tasks_total=8, complete=True))
     text = out.export_text()
     assert "grid points;" not in text and "every point:" not in text  # nothing left out
-    # every point in the headline table and in the top-labels table
-    assert len([line for line in text.splitlines() if line.startswith("│")]) == 2 * 4
-    assert "verdict: agree at family-wise 1%: 2 of 2 points" in text  # the sticky rule has no exact answer
+    assert [len(rows) for rows in _table_rows(text)] == [4]  # every point in the one headline's table
+    assert "verdict: AGREE at family-wise 1% (Holm): 2 of 2 points" in text  # the sticky rule has no exact answer
 
 
 def test_workers_reopen_a_store_replaced_by_another_spec(tmp_path, cluster2, toy_spec_text):

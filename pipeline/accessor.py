@@ -1,0 +1,98 @@
+"""``ds.boardsweep``: the headline estimates where analysis code looks for them.
+
+Any Dataset read from a sweep store (:func:`boardsweep.open_sweep`,
+:func:`boardsweep.load_sweep`, or plain ``xr.open_zarr``) gets the
+accessor once boardsweep is imported::
+
+    >>> import boardsweep                                      # doctest: +SKIP
+    >>> ds = boardsweep.load_sweep("results/quickstart.zarr")  # doctest: +SKIP
+    >>> ds.boardsweep.headlines                                # doctest: +SKIP
+    ['frequency']
+    >>> ds.boardsweep.estimate("frequency").sel(location="GO")  # doctest: +SKIP
+    >>> ds.boardsweep.summary()                                # doctest: +SKIP
+    >>> ds.boardsweep.verdict()["text"]                        # doctest: +SKIP
+
+Every number is the one ``run``, ``query`` and the report print: they all
+come from :mod:`boardsweep.pipeline.headlines`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import xarray as xr
+
+__all__ = ["SweepAccessor"]
+
+
+@xr.register_dataset_accessor("boardsweep")
+class SweepAccessor:
+    """The game's headline answers on a sweep store's Dataset.
+
+    Each estimate is a ratio of sums over the finished replicates,
+    ``sum numerator / sum denominator``, with its standard error (pooled per
+    game, or from the replicates' spread), a ``level`` Student-t interval
+    ``estimate ± t(df) se`` and, where an exact answer exists,
+    ``z = (estimate - exact) / se`` and its two-sided p.
+    """
+
+    def __init__(self, ds: xr.Dataset) -> None:
+        self._ds = ds
+
+    @property
+    def headlines(self) -> list[str]:
+        """The names of the game's headline quantities in this store."""
+        from .headlines import estimates
+
+        return list(estimates(self._ds))
+
+    def estimate(self, name: str | None = None, checkpoint: int = -1, level: float | None = None) -> xr.Dataset:
+        """One headline (or simulated distribution variable) along the grid.
+
+        Parameters
+        ----------
+        name : str, optional
+            A headline (``ds.boardsweep.headlines``; default: the first) or a
+            simulated distribution variable such as ``counts``.
+        checkpoint : int
+            Index along ``checkpoint`` (default: the last).
+        level : float, optional
+            The interval's level (default 0.95).
+
+        Returns
+        -------
+        xarray.Dataset
+            ``estimate``, ``se``, ``low``, ``high``, ``df``, ``exact``, ``z``,
+            ``p``, ``sd``, ``replicates`` and ``units`` over the grid axes and
+            the headline's own labels (e.g. ``seat``, ``location``).
+        """
+        from .headlines import LEVEL, estimates, of_variable
+
+        level = LEVEL if level is None else level
+        found = estimates(self._ds, checkpoint, level)
+        if name is None:
+            if not found:
+                raise KeyError("this store's game declares no headline quantity")
+            return next(iter(found.values()))
+        if name in found:
+            return found[name]
+        if name in self._ds.data_vars:
+            return of_variable(self._ds, name, checkpoint, level)
+        raise KeyError(f"no headline or simulated variable {name!r}; headlines: {', '.join(found) or '(none)'}")
+
+    def summary(self, checkpoint: int = -1, level: float | None = None) -> pd.DataFrame:
+        """One row per grid point, headline and label: the columns ``query
+        --summary --all`` and the report's CSV have (``estimate``, ``se``,
+        ``low``, ``high``, ``df``, ``exact``, ``z``, ``p``, ...)."""
+        from .headlines import LEVEL, summary
+
+        return summary(self._ds, checkpoint, LEVEL if level is None else level)
+
+    def verdict(self, alpha: float | None = None) -> dict[str, Any]:
+        """Agreement with the exact answers at family-wise level ``alpha``
+        (default 1%, Holm over every test of the sweep): see
+        :func:`boardsweep.pipeline.headlines.verdict`."""
+        from .headlines import ALPHA, verdict
+
+        return verdict(self._ds, ALPHA if alpha is None else alpha)

@@ -1,0 +1,347 @@
+"""The answer on one screen: the game's headline answers as compact tables.
+
+What ``run`` and ``query --summary`` print: one table per headline quantity
+of the game (:mod:`boardsweep.pipeline.headlines`), grid points as rows, then
+the verdict, within a line budget (:data:`MAX_LINES` for a whole run).
+
+Each headline is shown by its shape:
+
+* a scalar (Shut the Box's mean rolls): ``estimate ± h`` with ``h`` the
+  half-width of its ``level`` t interval, the exact value and z;
+* a few labels (seats): one column per label, the row's largest ``± h``;
+* many labels (Monopoly's 41 locations): the most frequent labels, the
+  largest |z| and, where the game has one, its short name (PE84's modal
+  string);
+* a distribution over games tested as a whole (rolls to finish): the most
+  likely bin and Pearson's chi-square with its df.
+
+A column empty for every shown row (no exact answer anywhere) is left out.
+When the tables do not fit the budget the rows are cut: the points the
+verdict flags first, then the first points in grid order; a line says how
+many are shown and which command shows every one.  When a table is wider
+than the console the grid axes are joined into one ``grid point`` column,
+then the least important columns are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "print_overview", "point_agreement"]
+
+#: Lines a whole run's summary may take (banner, bar, tables, verdict, counts).
+MAX_LINES = 45
+#: Headlines with at most this many labels show one column per label.
+LABEL_COLUMNS = 6
+#: Most frequent labels shown for a distribution over many labels.
+TOP = 3
+
+
+@dataclass
+class Column:
+    """One column of a headline table: its header, one text per row, and
+    ``drop`` (0: always kept; higher: left out first when too wide)."""
+
+    header: str
+    cells: list[str]
+    drop: int = 0
+    right: bool = True
+
+
+@dataclass
+class Block:
+    """One headline's table: a title line, columns, and a legend line."""
+
+    title: str
+    columns: list[Column]
+    legend: str
+    axes: list[Column] = field(default_factory=list)
+
+
+def _decimals(se: float) -> int | None:
+    """Decimals that show a value to two significant digits of its s.e."""
+    if not np.isfinite(se) or se <= 0:
+        return None
+    return int(max(0, 1 - np.floor(np.log10(se))))
+
+
+def fmt_to(x: float, decimals: int | None) -> str:
+    """``x`` with ``decimals`` decimals (6 significant digits when None), '-' for NaN."""
+    if not np.isfinite(x):
+        return "-"
+    return f"{x:.6g}" if decimals is None else f"{x:.{decimals}f}"
+
+
+def fmt_pm(x: float, half: float, se: float) -> str:
+    """``estimate ± half-width``, both to two significant digits of the s.e."""
+    d = _decimals(se)
+    if not np.isfinite(x):
+        return "-"
+    if not np.isfinite(half):
+        return fmt_to(x, d)
+    return f"{fmt_to(x, d)} ± {fmt_to(half, d)}"
+
+
+def _z(x: float) -> str:
+    return "-" if not np.isfinite(x) else f"{x:.2f}"
+
+
+def _flat(est, name: str, axes: list[str], dim: str) -> np.ndarray:
+    """``est[name]`` as (points, labels) in grid order (labels 1 for a scalar)."""
+    da = est[name].broadcast_like(est["estimate"]) if dim else est[name]
+    dims = [*axes, *([dim] if dim else [])]
+    values = np.asarray(da.transpose(*dims).values if dims else da.values, dtype=float)
+    return values.reshape(-1, est.sizes[dim] if dim else 1)
+
+
+def point_agreement(verdict: dict, headline: str, points: int) -> list[str]:
+    """Per grid point, whether the headline's tests there pass the verdict's
+    family-wise level: ``yes``, ``NO`` or ``-`` (nothing tested)."""
+    table = verdict["p_holm"]
+    out = ["-"] * points
+    if not len(table):
+        return out
+    mine = table[table["headline"] == headline]
+    worst = mine.groupby("point")["p_holm"].min()
+    for i, p in worst.items():
+        out[int(i)] = "yes" if p >= verdict["alpha"] else "NO"
+    return out
+
+
+def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
+    get = {k: _flat(est, k, axes, "")[:, 0] for k in ("estimate", "se", "high", "exact", "z")}
+    level = f"{est.attrs['level']:.0%}"
+    cols = [Column(f"{name} ± {level}", [fmt_pm(get["estimate"][i], get["high"][i] - get["estimate"][i],
+                                                   get["se"][i]) for i in picked])]
+    cols.append(Column("exact", [fmt_to(get["exact"][i], None) for i in picked], drop=2))
+    cols.append(Column("z", [_z(get["z"][i]) for i in picked], drop=3))
+    cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
+    legend = f"± : half-width of the {level} t interval, s.e. {_basis(est)}"
+    if np.isfinite(get["exact"][picked]).any():
+        legend += "; z = (estimate - exact) / s.e."
+    return cols, legend
+
+
+def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
+    from .headlines import label_values
+
+    dim = est.attrs["dim"]
+    labels = label_values(ds, dim)
+    get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "high", "z")}
+    level = f"{est.attrs['level']:.0%}"
+    half = get["high"] - get["estimate"]
+    cols = []
+    for j, label in enumerate(labels):
+        cells = []
+        for i in picked:
+            se = np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan
+            cells.append(fmt_to(get["estimate"][i, j], _decimals(se)))
+        cols.append(Column(f"{dim} {label}", cells))
+    widest = [np.nanmax(half[i]) if np.isfinite(half[i]).any() else np.nan for i in picked]
+    ses = [np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan for i in picked]
+    cols.append(Column(f"± {level}", [fmt_to(h, _decimals(s)) for h, s in zip(widest, ses)]))
+    cols.append(Column("largest |z|", [_worst(get["z"][i], labels) for i in picked], drop=2))
+    cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
+    legend = (f"± : the row's largest half-width of a {level} t interval, s.e. {_basis(est)}; "
+              f"'-': the {dim} does not play there")
+    return cols, legend
+
+
+def _worst(z: np.ndarray, labels: list[str]) -> str:
+    if not np.isfinite(z).any():
+        return "-"
+    j = int(np.nanargmax(np.abs(z)))
+    return f"{labels[j]} {z[j]:.2f}"
+
+
+def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
+    from .headlines import label_values
+
+    dim = est.attrs["dim"]
+    labels = label_values(ds, dim)
+    get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "exact", "z", "p")}
+    cols = []
+    for rank in range(TOP):
+        cells = []
+        for i in picked:
+            order = np.argsort(-np.nan_to_num(get["estimate"][i], nan=-np.inf), kind="stable")
+            j = order[rank] if rank < len(order) else None
+            se = np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan
+            cells.append("-" if j is None or not np.isfinite(get["estimate"][i, j])
+                         else f"{labels[j]} {fmt_to(get['estimate'][i, j], _decimals(se))}")
+        cols.append(Column(f"#{rank + 1}", cells, drop=0 if rank == 0 else 3 + rank))
+    tested = np.where(np.isfinite(get["p"]), get["z"], np.nan)
+    cols.append(Column("largest |z|", [_worst(tested[i], labels) for i in picked], drop=2))
+    modal = _modal(ds)
+    if modal is not None:
+        cells = []
+        for i in picked:
+            exact = modal(get["exact"][i]) if np.isfinite(get["exact"][i]).all() else None
+            cells.append(modal(get["estimate"][i]) + (f" ({exact})" if exact else ""))
+        cols.append(Column("modal (exact)", cells, drop=3))
+    cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
+    legend = (f"#n: the n-th most frequent {dim}, its estimate to 2 digits of its s.e. ({_basis(est)}); "
+              f"z = (estimate - exact) / s.e.")
+    if modal is not None:
+        legend += "; modal: Project Euler 84's"
+    return cols, legend
+
+
+def _fit(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
+    from .headlines import label_values
+
+    dim = est.attrs["dim"]
+    labels = label_values(ds, dim)
+    mode = _flat(est, "estimate", axes, dim)
+    stat = {k: _flat(est, k, axes, "")[:, 0] for k in ("gof_chi2", "gof_df")}
+    cells = []
+    for i in picked:
+        j = int(np.nanargmax(mode[i])) if np.isfinite(mode[i]).any() else None
+        cells.append("-" if j is None else f"{labels[j]} ({mode[i, j]:.3g})")
+    cols = [Column(f"most likely {dim}", cells),
+            Column("chi2 / df", [f"{stat['gof_chi2'][i]:.1f} / {int(stat['gof_df'][i])}"
+                                 if np.isfinite(stat["gof_df"][i]) else "-" for i in picked], drop=2),
+            Column("agree", [agree[i] for i in picked], drop=1, right=False)]
+    legend = ("chi2 / df: Pearson's goodness of fit of the pooled games against the exact distribution, "
+              "bins merged to expected counts >= 5")
+    return cols, legend
+
+
+def _basis(est) -> str:
+    """How the table's standard errors were found, in a few words."""
+    return "per game" if est.attrs["basis"] == "units" else "across replicates"
+
+
+def plural_of(word: str) -> str:
+    from .display import plural
+
+    return plural(word)
+
+
+def _modal(ds):
+    from .analysis import game_of
+
+    game = game_of(ds)
+    return None if game is None else game.extras.get("modal")
+
+
+def blocks(ds, found: dict, verdict: dict, picked: list[int]) -> list[Block]:
+    """One :class:`Block` per headline for the grid points ``picked`` (flat
+    indices in grid order)."""
+    from .query import grid_points
+
+    axes = list(ds.attrs.get("grid_axes", []))
+    every = list(grid_points(ds))
+    axis_cols = [Column(a, [str(every[i][a]) for i in picked], right=False) for a in axes]
+    out = []
+    for name, est in found.items():
+        a = est.attrs
+        agree = point_agreement(verdict, name, len(every))
+        if a["kind"] == "distribution" and "gof_p" in est:
+            cols, legend = _fit(ds, est, name, picked, axes, agree)
+        elif a["kind"] == "distribution" or (a["dim"] and est.sizes[a["dim"]] > LABEL_COLUMNS):
+            cols, legend = _top(ds, est, name, picked, axes, agree)
+        elif a["dim"]:
+            cols, legend = _labels(ds, est, name, picked, axes, agree)
+        else:
+            cols, legend = _scalar(est, name, picked, axes, agree)
+        cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
+        reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
+        if len(set(reps[picked].tolist())) > 1:
+            cols.append(Column("reps", [str(int(reps[i])) for i in picked], drop=4))
+        out.append(Block(f"{name}: {a['description']}", cols, legend, axis_cols))
+    return out
+
+
+def _width(columns: list[Column]) -> int:
+    return sum(max([len(c.header), *(len(x) for x in c.cells)]) for c in columns) + 3 * (len(columns) - 1)
+
+
+def _fitted(block: Block, width: int) -> tuple[list[Column], str]:
+    """The block's columns, narrowed to ``width``: axes joined, then columns dropped."""
+    cols = [*block.axes, *block.columns]
+    note = ""
+    if _width(cols) > width and len(block.axes) > 1:
+        joined = Column("grid point", [", ".join(x) for x in zip(*(c.cells for c in block.axes))], right=False)
+        cols = [joined, *block.columns]
+        note = f"grid point: {', '.join(c.header for c in block.axes)}"
+    while _width(cols) > width and any(c.drop for c in cols):
+        worst = max(cols, key=lambda c: c.drop)
+        cols.remove(worst)
+    return cols, note
+
+
+def _table(cols: list[Column]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1))
+    for c in cols:
+        table.add_column(c.header, justify="right" if c.right else "left", no_wrap=True)
+    for row in zip(*(c.cells for c in cols)):
+        table.add_row(*row)
+    return table
+
+
+def shown_points(verdict: dict, points: int, rows: int) -> list[int]:
+    """Up to ``rows`` grid points: those the verdict flags (worst first), then
+    the first in grid order; returned in grid order."""
+    if points <= rows:
+        return list(range(points))
+    keys = verdict.get("flagged_points", [])
+    chosen = list(dict.fromkeys(keys))[:rows]
+    for i in range(points):
+        if len(chosen) >= rows:
+            break
+        if i not in chosen:
+            chosen.append(i)
+    return sorted(chosen)
+
+
+def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, every_row: str) -> list[str]:
+    """The overview's lines at ``rows`` grid points per table."""
+    from .headlines import HOLM_TEXT
+    from .query import grid_points
+
+    n = len(list(grid_points(ds)))
+    picked = shown_points(verdict, n, rows)
+    with out.capture() as cap:
+        for block in blocks(ds, found, verdict, picked):
+            cols, note = _fitted(block, out.width)
+            out.print(f"[bold]{block.title}[/bold]", soft_wrap=False)
+            out.print(_table(cols))
+            out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
+        out.print(f"[bold]verdict[/bold]: {verdict['text']}")
+        if verdict.get("tests"):
+            out.print(f"agree: no Holm-adjusted p of the headline at the point below {verdict['alpha']:.0%}. "
+                      f"{HOLM_TEXT}", markup=False, style="dim")
+        if len(picked) < n:
+            flagged = len(verdict.get("flagged", []))
+            which = f" (every one of the {flagged} that disagree)" if flagged and flagged <= len(picked) else ""
+            out.print(f"showing {len(picked)} of {n} grid points{which}; every point: {every_row}",
+                      soft_wrap=True, markup=False)
+    return cap.get().splitlines()
+
+
+def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
+                   found: dict | None = None, verdict: dict | None = None) -> int:
+    """Print the headline tables and the verdict in at most ``max_lines``
+    lines (at least three grid points per table); returns the lines printed."""
+    from . import headlines
+    from .query import grid_points
+
+    found = headlines.estimates(ds) if found is None else found
+    verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
+    n = len(list(grid_points(ds)))
+    rows = n
+    lines = render(out, ds, found, verdict, store, rows, every_row)
+    while len(lines) > max_lines and rows > 3:
+        rows = max(3, rows - max(1, (len(lines) - max_lines) // max(len(found), 1)))
+        lines = render(out, ds, found, verdict, store, rows, every_row)
+    for line in lines:
+        out.print(Text.from_ansi(line), soft_wrap=True)
+    return len(lines)
