@@ -95,8 +95,7 @@ COLUMNS: dict[str, str] = {
     "top3": "the three most frequent labels",
     "label": "the label (location, rolls bin, seat, ...)",
     "name": "the label's full name",
-    "estimate": "the estimate: ratio of sums over the finished replicates at the last checkpoint (a frequency "
-                "not among the game's headlines: the mean over replicates)",
+    "estimate": "the estimate: ratio of sums over the finished replicates at the last checkpoint",
     "se": "standard error of the estimate ('units': pooled per game; 'replicates': from the spread of the "
           "replicates; see se_basis)",
     "low": "lower end of the 95% interval estimate ± t(0.975, df) s.e.",
@@ -455,11 +454,6 @@ def _py(value):
 # --- analysis ------------------------------------------------------------------------
 
 
-def _se(est: xr.Dataset) -> xr.DataArray:
-    """The standard error of a headline estimate (``se``; ``stderr`` before the rename)."""
-    return est["se"] if "se" in est else est["stderr"]
-
-
 def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
     """The distribution headline that estimates ``variable``'s frequencies over ``dim``, if any."""
     from ..core.games import headlines_of
@@ -497,15 +491,10 @@ def _analyse(ds, variable, points, meta, found: dict) -> dict:
     parts["modal"] = game.extras.get("modal") if game is not None else None
     parts["states"] = _exact_states(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
-    last = conv.isel(checkpoint=-1)
-    # one estimator: the headline's (ratio of sums, its s.e. and df) where the variable is a headline's
+    # one estimator (ratio of sums, its s.e. and df): the headline's where the variable is a headline's
     parts["headline"] = name = _headline_of(ds, found, variable, dim)
-    if name is not None:
-        est = found[name]
-        parts["mean"], parts["se"], parts["df"] = est["estimate"], _se(est), est["df"]
-    else:
-        parts["mean"], parts["se"] = last["mean"], last["stderr"]
-        parts["df"] = (last["replicates"] - 1).where(last["replicates"] > 1)
+    est = found[name] if name is not None else headlines.of_variable(ds, variable)
+    parts["mean"], parts["se"], parts["df"] = est["estimate"], est["se"], est["df"]
     # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score)
     parts["z"] = z_score(parts["mean"] - parts["reference"], parts["se"],
                          ds[variable].isel(checkpoint=-1).mean("replicate"))
@@ -690,7 +679,6 @@ def _summary(ds, found: dict) -> pd.DataFrame:
     (``estimate``, ``se``), without bins that nothing fell in and whose exact
     value is 0 (e.g. 0 rolls)."""
     table = headlines.summary(ds, found=found) if found else pd.DataFrame(columns=["headline", "estimate"])
-    table = table.rename(columns={"mean": "estimate"})
     if table.empty:
         return table
     return table[table["estimate"].notna() & ~((table["estimate"] == 0) & ~(table["exact"] > 0))]
@@ -1057,8 +1045,7 @@ def _figures(ds, parts, out: Path, meta: dict, heatmaps: bool = True) -> dict[st
         img = _heatmap(ax, _field(mean, facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
                        xlabel, dim, i % 4 == 0)
         ax.set_title(_facet_title(facet), fontsize=9)
-    how = (f"the {parts['headline']} estimate: ratio of sums over the replicates" if parts["headline"]
-           else "mean over replicates")
+    how = "ratio of sums over the finished replicates"
     _colorbar(fig, img, "relative frequency (capped at the 99th percentile)")
     name = _save(fig, out, "frequency_heatmap.png",
                  f"Relative frequencies of the {plural(dim)} ({how}, last checkpoint)")
@@ -1232,7 +1219,7 @@ def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
     points = list(grid_points(ds))
     order = [*_axes(ds), dim]
     mean = est["estimate"].transpose(*order).values.reshape(len(points), -1)
-    se = _se(est).broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
+    se = est["se"].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
     df = est["df"].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
     exact = est["exact"].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
     p = est["gof_p"].transpose(*_axes(ds)).values.ravel() if _axes(ds) else est["gof_p"].values.ravel()

@@ -323,7 +323,7 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     page = (tmp_path / "s" / "index.html").read_text()
     # the headline table is the first section after the summary, before the figures and the other tables
     assert page.index('<h2 id="headlines"') < page.index('<h2 id="figures"') < page.index('<h2 id="points"')
-    assert meta["verdict"]["text"].startswith(("Agree at family-wise 1%", "DISAGREE at family-wise 1%"))
+    assert meta["verdict"]["text"].startswith(("AGREE at family-wise 1%", "DISAGREE at family-wise 1%"))
     tests = pd.read_csv(tmp_path / "s" / "tests.csv")
     assert set(tests["test"]) == {"t", "chi2"} and len(tests) == 4 and (tests["p_holm"] >= tests["p"]).all()
 
