@@ -56,7 +56,7 @@ import pandas as pd
 import xarray as xr
 
 from . import analysis, headlines
-from .display import plural
+from .display import count, plural
 from .errors import InputError
 from .store import metadata
 from .query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
@@ -898,17 +898,19 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
         parts_text.append(
             f"Every test of every grid point (headline means and shares: t tests against the exact value; "
             f"histograms over games: chi-square; frequencies estimated per replicate: one t test per "
-            f"label with R-1 degrees of freedom) is Holm-adjusted together, so a correct simulator reads "
-            f"'disagree' anywhere with probability at most {v['alpha']:.0%}.")
+            f"label with R-1 degrees of freedom) is Holm-adjusted together ({headlines.HOLM_TEXT}), so a correct "
+            f"simulator reads 'disagree' anywhere with probability at most {v['alpha']:.0%}.")
     if parts is not None and out["exact_none"]:
         notes = sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
                         if parts["states"][point_key(ds, p)][0] == "none"})
-        parts_text.append(f"{out['exact_none']} points have no single exact answer ({'; '.join(notes)}).")
+        parts_text.append(f"{count(out['exact_none'], 'point')} {'has' if out['exact_none'] == 1 else 'have'} "
+                          f"no single exact answer ({'; '.join(notes)}).")
     if out["exact_pending"]:
-        parts_text.append(f"{out['exact_pending']} points: exact answer not computed yet.")
+        parts_text.append(f"{count(out['exact_pending'], 'point')}: exact answer not computed yet.")
     missing = int((pt["replicates"] == 0).sum()) if "replicates" in pt else 0
     if missing:
-        parts_text.append(f"{missing} points have no finished replicate yet.")
+        parts_text.append(f"{count(missing, 'point')} {'has' if missing == 1 else 'have'} no finished "
+                          "replicate yet.")
     out["text"] = " ".join(parts_text)
     out["tests_table"] = v["p_holm"]
     return out
@@ -1423,11 +1425,12 @@ def _html(ds, meta, tables, figures) -> str:
     env = Environment(loader=PackageLoader("boardsweep.pipeline", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["fmt"] = _fmt
+    env.filters["count"] = count
     sections = []
     alpha = headlines.ALPHA
-    holm = (f"p_holm is the p-value after Holm's adjustment over all the verdict's tests (the k-th smallest "
-            f"of m p-values times m - k + 1, at most 1, order kept); the verdict flags a test whose p_holm is "
-            f"below {alpha:.0%}, so with many tests a small p alone is no disagreement.")
+    holm = (f"p_holm is the p-value after Holm's adjustment over all the verdict's tests ({headlines.HOLM_TEXT}); "
+            f"the verdict flags a test whose p_holm is below {alpha:.0%}, so with many tests a small p alone is "
+            "no disagreement.")
     titles = {"headlines": "Headline answers: estimate ± 95% interval, exact, z",
               "distributions": "Distributions: most frequent labels, worst deviation, goodness of fit",
               "tests": "The verdict's tests, smallest p first", "points": "Every grid point",

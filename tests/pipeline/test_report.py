@@ -116,7 +116,7 @@ def test_report_cli_on_interrupted_store(tmp_path, write_spec, cluster2):
             assert row["max_abs_error"] is not None and row["variance_ratio"] is None
     meta = check_tables(out, 4, 41)
     page = check_summary_first(out, meta)
-    assert "points have no finished replicate yet" in meta["verdict"]["text"]
+    assert "no finished replicate yet" in meta["verdict"]["text"]
     assert "no single exact answer" in meta["verdict"]["text"]
     assert "IN_JAIL" in page and "Community Chest" in page  # square names beside the codes
 

@@ -93,7 +93,9 @@ def test_a_report_of_another_store_leaves_no_file_of_the_first(store, other_stor
     assert gone  # the first report had files the second does not make (comparisons, z heatmap)
     assert files(out) == set(second["files"]) | {MANIFEST} | set(mine)
     assert all((out / name).read_text() == text for name, text in mine.items())
-    assert second["store"] == str(other_store) and str(other_store) in (out / "index.html").read_text()
+    page = (out / "index.html").read_text()
+    assert second["store"] == str(other_store) and str(other_store) in page
+    assert "= 1 grid point, 2 replicates done" in page and "1 grid points" not in page  # English plurals
 
 
 def test_a_killed_report_does_not_block_the_next(store, tmp_path):
