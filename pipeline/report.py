@@ -1,37 +1,52 @@
 """A self-contained report of a sweep store: one folder that opens offline.
 
-``build_report(store, out_dir)`` writes into ``out_dir``:
+``build_report(store, out_dir)`` writes into ``out_dir`` (default
+:func:`default_out_dir`: ``results/x.zarr`` -> ``results/x.report``).  It
+builds the report in a staging folder inside it, then replaces the earlier
+report's files: only those the earlier report recorded in its manifest
+(:data:`MANIFEST`, ``.boardsweep-report.json``) are removed, a file of the
+report's names that no report wrote refuses the folder
+(:class:`ReportFolderError`, exit 2), and a report killed midway leaves only
+files the next run removes.
+
+Every number comes from :mod:`boardsweep.pipeline.headlines` (one estimator:
+the ratio of sums with its standard error, ``estimate, se, low, high, df,
+exact, z, p``), and every flag, map and count of differences uses the
+verdict's level :data:`headlines.ALPHA`.  The folder holds:
 
 * ``index.html``: a summary first (the spec's description, the run shape,
-  the date, a verdict on the agreement with the exact answers), then figures
-  that summarise the whole grid, then the tables, each column defined;
-* figures (PNG), whose number depends on the grid's axes, never on its number
-  of points.  The grid is laid out with one axis along x (the numeric axis
-  with most values, e.g. ``dice_sides``) and one facet per combination of the
-  other axes: ``frequency_heatmap.png`` (mean frequency per label x axis
-  value), ``z_heatmap.png`` (standardised error (estimate - exact) / s.e. per
-  label; a facet without an exact answer says why), ``difference_<axis>.png``
-  (difference of frequencies between two values of a categorical axis, Holm
-  significant cells dotted), ``convergence.png`` (log-log RMS error or
-  across-replicate sd against steps), ``variance_ratio.png`` (measured / CLT
-  variance, where the game has a theory);
-* every table as CSV beside the page: ``points.csv`` (one row per grid
-  point), ``frequencies.csv`` (one row per grid point and label, estimate with
-  its 95% interval), ``comparisons.csv`` (Welch/Holm tests with relative differences),
-  ``ratios.csv`` (the game's declared ratios: win shares, mean rolls) and
-  ``decomposition.csv`` (shuffle variance decomposition), where they apply;
+  the date, the verdict), the headline answers (scalars as rows, the
+  interval written ``estimate ± half-width``; each distribution as one row
+  per grid point), then the figures and the other tables, each column defined;
+* figures (PNG with an SVG copy), whose number depends on the grid's axes,
+  never on its number of points: ``forest.png`` (each scalar headline per
+  grid point and label with its interval; rows that do not fit are named in
+  the caption, every row is in ``headlines.csv``), ``<headline>.png`` for a
+  distribution over games (estimate vs exact pmf per grid point, with its
+  goodness-of-fit p), and for a frequency table over labels
+  ``frequency_heatmap.png``, ``z_heatmap.png``, ``difference_<axis>.png``
+  (significant cells only, Welch and Holm at ALPHA); ``convergence.png`` and
+  ``variance_ratio.png`` where they apply;
+* every table as CSV: ``headlines.csv`` (:func:`headlines.summary`, every
+  row, plus ``p_holm``), ``distributions.csv`` (per grid point and
+  distribution: top labels, worst deviation, the verdict's test),
+  ``tests.csv`` (every test of the verdict with its Holm-adjusted p),
+  ``points.csv``, ``frequencies.csv`` (the report variable per grid point
+  and label), ``comparisons.csv`` (Welch/Holm tests between rule variants),
+  ``decomposition.csv`` and ``precision.csv`` where they apply;
 * ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,
   ``slope_basis``, ``variance_ratio``, ``batch_means_ratio``,
   ``max_abs_error``, ``total_variation``, ``max_abs_z``, ``worst_label``,
   ``exact`` (stored / none / pending), ``reference``, ``replicates``,
-  ``top3``, ``modal`` and ``estimates`` ({ratio or ``frequency``: {label:
-  {estimate, low, high, exact}}}); null where a value does not apply;
-* ``report.json``: ``title``, ``description``, ``run_shape``, ``created``
-  (the report's time), ``store``, ``game``, ``sweep``, ``variable``, ``dim``,
-  ``layout`` (x axis and facet axes), ``verdict`` (sentence and numbers),
-  ``figures`` (file -> caption), ``tables`` (name -> {csv, columns: {column:
-  definition}}), ``comparisons``, ``decomposition``, ``notes`` (what could not
-  be computed and why) and ``timing_s``.
+  ``top3``, ``modal`` and ``estimates`` ({headline: {label ("value" for a
+  scalar): {estimate, se, low, high, exact}}}, labels that cannot occur left
+  out); null where a value does not apply;
+* ``report.json``: ``title``, ``description``, ``run_shape``, ``created``,
+  ``store``, ``game``, ``sweep``, ``variable``, ``dim``, ``layout``,
+  ``verdict`` (sentence and numbers), ``headlines``, ``figures`` (file ->
+  caption), ``tables`` (name -> {csv, columns: {column: definition}}),
+  ``comparisons``, ``decomposition``, ``notes`` (what could not be computed
+  and why) and ``timing_s``.
 
 Works for any game's store: what a game lacks (exact answers, theory, a
 distribution variable) is said on the page, never a crash.
@@ -782,26 +797,6 @@ def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([front, t.drop(columns="point")], axis=1)
 
 
-def _ratio_table(ds, points, ratios) -> pd.DataFrame:
-    rows = []
-    for name, est in ratios.items():
-        for p in points:
-            e = _sel(est, p)
-            extra = list(e["estimate"].dims)
-            labels = [str(x) for x in e[extra[0]].values] if extra else ["value"]
-            params = analysis.point_params(ds, p)
-            if extra and extra[0] == "seat" and isinstance(params.get("players"), int):
-                labels = labels[: params["players"]]
-            for j, label in enumerate(labels):
-                one = e.isel({extra[0]: j}) if extra else e
-                rows.append({**p, "ratio": name, "label": label,
-                             **{c: _num(one[k].values) for c, k in
-                                (("estimate", "estimate"), ("low", "low"), ("high", "high"))},
-                             "exact_value": _num(one["exact"].values) if "exact" in e else None,
-                             "replicates": int(e["replicates"])})
-    return pd.DataFrame(rows)
-
-
 def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
     dec, dim = parts["decomp"], parts["dim"]
     meta["decomposition"] = {}
@@ -903,8 +898,8 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
     if parts is not None and out["exact_none"]:
         notes = sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
                         if parts["states"][point_key(ds, p)][0] == "none"})
-        parts_text.append(f"{count(out['exact_none'], 'point')} {'has' if out['exact_none'] == 1 else 'have'} "
-                          f"no single exact answer ({'; '.join(notes)}).")
+        parts_text.append(f"Why {count(out['exact_none'], 'point')} {'has' if out['exact_none'] == 1 else 'have'} "
+                          f"no single exact answer: {'; '.join(notes)}.")
     if out["exact_pending"]:
         parts_text.append(f"{count(out['exact_pending'], 'point')}: exact answer not computed yet.")
     missing = int((pt["replicates"] == 0).sum()) if "replicates" in pt else 0
