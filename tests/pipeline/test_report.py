@@ -179,8 +179,14 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     labels = [str(v) for v in ds["location"].values[possible]]
     assert np.allclose(mine.loc[labels, "estimate"].astype(float), estimate[possible], rtol=1e-9)
     assert np.allclose(mine.loc[labels, "se"].astype(float), se[possible], rtol=1e-9)
-    # a label counts as different between variants at the verdict's level (1%), not at 5%
-    for c in json.loads((out / "report.json").read_text())["comparisons"]:
+    # a label counts as different between variants at the verdict's level (1%), not at 5%: in the maps
+    report_meta = json.loads((out / "report.json").read_text())
+    maps = {k: v for k, v in report_meta["figures"].items() if k.startswith("difference_")}
+    notes = [n for n in report_meta["notes"] if n.startswith("difference_")]
+    assert maps or notes
+    assert all(f"Holm-adjusted p < {headlines.ALPHA:.0%}" in text and "5%" not in text
+               for text in [*maps.values(), *notes])
+    for c in report_meta["comparisons"]:
         res = analysis.compare_axis(ds, c["axis"], c["a"] if c["axis"] != "dice_sides" else int(c["a"]),
                                     c["b"] if c["axis"] != "dice_sides" else int(c["b"]), "counts")
         where = {k: c[k] for k in ("dice_sides", "deck_policy") if k in res["p_holm"].dims}
