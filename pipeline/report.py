@@ -752,10 +752,11 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
     idx = _point_index(ds, heads)
     for name in dists:
         dim = found[name].attrs["dim"]
-        over = str(ds[dim].attrs.get("overflow_bin", "")) if dim else ""
+        # as every table writes labels (a histogram's last bin counting every larger value: >=N)
+        texts = dict(zip(headlines.label_values(ds, dim), metadata.label_text(ds[dim]))) if dim else {}
 
-        def text(label, over=over) -> str:  # the last bin of a histogram counts every larger value
-            return f"≥{label}" if over and str(label) == over else str(label)
+        def text(label, texts=texts) -> str:
+            return texts.get(str(label), str(label))
 
         mine = heads["headline"] == name
         for i in dict.fromkeys(idx[mine.to_numpy()]):
@@ -1387,6 +1388,7 @@ def _number(v: float) -> str:
 
 def _df_html(df: pd.DataFrame, limit: int | None = None) -> str:
     shown = df if limit is None else df.head(limit)
+    shown = shown.apply(lambda c: c.where(c.notna(), np.nan) if c.dtype == object else c)  # None: "–"
     return shown.to_html(index=False, na_rep="–", float_format=_number, border=0, classes="t", escape=True)
 
 

@@ -125,3 +125,15 @@ def test_a_killed_report_does_not_block_the_next(store, tmp_path):
     assert run_cli("report", str(store), "--out", str(out)) == 0
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["complete"] and files(out) == set(manifest["files"]) | {MANIFEST}
+
+
+@pytest.mark.parametrize("store, folder", [("results/quick.zarr", "results/quick.report"),
+                                           ("results/quick.zarr/", "results/quick.report"),
+                                           ("file:///data/x.zarr", "/data/x.report"),
+                                           ("s3://bucket/runs/x.zarr", "x.report")])
+def test_the_default_folder_is_beside_a_local_store(store, folder):
+    from pathlib import Path
+
+    from boardsweep.pipeline.report import default_out_dir
+
+    assert default_out_dir(store) == Path(folder)
