@@ -6,6 +6,7 @@ when the folder cannot be written (a real read-only mount)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -132,8 +133,24 @@ def test_a_killed_report_does_not_block_the_next(store, tmp_path):
                                            ("file:///data/x.zarr", "/data/x.report"),
                                            ("s3://bucket/runs/x.zarr", "x.report")])
 def test_the_default_folder_is_beside_a_local_store(store, folder):
-    from pathlib import Path
-
     from boardsweep.pipeline.report import default_out_dir
 
     assert default_out_dir(store) == Path(folder)
+
+
+def test_the_runs_suggestion_works_as_printed(tmp_path, write_spec, cluster2, capsys, monkeypatch):
+    """The run's last line suggests ``boardsweep report STORE``: that command, as printed, writes the report."""
+    import re
+    import shlex
+
+    from conftest import TOY_SPEC
+
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("run", str(write_spec(TOY_SPEC)), "--store", "toy.zarr", "--scheduler", cluster2) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    command = re.findall(r"`(boardsweep report [^`]+)`", printed)
+    assert command, printed[-500:]
+    assert run_cli(*shlex.split(command[-1])[1:]) == 0
+    said = capsys.readouterr().out.strip()
+    assert said.startswith("report written to ") and said.endswith(str(Path("toy.report") / "index.html"))
+    assert (tmp_path / "toy.report" / "index.html").is_file()
