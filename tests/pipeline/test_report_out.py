@@ -154,3 +154,17 @@ def test_the_runs_suggestion_works_as_printed(tmp_path, write_spec, cluster2, ca
     said = capsys.readouterr().out.strip()
     assert said.startswith("report written to ") and said.endswith(str(Path("toy.report") / "index.html"))
     assert (tmp_path / "toy.report" / "index.html").is_file()
+
+
+def test_a_report_made_before_manifests_is_replaced(store, tmp_path):
+    """A folder with an earlier boardsweep's report (no manifest): the files its report.json names go."""
+    out = tmp_path / "old"
+    out.mkdir()
+    old = {"figures": {"old_figure.png": "caption"}, "tables": {"old": {"csv": "old.csv", "columns": {}}},
+           "timing_s": 1.0}
+    (out / "report.json").write_text(json.dumps(old))
+    for name in ("index.html", "summary.json", "old_figure.png", "old_figure.svg", "old.csv", "notes.txt"):
+        (out / name).write_text("old")
+    assert run_cli("report", str(store), "--out", str(out)) == 0
+    assert not {"old_figure.png", "old_figure.svg", "old.csv"} & files(out)
+    assert (out / "notes.txt").read_text() == "old" and (out / "index.html").read_text() != "old"
