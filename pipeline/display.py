@@ -259,7 +259,7 @@ class TaskBar:
 def run_summary(out: Console, report: RunReport) -> None:
     """The headline answers and the verdict on one screen
     (:mod:`boardsweep.pipeline.overview`), then the run's work and timings."""
-    from .overview import MAX_LINES, print_overview
+    from .overview import MAX_LINES, print_lines, print_overview
     from .query import load_sweep
 
     _many_reads()
@@ -268,25 +268,30 @@ def run_summary(out: Console, report: RunReport) -> None:
         out.print(f"repaired: {line}")
     if report.calibration:
         info(out, f"task size: {report.calibration}")
-    if _VERBOSITY >= 0:
-        print_overview(out, ds, report.store, MAX_LINES - RUN_LINES, every_row=_every_row(report.store))
+    with out.capture() as tail:  # the last lines, printed last, counted first
         print_precision(out, ds)
-    out.print(work_line(report), soft_wrap=True)
-    out.print(store_line(ds, report), soft_wrap=True)  # a path stays on one line
-    if report.packing:
-        out.print(report.packing)
-    overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
-    compile_s = report.compile_s + report.warm_s  # in the tasks, and while the run started
-    compiled = f", compiling kernels {compile_s:.1f} s" if compile_s >= 0.05 else ""
-    info(out,
-         f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
-         f"{report.workers or 0} {plural('worker', report.workers or 0)}, writes {report.write_s:.2f} s, "
-         f"overhead ~ {max(overhead, 0):.1f} s; figures and tables: `boardsweep report {_quoted(report.store)}`")
+        out.print(work_line(report), soft_wrap=True)
+        out.print(store_line(ds, report), soft_wrap=True)  # a path stays on one line
+        if report.packing:
+            out.print(report.packing)
+        overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
+        compile_s = report.compile_s + report.warm_s  # in the tasks, and while the run started
+        compiled = f", compiling kernels {compile_s:.1f} s" if compile_s >= 0.05 else ""
+        info(out,
+             f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
+             f"{count(report.workers or 0, 'worker')}, writes {report.write_s:.2f} s, "
+             f"overhead ~ {max(overhead, 0):.1f} s")
+        info(out, f"figures and tables: `boardsweep report {_quoted(report.store)}`")
+    last = tail.get()
+    if _VERBOSITY >= 0:
+        budget = MAX_LINES - RUN_LINES - len(last.splitlines())
+        print_overview(out, ds, report.store, budget, every_row=_every_row(report.store))
+    print_lines(out, last.splitlines())
 
 
-#: Lines of a run's output outside the headline tables: the banner (2), the
-#: compile notice, the dashboard line, the bar, the work, store and timing lines.
-RUN_LINES = 9
+#: Lines a run prints before its summary: the banner (2), a precision line,
+#: the compile notice, the dashboard line (2 where it wraps) and the bar.
+RUN_LINES = 7
 
 
 def _quoted(url: str) -> str:
