@@ -40,3 +40,12 @@ def test_override_errors_name_the_key(write_spec, monopoly_spec_text):
         load_spec(path, ["run.turns=0"])
     with pytest.raises(SpecError, match="expected KEY=VALUE"):
         load_spec(path, ["=3"])
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from boardsweep.pipeline import spec
+
+    result = doctest.testmod(spec)
+    assert result.attempted >= 2 and result.failed == 0
