@@ -137,7 +137,7 @@ def write_notebook_page(app) -> None:
         if cell["cell_type"] == "markdown":
             parts += [source, ""]
         elif cell["cell_type"] == "code":
-            parts += ["``python", source, "``", ""]
+            parts += ["```python", source, "```", ""]
     parts += ["The notebook is `examples/sweep_from_python.ipynb`; open it with `jupyter lab` from the "
               "repository root.  The test suite runs it in a real kernel "
               "(`tests/pipeline/test_cluster_api.py`), so the code above works.", ""]
