@@ -60,8 +60,10 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "header_links_before_dropdown": 5,
-    "secondary_sidebar_items": ["page-toc"],
+    # the wide generated tables get the whole width
+    "secondary_sidebar_items": {"**": ["page-toc"], "reference/store": [], "reference/games": []},
     "footer_start": ["copyright"],
     "footer_end": [],
 }
 html_sidebars = {"index": []}
+html_css_files = ["custom.css"]
