@@ -452,20 +452,13 @@ def _print_plan(spec, url: str, target) -> None:
     every replicate.  The store's size is the uncompressed upper bound that
     the run checks against the free space."""
     from .sizing import estimate, human
-    from .store import inspect, normalize_url
     from .tasks import time_replicate
 
-    try:
-        url = normalize_url(url)
-        found = inspect(url)
-    except Exception as exc:  # noqa: BLE001 - a dry run reports what it cannot see, and goes on
-        found = f"unknown ({_one_line(exc)})"
-    there = {"absent": "new", "empty": "new (an empty folder)",
-             "boardsweep": "exists: the run resumes it if it holds this spec (see `boardsweep status`)"}
     points = spec.points()
     picked = sorted({0, len(points) // 2, len(points) - 1})
     click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
-    click.echo(f"  store:       {url}: {there.get(found, found if found.startswith('unknown') else f'holds a {found}')}")
+    url, found = _store_state(spec, url)
+    click.echo(f"  store:       {url}: {found}")
     axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
     click.echo(f"  grid:        {len(points)} points ({axes})")
     seconds = time_replicate(spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
@@ -487,6 +480,25 @@ def _print_plan(spec, url: str, target) -> None:
     click.echo(f"  time:        one replicate takes up to {_duration(seconds)} (timed at {len(picked)} grid points): "
                f"{_duration(kernel)} of simulation in all{wall}, plus start-up")
     click.echo(f"  runs on:     {target.describe()}" + (f" ({workers} workers)" if workers else ""))
+
+
+def _store_state(spec, url: str) -> tuple[str, str]:
+    """(the store's URL, what a run would do with what is there), for ``--dry-run``; reads only."""
+    from .store import inspect, normalize_url, read_attrs
+
+    try:
+        url = normalize_url(url)
+        found = inspect(url)
+        if found in ("absent", "empty"):
+            return url, "new"
+        if found != "boardsweep":
+            return url, f"holds a {found}, which a run refuses"
+        if json.loads(read_attrs(url, check=False).get("spec_canonical", "{}")) == spec.canonical():
+            return url, "exists, made by this spec: the run resumes it (see `boardsweep status`)"
+        return url, ("exists, made by another spec: the run refuses it (--extend grows it to a larger spec, "
+                     "--overwrite replaces it)")
+    except Exception as exc:  # noqa: BLE001 - a dry run says what it cannot see, and goes on
+        return url, f"cannot be read ({_one_line(exc)})"
 
 
 def _duration(seconds: float) -> str:

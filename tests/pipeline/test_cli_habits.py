@@ -69,6 +69,10 @@ def test_set_overrides_spec_keys_and_is_recorded(tmp_path, cluster2, toy_spec_te
     capsys.readouterr()
     # a changed grid is checked like a changed file: it needs --extend
     grown = ["--set", "run.replicates=2", "--set", "grid.dice_sides=4,6"]
+    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", *sets) == 0
+    assert "exists, made by this spec: the run resumes it" in capsys.readouterr().out
+    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", *grown) == 0
+    assert "exists, made by another spec: the run refuses it" in capsys.readouterr().out
     assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q", *grown) == 2
     assert "--extend" in capsys.readouterr().err
     assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q", *grown, "--extend") == 0
