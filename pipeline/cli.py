@@ -408,6 +408,7 @@ def run(
     spec = load_spec(spec_path, overrides)
     url = store_url or spec.default_store()
     if dry_run:
+        target.workers = workers
         _print_plan(spec, url, target)
         return
     if performance_report:
@@ -476,10 +477,11 @@ def _print_plan(spec, url: str, target) -> None:
     click.echo(f"  store size:  up to {human(size.store_bytes)} (uncompressed)")
     kernel = seconds * spec.replicates * len(points)
     workers = target.workers or (os.cpu_count() or 1) if not (target.scheduler or target.batch) else None
-    wall = f", about {_duration(kernel / workers)} on {workers} workers" if workers else ""
+    named = f"{workers} worker{'s' if workers != 1 else ''}" if workers else ""
+    wall = f", about {_duration(kernel / workers)} on {named}" if workers else ""
     click.echo(f"  time:        one replicate takes up to {_duration(seconds)} (timed at {len(picked)} grid points): "
                f"{_duration(kernel)} of simulation in all{wall}, plus start-up")
-    click.echo(f"  runs on:     {target.describe()}" + (f" ({workers} workers)" if workers else ""))
+    click.echo(f"  runs on:     {target.describe()}" + (f" ({named})" if workers else ""))
 
 
 def _store_state(spec, url: str) -> tuple[str, str]:
