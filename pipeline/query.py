@@ -202,6 +202,25 @@ def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> 
     return of_variable(ds, variable, checkpoint)
 
 
+def exact_frequencies(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.DataArray | None:
+    """The exact counterpart of ``frequencies(ds, variable)`` at one checkpoint.
+
+    An exact variable with the same dims (e.g. exact expected counts per
+    checkpoint) is preferred; else one over the variable's own dim only (a
+    long-run frequency).  ``None`` when the game has neither.
+    """
+    dim = distribution_variables(ds)[variable]
+    exact = [ds[name] for name in ds.attrs.get("exact_variables", [])]
+    for candidate in exact:
+        if candidate.dims[-2:] == ("checkpoint", dim):
+            value = candidate.isel(checkpoint=checkpoint)
+            return _named(value / value.sum(dim, min_count=1), "exact", *_EXACT_TEXT)
+    for candidate in exact:
+        if candidate.dims[-1] == dim and "checkpoint" not in candidate.dims:
+            return _named(candidate / candidate.sum(dim, min_count=1), "exact", *_EXACT_TEXT)
+    return None
+
+
 #: A label is judged by its z only where its mean count per replicate is at
 #: least this; below it the counts are too discrete for a normal standard
 #: error (four replicates that each landed 4 times give a standard error near
