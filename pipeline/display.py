@@ -30,6 +30,7 @@ from rich.table import Table
 
 from .run_report import RunReport
 from .spec import Spec
+from .words import count, plural
 
 if TYPE_CHECKING:
     from .store import Store
@@ -99,14 +100,6 @@ def fmt_stderr(x: float | None) -> str:
 def fmt_significant(x: float | None, digits: int) -> str:
     """``x`` with ``digits`` significant digits (``0.76``, ``3.4e-05``), '-' for none."""
     return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
-
-
-def plural(word: str, count: int = 2) -> str:
-    """``word`` for ``count`` things: ``location`` -> ``locations``; a word
-    already ending in s (``rolls``, ``rounds``) stays as it is."""
-    if count == 1 or word.endswith("s"):
-        return word
-    return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
 
 
 def _is_stderr(name: str) -> bool:
@@ -302,11 +295,6 @@ def _quoted(url: str) -> str:
 
 def _every_row(store: str) -> str:
     return f"`boardsweep query {_quoted(store)} --summary --all`"
-
-
-def count(n: int, word: str) -> str:
-    """``n word`` with ``word`` in the plural unless ``n`` is 1: ``1 grid point``, ``3 exact solves``."""
-    return f"{n} {plural(word, n)}"
 
 
 def work_line(report: RunReport) -> str:

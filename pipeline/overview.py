@@ -26,13 +26,13 @@ then the least important columns are left out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from .words import plural
 
 __all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "print_overview", "print_lines", "point_agreement"]
 
@@ -220,8 +220,6 @@ def _basis(est) -> str:
 
 
 def plural_of(word: str) -> str:
-    from .display import plural
-
     return plural(word)
 
 

@@ -550,9 +550,9 @@ class _Parser:
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)
-        from .precision import targets
+        from ..core.games import interval_headlines
 
-        if not targets(game):
+        if not interval_headlines(game):
             raise self.error("precision", f"game {game.name!r} has no estimate a standard error can be "
                              "computed for (no ratio and no distribution output); remove [precision]")
         for key in sorted(PRECISION_KEYS - set(table)):

@@ -17,7 +17,7 @@ import pytest
 
 from clirun import run_cli
 
-from boardsweep.pipeline import headlines, overview, query
+from boardsweep.pipeline import accessor, headlines, overview, query  # noqa: F401  (accessor: ds.boardsweep)
 
 ROOT = Path(__file__).resolve().parents[2]
 
