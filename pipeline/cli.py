@@ -454,6 +454,7 @@ def _print_plan(spec, url: str, target) -> None:
     the run checks against the free space."""
     from .sizing import estimate, human
     from .tasks import time_replicate
+    from .words import count
 
     points = spec.points()
     picked = sorted({0, len(points) // 2, len(points) - 1})
@@ -461,7 +462,7 @@ def _print_plan(spec, url: str, target) -> None:
     url, found = _store_state(spec, url)
     click.echo(f"  store:       {url}: {found}")
     axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
-    click.echo(f"  grid:        {len(points)} points ({axes})")
+    click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
     seconds = time_replicate(spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
                              spec.checkpoints, spec.task_seconds or 0.0)
     if spec.task_seconds is not None:
@@ -471,8 +472,9 @@ def _print_plan(spec, url: str, target) -> None:
                + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
                   if spec.precision_stderr is not None else ""))
     blocks = -(-spec.replicates // spec.block)
-    click.echo(f"  tasks:       {len(points) * blocks} simulation tasks of up to {spec.block} replicates, "
-               f"plus {len(points) if spec.game.exact is not None else 0} exact solves")
+    exact = len(points) if spec.game.exact is not None else 0
+    click.echo(f"  tasks:       {count(len(points) * blocks, 'simulation task')} of up to "
+               f"{count(spec.block, 'replicate')} + {count(exact, 'exact solve')}")
     size = estimate(spec)
     click.echo(f"  store size:  up to {human(size.store_bytes)} (uncompressed)")
     kernel = seconds * spec.replicates * len(points)
