@@ -36,7 +36,7 @@ def __dir__() -> list[str]:
 
 def __getattr__(name: str) -> Any:
     if name in ("open_sweep", "load_sweep"):
-        from .pipeline import query
+        from .pipeline import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
 
         return getattr(query, name)
     if name in ("Spec", "run", "Result"):

@@ -62,6 +62,7 @@ __all__ = [
     "game_names",
     "game_source",
     "headlines_of",
+    "interval_headlines",
 ]
 
 
@@ -453,6 +454,13 @@ def headlines_of(game: Game) -> tuple[Headline, ...]:
             found.append(Headline(f"{name}_frequency", f"relative frequency of each {var.dims[1]}",
                                   name, None, None, exact, "distribution"))
     return tuple(found)
+
+
+def interval_headlines(game: Game) -> list[Headline]:
+    """The headlines with one interval per label (what a precision target
+    bounds): all but a distribution over independent games, which is tested
+    as a whole by its goodness of fit."""
+    return [h for h in headlines_of(game) if not (h.kind == "distribution" and h.squares is not None)]
 
 
 def log_checkpoints(total: int, count: int = 16) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..core import stats
 from ..core.games import Game, get_game
 from .plan import replicate_seed
 from .store.metadata import simulated_variables
-from .query import distribution_variables, frequencies, grid_points, z_score
+from .dataset import distribution_variables, frequencies, grid_points, z_score
 
 __all__ = [
     "game_of",

@@ -45,11 +45,12 @@ def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
     return game.resolve_params(given)
 
 
-def load_spec(path: str):
-    """Parse and validate a sweep spec (SpecError -> one-line error, exit 2)."""
+def load_spec(path: str, overrides: tuple[str, ...] = ()):
+    """Parse and validate a sweep spec, with ``--set KEY=VALUE`` overrides
+    (SpecError -> one-line error, exit 2)."""
     from .spec import load_spec as _load
 
-    return _load(path)
+    return _load(path, overrides)
 
 
 def load_game(name: str) -> Game:
@@ -162,10 +163,39 @@ def run_target(batch: str | None, jobs: str | None, start_timeout: float, schedu
     return Target(batch=batch, jobs=parsed, start_timeout=start_timeout, dashboard_address=dashboard)
 
 
-@click.group(invoke_without_command=True)
+def _verbosity_options() -> list[click.Option]:
+    """``-v`` and ``-q``, taken by the group and, again, by every subcommand."""
+    return [click.Option(["-v", "--verbose"], count=True, help="More output: -v Dask's log messages, -vv debug."),
+            click.Option(["-q", "--quiet"], is_flag=True,
+                         help="Only results and errors: no banner, progress or timings.")]
+
+
+class _Command(click.Command):
+    """A subcommand that also takes ``-q`` and ``-v`` after its name
+    (``boardsweep run SPEC -q``), added to those given before it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params += _verbosity_options()
+
+    def invoke(self, ctx: click.Context) -> Any:
+        verbose, quiet = ctx.params.pop("verbose", 0), ctx.params.pop("quiet", False)
+        if verbose or quiet:
+            before_v, before_q = ctx.meta.get("boardsweep.verbosity", (0, False))
+            _set_verbosity(before_v + verbose, before_q or quiet)
+        return super().invoke(ctx)
+
+
+class _Group(click.Group):
+    command_class = _Command
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params += _verbosity_options()
+
+
+@click.group(cls=_Group, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="boardsweep")
-@click.option("-v", "--verbose", count=True, help="More output: -v Dask's log messages, -vv debug.")
-@click.option("-q", "--quiet", is_flag=True, help="Only results and errors: no banner, progress or timings.")
 @click.pass_context
 def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     """Exact and Monte Carlo odds of dice-driven board games.
@@ -173,17 +203,27 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     `boardsweep games` lists the installed games and `boardsweep games NAME`
     their parameters.  Shell completion: eval "$(_BOARDSWEEP_COMPLETE=bash_source boardsweep)".
     """
+    if ctx.invoked_subcommand is None:  # a bare `boardsweep`: its help, and success
+        if verbose and quiet:
+            raise UserError("-v and -q exclude each other")
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+    ctx.meta["boardsweep.verbosity"] = (verbose, quiet)
+    _set_verbosity(verbose, quiet)
+
+
+def _set_verbosity(verbose: int, quiet: bool) -> None:
+    """``-q`` / ``-v`` / ``-vv``, given before or after the subcommand: the
+    output's verbosity and the log messages shown."""
     from . import display
 
     if verbose and quiet:
         raise UserError("-v and -q exclude each other")
-    if ctx.invoked_subcommand is None:  # a bare `boardsweep`: its help, and success
-        click.echo(ctx.get_help())
-        ctx.exit(0)
     display.set_verbosity(-1 if quiet else verbose)
     if verbose:
         logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO,
                             format="%(asctime)s %(name)s %(levelname)s: %(message)s")
+        logging.getLogger().setLevel(logging.DEBUG if verbose > 1 else logging.INFO)  # -v, then -v again
         logging.getLogger("distributed").setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
         logging.getLogger("asyncio").setLevel(logging.NOTSET)
     elif not logging.getLogger().handlers:
@@ -317,6 +357,11 @@ def replay(
     "cluster's stays on 127.0.0.1 unless HOST says otherwise)."))
 @click.option("--performance-report", is_flag=True, help=(
     "Save Dask's performance report of the run as STORE.performance.html beside the store."))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=(
+    "Override a spec key by its dotted path, e.g. --set run.replicates=16 --set grid.dice_sides=4,6 "
+    "(repeatable); checked like the file and recorded in the store's spec."))
+@click.option("--dry-run", is_flag=True, help=(
+    "Print the plan (grid points, tasks, estimated time and store size, the store) and create nothing."))
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
 @TLS_CA
@@ -334,6 +379,8 @@ def run(
     start_timeout: float,
     dashboard_address: str | None,
     performance_report: bool,
+    overrides: tuple[str, ...],
+    dry_run: bool,
     max_tasks: int | None,
     report_json: str | None,
     tls_ca_file: str | None,
@@ -341,6 +388,9 @@ def run(
     tls_key: str | None,
 ) -> None:
     """Run (or resume) the sweep described by the spec file SPEC.
+
+    `--set run.replicates=16` changes one key of SPEC for this run, and
+    `--dry-run` prints what the run would do without doing it.
 
     `--cluster slurm --jobs 4` runs it on four SLURM worker jobs (likewise pbs,
     sge, lsf, htcondor, moab and oar), cancelled when the run ends.
@@ -355,8 +405,12 @@ def run(
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     target = run_target(batch, jobs, start_timeout, scheduler, workers, dashboard_address)
-    spec = load_spec(spec_path)
+    spec = load_spec(spec_path, overrides)
     url = store_url or spec.default_store()
+    if dry_run:
+        target.workers = workers
+        _print_plan(spec, url, target)
+        return
     if performance_report:
         target.performance_report = performance_report_path(url)
     target.workers, target.security = workers, security
@@ -388,6 +442,76 @@ def run(
 
         with open(report_json, "w") as f:
             json.dump(asdict(report), f, indent=2)
+
+
+def _print_plan(spec, url: str, target) -> None:
+    """``run --dry-run``: what the run would do, nothing created.
+
+    The time is estimated from one replicate of the first, middle and last
+    grid points, simulated here (warm, as the run's ``[tasks] seconds``
+    calibration does; nothing is written), the slowest of them counting for
+    every replicate.  The store's size is the uncompressed upper bound that
+    the run checks against the free space."""
+    from .sizing import estimate, human
+    from .tasks import time_replicate
+    from .words import count
+
+    points = spec.points()
+    picked = sorted({0, len(points) // 2, len(points) - 1})
+    click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
+    url, found = _store_state(spec, url)
+    click.echo(f"  store:       {url}: {found}")
+    axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
+    click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
+    seconds = time_replicate(spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
+                             spec.checkpoints, spec.task_seconds or 0.0)
+    if spec.task_seconds is not None:
+        spec = spec.with_block(max(1, min(spec.replicates, int(spec.task_seconds // max(seconds, 1e-9)))))
+    first = " (the first round)" if spec.precision_stderr is not None else ""
+    click.echo(f"  replicates:  {spec.replicates} per point{first}"
+               + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
+                  if spec.precision_stderr is not None else ""))
+    blocks = -(-spec.replicates // spec.block)
+    exact = len(points) if spec.game.exact is not None else 0
+    click.echo(f"  tasks:       {count(len(points) * blocks, 'simulation task')} of up to "
+               f"{count(spec.block, 'replicate')} + {count(exact, 'exact solve')}")
+    size = estimate(spec)
+    click.echo(f"  store size:  up to {human(size.store_bytes)} (uncompressed)")
+    kernel = seconds * spec.replicates * len(points)
+    workers = target.workers or (os.cpu_count() or 1) if not (target.scheduler or target.batch) else None
+    named = f"{workers} worker{'s' if workers != 1 else ''}" if workers else ""
+    wall = f", about {_duration(kernel / workers)} on {named}" if workers else ""
+    click.echo(f"  time:        one replicate takes up to {_duration(seconds)} (timed at {len(picked)} grid points): "
+               f"{_duration(kernel)} of simulation in all{wall}, plus start-up")
+    click.echo(f"  runs on:     {target.describe()}" + (f" ({named})" if workers else ""))
+
+
+def _store_state(spec, url: str) -> tuple[str, str]:
+    """(the store's URL, what a run would do with what is there), for ``--dry-run``; reads only."""
+    from .store import inspect, normalize_url, read_attrs
+
+    try:
+        url = normalize_url(url)
+        found = inspect(url)
+        if found in ("absent", "empty"):
+            return url, "new"
+        if found != "boardsweep":
+            return url, f"holds a {found}, which a run refuses"
+        if json.loads(read_attrs(url, check=False).get("spec_canonical", "{}")) == spec.canonical():
+            return url, "exists, made by this spec: the run resumes it (see `boardsweep status`)"
+        return url, ("exists, made by another spec: the run refuses it (--extend grows it to a larger spec, "
+                     "--overwrite replaces it)")
+    except Exception as exc:  # noqa: BLE001 - a dry run says what it cannot see, and goes on
+        return url, f"cannot be read ({_one_line(exc)})"
+
+
+def _duration(seconds: float) -> str:
+    """A time for people: ``0.098 s``, ``12 s``, ``4.2 min``, ``3.1 h``."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 def _warm_up(spec, target, on_compile):

@@ -30,6 +30,7 @@ from rich.table import Table
 
 from .run_report import RunReport
 from .spec import Spec
+from .words import count, plural
 
 if TYPE_CHECKING:
     from .store import Store
@@ -99,14 +100,6 @@ def fmt_stderr(x: float | None) -> str:
 def fmt_significant(x: float | None, digits: int) -> str:
     """``x`` with ``digits`` significant digits (``0.76``, ``3.4e-05``), '-' for none."""
     return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
-
-
-def plural(word: str, count: int = 2) -> str:
-    """``word`` for ``count`` things: ``location`` -> ``locations``; a word
-    already ending in s (``rolls``, ``rounds``) stays as it is."""
-    if count == 1 or word.endswith("s"):
-        return word
-    return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
 
 
 def _is_stderr(name: str) -> bool:
@@ -259,7 +252,7 @@ class TaskBar:
 def run_summary(out: Console, report: RunReport) -> None:
     """The headline answers and the verdict on one screen
     (:mod:`boardsweep.pipeline.overview`), then the run's work and timings."""
-    from .overview import MAX_LINES, print_overview
+    from .overview import MAX_LINES, print_lines, print_overview
     from .query import load_sweep
 
     _many_reads()
@@ -268,25 +261,30 @@ def run_summary(out: Console, report: RunReport) -> None:
         out.print(f"repaired: {line}")
     if report.calibration:
         info(out, f"task size: {report.calibration}")
-    if _VERBOSITY >= 0:
-        print_overview(out, ds, report.store, MAX_LINES - RUN_LINES, every_row=_every_row(report.store))
+    with out.capture() as tail:  # the last lines, printed last, counted first
         print_precision(out, ds)
-    out.print(work_line(report), soft_wrap=True)
-    out.print(store_line(ds, report), soft_wrap=True)  # a path stays on one line
-    if report.packing:
-        out.print(report.packing)
-    overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
-    compile_s = report.compile_s + report.warm_s  # in the tasks, and while the run started
-    compiled = f", compiling kernels {compile_s:.1f} s" if compile_s >= 0.05 else ""
-    info(out,
-         f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
-         f"{report.workers or 0} {plural('worker', report.workers or 0)}, writes {report.write_s:.2f} s, "
-         f"overhead ~ {max(overhead, 0):.1f} s; figures and tables: `boardsweep report {_quoted(report.store)}`")
+        out.print(work_line(report), soft_wrap=True)
+        out.print(store_line(ds, report), soft_wrap=True)  # a path stays on one line
+        if report.packing:
+            out.print(report.packing)
+        overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
+        compile_s = report.compile_s + report.warm_s  # in the tasks, and while the run started
+        compiled = f", compiling kernels {compile_s:.1f} s" if compile_s >= 0.05 else ""
+        info(out,
+             f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
+             f"{count(report.workers or 0, 'worker')}, writes {report.write_s:.2f} s, "
+             f"overhead ~ {max(overhead, 0):.1f} s")
+        info(out, f"figures and tables: `boardsweep report {_quoted(report.store)}`")
+    last = tail.get()
+    if _VERBOSITY >= 0:
+        budget = MAX_LINES - RUN_LINES - len(last.splitlines())
+        print_overview(out, ds, report.store, budget, every_row=_every_row(report.store))
+    print_lines(out, last.splitlines())
 
 
-#: Lines of a run's output outside the headline tables: the banner (2), the
-#: compile notice, the dashboard line, the bar, the work, store and timing lines.
-RUN_LINES = 9
+#: Lines a run prints before its summary: the banner (2), a precision line,
+#: the compile notice, the dashboard line (2 where it wraps) and the bar.
+RUN_LINES = 7
 
 
 def _quoted(url: str) -> str:
@@ -297,11 +295,6 @@ def _quoted(url: str) -> str:
 
 def _every_row(store: str) -> str:
     return f"`boardsweep query {_quoted(store)} --summary --all`"
-
-
-def count(n: int, word: str) -> str:
-    """``n word`` with ``word`` in the plural unless ``n`` is 1: ``1 grid point``, ``3 exact solves``."""
-    return f"{n} {plural(word, n)}"
 
 
 def work_line(report: RunReport) -> str:

@@ -34,7 +34,7 @@ import xarray as xr
 from ..core import stats
 from ..core.games import Headline, headlines_of
 from .analysis import _mem, game_of, point_params
-from .query import MIN_COUNT, grid_points
+from .dataset import MIN_COUNT, grid_points
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests", "verdict", "label_values"]
 

@@ -26,15 +26,15 @@ then the least important columns are left out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "print_overview", "point_agreement"]
+from .words import plural
+
+__all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "print_overview", "print_lines", "point_agreement"]
 
 #: Lines a whole run's summary may take (banner, bar, tables, verdict, counts).
 MAX_LINES = 45
@@ -220,8 +220,6 @@ def _basis(est) -> str:
 
 
 def plural_of(word: str) -> str:
-    from .display import plural
-
     return plural(word)
 
 
@@ -342,6 +340,11 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     while len(lines) > max_lines and rows > 3:
         rows = max(3, rows - max(1, (len(lines) - max_lines) // max(len(found), 1)))
         lines = render(out, ds, found, verdict, store, rows, every_row)
+    print_lines(out, lines)
+    return len(lines)
+
+
+def print_lines(out: Console, lines: list[str]) -> None:
+    """Print lines a console captured (their styles kept), one by one."""
     for line in lines:
         out.print(Text.from_ansi(line), soft_wrap=True)
-    return len(lines)

@@ -71,9 +71,9 @@ def targets(game) -> list:
     """The headlines a precision target bounds: every headline with one
     standard error per label (the intervals ``run`` and ``query`` print), not
     a distribution tested as a whole by its goodness of fit."""
-    from ..core.games import headlines_of
+    from ..core.games import interval_headlines
 
-    return [h for h in headlines_of(game) if not (h.kind == "distribution" and h.squares is not None)]
+    return interval_headlines(game)
 
 
 def _last(arrays: dict[str, np.ndarray], name: str) -> np.ndarray:

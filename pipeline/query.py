@@ -13,8 +13,10 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from . import accessor  # noqa: F401  (registers ds.boardsweep)
 from .store import Store, chunkfiles
+from .dataset import (  # noqa: F401  (re-exported: the readers' public names)
+    MIN_COUNT, _EXACT_TEXT, _named, _py, distribution_variables, frequencies, grid_points, z_score,
+)
 from .store.metadata import exact_states, label_text, simulated_variables
 
 __all__ = [
@@ -165,26 +167,6 @@ def read_chunks(ds: xr.Dataset, limit: int = READ_CHUNK_BYTES) -> dict[str, int]
     return chunks
 
 
-def distribution_variables(ds: xr.Dataset) -> dict[str, str]:
-    """Simulated variables shaped ``(..., checkpoint, DIM)``: name -> DIM."""
-    out = {}
-    for name in simulated_variables(ds.attrs):
-        dims = ds[name].dims
-        if len(dims) >= 2 and dims[-2] == "checkpoint":
-            out[name] = dims[-1]
-    return out
-
-
-def frequencies(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray:
-    """``variable`` divided by its total over its own dim at each checkpoint.
-
-    For Monopoly this is counts / events (the counts of one checkpoint sum to
-    the events counted); missing cells stay NaN.
-    """
-    dim = distribution_variables(ds)[variable]
-    counts = ds[variable]
-    return _named(counts / counts.sum(dim, min_count=1), "frequency", "relative frequency",
-                  f"{variable} / {variable}.sum('{dim}'): the share of each {dim} label in one replicate at a checkpoint")
 
 
 def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
@@ -202,18 +184,25 @@ def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> 
     return of_variable(ds, variable, checkpoint)
 
 
-#: A label is judged by its z only where its mean count per replicate is at
-#: least this; below it the counts are too discrete for a normal standard
-#: error (four replicates that each landed 4 times give a standard error near
-#: zero and a |z| of 77).
-MIN_COUNT = 10
+def exact_frequencies(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.DataArray | None:
+    """The exact counterpart of ``frequencies(ds, variable)`` at one checkpoint.
+
+    An exact variable with the same dims (e.g. exact expected counts per
+    checkpoint) is preferred; else one over the variable's own dim only (a
+    long-run frequency).  ``None`` when the game has neither.
+    """
+    dim = distribution_variables(ds)[variable]
+    exact = [ds[name] for name in ds.attrs.get("exact_variables", [])]
+    for candidate in exact:
+        if candidate.dims[-2:] == ("checkpoint", dim):
+            value = candidate.isel(checkpoint=checkpoint)
+            return _named(value / value.sum(dim, min_count=1), "exact", *_EXACT_TEXT)
+    for candidate in exact:
+        if candidate.dims[-1] == dim and "checkpoint" not in candidate.dims:
+            return _named(candidate / candidate.sum(dim, min_count=1), "exact", *_EXACT_TEXT)
+    return None
 
 
-def z_score(difference: xr.DataArray, stderr: xr.DataArray, counts: xr.DataArray) -> xr.DataArray:
-    """z = difference / stderr, missing where the standard error is 0 or the
-    label's mean count per replicate (``counts``) is below :data:`MIN_COUNT`."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (difference / stderr).where((stderr > 0) & (counts >= MIN_COUNT))
 
 
 def compare_exact(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
@@ -223,14 +212,6 @@ def compare_exact(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1
     return out
 
 
-_EXACT_TEXT = ("exact frequency", "the exact relative frequency (NaN where none exists or not computed yet)")
-
-
-def _named(values: xr.DataArray, name: str, long_name: str, description: str) -> xr.DataArray:
-    """``values`` renamed, with its own ``long_name`` and ``description`` (not its inputs')."""
-    out = values.copy(deep=False).rename(name)
-    out.attrs = {"long_name": long_name, "description": description}
-    return out
 
 
 def top_k(values: xr.DataArray, k: int = 3, dim: str = "location") -> list[tuple[Any, float]]:
@@ -263,13 +244,6 @@ def modal_string(
     order = np.argsort(-data, kind="stable")[:k]
     return "".join(f"{i:02d}" for i in order)
 
-
-def grid_points(ds: xr.Dataset) -> Iterable[dict[str, Any]]:
-    """Every grid point as {axis: value}, in store order."""
-    axes = ds.attrs.get("grid_axes", [])
-    values = {a: [_py(v) for v in ds[a].values] for a in axes}
-    for index in np.ndindex(*(len(values[a]) for a in axes)):
-        yield {a: values[a][i] for a, i in zip(axes, index)}
 
 
 def rows(
@@ -334,9 +308,6 @@ def table_rows(
             })
     return out
 
-
-def _py(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _num(value: Any) -> float | None:

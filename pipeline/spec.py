@@ -54,7 +54,7 @@ import numpy as np
 from ..core.games import Game, ParameterError, get_game
 from .errors import InputError
 
-__all__ = ["SpecError", "Spec", "load_spec", "parse_spec"]
+__all__ = ["SpecError", "Spec", "load_spec", "parse_spec", "apply_overrides"]
 
 TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks",
             "precision", "storage_options"}
@@ -253,13 +253,25 @@ def _toml_value(source: str, key: str, value: Any) -> str:
         value = value.item()
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(source, key, v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table, e.g. [storage_options] client_kwargs = {...}
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml_value(source, f'{key}.{k}', v)}"
+                               for k, v in value.items()) + "}"
     if isinstance(value, (bool, int, str)) or (isinstance(value, float) and np.isfinite(value)):
         return json.dumps(value)
     raise SpecError(f"{source}: {key}: expected a string, number, boolean or list of them, got {value!r}")
 
 
-def load_spec(path: str | Path) -> Spec:
-    """Read and validate the spec file ``path`` (SpecError on any problem)."""
+def load_spec(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> Spec:
+    """Read and validate the spec file ``path`` (SpecError on any problem).
+
+    ``overrides`` are ``KEY=VALUE`` strings (``run.replicates=16``,
+    ``grid.dice_sides=4,6``), applied to the parsed file before it is
+    validated (:func:`apply_overrides`).  The spec's text is then the
+    effective spec, written out as TOML under a comment naming the file and
+    the overrides, and its source names them too (``sweeps/x.toml (--set
+    run.replicates=16)``), so errors, the store's ``spec`` attribute and its
+    history say where every value came from.
+    """
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -267,7 +279,73 @@ def load_spec(path: str | Path) -> Spec:
         raise SpecError(f"{path}: cannot read the spec: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML file in UTF-8") from None
-    return parse_spec(text, str(path))
+    if not overrides:
+        return parse_spec(text, str(path))
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    source = f"{path} (--set {', --set '.join(overrides)})"
+    apply_overrides(raw, overrides, source)
+    header = f"# {path}, with " + " ".join(f"--set {item}" for item in overrides)
+    return parse_spec(header.replace("\n", " ") + "\n" + toml_text(raw, source), source)
+
+
+def apply_overrides(raw: dict[str, Any], overrides: tuple[str, ...] | list[str], source: str = "--set") -> dict:
+    """Set each ``KEY=VALUE`` of ``overrides`` in the parsed spec ``raw``, in place.
+
+    ``KEY`` is a dotted path (``run.replicates``, ``grid.dice_sides``,
+    ``storage_options.client_kwargs.region_name``); missing tables are made.
+    ``VALUE`` is read as a TOML value (``16``, ``1e-4``, ``true``,
+    ``"text"``, ``[4, 6]``); otherwise a comma-separated list of them
+    (``4,6``), otherwise plain text (``per_roll``).  A grid axis is always a
+    list (``grid.dice_sides=4`` is ``[4]``).  Keys and values are validated
+    afterwards, like the file's.
+
+    Examples
+    --------
+    >>> apply_overrides({"run": {"replicates": 8}}, ["run.replicates=2", "grid.dice_sides=4,6"])
+    {'run': {'replicates': 2}, 'grid': {'dice_sides': [4, 6]}}
+    >>> apply_overrides({}, ["params.tally=per_landing"])
+    {'params': {'tally': 'per_landing'}}
+    """
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        path = [part.strip() for part in key.split(".")]
+        if not sep or not all(path):
+            raise SpecError(f"{source}: --set {item!r}: expected KEY=VALUE, KEY a dotted spec key "
+                            "such as run.replicates or grid.dice_sides")
+        table = raw
+        for depth, part in enumerate(path[:-1]):
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise SpecError(f"{source}: {'.'.join(path[:depth + 1])}: is not a table, so --set {key} "
+                                "cannot set a key inside it")
+        value = _override_value(text.strip())
+        if path[0] == "grid" and len(path) == 2 and not isinstance(value, list):
+            value = [value]
+        table[path[-1]] = value
+    return raw
+
+
+def _override_value(text: str) -> Any:
+    """A ``--set`` value: TOML, else a comma-separated list of TOML values or words, else text."""
+    def toml(item: str) -> Any:
+        return tomllib.loads(f"v = {item}")["v"]
+
+    try:
+        return toml(text)
+    except tomllib.TOMLDecodeError:
+        pass
+    if "," not in text:
+        return text
+    items = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            items.append(toml(part))
+        except tomllib.TOMLDecodeError:
+            items.append(part)
+    return items
 
 
 def parse_spec(text: str, source: str = "<spec>") -> Spec:
@@ -472,9 +550,9 @@ class _Parser:
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)
-        from .precision import targets
+        from ..core.games import interval_headlines
 
-        if not targets(game):
+        if not interval_headlines(game):
             raise self.error("precision", f"game {game.name!r} has no estimate a standard error can be "
                              "computed for (no ratio and no distribution output); remove [precision]")
         for key in sorted(PRECISION_KEYS - set(table)):

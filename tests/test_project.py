@@ -48,3 +48,16 @@ def test_builtin_games_are_registered_by_entry_point():
     entries = PYPROJECT["project"]["entry-points"]["boardsweep.games"]
     assert entries == {name: f"boardsweep.core.{name}.game"
                        for name in ("monopoly", "shut_the_box", "hk_monopoly")}
+
+
+def test_readme_is_short_and_holds_no_dated_measurement():
+    """Measurements live in benchmarks/README.md, explanations on the documentation site."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b|\bUTC\b|\bload (average )?\d", readme)
+
+
+def test_ci_builds_the_documentation_with_warnings_as_errors():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "sphinx-build -W" in ci and '".[docs]"' in ci
+    assert "docs" in PYPROJECT["project"]["optional-dependencies"]

@@ -1,0 +1,76 @@
+"""What a sweep store's Dataset holds, read by every analysis: its grid
+points, its simulated distributions and their frequencies.
+
+The lowest layer of the readers (:mod:`boardsweep.pipeline.query` re-exports
+it): :mod:`~boardsweep.pipeline.headlines` and
+:mod:`~boardsweep.pipeline.analysis` build on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+import xarray as xr
+
+from .store.metadata import simulated_variables
+
+__all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points"]
+
+
+def distribution_variables(ds: xr.Dataset) -> dict[str, str]:
+    """Simulated variables shaped ``(..., checkpoint, DIM)``: name -> DIM."""
+    out = {}
+    for name in simulated_variables(ds.attrs):
+        dims = ds[name].dims
+        if len(dims) >= 2 and dims[-2] == "checkpoint":
+            out[name] = dims[-1]
+    return out
+
+
+def frequencies(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray:
+    """``variable`` divided by its total over its own dim at each checkpoint.
+
+    For Monopoly this is counts / events (the counts of one checkpoint sum to
+    the events counted); missing cells stay NaN.
+    """
+    dim = distribution_variables(ds)[variable]
+    counts = ds[variable]
+    return _named(counts / counts.sum(dim, min_count=1), "frequency", "relative frequency",
+                  f"{variable} / {variable}.sum('{dim}'): the share of each {dim} label in one replicate at a checkpoint")
+
+
+#: A label is judged by its z only where its mean count per replicate is at
+#: least this; below it the counts are too discrete for a normal standard
+#: error (four replicates that each landed 4 times give a standard error near
+#: zero and a |z| of 77).
+MIN_COUNT = 10
+
+
+def z_score(difference: xr.DataArray, stderr: xr.DataArray, counts: xr.DataArray) -> xr.DataArray:
+    """z = difference / stderr, missing where the standard error is 0 or the
+    label's mean count per replicate (``counts``) is below :data:`MIN_COUNT`."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (difference / stderr).where((stderr > 0) & (counts >= MIN_COUNT))
+
+
+_EXACT_TEXT = ("exact frequency", "the exact relative frequency (NaN where none exists or not computed yet)")
+
+
+def _named(values: xr.DataArray, name: str, long_name: str, description: str) -> xr.DataArray:
+    """``values`` renamed, with its own ``long_name`` and ``description`` (not its inputs')."""
+    out = values.copy(deep=False).rename(name)
+    out.attrs = {"long_name": long_name, "description": description}
+    return out
+
+
+def grid_points(ds: xr.Dataset) -> Iterable[dict[str, Any]]:
+    """Every grid point as {axis: value}, in store order."""
+    axes = ds.attrs.get("grid_axes", [])
+    values = {a: [_py(v) for v in ds[a].values] for a in axes}
+    for index in np.ndindex(*(len(values[a]) for a in axes)):
+        yield {a: values[a][i] for a, i in zip(axes, index)}
+
+
+def _py(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value

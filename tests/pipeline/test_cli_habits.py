@@ -1,0 +1,97 @@
+"""The command line's habits: ``-h`` everywhere, ``-q``/``-v`` after the
+subcommand too, ``run --dry-run`` (a plan, nothing created) and ``run --set
+KEY=VALUE`` (a spec key overridden, checked like the file, recorded in the
+store)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from clirun import run_cli
+
+
+@pytest.mark.parametrize("args", [["-h"], ["run", "-h"], ["query", "-h"], ["games", "-h"]])
+def test_h_prints_the_help(args, capsys):
+    assert run_cli(*args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Usage: boardsweep") and "-h, --help" in out
+    if args[0] == "run":
+        assert "--dry-run" in out and "--set KEY=VALUE" in out and "-q, --quiet" in out
+
+
+def test_quiet_after_the_subcommand(tmp_path, cluster2, toy_spec_text, write_spec, capsys):
+    spec, store = write_spec(toy_spec_text), tmp_path / "q.zarr"
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q") == 0
+    quiet = capsys.readouterr().out
+    assert run_cli("status", str(store), "-q") == 0  # complete
+    capsys.readouterr()
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2) == 0  # a resume, not quiet
+    loud = capsys.readouterr().out
+    assert "sweep toy" in loud and "sweep toy" not in quiet  # the banner, only without -q
+    assert "store complete" in quiet and len(quiet.splitlines()) < len(loud.splitlines())
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q", "-v") == 2
+    assert "-v and -q exclude each other" in capsys.readouterr().err
+    assert run_cli("-q", "status", str(store), "-v") == 2  # before and after add up
+
+
+def test_dry_run_creates_nothing(tmp_path, toy_spec_text, write_spec, capsys):
+    spec, store = write_spec(toy_spec_text), tmp_path / "out" / "dry.zarr"
+    before = sorted(tmp_path.rglob("*"))
+    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", "--workers", "1") == 0
+    out = capsys.readouterr().out
+    assert sorted(tmp_path.rglob("*")) == before  # no store, no folder, no lock
+    assert "nothing is created" in out and f"{store}: new" in out
+    assert "4 points (dice_sides 2 x rule 2)" in out
+    assert "8 simulation tasks of up to 2 replicates, plus 4 exact solves" in out  # 4 points x 4 replicates / 2
+    assert "store size:  up to" in out and "on 1 worker," in out
+    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", "--set", "run.replicates=2") == 0
+    assert "4 simulation tasks" in capsys.readouterr().out
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_set_overrides_spec_keys_and_is_recorded(tmp_path, cluster2, toy_spec_text, write_spec, capsys):
+    spec, store = write_spec(toy_spec_text), tmp_path / "set.zarr"
+    sets = ["--set", "run.replicates=2", "--set", "grid.dice_sides=4"]
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q", *sets) == 0
+    capsys.readouterr()
+    ds = xr.open_zarr(store)
+    assert ds.sizes["replicate"] == 2 and ds["dice_sides"].values.tolist() == [4]
+    assert bool(ds["done"].all())
+    assert "--set run.replicates=2" in ds.attrs["spec_file"] and "--set grid.dice_sides=4" in ds.attrs["spec_text"]
+    canonical = json.loads(ds.attrs["spec_canonical"])
+    assert canonical["run"]["replicates"] == 2 and canonical["grid"]["dice_sides"] == [4]
+    # the same overrides again: a resume with nothing to do
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q", *sets) == 0
+    capsys.readouterr()
+    # a changed grid is checked like a changed file: it needs --extend
+    grown = ["--set", "run.replicates=2", "--set", "grid.dice_sides=4,6"]
+    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", *sets) == 0
+    assert "exists, made by this spec: the run resumes it" in capsys.readouterr().out
+    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", *grown) == 0
+    assert "exists, made by another spec: the run refuses it" in capsys.readouterr().out
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q", *grown) == 2
+    assert "--extend" in capsys.readouterr().err
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q", *grown, "--extend") == 0
+    ds = xr.open_zarr(store)
+    assert ds["dice_sides"].values.tolist() == [4, 6] and bool(ds["done"].all())
+    assert np.array_equal(ds["rule"].values, np.array(["plain", "sticky"]))
+
+
+@pytest.mark.parametrize("item,message", [
+    ("run.replicates=0", "run.replicates: 0 is not allowed"),
+    ("run.replicate=2", "run.replicate: unknown key"),
+    ("replicates", "expected KEY=VALUE"),
+    ("seed.x=1", "seed: is not a table"),
+    ("grid.rule=plain,wobbly", "grid.rule"),
+])
+def test_bad_set_is_one_line_naming_the_key(tmp_path, toy_spec_text, write_spec, capsys, item, message):
+    spec = write_spec(toy_spec_text)
+    assert run_cli("run", str(spec), "--store", str(tmp_path / "bad.zarr"), "--set", item) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("boardsweep: error: ") and message in err[0], err
+    assert str(spec) in err[0]
+    assert not (tmp_path / "bad.zarr").exists()
