@@ -279,7 +279,7 @@ class Headline:
 
 
 #: The prefix of every exact variable's name (``exact_frequency``,
-#: ``exact_mean_rolls``): in a store, exact answers and simulated sums are
+#: ``exact_expected_rolls``): in a store, exact answers and simulated sums are
 #: told apart by name.  :class:`Game` refuses a game that breaks the rule.
 EXACT_PREFIX = "exact_"
 

@@ -120,7 +120,7 @@ def test_estimates_are_ratios_of_sums_with_pooled_per_game_errors(stb):
     assert np.isclose(one["se"], sd / np.sqrt(n)) and one["df"] == n - 1
     half = st.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
     assert np.isclose(one["high"] - one["estimate"], half)
-    exact = float(stb["exact_mean_rolls"].sel(p))
+    exact = float(stb["exact_expected_rolls"].sel(p))
     assert np.isclose(one["z"], (mean - exact) / (sd / np.sqrt(n)))
     assert np.isclose(one["p"], 2 * st.t.sf(abs(float(one["z"])), n - 1))
 
