@@ -349,3 +349,22 @@ def test_growing_a_text_axis_widens_its_fixed_width_coordinate(tmp_path, cluster
     ds = xr.open_zarr(store)
     assert ds["rule"].values.tolist() == ["plain", "sticky"] and ds["rule"].dtype == np.dtype("<U6")
     assert ds["rule"].attrs["long_name"] == "rule" and bool(ds["done"].all())
+
+
+def test_verify_matches_a_format_2_store_and_its_digest_by_the_current_names(tmp_path):
+    """verify compares an older store, or a digest recorded before the exact_
+    names, with a store of the current format under the current names."""
+    import shutil
+
+    from boardsweep.pipeline import verify
+
+    old = tmp_path / "old.zarr"
+    shutil.copytree(Path(__file__).parent / "old_stores" / "format2_shut_the_box.zarr", old)
+    now = verify.digest(str(old))
+    assert "exact_expected_rolls" in now["variables"] and "expected_rolls" not in now["variables"]
+    recorded = dict(now, variables={n.removeprefix("exact_") if n in ("exact_expected_rolls", "exact_variance_rolls")
+                                    else n: v for n, v in now["variables"].items()})
+    assert "expected_rolls" in recorded["variables"]
+    result = verify.compare_with_digest(recorded, str(old))
+    assert result.ok and result.variables == len(now["variables"]), result.differences
+    assert verify.compare_with_store(str(old), str(old)).ok
