@@ -565,6 +565,9 @@ def status(store_url: str, fmt: str) -> None:
         raise RunFailed(f"store {store_url} is incomplete: growing it to a larger spec was interrupted; "
                         f"rerun `boardsweep run SPEC --store {store_url} --extend` with that spec to finish")
     damage = st.check()
+    if damage.labels:
+        raise RunFailed(f"store {store_url} is damaged: {st.describe(damage)}; rerun `boardsweep run SPEC "
+                        f"--store {store_url}` to write its labels again from its spec")
     if damage.arrays:
         raise RunFailed(f"store {store_url} is incomplete: {st.describe(damage)}; "
                         f"rerun `boardsweep run SPEC --store {store_url}` to complete it")
@@ -585,8 +588,10 @@ def status(store_url: str, fmt: str) -> None:
 @cli.command()
 @click.argument("store_url", metavar="STORE")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the digest to this file (default: stdout).")
-def digest(store_url: str, out: str | None) -> None:
-    """Print the digest of the sweep store STORE: per-variable SHA-256 (JSON)."""
+@click.option("--partial", is_flag=True, help="Record the digest of an unfinished store too, marked partial "
+              "in the file (verify refuses it as a reference).")
+def digest(store_url: str, out: str | None, partial: bool) -> None:
+    """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
     from .execute import normalize_url
     from .store import StoreMismatch, store_exists
     from .verify import write_digest
@@ -595,7 +600,7 @@ def digest(store_url: str, out: str | None) -> None:
         url = normalize_url(store_url)
         if not store_exists(url):
             raise UserError(f"no sweep store at {url}")
-        text = write_digest(url, out)
+        text = write_digest(url, out, partial)
     except StoreMismatch as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:

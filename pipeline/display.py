@@ -481,8 +481,10 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
 
     st = url if isinstance(url, Store) else require_store(url, error)
     _many_reads()
-    picked = select(st.open_raw(), sels, error) if sels else None
     try:
+        if check:  # before the selection: a relabelled store must not pick its cells by the wrong labels
+            st.assert_intact()
+        picked = select(st.open_raw(), sels, error) if sels else None
         return (load_sweep if eager else open_sweep)(st, check=check, sel=picked)
     except StoreDamaged as exc:
         raise error(str(exc)) from None

@@ -20,8 +20,14 @@ A digest is a small JSON document::
         "exact_frequency": {"dtype": "<f8", "shape": [2, 2, 41], "values": "..."},
         ...
       },
-      "recorded_with": {"numpy_version": "...", ...}   # informative
+      "recorded_with": {"numpy_version": "...", ...},  # informative
+      "partial": {"replicates_missing": 28, "replicates": 48, ...}  # only in a partial digest
     }
+
+A digest is of a finished sweep: :func:`digest` refuses a store with cells
+not done (:class:`StoreIncomplete`, one line saying how many), unless asked
+for a partial digest, which records what was missing under ``partial``;
+:func:`verify` refuses a partial digest as a reference.
 
 Every integer or boolean data variable is hashed as stored (raw zarr values,
 fill values included, no decoding or masking): the SHA-256 of the array's
@@ -53,10 +59,13 @@ from . import store
 from .execute import run_sweep
 from .grow import aligned
 from .store import normalize_url
+from .errors import Fault
 from .store import integrity
 from .spec import Spec
 
 __all__ = [
+    "StoreIncomplete",
+    "missing_cells",
     "DIGEST_FORMAT",
     "FLOAT_ATOL",
     "FLOAT_RTOL",
@@ -174,12 +183,64 @@ def _variable_entry(values: np.ndarray) -> dict[str, Any]:
     return entry
 
 
-def digest(url: str) -> dict[str, Any]:
-    """The digest of the store at ``url`` (see the module docstring)."""
+class StoreIncomplete(Fault):
+    """A digest was asked of a store whose sweep is not finished (exit 1)."""
+
+
+def missing_cells(url: str, damage: integrity.Damage | None = None) -> dict[str, int]:
+    """What the store at ``url`` lacks to be finished: ``replicates_missing``
+    of ``replicates`` (cells a point's plan holds: every replicate, or with a
+    precision target those it used), ``exact_missing`` of ``exact``
+    (grid points without their exact answer, or the word that none exists)
+    and ``points_running`` (precision rule not decided yet).  ``damage``:
+    what :func:`integrity.check` found, whose done masks are used."""
+    done = damage.done if damage is not None and damage.done is not None else store.read_done(url)
+    exact_done = (damage.exact_done if damage is not None and damage.exact_done is not None
+                  else store.read_exact_done(url))
+    done, exact_done = np.asarray(done, dtype=bool), np.asarray(exact_done, dtype=bool)
+    running = 0
+    planned = np.ones(done.shape, dtype=bool)
+    if "precision_state" in store.array_names(url):
+        state, used = _raw(url, "precision_state"), _raw(url, "replicates_used")
+        running = int((state == 0).sum())
+        planned[...] = False
+        for index in np.ndindex(*state.shape):
+            planned[index][:int(used[index])] = True
+    return {"replicates_missing": int((planned & ~done).sum()), "replicates": int(planned.sum()),
+            "exact_missing": int((~exact_done).sum()), "exact": int(exact_done.size),
+            "points_running": running}
+
+
+def _missing_text(missing: Any) -> str:
+    """:func:`missing_cells` in words (empty where nothing is missing)."""
+    got = missing if isinstance(missing, dict) else {}
+    parts = []
+    if got.get("replicates_missing"):
+        parts.append(f"{got['replicates_missing']} of {got.get('replicates', '?')} replicates not done")
+    if got.get("exact_missing"):
+        parts.append(f"{got['exact_missing']} of {got.get('exact', '?')} exact answers not computed")
+    if got.get("points_running"):
+        parts.append(f"{got['points_running']} grid points still short of their precision target")
+    return ", ".join(parts)
+
+
+def digest(url: str, partial: bool = False) -> dict[str, Any]:
+    """The digest of the store at ``url`` (see the module docstring).
+
+    Raises :class:`StoreIncomplete` (one line, how many cells are missing)
+    where the sweep is not finished, unless ``partial``: the digest then
+    records what is missing under ``partial``."""
     attrs = store.read_attrs(url)
     if "spec_canonical" not in attrs:
         raise store.StoreMismatch(f"{url} is not a boardsweep sweep store")
-    integrity.assert_intact(url)  # a digest is of intact data only
+    damage = integrity.check(url, attrs)
+    integrity.assert_intact(url, damage, attrs)  # a digest is of intact data only
+    missing = missing_cells(url, damage)
+    unfinished = _missing_text(missing)
+    if unfinished and not partial:
+        raise StoreIncomplete(
+            f"store {url} is incomplete: {unfinished}; a digest records a finished sweep: finish it with "
+            f"`boardsweep run SPEC --store {url}`, or record a digest marked partial with --partial")
     variables = {name: _variable_entry(_raw(url, name)) for name in data_variables(url)}
     return {
         "format": DIGEST_FORMAT,
@@ -189,12 +250,14 @@ def digest(url: str) -> dict[str, Any]:
         "tolerance": {"rtol": FLOAT_RTOL, "atol": FLOAT_ATOL},
         "variables": variables,
         "recorded_with": {k: attrs[k] for k in _INFO_KEYS if k in attrs},
+        **({"partial": missing} if unfinished else {}),
     }
 
 
-def write_digest(url: str, out: str | Path | None = None) -> str:
-    """The digest of ``url`` as JSON text; also written to ``out`` when given."""
-    text = json.dumps(digest(url), indent=2, sort_keys=True) + "\n"
+def write_digest(url: str, out: str | Path | None = None, partial: bool = False) -> str:
+    """The digest of ``url`` as JSON text; also written to ``out`` when given
+    (``partial``: of an unfinished store too, :func:`digest`)."""
+    text = json.dumps(digest(url, partial), indent=2, sort_keys=True) + "\n"
     if out is not None:
         Path(out).write_text(text)
     return text
@@ -341,6 +404,11 @@ def verify(
     """
     if is_digest_file(against):
         recorded = load_digest(against)
+        if recorded.get("partial"):
+            return VerifyResult(False, against, differences=[
+                f"{against} is a partial digest, recorded of an unfinished store "
+                f"({_missing_text(recorded['partial']) or 'cells missing'}); "
+                "it cannot be a reference: record one of the finished sweep with `boardsweep digest`"])
         if recorded.get("spec_canonical_sha256") != canonical_sha256(spec.canonical_json()):
             return VerifyResult(False, against, differences=[
                 f"{against} was recorded for a different spec than {spec.source} "

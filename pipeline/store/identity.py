@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import fsspec
+import numpy as np
 import zarr
 
 from ...core.rng import RNG_SCHEME
@@ -26,7 +27,8 @@ from ..plan import SEED_SCHEME
 from ..spec import Spec
 
 __all__ = ["StoreMismatch", "UnknownFormat", "store_exists", "inspect", "read_attrs", "check_format",
-           "check_spec", "check_writable", "differences"]
+           "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels",
+           "read_coordinates"]
 
 
 class StoreMismatch(InputError):
@@ -53,7 +55,9 @@ def inspect(url: str) -> str:
     boardsweep's lock), ``file``, ``boardsweep`` (a store boardsweep made),
     ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
     ``leftover`` (boardsweep's ``.boardsweep/`` folder without a store: a
-    removal cut short) or ``unreadable`` (a zarr.json that does not parse)."""
+    removal cut short), ``rootless`` (that folder and arrays, but no root
+    ``zarr.json``: a store whose root metadata was lost) or ``unreadable``
+    (a zarr.json that does not parse)."""
     fs, root = fsspec.core.url_to_fs(url)
     if not fs.exists(root):
         return "absent"
@@ -63,7 +67,10 @@ def inspect(url: str) -> str:
     if not names - {".boardsweep.lock"}:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
-        return "leftover" if manifests.MANIFEST_DIR.split("/")[0] in names else "folder"
+        if manifests.MANIFEST_DIR.split("/")[0] not in names:
+            return "folder"
+        arrays = [n for n in names - {manifests.MANIFEST_DIR.split("/")[0]} if fs.exists(f"{root}/{n}/zarr.json")]
+        return "rootless" if arrays else "leftover"
     try:
         meta = json.loads(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
     except (OSError, ValueError):
@@ -170,3 +177,94 @@ def differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, str, st
 
 def _show(value: Any) -> str:
     return "(absent)" if value is None else json.dumps(value)
+
+
+def expected_coordinates(attrs: Mapping[str, Any]) -> dict[str, tuple[np.ndarray, ...]]:
+    """The values each coordinate of a store must hold, as its recorded spec
+    (``spec_canonical``) implies them: name -> the accepted forms of its
+    values (grid axes, ``replicate``, ``checkpoint`` and the game's labels,
+    e.g. ``location``; a label coordinate of an older store, stored as text,
+    in that form too).  The labels of a game that is not installed, or that
+    cannot give them without its files, are left out."""
+    from .metadata import label_coordinate
+    from .schema import _axis_values
+
+    canonical = json.loads(attrs["spec_canonical"])
+    grid = canonical.get("grid", {})
+    out: dict[str, tuple[np.ndarray, ...]] = {axis: (_axis_values(list(values)),) for axis, values in grid.items()}
+    run = canonical.get("run", {})
+    slots = canonical.get("precision", {}).get("max_replicates") or run.get("replicates")
+    if isinstance(slots, int):
+        out["replicate"] = (np.arange(slots, dtype=np.int64),)
+    out["checkpoint"] = (np.asarray(canonical.get("checkpoints", []), dtype=np.int64),)
+    try:
+        from ...core.games import get_game
+
+        game = get_game(str(canonical.get("game")))
+        params = {**canonical.get("params", {}), **{a: v[0] for a, v in grid.items() if v}}
+        labels = game.coords_for(params)
+    except Exception:  # noqa: BLE001 - a game not installed here, a board file gone: its labels go unchecked
+        return out
+    for dim, values in labels.items():
+        if dim not in out:
+            out[dim] = (label_coordinate(values)[0], np.asarray([str(x) for x in values], dtype=str))
+    return out
+
+
+def read_coordinates(url: str, names: list[str]) -> dict[str, np.ndarray | None]:
+    """The stored values of the 1-D arrays ``names`` (``None`` where one is
+    missing or unreadable), read through zarr."""
+    out: dict[str, np.ndarray | None] = {}
+    with quiet():
+        try:
+            group = zarr.open_group(url, mode="r")
+        except Exception:  # noqa: BLE001 - the caller reports the store itself
+            return dict.fromkeys(names)
+        for name in names:
+            try:
+                out[name] = np.asarray(group[name][...])
+            except Exception:  # noqa: BLE001 - missing or unreadable: the caller says so
+                out[name] = None
+    return out
+
+
+def check_labels(url: str, attrs: Mapping[str, Any],
+                 stored: Mapping[str, np.ndarray | None] | None = None) -> dict[str, str]:
+    """The coordinates of the store at ``url`` whose values disagree with what
+    its recorded spec implies (:func:`expected_coordinates`), each with why in
+    words: a store whose labels are not its spec's answers for other cells
+    than it names.  ``stored``: the coordinates' values where the caller has
+    read them (one missing from it is not checked), else they are read."""
+    if "spec_canonical" not in attrs:
+        return {}
+    try:
+        expected = expected_coordinates(attrs)
+    except (ValueError, TypeError, AttributeError):
+        return {}  # an unreadable spec_canonical is reported where the spec is read
+    if stored is None:
+        stored = read_coordinates(url, list(expected))
+    found = {}
+    for name, forms in expected.items():
+        if name not in stored:
+            continue
+        values = stored[name]
+        if values is None:
+            found[name] = "its values are missing or unreadable"
+        elif not any(_same(values, form) for form in forms):
+            found[name] = (f"holds {_listed(values)}, the spec recorded in the store says "
+                           f"{_listed(forms[0])}")
+    return found
+
+
+def _same(stored: np.ndarray, expected: np.ndarray) -> bool:
+    if stored.shape != expected.shape:
+        return False
+    if stored.dtype.kind in "OUS" or expected.dtype.kind in "OUS":
+        return [str(x) for x in stored.tolist()] == [str(x) for x in expected.tolist()]
+    return bool(np.array_equal(stored, expected))
+
+
+def _listed(values: np.ndarray, limit: int = 8) -> str:
+    items = [json.dumps(x) if isinstance(x, str) else str(x) for x in np.asarray(values).tolist()]
+    shown = ", ".join(items[:limit]) + (f", ... ({len(items)} values)" if len(items) > limit else "")
+    return f"[{shown}]"

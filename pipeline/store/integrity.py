@@ -29,9 +29,9 @@ import zarr
 
 from . import layout as packing
 from ..errors import Fault
-from .identity import check_format, read_attrs
-from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, _fingerprint, _fs, _read_many, chunk_paths, exact_name,
-                        record, sim_name)
+from .identity import check_format, check_labels, read_attrs
+from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, _fingerprint, _fs, _read_many, chunk_paths,
+                        exact_name, record, sim_name, sweep_of)
 from .metadata import simulated_variables
 from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet
@@ -60,12 +60,13 @@ class Damage:
     sim: list[tuple[tuple[int, ...], int]] = field(default_factory=list)  # (index, block start)
     exact: list[tuple[int, ...]] = field(default_factory=list)
     arrays: list[str] = field(default_factory=list)  # arrays whose metadata is missing or unreadable
+    labels: dict[str, str] = field(default_factory=dict)  # coordinates that disagree with the spec: why
     reasons: dict[str, str] = field(default_factory=dict)  # first reason per damaged item
     done: np.ndarray | None = None  # the done masks as read by the check (flags, not verified data)
     exact_done: np.ndarray | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.sim or self.exact or self.arrays)
+        return bool(self.sim or self.exact or self.arrays or self.labels)
 
     def intact(self, block: int) -> tuple[np.ndarray, np.ndarray]:
         """Copies of the ``done`` and ``exact_done`` masks the check read,
@@ -80,7 +81,8 @@ class Damage:
 
     def describe(self, axes: list[str], grid: dict[str, list], block: int, limit: int = 4) -> str:
         """The damaged cells by coordinates, e.g. ``dice_sides=6, replicates 0-1 (chunk ... missing)``."""
-        items = [f"array {name!r} ({self.reasons.get(name, 'missing')})" for name in self.arrays]
+        items = [f"coordinate {name!r} {why}" for name, why in self.labels.items()]
+        items += [f"array {name!r} ({self.reasons.get(name, 'missing')})" for name in self.arrays]
         for index, start in self.sim:
             where = _where(axes, grid, index)
             items.append(f"{where}{', ' if where else ''}replicates {start}-{start + block - 1} "
@@ -97,10 +99,14 @@ def _where(axes: list[str], grid: dict[str, list], index: tuple[int, ...]) -> st
     return ", ".join(f"{axis}={grid[axis][i]!r}" for axis, i in zip(axes, index))
 
 
-def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = None) -> Damage:
-    """Verify every finished cell of the store at ``url`` against its manifest
-    (``attrs``, ``state``: its attributes and :func:`.layout.layout`, where
-    the caller has read them)."""
+def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = None,
+          coords: dict[str, np.ndarray | None] | None = None) -> Damage:
+    """Verify the store's labels against its recorded spec
+    (:func:`.identity.check_labels`), then every finished cell of the store
+    at ``url`` against its manifest (``attrs``, ``state``, ``coords``: its
+    attributes, :func:`.layout.layout` and coordinate values, where the
+    caller has read them).  Relabelled coordinates end the check: the cells
+    are not looked at until the labels are put right (``run`` does)."""
     with quiet():
         attrs = dict(zarr.open_group(url, mode="r").attrs) if attrs is None else attrs
         check_format(url, attrs)
@@ -122,7 +128,10 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
             damage.arrays.append(packing.JOURNAL)
             damage.reasons[packing.JOURNAL] = (f"a change of the store's layout was interrupted ({state}); "
                                                "the next `boardsweep run` finishes it")
-        if damage.arrays or attrs.get("integrity") != INTEGRITY_SCHEME:
+        if damage.arrays:
+            return damage
+        damage.labels = check_labels(url, attrs, coords)
+        if damage.labels or attrs.get("integrity") != INTEGRITY_SCHEME:
             return damage
         block = int(attrs["replicates_per_task"])
         done, _ = read_mask(None, "done", url)  # the group is opened only if the chunk files cannot be read directly
@@ -140,9 +149,11 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
             index = tuple(int(i) for i in cell)
             exact[index] = exact_name(index)
         manifests = _read_many(fs, root, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
+        sweep = sweep_of(attrs)
         for found, records in ((damage.sim, blocks), (damage.exact, exact)):
             for key, name in records.items():
-                reason = _verify(fs, root, manifests[f"{MANIFEST_DIR}/{name}"])
+                task = key if found is damage.sim else (key, None)
+                reason = _verify(fs, root, manifests[f"{MANIFEST_DIR}/{name}"], sweep, task)
                 if reason:
                     damage.reasons[name] = reason
                     found.append(key)
@@ -170,14 +181,25 @@ def _check_packed(url: str, attrs: dict[str, Any], block: int, damage: Damage) -
                 found.append(cell)
 
 
-def _verify(fs, root: str, manifest: bytes | None) -> str | None:
-    """Why a task's recorded chunks do not match the files (``None`` when they do)."""
+def _verify(fs, root: str, manifest: bytes | None, sweep: Sweep | None = None,
+            task: tuple[tuple[int, ...], int | None] = ((), None)) -> str | None:
+    """Why a task's recorded chunks do not match the files, or its record is
+    not bound to this store's ``sweep`` and ``task`` (index, first replicate)
+    (``None`` when they match)."""
     if manifest is None:
         return "no checksum record"
     try:
-        chunks = json.loads(manifest)["chunks"]
-    except (ValueError, KeyError, TypeError):
+        parsed = json.loads(manifest)
+        chunks, bound = parsed["chunks"], parsed.get("bound")
+        if not isinstance(chunks, dict):
+            raise TypeError
+    except (ValueError, KeyError, TypeError, AttributeError):
         return "checksum record unreadable"
+    if sweep is not None and (bound is not None or sweep.required):
+        if bound is None:
+            return "checksum record not bound to this sweep (copied from an older store?)"
+        if bound != sweep.binding(*task, chunks):
+            return "cells of another sweep or grid point (their checksum record is bound to other cells)"
     data = _read_many(fs, root, list(chunks))
     for path, expected in chunks.items():
         got = _fingerprint(data[path])

@@ -47,13 +47,14 @@ def keep_unrecorded(url: str, damage: "integrity.Damage", block: int) -> int:
         attrs = dict(group.attrs)
         sim = [*simulated_variables(attrs), "done"]
         exact = [*attrs.get("exact_variables", []), "exact_done"]
+        sweep = manifests.sweep_of(attrs)
         for index, start in sims:
-            if _keep(url, group, sim, index + (start // block,), index, start):
+            if _keep(url, group, sim, index + (start // block,), index, start, sweep):
                 damage.sim.remove((index, start))
                 damage.reasons.pop(manifests.sim_name(index, start))
                 kept += 1
         for index in points:
-            if _keep(url, group, exact, index, index, None):
+            if _keep(url, group, exact, index, index, None, sweep):
                 damage.exact.remove(index)
                 damage.reasons.pop(manifests.exact_name(index))
                 kept += 1
@@ -61,7 +62,7 @@ def keep_unrecorded(url: str, damage: "integrity.Damage", block: int) -> int:
 
 
 def _keep(url: str, group: zarr.Group, names: list[str], coords: tuple[int, ...],
-          index: tuple[int, ...], start: int | None) -> bool:
+          index: tuple[int, ...], start: int | None, sweep: "manifests.Sweep | None" = None) -> bool:
     """Record the task again when its chunks at ``coords`` are intact (the
     last of ``names`` is its done-flag array); ``False`` when they are not."""
     paths = manifests.chunk_paths(group, names, coords)
@@ -75,5 +76,5 @@ def _keep(url: str, group: zarr.Group, names: list[str], coords: tuple[int, ...]
         return False
     if not np.asarray(blocks[-1], dtype=bool).all():
         return False
-    manifests.record(url, paths, index, start)
+    manifests.record(url, paths, index, start, sweep=sweep)
     return True

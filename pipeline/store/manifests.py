@@ -5,23 +5,96 @@ of each chunk file (``None`` for a chunk zarr did not write because it held
 only fill values).  Manifests live under ``<store>/.boardsweep/manifests/``
 (``sim/`` per task block, ``exact/`` per grid point), beside the zarr arrays;
 zarr and xarray ignore the folder.  :mod:`.integrity` checks them.
+
+A manifest also binds its cells to their sweep (``bound``,
+:data:`BINDING_SCHEME`): the SHA-256 of what identifies the cells (the
+store's canonical spec without what a growth may change, i.e. game, seed,
+parameters, run shape, checkpoints; the grid point's values; the first
+replicate of the block) and of the chunk checksums.  Chunk files and their
+manifest copied in from another store (another seed, other parameters,
+another grid point) verify by content but not by binding, so they are found
+and recomputed.  A store made before the binding (no ``record_binding``
+attribute) accepts a manifest without one, verified by content alone.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zlib
-from typing import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from .zarr_private import chunk_key
 
-__all__ = ["INTEGRITY_SCHEME", "MANIFEST_DIR", "sim_name", "exact_name", "chunk_paths", "record"]
+__all__ = ["INTEGRITY_SCHEME", "BINDING_SCHEME", "BINDING_ATTR", "MANIFEST_DIR", "Sweep", "sweep_of", "sim_name",
+           "exact_name", "chunk_paths", "record"]
 
 INTEGRITY_SCHEME = "chunk-crc32/1"
 MANIFEST_DIR = ".boardsweep/manifests"
+
+#: How a manifest binds its cells to their sweep (root attribute :data:`BINDING_ATTR`).
+BINDING_SCHEME = ("sha256 of JSON {sweep: canonical spec without grid and run.replicates, point: {axis: value}, "
+                  "start: first replicate or null, chunks}")
+BINDING_ATTR = "record_binding"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What a store's manifests are bound to: its canonical spec less what a
+    growth may change (as JSON), its grid axes and their values."""
+
+    identity: str
+    axes: tuple[str, ...]
+    grid: Mapping[str, list]
+    required: bool  # the store binds every manifest (made with :data:`BINDING_SCHEME`)
+
+    def binding(self, index: tuple[int, ...], start: int | None, chunks: Mapping[str, Any]) -> str:
+        """The ``bound`` value of the manifest of task (``index``, ``start``) holding ``chunks``."""
+        point = {axis: self.grid[axis][i] for axis, i in zip(self.axes, index)}
+        text = json.dumps({"point": point, "start": start, "chunks": chunks}, sort_keys=True)
+        return hashlib.sha256((self.identity + "\n" + text).encode()).hexdigest()
+
+
+def sweep_of(attrs: Mapping[str, Any]) -> Sweep | None:
+    """The :class:`Sweep` of a store's attributes (``None`` where they hold no readable spec)."""
+    try:
+        canonical = json.loads(attrs["spec_canonical"])
+        grid = {str(a): list(v) for a, v in canonical.get("grid", {}).items()}
+        axes = tuple(str(a) for a in attrs.get("grid_axes", list(grid)))
+        if set(axes) != set(grid):
+            return None
+        kept = {k: v for k, v in canonical.items() if k != "grid"}
+        kept["run"] = {k: v for k, v in dict(canonical.get("run", {})).items() if k != "replicates"}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return Sweep(json.dumps(kept, sort_keys=True), axes, grid, attrs.get(BINDING_ATTR) == BINDING_SCHEME)
+
+
+#: The sweep of each store a worker writes into, per (store, canonical spec hash).
+_SWEEPS: dict[tuple[str, str], Sweep | None] = {}
+
+
+def _sweep(url: str, token: str | None) -> Sweep | None:
+    """The :class:`Sweep` of the store at ``url``, read from its root
+    metadata (kept per ``token``, a hash of the canonical spec)."""
+    key = (url, token or "")
+    if token and key in _SWEEPS:
+        return _SWEEPS[key]
+    fs, root = _fs(url)
+    try:
+        attrs = json.loads(fs.cat_file(f"{root}/zarr.json")).get("attributes", {})
+    except (OSError, ValueError, AttributeError):
+        attrs = {}
+    found = sweep_of(attrs)
+    if token:
+        if len(_SWEEPS) > 16:
+            _SWEEPS.clear()
+        _SWEEPS[key] = found
+    return found
 
 
 def sim_name(index: tuple[int, ...], start: int) -> str:
@@ -73,19 +146,23 @@ def _read_local(path: str) -> bytes | None:
 
 
 def record(url: str, paths: list[str] | Mapping[str, list[int] | None], index: tuple[int, ...],
-           start: int | None) -> None:
+           start: int | None, token: str | None = None, sweep: Sweep | None = None) -> None:
     """Write the manifest of one task after its data and done flags:
     ``paths`` are the chunk files it wrote (store-relative; a mapping where
     the writer knows their size and CRC-32, else they are read back),
     ``start`` the first replicate of a simulation block (``None`` for an
-    exact task)."""
+    exact task).  The manifest is bound to the store's sweep (``sweep``,
+    else read from the store, kept per ``token``)."""
     fs, root = _fs(url)
     if isinstance(paths, Mapping):
         chunks = dict(paths)
     else:
         data = _read_many(fs, root, paths)
         chunks = {p: _fingerprint(data[p]) for p in paths}
-    manifest = {"scheme": INTEGRITY_SCHEME, "chunks": chunks}
+    manifest: dict[str, Any] = {"scheme": INTEGRITY_SCHEME, "chunks": chunks}
+    sweep = _sweep(url, token) if sweep is None else sweep
+    if sweep is not None:
+        manifest["bound"] = sweep.binding(index, start, chunks)
     name = exact_name(index) if start is None else sim_name(index, start)
     target = f"{root}/{MANIFEST_DIR}/{name}"
     if isinstance(fs, LocalFileSystem):  # object storage has no folders to make

@@ -259,8 +259,17 @@ class Store:
         """Every finished cell verified against its checksum record
         (:func:`.integrity.check`); checked once until the command changes the store."""
         if self._damage is None:
-            self._damage = integrity.check(self.url, self.attrs, self.layout)
+            self._damage = integrity.check(self.url, self.attrs, self.layout, self._coordinates())
         return self._damage
+
+    def _coordinates(self) -> dict[str, np.ndarray] | None:
+        """The store's 1-D coordinates as :meth:`open_raw` read them (no
+        second read of the store), ``None`` where it cannot be opened so."""
+        try:
+            raw = self.open_raw()
+        except Exception:  # noqa: BLE001 - the check reads them itself and names what is wrong
+            return None
+        return {str(name): np.asarray(raw[name].values) for name in raw.coords if raw[name].ndim == 1}
 
     def describe(self, damage: integrity.Damage, limit: int = 4) -> str:
         """``damage`` in words, the cells named by the store's grid values (:func:`.integrity.describe`)."""

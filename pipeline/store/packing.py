@@ -348,15 +348,17 @@ def _record_manifests(url: str) -> None:
     sim = [*simulated_variables(attrs), "done"]
     exact = [*attrs.get("exact_variables", []), "exact_done"]
     shutil.rmtree(root / manifests.MANIFEST_DIR, ignore_errors=True)
+    sweep = manifests.sweep_of(attrs)
     with quiet():
         group = zarr.open_group(url, mode="r")
         done = chunkfiles.read(url, "done")
         blocks = {(tuple(int(i) for i in c[:-1]), int(c[-1]) // block * block) for c in np.argwhere(done)}
         for index, start in sorted(blocks):
-            manifests.record(url, manifests.chunk_paths(group, sim, index + (start // block,)), index, start)
+            manifests.record(url, manifests.chunk_paths(group, sim, index + (start // block,)), index, start,
+                             sweep=sweep)
         for cell in np.argwhere(chunkfiles.read(url, "exact_done")):
             index = tuple(int(i) for i in cell)
-            manifests.record(url, manifests.chunk_paths(group, exact, index), index, None)
+            manifests.record(url, manifests.chunk_paths(group, exact, index), index, None, sweep=sweep)
 
 
 def recover(url: str) -> str:

@@ -85,6 +85,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "git_revision": source_revision(),
         "rng_scheme": RNG_SCHEME,
         "integrity": manifests.INTEGRITY_SCHEME,
+        manifests.BINDING_ATTR: manifests.BINDING_SCHEME,
         "seed_scheme": SEED_SCHEME,
         "boardsweep_format": STORE_FORMAT,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -119,7 +119,7 @@ def write_region(
     flags, then its manifest.  ``token`` (a hash of the canonical spec) lets
     the worker keep a remote store's arrays open between tasks."""
     paths = _write(url, token, index + (slice(start, stop),), arrays, "done")
-    manifests.record(url, paths, index, start)
+    manifests.record(url, paths, index, start, token)
 
 
 def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list[tuple[int, ...]],
@@ -146,7 +146,7 @@ def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarra
     """Write the exact answer of one grid point, then its ``exact_done`` flag."""
     values = {name: np.asarray(v, dtype=np.float64) for name, v in arrays.items()}
     paths = _write(url, token, index, values, "exact_done")
-    manifests.record(url, paths, index, None)
+    manifests.record(url, paths, index, None, token)
 
 
 def write_whole(url: str, values: Mapping[str, np.ndarray]) -> None:
