@@ -594,10 +594,14 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
     from .execute import normalize_url
     from .store import StoreMismatch, store_exists
+    from .store.identity import inspect, rootless_line
+    from .store.integrity import StoreDamaged
     from .verify import write_digest
 
     try:
         url = normalize_url(store_url)
+        if inspect(url) == "rootless":
+            raise StoreDamaged(rootless_line(url))
         if not store_exists(url):
             raise UserError(f"no sweep store at {url}")
         text = write_digest(url, out, partial)

@@ -458,6 +458,11 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
     except StoreMismatch as exc:  # "--store URL: why": this command's STORE argument
         raise error("store " + str(exc).removeprefix("--store ")) from None
     st = Store(url)
+    if st.kind == "rootless":
+        from .store.identity import rootless_line
+        from .store.integrity import StoreDamaged
+
+        raise StoreDamaged(rootless_line(url))
     if st.kind in ("absent", "empty"):
         raise error(f"store {url}: no sweep store there")
     if st.kind != "boardsweep":

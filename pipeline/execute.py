@@ -172,6 +172,8 @@ def run_sweep(
     t0 = time.perf_counter()
     st = Store(url)
     kind = st.refuse_foreign(overwrite)
+    if kind == "rootless" and not overwrite:  # root metadata lost, arrays and records there: rebuilt from spec
+        kind = st.rebuild_root(spec)
     sizing.check_fits(spec, url, existing=kind == "boardsweep")
     resumed = kind == "boardsweep" and not overwrite
     if resumed:  # refusals before the lock: nothing touched

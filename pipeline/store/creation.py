@@ -15,13 +15,14 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from . import manifests
-from .identity import read_attrs
+from . import manifests, metadata
+from .chunkfiles import PACKED_SEPARATOR
+from .identity import StoreMismatch, check_labels, read_attrs
 from .schema import template
 from .zarr_private import quiet
 from ..spec import Spec
 
-__all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "OWN_FOLDER_META"]
+__all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "rebuild_root", "OWN_FOLDER_META"]
 
 
 #: The metadata that makes boardsweep's own folder (``.boardsweep/``: task
@@ -112,3 +113,59 @@ def _legacy_arrays(url: str) -> list[str]:
     """Array names of a store made before ``arrays`` was recorded: all its arrays."""
     with quiet():
         return list(zarr.open_group(url, mode="r").array_keys())
+
+
+def rebuild_root(url: str, spec: Spec) -> str:
+    """Write the root metadata (``zarr.json``: the attributes and the
+    consolidated metadata) of a store that lost it, its arrays and task
+    records intact, from ``spec``; return what was done, in words.
+
+    ``spec`` must describe the arrays found: the ``done`` array's shape and
+    the coordinates' values (grid axes, checkpoints, labels) are compared
+    with it first, and :class:`StoreMismatch` (one line, nothing touched)
+    says what differs.  The task size is the ``done`` array's chunk along
+    ``replicate``.  A packed store kept its layout record in the lost
+    metadata, so it is refused too.  The cells are then checked by the run
+    as usual: the task records are bound to the sweep that wrote them
+    (:mod:`.manifests`), so cells of another seed are recomputed.
+    """
+    fs, root = fsspec.core.url_to_fs(url)
+    lost = f"store {url} has lost its root metadata (zarr.json; its arrays and task records are there)"
+    try:
+        done = json.loads(fs.cat_file(f"{root}/done/zarr.json"))
+        shape, block = list(done["shape"]), int(done["chunk_grid"]["configuration"]["chunk_shape"][-1])
+        separator = done.get("chunk_key_encoding", {}).get("configuration", {}).get("separator", "/")
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        raise StoreMismatch(f"{lost} and no readable done array either: nothing can be rebuilt; replace it "
+                            f"with `boardsweep run SPEC --store {url} --overwrite`") from None
+    expected = [*spec.shape, spec.slots]
+    if shape != expected:
+        raise StoreMismatch(f"{lost}, and its done array has shape {shape}, {spec.source} says {expected}: "
+                            f"rerun with the spec that made it to rebuild it, or replace it with --overwrite")
+    if separator == PACKED_SEPARATOR or not 1 <= block <= max(spec.replicates, 1):
+        raise StoreMismatch(f"{lost}; it was packed, and its layout record was in that metadata: replace it "
+                            f"with `boardsweep run SPEC --store {url} --overwrite`")
+    spec = spec.with_block(block)
+    ds, _ = template(spec, spec.game)
+    attrs = json.loads(json.dumps(dict(ds.attrs), default=_plain))
+    wrong = check_labels(url, attrs)
+    if wrong:
+        name, why = next(iter(wrong.items()))
+        raise StoreMismatch(f"{lost}, and its coordinate {name!r} {why.replace('the spec recorded in the store', spec.source)}: "
+                            "rerun with the spec that made it to rebuild it, or replace it with --overwrite")
+    attrs["history"] = str(attrs.get("history", "")).rstrip("\n") + "\n" + metadata.history_line(
+        f"root metadata (zarr.json) lost: rebuilt from {spec.source}; cells checked against their records")
+    meta = {"zarr_format": 3, "node_type": "group", "attributes": attrs}
+    fs.pipe_file(f"{root}/zarr.json", json.dumps(meta, indent=2).encode())
+    with quiet():
+        zarr.consolidate_metadata(url)
+    return f"root metadata (zarr.json) was missing: rebuilt from {spec.source}"
+
+
+def _plain(value):
+    """JSON for the numpy values an attribute may hold."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON")

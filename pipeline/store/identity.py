@@ -28,7 +28,7 @@ from ..spec import Spec
 
 __all__ = ["StoreMismatch", "UnknownFormat", "store_exists", "inspect", "read_attrs", "check_format",
            "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels",
-           "read_coordinates"]
+           "read_coordinates", "rootless_line"]
 
 
 class StoreMismatch(InputError):
@@ -78,6 +78,13 @@ def inspect(url: str) -> str:
     if meta.get("node_type") == "array" or ".zarray" in names:
         return "zarr-array"
     return "boardsweep" if "spec_canonical" in meta.get("attributes", {}) else "zarr-group"
+
+
+def rootless_line(url: str) -> str:
+    """What a command that has no spec says of a ``rootless`` store (:func:`inspect`)."""
+    return (f"store {url} is damaged: its root metadata (zarr.json) is missing, its arrays and task records "
+            f"are there; rebuild it with `boardsweep run SPEC --store {url}` and the spec that made it "
+            "(or replace it with --overwrite)")
 
 
 def read_attrs(url: str, check: bool = True) -> dict[str, Any]:
@@ -216,13 +223,9 @@ def read_coordinates(url: str, names: list[str]) -> dict[str, np.ndarray | None]
     missing or unreadable), read through zarr."""
     out: dict[str, np.ndarray | None] = {}
     with quiet():
-        try:
-            group = zarr.open_group(url, mode="r")
-        except Exception:  # noqa: BLE001 - the caller reports the store itself
-            return dict.fromkeys(names)
-        for name in names:
+        for name in names:  # each array by itself: a store whose root metadata is lost is read too
             try:
-                out[name] = np.asarray(group[name][...])
+                out[name] = np.asarray(zarr.open_array(store=url, path=name, mode="r")[...])
             except Exception:  # noqa: BLE001 - missing or unreadable: the caller says so
                 out[name] = None
     return out

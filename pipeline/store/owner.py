@@ -102,6 +102,7 @@ class Store:
         self._damage: integrity.Damage | None = None
         self._raw: xr.Dataset | None = None
         self._created = False  # made by this command, nothing written into it since
+        self._rebuilt = ""  # the root metadata this command rebuilt (:meth:`rebuild_root`), in words
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
@@ -155,6 +156,17 @@ class Store:
             )
         return kind
 
+    def rebuild_root(self, spec: Spec) -> str:
+        """Rebuild the lost root metadata of a ``rootless`` store from ``spec``
+        (:func:`.creation.rebuild_root`, lock held: one line, nothing touched,
+        where ``spec`` does not describe its arrays); returns :attr:`kind`,
+        now ``boardsweep``."""
+        with self.lock():
+            if identity.inspect(self.url) == "rootless":
+                self._rebuilt = creation.rebuild_root(self.url, spec)
+        self.changed()
+        return self.kind
+
     def check_spec(self, spec: Spec) -> None:
         """Refuse a store made by another spec (:func:`.identity.check_spec`)."""
         identity.check_spec(self.url, spec, self.attrs)
@@ -174,10 +186,14 @@ class Store:
         kind = self.refuse_foreign(overwrite)
         if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
             creation.remove_store(self.url, [])
+        if kind == "rootless":  # its root metadata lost: replaced with --overwrite (else rebuilt before)
+            creation.remove_store(self.url, [str(n) for n in template(spec, spec.game)[0].variables])
+            self.changed()
         if kind == "boardsweep":
             if not overwrite:
                 self.check_spec(spec)
-                repaired = [r for r in [self.recover(), self._unpack_if_damaged()] if r]
+                repaired = [r for r in [self._rebuilt, self.recover(), self._unpack_if_damaged()] if r]
+                self._rebuilt = ""
                 recreated = creation.ensure_arrays(self.url, spec)
                 if recreated:
                     self.changed()
