@@ -194,9 +194,13 @@ class Store:
                 self.check_spec(spec)
                 repaired = [r for r in [self._rebuilt, self.recover(), self._unpack_if_damaged()] if r]
                 self._rebuilt = ""
+                relabelled = identity.check_labels(self.url, self.attrs, self._coordinates())
                 recreated = creation.ensure_arrays(self.url, spec)
                 if recreated:
                     self.changed()
+                repaired += [f"coordinate {name!r} {why}: rewritten from the spec" for name, why in relabelled.items()
+                             if name in recreated]
+                recreated = [name for name in recreated if name not in relabelled]
                 return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
             creation.remove_store(self.url)
             self.changed()

@@ -83,7 +83,9 @@ def test_a_relabelled_store_is_damaged_until_run_rewrites_its_labels(name, copy,
     assert run_cli("digest", str(copy)) == 1
     assert f"coordinate {name!r}" in _one_line(capsys)
 
-    assert run_cli("-q", "run", str(spec_path), "--store", str(copy), "--scheduler", cluster2) == 0
+    report = run_sweep(parse_spec(spec_path.read_text(), str(spec_path)), str(copy), scheduler=cluster2, pack=False)
+    assert report.tasks_run == 0 and len(report.repaired) == 1, report.repaired
+    assert report.repaired[0].startswith(f"coordinate {name!r} holds") and "rewritten from the spec" in report.repaired[0]
     assert run_cli("status", str(copy)) == 0
     assert np.array_equal(_coordinate(copy, name)[...], _coordinate(reference, name)[...])
     assert_bitwise_equal(copy, reference, COMPARED)
