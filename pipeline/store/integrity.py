@@ -11,6 +11,13 @@ the done flags of damaged cells and recomputes them (seeds are keyed, so the
 repair is bit-identical); ``status`` names them; ``query``, ``report`` and
 :func:`boardsweep.pipeline.query.open_sweep` refuse a damaged store in one line.
 
+Before the cells, a store's labels are checked: every coordinate's values
+(grid axes, ``replicate``, ``checkpoint``, the game's labels) must be those
+its recorded spec implies (:func:`.identity.check_labels`), or the store is
+damaged (``Damage.labels``; ``run`` rewrites them from the spec).  A
+manifest is also bound to its sweep and cell (:mod:`.manifests`): cells
+copied in from another store, even one of the same spec, are damaged.
+
 Manifests live under ``<store>/.boardsweep/manifests/`` (``sim/`` per task
 block, ``exact/`` per grid point), beside the zarr arrays; zarr and xarray
 ignore the folder.  Stores made before this scheme (no ``integrity``

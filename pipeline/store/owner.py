@@ -311,6 +311,10 @@ class Store:
         if self._created:  # made by this command: nothing is finished, nothing to check (10^5 points: 2 s)
             return [], np.zeros((*spec.shape, spec.slots), dtype=bool), np.zeros(spec.shape, dtype=bool)
         damage = self.check()
+        if damage.labels:  # prepare rewrote them from the spec: still wrong, the cells cannot be named
+            raise integrity.StoreDamaged(f"store {self.url} is damaged: {self.describe(damage)}, and rewriting "
+                                         "them from the spec did not put them right; replace the store with "
+                                         "--overwrite")
         if damage.done is None:  # a store without checksums: its flags are all there is
             return [], self.read_done(), self.read_exact_done()
         kept = lost_records.keep_unrecorded(self.url, damage, spec.block)  # records lost, chunks intact
