@@ -189,8 +189,8 @@ def _show(value: Any) -> str:
 def expected_coordinates(attrs: Mapping[str, Any]) -> dict[str, tuple[np.ndarray, ...]]:
     """The values each coordinate of a store must hold, as its recorded spec
     (``spec_canonical``) implies them: name -> the accepted forms of its
-    values (grid axes, ``replicate``, ``checkpoint`` and the game's labels,
-    e.g. ``location``; a label coordinate of an older store, stored as text,
+    values (grid axes, ``replicate``, ``checkpoint``, the game's labels,
+    e.g. ``location``, and their names, ``location_name``; a label coordinate of an older store, stored as text,
     in that form too).  The labels of a game that is not installed, or that
     cannot give them without its files, are left out."""
     from .metadata import label_coordinate
@@ -215,6 +215,9 @@ def expected_coordinates(attrs: Mapping[str, Any]) -> dict[str, tuple[np.ndarray
     for dim, values in labels.items():
         if dim not in out:
             out[dim] = (label_coordinate(values)[0], np.asarray([str(x) for x in values], dtype=str))
+        names = getattr(game, "label_names", {}).get(dim)
+        if names is not None and len(names) == len(values):  # e.g. Monopoly's location_name
+            out[f"{dim}_name"] = (np.asarray(names, dtype=str),)
     return out
 
 

@@ -216,3 +216,19 @@ def test_an_interrupted_removal_is_still_named_as_such(copy, stores, cluster2, c
     (copy / "zarr.json").unlink()
     assert run_cli("run", str(stores[7][0]), "--store", str(copy), "--scheduler", cluster2) == 2
     assert "removal was cut short" in _one_line(capsys)
+
+
+def test_a_real_game_store_checks_its_label_names(monopoly_spec_text, write_spec, tmp_path, cluster2, capsys):
+    """Monopoly's ``location`` codes and their ``location_name`` are labels too."""
+    spec_path = write_spec(monopoly_spec_text)
+    url = tmp_path / "small.zarr"
+    assert run_sweep(parse_spec(monopoly_spec_text, str(spec_path)), str(url), scheduler=cluster2, pack=False).complete
+    assert run_cli("status", str(url)) == 0
+    names = _coordinate(url, "location_name")
+    values = names[...]
+    names[...] = np.concatenate([values[1:2], values[:1], values[2:]]).astype(names.dtype)  # two names swapped
+    assert run_cli("status", str(url)) == 1
+    assert "coordinate 'location_name'" in _one_line(capsys)
+    assert run_cli("-q", "run", str(spec_path), "--store", str(url), "--scheduler", cluster2) == 0
+    assert run_cli("status", str(url)) == 0
+    assert np.array_equal(_coordinate(url, "location_name")[...], values)
