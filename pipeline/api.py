@@ -34,6 +34,7 @@ from .cluster import Target
 from .execute import run_sweep
 from .run_report import RunReport
 from .spec import Spec, SpecError
+from .words import count
 
 __all__ = ["Spec", "Result", "run", "as_spec"]
 
@@ -78,8 +79,9 @@ class Result:
 
     def __repr__(self) -> str:
         state = "complete" if self.report.complete else "INCOMPLETE"
-        return (f"<boardsweep result {self.spec.name!r}: {self.store} {state}, {self.report.tasks_run} tasks and "
-                f"{self.report.exact_run} exact answers computed in {self.report.wall_s:.1f} s>")
+        return (f"<boardsweep result {self.spec.name!r}: {self.store} {state}, "
+                f"{count(self.report.tasks_run, 'simulation task')} and {count(self.report.exact_run, 'exact solve')} "
+                f"run in {self.report.wall_s:.1f} s>")
 
 
 def as_spec(spec: Spec | str | Path | Mapping[str, Any]) -> Spec:

@@ -454,6 +454,7 @@ def _print_plan(spec, url: str, target) -> None:
     the run checks against the free space."""
     from .sizing import estimate, human
     from .tasks import time_replicate
+    from .words import count
 
     points = spec.points()
     picked = sorted({0, len(points) // 2, len(points) - 1})
@@ -461,7 +462,7 @@ def _print_plan(spec, url: str, target) -> None:
     url, found = _store_state(spec, url)
     click.echo(f"  store:       {url}: {found}")
     axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
-    click.echo(f"  grid:        {len(points)} points ({axes})")
+    click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
     seconds = time_replicate(spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
                              spec.checkpoints, spec.task_seconds or 0.0)
     if spec.task_seconds is not None:
@@ -471,8 +472,9 @@ def _print_plan(spec, url: str, target) -> None:
                + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
                   if spec.precision_stderr is not None else ""))
     blocks = -(-spec.replicates // spec.block)
-    click.echo(f"  tasks:       {len(points) * blocks} simulation tasks of up to {spec.block} replicates, "
-               f"plus {len(points) if spec.game.exact is not None else 0} exact solves")
+    exact = len(points) if spec.game.exact is not None else 0
+    click.echo(f"  tasks:       {count(len(points) * blocks, 'simulation task')} of up to "
+               f"{count(spec.block, 'replicate')} + {count(exact, 'exact solve')}")
     size = estimate(spec)
     click.echo(f"  store size:  up to {human(size.store_bytes)} (uncompressed)")
     kernel = seconds * spec.replicates * len(points)
@@ -664,54 +666,22 @@ def verify(
 
 @cli.command()
 @click.argument("store_url", metavar="STORE")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Report folder.")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False), help=(
+    "Report folder (default: beside the store, results/x.zarr -> results/x.report).  An earlier report "
+    "there is replaced: only the files it recorded making are removed; a folder holding a page or table "
+    "boardsweep did not write is refused."))
 @click.option("--variable", default=None, help="Simulated variable (default: counts, else the first distribution).")
-def report(store_url: str, out_dir: str, variable: str | None) -> None:
-    """Write a convergence and variance report of STORE (index.html, PNGs, summary.json)."""
+def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
+    """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV)."""
     from . import display
-    from .report import build_report
+    from .report import build_report, default_out_dir
 
     ds = display.open_store(store_url, UserError)
     if variable is not None:
         variable = display.pick_variable(ds, variable, UserError)
-    _report_folder(out_dir)
-    build_report(store_url, out_dir, variable, loaded=ds)
-    click.echo(f"report written to {out_dir}/index.html")
-
-
-#: What a report folder holds that boardsweep did not make is never overwritten.
-_REPORT_NAMES = ("index.html", "summary.json", "report.json")
-
-
-def _report_folder(out_dir: str) -> None:
-    """Refuse (one line, nothing written) an ``--out`` folder boardsweep cannot
-    write, or one holding a page, table or figure boardsweep did not write
-    there (a boardsweep report is recognised by its ``report.json``)."""
-    from pathlib import Path
-
-    out = Path(out_dir)
-    if out.is_dir():
-        ours = _is_report(out / "report.json")
-        theirs = [p.name for p in sorted(out.iterdir())
-                  if p.name in _REPORT_NAMES or p.suffix in (".csv", ".png")]
-        if theirs and not ours:
-            raise UserError(f"--out {out_dir} holds {', '.join(theirs[:3])} that boardsweep did not write; "
-                            "choose a new or empty folder (nothing was written)")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".boardsweep-write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise UserError(f"--out {out_dir}: cannot write the report there ({exc.strerror or exc})") from None
-
-
-def _is_report(path) -> bool:
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and {"figures", "tables", "timing_s"} <= set(meta)
+    out = out_dir if out_dir is not None else str(default_out_dir(store_url))
+    build_report(store_url, out, variable, loaded=ds)
+    click.echo(f"report written to {os.path.join(out, 'index.html')}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,37 +1,52 @@
 """A self-contained report of a sweep store: one folder that opens offline.
 
-``build_report(store, out_dir)`` writes into ``out_dir``:
+``build_report(store, out_dir)`` writes into ``out_dir`` (default
+:func:`default_out_dir`: ``results/x.zarr`` -> ``results/x.report``).  It
+builds the report in a staging folder inside it, then replaces the earlier
+report's files: only those the earlier report recorded in its manifest
+(:data:`MANIFEST`, ``.boardsweep-report.json``) are removed, a file of the
+report's names that no report wrote refuses the folder
+(:class:`ReportFolderError`, exit 2), and a report killed midway leaves only
+files the next run removes.
+
+Every number comes from :mod:`boardsweep.pipeline.headlines` (one estimator:
+the ratio of sums with its standard error, ``estimate, se, low, high, df,
+exact, z, p``), and every flag, map and count of differences uses the
+verdict's level :data:`headlines.ALPHA`.  The folder holds:
 
 * ``index.html``: a summary first (the spec's description, the run shape,
-  the date, a verdict on the agreement with the exact answers), then figures
-  that summarise the whole grid, then the tables, each column defined;
-* figures (PNG), whose number depends on the grid's axes, never on its number
-  of points.  The grid is laid out with one axis along x (the numeric axis
-  with most values, e.g. ``dice_sides``) and one facet per combination of the
-  other axes: ``frequency_heatmap.png`` (mean frequency per label x axis
-  value), ``z_heatmap.png`` (standardised error (estimate - exact) / s.e. per
-  label; a facet without an exact answer says why), ``difference_<axis>.png``
-  (difference of frequencies between two values of a categorical axis, Holm
-  significant cells dotted), ``convergence.png`` (log-log RMS error or
-  across-replicate sd against steps), ``variance_ratio.png`` (measured / CLT
-  variance, where the game has a theory);
-* every table as CSV beside the page: ``points.csv`` (one row per grid
-  point), ``frequencies.csv`` (one row per grid point and label, estimate with
-  its 95% interval), ``comparisons.csv`` (Welch/Holm tests with relative differences),
-  ``ratios.csv`` (the game's declared ratios: win shares, mean rolls) and
-  ``decomposition.csv`` (shuffle variance decomposition), where they apply;
+  the date, the verdict), the headline answers (scalars as rows, the
+  interval written ``estimate ± half-width``; each distribution as one row
+  per grid point), then the figures and the other tables, each column defined;
+* figures (PNG with an SVG copy), whose number depends on the grid's axes,
+  never on its number of points: ``forest.png`` (each scalar headline per
+  grid point and label with its interval; rows that do not fit are named in
+  the caption, every row is in ``headlines.csv``), ``<headline>.png`` for a
+  distribution over games (estimate vs exact pmf per grid point, with its
+  goodness-of-fit p), and for a frequency table over labels
+  ``frequency_heatmap.png``, ``z_heatmap.png``, ``difference_<axis>.png``
+  (significant cells only, Welch and Holm at ALPHA); ``convergence.png`` and
+  ``variance_ratio.png`` where they apply;
+* every table as CSV: ``headlines.csv`` (:func:`headlines.summary`, every
+  row, plus ``p_holm``), ``distributions.csv`` (per grid point and
+  distribution: top labels, worst deviation, the verdict's test),
+  ``tests.csv`` (every test of the verdict with its Holm-adjusted p),
+  ``points.csv``, ``frequencies.csv`` (the report variable per grid point
+  and label), ``comparisons.csv`` (Welch/Holm tests between rule variants),
+  ``decomposition.csv`` and ``precision.csv`` where they apply;
 * ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,
   ``slope_basis``, ``variance_ratio``, ``batch_means_ratio``,
   ``max_abs_error``, ``total_variation``, ``max_abs_z``, ``worst_label``,
   ``exact`` (stored / none / pending), ``reference``, ``replicates``,
-  ``top3``, ``modal`` and ``estimates`` ({ratio or ``frequency``: {label:
-  {estimate, low, high, exact}}}); null where a value does not apply;
-* ``report.json``: ``title``, ``description``, ``run_shape``, ``created``
-  (the report's time), ``store``, ``game``, ``sweep``, ``variable``, ``dim``,
-  ``layout`` (x axis and facet axes), ``verdict`` (sentence and numbers),
-  ``figures`` (file -> caption), ``tables`` (name -> {csv, columns: {column:
-  definition}}), ``comparisons``, ``decomposition``, ``notes`` (what could not
-  be computed and why) and ``timing_s``.
+  ``top3``, ``modal`` and ``estimates`` ({headline: {label ("value" for a
+  scalar): {estimate, se, low, high, exact}}}, labels that cannot occur left
+  out); null where a value does not apply;
+* ``report.json``: ``title``, ``description``, ``run_shape``, ``created``,
+  ``store``, ``game``, ``sweep``, ``variable``, ``dim``, ``layout``,
+  ``verdict`` (sentence and numbers), ``headlines``, ``figures`` (file ->
+  caption), ``tables`` (name -> {csv, columns: {column: definition}}),
+  ``comparisons``, ``decomposition``, ``notes`` (what could not be computed
+  and why) and ``timing_s``.
 
 Works for any game's store: what a game lacks (exact answers, theory, a
 distribution variable) is said on the page, never a crash.
@@ -42,6 +57,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import os
+import shutil
 import textwrap
 import time
 import warnings
@@ -54,11 +71,13 @@ import pandas as pd
 import xarray as xr
 
 from . import analysis, headlines
-from .display import plural
+from .display import count, plural
+from .errors import InputError
 from .store import metadata
 from .query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
 
-__all__ = ["build_report", "pick_variable", "point_key", "COLUMNS", "Z_AGREE", "MAX_THEORY_POINTS"]
+__all__ = ["build_report", "default_out_dir", "pick_variable", "point_key", "ReportFolderError", "COLUMNS",
+           "MANIFEST", "Z_AGREE", "MAX_THEORY_POINTS"]
 
 #: |z| above which a label counts as disagreeing with its exact answer.
 Z_AGREE = 5.0
@@ -70,8 +89,7 @@ MAX_PAGE_POINTS = 8
 #: Definition of every table column (axes columns are the grid's own).
 COLUMNS: dict[str, str] = {
     "replicates": "finished replicates behind the estimate",
-    "exact": "exact answer: 'stored', 'none' (no single exact answer exists) or 'pending' (not computed yet); "
-             "in the headline table, the exact value",
+    "exact": "the exact value (empty where none exists)",
     "reference": "what the estimate is compared with: 'exact' (the stored exact answer), 'replicate decks' "
                  "(mean of the exact answers of the deck orders each replicate played) or empty",
     "max_abs_z": "largest |z| over labels, z = (estimate - reference) / s.e. (labels with s.e. 0 or a mean "
@@ -92,46 +110,71 @@ COLUMNS: dict[str, str] = {
     "top3": "the three most frequent labels",
     "label": "the label (location, rolls bin, seat, ...)",
     "name": "the label's full name",
-    "estimate": "mean over replicates of the relative frequency at the last checkpoint",
-    "stderr": "standard error of the estimate: across-replicate sd / sqrt(replicates)",
-    "low": "lower end of the 95% interval: estimate - t(0.975, df) s.e. (frequencies and headlines: df = "
-           "R-1 or games-1); Wilson interval for shares, t(0.975, R-1) for means (ratios)",
-    "high": "upper end of the 95% interval",
-    "exact_value": "the reference value (empty where none exists)",
-    "z": "(estimate - reference) / s.e.",
+    "estimate": "the estimate: ratio of sums over the finished replicates at the last checkpoint",
+    "se": "standard error of the estimate ('units': pooled per game; 'replicates': from the spread of the "
+          "replicates; see se_basis)",
+    "low": "lower end of the 95% interval estimate ± t(0.975, df) s.e.",
+    "high": "upper end of the 95% interval estimate ± t(0.975, df) s.e.",
+    "z": "(estimate - exact) / s.e. (in frequencies.csv: (estimate - reference) / s.e.)",
     "comparison": "the axis compared and its two values a vs b, every other axis equal",
     "labels_tested": "labels tested: labels with a finite Welch test (both sides have >= 2 replicates)",
-    "significant": "labels whose Holm-adjusted p < 0.05 (Holm over the labels of the comparison)",
-    "min_p_holm": "smallest Holm-adjusted p-value",
+    "significant": f"labels whose Holm-adjusted p < {headlines.ALPHA} (the verdict's level; Holm over the labels "
+                   "of the comparison)",
+    "min_p_holm": "smallest Holm-adjusted p-value over the labels of the comparison (Holm's adjustment "
+                  "multiplies the k-th smallest of m p-values by m - k + 1, keeping the order, at most 1)",
     "max_abs_difference": "largest |frequency(a) - frequency(b)| over labels",
     "at_label": "the label of that largest difference",
     "relative_difference": "that difference over frequency(b): (a - b) / b at that label (no Cohen's d: an sd "
                            "across replicates shrinks as runs grow, so difference / sd measures run size, "
                            "not effect)",
     "t_at_label": "Welch's t of that difference (difference / its standard error)",
-    "ratio": "the game's estimate (win share, mean rolls, ...)",
     "total_var": "total across-replicate variance (median over labels)",
     "between_var": "variance of the replicates' own exact answers (deck shuffles)",
     "sampling_var": "mean within-replicate sampling variance",
     "between_share": "between / total",
     "headline": "the game's headline quantity (Game.headlines)",
-    "mean": "estimate: ratio of sums over the finished replicates at the last checkpoint",
     "sd": "per game ('units': sd of one game's value) or of one replicate's estimate ('replicates')",
-    "se": "standard error of the estimate",
     "df": "degrees of freedom of the t quantile and test: games - 1 ('units') or replicates - 1 ('replicates')",
+    "test_df": "degrees of freedom of that test (chi2: merged bins - 1; t: as df)",
+    "labels": "labels with an estimate (bins that nothing fell in and that cannot occur left out)",
+    "worst_estimate": "the estimate at worst_label",
+    "worst_exact": "the exact value at worst_label",
     "level": "level of the interval low..high",
     "se_basis": "'units': pooled per-game s.e. from stored sums of squares; 'replicates': from the spread of "
                 "the replicates",
     "test": "'t': (estimate - exact) / s.e. against Student's t; 'chi2': Pearson goodness of fit of the pooled "
             "histogram counts, bins merged to expected counts >= 5",
     "statistic": "z (t test) or X^2 (chi-square)",
-    "p": "two-sided p-value of the test",
-    "p_holm": "Holm-adjusted p-value over every test of the sweep (the verdict's family); < alpha: disagree",
+    "p": "p-value of the test before Holm's adjustment (two-sided for t); a small p alone is no disagreement: "
+         "with many tests some are small by chance",
+    "p_holm": f"Holm-adjusted p-value over every test of the sweep (the verdict's family: the k-th smallest of "
+              f"m p-values times m - k + 1, keeping the order, at most 1); below {headlines.ALPHA} the verdict "
+              "flags it. Empty in headlines.csv where the row's test is its distribution's goodness of fit "
+              "(see distributions.csv)",
     "replicates_used": "replicates the precision rule used at this grid point",
     "stderr_reached": "largest standard error of the game's estimates over them",
     "stderr_target": "the [precision] stderr target",
     "precision": "met: target reached; capped: max_replicates reached first; running: not finished",
 }
+
+
+#: Definitions that differ by table.
+_TABLE_DEFINITIONS: dict[str, dict[str, str]] = {
+    "points": {"exact": "exact answer: 'stored', 'none' (no single exact answer exists) or 'pending' (not "
+                        "computed yet)"},
+    "frequencies": {"exact": "the value the estimate is compared with (see reference; empty where none exists)",
+                    "df": "degrees of freedom of the t quantile"},
+    "distributions": {"top3": "the three labels with the largest estimates, each with its estimate",
+                      "test": "the verdict's test of this distribution: 'chi2' (goodness of fit) or the "
+                              "per-label t test with the smallest p ('t, 40 labels': 40 labels tested)",
+                      "statistic": "X^2 (chi2) or z of that label (t)",
+                      "p": "p-value of that test before Holm's adjustment"},
+}
+
+
+def _define(table: str, column: str) -> str:
+    """The definition of ``column`` in ``table`` (a grid axis where none is written)."""
+    return _TABLE_DEFINITIONS.get(table, {}).get(column) or COLUMNS.get(column, "grid axis")
 
 
 def _precision(ds, points, tables, summary) -> None:
@@ -149,10 +192,9 @@ def _precision(ds, points, tables, summary) -> None:
 _TABLE_COLUMNS = {
     "points": ["replicates", "exact", "reference", "max_abs_z", "worst_label", "max_abs_error",
                "tv_distance", "slope", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
-    "frequencies": ["label", "name", "estimate", "stderr", "low", "high", "exact_value", "reference", "z"],
+    "frequencies": ["label", "name", "estimate", "se", "low", "high", "df", "exact", "reference", "z"],
     "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
                     "at_label", "relative_difference", "t_at_label"],
-    "ratios": ["ratio", "label", "estimate", "low", "high", "exact_value", "replicates"],
     "decomposition": ["total_var", "between_var", "sampling_var", "between_share"],
 }
 
@@ -186,47 +228,185 @@ def _sel(obj, point):
     return obj.sel(point) if point else obj
 
 
-def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | None = None,
-                 loaded: xr.Dataset | None = None) -> dict:
-    """Write the report of ``store`` into ``out_dir``; return the summary dict
-    (``loaded``: the store already read, e.g. by :func:`query.load_sweep`)."""
-    import matplotlib
+# --- the report's folder -----------------------------------------------------------------
 
-    matplotlib.use("Agg")
+#: The report's record of the files it wrote into its folder (read by the next report there).
+MANIFEST = ".boardsweep-report.json"
+#: Where a report is built before it replaces the folder's earlier report (left by a killed run: removed).
+_STAGING = ".boardsweep-report-partial"
+#: Files every report writes: a folder holding one that no report recorded is refused before any work.
+_ALWAYS = ("index.html", "summary.json", "report.json")
+
+
+class ReportFolderError(InputError):
+    """The report's folder holds files boardsweep did not write there, or cannot be written (exit 2)."""
+
+
+def default_out_dir(store: str) -> Path:
+    """The report folder beside a local store: ``results/x.zarr`` ->
+    ``results/x.report``; a store behind a URL: ``x.report`` in the working folder."""
+    name = Path(store.rstrip("/")).name.removesuffix(".zarr") + ".report"
+    if "://" in store and not store.startswith("file://"):
+        return Path(name)
+    return Path(store.removeprefix("file://").rstrip("/")).with_name(name)
+
+
+def _recorded(out: Path) -> set[str]:
+    """The files an earlier report recorded writing in ``out``: its manifest's
+    list; for a report made before manifests, the files its ``report.json``
+    names (page, figures with their SVG copies, tables)."""
+    for name, read in ((MANIFEST, lambda m: m.get("files")), ("report.json", _legacy_files)):
+        try:
+            meta = json.loads((out / name).read_text())
+        except (OSError, ValueError):
+            continue
+        files = read(meta) if isinstance(meta, dict) else None
+        if isinstance(files, list):
+            return {f for f in files if isinstance(f, str) and f == Path(f).name}
+    return set()
+
+
+def _legacy_files(meta: dict) -> list[str] | None:
+    if not {"figures", "tables", "timing_s"} <= set(meta):
+        return None
+    figures = [f for name in meta["figures"] for f in (name, str(Path(name).with_suffix(".svg")))]
+    return [*_ALWAYS, *figures, *(t["csv"] for t in meta["tables"].values())]
+
+
+def _foreign(out: Path, names, recorded: set[str]) -> list[str]:
+    return sorted(n for n in names if n not in recorded and os.path.lexists(out / n))
+
+
+def _start(out: Path) -> tuple[Path, set[str]]:
+    """Check ``out`` and make a fresh staging folder in it; return that and the
+    files the earlier report there recorded.  Refused (nothing written): a page
+    or table of the report's names that no boardsweep report recorded."""
+    recorded = _recorded(out) if out.is_dir() else set()
+    theirs = _foreign(out, _ALWAYS, recorded)
+    if theirs:
+        raise ReportFolderError(f"report folder {out} holds {', '.join(theirs)} that boardsweep did not write; "
+                                "choose a new or empty folder with --out (nothing was written)")
+    staging = out / _STAGING
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if staging.is_dir():  # a killed report's leftovers
+            shutil.rmtree(staging)
+        staging.mkdir()
+    except OSError as exc:
+        raise ReportFolderError(f"report folder {out}: cannot write the report there ({exc.strerror or exc})") from None
+    return staging, recorded
+
+
+def _write_manifest(out: Path, files, store: str | None, complete: bool) -> None:
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps({"boardsweep_report": 1, "store": store, "complete": complete,
+                               "files": sorted(files)}, indent=1))
+    os.replace(tmp, out / MANIFEST)
+
+
+def _publish(out: Path, staging: Path, recorded: set[str], store: str | None) -> list[str]:
+    """Replace the earlier report's files in ``out`` by the new ones in
+    ``staging``: only files a report recorded are removed, a file of the new
+    report's names that none recorded refuses it (the staging folder removed).
+    The manifest lists every file that may exist before any is removed or
+    moved, so a report killed here leaves nothing the next run will not remove."""
+    new = sorted(p.name for p in staging.iterdir())
+    theirs = _foreign(out, new, recorded)
+    if theirs:
+        shutil.rmtree(staging)
+        raise ReportFolderError(f"report folder {out} holds {', '.join(theirs[:3])} that boardsweep did not "
+                                "write; choose a new or empty folder with --out (nothing was written)")
+    _write_manifest(out, recorded | set(new), store, complete=False)
+    for name in sorted(recorded - set(new)):
+        path = out / name
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+    for name in new:
+        os.replace(staging / name, out / name)
+    _write_manifest(out, new, store, complete=True)
+    staging.rmdir()
+    return new
+
+
+def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, variable: str | None = None,
+                 loaded: xr.Dataset | None = None) -> dict:
+    """Write the report of ``store`` into ``out_dir``; return the summary dict.
+
+    Parameters
+    ----------
+    store : str or xarray.Dataset
+        The sweep store (path or URL), or a Dataset already read.
+    out_dir : str or Path, optional
+        The report folder; default :func:`default_out_dir` of ``store``.  An
+        earlier report there is replaced: only the files its manifest
+        (:data:`MANIFEST`) records are removed; a folder holding a file of the
+        report's names that no report wrote is refused (:class:`ReportFolderError`).
+    variable : str, optional
+        The distribution variable of the figures (default :func:`pick_variable`).
+    loaded : xarray.Dataset, optional
+        ``store`` already read, e.g. by :func:`query.load_sweep`.
+    """
+    if out_dir is None:
+        if isinstance(store, xr.Dataset):
+            raise ValueError("build_report: out_dir is needed when the store is a Dataset")
+        out_dir = default_out_dir(str(store))
     t0 = time.perf_counter()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     if isinstance(store, xr.Dataset):
         ds = store.load()
     else:
         ds = loaded if loaded is not None else load_sweep(str(store), check=False)
+    final = Path(out_dir)
+    out, recorded = _start(final)
+    try:
+        summary = _write(ds, store, out, variable, t0)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    _publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
+    return summary
+
+
+def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float) -> dict:
+    """Every file of the report into ``out``; the summary dict."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     variable = variable or pick_variable(ds)
     points = list(grid_points(ds))
     meta = _meta(ds, store, variable)
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
+        found = _try(meta, "headline answers", headlines.estimates, ds) or {}
+        heads = _summary(ds, found)
+        shown_as_pmf = _pmf_headlines(found)
         if variable is None:
             meta["notes"].append("the store has no distribution variable (checkpoint, DIM): "
-                                 "only the game's ratios are reported")
-            parts = {"ratios": _try(meta, "estimates with intervals", analysis.ratio_estimates, ds) or {}}
-            tables = {"ratios": _ratio_table(ds, points, parts["ratios"])}
+                                 "only the game's headline answers are reported")
+            parts, tables = None, {}
             summary = {point_key(ds, p): _empty() for p in points}
             figures: dict[str, str] = {}
         else:
-            parts = _analyse(ds, variable, points, meta)
+            parts = _analyse(ds, variable, points, meta, found)
             tables = _tables(ds, points, parts, meta)
             summary = _summarise(ds, points, parts, tables)
-            figures = _figures(ds, parts, out, meta)
-        found = _try(meta, "headline answers", headlines.estimates, ds) or {}
-        verdict = _verdict(ds, points, parts if variable is not None else None,
-                           tables.get("points", pd.DataFrame()), found)
+            figures = _figures(ds, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
+            if parts["headline"] in shown_as_pmf:
+                meta["drawn"] = parts["headline"]
+        _summary_estimates(ds, points, heads, summary)
+        verdict = _verdict(ds, points, parts, tables.get("points", pd.DataFrame()), found)
         tests = verdict.pop("tests_table")
         meta["verdict"] = verdict
         meta["headlines"] = {name: {k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")}
                              for name, est in found.items()}
-        tables = {"headlines": _headline_table(ds, found), "tests": _tests_table(ds, points, tests), **tables}
-        forest = _try(meta, "forest plot", _forest, ds, found, out) or {}
-        figures = {**forest, **figures}
+        heads = _with_p_holm(ds, heads, tests)
+        tables = {"headlines": _headline_table(heads, found),
+                  "distributions": _distribution_table(ds, heads, found, tests),
+                  "tests": _tests_table(ds, points, tests), **tables}
+        forest = _try(meta, "forest plot", _forest, ds, heads, found, out) or {}
+        pmf = {}
+        for name in shown_as_pmf:
+            pmf.update(_try(meta, f"{name} figure", _pmf_figure, ds, found[name], out) or {})
+        figures = {**forest, **pmf, **figures}
     _precision(ds, points, tables, summary)
     meta["figures"] = figures
     meta["tables"] = {}
@@ -235,7 +415,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path, variable: str | N
             continue
         df.to_csv(out / f"{name}.csv", index=False)
         meta["tables"][name] = {"csv": f"{name}.csv",
-                                "columns": {c: COLUMNS.get(c, "grid axis") for c in df.columns}}
+                                "columns": {c: _define(name, c) for c in df.columns}}
     meta["timing_s"] = round(time.perf_counter() - t0, 2)
     page = _html(ds, meta, tables, figures)
     (out / "index.html").write_text(page)
@@ -289,12 +469,23 @@ def _py(value):
 # --- analysis ------------------------------------------------------------------------
 
 
-def _analyse(ds, variable, points, meta) -> dict:
+def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
+    """The distribution headline that estimates ``variable``'s frequencies over ``dim``, if any."""
+    from ..core.games import headlines_of
+
+    game = analysis.game_of(ds)
+    for h in headlines_of(game) if game is not None else ():
+        if h.numerator == variable and h.kind == "distribution" and h.name in found \
+                and found[h.name].attrs.get("dim") == dim:
+            return h.name
+    return None
+
+
+def _analyse(ds, variable, points, meta, found: dict) -> dict:
     parts: dict[str, Any] = {"variable": variable}
     parts["conv"] = conv = analysis.convergence(ds, variable)
     parts["dim"] = dim = conv.attrs["dim"]
     meta["dim"] = dim
-    parts["ratios"] = _try(meta, "estimates with intervals", analysis.ratio_estimates, ds) or {}
     parts["rate"] = _try(meta, "convergence rate", analysis.convergence_rate, conv) if "steps" in conv else None
     game = analysis.game_of(ds)
     has_theory = game is not None and "asymptotic_variance" in game.extras
@@ -315,9 +506,12 @@ def _analyse(ds, variable, points, meta) -> dict:
     parts["modal"] = game.extras.get("modal") if game is not None else None
     parts["states"] = _exact_states(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
-    last = conv.isel(checkpoint=-1)
+    # one estimator (ratio of sums, its s.e. and df): the headline's where the variable is a headline's
+    parts["headline"] = name = _headline_of(ds, found, variable, dim)
+    est = found[name] if name is not None else headlines.of_variable(ds, variable)
+    parts["mean"], parts["se"], parts["df"] = est["estimate"], est["se"], est["df"]
     # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score)
-    parts["z"] = z_score(last["mean"] - parts["reference"], last["stderr"],
+    parts["z"] = z_score(parts["mean"] - parts["reference"], parts["se"],
                          ds[variable].isel(checkpoint=-1).mean("replicate"))
     return parts
 
@@ -381,7 +575,6 @@ def _tables(ds, points, parts, meta) -> dict[str, pd.DataFrame]:
         "points": _point_table(ds, points, parts),
         "frequencies": _frequency_table(ds, points, parts),
         "comparisons": _comparison_table(ds, parts, meta),
-        "ratios": _ratio_table(ds, points, parts["ratios"]),
         "decomposition": _decomposition_table(ds, points, parts, meta),
     }
 
@@ -399,7 +592,7 @@ def _point_table(ds, points, parts) -> pd.DataFrame:
     last = conv.isel(checkpoint=-1)
     labels = metadata.label_text(ds[dim])
     ref = _flat(parts["reference"], axes, [dim])
-    mean = _flat(last["mean"], axes, [dim])
+    mean = _flat(parts["mean"], axes, [dim])
     z = _flat(parts["z"], axes, [dim])
     reps = _flat(last["replicates"], axes)
     rate = parts["rate"]
@@ -449,20 +642,19 @@ def _label_names(ds, dim) -> list[str]:
 
 def _frequency_table(ds, points, parts) -> pd.DataFrame:
     axes, dim = _axes(ds), parts["dim"]
-    last = parts["conv"].isel(checkpoint=-1)
     labels = metadata.label_text(ds[dim])
     names = _label_names(ds, dim)
-    mean, se = _flat(last["mean"], axes, [dim]), _flat(last["stderr"], axes, [dim])
+    mean, se = _flat(parts["mean"], axes, [dim]), _flat(parts["se"], axes, [dim])
     ref, z = _flat(parts["reference"], axes, [dim]), _flat(parts["z"], axes, [dim])
-    reps = _flat(last["replicates"], axes)
-    half = _t975(reps)[:, None] * se
+    df = _flat(parts["df"].broadcast_like(parts["mean"]), axes, [dim])
+    half = _t975(df + 1) * se
     n, k = mean.shape
     grid = {a: np.repeat([p[a] for p in points], k) for a in axes}
     kinds = np.repeat([parts["ref_kind"].get(point_key(ds, p), "") for p in points], k)
     df = pd.DataFrame({**grid, "label": np.tile(labels, n), "name": np.tile(names, n),
-                       "estimate": mean.ravel(), "stderr": se.ravel(), "low": (mean - half).ravel(),
-                       "high": (mean + half).ravel(), "exact_value": ref.ravel(), "reference": kinds,
-                       "z": z.ravel()})
+                       "estimate": mean.ravel(), "se": se.ravel(), "low": (mean - half).ravel(),
+                       "high": (mean + half).ravel(), "df": df.ravel(), "exact": ref.ravel(),
+                       "reference": kinds, "z": z.ravel()})
     return df
 
 
@@ -479,7 +671,7 @@ def _comparison_table(ds, parts, meta) -> pd.DataFrame:
             where = {x: _py(sub[x].values.item()) for x in others}
             diff = np.abs(sub["difference"].values)
             j = int(np.nanargmax(diff)) if np.isfinite(diff).any() else None
-            sig = [str(lab) for lab, s in zip(sub[dim].values, sub["significant"].values) if s]
+            sig = [str(lab) for lab, p in zip(sub[dim].values, sub["p_holm"].values) if p < headlines.ALPHA]
             row = {**where, "comparison": f"{axis}: {a} vs {b}",
                    "labels_tested": int(sub["p"].notnull().sum()), "significant": len(sig),
                    "min_p_holm": _num(sub["p_holm"].min()),
@@ -497,16 +689,102 @@ def _comparison_table(ds, parts, meta) -> pd.DataFrame:
     return df[["comparison", *front, *_TABLE_COLUMNS["comparisons"][1:]]]
 
 
-def _headline_table(ds, found: dict) -> pd.DataFrame:
-    """:func:`headlines.summary`, scalar headlines first, then distributions
-    (bins that nothing can fall in and seats that do not play left out)."""
-    table = headlines.summary(ds, found=found)
+def _summary(ds, found: dict) -> pd.DataFrame:
+    """:func:`headlines.summary` under the column names every table uses
+    (``estimate``, ``se``), without bins that nothing fell in and whose exact
+    value is 0 (e.g. 0 rolls)."""
+    table = headlines.summary(ds, found=found) if found else pd.DataFrame(columns=["headline", "estimate"])
     if table.empty:
         return table
+    return table[table["estimate"].notna() & ~((table["estimate"] == 0) & ~(table["exact"] > 0))]
+
+
+def _pmf_headlines(found: dict) -> list[str]:
+    """Distributions over independent games (histograms with a goodness of
+    fit): drawn as distributions, one panel per grid point, not as rows."""
+    return [n for n, e in found.items() if e.attrs["kind"] == "distribution" and "gof_p" in e]
+
+
+def _point_index(ds, df: pd.DataFrame) -> np.ndarray:
+    """The flat grid-point index (grid order) of each row of ``df``."""
+    axes = _axes(ds)
+    if not axes:
+        return np.zeros(len(df), dtype=int)
+    where = {tuple(_py(p[a]) for a in axes): i for i, p in enumerate(grid_points(ds))}
+    return np.array([where[tuple(_py(v) for v in row)] for row in df[axes].itertuples(index=False)], dtype=int)
+
+
+def _with_p_holm(ds, heads: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+    """``heads`` with ``p_holm``: the verdict's Holm-adjusted p of each row's test
+    (a histogram's rows: its goodness of fit's, in the distributions table)."""
+    heads = heads.copy()
+    heads["p_holm"] = np.nan
+    if heads.empty or tests is None or tests.empty:
+        return heads
+    key = pd.Series(list(zip(tests["point"], tests["headline"], tests["label"].astype(str))))
+    holm = dict(zip(key, tests["p_holm"]))
+    idx = _point_index(ds, heads)
+    heads["p_holm"] = [holm.get((i, h, str(lab)), np.nan)
+                       for i, h, lab in zip(idx, heads["headline"], heads["label"])]
+    return heads
+
+
+def _headline_table(heads: pd.DataFrame, found: dict) -> pd.DataFrame:
+    """Every row of the headline answers (scalars first, then each label of a
+    distribution): the CSV behind the page's compact tables."""
+    if heads.empty:
+        return heads
     kinds = {name: est.attrs["kind"] for name, est in found.items()}
-    table = table[table["mean"].notna() & ~((table["mean"] == 0) & ~(table["exact"] > 0))]
-    order = table["headline"].map(lambda h: kinds.get(h) == "distribution")
-    return table.assign(_d=order).sort_values("_d", kind="stable").drop(columns="_d")
+    order = heads["headline"].map(lambda h: kinds.get(h) == "distribution")
+    return heads.assign(_d=order).sort_values("_d", kind="stable").drop(columns="_d")
+
+
+def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFrame) -> pd.DataFrame:
+    """One row per grid point and distribution headline: its three most
+    frequent labels, the label furthest from its exact value (largest |z|)
+    and the test the verdict makes of it (a goodness of fit, or the smallest
+    p of the per-label t tests), with its Holm-adjusted p."""
+    axes = _axes(ds)
+    dists = [n for n, e in found.items() if e.attrs["kind"] == "distribution"]
+    rows = []
+    if heads.empty or not dists:
+        return pd.DataFrame()
+    idx = _point_index(ds, heads)
+    for name in dists:
+        dim = found[name].attrs["dim"]
+        # as every table writes labels (a histogram's last bin counting every larger value: >=N)
+        texts = dict(zip(headlines.label_values(ds, dim), metadata.label_text(ds[dim]))) if dim else {}
+
+        def text(label, texts=texts) -> str:
+            return texts.get(str(label), str(label))
+
+        mine = heads["headline"] == name
+        for i in dict.fromkeys(idx[mine.to_numpy()]):
+            g = heads[mine & (idx == i)]
+            point = {a: g[a].iloc[0] for a in axes}
+            top = g.sort_values("estimate", ascending=False, kind="stable").head(3)
+            z = g["z"].abs()
+            worst = g.loc[z.idxmax()] if z.notna().any() else None
+            row = {**point, "headline": name, "labels": len(g),
+                   "top3": ", ".join(f"{text(lab)}: {v:.3g}" for lab, v in zip(top["label"], top["estimate"])),
+                   "worst_label": text(worst["label"]) if worst is not None else "",
+                   "worst_estimate": _num(worst["estimate"]) if worst is not None else None,
+                   "worst_exact": _num(worst["exact"]) if worst is not None else None,
+                   "max_abs_z": _num(z.max()) if worst is not None else None,
+                   "test": "", "statistic": None, "test_df": None, "p": None, "p_holm": None}
+            mine_tests = tests[(tests["point"] == i) & (tests["headline"] == name)] \
+                if tests is not None and len(tests) else pd.DataFrame()
+            if len(mine_tests):
+                t = mine_tests.loc[mine_tests["p"].idxmin()]
+                n = len(mine_tests)
+                row.update(test="chi2" if t["test"] == "chi2" else f"t, {n} {plural('label', n)}",
+                           statistic=_num(t["statistic"]), test_df=_num(t["df"]), p=_num(t["p"]),
+                           p_holm=_num(t["p_holm"]))
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    if not df.empty and df["test"].eq("").all():
+        df = df.drop(columns=["test", "statistic", "test_df", "p", "p_holm", "worst_exact", "max_abs_z"])
+    return df
 
 
 def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
@@ -518,26 +796,6 @@ def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
     t = tests.sort_values("p", kind="stable").reset_index(drop=True)
     front = where.iloc[t["point"].to_numpy()].reset_index(drop=True) if where is not None else pd.DataFrame()
     return pd.concat([front, t.drop(columns="point")], axis=1)
-
-
-def _ratio_table(ds, points, ratios) -> pd.DataFrame:
-    rows = []
-    for name, est in ratios.items():
-        for p in points:
-            e = _sel(est, p)
-            extra = list(e["estimate"].dims)
-            labels = [str(x) for x in e[extra[0]].values] if extra else ["value"]
-            params = analysis.point_params(ds, p)
-            if extra and extra[0] == "seat" and isinstance(params.get("players"), int):
-                labels = labels[: params["players"]]
-            for j, label in enumerate(labels):
-                one = e.isel({extra[0]: j}) if extra else e
-                rows.append({**p, "ratio": name, "label": label,
-                             **{c: _num(one[k].values) for c, k in
-                                (("estimate", "estimate"), ("low", "low"), ("high", "high"))},
-                             "exact_value": _num(one["exact"].values) if "exact" in e else None,
-                             "replicates": int(e["replicates"])})
-    return pd.DataFrame(rows)
 
 
 def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
@@ -560,6 +818,19 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
+def _summary_estimates(ds, points, heads: pd.DataFrame, summary: dict) -> None:
+    """Every headline's estimates into ``summary`` per point: {headline: {label
+    ("value" for a scalar): {estimate, se, low, high, exact}}}."""
+    axes = _axes(ds)
+    for key, g in heads.groupby([*axes], sort=False) if axes else [((), heads)]:
+        key = key if isinstance(key, tuple) else (key,)
+        row = summary[point_key(ds, dict(zip(axes, (_py(k) for k in key))))]
+        for name, h in g.groupby("headline", sort=False):
+            row["estimates"][name] = {
+                (str(r["label"]) or "value"): {c: _num(r[c]) for c in ("estimate", "se", "low", "high", "exact")}
+                for r in h.to_dict("records")}
+
+
 def _summarise(ds, points, parts, tables) -> dict:
     pt, ft = tables["points"], tables["frequencies"]
     dim = parts["dim"]
@@ -578,17 +849,11 @@ def _summarise(ds, points, parts, tables) -> dict:
             top = f.sort_values("estimate", ascending=False, kind="stable").head(3)
             row["top3"] = [{"label": lab, "frequency": _num(v)} for lab, v in zip(top["label"], top["estimate"])]
             row["modal"] = r["modal"] or None
-        row["estimates"] = {"frequency": {
-            lab: {"estimate": _num(e), "low": _num(lo), "high": _num(hi), "exact": _num(x)}
-            for lab, e, lo, hi, x in zip(f["label"], f["estimate"], f["low"], f["high"], f["exact_value"])}}
-        rt = tables["ratios"]
-        if rt is not None and not rt.empty:
-            mine = rt[np.logical_and.reduce([rt[a] == p[a] for a in p])] if p else rt
-            for name, g in mine.groupby("ratio", sort=False):
-                row["estimates"][name] = {lab: {"estimate": _num(e), "low": _num(lo), "high": _num(hi),
-                                                "exact": _num(x)}
-                                          for lab, e, lo, hi, x in zip(g["label"], g["estimate"], g["low"],
-                                                                       g["high"], g["exact_value"])}
+        if parts["headline"] is None:  # the headlines' own estimates are added by _summary_estimates
+            row["estimates"] = {"frequency": {
+                lab: {"estimate": _num(e), "se": _num(se), "low": _num(lo), "high": _num(hi), "exact": _num(x)}
+                for lab, e, se, lo, hi, x in zip(f["label"], f["estimate"], f["se"], f["low"], f["high"],
+                                                 f["exact"])}}
         summary[point_key(ds, p)] = row
     return summary
 
@@ -629,17 +894,19 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
         parts_text.append(
             f"Every test of every grid point (headline means and shares: t tests against the exact value; "
             f"histograms over games: chi-square; frequencies estimated per replicate: one t test per "
-            f"label with R-1 degrees of freedom) is Holm-adjusted together, so a correct simulator reads "
-            f"'disagree' anywhere with probability at most {v['alpha']:.0%}.")
+            f"label with R-1 degrees of freedom) is Holm-adjusted together ({headlines.HOLM_TEXT}), so a correct "
+            f"simulator reads 'disagree' anywhere with probability at most {v['alpha']:.0%}.")
     if parts is not None and out["exact_none"]:
         notes = sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
                         if parts["states"][point_key(ds, p)][0] == "none"})
-        parts_text.append(f"{out['exact_none']} points have no single exact answer ({'; '.join(notes)}).")
+        parts_text.append(f"Why {count(out['exact_none'], 'point')} {'has' if out['exact_none'] == 1 else 'have'} "
+                          f"no single exact answer: {'; '.join(notes)}.")
     if out["exact_pending"]:
-        parts_text.append(f"{out['exact_pending']} points: exact answer not computed yet.")
+        parts_text.append(f"{count(out['exact_pending'], 'point')}: exact answer not computed yet.")
     missing = int((pt["replicates"] == 0).sum()) if "replicates" in pt else 0
     if missing:
-        parts_text.append(f"{missing} points have no finished replicate yet.")
+        parts_text.append(f"{count(missing, 'point')} {'has' if missing == 1 else 'have'} no finished "
+                          "replicate yet.")
     out["text"] = " ".join(parts_text)
     out["tests_table"] = v["p_holm"]
     return out
@@ -745,15 +1012,20 @@ def _field(da: xr.DataArray, facet: dict, x: str | None, dim: str) -> np.ndarray
     return sub.transpose(dim, x).values if x else sub.values[:, None]
 
 
-def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
+def _figures(ds, parts, out: Path, meta: dict, heatmaps: bool = True) -> dict[str, str]:
+    """The figures of the report variable: heatmaps per label and grid point
+    (unless ``heatmaps`` is False: a distribution drawn as one, see
+    :func:`_pmf_figure`), then its convergence and variance ratio."""
     x, others, facets = _layout(ds)
     meta["layout"] = {"x": x, "facets": others, "panels_per_figure": len(facets)}
+    if not heatmaps:
+        return _line_figures(ds, parts, out, x, facets, [_py(v) for v in ds[x].values] if x else ["-"]) \
+            if "steps" in parts["conv"] else {}
     dim = parts["dim"]
     labels = [str(v) for v in ds[dim].values]
     xvals = [_py(v) for v in ds[x].values] if x else ["-"]
     xlabel = x or "(single grid point)"
-    last = parts["conv"].isel(checkpoint=-1)
-    keep = _trim_labels(last["mean"].values, labels)
+    keep = _trim_labels(parts["mean"].values, labels)
     labels_k = labels[:keep]
     figs: dict[str, str] = {}
     h = max(3.2, 0.11 * min(keep, 60) + 1.2)
@@ -764,16 +1036,18 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
 
     fig, axs = _facet_grid(len(facets), w, h)
     # the 99th percentile: a few extreme cells (jail with 2-sided dice) would darken every other
-    vmax = float(np.nanpercentile(last["mean"].values, 99)) if np.isfinite(last["mean"].values).any() else 1.0
+    mean = parts["mean"]
+    vmax = float(np.nanpercentile(mean.values, 99)) if np.isfinite(mean.values).any() else 1.0
     img = None
     for i, (ax, facet) in enumerate(zip(axs, facets)):
-        img = _heatmap(ax, _field(last["mean"], facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
+        img = _heatmap(ax, _field(mean, facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
                        xlabel, dim, i % 4 == 0)
         ax.set_title(_facet_title(facet), fontsize=9)
-    _colorbar(fig, img, "mean relative frequency (capped at the 99th percentile)")
+    how = "ratio of sums over the finished replicates"
+    _colorbar(fig, img, "relative frequency (capped at the 99th percentile)")
     name = _save(fig, out, "frequency_heatmap.png",
-                 f"Relative frequencies of the {plural(dim)} (mean over replicates, last checkpoint)")
-    figs[name] = f"Mean relative frequency per {dim} (rows) and {xlabel} (columns); one panel per " \
+                 f"Relative frequencies of the {plural(dim)} ({how}, last checkpoint)")
+    figs[name] = f"Relative frequency ({how}) per {dim} (rows) and {xlabel} (columns); one panel per " \
                  f"combination of {', '.join(others) or 'the grid'}. Grey: not computed yet." + trimmed
 
     z = parts["z"]
@@ -787,19 +1061,20 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
     for axis in cat:
         a, b = (_py(v) for v in ds[axis].values[:2])
         res = parts["compare"].get((axis, a, b))
-        diff = last["mean"].sel({axis: a}) - last["mean"].sel({axis: b})
+        diff = mean.sel({axis: a}) - mean.sel({axis: b})
         rest = [f for f in facets if f.get(axis) == a]
         fig, axs = _facet_grid(len(rest), w, h)
         # in standard errors of the difference; cells not significant after Holm are masked (grey)
         t_stat = res["t"] if res is not None else diff * np.nan
-        shown = t_stat.where(res["significant"]) if res is not None else t_stat
+        shown = t_stat.where(res["p_holm"] < headlines.ALPHA) if res is not None else t_stat
         finite = np.abs(shown.values[np.isfinite(shown.values)])
         if not finite.size:  # no label differs anywhere: a figure of empty panels says nothing
             import matplotlib.pyplot as plt
 
             plt.close(fig)
             meta["notes"].append(f"difference_{axis}.png left out: no label differs between {axis}={a} and "
-                                 f"{axis}={b} (Welch, Holm 5%; see the comparisons table)")
+                                 f"{axis}={b} (Welch, Holm-adjusted p < {headlines.ALPHA:.0%}; see the comparisons "
+                                 "table)")
             continue
         lim = float(np.percentile(finite, 95))  # one outlier must not whiten the rest
         for i, (ax, facet) in enumerate(zip(axs, rest)):
@@ -808,15 +1083,17 @@ def _figures(ds, parts, out: Path, meta: dict) -> dict[str, str]:
             img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim,
                            i % 4 == 0)
             if not np.isfinite(data).any():
-                ax.text(0.5, 0.5, "no label differs\n(Welch, Holm 5%)", transform=ax.transAxes, ha="center",
+                ax.text(0.5, 0.5, f"no label differs\n(Welch, Holm {headlines.ALPHA:.0%})", transform=ax.transAxes, ha="center",
                         va="center", fontsize=9, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
             ax.set_title(_facet_title(sub), fontsize=9)
         _colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
         name = _save(fig, out, f"difference_{axis}.png",
-                     f"{axis}: {a} minus {b} in standard errors, significant labels only (Welch, Holm 5%)")
+                     f"{axis}: {a} minus {b} in standard errors, significant labels only "
+                     f"(Welch, Holm-adjusted p < {headlines.ALPHA:.0%})")
         figs[name] = (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
                       "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
-                      "significant after Holm's adjustment over the labels of the panel are grey; the colour "
+                      f"significant at the verdict's level (Holm-adjusted p < {headlines.ALPHA:.0%}, Holm over "
+                      "the labels of the panel) are grey; the colour "
                       "scale is symmetric about 0 (differences, relative differences and t in the comparisons table).")
 
     if "steps" in parts["conv"]:
@@ -848,50 +1125,66 @@ def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> 
     return figs
 
 
-#: Rows a forest plot panel shows at most (grid points x labels).
-FOREST_ROWS = 48
+#: Rows a forest plot panel shows at most (grid points x labels): the first ones and every flagged one.
+FOREST_ROWS = 96
 
 
-def _forest(ds, found: dict, out: Path) -> dict[str, str]:
+def _shown_rows(t: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """At most ``limit`` rows of ``t`` in their order: every row the verdict
+    flags (Holm-adjusted p < ALPHA), then the first others."""
+    if len(t) <= limit:
+        return t
+    flagged = t["p_holm"].notna() & (t["p_holm"] < headlines.ALPHA)
+    keep = flagged.copy()
+    room = max(limit - int(flagged.sum()), 0)
+    keep[t.index[~flagged][:room]] = True
+    return t[keep].head(limit) if keep.sum() > limit else t[keep]
+
+
+def _forest(ds, heads: pd.DataFrame, found: dict, out: Path) -> dict[str, str]:
     """``forest.png`` (+ SVG): each scalar headline per grid point (and seat),
     its 95% interval as a bar; with an exact value, as the relative error
-    (estimate / exact - 1, %) with 0 marked; without, the estimate itself."""
+    (estimate / exact - 1, %) with 0 marked; without, the estimate itself.
+    Red: rows the verdict flags.  A panel with more than :data:`FOREST_ROWS`
+    rows shows the first and the flagged ones, and the caption says so."""
     import matplotlib.pyplot as plt
 
-    scalar = {n: e for n, e in found.items() if e.attrs["kind"] != "distribution"}
-    table = headlines.summary(ds, found=scalar) if scalar else pd.DataFrame()
-    table = table[table["mean"].notna()] if len(table) else table
+    scalar = [n for n, e in found.items() if e.attrs["kind"] != "distribution"]
+    table = heads[heads["headline"].isin(scalar)] if len(heads) else heads
     if table.empty:
         return {}
     axes = _axes(ds)
     names = list(dict.fromkeys(table["headline"]))
-    rows = [min(FOREST_ROWS, int((table["headline"] == n).sum())) for n in names]
-    fig, axs = plt.subplots(1, len(names), figsize=(5.2 * len(names), 0.24 * max(rows) + 1.8), squeeze=False)
+    shown = {n: _shown_rows(table[table["headline"] == n], FOREST_ROWS) for n in names}
+    tallest = max(len(t) for t in shown.values())
+    fig, axs = plt.subplots(1, len(names), figsize=(5.6 * len(names), 0.22 * tallest + 2.0), squeeze=False)
     notes = []
-    for ax, name, k in zip(axs[0], names, rows):
-        t = table[table["headline"] == name].head(k)
+    for ax, name in zip(axs[0], names):
+        t = shown[name]
         relative = bool(t["exact"].notna().all() and (t["exact"] != 0).all())
         if relative:
-            x, lo, hi = (100 * (t[c] / t["exact"] - 1) for c in ("mean", "low", "high"))
+            x, lo, hi = (100 * (t[c] / t["exact"] - 1) for c in ("estimate", "low", "high"))
             ax.axvline(0, color="black", lw=1)
             ax.set_xlabel("(estimate / exact - 1), %  (0: the exact value)", fontsize=10)
         else:
-            x, lo, hi = t["mean"], t["low"], t["high"]
+            x, lo, hi = t["estimate"], t["low"], t["high"]
             ax.set_xlabel(f"{name} (no exact value)", fontsize=10)
-        flagged = t["p"].notna() & (t["p"] < headlines.ALPHA)
+        flagged = (t["p_holm"].notna() & (t["p_holm"] < headlines.ALPHA)).to_numpy()
         y = np.arange(len(t))[::-1]
         ax.errorbar(x, y, xerr=[x - lo, hi - x], fmt="o", ms=4, color="#1f5f9f", ecolor="#1f5f9f", capsize=2)
         if flagged.any():
-            ax.plot(x[flagged], y[flagged.to_numpy()], "o", ms=6, color="#c33")
+            ax.plot(np.asarray(x)[flagged], y[flagged], "o", ms=7, color="#c33")
         labels = [", ".join(str(r[a]) for a in axes) + (f" {r['label']}" if r["label"] else "")
                   for r in t.to_dict("records")]
         ax.set_yticks(y, labels, fontsize=8)
-        ax.set_title(f"{name}: estimate and 95% t interval\n(red: p < 1% before Holm's adjustment)", fontsize=10)
-        ax.set_ylabel(", ".join(axes) + (" and label" if t["label"].any() else ""), fontsize=9)
+        ax.set_ylim(-0.8, len(t) - 0.2)
+        ax.set_title(f"{name}: estimate and 95% t interval", fontsize=10)
+        ax.set_ylabel(", ".join(axes) + (" and label" if t["label"].astype(bool).any() else ""), fontsize=9)
         ax.tick_params(axis="x", labelsize=9)
         ax.grid(axis="x", color="#ddd")
-        if (table["headline"] == name).sum() > k:
-            notes.append(f"{name}: the first {k} of {int((table['headline'] == name).sum())} rows")
+        total = int((table["headline"] == name).sum())
+        if len(t) < total:
+            notes.append(f"{name} shows {len(t)} of its {total} rows (every flagged row, then the first ones)")
     fig.tight_layout()
     fig.savefig(out / "forest.png", dpi=150)
     fig.savefig(out / "forest.svg")
@@ -900,9 +1193,86 @@ def _forest(ds, found: dict, out: Path) -> dict[str, str]:
     caption = ("Forest plot of the headline answers: one row per grid point (" + grid + ") and label, the "
                "dot the estimate, the bar its 95% t interval; where an exact value exists the axis is the "
                "relative error (estimate / exact - 1) and a bar that misses 0 misses the exact answer "
-               "(about 1 in 20 do by chance; the verdict adjusts for that). SVG: forest.svg."
-               + (" Shown: " + "; ".join(notes) + "." if notes else ""))
+               "(about 1 in 20 do by chance: that alone is no disagreement). Red: a row the verdict flags, "
+               f"its Holm-adjusted p below {headlines.ALPHA:.0%}. SVG: forest.svg.")
+    if notes:
+        caption += " Not every row fits: " + "; ".join(notes) + ". Every row is in headlines.csv."
+    else:
+        caption += " Every row of headlines.csv is shown."
     return {"forest.png": caption}
+
+
+#: Grid points a distribution figure shows at most (one panel each).
+PMF_PANELS = 36
+
+
+def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
+    """``<headline>.png`` (+ SVG): a distribution over games per grid point,
+    the estimate (dots, 95% t interval) against the exact pmf (line), titled
+    with its goodness-of-fit p.  Each panel shows the bins holding
+    :data:`DRAWN_MASS` of its estimate and exact mass; a last bin counting
+    every larger value (``overflow_bin``) is written in the panel."""
+
+    name, dim = est.attrs["name"], est.attrs["dim"]
+    points = list(grid_points(ds))
+    order = [*_axes(ds), dim]
+    mean = est["estimate"].transpose(*order).values.reshape(len(points), -1)
+    se = est["se"].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
+    df = est["df"].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
+    exact = est["exact"].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
+    p = est["gof_p"].transpose(*_axes(ds)).values.ravel() if _axes(ds) else est["gof_p"].values.ravel()
+    labels = np.asarray(ds[dim].values)
+    over = ds[dim].attrs.get("overflow_bin")
+    body = labels != over if over is not None else np.ones(len(labels), dtype=bool)
+    rows_with = [i for i in range(len(points)) if np.isfinite(mean[i]).any()]
+    shown = rows_with[:PMF_PANELS]
+    fig, axs = _facet_grid(len(shown), 3.6, 2.6)
+    fig.subplots_adjust(hspace=0.8, wspace=0.3)
+    from scipy.stats import t as student
+
+    for ax, i in zip(axs, shown):
+        # this panel's range: the body bins holding DRAWN_MASS of its estimate and exact mass
+        mass = np.where(body, np.nan_to_num(np.fmax(mean[i], np.nan_to_num(exact[i]))), 0.0)
+        cum = np.cumsum(mass) / max(mass.sum(), 1e-300)
+        first = int(np.argmax(mass > 0)) if (mass > 0).any() else 0
+        last = int(np.searchsorted(cum, DRAWN_MASS - 1e-12)) + 1
+        cut = np.arange(first, max(last, first + 1))
+        cut = cut[(np.nan_to_num(mean[i, cut]) > 0) | (np.nan_to_num(exact[i, cut]) > 0)]  # no impossible bins
+        x = labels[cut]
+        half = student.ppf(0.975, np.where(df[i, cut] > 0, df[i, cut], np.nan)) * se[i, cut]
+        ax.fill_between(x, mean[i, cut] - np.nan_to_num(half), mean[i, cut] + np.nan_to_num(half), step="mid",
+                        color="#a8c6e6", lw=0, label="95% interval")
+        ax.plot(x, mean[i, cut], "o", ms=2, color="#1f5f9f", label="estimate")
+        if np.isfinite(exact[i, cut]).any():
+            ax.plot(x, exact[i, cut], "-", color="black", lw=0.8, label="exact")
+        title = _facet_title(points[i]) if points[i] else "the single point"
+        if np.isfinite(p[i]):
+            title += f"\nchi-square p = {p[i]:.2g}"
+        ax.set_title(title, fontsize=8)
+        if over is not None and (np.nan_to_num(mean[i][~body]) > 1e-3).any():
+            ax.text(0.98, 0.95, f"≥{over}: {float(mean[i][~body][0]):.3g}" + (
+                f" (exact {float(exact[i][~body][0]):.3g})" if np.isfinite(exact[i][~body]).all() else ""),
+                    transform=ax.transAxes, ha="right", va="top", fontsize=7,
+                    bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
+        ax.tick_params(labelsize=7)
+        ax.set_xlabel(dim, fontsize=8)
+    if shown:
+        axs[0].legend(fontsize=7, loc="center right")
+        axs[0].set_ylabel("share of games", fontsize=8)
+    desc = est.attrs.get("description", name)
+    fname = _save(fig, out, f"{name}.png", f"{desc[0].upper()}{desc[1:]}: estimate vs exact")
+    caption = (f"{desc[0].upper()}{desc[1:]}, one panel per grid point: dots the estimated share of games in "
+               f"each {dim} bin with its 95% t interval (band), the line the exact distribution; the title "
+               "gives the p-value of Pearson's chi-square goodness of fit of the pooled counts (bins merged to "
+               "expected counts >= 5) before Holm's adjustment (the distributions table gives it adjusted). "
+               f"Each panel's range holds {DRAWN_MASS:.1%} of its estimated and exact mass; the bins beyond it "
+               "are left out of the figure"
+               + (f", and the last bin, {over} or more {dim}, is written in the panel where it holds more than "
+                  "0.1%" if over is not None else "") + ".")
+    if len(rows_with) > len(shown):
+        caption += (f" {len(shown)} of {len(rows_with)} grid points shown; every bin of every point is in "
+                    "headlines.csv.")
+    return {fname: caption}
 
 
 def _facet_reason(ds, parts, facet) -> str:
@@ -1018,7 +1388,32 @@ def _number(v: float) -> str:
 
 def _df_html(df: pd.DataFrame, limit: int | None = None) -> str:
     shown = df if limit is None else df.head(limit)
+    shown = shown.apply(lambda c: c.where(c.notna(), np.nan) if c.dtype == object else c)  # None: "–"
     return shown.to_html(index=False, na_rep="–", float_format=_number, border=0, classes="t", escape=True)
+
+
+def _interval(est: float, low: float, high: float) -> str:
+    """``estimate ± half-width`` of a symmetric t interval, in 4 significant digits."""
+    if not (math.isfinite(est) and math.isfinite(low) and math.isfinite(high)):
+        return "–"
+    return f"{est:.4g} ± {(high - low) / 2:.2g}"
+
+
+def _page_headlines(ds, df: pd.DataFrame, meta: dict) -> pd.DataFrame:
+    """The page's headline table: scalar headlines only (each label of a
+    distribution is in the CSV and summarised in the distributions table),
+    the interval as ``estimate ± half-width``, columns empty for every row left out."""
+    scalar = [n for n, h in meta.get("headlines", {}).items() if h["kind"] != "distribution"]
+    df = df[df["headline"].isin(scalar)]
+    if df.empty:
+        return df
+    shown = df[[*_axes(ds), "headline", "label"]].copy()
+    shown["95% interval"] = [_interval(e, lo, hi) for e, lo, hi in zip(df["estimate"], df["low"], df["high"])]
+    for c in ("se", "df", "exact", "z", "p", "p_holm", "replicates"):
+        shown[c] = df[c]
+    if not shown["label"].astype(bool).any():
+        shown = shown.drop(columns="label")
+    return shown.dropna(axis=1, how="all")
 
 
 def _html(ds, meta, tables, figures) -> str:
@@ -1027,24 +1422,35 @@ def _html(ds, meta, tables, figures) -> str:
     env = Environment(loader=PackageLoader("boardsweep.pipeline", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["fmt"] = _fmt
+    env.filters["count"] = count
     sections = []
-    titles = {"headlines": "Headline answers: estimate, interval, exact, z",
-              "tests": "The verdict's tests, smallest p first", "points": "Every grid point", "comparisons": "Do rule variants differ? Welch tests, Holm, relative differences",
-              "ratios": "Estimates with 95% intervals", "decomposition": "Where the replicate variance comes from",
+    alpha = headlines.ALPHA
+    holm = (f"p_holm is the p-value after Holm's adjustment over all the verdict's tests ({headlines.HOLM_TEXT}); "
+            f"the verdict flags a test whose p_holm is below {alpha:.0%}, so with many tests a small p alone is "
+            "no disagreement.")
+    titles = {"headlines": "Headline answers: estimate ± 95% interval, exact, z",
+              "distributions": "Distributions: most frequent labels, worst deviation, goodness of fit",
+              "tests": "The verdict's tests, smallest p first", "points": "Every grid point",
+              "comparisons": "Do rule variants differ? Welch tests, Holm, relative differences",
+              "decomposition": "Where the replicate variance comes from",
               "frequencies": "Frequencies with 95% intervals", "precision": "Precision target per grid point"}
     intros = {
         "headlines": "The quantities the game exists to answer, per grid point: the estimate (ratio of sums over "
-                     "the finished replicates), its standard error (per game from stored sums of squares, "
-                     "'units', or from the spread of the replicates, 'replicates'), the 95% t interval with df "
-                     "degrees of freedom, the exact value and z = (estimate - exact) / s.e. with its p-value.",
-        "tests": "Every comparison with an exact answer that the verdict makes, with its Holm-adjusted p-value "
-                 "over the whole family; the verdict flags a point where any p_holm < alpha.",
+                     "the finished replicates) ± the half-width of its 95% t interval (df degrees of freedom), "
+                     "its standard error se, the exact value, z = (estimate - exact) / se and its two-sided "
+                     "p-value. " + holm + " Columns empty for every row are left out; the CSV also has "
+                     "low, high, sd and every label of the distributions.",
+        "distributions": "One row per grid point and distribution: its three most frequent labels with their "
+                         "estimated shares, the label furthest from its exact value (largest |z|), and the test "
+                         "the verdict makes of it: Pearson's chi-square goodness of fit of the pooled counts "
+                         "where games are independent, else the smallest p of one t test per label. " + holm +
+                         " Every label's estimate, interval and z: headlines.csv.",
+        "tests": "Every comparison with an exact answer that the verdict makes, smallest p first. " + holm,
         "points": "One row per grid point; the grid axes are the first columns.",
         "comparisons": "Welch's t-test per label of the replicate means at the last checkpoint between two "
                        "values of one axis, every other axis equal; p-values Holm-adjusted over the labels "
-                       "of each comparison (unadjusted, about 5% of labels would differ by chance alone).",
-        "ratios": "Pooled over the finished replicates at the last checkpoint: shares with Wilson intervals, "
-                  "means with t(0.975, R - 1) intervals from the spread of the replicates.",
+                       f"of each comparison, a label counted as different below {alpha:.0%} (the verdict's "
+                       "level).",
         "decomposition": "Each replicate plays its own deck shuffles, whose exact answer is known: total "
                          "variance = between-shuffle + sampling; medians over labels.",
         "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here, without labels that nothing "
@@ -1052,10 +1458,12 @@ def _html(ds, meta, tables, figures) -> str:
         "precision": "Replicates were added per grid point until the largest standard error of the game's "
                      "estimates was at most the target; 'capped' points reached max_replicates first.",
     }
-    if meta.get("headlines"):
-        intros["headlines"] += " Standard errors here: " + "; ".join(
-            f"{name}: {h['basis_text']}" for name, h in meta["headlines"].items()) + "."
-    for name in ("headlines", "tests", "precision", "points", "ratios", "comparisons", "decomposition",
+    for section, kinds in (("headlines", ("mean",)), ("distributions", ("distribution",))):
+        bases = [f"{name}: {h['basis_text']}" for name, h in meta.get("headlines", {}).items() if h["kind"] in kinds]
+        if bases:
+            intros[section] += " Standard errors here: " + "; ".join(bases) + "."
+    extra = {"95% interval": "estimate ± t(0.975, df) se: the 95% interval low..high (both in the CSV)"}
+    for name in ("headlines", "distributions", "tests", "precision", "points", "comparisons", "decomposition",
                  "frequencies"):
         df = tables.get(name)
         if df is None or df.empty:
@@ -1063,11 +1471,23 @@ def _html(ds, meta, tables, figures) -> str:
         limit = 200 if name != "frequencies" else MAX_PAGE_POINTS * ds.sizes.get(meta.get("dim") or "", 1)
         if name == "frequencies":  # labels nothing fell in that cannot occur (e.g. 0 rolls): in the CSV only
             df = df.head(limit)
-            df = df[~((df["estimate"] == 0) & ~(df["exact_value"] > 0))]
-        sections.append({"id": name, "title": titles[name], "intro": intros[name],
+            df = df[~((df["estimate"] == 0) & ~(df["exact"] > 0))]
+        also = ""
+        if name == "headlines":
+            df = _page_headlines(ds, df, meta)
+            if df.empty:  # distributions only: their table leads, and links this one
+                continue
+        if name == "distributions" and "headlines" not in [x["id"] for x in sections]:
+            also = "headlines.csv"
+        if name == "frequencies" and meta.get("drawn"):  # a distribution drawn as one: its bins in the CSV
+            df = df.head(0)
+            intros[name] = (f"Every {meta.get('dim')} bin of every grid point, estimate, se, interval and z, "
+                            f"is in the CSV, drawn in {meta['drawn']}.png; none is listed here.")
+        defined = meta["tables"][name]["columns"]
+        sections.append({"id": name, "title": titles[name], "intro": intros[name], "also": also,
                          "csv": f"{name}.csv", "rows": len(tables[name]), "shown": min(len(df), limit),
-                         "table": _df_html(df, limit),
-                         "columns": meta["tables"][name]["columns"]})
+                         "table": _df_html(df, limit) if len(df) else "",
+                         "columns": {c: extra.get(c) or defined.get(c, "grid axis") for c in df.columns}})
     return env.get_template("report.html.j2").render(
         meta=meta, figures=figures, sections=sections, attrs=ds.attrs,
         axes={a: meta["grid"][a] for a in meta["grid"]})

@@ -116,7 +116,7 @@ def test_report_cli_on_interrupted_store(tmp_path, write_spec, cluster2):
             assert row["max_abs_error"] is not None and row["variance_ratio"] is None
     meta = check_tables(out, 4, 41)
     page = check_summary_first(out, meta)
-    assert "points have no finished replicate yet" in meta["verdict"]["text"]
+    assert "no finished replicate yet" in meta["verdict"]["text"]
     assert "no single exact answer" in meta["verdict"]["text"]
     assert "IN_JAIL" in page and "Community Chest" in page  # square names beside the codes
 
@@ -133,32 +133,66 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     import pandas as pd
     from scipy.stats import t
 
-    from boardsweep.pipeline.query import frequencies, modal_string, open_sweep
+    import xarray as xr
+
+    from boardsweep.pipeline import analysis, headlines
+    from boardsweep.pipeline.query import modal_string, open_sweep
 
     out = tmp_path / "r"
     summary = build_report(mono_full, out)
     ds = open_sweep(mono_full)
-    f = frequencies(ds).isel(checkpoint=-1).sel(dice_sides=6, deck_policy="independent").load()
-    cell = f.mean("replicate")
+    at = {"dice_sides": 6, "deck_policy": "independent"}
+    counts = ds["counts"].isel(checkpoint=-1).sel(at).values.astype(float)  # (replicate, location)
+    events = ds["events"].isel(checkpoint=-1).sel(at).values.astype(float)[:, None]
+    # the one estimator, by hand: the ratio of sums with its linearised s.e. over the 4 replicates
+    estimate = counts.sum(0) / events.sum(0)
+    d = counts - estimate * events
+    se = np.sqrt((d * d).sum(0) / (4 * 3)) / events.mean()
     row = summary["dice_sides=6,deck_policy=independent"]
+    cell = xr.DataArray(estimate, dims="location", coords={"location": ds["location"].values})
     assert row["modal"] == modal_string(cell)
-    order = np.argsort(-cell.values, kind="stable")[:3]
-    assert [t_["label"] for t_ in row["top3"]] == [str(cell["location"].values[i]) for i in order]
+    order = np.argsort(-estimate, kind="stable")[:3]
+    assert [t_["label"] for t_ in row["top3"]] == [str(ds["location"].values[i]) for i in order]
     assert row["slope_basis"] == "rms_error" and -1.0 < row["slope"] < 0.0
-    # frequency estimates with 95% t intervals, by hand
-    se = f.std("replicate", ddof=1).values / 2.0
-    exact = ds["exact_counts"].sel(dice_sides=6, deck_policy="independent").isel(checkpoint=-1).values
+    exact = ds["exact_counts"].sel(at).isel(checkpoint=-1).values
     exact = exact / exact.sum()
+    impossible = {str(lab) for lab, x, n in zip(ds["location"].values, exact, counts.sum(0)) if x == 0 and n == 0}
+    possible = np.array([str(v) not in impossible for v in ds["location"].values])
+    assert impossible == {"G2J"} and set(row["estimates"]["frequency"]) == {str(v) for v in
+                                                                            ds["location"].values} - impossible
     for j, label in enumerate(ds["location"].values):
+        if str(label) in impossible:
+            continue
         e = row["estimates"]["frequency"][str(label)]
-        assert e["estimate"] == pytest.approx(cell.values[j], rel=1e-9)
+        assert e["estimate"] == pytest.approx(estimate[j], rel=1e-9)
+        assert e["se"] == pytest.approx(se[j], rel=1e-9)
         assert e["high"] - e["estimate"] == pytest.approx(t.ppf(0.975, 3) * se[j], rel=1e-9, abs=1e-15)
         assert e["exact"] == pytest.approx(exact[j], rel=1e-9)
-    z = (cell.values - exact) / se
+    z = (estimate - exact)[possible] / se[possible]
     assert row["max_abs_z"] == pytest.approx(np.nanmax(np.abs(z)), rel=1e-9)
     freq_csv = pd.read_csv(out / "frequencies.csv")
     mine = freq_csv[(freq_csv.dice_sides == 6) & (freq_csv.deck_policy == "independent")]
-    assert np.allclose(mine["estimate"].values, cell.values, rtol=1e-9)
+    assert np.allclose(mine["estimate"].values, estimate, rtol=1e-9)
+    assert np.allclose(mine["se"].values, se, rtol=1e-9)
+    heads = pd.read_csv(out / "headlines.csv", keep_default_na=False)  # the same numbers under the same names
+    mine = heads[(heads.dice_sides == 6) & (heads.deck_policy == "independent")].set_index("label")
+    labels = [str(v) for v in ds["location"].values[possible]]
+    assert np.allclose(mine.loc[labels, "estimate"].astype(float), estimate[possible], rtol=1e-9)
+    assert np.allclose(mine.loc[labels, "se"].astype(float), se[possible], rtol=1e-9)
+    # a label counts as different between variants at the verdict's level (1%), not at 5%: in the maps
+    report_meta = json.loads((out / "report.json").read_text())
+    maps = {k: v for k, v in report_meta["figures"].items() if k.startswith("difference_")}
+    notes = [n for n in report_meta["notes"] if n.startswith("difference_")]
+    assert maps or notes
+    assert all(f"Holm-adjusted p < {headlines.ALPHA:.0%}" in text and "5%" not in text
+               for text in [*maps.values(), *notes])
+    for c in report_meta["comparisons"]:
+        res = analysis.compare_axis(ds, c["axis"], c["a"] if c["axis"] != "dice_sides" else int(c["a"]),
+                                    c["b"] if c["axis"] != "dice_sides" else int(c["b"]), "counts")
+        where = {k: c[k] for k in ("dice_sides", "deck_policy") if k in res["p_holm"].dims}
+        p_holm = res["p_holm"].sel(where)
+        assert c["significant_labels"] == [str(lab) for lab, p in zip(p_holm["location"].values, p_holm.values)
+                                           if p < headlines.ALPHA]
     meta = check_tables(out, 4, 41)
     assert meta["decomposition"] and meta["comparisons"]
     assert meta["headlines"]["frequency"]["basis"] == "replicates"
@@ -209,13 +243,18 @@ def test_report_on_toy_game(tmp_path, cluster2, toy_spec_text):
 
 
 @pytest.mark.skipif("hk_monopoly" not in game_names(), reason="hk_monopoly not registered")
-def test_report_on_hk_monopoly(tmp_path, cluster2):
+def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
     text = spec_toml("hk_monopoly", name="hk", seed=4, params={"players": 2}, grid={"dice_sides": [4, 6]},
                      run={"replicates": 2, "games": 10}, checkpoints={"count": 3})
     store = str(tmp_path / "hk.zarr")
     assert run_sweep(parse_spec(text, "hk.toml"), store, scheduler=cluster2).complete
+    from boardsweep.pipeline import report
+
+    monkeypatch.setattr(report, "FOREST_ROWS", 3)  # 4 win shares: one cannot be drawn
     summary = build_report(store, tmp_path / "h")
     assert set(summary) == {"dice_sides=4", "dice_sides=6"}
+    caption = json.loads((tmp_path / "h" / "report.json").read_text())["figures"]["forest.png"]
+    assert "win_share shows 3 of its 4 rows" in caption and "Every row is in headlines.csv" in caption
     assert all(v["variance_ratio"] is None and v["top3"] for v in summary.values())
     assert all(v["modal"] is None for v in summary.values())  # PE84's string is Monopoly's
     assert {p.name for p in check_pngs(tmp_path / "h")} == {
@@ -223,24 +262,24 @@ def test_report_on_hk_monopoly(tmp_path, cluster2):
     meta = check_tables(tmp_path / "h", 2, 21)
     check_summary_first(tmp_path / "h", meta)
     assert meta["verdict"]["exact_stored"] == 2
-    # win shares: only the 2 seats in play; estimate = pooled wins / games from the raw store;
-    # each Wilson bound solves the score equation |p_hat - p| = z sqrt(p (1 - p) / n)
+    # win shares: only the 2 seats in play; estimate = pooled wins / games from the raw store, its
+    # s.e. pooled per game (a 0/1 outcome: s^2 = p (1 - p) N / (N - 1)), t interval with N - 1 df
     import zarr
 
     wins = zarr.open_array(store, path="wins", mode="r")[...]
     games = zarr.open_array(store, path="games", mode="r")[...]
-    z = 1.959963984540054
     for i, key in enumerate(("dice_sides=4", "dice_sides=6")):
         shares = summary[key]["estimates"]["win_share"]
         assert set(shares) == {"P1", "P2"}
         n = games[i, :, -1].sum()
         for seat, e in enumerate(shares.values()):
             p_hat = wins[i, :, -1, seat].sum() / n
+            se = np.sqrt(p_hat * (1 - p_hat) / (n - 1))
             assert e["estimate"] == pytest.approx(p_hat, abs=1e-12)
-            for bound in (e["low"], e["high"]):
-                assert abs(p_hat - bound) == pytest.approx(z * np.sqrt(bound * (1 - bound) / n), abs=1e-9)
-            assert e["low"] < p_hat < e["high"]
-    assert "Estimates with 95% intervals" in (tmp_path / "h" / "index.html").read_text()
+            assert e["se"] == pytest.approx(se, rel=1e-9)
+            assert e["high"] - e["estimate"] == pytest.approx(st.t.ppf(0.975, n - 1) * se, rel=1e-9)
+    page = (tmp_path / "h" / "index.html").read_text()
+    assert "Headline answers" in page and " ± " in page and "-+" not in page
 
 
 def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
@@ -261,19 +300,24 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     conv = analysis.convergence(xr.open_zarr(store), "hist")
     assert conv.attrs["steps"] == "games (counted in hist)"
     np.testing.assert_array_equal(conv["steps"].values, np.broadcast_to(conv["checkpoint"].values, (2, 4)))
-    rolls = zarr.open_array(store, path="rolls_sum", mode="r")[...][:, :, -1] / 2000.0
+    # mean rolls pooled over the 8,000 games, its s.e. from the stored sums of squares (df = N - 1)
+    total = zarr.open_array(store, path="rolls_sum", mode="r")[...][:, :, -1].sum(1)
+    squares = zarr.open_array(store, path="rolls_sq_sum", mode="r")[...][:, :, -1].sum(1)
+    n = 8000
     for i, policy in enumerate(("optimal", "greedy")):
         e = summary[f"policy={policy}"]["estimates"]["mean_rolls"]["value"]
-        se = rolls[i].std(ddof=1) / 2.0
-        assert e["estimate"] == pytest.approx(rolls[i].mean(), rel=1e-12)
-        # Student's t with R - 1 = 3 degrees of freedom, not the normal 1.96 (85% coverage with 4 replicates)
-        assert e["high"] - e["estimate"] == pytest.approx(st.t.ppf(0.975, 3) * se, rel=1e-9)
+        se = np.sqrt((squares[i] - total[i] ** 2 / n) / (n - 1) / n)
+        assert e["estimate"] == pytest.approx(total[i] / n, rel=1e-12)
+        assert e["se"] == pytest.approx(se, rel=1e-9)
+        assert e["high"] - e["estimate"] == pytest.approx(st.t.ppf(0.975, n - 1) * se, rel=1e-9)
         assert abs(e["estimate"] - e["exact"]) < 5 * se  # 5 standard errors
     assert summary["policy=optimal"]["estimates"]["mean_rolls"]["value"]["exact"] < \
         summary["policy=greedy"]["estimates"]["mean_rolls"]["value"]["exact"]
     meta = check_tables(tmp_path / "s", 2, 1024)
     check_summary_first(tmp_path / "s", meta)
-    assert len(check_pngs(tmp_path / "s")) == 4  # forest plot, frequency and z heatmaps, convergence
+    # the rolls drawn as distributions (one panel per point), not as 1,024-row heatmaps
+    assert {p.name for p in check_pngs(tmp_path / "s")} == {"forest.png", "rolls_distribution.png",
+                                                            "convergence.png"}
     assert (tmp_path / "s" / "forest.svg").read_text().lstrip().startswith("<?xml")
     import pandas as pd
 
@@ -285,12 +329,16 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     page = (tmp_path / "s" / "index.html").read_text()
     # the headline table is the first section after the summary, before the figures and the other tables
     assert page.index('<h2 id="headlines"') < page.index('<h2 id="figures"') < page.index('<h2 id="points"')
-    assert meta["verdict"]["text"].startswith(("Agree at family-wise 1%", "DISAGREE at family-wise 1%"))
+    assert meta["verdict"]["text"].startswith(("AGREE at family-wise 1%", "DISAGREE at family-wise 1%"))
     tests = pd.read_csv(tmp_path / "s" / "tests.csv")
     assert set(tests["test"]) == {"t", "chi2"} and len(tests) == 4 and (tests["p_holm"] >= tests["p"]).all()
 
-    ratios = pd.read_csv(tmp_path / "s" / "ratios.csv")
-    assert list(ratios["policy"]) == ["optimal", "greedy"] and set(ratios["ratio"]) == {"mean_rolls"}
+    # the histogram: one row per point on the page, its goodness of fit with the Holm-adjusted p
+    dists = pd.read_csv(tmp_path / "s" / "distributions.csv")
+    assert list(dists["policy"]) == ["optimal", "greedy"] and (dists["test"] == "chi2").all()
+    chi2 = tests[tests["test"] == "chi2"].set_index("policy")
+    assert np.allclose(dists.set_index("policy").loc[chi2.index, "p_holm"], chi2["p_holm"], rtol=1e-12)
+    assert page.count("<tr") < 40  # compact: no row per histogram bin
 
 
 def test_report_cli_errors(tmp_path, capsys):
