@@ -36,8 +36,9 @@ SMALL = {
                      run={"replicates": 4, "games": 2, "players": 1, "turns": 20000}),
     "shut_the_box": dict(grid={"dice_sides": [2, 3, 4], "policy": ["optimal", "greedy", "random"]},
                          run={"replicates": 4, "games": 2000}),
-    # nobody buys, so nobody retires: the landing reference holds (see the money-game test below)
-    "hk_monopoly": dict(params={"buy_policy": "never"}, grid={"players": [2, 4], "jail_strategy": ["short", "long"]},
+    # nobody buys and Chance only pays, so nobody retires: the landing reference holds (see the
+    # money-game test below)
+    "hk_monopoly": dict(params={"buy_policy": "never", "chance": "uniform:10:200:10"}, grid={"players": [2, 4], "jail_strategy": ["short", "long"]},
                         run={"replicates": 4, "games": 200}),
     "chutes_ladders": dict(grid={"sides": [4, 6], "players": [1, 2]}, run={"replicates": 4, "games": 2000}),
 }
@@ -46,7 +47,7 @@ SMALL = {
 BIASED = {
     "monopoly": dict(params={"tally": "per_roll", "dice_sides": 6}, grid={"jail_strategy": ["short"]},
                      run={"replicates": 16, "games": 1, "players": 1, "turns": 4_000_000}),
-    "hk_monopoly": dict(params={"buy_policy": "never"}, grid={"players": [4]},
+    "hk_monopoly": dict(params={"buy_policy": "never", "chance": "uniform:10:200:10"}, grid={"players": [4]},
                         run={"replicates": 16, "games": 2000}),
     "shut_the_box": dict(params={"policy": "optimal"}, grid={"dice_sides": [3]},
                          run={"replicates": 4, "games": 200_000}),
