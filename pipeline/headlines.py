@@ -397,9 +397,10 @@ def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = stats.POWER
     dict
         ``power`` (the target), ``level`` (``alpha / m``), ``tests`` (m),
         ``headlines``: name -> ``median`` and ``largest`` detectable bias over
-        its points and labels, ``df_min``; ``few_replicates``: the smallest
-        replicate df where a test has at most 3 (4 replicates or fewer), else
-        None; ``text``: one line (empty when no t test).
+        its points and labels, ``df_min``; ``few_replicates``: the fewest
+        replicates behind a t test where that is 4 or fewer (only large biases
+        can show), else None; ``text``: one short line, the medians (empty when
+        no t test).
     """
     m = len(table)
     out: dict[str, Any] = {"power": target, "level": alpha / m if m else None, "tests": m,
@@ -423,14 +424,10 @@ def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = stats.POWER
         return out
     few = table.loc[t_rows & (table["df"] <= 3), "df"]
     out["few_replicates"] = int(few.min()) + 1 if len(few) else None
-    parts = ", ".join(f"{v['median']:.2g} in {k}" + (f" (up to {v['largest']:.2g})"
-                                                    if v["largest"] > 1.5 * v["median"] else "")
-                      for k, v in out["headlines"].items())
-    out["text"] = (f"power: {target:.0%} to detect a bias of {parts} (median over points and labels; "
-                   f"two-sided t at Holm's level {alpha:.0%}/{m})")
+    parts = ", ".join(f"{v['median']:.2g} in {k}" for k, v in out["headlines"].items())
+    out["text"] = f"power: {target:.0%} to see a bias of {parts} (median; Holm's {alpha:.0%}/{m})"
     if out["few_replicates"] is not None:
-        out["text"] += (f"; weak: only {_count(out['few_replicates'], 'replicate')} behind some estimates, "
-                        f"so only large biases can show: run more replicates")
+        out["text"] += f"; weak: {_count(out['few_replicates'], 'replicate')}"
     return out
 
 

@@ -81,13 +81,13 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     # the verdict says what it could have missed: per t-tested headline, the bias seen with 80% power
     power = v["power"]
     assert power["tests"] == v["tests"] and power["level"] == pytest.approx(0.01 / v["tests"])
-    assert power["text"].startswith("power: 80% to detect a bias of ")
+    assert power["text"].startswith("power: 80% to see a bias of ")
     for name, found in power["headlines"].items():
         assert 0 < found["median"] <= found["largest"] and f" in {name}" in power["text"]
     t_rows = v["p_holm"][v["p_holm"]["test"] == "t"]
     assert np.isfinite(t_rows["detectable"]).all() and (t_rows["detectable"] > 2 * t_rows["se"]).all()
     if (t_rows["df"] == 3).any():  # four replicates: warned
-        assert power["few_replicates"] == 4 and "weak: only 4 replicates" in power["text"]
+        assert power["few_replicates"] == 4 and "; weak: 4 replicates" in power["text"]
 
 
 def test_the_stated_power_is_what_a_planted_bias_meets(tmp_path, cluster2):

@@ -207,7 +207,7 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     same = headlines.verdict(ds)["text"]  # what run and query print
     assert meta["verdict"]["text"].startswith(same[0].upper() + same[1:] + ".")
     assert "Deck check, not part of the verdict: 2 points" in meta["verdict"]["text"]
-    assert "Power: 80% to detect a bias of " in meta["verdict"]["text"]
+    assert "Power: 80% to see a bias of " in meta["verdict"]["text"]
     check_figures(out, MONOPOLY_FIGURES)
     # the shuffled points' reference is the mean exact answer of each replicate's decks
     dec = pd.read_csv(out / "decomposition.csv")
