@@ -267,6 +267,7 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
     text = " ".join(capsys.readouterr().out.split())  # as read, not as wrapped
     assert "mean_rolls ± 95%" in text and "95% t interval" in text and "verdict: " in text
     assert "family-wise 1%" in text and "Holm-adjusted p: " in text
+    assert "power: 80% to see a bias of " in text and " in mean_rolls (median; Holm's 1%/4)" in text
     assert "rolls_distribution: " in text and "chi2 / df" in text
     main(["query", url, "--summary", "--all"])
     text = capsys.readouterr().out
