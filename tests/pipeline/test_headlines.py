@@ -254,6 +254,7 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
     main(["query", url, "--summary", "--format", "json"])
     found = json.loads(capsys.readouterr().out)
     assert found["verdict"]["alpha"] == 0.01 and found["verdict"]["points"] == 2 and found["rows"]
+    assert set(found["verdict"]["power"]["headlines"]) == {"mean_rolls"}  # the chi-square has no bias in one unit
     labels = {r["headline"]: r["label"] for r in found["rows"]}
     assert labels["mean_rolls"] is None and labels["rolls_distribution"] == 1023
     main(["query", url, "--format", "json"])
@@ -271,4 +272,5 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
     assert "rolls_distribution: " in text and "chi2 / df" in text
     main(["query", url, "--summary", "--all"])
     text = capsys.readouterr().out
+    assert "power: 80% to see a bias of " in text and "before the Holm adjustment" in " ".join(text.split())
     assert "headline answers" in text and "estimate" in text and " ± " in text and "-+" not in text
