@@ -32,7 +32,8 @@ Conventions
 * ``seed`` is an ``int`` or a :class:`numpy.random.SeedSequence`; the same
   seed gives the same arrays, bit for bit.
 * ``exact(params, run_shape, checkpoints)`` returns arrays named in
-  ``Game.exact_variables``; an entry that has no exact value for these
+  ``Game.exact_variables``, every name starting with ``exact_``
+  (:data:`EXACT_PREFIX`; a Game breaking the rule is refused); an entry that has no exact value for these
   parameters is filled with NaN.
 """
 
@@ -54,6 +55,7 @@ __all__ = [
     "Ratio",
     "Headline",
     "Game",
+    "EXACT_PREFIX",
     "GameNotInstalled",
     "ENTRY_POINT_GROUP",
     "GAME_MODULES",
@@ -283,6 +285,12 @@ class Headline:
         return "from the spread of the replicates' own ratios; t with df = replicates - 1"
 
 
+#: The prefix of every exact variable's name (``exact_frequency``,
+#: ``exact_expected_rolls``): in a store, exact answers and simulated sums are
+#: told apart by name.  :class:`Game` refuses a game that breaks the rule.
+EXACT_PREFIX = "exact_"
+
+
 @dataclass(frozen=True)
 class Game:
     """Everything the pipeline needs to know about a game.
@@ -302,7 +310,8 @@ class Game:
     variables : dict of Variable
         Arrays returned by ``simulate``.
     exact_variables : dict of Variable
-        Arrays returned by ``exact``.
+        Arrays returned by ``exact``; every name starts with
+        :data:`EXACT_PREFIX` (``exact_``), no simulated variable's does.
     simulate : callable
         ``simulate(params, seed, run_shape, checkpoints) -> dict[str, ndarray]``.
     exact : callable, optional
@@ -362,6 +371,21 @@ class Game:
     #: (module[:attr], distribution) it was loaded from; set by the registry
     #: (not copied by ``dataclasses.replace``), used to pickle it by name.
     origin: tuple[str, str] | None = field(default=None, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        """Refuse, in one line, a game that breaks the store's naming rule
+        (:data:`EXACT_PREFIX`): every exact variable starts with it and no
+        simulated one does, so a reader tells them apart by name alone."""
+        for name in self.exact_variables:
+            if not name.startswith(EXACT_PREFIX):
+                raise ParameterError(
+                    f"game {self.name!r}: exact variable {name!r} must be named {EXACT_PREFIX}* "
+                    f"(e.g. {EXACT_PREFIX + name!r}): every exact answer is stored under that prefix")
+        for name in self.variables:
+            if name.startswith(EXACT_PREFIX):
+                raise ParameterError(
+                    f"game {self.name!r}: simulated variable {name!r} must not start with "
+                    f"{EXACT_PREFIX!r}, the prefix of exact answers")
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickle a registered game as (name, module, distribution): the

@@ -92,8 +92,10 @@ def aligned(spec: Spec, old: Mapping[str, Any]) -> Spec:
     stored = old.get("grid", {})
     grid = {}
     for axis, values in spec.grid.items():
-        before = [v for v in stored.get(axis, []) if v in values]
-        grid[axis] = tuple(before) + tuple(v for v in values if v not in before)
+        wanted = set(values)  # sets: linear in an axis's length (a tuple's `in` made it quadratic)
+        before = [v for v in stored.get(axis, []) if v in wanted]
+        known = set(before)
+        grid[axis] = tuple(before) + tuple(v for v in values if v not in known)
     return spec if grid == spec.grid else replace(spec, grid=grid)
 
 

@@ -129,16 +129,28 @@ def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]
     return cols, legend
 
 
-def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
-    from .headlines import label_values
+def _text(ds, dim: str) -> list[str]:
+    """A label dimension's labels as every table writes them (``>=N``: a histogram's last bin)."""
+    from .store.metadata import label_text
 
+    return label_text(ds[dim])
+
+
+def _playing(est, picked: list[int], axes: list[str]) -> list[int]:
+    """The labels with an estimate at one of the ``picked`` points (seats that play somewhere)."""
+    values = _flat(est, "estimate", axes, est.attrs["dim"])[picked]
+    return [j for j in range(values.shape[1]) if np.isfinite(values[:, j]).any()]
+
+
+def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
     dim = est.attrs["dim"]
-    labels = label_values(ds, dim)
+    labels = _text(ds, dim)
     get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "high", "z")}
     level = f"{est.attrs['level']:.0%}"
     half = get["high"] - get["estimate"]
     cols = []
-    for j, label in enumerate(labels):
+    for j in _playing(est, picked, axes):
+        label = labels[j]
         cells = []
         for i in picked:
             se = np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan
@@ -162,10 +174,8 @@ def _worst(z: np.ndarray, labels: list[str]) -> str:
 
 
 def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
-    from .headlines import label_values
-
     dim = est.attrs["dim"]
-    labels = label_values(ds, dim)
+    labels = _text(ds, dim)
     get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "exact", "z", "p")}
     cols = []
     for rank in range(TOP):
@@ -195,10 +205,8 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
 
 
 def _fit(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
-    from .headlines import label_values
-
     dim = est.attrs["dim"]
-    labels = label_values(ds, dim)
+    labels = _text(ds, dim)
     mode = _flat(est, "estimate", axes, dim)
     stat = {k: _flat(est, k, axes, "")[:, 0] for k in ("gof_chi2", "gof_df")}
     cells = []
@@ -244,7 +252,7 @@ def blocks(ds, found: dict, verdict: dict, picked: list[int]) -> list[Block]:
         agree = point_agreement(verdict, name, len(every))
         if a["kind"] == "distribution" and "gof_p" in est:
             cols, legend = _fit(ds, est, name, picked, axes, agree)
-        elif a["kind"] == "distribution" or (a["dim"] and est.sizes[a["dim"]] > LABEL_COLUMNS):
+        elif a["kind"] == "distribution" or (a["dim"] and len(_playing(est, picked, axes)) > LABEL_COLUMNS):
             cols, legend = _top(ds, est, name, picked, axes, agree)
         elif a["dim"]:
             cols, legend = _labels(ds, est, name, picked, axes, agree)

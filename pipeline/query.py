@@ -17,7 +17,7 @@ from .store import Store, chunkfiles
 from .dataset import (  # noqa: F401  (re-exported: the readers' public names)
     MIN_COUNT, _EXACT_TEXT, _named, _py, distribution_variables, frequencies, grid_points, z_score,
 )
-from .store.metadata import exact_states, label_text, simulated_variables
+from .store.metadata import exact_renames, exact_states, label_text, simulated_variables
 
 __all__ = [
     "open_sweep",
@@ -79,7 +79,7 @@ def open_sweep(
     chunks = dict(chunks or read_chunks(raw))
     for name, var in raw.data_vars.items():
         raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
-    return mask(xr.decode_cf(raw))
+    return mask(_as_current(xr.decode_cf(raw)))
 
 
 def _opened(url: str | Store) -> Store:
@@ -127,9 +127,29 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     for name, var in raw.data_vars.items():
         data = chunkfiles.read(st.url, str(name), region) if var.dims[:len(axes)] == tuple(axes) else None
         raw[name] = var.copy(data=data if data is not None else var.values)
-    ds = xr.decode_cf(raw.load())
-    ds = ds.isel({a: p - window[a].start for a, p in picked.items()})
-    return mask(ds)
+    raw = raw.isel({a: p - window[a].start for a, p in picked.items()})
+    for name in simulated_variables(raw.attrs):  # no cell at the fill value: nothing to decode as NaN
+        var = raw[name]
+        if "_FillValue" in var.attrs and var.dtype.kind in "iu" and not (var.values == var.attrs["_FillValue"]).any():
+            raw[name] = var.copy(data=var.values)
+            raw[name].attrs = {k: v for k, v in var.attrs.items() if k != "_FillValue"}
+    return mask(_as_current(xr.decode_cf(raw.load())))
+
+
+def _as_current(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` of an older store (format 1 or 2) as format 3 names it: its
+    exact variables under the ``exact_`` prefix (``expected_rolls`` ->
+    ``exact_expected_rolls``, :func:`.store.metadata.exact_renames`) and no
+    packed-layout record on any variable.  A format-3 store is returned as it is."""
+    renames = {old: new for old, new in exact_renames(ds.attrs).items() if old in ds.variables}
+    stale = [n for n in ds.variables if chunkfiles.LAYOUT_ATTR in ds[n].attrs]
+    if not renames and not stale:
+        return ds
+    ds = ds.rename_vars(renames)
+    for name in stale:
+        ds[renames.get(str(name), name)].attrs.pop(chunkfiles.LAYOUT_ATTR, None)
+    ds.attrs = dict(ds.attrs, exact_variables=[renames.get(n, n) for n in ds.attrs.get("exact_variables", [])])
+    return ds
 
 
 def _values(v: Any) -> list:
@@ -144,10 +164,25 @@ def _values(v: Any) -> list:
 
 def mask(ds: xr.Dataset) -> xr.Dataset:
     """``ds`` with simulated variables NaN where ``done`` is false and exact
-    variables NaN where ``exact_done`` is false."""
+    variables NaN where ``exact_done`` is false.
+
+    Where every replicate is done nothing is masked, so integer counts stay
+    integers (int64); only a store with a replicate not done turns its
+    simulated variables into float64 with NaN there.  A variable with cells
+    that hold no value (the seats that do not play at a grid point with
+    fewer players: the fill value, or below ``valid_min`` in a complete
+    packed store) reads as float64 with NaN in those cells, done or not.
+    :func:`load_sweep` reads a variable with no such cell as integers;
+    :func:`open_sweep`, which reads nothing until asked, goes by the store's
+    metadata (integers once a complete store is packed, as every run that
+    completes it does)."""
     ds = ds.copy()
+    complete = bool(ds["done"].all())
     for name in simulated_variables(ds.attrs):
-        ds[name] = ds[name].where(ds["done"])
+        if "valid_min" in ds[name].attrs:  # a complete store's seats that do not play (below valid_min)
+            ds[name] = ds[name].where(ds[name] >= ds[name].attrs["valid_min"])
+        if not complete:
+            ds[name] = ds[name].where(ds["done"])
     for name in ds.attrs.get("exact_variables", []):
         ds[name] = ds[name].where(ds["exact_done"])
     return ds

@@ -103,15 +103,33 @@ def canonical_sha256(canonical_json: str) -> str:
 
 
 def data_variables(url: str) -> list[str]:
-    """The store's data variables in schema order: simulated, exact, masks."""
+    """The store's data variables in schema order: simulated, exact, masks;
+    an older store's exact variables under their current names
+    (``expected_rolls`` -> ``exact_expected_rolls``, :func:`_raw` reads them)."""
     attrs = store.read_attrs(url)
+    renames = store.metadata.exact_renames(attrs)
     names = [*store.metadata.simulated_variables(attrs), *attrs.get("exact_variables", []), "done", "exact_done"]
     present = store.array_names(url)
-    return [n for n in names if n in present]
+    return [renames.get(n, n) for n in names if n in present]
+
+
+def _stored_name(url: str, name: str) -> str:
+    """The name array ``name`` (its current name) has in the store at ``url``."""
+    stored = {new: old for old, new in store.metadata.exact_renames(store.read_attrs(url)).items()}
+    return stored.get(name, name)
 
 
 def _raw(url: str, name: str) -> np.ndarray:
-    return store.read_raw(url, name)
+    """Array ``name`` (its current name) as stored."""
+    return store.read_raw(url, _stored_name(url, name))
+
+
+def _current_names(recorded: dict[str, Any], names: Any) -> dict[str, Any]:
+    """A digest's variables under the names ``names`` use: one recorded before
+    exact variables were all named ``exact_*`` (``expected_rolls``) is matched
+    to its current name."""
+    return {(store.metadata.EXACT_PREFIX + n if n not in names and store.metadata.EXACT_PREFIX + n in names
+             else n): v for n, v in recorded.items()}
 
 
 def _array_sha256(values: np.ndarray) -> str:
@@ -200,7 +218,7 @@ def load_digest(path: str | Path) -> dict[str, Any]:
 
 
 def _coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
-    return store.coordinate_labels(url, name, index)
+    return store.coordinate_labels(url, _stored_name(url, name), index)
 
 
 def _aligned(spec: Spec, url: str) -> Spec:
@@ -255,7 +273,8 @@ def compare_with_digest(recorded: dict[str, Any], actual: str, against: str = "t
     now = digest(actual)
     if recorded.get("spec_canonical_sha256") != now["spec_canonical_sha256"]:
         result.differences.append(f"{against} was recorded for a different spec than the re-run")
-    want, got = recorded.get("variables", {}), now["variables"]
+    got = now["variables"]
+    want = _current_names(recorded.get("variables", {}), got)
     for name in list(want) + [n for n in got if n not in want]:
         if name not in got or name not in want:
             where = "the re-run" if name not in got else against

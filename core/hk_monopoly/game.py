@@ -196,7 +196,7 @@ def _exact_arrays(params: dict) -> dict[str, np.ndarray]:
     freq = [stationary_frequency(board.table, board.jail, sides, bool(s)) for s in strategies]
     horizon = [horizon_frequency(board.table, board.go, board.jail, sides, bool(s), rounds)
                for s in strategies]
-    return {"frequency": np.mean(freq, axis=0), "horizon_frequency": np.mean(horizon, axis=0)}
+    return {"exact_frequency": np.mean(freq, axis=0), "exact_horizon_frequency": np.mean(horizon, axis=0)}
 
 
 def _exact(params: dict, run_shape: dict | None = None, checkpoints=None) -> dict[str, np.ndarray]:
@@ -213,9 +213,9 @@ def _summarize_exact(params: dict) -> dict[str, Any]:
         "game": "hk_monopoly",
         "jail_strategy": params["jail_strategy"],
         "dice_sides": params["dice_sides"],
-        "frequency": dict(zip(labels, arrays["frequency"].tolist())),
+        "frequency": dict(zip(labels, arrays["exact_frequency"].tolist())),
         "horizon_turns": params["rounds"],
-        "horizon_frequency": dict(zip(labels, arrays["horizon_frequency"].tolist())),
+        "horizon_frequency": dict(zip(labels, arrays["exact_horizon_frequency"].tolist())),
     }
 
 
@@ -291,14 +291,14 @@ GAME = Game(
         "rounds": Variable(("checkpoint",), "int64", "rounds played"),
         "games": Variable(("checkpoint",), "int64", "games played"),
     },
-    # horizon_frequency first: it is what a run's pooled landing frequencies
+    # exact_horizon_frequency first: it is what a run's pooled landing frequencies
     # estimate (exactly when nobody retires), so generic analysis code that
     # takes the first exact variable over `location` compares like with like.
     exact_variables={
-        "horizon_frequency": Variable(("location",), "float64",
-                                      "expected share over `rounds` turns from Go, no retirement"),
-        "frequency": Variable(("location",), "float64",
-                              "long-run share of turns ending on each location"),
+        "exact_horizon_frequency": Variable(("location",), "float64",
+                                            "expected share over `rounds` turns from Go, no retirement"),
+        "exact_frequency": Variable(("location",), "float64",
+                                    "long-run share of turns ending on each location"),
     },
     simulate=_simulate,
     summarize=_summarize,
@@ -320,7 +320,7 @@ GAME = Game(
         # not tested against it (a correct simulator would read "disagree")
         Headline("landing_frequency", "share of turns ending on each location (exact: the movement "
                  "chain over the game's rounds, tested only where nobody retired)", "landings", "turns",
-                 exact="horizon_frequency", kind="distribution", exact_unless="retired"),
+                 exact="exact_horizon_frequency", kind="distribution", exact_unless="retired"),
     ),
     # the rules' document counts money in Hong Kong dollars (start HKD 1500, salary HKD 1500)
     extras={"units": {"money": "HKD"}},

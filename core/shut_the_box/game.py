@@ -54,12 +54,12 @@ def _exact(params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, 
     n, policy = params["dice_sides"], params["policy"]
     if n > solve.EXACT_MAX_SIDES:
         nan = np.array(np.nan)
-        return {"expected_rolls": nan, "variance_rolls": nan.copy(),
+        return {"exact_expected_rolls": nan, "exact_variance_rolls": nan.copy(),
                 "exact_pmf": np.full(HIST_BINS, np.nan)}
     mean, var = solve.moments(n, policy)
     return {
-        "expected_rolls": np.array(mean[0]),
-        "variance_rolls": np.array(var[0]),
+        "exact_expected_rolls": np.array(mean[0]),
+        "exact_variance_rolls": np.array(var[0]),
         "exact_pmf": solve.binned_pmf(n, policy, HIST_BINS),
     }
 
@@ -148,8 +148,8 @@ GAME = Game(
         "capped": Variable(("checkpoint",), "int64", "games stopped at the 2**26-roll guard"),
     },
     exact_variables={
-        "expected_rolls": Variable((), "float64", "E[T], rolls to finish"),
-        "variance_rolls": Variable((), "float64", "Var[T]"),
+        "exact_expected_rolls": Variable((), "float64", "E[T], rolls to finish"),
+        "exact_variance_rolls": Variable((), "float64", "Var[T], rolls to finish"),
         "exact_pmf": Variable(("rolls",), "float64", "P(T = t) per histogram bin"),
     },
     simulate=_simulate,
@@ -160,10 +160,10 @@ GAME = Game(
     extras={"no_exact_reason": lambda params: None if params["dice_sides"] <= solve.EXACT_MAX_SIDES else (
         f"dice_sides={params['dice_sides']}: the exact solver covers dice_sides <= "
         f"{solve.EXACT_MAX_SIDES} (4**n states)")},
-    ratios={"mean_rolls": Ratio("rolls_sum", "checkpoint", kind="mean", exact="expected_rolls")},
+    ratios={"mean_rolls": Ratio("rolls_sum", "checkpoint", kind="mean", exact="exact_expected_rolls")},
     headlines=(
         Headline("mean_rolls", "mean number of rolls to turn every card on (PE640: n = 6, optimal play)",
-                 "rolls_sum", "checkpoint", "rolls_sq_sum", "expected_rolls"),
+                 "rolls_sum", "checkpoint", "rolls_sq_sum", "exact_expected_rolls"),
         Headline("rolls_distribution", "distribution of the number of rolls", "hist", "checkpoint",
                  "hist", "exact_pmf", "distribution"),
     ),

@@ -33,14 +33,20 @@ from numcodecs.zstd import Zstd, decompress
 
 from ..errors import Fault
 
-__all__ = ["ChunkUnreadable", "LayoutError", "LAYOUT_ATTR", "read", "write_chunk", "readable",
+__all__ = ["ChunkUnreadable", "LayoutError", "LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "readable",
            "ChunkFileArray", "local_root", "encode_chunks", "encode_region",
            "parse_meta"]
 
-#: The attribute of a packed array that says so (JSON text: its task chunk
-#: shape and its chunk files' sizes and CRC-32s), see
-#: :mod:`boardsweep.pipeline.store.packing`.  Tasks never write such an array.
+#: The root attribute recording the packed arrays (JSON text: per array, its
+#: packed and task chunk shapes and its chunk files' sizes and CRC-32s), see
+#: :mod:`boardsweep.pipeline.store.packing`.  Tasks never write a packed
+#: array.  Store format 2 kept each array's record in its own attributes
+#: under this name; that is still read.
 LAYOUT_ATTR = "boardsweep_layout"
+
+#: The chunk key separator of an array packed in place on object storage
+#: (:mod:`.packing_inplace`; the task layout's is ``/``).
+PACKED_SEPARATOR = "."
 
 
 class ChunkUnreadable(Fault, ValueError):
@@ -172,7 +178,8 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
     does not apply: not a local store, other codecs.
 
     Raises :class:`LayoutError` (nothing written) where ``region`` is not
-    exactly one chunk or the array is packed (:data:`LAYOUT_ATTR`), unless
+    exactly one chunk or the array is packed (in place: its chunk keys use
+    :data:`PACKED_SEPARATOR`; a format-2 store: :data:`LAYOUT_ATTR`), unless
     ``packed`` (the packing itself writes a packed array's chunks): a
     task's cells never share a chunk with other cells.
     """
@@ -318,7 +325,7 @@ def parse_meta(meta: dict, with_codec: bool = False):
         if with_codec:
             zstd = meta["codecs"][1].get("configuration", {})
             found += (int(zstd.get("level", 0)), bool(zstd.get("checksum", False)),
-                      LAYOUT_ATTR in (meta.get("attributes") or {}))
+                      LAYOUT_ATTR in (meta.get("attributes") or {}) or sep == PACKED_SEPARATOR)
         return found
     except (KeyError, TypeError, ValueError):
         return None

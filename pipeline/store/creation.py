@@ -7,6 +7,7 @@ and the manifests, so files a user put inside survive.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import fsspec
@@ -20,14 +21,36 @@ from .schema import template
 from .zarr_private import quiet
 from ..spec import Spec
 
-__all__ = ["create_store", "ensure_arrays", "remove_store"]
+__all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "OWN_FOLDER_META"]
+
+
+#: The metadata that makes boardsweep's own folder (``.boardsweep/``: task
+#: manifests, the layout journal, the kept task chunks) a zarr group: zarr
+#: and ``xarray.open_zarr(store, consolidated=False)`` then list it as a
+#: group (no arrays, so xarray shows nothing of it) instead of warning that
+#: it is not part of the hierarchy.
+OWN_FOLDER_META = {
+    "zarr_format": 3,
+    "node_type": "group",
+    "attributes": {"description": "boardsweep's own records (task checksums, layout journal); not data"},
+}
 
 
 def create_store(url: str, spec: Spec) -> None:
     """Write the empty store for ``spec`` at ``url`` (metadata only, no chunks)."""
     ds, encoding = template(spec, spec.game)
+    mark_own_folder(url)
     with quiet():
         ds.to_zarr(url, mode="a", compute=False, encoding=encoding, consolidated=True, zarr_format=3)
+
+
+def mark_own_folder(url: str) -> None:
+    """Write ``.boardsweep/zarr.json`` (:data:`OWN_FOLDER_META`) where it is missing."""
+    fs, root = fsspec.core.url_to_fs(url)
+    path = f"{root}/{manifests.MANIFEST_DIR.split('/')[0]}/zarr.json"
+    if not fs.exists(path):
+        fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        fs.pipe_file(path, json.dumps(OWN_FOLDER_META, indent=2).encode())
 
 
 def ensure_arrays(url: str, spec: Spec) -> list[str]:
@@ -40,6 +63,7 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
     """
     fs, root = fsspec.core.url_to_fs(url)
     ds, encoding = template(spec, spec.game)
+    mark_own_folder(url)
     missing = [str(n) for n in ds.variables if not fs.exists(f"{root}/{n}/zarr.json")]
     missing += [c for c in _stale_coordinates(url, ds) if c not in missing]
     if not missing:

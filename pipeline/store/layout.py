@@ -1,9 +1,12 @@
 """How a local store's task-written arrays are laid out: read, never changed here.
 
 An array is in the *task* layout (one chunk per task, as the run writes it)
-or *packed* (few large chunks, the attribute :data:`LAYOUT_ATTR` recording
-its task chunk shape and its chunk files' sizes and CRC-32s); a journal
-(:data:`JOURNAL`) names a change of layout under way.  :func:`layout` says
+or *packed* (few large chunks, recorded in the store's root attribute
+:data:`LAYOUT_ATTR`: per packed array, its packed and task chunk shapes and
+its chunk files' sizes and CRC-32s); a journal (:data:`JOURNAL`) names a
+change of layout under way.  The record lives in the root attributes, never
+on the arrays a user reads (store format 3); a format-2 store kept it on
+each packed array, which is still read (:func:`_record`).  :func:`layout` says
 which, from the arrays themselves; :func:`damaged_chunks` checks a packed
 array's files against its record.  The changes themselves (pack, unpack,
 recover) are in :mod:`.packing` (a folder) and :mod:`.packing_inplace`
@@ -28,7 +31,8 @@ from .zarr_private import chunk_shape
 
 __all__ = ["JOURNAL", "CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED",
            "UNKNOWN", "LAYOUT_ATTR", "PACKED_CHUNK_BYTES", "Files", "layout", "packed_chunks", "array_metas",
-           "fingerprint", "unrecognised", "task_arrays", "damaged_chunks", "chunk_region"]
+           "fingerprint", "unrecognised", "task_arrays", "damaged_chunks", "chunk_region", "root_records",
+           "records_text", "packed_record"]
 
 JOURNAL = ".boardsweep/layout.json"
 CELLS = ".boardsweep/cells"
@@ -122,6 +126,29 @@ def _root_attrs(root: str | Path) -> dict[str, Any]:
     return attrs if isinstance(attrs, dict) else {}
 
 
+def root_records(attrs: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The packed arrays' records kept in the root attribute :data:`LAYOUT_ATTR`
+    (JSON text: array name -> record); ``{}`` where there is none or it does not parse."""
+    text = attrs.get(LAYOUT_ATTR)
+    if text is None:
+        return {}
+    try:
+        found = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    arrays = found.get("arrays") if isinstance(found, dict) else None
+    return {k: v for k, v in arrays.items() if isinstance(v, dict)} if isinstance(arrays, dict) else {}
+
+
+def records_text(records: dict[str, dict[str, Any]]) -> str:
+    """The root attribute :data:`LAYOUT_ATTR` holding ``records`` (array name -> record)."""
+    return json.dumps({"arrays": records}, separators=(",", ":"))
+
+
+def _separator(meta: dict[str, Any]) -> str:
+    return ((meta.get("chunk_key_encoding") or {}).get("configuration") or {}).get("separator", "/")
+
+
 def _task_chunks(attrs: dict[str, Any], name: str, shape: list[int]) -> list[list[int]]:
     """The chunk shapes array ``name`` has in the task layout (one grid
     point, one task block along ``replicate``; zarr may record a block larger
@@ -134,9 +161,21 @@ def _task_chunks(attrs: dict[str, Any], name: str, shape: list[int]) -> list[lis
     return [[1] * k + list(shape[k:])]
 
 
-def _record(meta: dict[str, Any], name: str, journal: dict[str, Any]) -> dict[str, Any] | None:
-    """The packed record of an array (its :data:`LAYOUT_ATTR`), else ``None``;
-    a store packed before the record existed: the journal's files."""
+def _record(meta: dict[str, Any], name: str, journal: dict[str, Any],
+            records: dict[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """The packed record of an array, else ``None``: its entry in the root
+    records (:func:`root_records`) where the array is chunked as that record
+    says; a format-2 store: the array's own :data:`LAYOUT_ATTR`; a store
+    packed before the record existed: the journal's files."""
+    record = (records or {}).get(name)
+    if isinstance(record, dict) and isinstance(record.get("files"), dict):
+        try:
+            same = (list(chunk_shape(meta)) == list(record.get("chunks", []))
+                    and _separator(meta) == record.get("separator", "/"))
+        except (KeyError, TypeError, IndexError):
+            same = False
+        if same:
+            return record
     text = (meta.get("attributes") or {}).get(LAYOUT_ATTR)
     if text is not None:
         try:
@@ -164,14 +203,15 @@ def _array_states(root: str | Path, journal: dict[str, Any] | None = None) -> di
     ``tasks``, ``missing`` (no readable ``zarr.json``) or ``unknown``."""
     journal = journal if journal is not None else _journal(root)
     attrs = _root_attrs(root)
+    records = root_records(attrs)
     states = {}
     for name, meta in array_metas(root, attrs).items():
         if meta is None:
             states[name] = "missing"
             continue
         text = (meta.get("attributes") or {}).get(LAYOUT_ATTR)
-        if text is not None or _record(meta, name, journal) is not None:
-            states[name] = PACKED if _record(meta, name, journal) is not None else UNKNOWN
+        if text is not None or _record(meta, name, journal, records) is not None:
+            states[name] = PACKED if _record(meta, name, journal, records) is not None else UNKNOWN
             continue
         try:
             chunks = chunk_shape(meta)
@@ -184,8 +224,8 @@ def _array_states(root: str | Path, journal: dict[str, Any] | None = None) -> di
 def unrecognised(url: str) -> dict[str, str]:
     """Task arrays whose layout is neither the task layout nor a packed one
     that records itself, with the reason in words."""
-    return {name: (f"chunked neither as its tasks write nor as a packed array that records its "
-                   f"layout ({LAYOUT_ATTR}); restore the array or replace the store with --overwrite")
+    return {name: (f"chunked neither as its tasks write nor as a packed array recorded in the root "
+                   f"attribute {LAYOUT_ATTR}; restore the array or replace the store with --overwrite")
             for name, state in _array_states(url).items() if state == UNKNOWN}
 
 
@@ -257,11 +297,12 @@ def damaged_chunks(url: str) -> dict[str, str]:
     array is packed."""
     files = Files(url)
     journal = _journal(url)
+    records = root_records(_root_attrs(url))
     bad = {}
     for name, state in _array_states(url, journal).items():
         if state != PACKED:
             continue
-        record = _record(files.json(f"{name}/zarr.json"), name, journal)
+        record = _record(files.json(f"{name}/zarr.json"), name, journal, records)
         found = files.read_many(list(record["files"]))
         for key, expected in record["files"].items():
             got = fingerprint(found[key])
@@ -281,3 +322,13 @@ def chunk_region(url: str, key: str) -> tuple[str, tuple[slice, ...]]:
     rest = rest[1:]  # "/0/1" on a folder, ".0.1" where packed in place
     coord = [int(c) for c in rest.replace(".", "/").split("/")] if rest else [0] * len(shape)
     return name, tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
+
+
+def packed_record(url: str | Path, name: str, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The packed record of array ``name`` (``meta``: its ``zarr.json``, parsed)
+    from the root attributes, or a format-2 store's own attribute; ``None``
+    where it is in the task layout."""
+    record = _record(meta, name, {}, root_records(_root_attrs(url)))
+    if record is None or "task_chunks" not in record:
+        return None
+    return record

@@ -12,7 +12,12 @@ and finds:
   integers (``0, 1, ..., N``; the last bin, ``>= N``, is named by the
   coordinate's ``overflow_bin`` attribute), see :func:`label_coordinate`;
 * ``axis`` attributes CF tools understand: ``T`` on ``checkpoint`` (the
-  sequence along which results accumulate), ``X`` on the game's own dims;
+  sequence along which results accumulate), ``X`` on one of the game's own
+  dims, the labels of its first distribution (:func:`x_dim`: Monopoly's
+  ``location``, Shut the Box's ``rolls``), so that ``ds.cf["X"]`` is one
+  coordinate;
+* exact answers named ``exact_*`` (:data:`boardsweep.core.games.EXACT_PREFIX`),
+  simulated sums by what they count;
 * ``<dim>_name`` beside a label coordinate whose labels are codes (Monopoly's
   ``location``: ``CC1`` -> "Community Chest", ``IN_JAIL`` -> "In Jail");
 * global ``title``, ``description`` (the spec's), ``Conventions``,
@@ -24,9 +29,16 @@ and finds:
   :func:`exact_state`;
 * ``boardsweep_format`` (:data:`STORE_FORMAT`); a store without it is format 1
   (string histogram bins, variable-length strings, padded seats stored as
-  0, the names of the simulated variables in ``variables``): readers take
-  both (:func:`simulated_variables`), runs refuse to write into format 1
-  (:func:`boardsweep.pipeline.store.check_writable`).
+  0, the names of the simulated variables in ``variables``); format 2 kept
+  the packed layout's record on each array (``boardsweep_layout``), named
+  some exact variables without the ``exact_`` prefix and marked every game
+  dim as CF axis X.  Readers take all three (:func:`simulated_variables`,
+  :func:`exact_renames`), runs refuse to write into an older format
+  (:func:`boardsweep.pipeline.store.check_writable`);
+* boardsweep's own bookkeeping only in the root attributes (the packed
+  layout's record, ``boardsweep_layout``) and the ``.boardsweep/`` folder
+  (a zarr group of its own, so that zarr lists it without a warning): no
+  variable a user reads carries any.
 
 The texts come from the game interface: ``Variable.description``,
 ``Param.help``, ``Game.label_names`` and the optional
@@ -44,6 +56,7 @@ import numpy as np
 import xarray as xr
 import zarr
 
+from ...core.games import EXACT_PREFIX
 from .zarr_private import quiet
 
 __all__ = [
@@ -61,6 +74,8 @@ __all__ = [
     "append_history",
     "exact_state",
     "exact_states",
+    "exact_renames",
+    "x_dim",
     "no_exact_reason",
 ]
 
@@ -69,11 +84,23 @@ CONVENTIONS = "CF-1.10"
 #: The layout version this boardsweep writes (attribute ``boardsweep_format``;
 #: absent: format 1).  2: fixed-width strings, numeric histogram bins,
 #: seats that do not play stored as missing, ``simulated_variables``, the
-#: packed layout recorded in each array.
-STORE_FORMAT = 2
+#: packed layout recorded in each array.  3: every exact variable named
+#: ``exact_*``, the packed layout recorded in the root attributes (no
+#: bookkeeping on the variables), one CF X axis, ``.boardsweep/`` a zarr
+#: group, complete packed integer arrays without ``_FillValue``.
+STORE_FORMAT = 3
 
 #: The formats this boardsweep reads (it adds to :data:`STORE_FORMAT` only).
-READABLE_FORMATS = (1, 2)
+READABLE_FORMATS = (1, 2, 3)
+
+def exact_renames(attrs: dict) -> dict[str, str]:
+    """Old name -> format-3 name of the exact variables of an older store
+    (format 1 and 2 named some without the prefix: ``expected_rolls`` is
+    ``exact_expected_rolls`` now); empty for a format-3 store."""
+    if store_format(attrs) >= 3:
+        return {}
+    return {name: EXACT_PREFIX + name for name in attrs.get("exact_variables", [])
+            if not str(name).startswith(EXACT_PREFIX)}
 
 
 def store_format(attrs: dict) -> int:
@@ -226,7 +253,9 @@ def _variable_attrs(game, name: str, var) -> dict[str, Any]:
         notes.append("NaN where no single exact answer exists (exact_exists = 0, reason in exact_note) "
                      "or it is not computed yet (exact_done = 0)")
     if SEAT_DIM in var.dims and any(p.name == "players" for p in game.params):
-        notes.append("NaN for the seats beyond the grid point's number of players (they do not play)")
+        notes.append("NaN for the seats beyond the grid point's number of players (they do not play)"
+                     + (", -1 (below valid_min) where a complete store reads as integers"
+                        if np.dtype(var.dtype).kind in "iu" else ""))
     if notes:
         attrs["comment"] = "; ".join(notes)
     for h in getattr(game, "headlines", ()):
@@ -234,6 +263,21 @@ def _variable_attrs(game, name: str, var) -> dict[str, Any]:
             attrs["headline"] = h.name
             attrs["standard_error"] = h.basis_text
     return attrs
+
+
+def x_dim(game) -> str | None:
+    """The game dim marked CF axis ``X`` (one only, so ``ds.cf["X"]`` is one
+    coordinate): the labels of the game's first distribution headline (the
+    histogram bins, the board's locations), else of its first simulated
+    ``(checkpoint, DIM)`` variable, else its first own dim."""
+    for h in getattr(game, "headlines", ()):
+        var = game.variables.get(h.numerator)
+        if h.kind == "distribution" and var is not None and len(var.dims) >= 2:
+            return var.dims[-1]
+    for var in game.variables.values():
+        if len(var.dims) >= 2 and var.dims[0] == "checkpoint":
+            return var.dims[-1]
+    return next(iter(game.coords), None)
 
 
 def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
@@ -255,10 +299,13 @@ def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
     ds["checkpoint"].attrs.update(
         long_name=f"{game.checkpoint_of} played", axis="T",
         description=f"{game.checkpoint_of} played so far: simulated arrays are cumulative up to here")
+    x = x_dim(game)
     for dim in game.coords_for(spec.points()[0][1]):
         if dim in ds.coords:
             last = ds[dim].attrs.get("overflow_bin")
-            ds[dim].attrs.update(long_name=dim.replace("_", " "), axis="X", description=(
+            if dim == x:
+                ds[dim].attrs["axis"] = "X"
+            ds[dim].attrs.update(long_name=dim.replace("_", " "), description=(
                 f"the game's {dim} labels" if last is None else
                 f"histogram bin: the number of {dim} it counts (bin {last}: {last} or more)"))
             names = getattr(game, "label_names", {}).get(dim)

@@ -17,13 +17,20 @@ moved back (their bytes untouched) and the packed copies dropped; the run
 packs again when the store is complete.  Packing costs a second copy of the
 task-written arrays on disk.
 
-The arrays themselves say how they are laid out: a packed array carries the
-attribute ``boardsweep_layout`` (:data:`LAYOUT_ATTR`: its task chunk shape
-and its chunk files' sizes and CRC-32s, which the integrity check verifies,
-:func:`damaged_chunks`); a task-chunked array has the chunk shape its tasks
-write.  So a store that lost ``.boardsweep/`` (copied with a glob that skips
-dot-files) or whose journal was lost or edited is still read, checked and
-run correctly; an array that is neither is refused in one line.  Tasks
+The store itself says how its arrays are laid out: the root attribute
+``boardsweep_layout`` (:data:`LAYOUT_ATTR`) records, per packed array, its
+packed and task chunk shapes and its chunk files' sizes and CRC-32s, which
+the integrity check verifies (:func:`damaged_chunks`); an array chunked as
+its record says is packed, one with the chunk shape its tasks write is in
+the task layout.  The record is written before the first array is swapped
+and removed after the last is moved back, and it is kept out of the arrays'
+own attributes (what a user reads with xarray and writes to netCDF).  So a
+store that lost ``.boardsweep/`` (copied with a glob that skips dot-files)
+or whose journal was lost or edited is still read, checked and run
+correctly; an array that is neither is refused in one line.  A packed
+integer array whose every replicate is done and holds no fill value drops
+its ``_FillValue`` attribute, so plain xarray reads it as integers
+(:func:`.packing_inplace.integer_fill`); unpacking puts it back.  Tasks
 never write a packed array (:func:`boardsweep.pipeline.store.chunkfiles.write_chunk`
 refuses), and :func:`unpack` rebuilds the task chunks from the verified
 packed data where the kept copy or its checksum records are gone.
@@ -56,7 +63,9 @@ from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
 from . import packing_inplace
 from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
                      UNKNOWN, UNPACKING, _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region,
-                     damaged_chunks, layout, packed_chunks, recover_unpacking, task_arrays, unrecognised)
+                     damaged_chunks, layout, packed_chunks, packed_record, recover_unpacking, task_arrays,
+                     unrecognised)
+from .packing_inplace import integer_fill, restore_fill, set_records
 from .metadata import simulated_variables
 from .reads import read_exact_done
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
@@ -91,9 +100,10 @@ def _write_journal(root: Path, journal: dict[str, Any] | None) -> None:
     os.replace(tmp, path)
 
 
-def _write_packed(root: Path, name: str) -> dict[str, list[int]]:
+def _write_packed(root: Path, name: str, complete: bool) -> dict[str, Any]:
     """Write array ``name`` (task-chunked, at the root) packed into
-    ``.boardsweep/packing/name``; return its chunk files' fingerprints."""
+    ``.boardsweep/packing/name``; return its record (chunk shapes, chunk
+    files' fingerprints).  ``complete``: every replicate is done."""
     meta = json.loads((root / name / "zarr.json").read_text())
     shape = tuple(meta["shape"])
     data = chunkfiles.read(str(root), name)
@@ -102,6 +112,7 @@ def _write_packed(root: Path, name: str) -> dict[str, list[int]]:
     chunks = packed_chunks(shape, data.dtype.itemsize)
     task_chunks = chunk_shape(meta)
     with_chunk_shape(meta, chunks)
+    integer_fill(meta, data, complete)
     target = root / PACKING / name
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
@@ -112,10 +123,7 @@ def _write_packed(root: Path, name: str) -> dict[str, list[int]]:
         if key is None:
             raise ValueError(f"array {name}: packed chunk {coord} could not be written")
         files[key] = _fingerprint(root / PACKING / key)
-    record = {"state": PACKED, "task_chunks": task_chunks, "files": files}
-    meta.setdefault("attributes", {})[LAYOUT_ATTR] = json.dumps(record, separators=(",", ":"))
-    (target / "zarr.json").write_text(json.dumps(meta, indent=2))  # last: the array says it is packed
-    return files
+    return {"state": PACKED, "chunks": list(chunks), "separator": "/", "task_chunks": task_chunks, "files": files}
 
 
 def _check_room(root: Path, names: list[str]) -> None:
@@ -153,11 +161,12 @@ def pack(url: str, verify: bool = True) -> bool:
     shutil.rmtree(root / PACKING, ignore_errors=True)  # an earlier pack killed before its journal
     names = task_arrays(attrs)
     _check_room(root, names)
-    files: dict[str, list[int]] = {}
+    complete = bool(chunkfiles.read(url, "done").all())
+    records: dict[str, Any] = {}
     try:
         for name in names:
-            files.update(_write_packed(root, name))
-        _write_journal(root, {"state": PACKING_STATE, "arrays": names})
+            records[name] = _write_packed(root, name, complete)
+        _write_journal(root, {"state": PACKING_STATE, "arrays": names, "records": records})
     except BaseException:
         shutil.rmtree(root / PACKING, ignore_errors=True)  # a full disk leaves nothing behind
         (root / JOURNAL).unlink(missing_ok=True)
@@ -183,14 +192,22 @@ def _roll_back(root: Path, names: list[str]) -> None:
             os.replace(cells, here)
     shutil.rmtree(root / CELLS, ignore_errors=True)
     shutil.rmtree(root / PACKING, ignore_errors=True)
+    try:
+        set_records(str(root), None)
+    except OSError:
+        pass  # a full disk: a record no array matches is ignored (the arrays are task-chunked)
     (root / JOURNAL).unlink(missing_ok=True)
 
 
 def _finish_packing(root: Path, url: str) -> None:
-    """Move each task-chunked array to ``.boardsweep/cells/`` and its packed
-    copy into its place (each step skipped where already done), rewrite the
-    root metadata, then drop the journal (the arrays say they are packed)."""
+    """Record the packed arrays in the root attributes, move each
+    task-chunked array to ``.boardsweep/cells/`` and its packed copy into its
+    place (each step skipped where already done), rewrite the root metadata,
+    then drop the journal (the root record and the arrays' chunks say they
+    are packed)."""
     journal = _journal(url)
+    if journal.get("records"):
+        set_records(url, journal["records"])
     (root / CELLS).mkdir(parents=True, exist_ok=True)
     for name in journal.get("arrays", []):
         here, cells, packed = root / name, root / CELLS / name, root / PACKING / name
@@ -237,6 +254,7 @@ def unpack(url: str) -> bool:
             shutil.rmtree(here)
         os.replace(cells, here)
     shutil.rmtree(root / CELLS, ignore_errors=True)
+    set_records(url, None)
     _consolidate(url)
     if journal.get("record"):
         _record_manifests(url)
@@ -300,13 +318,14 @@ def _read_packed(root: Path, name: str, bad: dict[str, str]) -> np.ndarray:
 def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
     """Write ``values`` as array ``name`` in the task layout into ``.boardsweep/rebuild/``."""
     meta = _read_json(root / name / "zarr.json")
-    record = json.loads(meta["attributes"][LAYOUT_ATTR]) if LAYOUT_ATTR in meta.get("attributes", {}) else {}
+    record = packed_record(root, name, meta) or {}
     chunks = record.get("task_chunks")
     if chunks is None:
         raise LayoutError(f"array {name} of {root}: its layout record does not name its task chunks; "
                           "replace the store with --overwrite")
-    del meta["attributes"][LAYOUT_ATTR]
+    meta.get("attributes", {}).pop(LAYOUT_ATTR, None)  # a format-2 store kept it here
     with_chunk_shape(meta, chunks)
+    restore_fill(meta)
     target = root / REBUILD / name
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))

@@ -22,9 +22,11 @@ A process killed anywhere leaves either the old layout (before the journal:
 at most some unreferenced packed chunks, overwritten by the next packing) or
 a journal the next ``run`` finishes (:func:`recover`); a reader meanwhile
 reads correct values from either metadata, and ``status`` names the
-interrupted change.  A packed array records its task chunk shape, its task
-key encoding and its packed chunks' sizes and CRC-32s (:data:`LAYOUT_ATTR`),
-which the integrity check verifies; the task chunks stay under their
+interrupted change.  The root attribute :data:`LAYOUT_ATTR` records, per
+packed array, its packed and task chunk shapes, its task key encoding and its
+packed chunks' sizes and CRC-32s, which the integrity check verifies (it is
+written before any array's metadata changes and removed after the last is
+back, so it names every array that may be packed); the task chunks stay under their
 checksum records, so unpacking is a metadata change and a repair rebuilds
 nothing.  An array whose task chunk already is the whole array is packed by
 its record alone (its chunk is the packed chunk: nothing is written or
@@ -43,15 +45,14 @@ import zarr
 from . import integrity
 from .identity import read_attrs
 from .reads import READ_CONCURRENCY, read_exact_done
-from .chunkfiles import LAYOUT_ATTR, LayoutError, encode_chunks
+from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, LayoutError, encode_chunks
 from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Files, _journal, recover_unpacking,
-                     array_metas, fingerprint, layout, packed_chunks, task_arrays)
+                     _record, _root_attrs, array_metas, fingerprint, layout, packed_chunks, records_text,
+                     root_records, task_arrays)
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
-__all__ = ["PACKED_SEPARATOR", "pack", "unpack", "recover"]
+__all__ = ["PACKED_SEPARATOR", "pack", "unpack", "recover", "set_records", "integer_fill", "restore_fill"]
 
-#: The chunk key separator of a packed array (the task layout's is ``/``).
-PACKED_SEPARATOR = "."
 
 
 # -- every change to the store goes through these (a test kills a process at each) --
@@ -81,6 +82,52 @@ def _consolidate(url: str) -> None:
         zarr.consolidate_metadata(url)
 
 
+def set_records(url: str, records: dict[str, Any] | None) -> None:
+    """Write the packed arrays' records into the root attribute
+    :data:`LAYOUT_ATTR` (``None`` or empty: remove it)."""
+    with quiet():
+        group = zarr.open_group(url, mode="r+")
+        if records:
+            group.attrs[LAYOUT_ATTR] = records_text(records)
+        elif LAYOUT_ATTR in group.attrs:
+            del group.attrs[LAYOUT_ATTR]
+
+
+def integer_fill(meta: dict[str, Any], data: np.ndarray, complete: bool) -> dict[str, Any]:
+    """``meta`` (a packed array's ``zarr.json``) without the ``_FillValue``
+    attribute where the array holds integers and every replicate is done
+    (``complete``): plain xarray then reads it as integers, not float64.
+    Cells still at the fill value (seats that do not play) are then declared
+    by ``valid_min = 0`` (CF: a value below it is missing; boardsweep's
+    readers mask it, :func:`boardsweep.pipeline.query.mask`).
+
+    Why not keep ``_FillValue`` there: xarray decodes a zarr v3 integer
+    array it masks with the array's explicitly little-endian dtype, and
+    ``to_netcdf`` then warns about endian-ness; an integer array has no
+    such warning."""
+    attrs = meta.get("attributes") or {}
+    if "_FillValue" in attrs and complete and data.dtype.kind in "iu":
+        fill = attrs.pop("_FillValue")
+        if bool((data == fill).any()):
+            attrs["valid_min"] = 0
+    return meta
+
+
+def restore_fill(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` (an array's ``zarr.json`` back in the task layout) with its
+    ``_FillValue`` attribute again where it holds integers (cells no task
+    has written read as missing), and no ``valid_min``."""
+    try:
+        kind = np.dtype(meta["data_type"]).kind
+    except (KeyError, TypeError):
+        return meta
+    if kind in "iu":
+        attrs = meta.setdefault("attributes", {})
+        attrs.setdefault("_FillValue", meta.get("fill_value"))
+        attrs.pop("valid_min", None)
+    return meta
+
+
 # -- packing ------------------------------------------------------------------
 
 def pack(url: str, verify: bool = True) -> bool:
@@ -100,20 +147,24 @@ def pack(url: str, verify: bool = True) -> bool:
     _drop(files.fs, _packed_leftovers(files, names))  # a packing killed before its journal
     with quiet(), zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
         group = zarr.open_group(url, mode="r")
-        new = {}
+        complete = bool(np.asarray(group["done"][...]).all())
+        new, records = {}, {}
         for name in names:
             meta = metas[name]
             if meta is None:
                 raise LayoutError(f"store {url}: array {name} has no readable metadata; a run recreates it")
             data = np.asarray(group[name][...])
-            new[name] = _packed_meta(files, name, meta, data, packed_chunks(tuple(meta["shape"]), data.dtype.itemsize))
-    _switch(files, {"state": PACKING_STATE, "arrays": names, "meta": new, "drop": []})
+            new[name], records[name] = _packed_meta(
+                files, name, meta, data, packed_chunks(tuple(meta["shape"]), data.dtype.itemsize))
+            integer_fill(new[name], data, complete)
+    _switch(files, {"state": PACKING_STATE, "arrays": names, "meta": new, "records": records, "drop": []})
     return True
 
 
 def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray,
-                 chunks: tuple[int, ...]) -> dict[str, Any]:
-    """Write array ``name``'s packed chunks beside its task chunks; return its packed ``zarr.json``."""
+                 chunks: tuple[int, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Write array ``name``'s packed chunks beside its task chunks; return its
+    packed ``zarr.json`` and its record (for the root attribute)."""
     task_chunks = chunk_shape(meta)
     packed = copy.deepcopy(meta)
     in_place = list(chunks) == list(task_chunks)  # one task chunk is the whole array: it is the packed chunk
@@ -132,10 +183,10 @@ def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray
     else:
         _put_many(files.fs, {files.path(f"{name}/{key}"): raw for key, raw in encoded.items()})
         fingerprints = {f"{name}/{key}": fingerprint(raw) for key, raw in encoded.items()}
-    record = {"state": PACKED, "task_chunks": task_chunks, "task_key_encoding": meta["chunk_key_encoding"],
-              "files": fingerprints}
-    packed.setdefault("attributes", {})[LAYOUT_ATTR] = json.dumps(record, separators=(",", ":"))
-    return packed
+    sep = (packed["chunk_key_encoding"].get("configuration") or {}).get("separator", "/")
+    record = {"state": PACKED, "chunks": chunk_shape(packed), "separator": sep, "task_chunks": task_chunks,
+              "task_key_encoding": meta["chunk_key_encoding"], "files": fingerprints}
+    return packed, record
 
 
 def _packed_leftovers(files: Files, names: list[str]) -> list[str]:
@@ -161,10 +212,15 @@ def _switch(files: Files, journal: dict[str, Any]) -> None:
 
 
 def _finish(files: Files, journal: dict[str, Any]) -> None:
-    """Put the journal's metadata, consolidate, drop, remove the journal (each step can be done again)."""
+    """Put the journal's records (packing) and metadata, remove the records
+    (unpacking), consolidate, drop, remove the journal (each step can be done again)."""
     fs = files.fs
+    if journal.get("records"):
+        set_records(files.url, journal["records"])
     for name, meta in journal.get("meta", {}).items():
         _put(fs, files.path(f"{name}/zarr.json"), json.dumps(meta, indent=2).encode())
+    if journal.get("state") == UNPACKING:
+        set_records(files.url, None)
     _consolidate(files.url)
     _drop(fs, [files.path(key) for key in journal.get("drop", [])])
     _drop(fs, [files.path(JOURNAL)])
@@ -182,16 +238,16 @@ def unpack(url: str) -> bool:
         _finish(files, _journal(url))
         return True
     metas, drop = {}, []
+    records = root_records(_root_attrs(url))
     for name, meta in array_metas(url).items():
-        text = ((meta or {}).get("attributes") or {}).get(LAYOUT_ATTR)
-        if text is None:
+        record = _record(meta, name, {}, records) if meta is not None else None
+        if record is None or "task_chunks" not in record:
             continue  # in the task layout already
-        record = json.loads(text)
         task = copy.deepcopy(meta)
-        del task["attributes"][LAYOUT_ATTR]
+        task.get("attributes", {}).pop(LAYOUT_ATTR, None)  # a format-2 store kept it here
         with_chunk_shape(task, record["task_chunks"])
         task["chunk_key_encoding"] = record.get("task_key_encoding", task["chunk_key_encoding"])
-        metas[name] = task
+        metas[name] = restore_fill(task)
         drop += [key for key in record.get("files", {}) if _is_packed_key(key)]
     _switch(files, {"state": UNPACKING, "arrays": sorted(metas), "meta": metas, "drop": drop})
     return True

@@ -5,15 +5,22 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
 * dims: one per grid axis (coordinate = axis values), ``replicate``,
   ``checkpoint`` (coordinate = checkpoint values), the game's own dims;
 * every simulated variable ``v`` of the game: dims ``(*axes, replicate, *v.dims)``,
-  its integer dtype, fill value -1 declared as ``_FillValue`` so that cells no
-  task has written read as NaN, never as zero;
-* every exact variable: dims ``(*axes, *v.dims)``, float64 (NaN = no exact value);
+  its integer dtype, fill value -1 declared as ``_FillValue`` while the store
+  is being filled, so that cells no task has written read as NaN, never as
+  zero; once complete and packed, without it (integers read as integers;
+  seats that do not play, still -1, declared by ``valid_min = 0``), see
+  :func:`.packing_inplace.integer_fill`;
+* every exact variable, named ``exact_*``: dims ``(*axes, *v.dims)``, float64
+  (NaN = no exact value);
 * ``done`` ``(*axes, replicate)`` and ``exact_done`` ``(*axes)``: completion masks;
 * attributes: the spec text, its SHA-256 and canonical JSON, versions, git
   revision, RNG and seed schemes, creation time, the names of the arrays
-  boardsweep made (``arrays``) and the integrity scheme;
-* ``.boardsweep/manifests/``: what each task wrote, with checksums
-  (:mod:`boardsweep.pipeline.store.integrity`).
+  boardsweep made (``arrays``), the integrity scheme, the store format and,
+  once packed, the packed layout's record (``boardsweep_layout``): all of
+  boardsweep's bookkeeping is here and in ``.boardsweep/``, none on a variable;
+* ``.boardsweep/`` (a zarr group with no arrays, so zarr lists it quietly):
+  ``manifests/``, what each task wrote, with checksums
+  (:mod:`boardsweep.pipeline.store.integrity`), and the layout journal.
 
 Chunks are 1 along grid axes and the task block along ``replicate``, whole
 along every other dim, so each task writes its own chunks and nothing else

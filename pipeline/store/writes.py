@@ -19,7 +19,7 @@ import zarr
 from zarr.api.asynchronous import open_group
 
 from . import chunkfiles, manifests, remote
-from .chunkfiles import LAYOUT_ATTR, LayoutError, _chunk_of
+from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, LayoutError, _chunk_of
 from .zarr_private import quiet, sync
 
 __all__ = ["write_region", "write_exact", "write_whole", "clear_done"]
@@ -98,7 +98,9 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
 def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:
     """Raise :class:`LayoutError` unless ``region`` of ``array`` is exactly one
     chunk: a task never writes into a chunk that other cells share."""
-    if LAYOUT_ATTR in array.attrs or _chunk_of(region, array.shape, array.chunks) is None:
+    separator = getattr(getattr(array.metadata, "chunk_key_encoding", None), "separator", "/")
+    if (LAYOUT_ATTR in array.attrs or separator == PACKED_SEPARATOR
+            or _chunk_of(region, array.shape, array.chunks) is None):
         raise LayoutError(f"array {name} of {url} is not chunked per task: a task would write into a "
                           "chunk shared with other cells, so nothing was written")
 

@@ -132,7 +132,7 @@ def test_a_game_without_headlines_falls_back_to_its_ratios_and_distributions():
     bare = replace(games.get_game("shut_the_box"), name="bare", headlines=())
     found = {h.name: h for h in headlines_of(bare)}
     assert set(found) == {"mean_rolls", "hist_frequency"}
-    assert found["mean_rolls"].basis == "replicates" and found["mean_rolls"].exact == "expected_rolls"
+    assert found["mean_rolls"].basis == "replicates" and found["mean_rolls"].exact == "exact_expected_rolls"
     assert found["hist_frequency"].kind == "distribution" and found["hist_frequency"].exact == "exact_pmf"
     hk = replace(games.get_game("hk_monopoly"), name="bare_hk", headlines=())
     shares = {h.name: h for h in headlines_of(hk)}["win_share"]

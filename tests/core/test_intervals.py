@@ -34,7 +34,7 @@ def runs():
     """Per trial and replicate: (rolls_sum, rolls_sq_sum) of GAMES games."""
     game = get_game("shut_the_box")
     params = game.resolve_params({"dice_sides": 2, "policy": "optimal"})
-    exact = float(game.exact(params, {"games": 1}, np.array([1]))["expected_rolls"])
+    exact = float(game.exact(params, {"games": 1}, np.array([1]))["exact_expected_rolls"])
     out = np.zeros((TRIALS, 4, 2))
     for k in range(TRIALS):
         for r in range(4):

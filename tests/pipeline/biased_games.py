@@ -52,7 +52,7 @@ def hk_simulate(params, seed, run_shape, checkpoints):
 def shut_the_box_simulate(params, seed, run_shape, checkpoints):
     real = get_game("shut_the_box")
     out = real.simulate(params, seed, run_shape, checkpoints)
-    mean = float(real.exact(params, run_shape, checkpoints)["expected_rolls"])
+    mean = float(real.exact(params, run_shape, checkpoints)["exact_expected_rolls"])
     q = MEAN_BIAS * mean  # one more roll for a share q of the games: mean + q
     hist = out["hist"]
     moved = np.floor(q * hist[:, :-1]).astype(np.int64)  # the overflow bin stays

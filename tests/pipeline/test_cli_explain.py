@@ -41,7 +41,7 @@ def test_games_name_lists_parameters_outputs_and_exact():
     described = json.loads(boardsweep("games", "shut_the_box", "--format", "json").stdout)
     policy = next(p for p in described["parameters"] if p["name"] == "policy")
     assert policy["type"] == "str" and policy["default"] == "optimal" and "'greedy'" in policy["allowed"]
-    assert described["exact"] is True and "expected_rolls" in described["exact_variables"]
+    assert described["exact"] is True and "exact_expected_rolls" in described["exact_variables"]
 
 
 def test_games_unknown_name_is_one_line_exit_2():

@@ -131,7 +131,7 @@ def test_money_game_landings_are_tested_only_where_nobody_retires(tmp_path, clus
     at = {"buy_policy": "always", "chance": losing}
     est = headlines.estimates(ds)["landing_frequency"].sel(at)
     _, p = stats.t_test(est["estimate"].values, est["se"].values, est["df"].values,
-                        ds["horizon_frequency"].sel(at).values)
+                        ds["exact_horizon_frequency"].sel(at).values)
     assert np.nanmin(stats.holm(p)) < 1e-4  # a false "disagree", now not read
 
 
@@ -178,7 +178,7 @@ def test_estimates_are_ratios_of_sums_with_pooled_per_game_errors(stb):
     assert np.isclose(one["se"], sd / np.sqrt(n)) and one["df"] == n - 1
     half = st.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
     assert np.isclose(one["high"] - one["estimate"], half)
-    exact = float(stb["expected_rolls"].sel(p))
+    exact = float(stb["exact_expected_rolls"].sel(p))
     assert np.isclose(one["z"], (mean - exact) / (sd / np.sqrt(n)))
     assert np.isclose(one["p"], 2 * st.t.sf(abs(float(one["z"])), n - 1))
 

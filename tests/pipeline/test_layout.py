@@ -1,4 +1,4 @@
-"""A store's arrays say how they are laid out: a store that loses or has an
+"""A store says how its arrays are laid out (the root attribute boardsweep_layout): a store that loses or has an
 edited ``.boardsweep/`` folder (copied with a glob that skips dot-files, its
 ``layout.json`` lost or garbled) is still read correctly, run to the end
 without recomputing intact cells, or refused in one line; and no task ever
@@ -6,6 +6,7 @@ writes into a chunk that other tasks' cells share.  Real runs, real copies."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -50,11 +51,12 @@ def _run(spec_path: Path, url: Path, cluster, **kwargs):
     return run_sweep(parse_spec(spec_path.read_text(), str(spec_path)), str(url), scheduler=cluster, **kwargs)
 
 
-def test_the_packed_state_is_recorded_in_each_array(stores):
+def test_the_packed_state_is_recorded_in_the_root_attributes_not_on_the_arrays(stores):
     _, packed, _, _ = stores
+    records = json.loads(zarr.open_group(str(packed), mode="r").attrs[packing.LAYOUT_ATTR])["arrays"]
     for name in COMPARED:
-        attrs = zarr.open_array(str(packed), path=name).attrs
-        assert packing.LAYOUT_ATTR in attrs, name
+        assert name in records and records[name]["files"], name
+        assert packing.LAYOUT_ATTR not in zarr.open_array(str(packed), path=name).attrs, name
     assert packing.layout(str(packed)) == "packed"
 
 
@@ -130,8 +132,10 @@ def test_a_lost_or_garbled_journal_recomputes_nothing(journal, stores, tmp_path,
 def test_a_packed_array_with_its_layout_record_removed_is_refused(stores, tmp_path, capsys):
     _, packed, _, _ = stores
     copy = _copy_without_dot_files(packed, tmp_path / "copy.zarr")
-    array = zarr.open_array(str(copy), path="counts", mode="r+")
-    array.attrs.pop(packing.LAYOUT_ATTR)
+    group = zarr.open_group(str(copy), mode="r+")
+    record = json.loads(group.attrs[packing.LAYOUT_ATTR])
+    del record["arrays"]["counts"]
+    group.attrs[packing.LAYOUT_ATTR] = json.dumps(record)
     assert run_cli("status", str(copy)) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "counts" in err[0] and "layout" in err[0], err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import xarray as xr
 from boardsweep.core.games import get_game
 from boardsweep.pipeline.cli import main
 from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.query import load_sweep, open_sweep
 from boardsweep.pipeline.spec import parse_spec
 
 from conftest import spec_toml  # tests/pipeline is on sys.path
@@ -154,7 +156,7 @@ def test_plain_xarray_reads_every_game_cleanly(stores, game, tmp_path):
     # text is fixed-width unicode (numpy <U), never StringDType or object
     texts = [n for n in ds.variables if ds[n].dtype.kind not in "biuf"]
     assert texts and all(ds[n].dtype.kind == "U" for n in texts), {n: ds[n].dtype for n in texts}
-    assert ds.attrs["boardsweep_format"] == 2 and "variables" not in ds.attrs
+    assert ds.attrs["boardsweep_format"] == 3 and "variables" not in ds.attrs
     assert ds.attrs["simulated_variables"] == list(get_game(game).variables)
     # short long_names (plot labels), the explanation in description, units only where declared
     for name in ds.variables:
@@ -182,7 +184,11 @@ def test_plain_xarray_reads_every_game_cleanly(stores, game, tmp_path):
 @pytest.mark.parametrize("game", ["hk_monopoly", "chutes_ladders"])
 def test_seats_that_do_not_play_read_as_missing(stores, game):
     ds = xr.open_zarr(stores[game])
-    wins = ds["wins"].isel(checkpoint=-1)
+    raw = ds["wins"].isel(checkpoint=-1)
+    # a complete store reads as integers: the seats that do not play hold -1, below valid_min (CF)
+    assert raw.dtype == np.int64 and raw.attrs["valid_min"] == 0 and int(raw.min()) == -1
+    wins = raw.where(raw >= raw.attrs["valid_min"])
+    np.testing.assert_array_equal(load_sweep(stores[game])["wins"].isel(checkpoint=-1).values, wins.values)
     for players in ds["players"].values:
         sub = wins.sel(players=players)
         assert bool(sub.isel(seat=slice(0, players)).notnull().all())
@@ -210,9 +216,98 @@ def test_netcdf_round_trip_and_cf_xarray(stores, game, tmp_path):
         ds.to_netcdf(tmp_path / "store3.nc", format="NETCDF3_64BIT")
     assert len(ds.to_netcdf()) > 0  # in memory, xarray's default engine
     dim, _ = OWN_DIM[game]
-    assert ds.cf.axes["T"] == ["checkpoint"] and dim in ds.cf.axes["X"]
+    assert ds.cf.axes["T"] == ["checkpoint"] and ds.cf.axes["X"] == [dim]
+    assert ds.cf["X"].name == dim
     assert ds.cf.coordinates["time"] == ["checkpoint"]
     assert ds[_distribution(ds, dim)].cf["X"].name == dim
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_a_stranger_reads_every_game_without_surprises(stores, game, tmp_path):
+    """Plain xarray, warnings as errors: opened consolidated or not and written
+    to netCDF without a warning; exact answers named exact_*; one CF X axis;
+    a complete store's integer counts read as integers; none of boardsweep's
+    bookkeeping on a variable (it is in the root attributes)."""
+    import warnings
+
+    import cf_xarray  # noqa: F401 - registers the .cf accessor
+
+    game_def = get_game(game)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for consolidated in (None, False):
+            ds = xr.open_zarr(stores[game], consolidated=consolidated)
+            ds.to_netcdf(tmp_path / f"{game}.nc")
+    exact = list(ds.attrs["exact_variables"])
+    assert exact == list(game_def.exact_variables) and all(n.startswith("exact_") for n in exact)
+    assert not [n for n in ds.attrs["simulated_variables"] if n.startswith("exact_")]
+    assert len(ds.cf.axes["X"]) == 1 and ds.cf["X"].name == OWN_DIM[game][0]
+    assert bool(ds["done"].all())
+    for name in ds.attrs["simulated_variables"]:
+        assert ds[name].dtype == np.dtype(game_def.variables[name].dtype), name
+        assert load_sweep(stores[game])[name].dtype == ds[name].dtype or "valid_min" in ds[name].attrs, name
+    assert not [n for n in ds.variables if any(k.startswith("boardsweep") for k in ds[n].attrs)]
+    assert "arrays" in json.loads(ds.attrs["boardsweep_layout"])  # the packed layout, in one place
+
+
+def test_a_game_breaking_the_naming_rule_is_refused_in_one_line():
+    from dataclasses import replace
+
+    from boardsweep.core.games import ParameterError, Variable
+
+    stb = get_game("shut_the_box")
+    with pytest.raises(ParameterError, match=r"exact variable 'expected_rolls' must be named exact_\*") as err:
+        replace(stb, exact_variables={"expected_rolls": Variable((), "float64")})
+    assert "\n" not in str(err.value)
+    with pytest.raises(ParameterError, match="must not start with 'exact_'"):
+        replace(stb, variables={**stb.variables, "exact_hist": Variable(("checkpoint",), "int64")})
+
+
+def test_integers_read_as_float_only_where_a_replicate_is_missing(tmp_path, write_spec, cluster2):
+    """An unfinished store (one task of four run) reads its counts as float64
+    with NaN in the replicates not done; its done replicates hold the integers."""
+    path = write_spec(SPEC)
+    store = tmp_path / "partial.zarr"
+    run_sweep(parse_spec(SPEC, str(path)), str(store), scheduler=cluster2, max_tasks=1)
+    for read in (load_sweep, open_sweep):
+        ds = read(store).load()
+        assert not bool(ds["done"].all())
+        counts = ds["counts"]
+        assert counts.dtype == np.float64
+        assert bool(counts.where(~ds["done"]).isnull().all()) and bool(counts.where(ds["done"]).notnull().any())
+    # the store completed: every count an integer again, the same values
+    run_sweep(parse_spec(SPEC, str(path)), str(store), scheduler=cluster2)
+    for read in (load_sweep, open_sweep):
+        done = read(store)
+        assert done["counts"].dtype == np.int64
+        np.testing.assert_array_equal(done["counts"].where(ds["done"]).values, ds["counts"].where(ds["done"]).values)
+
+
+def test_a_format_2_store_written_by_the_previous_release_is_read(tmp_path, capsys):
+    """tests/pipeline/old_stores/format2_shut_the_box.zarr was written by main at
+    d3a62e7 (store format 2: exact variables named expected_rolls and
+    variance_rolls, the packed layout recorded on each array): it is read as a
+    format-3 store names it, and a run refuses to add to it in one line."""
+    import shutil
+
+    old = tmp_path / "old.zarr"
+    shutil.copytree(Path(__file__).parent / "old_stores" / "format2_shut_the_box.zarr", old)
+    raw = xr.open_zarr(old)
+    assert raw.attrs["boardsweep_format"] == 2 and "expected_rolls" in raw
+    for read in (load_sweep, open_sweep):
+        ds = read(old)
+        assert ds.attrs["exact_variables"] == ["exact_expected_rolls", "exact_variance_rolls", "exact_pmf"]
+        assert "expected_rolls" not in ds and not [n for n in ds.variables if "boardsweep_layout" in ds[n].attrs]
+        np.testing.assert_allclose(ds["exact_expected_rolls"].values, raw["expected_rolls"].values, rtol=1e-12)
+    assert main_rc(["status", str(old)]) == 0
+    capsys.readouterr()
+    assert main_rc(["query", str(old), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    spec = tmp_path / "old.toml"
+    spec.write_text(raw.attrs["spec_text"])
+    assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "store format 2" in err[0] and "--overwrite" in err[0]
 
 
 def _distribution(ds: xr.Dataset, dim: str) -> str:
@@ -254,3 +349,22 @@ def test_growing_a_text_axis_widens_its_fixed_width_coordinate(tmp_path, cluster
     ds = xr.open_zarr(store)
     assert ds["rule"].values.tolist() == ["plain", "sticky"] and ds["rule"].dtype == np.dtype("<U6")
     assert ds["rule"].attrs["long_name"] == "rule" and bool(ds["done"].all())
+
+
+def test_verify_matches_a_format_2_store_and_its_digest_by_the_current_names(tmp_path):
+    """verify compares an older store, or a digest recorded before the exact_
+    names, with a store of the current format under the current names."""
+    import shutil
+
+    from boardsweep.pipeline import verify
+
+    old = tmp_path / "old.zarr"
+    shutil.copytree(Path(__file__).parent / "old_stores" / "format2_shut_the_box.zarr", old)
+    now = verify.digest(str(old))
+    assert "exact_expected_rolls" in now["variables"] and "expected_rolls" not in now["variables"]
+    recorded = dict(now, variables={n.removeprefix("exact_") if n in ("exact_expected_rolls", "exact_variance_rolls")
+                                    else n: v for n, v in now["variables"].items()})
+    assert "expected_rolls" in recorded["variables"]
+    result = verify.compare_with_digest(recorded, str(old))
+    assert result.ok and result.variables == len(now["variables"]), result.differences
+    assert verify.compare_with_store(str(old), str(old)).ok

@@ -125,6 +125,7 @@ def test_one_estimate_and_se_whichever_way_it_is_read(summaries, name, capsys):
     for column in ("estimate", "se"):
         np.testing.assert_allclose(csv[column].to_numpy(float), table[column].to_numpy(float),
                                    rtol=1e-12, atol=0, equal_nan=True)
+    _same_as_the_reports_csv(url, table, ds)
     for headline in ds.boardsweep.headlines:  # the accessor's Dataset: the same numbers
         est = ds.boardsweep.estimate(headline)
         mine = table[table["headline"] == headline]
@@ -146,6 +147,28 @@ def test_one_estimate_and_se_whichever_way_it_is_read(summaries, name, capsys):
                 want = float(cell[column])
                 assert (row[column] is None and not np.isfinite(want)) or \
                     np.isclose(row[column], want, rtol=1e-12, atol=0)
+
+
+def _same_as_the_reports_csv(url: str, table: pd.DataFrame, ds) -> None:
+    """The report's headlines.csv: the summary's estimate and se, row by row
+    (it leaves out the bins nothing can fall in)."""
+    from boardsweep.pipeline.report import build_report
+
+    out = Path(url).with_name(Path(url).stem + ".report")
+    build_report(url, out)
+    csv = pd.read_csv(out / "headlines.csv", dtype={"label": str}, keep_default_na=False,
+                      na_values=[""])
+    keys = [*ds.attrs["grid_axes"], "headline"]
+    mine = table.assign(label=table["label"].astype(str).str.removeprefix(">="))
+    csv = csv.assign(label=csv["label"].fillna("").astype(str).str.removeprefix(">=").str.removesuffix(".0"))
+    for frame in (mine, csv):
+        for key in keys:
+            frame[key] = frame[key].astype(str)
+    joined = csv.merge(mine, on=[*keys, "label"], suffixes=("_csv", ""))
+    assert len(joined) == len(csv) > 0
+    for column in ("estimate", "se"):
+        np.testing.assert_allclose(joined[f"{column}_csv"].to_numpy(float), joined[column].to_numpy(float),
+                                   rtol=1e-12, atol=0, equal_nan=True)
 
 
 def test_the_accessor_and_the_package_api(summaries):

@@ -72,8 +72,8 @@ def _exact(params: dict, run_shape: dict | None = None, checkpoints: Any = None)
     return {
         "exact_length_pmf": _binned_pmf(params),
         "exact_win_share": shares,
-        "expected_rounds": np.array(exact.expected_rounds(*_key(params), players)),
-        "expected_spins": np.array(exact.expected_spins(*_key(params))),
+        "exact_expected_rounds": np.array(exact.expected_rounds(*_key(params), players)),
+        "exact_expected_spins": np.array(exact.expected_spins(*_key(params))),
     }
 
 
@@ -135,8 +135,8 @@ GAME = Game(
     exact_variables={
         "exact_length_pmf": Variable(("rounds",), "float64", "P(rounds = r) per histogram bin"),
         "exact_win_share": Variable(("seat",), "float64", "P(the seat wins)"),
-        "expected_rounds": Variable((), "float64", "E[rounds]"),
-        "expected_spins": Variable((), "float64", "E[spins] of one player alone"),
+        "exact_expected_rounds": Variable((), "float64", "E[rounds]"),
+        "exact_expected_spins": Variable((), "float64", "E[spins] of one player alone"),
     },
     simulate=_simulate,
     summarize=_summarize,
@@ -144,11 +144,11 @@ GAME = Game(
     summarize_exact=_summarize_exact,
     ratios={
         "win_share": Ratio("wins", "checkpoint", exact="exact_win_share"),
-        "mean_rounds": Ratio("rounds_sum", "checkpoint", kind="mean", exact="expected_rounds"),
+        "mean_rounds": Ratio("rounds_sum", "checkpoint", kind="mean", exact="exact_expected_rounds"),
     },
     headlines=(
         Headline("mean_rounds", "mean rounds to finish (one player: the expected spins, 39.2251 on the "
-                 "Milton Bradley board)", "rounds_sum", "checkpoint", "rounds_sq_sum", "expected_rounds"),
+                 "Milton Bradley board)", "rounds_sum", "checkpoint", "rounds_sq_sum", "exact_expected_rounds"),
         Headline("win_share", "share of games the seat wins", "wins", "checkpoint", "wins", "exact_win_share"),
         Headline("length_distribution", "distribution of the game length in rounds", "hist", "checkpoint",
                  "hist", "exact_length_pmf", "distribution"),

@@ -35,7 +35,7 @@ def test_simulate_and_exact_match_declarations():
         assert sim[name].shape == (cps.size,) + tuple(len(GAME.coords[d]) for d in var.dims[1:])
     ex = GAME.exact(params, run_shape, cps)
     assert set(ex) == set(GAME.exact_variables)
-    assert ex["expected_rolls"].shape == ()
+    assert ex["exact_expected_rolls"].shape == ()
     assert ex["exact_pmf"].shape == (1024,)
     assert ex["exact_pmf"].sum() == pytest.approx(1.0, abs=1e-12)
     summary = GAME.summarize(params, sim, run_shape)
@@ -46,7 +46,7 @@ def test_simulate_and_exact_match_declarations():
 def test_exact_is_nan_beyond_the_limit():
     params = GAME.resolve_params({"dice_sides": 9, "policy": "random"})
     ex = GAME.exact(params, {"games": 1}, np.array([1]))
-    assert np.isnan(ex["expected_rolls"]) and np.isnan(ex["exact_pmf"]).all()
+    assert np.isnan(ex["exact_expected_rolls"]) and np.isnan(ex["exact_pmf"]).all()
 
 
 @pytest.mark.parametrize(
