@@ -98,11 +98,13 @@ def _exact(ds, h: Headline, cp: int, dim) -> xr.DataArray | None:
 
 
 def _voided(ds, h: Headline, cp: int, done: xr.DataArray) -> xr.DataArray | None:
-    """Grid points where ``h.exact_unless`` is above 0 (its exact answer does not hold there)."""
+    """Grid points where ``h.exact_unless`` is above 0 in a finished replicate
+    (its exact answer does not hold there); a seat that does not play (-1 or
+    missing) counts as 0."""
     if h.exact_unless is None or h.exact_unless not in ds:
         return None
     v = ds[h.exact_unless].isel(checkpoint=cp).astype(float).where(done)
-    return v.sum([d for d in v.dims if d not in _axes(ds)]) > 0
+    return (v > 0).any([d for d in v.dims if d not in _axes(ds)])
 
 
 def _seats_in_play(ds: xr.Dataset, da: xr.DataArray) -> xr.DataArray:
