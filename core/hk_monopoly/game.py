@@ -206,7 +206,8 @@ def _exact(params: dict, run_shape: dict | None = None, checkpoints=None) -> dic
 def _summarize_exact(params: dict) -> dict[str, Any]:
     """``frequency``: the long-run share of turns ending on each location;
     ``horizon_frequency``: the expected share over the first ``rounds`` turns
-    from Go of a token that never retires (what a simulation estimates)."""
+    from Go of a token that never retires (what a simulation estimates where
+    nobody retires)."""
     labels = load_board(params["board"]).labels()
     arrays = _exact_arrays(params)
     return {
