@@ -251,6 +251,12 @@ class Headline:
         (chi-square on pooled counts when units are independent, i.e.
         ``squares`` given; else one t test per label with at least
         ``MIN_COUNT`` counts per replicate).
+    exact_unless : str, optional
+        A simulated variable whose non-zero value voids the exact answer: at a
+        grid point where it is above 0 (summed over the finished replicates
+        and its labels, at the checkpoint) the exact value is not the
+        simulator's expectation there and the point is not tested (hk_monopoly's
+        ``retired``: its landing reference assumes nobody retires).
     """
 
     name: str
@@ -260,6 +266,7 @@ class Headline:
     squares: str | None = None
     exact: str | None = None
     kind: str = "mean"
+    exact_unless: str | None = None
 
     @property
     def basis(self) -> str:

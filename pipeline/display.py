@@ -395,6 +395,8 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
                           "Holm adjustment the verdict makes",
                   right={"estimate", "se", "exact", "z", "p", "df"})
     out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
+    if verdict["power"]["text"]:
+        out.print(verdict["power"]["text"], markup=False)
 
 
 def _pm(x: float, half: float, se: float) -> str:

@@ -36,7 +36,8 @@ from ..core.games import Headline, headlines_of
 from .analysis import _mem, game_of, point_params
 from .dataset import MIN_COUNT, grid_points
 
-__all__ = ["LEVEL", "ALPHA", "COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests", "verdict", "label_values"]
+__all__ = ["LEVEL", "ALPHA", "COLUMNS", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests",
+           "verdict", "power", "label_values"]
 
 #: Level of every interval boardsweep prints.
 LEVEL = 0.95
@@ -96,6 +97,16 @@ def _exact(ds, h: Headline, cp: int, dim) -> xr.DataArray | None:
     return ex
 
 
+def _voided(ds, h: Headline, cp: int, done: xr.DataArray) -> xr.DataArray | None:
+    """Grid points where ``h.exact_unless`` is above 0 in a finished replicate
+    (its exact answer does not hold there); a seat that does not play (-1 or
+    missing) counts as 0."""
+    if h.exact_unless is None or h.exact_unless not in ds:
+        return None
+    v = ds[h.exact_unless].isel(checkpoint=cp).astype(float).where(done)
+    return (v > 0).any([d for d in v.dims if d not in _axes(ds)])
+
+
 def _seats_in_play(ds: xr.Dataset, da: xr.DataArray) -> xr.DataArray:
     """``da`` with NaN on seats beyond each point's ``players`` (they do not play)."""
     if "seat" not in da.dims:
@@ -142,6 +153,12 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     exact = _exact(ds, h, cp, dim)
     out["exact"] = (exact.broadcast_like(out["estimate"]) if exact is not None
                     else xr.full_like(out["estimate"], np.nan))
+    void = _voided(ds, h, cp, done) if exact is not None else None
+    if void is not None:
+        out["exact"] = out["exact"].where(~void)
+        out.attrs["exact_void"] = int(void.sum())
+        out.attrs["exact_void_text"] = (f"{h.name} is not tested where {h.exact_unless} > 0: its exact answer "
+                                        f"holds only where that never happens")
     z, p = stats.t_test(out["estimate"].values, out["se"].values, out["df"].values, out["exact"].values)
     out["z"], out["p"] = out["estimate"].copy(data=z), out["estimate"].copy(data=p)
     if h.kind == "distribution" and basis == "replicates":
@@ -258,7 +275,8 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
 def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
     """Every test against an exact value, one row each: ``point`` (flat index
     in grid order), ``headline``, ``label`` (empty for a goodness of fit),
-    ``test`` ("t" or "chi2"), ``statistic``, ``df``, ``p``."""
+    ``test`` ("t" or "chi2"), ``statistic``, ``df``, ``p`` (raw, two-sided)
+    and ``se`` (the t test's standard error; NaN for a chi-square)."""
     found = estimates(ds) if found is None else found
     axes = _axes(ds)
     rows = []
@@ -270,22 +288,28 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.Data
             df = (est["gof_df"].transpose(*axes).values if axes else est["gof_df"].values).ravel()
             for i in np.flatnonzero(np.isfinite(p)):
                 rows.append({"point": int(i), "headline": name, "label": "", "test": "chi2",
-                             "statistic": float(stat[i]), "df": float(df[i]), "p": float(p[i])})
+                             "statistic": float(stat[i]), "df": float(df[i]), "p": float(p[i]),
+                             "se": np.nan})
             continue
         dims = [*axes, *([dim] if dim else [])]
         p = est["p"].transpose(*dims).values if dims else est["p"].values
         z = est["z"].transpose(*dims).values if dims else est["z"].values
         df = est["df"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["df"].values
+        se = est["se"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["se"].values
         labels = label_values(ds, dim) if dim else [""]
-        p2, z2, df2 = (a.reshape(-1, len(labels)) for a in (p, z, df))
+        p2, z2, df2, se2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se))
         for i, j in zip(*np.nonzero(np.isfinite(p2))):
             rows.append({"point": int(i), "headline": name, "label": labels[j], "test": "t",
-                         "statistic": float(z2[i, j]), "df": float(df2[i, j]), "p": float(p2[i, j])})
-    return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p"])
+                         "statistic": float(z2[i, j]), "df": float(df2[i, j]), "p": float(p2[i, j]),
+                         "se": float(se2[i, j])})
+    return pd.DataFrame(rows, columns=TEST_COLUMNS)
 
 
-def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] | None = None,
-            extra: pd.DataFrame | None = None) -> dict[str, Any]:
+#: The columns of :func:`tests`.
+TEST_COLUMNS = ["point", "headline", "label", "test", "statistic", "df", "p", "se"]
+
+
+def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] | None = None) -> dict[str, Any]:
     """Agreement with the exact answers at family-wise false-alarm rate ``alpha``.
 
     Every test of :func:`tests` (all headlines, labels and grid points) gets
@@ -297,11 +321,15 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     headline and label), ``flagged`` (point keys that disagree, worst first,
     with the test that flags them), ``point_agree`` (per grid point: True,
     False, or None where nothing was tested), ``p_holm`` (the table of
-    tests with a ``p_holm`` column) and ``text``: the sentence to print.
+    tests with a ``p_holm`` column and, per t test, ``detectable``: the bias
+    it detects with 80% power, see :func:`power`), ``power`` (:func:`power`)
+    and ``text``: the sentence to print.
+
+    The family is the store's own: every test of :func:`tests`, the same
+    hypotheses whoever asks (``run``, ``query``, the accessor, the report).
     """
+    found = estimates(ds) if found is None else found
     table = tests(ds, found)
-    if extra is not None and len(extra):
-        table = pd.concat([table, extra[table.columns]], ignore_index=True) if len(table) else extra.copy()
     points = list(grid_points(ds))
     table["p_holm"] = stats.holm(table["p"].to_numpy()) if len(table) else []
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": len(points)}
@@ -311,10 +339,12 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
         per_point[i] = bool((table.loc[table["point"] == i, "p_holm"] >= alpha).all())
     out.update(tested_points=len(tested), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
+    out["power"] = power(table, alpha)
     level = f"family-wise {alpha:.0%} (Holm)"
     if not tested:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
-                   text=f"nothing to test: no grid point has an exact answer ({_count(len(points), 'point')})")
+                   text=f"nothing to test: no grid point has an exact answer ({_count(len(points), 'point')})"
+                   + _void_text(found))
         return out
     worst = table.loc[table["p"].idxmin()]  # Holm keeps the order of the p-values
     where = _where(points[int(worst["point"])])
@@ -341,6 +371,65 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     untested = len(points) - len(tested)
     if untested:
         out["text"] += f"; {_count(untested, 'point')} {'has' if untested == 1 else 'have'} no exact answer"
+    out["text"] += _void_text(found)
+    return out
+
+
+def _void_text(found: dict[str, xr.Dataset]) -> str:
+    """Why points a headline could test are not (its ``exact_unless``)."""
+    notes = [f"{est.attrs['exact_void_text']} ({_count(est.attrs['exact_void'], 'point')})"
+             for est in found.values() if est.attrs.get("exact_void")]
+    return "".join(f"; {n}" for n in notes)
+
+
+def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = stats.POWER) -> dict[str, Any]:
+    """What the verdict could have missed: per headline, the bias its t tests
+    detect with probability ``target`` (80%).
+
+    Each t test of the family of ``m`` tests is taken at Bonferroni's level
+    ``alpha / m`` (Holm's smallest; Holm rejects at least as much, so the
+    power stated is a lower bound), two-sided, with its own df and observed
+    s.e. (:func:`boardsweep.core.stats.detectable_bias`); the bias is in the
+    estimate's units.  A goodness-of-fit (chi-square) test has no single
+    bias in one unit and is left out.  Adds the column ``detectable`` to
+    ``table`` (NaN for chi-square rows).
+
+    Returns
+    -------
+    dict
+        ``power`` (the target), ``level`` (``alpha / m``), ``tests`` (m),
+        ``headlines``: name -> ``median`` and ``largest`` detectable bias over
+        its points and labels, ``df_min``; ``few_replicates``: the fewest
+        replicates behind a t test where that is 4 or fewer (only large biases
+        can show), else None; ``text``: one short line, the medians (empty when
+        no t test).
+    """
+    m = len(table)
+    out: dict[str, Any] = {"power": target, "level": alpha / m if m else None, "tests": m,
+                           "headlines": {}, "few_replicates": None, "text": ""}
+    if not m:
+        return out
+    t_rows = table["test"] == "t"
+    detect = np.full(m, np.nan)
+    if t_rows.any():
+        detect[t_rows.to_numpy()] = stats.detectable_bias(table.loc[t_rows, "se"].to_numpy(float),
+                                                          table.loc[t_rows, "df"].to_numpy(float),
+                                                          alpha / m, target)
+    table["detectable"] = detect
+    for name, rows in table[t_rows].groupby("headline", sort=False):
+        d = rows["detectable"].to_numpy(float)
+        d = d[np.isfinite(d)]
+        if d.size:
+            out["headlines"][name] = {"median": float(np.median(d)), "largest": float(d.max()),
+                                      "df_min": float(rows["df"].min())}
+    if not out["headlines"]:
+        return out
+    few = table.loc[t_rows & (table["df"] <= 3), "df"]
+    out["few_replicates"] = int(few.min()) + 1 if len(few) else None
+    parts = ", ".join(f"{v['median']:.2g} in {k}" for k, v in out["headlines"].items())
+    out["text"] = f"power: {target:.0%} to see a bias of {parts} (median; Holm's {alpha:.0%}/{m})"
+    if out["few_replicates"] is not None:
+        out["text"] += f"; weak: {_count(out['few_replicates'], 'replicate')}"
     return out
 
 

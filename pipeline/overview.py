@@ -322,6 +322,8 @@ def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, 
             out.print(_table(cols))
             out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
         out.print(f"[bold]verdict[/bold]: {verdict['text']}")
+        if (verdict.get("power") or {}).get("text"):
+            out.print(verdict["power"]["text"], markup=False)
         if verdict.get("tests"):
             out.print(f"agree: no Holm-adjusted p of the headline at the point below {verdict['alpha']:.0%}. "
                       f"{HOLM_TEXT}", markup=False, style="dim")

@@ -16,12 +16,28 @@ Rounds are a pure function of stored, reproducible integers (nothing else is
 remembered between runs), per grid point:
 
 * ``n_0`` = ``run.replicates`` rounded up to whole task blocks;
-* when replicates ``[0, n_k)`` are all done: met if ``se^2 <= stderr^2``,
+* when replicates ``[0, n_k)`` are all done: met if ``U <= stderr^2``,
   capped if ``n_k = max_replicates``, else
-  ``n_{k+1} = min(max_replicates, blocks(min(2 n_k, max(n_k + 1, ceil(n_k se^2 / stderr^2)))))``:
+  ``n_{k+1} = min(max_replicates, blocks(min(2 n_k, max(n_k + 1, ceil(n_k U / stderr^2)))))``:
   the replicates the measured variance says are needed, at most doubling per
   round so that a noisy early estimate cannot make a round overshoot by more
   than about twice what the target needs.
+
+``U = se^2 df / chi2_q(df)`` is the :data:`UPPER_LEVEL` (90%) upper
+confidence bound of the squared standard error, not the estimate itself: an
+s.e. estimated from a few replicates is itself uncertain (from 4 replicates
+it is below the truth by a factor 0.6 or less one time in ten), and reading
+it as known declared points "met" whose true s.e. was still far above the
+target.  ``df`` is that of the s.e.: replicates with events - 1, or games - 1
+for the pooled per-game s.e. (where ``U`` is within a fraction of a percent
+of ``se^2``).  With ``U`` the chance of stopping at a round whose true s.e.
+is above the target is at most 1 - UPPER_LEVEL = 10% (less when the
+true s.e. is far above it); over the few rounds a point takes (each at most
+doubling) the realised share stays about that (tests/pipeline/test_precision_bound.py).
+The factor ``df / chi2_q(df)`` is a :class:`fractions.Fraction`
+(:func:`upper_factor`): a table rounded up for ``df <= 64``, the
+Wilson-Hilferty quantile in integer arithmetic above, so that the decision
+stays exact and the same on every CPU.
 
 Replaying this from the stored data gives the same decisions for any number
 of workers, after a kill, and on a rerun; a killed run resumes mid-round.
@@ -44,12 +60,62 @@ from .plan import Task
 if TYPE_CHECKING:
     import xarray as xr
 
-__all__ = ["STATES", "Decision", "targets", "stderr_squared", "pooled_stderr_squared", "headline_se2",
-           "decide", "plan",
+__all__ = ["STATES", "UPPER_LEVEL", "Decision", "targets", "stderr_squared", "pooled_stderr_squared",
+           "headline_se2", "headline_se2_df", "upper_factor", "decide", "plan",
            "decision_arrays", "complete", "stored_complete", "point_columns"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
 STATES = ("running", "met", "capped")
+
+
+#: Confidence level of the upper bound of the s.e. that "met" requires.
+UPPER_LEVEL = Fraction(9, 10)
+
+# df / chi2_{0.1}(df) for df = 1..64, rounded up to 6 significant digits
+# (scipy.stats.chi2.ppf(0.1, df), computed once; stored as decimals so that
+# no float decides)
+_UPPER_TABLE = tuple(Fraction(v) for v in (
+    "63.3282", "9.49123", "5.1337", "3.76074", "3.105", "2.72217", "2.47079", "2.29257",
+    "2.15923", "2.05543", "1.97211", "1.90362", "1.8462", "1.79729", "1.75506", "1.71817",
+    "1.68565", "1.65671", "1.63078", "1.60738", "1.58616", "1.56679", "1.54904", "1.5327",
+    "1.5176", "1.5036", "1.49057", "1.47842", "1.46704", "1.45637", "1.44633", "1.43688",
+    "1.42795", "1.4195", "1.41149", "1.40388", "1.39665", "1.38976", "1.38319", "1.37692",
+    "1.37092", "1.36517", "1.35967", "1.35439", "1.34931", "1.34444", "1.33975", "1.33523",
+    "1.33087", "1.32666", "1.32261", "1.31868", "1.31489", "1.31122", "1.30767", "1.30423",
+    "1.3009", "1.29766", "1.29452", "1.29147", "1.28851", "1.28563", "1.28283", "1.2801",
+))
+_Z_UPPER = Fraction(12816, 10000)  # z(0.9) = 1.28155..., rounded up
+_SCALE = 10 ** 24
+
+
+def upper_factor(df: int) -> Fraction:
+    """``df / chi2_q(df)`` with ``q = 1 - UPPER_LEVEL``, rounded up, as a Fraction.
+
+    ``se^2 * upper_factor(df)`` is the 90% upper confidence bound of a
+    squared standard error estimated with ``df`` degrees of freedom (the
+    variance's chi-square law).  ``df <= 64``: a stored table (6 significant
+    digits, rounded up); above, the Wilson-Hilferty quantile
+    ``df (1 - 2/(9 df) - z sqrt(2/(9 df)))^3`` with the square root rounded up
+    in integers and the result raised by 1e-4 (it is then at or above the
+    exact factor for every df, tests/pipeline/test_precision_bound.py).
+    Integer arithmetic only: the same on every CPU.
+
+    Parameters
+    ----------
+    df : int
+        Degrees of freedom, >= 1.
+
+    Returns
+    -------
+    Fraction
+    """
+    if df < 1:
+        raise ValueError(f"upper_factor needs df >= 1, got {df}")
+    if df <= len(_UPPER_TABLE):
+        return _UPPER_TABLE[df - 1]
+    root = Fraction(math.isqrt(-(-2 * _SCALE // (9 * df))) + 1, math.isqrt(_SCALE))
+    base = 1 - Fraction(2, 9 * df) - _Z_UPPER * root
+    return Fraction(10001, 10000) / base ** 3
 
 
 @dataclass(frozen=True)
@@ -94,11 +160,19 @@ def headline_se2(h, arrays: dict[str, np.ndarray], checkpoint: int) -> Fraction 
     """The largest squared standard error over the labels of headline ``h``
     on one grid point's ``arrays`` (leading dim: replicate), exactly: the
     s.e. :mod:`boardsweep.pipeline.headlines` prints, in integers."""
+    return headline_se2_df(h, arrays, checkpoint)[0]
+
+
+def headline_se2_df(h, arrays: dict[str, np.ndarray], checkpoint: int) -> tuple[Fraction | None, int]:
+    """:func:`headline_se2` and the degrees of freedom of that s.e.: games - 1
+    (pooled per game), else replicates with events - 1."""
     a = _last(arrays, h.numerator)
     b = _denominators(arrays, h, a, checkpoint)
     if h.squares is not None:
-        return pooled_stderr_squared(a.sum(axis=0), _last(arrays, h.squares).sum(axis=0), int(b.sum()))
-    return stderr_squared(a, b)
+        units = int(b.sum())
+        return (pooled_stderr_squared(a.sum(axis=0), _last(arrays, h.squares).sum(axis=0), units),
+                units - 1)
+    return stderr_squared(a, b), sum(1 for r in range(b.shape[0]) if int(b[r]) != 0) - 1
 
 
 def stderr_squared(a: np.ndarray, b: np.ndarray) -> Fraction | None:
@@ -145,19 +219,22 @@ def _blocks(n: int, block: int) -> int:
 
 def decide(se2_of, done: np.ndarray, first: int, target: float, cap: int, block: int) -> Decision:
     """Replay the rounds of one grid point (module docstring): ``se2_of(n)``
-    gives the squared standard error over replicates ``[0, n)``, ``done`` the
-    point's done flags (length ``cap``)."""
+    gives, over replicates ``[0, n)``, the squared standard error and its
+    upper bound ``U`` (a pair; ``(None, None)`` while unknown; a lone Fraction
+    is read as known exactly, ``U = se^2``), ``done`` the point's done flags
+    (length ``cap``).  Met when ``U <= target^2``."""
     t2 = Fraction(target) ** 2
     n = min(cap, _blocks(first, block))
     while True:
         if not done[:n].all():
             return Decision(n, "running")
-        se2 = se2_of(n)
-        if se2 is not None and se2 <= t2:
+        found = se2_of(n)
+        se2, upper = found if isinstance(found, tuple) else (found, found)
+        if upper is not None and upper <= t2:
             return Decision(n, "met", se2)
         if n >= cap:
             return Decision(n, "capped", se2)
-        needed = 2 * n if se2 is None else math.ceil(n * se2 / t2)  # unknown: as many again
+        needed = 2 * n if upper is None else math.ceil(n * upper / t2)  # unknown: as many again
         n = min(cap, _blocks(min(2 * n, max(n + 1, needed)), block))
 
 
@@ -172,10 +249,12 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
     checkpoint = int(spec.checkpoints[-1])
     decisions, tasks = {}, []
     for index, params in spec.points():
-        def se2_of(n: int, index=index) -> Fraction | None:
+        def se2_of(n: int, index=index) -> tuple[Fraction | None, Fraction | None]:
             arrays = {name: v[index][:n] for name, v in values.items()}
-            found = [headline_se2(h, arrays, checkpoint) for h in terms]
-            return None if None in found else max(found)
+            found = [headline_se2_df(h, arrays, checkpoint) for h in terms]
+            if any(se2 is None for se2, _ in found):
+                return None, None
+            return max(se2 for se2, _ in found), max(se2 * upper_factor(df) for se2, df in found)
 
         decision = decide(se2_of, done[index], spec.replicates, spec.precision_stderr,
                           spec.max_replicates, spec.block)

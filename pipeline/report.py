@@ -70,6 +70,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..core import stats
 from . import analysis, headlines
 from .display import count, plural
 from .errors import InputError
@@ -147,7 +148,13 @@ COLUMNS: dict[str, str] = {
     "statistic": "z (t test) or X^2 (chi-square)",
     "p": "p-value of the test before Holm's adjustment (two-sided for t); a small p alone is no disagreement: "
          "with many tests some are small by chance",
-    "p_holm": f"Holm-adjusted p-value over every test of the sweep (the verdict's family: the k-th smallest of "
+    "family": "'verdict': the store's tests, Holm-adjusted together (the verdict run and query print); "
+              "'deck check': the report's comparison of points without a single exact answer with their "
+              "replicates' own deck orders, Holm-adjusted among themselves, not part of the verdict",
+    "detectable": "the bias (in the estimate's units) this t test detects with 80% power at Holm's least "
+                  "level, alpha / tests, two-sided, with its df and s.e.",
+    "p_holm": f"Holm-adjusted p-value over every test of its family (see family; the verdict's: every test of the "
+              f"store, as run and query adjust it; the k-th smallest of "
               f"m p-values times m - k + 1, keeping the order, at most 1); below {headlines.ALPHA} the verdict "
               "flags it. Empty in headlines.csv where the row's test is its distribution's goodness of fit "
               "(see distributions.csv)",
@@ -880,9 +887,17 @@ def _deck_tests(ds, points, parts) -> pd.DataFrame:
 
 def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
     """The headline verdict (:func:`headlines.verdict`, Holm over every test
-    of every point at family-wise ALPHA) with the counts of exact states."""
-    extra = _deck_tests(ds, points, parts) if parts is not None else None
-    v = headlines.verdict(ds, found=found, extra=extra)
+    of every point at family-wise ALPHA: the same family and text as ``run``
+    and ``query``) with the counts of exact states, its stated power, and
+    the deck check beside it.
+
+    The deck check (points without a single exact answer against the mean
+    exact answer of the deck orders their replicates played) is its own Holm
+    family, not part of the verdict: its reference is not stored but solved
+    here, only where that is affordable, so adding it would make the report
+    test other hypotheses than ``run`` and ``query`` on the same store."""
+    v = headlines.verdict(ds, found=found)
+    deck = _deck_tests(ds, points, parts) if parts is not None else None
     states = pt["exact"].value_counts().to_dict() if "exact" in pt else {}
     out = {k: v[k] for k in ("alpha", "tests", "points", "agree", "min_p_holm", "at", "flagged")}
     out.update(with_reference=v["tested_points"], exact_stored=int(states.get("stored", 0)),
@@ -896,6 +911,19 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
             f"histograms over games: chi-square; frequencies estimated per replicate: one t test per "
             f"label with R-1 degrees of freedom) is Holm-adjusted together ({headlines.HOLM_TEXT}), so a correct "
             f"simulator reads 'disagree' anywhere with probability at most {v['alpha']:.0%}.")
+    if v["power"]["text"]:
+        parts_text.append(v["power"]["text"][0].upper() + v["power"]["text"][1:] + ".")
+    tests = v["p_holm"].assign(family="verdict")
+    if deck is not None and len(deck):
+        deck["p_holm"] = stats.holm(deck["p"].to_numpy())
+        tests = pd.concat([tests, deck.assign(family="deck check")], ignore_index=True)
+        off = sorted({int(i) for i in deck.loc[deck["p_holm"] < v["alpha"], "point"]})
+        parts_text.append(
+            f"Deck check, not part of the verdict: {count(deck['point'].nunique(), 'point')} without a single "
+            f"exact answer compared with the mean exact answer of the deck orders their replicates played "
+            f"({count(len(deck), 't test')}, Holm-adjusted among themselves at {v['alpha']:.0%}): "
+            + (f"{count(len(off), 'point')} differ" if off else "none differs")
+            + "; only the report solves these references, so run and query print the verdict without them.")
     if parts is not None and out["exact_none"]:
         notes = sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
                         if parts["states"][point_key(ds, p)][0] == "none"})
@@ -908,7 +936,8 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
         parts_text.append(f"{count(missing, 'point')} {'has' if missing == 1 else 'have'} no finished "
                           "replicate yet.")
     out["text"] = " ".join(parts_text)
-    out["tests_table"] = v["p_holm"]
+    out["power"] = {k: v["power"][k] for k in ("power", "level", "tests", "headlines", "few_replicates")}
+    out["tests_table"] = tests
     return out
 
 

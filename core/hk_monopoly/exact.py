@@ -17,7 +17,10 @@ The long-run share of turns ending on each location (20 squares plus
 (:func:`stationary_frequency`).  The expected share over a finite game of
 ``turns`` turns from Go, for a token that never retires, is
 :func:`horizon_frequency`; it is what a simulation with no retirements (e.g.
-``buy_policy=never``) estimates without bias.
+``buy_policy=never`` with a Chance that only pays) estimates without bias.
+Where a seat retires (``buy_policy=always``: rents) a token's turns end at a
+time that depends on where it landed, and the pooled frequencies differ from
+it: the verdict does not test those points (the headline's ``exact_unless``).
 """
 
 from __future__ import annotations

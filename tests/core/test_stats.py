@@ -269,3 +269,65 @@ def test_chi2_gof_false_alarm_rate_on_sparse_multinomials():
     rejected = sum(chi2_gof(rng.multinomial(300, probs), probs)[2] < 0.05 for _ in range(500))
     lo, hi = st.binom.ppf([0.0005, 0.9995], 500, 0.05)
     assert lo <= rejected <= hi
+
+
+# --- power: what an "agree" could have missed ---------------------------------------------
+
+
+def test_t_power_is_the_noncentral_t_tail_and_the_level_at_zero_bias():
+    from boardsweep.core.stats import t_power
+
+    assert t_power(0.0, 1.0, 7, 0.05) == pytest.approx(0.05, rel=1e-9)
+    c = st.t.ppf(1 - 0.01 / 2, 5)
+    want = st.nct.sf(c, 5, 3.0) + st.nct.cdf(-c, 5, 3.0)
+    assert t_power(0.6, 0.2, 5, 0.01) == pytest.approx(want, rel=1e-7)
+    assert np.isnan(t_power(1.0, 1.0, 0, 0.05)) and np.isnan(t_power(1.0, np.nan, 5, 0.05))
+
+
+@pytest.mark.parametrize("df", [3, 7, 15, 3999])
+def test_detectable_bias_has_the_stated_power(df):
+    from boardsweep.core.stats import detectable_bias, t_power
+
+    level = 0.01 / 240  # a Holm family of 240 tests at 1%
+    d = detectable_bias(np.array([0.5, 2.0]), df, level)
+    assert d[1] == pytest.approx(4 * d[0], rel=1e-8)  # in the estimate's units: proportional to the s.e.
+    assert t_power(d, [0.5, 2.0], df, level) == pytest.approx([0.8, 0.8], abs=1e-6)
+    # with many df it tends to the normal answer z(1 - level/2) + z(power)
+    if df > 1000:
+        assert d[0] / 0.5 == pytest.approx(st.norm.isf(level / 2) + st.norm.ppf(0.8), rel=2e-3)
+    assert np.isnan(detectable_bias(np.nan, df, level)) and np.isnan(detectable_bias(1.0, 0, level))
+
+
+@pytest.mark.parametrize("replicates", [4, 8, 16])
+def test_a_planted_bias_at_the_stated_size_is_detected_80_percent_of_the_time(replicates):
+    """Synthetic replicates (normal, fixed seed) of an estimator biased by
+    the detectable bias its own s.e. states: the two-sided t test at Holm's
+    least level rejects in about 80% of sweeps, within the binomial error.
+    The s.e. stated is from the true spread; each sweep estimates its own."""
+    from boardsweep.core.stats import detectable_bias, t_test
+
+    level, sweeps, sd = 0.01 / 80, 4000, 3.0
+    se_true = sd / np.sqrt(replicates)
+    bias = float(detectable_bias(se_true, replicates - 1, level))
+    x = np.random.default_rng(35 + replicates).normal(1.0 + bias, sd, (sweeps, replicates))
+    se = x.std(axis=1, ddof=1) / np.sqrt(replicates)
+    _, p = t_test(x.mean(axis=1), se, replicates - 1, 1.0)
+    hits = int((p < level).sum())
+    lo, hi = st.binom.ppf([0.0005, 0.9995], sweeps, 0.8)
+    assert lo <= hits <= hi, (hits, bias)
+    # and at zero bias it keeps its level
+    x0 = np.random.default_rng(1).normal(1.0, sd, (sweeps, replicates))
+    _, p0 = t_test(x0.mean(axis=1), x0.std(axis=1, ddof=1) / np.sqrt(replicates), replicates - 1, 1.0)
+    assert (p0 < level).sum() <= st.binom.ppf(0.999, sweeps, level)
+
+
+def test_replicates_for_bias_answers_the_reverse_question():
+    from boardsweep.core.stats import detectable_bias, replicates_for_bias
+
+    level = 0.01 / 80
+    r = replicates_for_bias(3.0, 1.0, level)
+    assert float(detectable_bias(3.0 / np.sqrt(r), r - 1, level)) <= 1.0
+    assert float(detectable_bias(3.0 / np.sqrt(r - 1), r - 2, level)) > 1.0
+    assert replicates_for_bias(3.0, 1e-6, level, most=1000) is None
+    with pytest.raises(ValueError):
+        replicates_for_bias(0.0, 1.0, level)

@@ -93,12 +93,17 @@ def test_rounds_follow_the_measured_variance():
     assert (d.state, d.n) == ("running", 16)  # replicate 10 of the round 8 -> 16 is missing
 
 
+def upper_stderr(counts: np.ndarray) -> float:
+    """The 90% upper confidence bound of that s.e. the rule reads: se sqrt(df / chi2_0.1(df)), df = n - 1."""
+    return frequencies_stderr(counts) * math.sqrt(float(precision.upper_factor(len(counts) - 1)))
+
+
 def _replay(counts: np.ndarray, first: int, target: float, cap: int, block: int) -> list[int]:
     """The rule again, in floats, from a point's stored counts: the rounds' sizes."""
     n, sizes = -(-first // block) * block, []
     while True:
         sizes.append(n)
-        se = frequencies_stderr(counts[:n])
+        se = upper_stderr(counts[:n])
         if se <= target or n >= cap:
             return sizes
         need = math.ceil(n * (se / target) ** 2)
@@ -117,11 +122,11 @@ def test_stopping_rule_met_without_overshooting(reference):
         assert done[i][:n].all() and not done[i][n:].any()
         se = frequencies_stderr(counts[i][:n])
         assert math.isclose(float(ds["stderr_reached"].values[i]), se, rel_tol=1e-9)
-        assert se <= TARGET
+        assert se <= TARGET and upper_stderr(counts[i][:n]) <= TARGET  # met: its upper bound is below
         sizes = _replay(counts[i], 4, TARGET, 64, 2)
         assert sizes[-1] == n and len(sizes) >= 2, sizes
-        assert frequencies_stderr(counts[i][:sizes[-2]]) > TARGET  # it did not stop late
-        needed = min(m for m in range(2, n + 1, 2) if frequencies_stderr(counts[i][:m]) <= TARGET)
+        assert upper_stderr(counts[i][:sizes[-2]]) > TARGET  # it did not stop late
+        needed = min(m for m in range(2, n + 1, 2) if upper_stderr(counts[i][:m]) <= TARGET)
         assert n <= 2 * needed, (n, needed)  # never about twice what the target needs
     # as query prints them: its largest stderr over labels is the one the rule reached
     est = query.estimate(query.load_sweep(str(reference)))

@@ -58,7 +58,9 @@ def test_monopoly_sweep_pe84_modal_strings(tmp_path, cluster2):
 
 @needs("hk_monopoly")
 def test_hk_monopoly_sweep(tmp_path, cluster2):
-    text = spec_toml("hk_monopoly", name="hk", seed=4, params={"players": 2}, grid={"dice_sides": [4, 6]},
+    # nobody buys and Chance only pays: nobody retires, so the landing reference holds (and is shown)
+    text = spec_toml("hk_monopoly", name="hk", seed=4, grid={"dice_sides": [4, 6]},
+                     params={"players": 2, "buy_policy": "never", "chance": "uniform:10:200:10"},
                      run={"replicates": 2, "games": 20}, checkpoints={"count": 3})
     url = tmp_path / "hk.zarr"
     assert run_sweep(parse_spec(text, "hk.toml"), str(url), scheduler=cluster2).complete

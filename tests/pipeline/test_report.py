@@ -201,7 +201,13 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     for c in meta["comparisons"]:  # no Cohen's d: difference / replicate sd measures run size, not effect
         assert "effect_size" not in c and c["t_at_label"] is not None
         assert c["relative_difference"] is not None and abs(c["relative_difference"]) < 1
-    assert meta["verdict"]["with_reference"] == 4 and meta["verdict"]["agree"] <= 4
+    # one verdict for one store: the report's is run's and query's (the independent points); the
+    # shuffled points' deck check is beside it, its own Holm family
+    assert meta["verdict"]["with_reference"] == 2 and meta["verdict"]["agree"] <= 2
+    same = headlines.verdict(ds)["text"]  # what run and query print
+    assert meta["verdict"]["text"].startswith(same[0].upper() + same[1:] + ".")
+    assert "Deck check, not part of the verdict: 2 points" in meta["verdict"]["text"]
+    assert "Power: 80% to see a bias of " in meta["verdict"]["text"]
     check_figures(out, MONOPOLY_FIGURES)
     # the shuffled points' reference is the mean exact answer of each replicate's decks
     dec = pd.read_csv(out / "decomposition.csv")

@@ -12,7 +12,8 @@ at 1% a handful of sweeps could hide a rate several times too high.
 
 Shut the Box exercises the pooled per-game t test and the chi-square
 goodness of fit of the histogram (bins merged to expected counts >= 5);
-Monopoly the t test with R - 1 = 3 degrees of freedom on 40 frequencies.
+Monopoly the t test with R - 1 = 3 degrees of freedom on 40 frequencies;
+the money game the same on its 21 landing frequencies.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ SHAPES = {
                          run={"games": 400}),
     "monopoly": dict(params={"tally": "per_roll"}, grid={"dice_sides": [4, 6], "jail_strategy": ["short", "long"]},
                      run={"games": 1, "players": 1, "turns": 4000}),
+    # where nobody retires (never-buy, a Chance that only pays): its landing reference holds
+    "hk_monopoly": dict(params={"buy_policy": "never", "chance": "uniform:10:200:10"},
+                        grid={"players": [2, 4], "jail_strategy": ["short", "long"]}, run={"games": 500}),
 }
 
 
