@@ -417,6 +417,8 @@ def verify(
         compare = lambda url: compare_with_digest(recorded, url, against)  # noqa: E731
     else:
         against = normalize_url(against)
+        if store.identity.inspect(against) == "rootless":
+            raise integrity.StoreDamaged(store.identity.rootless_line(against))
         if not store.store_exists(against):
             raise ValueError(f"--against {against}: neither a digest file nor a sweep store")
         try:
