@@ -176,7 +176,7 @@ def test_a_digest_of_a_finished_sweep_is_not_partial(stores, tmp_path):
 def test_a_lost_root_zarr_json_is_named_and_rebuilt_from_the_spec(copy, stores, cluster2, capsys):
     spec_path, reference = stores[7]
     (copy / "zarr.json").unlink()
-    for command in (["status"], ["query"], ["digest"]):
+    for command in (["status"], ["query"], ["digest"], ["verify", str(spec_path), "--scheduler", cluster2, "--against"]):
         assert run_cli(*command, str(copy)) == 1
         line = _one_line(capsys)
         assert "root metadata (zarr.json) is missing" in line and "boardsweep run SPEC" in line, line
