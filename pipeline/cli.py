@@ -142,7 +142,10 @@ def run_target(batch: str | None, jobs: str | None, start_timeout: float, schedu
                workers: int | None, dashboard: str | None):
     """Where ``run`` sends its tasks, from its options (conflicting options: one line, exit 2)."""
     from .batch import BatchUnavailable, check_available, parse_jobs
-    from .cluster import Target
+    from .cluster import Target, check_dashboard_address, check_workers
+
+    check_workers(workers)  # one line, exit 2, before anything starts
+    check_dashboard_address(dashboard)
 
     if batch is None:
         if jobs is not None:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import grow, precision, sizing
-from .cluster import NotAScheduler, Target, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import NotAScheduler, Target, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .store.remote import use_storage_options
 from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
@@ -166,6 +166,9 @@ def run_sweep(
     url = normalize_url(url or spec.default_store())
     use_storage_options(url, spec.storage_options)  # before any file system is made, workers included
     target = target or Target(workers=workers, scheduler=scheduler, security=security)
+    check_workers(target.workers)  # before anything is created or started
+    check_dashboard_address(target.dashboard_address)
+    check_dask_config()
     if isinstance(target.scheduler, str) and target.scheduler:
         check_scheduler_address(target.scheduler)  # before anything is created
         _check_scheduler_answers(target.scheduler, target.security)
