@@ -1,9 +1,10 @@
 """What is particular to a store behind an fsspec URL (object storage).
 
 * bounded failure: S3 clients give up after :data:`S3_ATTEMPTS` attempts and
-  :data:`S3_CONNECT_TIMEOUT_S` / :data:`S3_READ_TIMEOUT_S` (botocore's own
-  defaults retry and wait for minutes on a lost server); set as fsspec
-  defaults, so a user's own fsspec/s3fs configuration still wins;
+  :data:`S3_CONNECT_TIMEOUT_S` / :data:`S3_READ_TIMEOUT_S`, 18 s per request
+  at most (botocore's and s3fs's own defaults, retries around retries, wait
+  for minutes on a server that never answers); set as fsspec defaults, so a
+  user's own fsspec/s3fs configuration or ``[storage_options]`` still wins;
 * exclusive create: write an object only if none exists (S3's conditional
   put, ``If-None-Match: *``), the primitive an exact lock needs;
 * exact replace: read an object with its ETag in one request, then replace
@@ -42,11 +43,17 @@ __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclus
            "replace_if_unchanged", "remove_if_unchanged", "write_task",
            "use_storage_options"]
 
-#: Attempts per S3 request (the first and the retries), and the socket timeouts:
-#: a lost server is reported within about ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` per request.
+#: Attempts per S3 request (the first and the retries), and the socket timeouts: a request
+#: to a server that is gone gives up within ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` (9 s), one to
+#: a server that accepts connections and never answers (frozen, a cut network) within
+#: ``S3_ATTEMPTS * S3_READ_TIMEOUT_S`` (18 s), and the command ends in one line.  Set them in
+#: a spec's ``[storage_options]`` (``config_kwargs = {read_timeout = 30, connect_timeout = 5,
+#: retries = {total_max_attempts = 5}}``) or in fsspec's configuration (``FSSPEC_S3``).
 S3_ATTEMPTS = 3
 S3_CONNECT_TIMEOUT_S = 3
-S3_READ_TIMEOUT_S = 10
+S3_READ_TIMEOUT_S = 6
+#: s3fs's own retries of a request that botocore already retried (its class default).
+S3FS_RETRIES = 5
 
 
 class NoExclusiveCreate(Exception):
@@ -107,9 +114,15 @@ def bound_failures() -> None:
     conf = fsspec.config.conf.setdefault("s3", {})
     conf.setdefault("max_concurrency", 1)
     kwargs = conf.setdefault("config_kwargs", {})
-    kwargs.setdefault("retries", {"max_attempts": S3_ATTEMPTS, "mode": "standard"})
+    kwargs.setdefault("retries", {"total_max_attempts": S3_ATTEMPTS, "mode": "standard"})  # max_attempts: retries
     kwargs.setdefault("connect_timeout", S3_CONNECT_TIMEOUT_S)
     kwargs.setdefault("read_timeout", S3_READ_TIMEOUT_S)
+    try:
+        import s3fs
+    except ImportError:
+        return
+    if s3fs.S3FileSystem.retries == S3FS_RETRIES:  # s3fs's own loop around botocore's: 5 x 3 attempts
+        s3fs.S3FileSystem.retries = 1  # botocore's attempts (standard mode: throttling, 5xx) are kept
 
 
 def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
@@ -123,8 +136,18 @@ def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
         return
     protocol = url.split("://", 1)[0]
     conf = fsspec.config.conf.setdefault(protocol, {})
-    conf.update(options)
+    _merge(conf, options)  # config_kwargs = {read_timeout = 30} keeps the other bounds
     os.environ[f"FSSPEC_{protocol.upper()}"] = json.dumps(conf)
+
+
+def _merge(into: dict, options: Mapping[str, Any]) -> None:
+    """``options`` written over ``into``, tables merged key by key."""
+    for key, value in options.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            into[key] = dict(into[key])
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def is_local(fs) -> bool:
