@@ -355,7 +355,9 @@ def run(
     from . import display
 
     if extend and overwrite:
-        raise UserError("--extend grows a store in place and --overwrite replaces it: give one of them")
+        from .execute import EXTEND_AND_OVERWRITE
+
+        raise UserError(EXTEND_AND_OVERWRITE)
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     target = run_target(batch, jobs, start_timeout, scheduler, workers, dashboard_address)

@@ -128,11 +128,12 @@ def check_workers(workers: Any, option: str = "--workers") -> None:
     integer from 1 to :func:`max_workers`; checked before anything starts."""
     if workers is None:
         return
+    given = f"{option}{workers!r}" if option.endswith("=") else f"{option} {workers!r}"
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise BadWorkers(f"{option} {workers!r}: expected a positive integer (the local cluster's workers)")
+        raise BadWorkers(f"{given}: expected a positive integer (the local cluster's workers)")
     most = max_workers()
     if workers > most:
-        raise BadWorkers(f"{option} {workers}: this machine has {cpus()} CPUs and the local cluster takes at most "
+        raise BadWorkers(f"{given}: this machine has {cpus()} CPUs and the local cluster takes at most "
                          f"{most} workers ({WORKERS_PER_CPU} per CPU, at least {MIN_MAX_WORKERS}); for more, start "
                          "a Dask cluster on more machines and give its --scheduler (nothing was started)")
 

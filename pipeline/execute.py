@@ -89,6 +89,10 @@ def _check_scheduler_answers(address: str, security) -> None:
     except NotAScheduler as exc:
         raise SchedulerLost(f"cannot reach the Dask scheduler at {address}: {exc} (nothing was created)") from None
 
+#: The one line for ``--extend`` with ``--overwrite`` (``extend=True, overwrite=True``).
+EXTEND_AND_OVERWRITE = "--extend grows a store in place and --overwrite replaces it: give one of them"
+
+
 def run_sweep(
     spec: Spec,
     url: str | None = None,
@@ -163,6 +167,8 @@ def run_sweep(
     TasksFailed
         Some tasks raised; every other task ran to the end and is stored.
     """
+    if extend and overwrite:
+        raise InputError(EXTEND_AND_OVERWRITE)
     url = normalize_url(url or spec.default_store())
     use_storage_options(url, spec.storage_options)  # before any file system is made, workers included
     target = target or Target(workers=workers, scheduler=scheduler, security=security)
