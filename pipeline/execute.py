@@ -41,7 +41,7 @@ from typing import Callable
 from . import grow, precision, sizing
 from .cluster import NotAScheduler, Target, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .store.remote import use_storage_options
-from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
+from .errors import InputError, SchedulerLost, contained, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
 from .run_report import RunReport
 from .spec import Spec
@@ -423,7 +423,7 @@ def _task_size(spec: Spec, st: Store, resumed: bool, client_once) -> tuple[Spec,
     points = spec.points()
     picked = sorted({0, len(points) // 2, len(points) - 1})[:CALIBRATION_POINTS]
     future = client_once().submit(
-        time_replicate, spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
+        contained_call, time_replicate, spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
         spec.checkpoints, spec.task_seconds, pure=False, key=f"calibrate-{uuid.uuid4().hex[:8]}")
     try:
         seconds = float(future.result())
@@ -442,16 +442,28 @@ IN_FLIGHT_PER_WORKER = 8
 MIN_IN_FLIGHT = 32
 
 
+def contained_call(fn: Callable, *args):
+    """``fn(*args)`` on a worker, a game's ``sys.exit()``, ``KeyboardInterrupt``
+    or other BaseException turned into the task's error (:func:`errors.contained`):
+    left alone, it ends the worker's thread and the run waits for the task forever."""
+    try:
+        return fn(*args)
+    except Exception:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - see the docstring
+        raise contained(exc) from None
+
+
 def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
     """(function, args, key, description) of every task to run, exact answers first."""
     game = spec.game
     token = _token(spec)
     for index, params in points:
-        yield (run_exact, (game, index, params, spec.run_shape, spec.checkpoints, url, token),
+        yield (contained_call, (run_exact, game, index, params, spec.run_shape, spec.checkpoints, url, token),
                f"exact-{'-'.join(map(str, index))}-{tag}",
                {"point": _point(spec, params), "task": "exact answer"})
     for task in tasks:
-        yield (run_task, (game, spec.seed, task, spec.run_shape, spec.checkpoints, url, token),
+        yield (contained_call, (run_task, game, spec.seed, task, spec.run_shape, spec.checkpoints, url, token),
                f"sim-{task.key}-{tag}",
                {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
 
