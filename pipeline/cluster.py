@@ -33,7 +33,7 @@ from .errors import Fault, InputError, SchedulerLost, one_line
 __all__ = ["Target", "connect", "embedded_cluster", "pages_on_first_visit", "dashboard_link", "threads_here", "dashboard_address", "performance_report_path", "route_web_logs",
            "tls_security", "handshake", "NotAScheduler", "NoWorkers", "BadWorkers", "check_workers",
            "BadDashboardAddress", "check_dashboard_address", "ClusterNotStarted",
-           "BadDaskConfig", "check_dask_config",
+           "BadDaskConfig", "check_dask_config", "NoWorkersLeft", "no_workers_timeout",
            "max_workers"]
 
 #: Default seconds to wait for the first worker (a batch job, or one joining a scheduler) before giving up.
@@ -174,7 +174,7 @@ class BadDaskConfig(InputError):
 
 
 #: boardsweep's own Dask settings and their defaults (``boardsweep.processes``: worker processes).
-OWN_DASK_DEFAULTS = {"boardsweep": {"processes": False}}
+OWN_DASK_DEFAULTS = {"boardsweep": {"processes": False, "no-workers-timeout": "30s"}}
 
 
 def check_dask_config() -> None:
@@ -255,6 +255,32 @@ class ClusterNotStarted(Fault):
 
 class NoWorkers(Fault):
     """No worker joined the scheduler within the start timeout (one line, exit 1)."""
+
+
+class NoWorkersLeft(SchedulerLost):
+    """Every worker left mid-sweep and none joined within :func:`no_workers_timeout` (one line, exit 1)."""
+
+
+#: Default seconds a run waits, once every worker of a scheduler it did not start has left,
+#: for one to join before it ends (Dask setting ``boardsweep.no-workers-timeout``).
+NO_WORKERS_TIMEOUT_S = 30.0
+
+
+def no_workers_timeout() -> float:
+    """Seconds a run waits for a worker once every worker has left: Dask's
+    ``boardsweep.no-workers-timeout`` setting (``DASK_BOARDSWEEP__NO_WORKERS_TIMEOUT=2m``),
+    else :data:`NO_WORKERS_TIMEOUT_S`."""
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    value = dask.config.get("boardsweep.no-workers-timeout", None)
+    if value is None:
+        return NO_WORKERS_TIMEOUT_S
+    try:
+        return float(parse_timedelta(value, default="seconds"))
+    except (KeyError, ValueError, TypeError):
+        raise BadDaskConfig(f"Dask setting boardsweep.no-workers-timeout = {value!r}: expected a duration "
+                            "such as 30s; fix or unset it") from None
 
 
 class NotAScheduler(ConnectionError):

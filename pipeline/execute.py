@@ -32,6 +32,7 @@ import json
 import concurrent.futures
 import logging
 import re
+import threading
 import time
 import uuid
 from contextlib import ExitStack
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import grow, precision, sizing
-from .cluster import NotAScheduler, Target, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_workers_timeout, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .store.remote import use_storage_options
 from .errors import InputError, SchedulerLost, contained, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
@@ -293,7 +294,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
             try:
                 if tasks or points:
                     _submit_and_wait(client, spec, st, tasks, points, report, on_round, options.target.scheduler,
-                                     options.on_failure, on_submitted)
+                                     options.on_failure, on_submitted, _no_workers_deadline(options.target))
                 else:  # the head start took every task
                     on_submitted()
             except TasksFailed as exc:
@@ -468,8 +469,42 @@ def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
                {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
 
 
+def _no_workers_deadline(target: Target) -> float | None:
+    """Seconds a run waits once every worker has left (:func:`cluster.no_workers_timeout`),
+    or None for the embedded cluster, whose workers are this process's threads (or
+    processes its nannies restart)."""
+    if target.client is None and not target.scheduler and not target.batch:
+        return None
+    if target.batch:  # replacement worker jobs wait in the batch queue as the first ones did
+        return max(no_workers_timeout(), target.start_timeout)
+    return no_workers_timeout()
+
+
+def _watch_workers(client, deadline: float, live: set, gone: threading.Event, stop: threading.Event) -> None:
+    """In a thread: once the scheduler has had no worker for ``deadline``
+    seconds, set ``gone`` and cancel the ``live`` futures, which ends the
+    run's wait (its tasks would otherwise wait for a worker forever)."""
+    since = None
+    while not stop.wait(LOOK_EVERY_S):
+        try:
+            workers = len(client.nthreads())
+        except Exception:  # noqa: BLE001 - a lost scheduler: the run's own wait says so
+            continue
+        if workers:
+            since = None
+            continue
+        since = time.monotonic() if since is None else since
+        if time.monotonic() - since >= deadline:
+            gone.set()
+            try:
+                client.cancel(list(live))
+            except Exception:  # noqa: BLE001 - the scheduler went too: the run's wait ends anyway
+                pass
+            return
+
+
 def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress, scheduler=None,
-                     on_failure=None, on_submitted=None) -> None:
+                     on_failure=None, on_submitted=None, no_workers_s: float | None = None) -> None:
     from distributed import as_completed
 
     url = st.url
@@ -493,9 +528,18 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
         on_submitted()
     total, finished, failures = len(tasks) + len(points), 0, []
     address = scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
+    gone, stop = threading.Event(), threading.Event()
+    if no_workers_s is not None:
+        threading.Thread(target=_watch_workers, args=(client, no_workers_s, live, gone, stop),
+                         name="boardsweep-workers-watch", daemon=True).start()
     try:
         for future in in_flight:
             live.discard(future)
+            if gone.is_set():
+                raise NoWorkersLeft(
+                    f"every worker of the Dask scheduler at {address} left mid-sweep and none joined within "
+                    f"{no_workers_s:g} s (Dask's boardsweep.no-workers-timeout); finished tasks are kept in "
+                    f"{url}: start workers (dask worker {address}) and rerun the same command to resume")
             if future.status == "error":
                 error = _remote_error(future, address, url)
                 lost = st.lost(error)
@@ -530,6 +574,7 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
         _quiet_close(client)
         raise
     finally:
+        stop.set()
         if client.status == "running" and live:
             client.cancel(list(live))
     if failures:

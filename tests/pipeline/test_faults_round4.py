@@ -213,3 +213,191 @@ def test_api_refuses_bad_arguments(tmp_path, monkeypatch, kwargs, why):
         boardsweep.run(TOY_SPEC, progress=False, **kwargs)
     assert why in str(caught.value)
     assert list(tmp_path.iterdir()) == []  # no folder "123", no store
+
+
+# -- every wait has a deadline -------------------------------------------------------
+
+_EXITING_MAIN = _TOY_MAIN.replace("games.register('toy', 'toy_game'); ",
+                                  "games.register('toy', 'toy_game'); games.register('exiting', 'exiting_game'); ")
+
+
+@pytest.mark.parametrize("how, named", [("exit", "SystemExit: 3"), ("interrupt", "KeyboardInterrupt"),
+                                        ("base", "KernelGaveUp: the kernel gave up (test)")])
+def test_kernel_leaving_by_a_base_exception_ends_the_run(tmp_path, how, named):
+    """A kernel's sys.exit(3), KeyboardInterrupt or own BaseException: the run ends in one line
+    naming it (it used to wait forever), on the head start's thread (a new store) and on the
+    workers (the rerun); the other cells are stored."""
+    spec = tmp_path / "exiting.toml"
+    spec.write_text(TOY_SPEC.replace('game = "toy"', 'game = "exiting"'))
+    store = tmp_path / "e.zarr"
+    env = {**os.environ, "EXITING_HOW": how}
+    for attempt in ("new store", "rerun"):
+        proc = subprocess.run([sys.executable, "-c", _EXITING_MAIN, "-q", "run", str(spec), "--store", str(store),
+                               "--workers", "2"], capture_output=True, text=True, env=env, timeout=90)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 1, (attempt, proc.stderr)
+        assert len(lines) == 1 and "Traceback" not in proc.stderr, (attempt, proc.stderr)
+        assert "2 of " in lines[0] and f"KernelExited: the game's code left with {named}" in lines[0], lines[0]
+    assert run_cli("-q", "status", str(store)) == 1  # the other cells stored, those two missing
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.35, 0.6, 1.0])
+def test_ctrl_c_as_the_command_starts(tmp_path, delay):
+    """Ctrl-C while the command's modules import: one line and 130 (was: an import's traceback)."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "boardsweep", "run", str(HERE.parents[1] / "sweeps" / "quickstart.toml"),
+                             "--store", str(tmp_path / "q.zarr")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=tmp_path)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err, err
+    if proc.returncode != -signal.SIGINT:  # before Python's own handler: the signal's default, no output
+        assert proc.returncode == 130, err
+        assert [line for line in err.splitlines() if line.strip()] in (
+            ["boardsweep: interrupted"], ["boardsweep: aborted"]), err
+
+
+# -- storage: credentials, and an endpoint that never answers -------------------------------
+
+
+@pytest.fixture
+def fresh_s3(monkeypatch):
+    """s3fs's cached file systems forgotten before and after: each test's credentials are used."""
+    s3fs = pytest.importorskip("s3fs")
+    s3fs.S3FileSystem.clear_instance_cache()
+    yield monkeypatch
+    s3fs.S3FileSystem.clear_instance_cache()
+
+
+@pytest.mark.parametrize("credentials", ["wrong secret", "wrong key", "none"])
+@pytest.mark.parametrize("command", ["status", "run"])
+def test_storage_credentials_are_named(s3server, bucket_url, fresh_s3, tmp_path, capsys, credentials, command):
+    monkeypatch = fresh_s3
+    if credentials == "wrong secret":
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    elif credentials == "wrong key":
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "nobody")
+    else:
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    spec = tmp_path / "toy.toml"
+    spec.write_text(TOY_SPEC)
+    args = ["status", bucket_url] if command == "status" else ["run", str(spec), "--store", bucket_url, "--workers", "1"]
+    t0 = time.monotonic()
+    assert run_cli("-q", *args) == 2
+    assert time.monotonic() - t0 < 30
+    assert "the storage refused the credentials" in one_line(capsys)
+
+
+def _silent_listener():
+    """A TCP listener that accepts connections and never answers (a frozen server, a cut network)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    accepted, stop = [], threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    return server, accepted, stop
+
+
+@pytest.fixture
+def silent_endpoint():
+    server, accepted, stop = _silent_listener()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    for conn in accepted:
+        conn.close()
+    server.close()
+
+
+@pytest.mark.parametrize("command", ["status", "run"])
+def test_storage_that_never_answers_ends_within_its_deadline(silent_endpoint, fresh_s3, tmp_path, capsys, command):
+    """An endpoint that accepts and never answers: one line within the deadline the user set
+    (config_kwargs read_timeout x attempts; 224 s with s3fs's and botocore's defaults, 18 s by default)."""
+    import fsspec
+
+    monkeypatch = fresh_s3
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "a")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "b")
+    bounds = {"endpoint_url": silent_endpoint, "config_kwargs": {"read_timeout": 1, "connect_timeout": 1}}
+    url = "s3://silent/sweep.zarr"
+    spec = tmp_path / "toy.toml"
+    if command == "status":
+        saved = json.loads(json.dumps(fsspec.config.conf.get("s3", {})))
+        from boardsweep.pipeline.store.remote import use_storage_options
+
+        use_storage_options(url, bounds)
+        try:
+            t0 = time.monotonic()
+            code = run_cli("-q", "status", url)
+        finally:
+            fsspec.config.conf["s3"] = saved
+    else:
+        spec.write_text(spec_toml("toy", params={"size": 8}, grid={"dice_sides": [2, 3]},
+                                  run={"replicates": 2, "games": 2, "turns": 60}, checkpoints={"count": 3})
+                        + "\n[storage_options]\nendpoint_url = " + json.dumps(silent_endpoint)
+                        + "\nconfig_kwargs = {read_timeout = 1, connect_timeout = 1}\n")
+        saved = json.loads(json.dumps(fsspec.config.conf.get("s3", {})))
+        try:
+            t0 = time.monotonic()
+            code = run_cli("-q", "run", str(spec), "--store", url, "--workers", "1")
+        finally:
+            fsspec.config.conf["s3"] = saved
+            os.environ.pop("FSSPEC_S3", None)
+    took = time.monotonic() - t0
+    assert code == 1
+    assert took < 3 * 1 * 3 + 6, took  # 3 attempts of 1 s, a few requests, backoff
+    line = one_line(capsys)
+    assert "cannot reach the storage of s3://silent/sweep.zarr" in line and "ReadTimeoutError" in line
+
+
+def test_every_worker_of_a_scheduler_killed_ends_the_run_within_its_deadline(tmp_path):
+    """Every worker of a --scheduler cluster killed mid-sweep: the run ends in one line once no
+    worker has joined within Dask's boardsweep.no-workers-timeout (3 s here; 30 s by default),
+    finished cells kept (it used to wait forever); a rerun with a worker completes the store."""
+    from localdask import done_count, finish, kill, local_dask, start_client, toy_delay
+
+    spec = tmp_path / "toy.toml"
+    spec.write_text(TOY_SPEC)
+    store = tmp_path / "s.zarr"
+    slow, flag = toy_delay(tmp_path, 1.0)
+    with local_dask(tmp_path / "logs", workers=1, env=slow) as cluster:
+        proc = start_client(tmp_path, "-q", "run", str(spec), "--scheduler", cluster.address, "--store", str(store),
+                            env={"DASK_BOARDSWEEP__NO_WORKERS_TIMEOUT": "3s"})
+        try:
+            deadline = time.monotonic() + 60
+            while done_count(store) == 0 and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.1)
+            assert done_count(store) > 0, cluster.log_text()
+            for worker in cluster.workers:
+                kill(worker)
+            t0 = time.monotonic()
+            rc, _, err = finish(proc, timeout=60)
+            took = time.monotonic() - t0
+        finally:
+            kill(proc)
+        flag.unlink()
+        assert rc == 1, err
+        assert took < 3 + 10, took
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert "every worker of the Dask scheduler" in lines[0] and "none joined within 3 s" in lines[0], lines[0]
+        cluster.add_worker(9)
+        rc, _, err = finish(start_client(tmp_path, "-q", "run", str(spec), "--scheduler", cluster.address,
+                                         "--store", str(store)))
+        assert rc == 0, err
+    assert run_cli("-q", "status", str(store)) == 0
