@@ -183,11 +183,25 @@ def _verify(fs, root: str, manifest: bytes | None) -> str | None:
         got = _fingerprint(data[path])
         if got != expected:
             if got is None:
-                return f"chunk {path} missing"
+                return f"chunk {path} {_absent_or_unreadable(fs, root, path)}"
             if expected is None or got[0] != expected[0]:
                 return f"chunk {path} has {got[0]} bytes, {expected[0] if expected else 0} written"
             return f"chunk {path} altered (checksum differs)"
     return None
+
+
+def _absent_or_unreadable(fs, root: str, path: str) -> str:
+    """Why a chunk's bytes could not be read: ``missing``, or ``unreadable (why)``
+    where the file is there (no read permission, a folder in its place)."""
+    full = f"{root}/{path}"
+    try:
+        with fs.open(full, "rb") as f:
+            f.read(1)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or type(exc).__name__})"
+    return "unreadable"
 
 
 def describe(url: str, damage: Damage, limit: int = 4, attrs: dict[str, Any] | None = None) -> str:

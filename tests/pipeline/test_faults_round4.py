@@ -401,3 +401,35 @@ def test_every_worker_of_a_scheduler_killed_ends_the_run_within_its_deadline(tmp
                                          "--store", str(store)))
         assert rc == 0, err
     assert run_cli("-q", "status", str(store)) == 0
+
+
+# -- an unreadable chunk is named unreadable, not missing ----------------------------------
+
+
+def _unreadable(path: Path, how: str) -> None:
+    if how == "mode 000":
+        if os.geteuid() == 0:
+            pytest.skip("root reads a file whatever its mode; the folder case covers the class")
+        path.chmod(0)
+    else:  # a folder where the chunk file was: open() fails with an OSError that is not "no such file"
+        path.unlink()
+        path.mkdir()
+
+
+@pytest.mark.parametrize("how", ["folder", "mode 000"])
+@pytest.mark.parametrize("layout", ["packed", "tasks"])
+def test_unreadable_chunk_is_named_unreadable(toy_store, tmp_path, capsys, how, layout):
+    spec, store = toy_store
+    copy = tmp_path / "u.zarr"
+    if layout == "packed":
+        shutil.copytree(store, copy)
+    else:  # an incomplete store stays in the task layout
+        assert run_cli("-q", "run", str(spec), "--store", str(copy), "--workers", "1", "--max-tasks", "3") == 0
+    chunk = next(p for p in sorted((copy / "counts").rglob("*")) if p.is_file() and not p.name.endswith(".json"))
+    _unreadable(chunk, how)
+    capsys.readouterr()
+    assert run_cli("-q", "status", str(copy)) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    rel = chunk.relative_to(copy).as_posix()
+    assert f"{rel} unreadable (" in out, out
+    assert f"{rel} missing" not in out
