@@ -646,6 +646,11 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
     if any(isinstance(e, FileNotFoundError) for e in chain) and _working_folder_gone():
         return ("the working folder was deleted while boardsweep ran in it: cd to an existing folder "
                 "(or give absolute paths) and rerun"), 2
+    from .store.remote import unreachable
+
+    if unreachable(exc):  # a storage that does not answer (digest, report, query with the server down)
+        return (f"cannot reach the storage ({_one_line(chain[-1])}); check the endpoint (AWS_ENDPOINT_URL or "
+                "fsspec's configuration) and that the server is up"), 1
     for e in chain:
         name = type(e).__name__
         code = _s3_error_code(e)

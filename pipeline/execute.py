@@ -346,7 +346,13 @@ def _store_head(warming: WarmUp | None, st: Store, spec: Spec, report: RunReport
                     "error": _one_line(exc)})
         _tell_new_failure(failures + new, on_failure)
     for task, arrays, record in results:
-        record = store_task(st.url, task, arrays, record, _token(spec))
+        try:
+            record = store_task(st.url, task, arrays, record, _token(spec))
+        except OSError as exc:  # a full disk, say: as a worker's failing write, the task's cells stay missing
+            new.append({"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}",
+                        "error": _one_line(exc)})
+            _tell_new_failure(failures + new, on_failure)
+            continue
         report.records.append(record)
         report.kernel_s += record["kernel_s"]
         report.compile_s += record["compile_s"]

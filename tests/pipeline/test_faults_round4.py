@@ -433,3 +433,19 @@ def test_unreadable_chunk_is_named_unreadable(toy_store, tmp_path, capsys, how, 
     rel = chunk.relative_to(copy).as_posix()
     assert f"{rel} unreadable (" in out, out
     assert f"{rel} missing" not in out
+
+
+@pytest.mark.parametrize("command", [["digest", "URL"], ["query", "URL"], ["report", "URL", "--out", "OUT"]])
+def test_storage_down_is_named(tmp_path, command):
+    """A storage whose server is down (nothing listens): one line naming it, from every command."""
+    from localdask import free_port
+
+    url = "s3://down/sweep.zarr"
+    env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_ACCESS_KEY_ID": "a",
+           "AWS_SECRET_ACCESS_KEY": "b"}
+    args = [{"URL": url, "OUT": str(tmp_path / "report")}.get(a, a) for a in command]
+    proc = _cli_process(args, env=env, timeout=90)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1, proc.stderr
+    assert len(lines) == 1 and "Traceback" not in proc.stderr and "unexpected" not in proc.stderr, proc.stderr
+    assert "cannot reach the storage" in lines[0]
