@@ -140,6 +140,16 @@ def run(
     -------
     Result
 
+    Notes
+    -----
+    Every wait has a deadline: an S3 request gives up after 3 attempts of
+    3 s to connect and 6 s to answer (the spec's ``[storage_options]``
+    ``config_kwargs`` change them); a scheduler that is not the embedded
+    cluster's ends the run once it has had no worker for Dask's
+    ``boardsweep.no-workers-timeout`` (30 s); a kernel that calls
+    ``sys.exit`` or raises ``KeyboardInterrupt`` fails its task, listed in
+    the :class:`TasksFailed` raised at the end.
+
     Raises
     ------
     SpecError, StoreMismatch, StoreLocked, SweepError

@@ -112,8 +112,8 @@ SET = click.option(
 )
 
 WORKERS = click.option("--workers", type=click.IntRange(min=1), default=None, help=(
-    "Workers of the local cluster (default: one per CPU): single-threaded workers in this process "
-    "(worker processes with Dask's boardsweep.processes setting, DASK_BOARDSWEEP__PROCESSES=True)."))
+    "Workers of the local cluster (default: one per CPU, at most 4 per CPU or 16): single-threaded workers "
+    "in this process (worker processes with Dask's boardsweep.processes setting, DASK_BOARDSWEEP__PROCESSES=True)."))
 TLS_CA = click.option("--tls-ca-file", type=click.Path(exists=True, dir_okay=False), default=None,
                       help="TLS: CA certificate(s) to trust (PEM), with --scheduler tls://...")
 TLS_CERT = click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -295,7 +295,10 @@ def replay(
 
 @cli.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--store", "store_url", default=None, help="Store path or fsspec URL (default: the spec's, else results/<name>.zarr).")
+@click.option("--store", "store_url", default=None, help=(
+    "Store path or fsspec URL (default: the spec's, else results/<name>.zarr). An S3 request gives up "
+    "after 3 attempts of 3 s to connect and 6 s to answer (18 s), set by the spec's [storage_options] "
+    "config_kwargs (read_timeout, connect_timeout, retries.total_max_attempts)."))
 @WORKERS
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler (default: Dask's scheduler-address config, e.g. DASK_SCHEDULER_ADDRESS; else a local cluster).")
 @click.option("--overwrite", is_flag=True, help=(
@@ -314,7 +317,9 @@ def replay(
 @click.option("--start-timeout", type=click.FloatRange(min=0), default=START_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help=(
                   "With --cluster: give up when no worker job has started after this long, "
-                  "naming the batch system's reason; with --scheduler: when no worker has joined it."))
+                  "naming the batch system's reason; with --scheduler: when no worker has joined it. "
+                  "Once every worker has left mid-sweep, the run ends after Dask's boardsweep.no-workers-timeout "
+                  "(30 s; DASK_BOARDSWEEP__NO_WORKERS_TIMEOUT=2m), or this with --cluster if longer."))
 @click.option("--dashboard-address", default=None, metavar="[HOST]:PORT", help=(
     "Where the dashboard of the cluster boardsweep starts listens, e.g. :8787 for an SSH tunnel "
     "(default: Dask's distributed.scheduler.dashboard.address, else a free port; the embedded "
