@@ -40,7 +40,7 @@ from ..errors import Fault
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
            "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
-           "replace_if_unchanged", "remove_if_unchanged", "write_task",
+           "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline",
            "use_storage_options"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts: a request
@@ -125,6 +125,21 @@ def bound_failures() -> None:
         s3fs.S3FileSystem.retries = 1  # botocore's attempts (standard mode: throttling, 5xx) are kept
 
 
+def write_deadline(fs) -> float:
+    """Seconds one task's writes may take in all: every attempt of every
+    request connecting and waiting for its answer, plus a second (27 s with
+    the defaults).  botocore's read timeout does not cover a PUT whose
+    server accepted the connection and froze (SIGSTOP, a cut network): the
+    write would wait forever; past this deadline it raises
+    :class:`fsspec.exceptions.FSTimeoutError` (a TimeoutError: the run ends
+    in one line, :func:`unreachable`)."""
+    conf = dict(getattr(fs, "storage_options", {}).get("config_kwargs") or {})
+    retries = conf.get("retries") or {}
+    attempts = retries.get("total_max_attempts") or (retries.get("max_attempts", S3_ATTEMPTS - 1) + 1)
+    per_attempt = float(conf.get("connect_timeout", S3_CONNECT_TIMEOUT_S)) + float(conf.get("read_timeout", S3_READ_TIMEOUT_S))
+    return attempts * per_attempt + 1.0
+
+
 def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
     """Give ``options`` (a spec's ``[storage_options]``) to fsspec for the
     protocol of ``url``, over its configured defaults: in this process, and
@@ -164,7 +179,7 @@ def create_exclusive(fs, path: str, data: bytes) -> bool:
     once per file system with a probe object next to ``path``)."""
     _check_conditional_put(fs, path.rsplit("/", 1)[0])
     try:
-        fs.pipe_file(path, data, mode="create")
+        fs.pipe_file(path, data, mode="create", timeout=write_deadline(fs))
     except (FileExistsError, OSError) as exc:
         if _precondition_failed(exc):
             return False
@@ -215,7 +230,7 @@ def _s3(fs, operation: str, path: str, **kwargs: Any) -> Any:
     if not hasattr(fs, "_call_s3") or not hasattr(fs, "split_path"):
         raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
     bucket, key, _ = fs.split_path(path)
-    return sync(fs.loop, fs._call_s3, operation, Bucket=bucket, Key=key, **kwargs)
+    return sync(fs.loop, fs._call_s3, operation, Bucket=bucket, Key=key, timeout=write_deadline(fs), **kwargs)
 
 
 def read_tagged(fs, path: str) -> tuple[bytes, str] | None:
@@ -230,7 +245,7 @@ def read_tagged(fs, path: str) -> tuple[bytes, str] | None:
     if not hasattr(fs, "_call_s3"):
         raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
     try:
-        return sync(fs.loop, get)
+        return sync(fs.loop, get, timeout=write_deadline(fs))
     except FileNotFoundError:
         return None
 
@@ -330,7 +345,8 @@ def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, 
     done = encode_region(metas[flag], f"array {flag} of {url}", region, np.ones(1, dtype=bool))
     if done is None:
         return None
-    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()})
-    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1])  # only once the data is stored
+    deadline = write_deadline(fs)  # a PUT to a frozen server waits past botocore's read timeout
+    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()}, timeout=deadline)
+    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1], timeout=deadline)  # only once the data is stored
     data[f"{flag}/{done[0]}"] = done[1]
     return {path: [len(raw), zlib.crc32(raw)] for path, raw in data.items()}

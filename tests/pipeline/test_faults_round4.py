@@ -449,3 +449,46 @@ def test_storage_down_is_named(tmp_path, command):
     assert proc.returncode == 1, proc.stderr
     assert len(lines) == 1 and "Traceback" not in proc.stderr and "unexpected" not in proc.stderr, proc.stderr
     assert "cannot reach the storage" in lines[0]
+
+
+def test_frozen_storage_server_ends_the_run_within_its_deadline(s3server, bucket_url, tmp_path):
+    """The S3 server frozen mid-run (SIGSTOP: connections accepted, never answered, as on a cut
+    network): the run ends in one line within the deadline the spec sets (3 attempts of 1 s here;
+    it used to wait for minutes); once the server runs again, a rerun completes the store."""
+    import signal
+
+    from localdask import finish, kill, start_client
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_toml("toy", params={"size": 8}, grid={"dice_sides": [2, 3], "rule": ["plain"]},
+                              run={"replicates": 10, "games": 2, "turns": 60}, checkpoints={"count": 5},
+                              tasks={"replicates_per_task": 1})
+                    + "\n[storage_options]\nconfig_kwargs = {read_timeout = 1, connect_timeout = 1}\n")
+    fs = s3server.filesystem()
+    root = bucket_url.removeprefix("s3://")
+    flag = tmp_path / "toy-delay"
+    flag.touch()
+    run = start_client(tmp_path, "-q", "run", str(spec), "--store", bucket_url, "--workers", "2",
+                       env={"TOY_DELAY_S": "0.5", "TOY_DELAY_WHILE": str(flag)})
+    frozen = False
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run.poll() is None:  # until some task has written its cells
+            if fs.exists(f"{root}/done") and any("/c/" in p for p in fs.find(f"{root}/done")):
+                break
+            time.sleep(0.2)
+        assert run.poll() is None, "the run ended before the server was frozen"
+        os.killpg(s3server.proc.pid, signal.SIGSTOP)
+        frozen, t0 = True, time.monotonic()
+        rc, _, err = finish(run, timeout=90)
+        took = time.monotonic() - t0
+    finally:
+        kill(run)
+        if frozen:
+            os.killpg(s3server.proc.pid, signal.SIGCONT)
+    flag.unlink()
+    lines = err.strip().splitlines()
+    assert rc == 1 and len(lines) == 1 and "lost the storage" in lines[0], err[-2000:]
+    assert took < 45, took  # a few requests, each within 3 attempts of 1 + 1 s (7 s), and the lock released
+    assert run_cli("-q", "run", str(spec), "--store", bucket_url, "--workers", "2") == 0
+    assert run_cli("-q", "status", bucket_url) == 0
