@@ -161,7 +161,7 @@ def run(
         that is not a :class:`distributed.Client`.
     """
     _refuse_in_worker()
-    _check_arguments(store, client, workers, overwrite, extend)
+    _check_arguments(store, client, workers, cluster, overwrite, extend)
     if cluster is not None and not isinstance(cluster, str):  # a cluster object: a client of our own for it
         from distributed import Client
 
@@ -180,10 +180,14 @@ def run(
     return Result(report, spec)
 
 
-def _check_arguments(store: Any, client: Any, workers: Any, overwrite: bool, extend: bool) -> None:
+def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, overwrite: bool, extend: bool) -> None:
     """Refuse, in the CLI's one line (:class:`InputError`), what ``boardsweep run`` refuses."""
     from .cluster import check_workers
 
+    given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
+             if value is not None]
+    if len(given) > 1:
+        raise InputError(f"give one of client=, cluster= and workers=, not {' and '.join(given)}")
     if extend and overwrite:
         raise InputError(EXTEND_AND_OVERWRITE)
     if store is not None and not isinstance(store, (str, os.PathLike)):
