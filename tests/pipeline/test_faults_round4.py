@@ -492,3 +492,30 @@ def test_frozen_storage_server_ends_the_run_within_its_deadline(s3server, bucket
     assert took < 45, took  # a few requests, each within 3 attempts of 1 + 1 s (7 s), and the lock released
     assert run_cli("-q", "run", str(spec), "--store", bucket_url, "--workers", "2") == 0
     assert run_cli("-q", "status", bucket_url) == 0
+
+
+# -- damaged array metadata: named by status, repaired by run ---------------------------------
+
+
+@pytest.mark.parametrize("layout, garble", [("packed", '{"garbled'), ("tasks", '{"garbled'), ("tasks", "")])
+def test_garbled_array_metadata_is_named_and_repaired(toy_store, tmp_path, capsys, garble, layout):
+    """A garbled ``counts/zarr.json``: status exits 1 naming it (was: 0), run repairs it (was: left
+    broken, or "unexpected JSONDecodeError"), and the data equals the undamaged store's."""
+    spec, store = toy_store
+    copy = tmp_path / "g.zarr"
+    if layout == "packed":
+        shutil.copytree(store, copy)
+    else:
+        assert run_cli("-q", "run", str(spec), "--store", str(copy), "--workers", "1", "--max-tasks", "3") == 0
+    (copy / "counts" / "zarr.json").write_text(garble)
+    capsys.readouterr()
+    assert run_cli("-q", "status", str(copy)) == 1
+    assert "array 'counts' (its metadata is damaged" in one_line(capsys)
+    assert run_cli("-q", "run", str(spec), "--store", str(copy), "--workers", "1") == 0
+    assert run_cli("-q", "status", str(copy)) == 0
+    capsys.readouterr()
+    digests = []
+    for url in (store, copy):
+        assert run_cli("digest", str(url)) == 0
+        digests.append(json.loads(capsys.readouterr().out)["variables"])
+    assert digests[0] == digests[1]
