@@ -211,9 +211,9 @@ def _leaves(defaults: dict, config: dict, prefix: str = ""):
 
 def _wrong_kind(default: Any, value: Any) -> str:
     """Why ``value`` cannot stand where Dask's default is ``default`` ('' when it can)."""
-    from dask.utils import parse_timedelta
-
     if value is None or value == default:
+        return ""
+    if isinstance(value, bool) and not isinstance(default, bool):  # False turns many a limit off
         return ""
     if isinstance(default, bool):
         return "" if isinstance(value, bool) else "expected True or False"
