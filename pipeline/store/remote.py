@@ -65,7 +65,9 @@ class StoreUnreachable(Fault):
 
     @classmethod
     def during_run(cls, url: str, exc: BaseException) -> "StoreUnreachable":
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        text = " ".join(str(exc).split())
+        if not text or text == type(exc).__name__:  # fsspec's deadline says nothing more
+            text = "no answer within the storage's deadline" if isinstance(exc, TimeoutError) else type(exc).__name__
         return cls(f"lost the storage of {url} mid-sweep ({type(exc).__name__}: {text}); finished tasks are "
                    "kept there: rerun the same command once it answers again to complete the store")
 
