@@ -18,13 +18,7 @@ The repository's ``core/`` and ``pipeline/`` folders are installed as
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-
-try:
-    __version__ = version("boardsweep")
-except PackageNotFoundError:  # pragma: no cover - running from an unbuilt tree
-    __version__ = "unknown"
 
 __all__ = ["__version__", "Spec", "run", "Result", "open_sweep", "load_sweep"]
 
@@ -35,6 +29,15 @@ def __dir__() -> list[str]:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on first use: importlib.metadata costs 0.1 s at every command's start
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("boardsweep")
+        except PackageNotFoundError:  # pragma: no cover - running from an unbuilt tree
+            found = "unknown"
+        globals()["__version__"] = found
+        return found
     if name in ("open_sweep", "load_sweep"):
         from .pipeline import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
 

@@ -23,6 +23,7 @@ guard anyway, as Dask documents.
 from __future__ import annotations
 
 import html
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -31,7 +32,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from .cluster import Target
-from .execute import run_sweep
+from .errors import InputError
+from .execute import EXTEND_AND_OVERWRITE, run_sweep
 from .run_report import RunReport
 from .spec import Spec, SpecError
 from .words import count
@@ -142,12 +144,28 @@ def run(
     -------
     Result
 
+    Notes
+    -----
+    Every wait has a deadline: an S3 request gives up after 3 attempts of
+    3 s to connect and 6 s to answer (the spec's ``[storage_options]``
+    ``config_kwargs`` change them); a scheduler that is not the embedded
+    cluster's ends the run once it has had no worker for Dask's
+    ``boardsweep.no-workers-timeout`` (30 s); a kernel that calls
+    ``sys.exit`` or raises ``KeyboardInterrupt`` fails its task, listed in
+    the :class:`TasksFailed` raised at the end.
+
     Raises
     ------
     SpecError, StoreMismatch, StoreLocked, SweepError
         As ``boardsweep run`` (each with a one-line message).
+    InputError
+        What ``boardsweep run`` refuses: ``extend`` with ``overwrite``, a
+        ``store`` that is not a path or URL, ``workers`` below 1 or above
+        what the machine holds (:func:`cluster.max_workers`), a ``client``
+        that is not a :class:`distributed.Client`.
     """
     _refuse_in_worker()
+    _check_arguments(store, client, workers, cluster, overwrite, extend)
     if cluster is not None and not isinstance(cluster, str):  # a cluster object: a client of our own for it
         from distributed import Client
 
@@ -166,15 +184,39 @@ def run(
     return Result(report, spec)
 
 
+def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, overwrite: bool, extend: bool) -> None:
+    """Refuse, in the CLI's one line (:class:`InputError`), what ``boardsweep run`` refuses."""
+    from .cluster import check_workers
+
+    given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
+             if value is not None]
+    if len(given) > 1:
+        raise InputError(f"give one of client=, cluster= and workers=, not {' and '.join(given)}")
+    if extend and overwrite:
+        raise InputError(EXTEND_AND_OVERWRITE)
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        raise InputError(f"store={store!r}: expected a folder path or an fsspec URL (a str or a Path), "
+                         f"got {type(store).__name__}")
+    if isinstance(store, str) and not store.strip():
+        raise InputError("store='': expected a folder path or an fsspec URL")
+    check_workers(workers, "workers=")
+    if client is not None:
+        from distributed import Client
+
+        if not isinstance(client, Client):
+            hint = " (a scheduler address goes in cluster=)" if isinstance(client, str) else ""
+            raise InputError(f"client={client!r}: expected a distributed.Client{hint}")
+
+
 def _target(client, workers, cluster, jobs, dashboard_address) -> Target:
     from . import batch
 
     given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
              if value is not None]
     if len(given) > 1:
-        raise ValueError(f"give one of client=, cluster= and workers=, not {' and '.join(given)}")
+        raise InputError(f"give one of client=, cluster= and workers=, not {' and '.join(given)}")
     if jobs is not None and not isinstance(cluster, str):
-        raise ValueError("jobs= sizes the worker jobs of cluster='slurm' (or another batch system)")
+        raise InputError("jobs= sizes the worker jobs of cluster='slurm' (or another batch system)")
     if isinstance(cluster, str) and cluster in batch.SYSTEMS:
         batch.check_available(cluster)
         return Target(batch=cluster, jobs=batch.parse_jobs(jobs or 1), dashboard_address=dashboard_address)

@@ -6,6 +6,7 @@ value prints one line ``boardsweep: error: ...`` on stderr and exits with 2.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -112,8 +113,8 @@ SET = click.option(
 )
 
 WORKERS = click.option("--workers", type=click.IntRange(min=1), default=None, help=(
-    "Workers of the local cluster (default: one per CPU): single-threaded workers in this process "
-    "(worker processes with Dask's boardsweep.processes setting, DASK_BOARDSWEEP__PROCESSES=True)."))
+    "Workers of the local cluster (default: one per CPU, at most 4 per CPU or 16): single-threaded workers "
+    "in this process (worker processes with Dask's boardsweep.processes setting, DASK_BOARDSWEEP__PROCESSES=True)."))
 TLS_CA = click.option("--tls-ca-file", type=click.Path(exists=True, dir_okay=False), default=None,
                       help="TLS: CA certificate(s) to trust (PEM), with --scheduler tls://...")
 TLS_CERT = click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -143,7 +144,10 @@ def run_target(batch: str | None, jobs: str | None, start_timeout: float, schedu
                workers: int | None, dashboard: str | None):
     """Where ``run`` sends its tasks, from its options (conflicting options: one line, exit 2)."""
     from .batch import BatchUnavailable, check_available, parse_jobs
-    from .cluster import Target
+    from .cluster import Target, check_dashboard_address, check_workers
+
+    check_workers(workers)  # one line, exit 2, before anything starts
+    check_dashboard_address(dashboard)
 
     if batch is None:
         if jobs is not None:
@@ -331,7 +335,10 @@ def replay(
 
 @cli.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--store", "store_url", default=None, help="Store path or fsspec URL (default: the spec's, else results/<name>.zarr).")
+@click.option("--store", "store_url", default=None, help=(
+    "Store path or fsspec URL (default: the spec's, else results/<name>.zarr). An S3 request gives up "
+    "after 3 attempts of 3 s to connect and 6 s to answer (18 s), set by the spec's [storage_options] "
+    "config_kwargs (read_timeout, connect_timeout, retries.total_max_attempts)."))
 @WORKERS
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Use an existing Dask scheduler (default: Dask's scheduler-address config, e.g. DASK_SCHEDULER_ADDRESS; else a local cluster).")
 @click.option("--overwrite", is_flag=True, help=(
@@ -350,7 +357,9 @@ def replay(
 @click.option("--start-timeout", type=click.FloatRange(min=0), default=START_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help=(
                   "With --cluster: give up when no worker job has started after this long, "
-                  "naming the batch system's reason; with --scheduler: when no worker has joined it."))
+                  "naming the batch system's reason; with --scheduler: when no worker has joined it. "
+                  "Once every worker has left mid-sweep, the run ends after Dask's boardsweep.no-workers-timeout "
+                  "(30 s; DASK_BOARDSWEEP__NO_WORKERS_TIMEOUT=2m), or this with --cluster if longer."))
 @click.option("--dashboard-address", default=None, metavar="[HOST]:PORT", help=(
     "Where the dashboard of the cluster boardsweep starts listens, e.g. :8787 for an SSH tunnel "
     "(default: Dask's distributed.scheduler.dashboard.address, else a free port; the embedded "
@@ -401,7 +410,9 @@ def run(
     from . import display
 
     if extend and overwrite:
-        raise UserError("--extend grows a store in place and --overwrite replaces it: give one of them")
+        from .execute import EXTEND_AND_OVERWRITE
+
+        raise UserError(EXTEND_AND_OVERWRITE)
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     target = run_target(batch, jobs, start_timeout, scheduler, workers, dashboard_address)
@@ -720,11 +731,110 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - never a traceback for users; -v shows it
         from . import display
 
+        known = diagnose(exc)
+        if known is not None:  # a cause in the environment, named: not a bug
+            click.echo(f"boardsweep: error: {known[0]}", err=True)
+            sys.exit(known[1])
         if display.verbosity() > 0:
             raise
         click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
                    "(rerun with -v for the traceback)", err=True)
         sys.exit(1)
+
+
+def diagnose(exc: BaseException) -> tuple[str, int] | None:
+    """(one line, exit code) for an error whose cause lies outside boardsweep
+    (the output stream, the working folder, storage credentials, the
+    process's limits), else None: "unexpected" is kept for bugs."""
+    chain = _chain(exc)
+    stream = _output_stream(exc)
+    if stream is not None:
+        return (f"cannot write to {stream}: {_one_line(exc)} (the output stream is full or closed, "
+                "not the store: send the output elsewhere)"), 1
+    if any(isinstance(e, FileNotFoundError) for e in chain) and _working_folder_gone():
+        return ("the working folder was deleted while boardsweep ran in it: cd to an existing folder "
+                "(or give absolute paths) and rerun"), 2
+    from .store.remote import unreachable
+
+    if unreachable(exc):  # a storage that does not answer (digest, report, query with the server down)
+        return (f"cannot reach the storage ({_one_line(chain[-1])}); check the endpoint (AWS_ENDPOINT_URL or "
+                "fsspec's configuration) and that the server is up"), 1
+    for e in chain:
+        name = type(e).__name__
+        code = _s3_error_code(e)
+        if name in ("NoCredentialsError", "PartialCredentialsError") or code in _CREDENTIAL_CODES or (
+                isinstance(e, PermissionError) and "://" in str(getattr(e, "filename", "") or "") + str(e)
+                and code is None and ("Access Denied" in str(e) or "Forbidden" in str(e))):
+            return (f"the storage refused the credentials ({name}: {' '.join(str(e).split())}); give valid "
+                    "ones in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials or fsspec's "
+                    "configuration (nothing was changed by this refusal)"), 2
+        if isinstance(e, MemoryError):
+            return (f"out of memory ({_one_line(e)}): a smaller sweep, or more memory or `ulimit -v` "
+                    "for this process; finished tasks are kept in the store"), 1
+        if isinstance(e, RuntimeError) and "can't start new thread" in str(e):
+            return ("cannot start a thread: this process's limits (ulimit -v, ulimit -u) are too low for "
+                    "the run's workers; raise them or give fewer --workers"), 1
+        if "cannot cache function" in str(e):
+            return (f"numba cannot write its kernel cache ({_one_line(e)}): set NUMBA_CACHE_DIR to a "
+                    "folder you can write"), 1
+    return None
+
+
+#: S3 error codes that say the credentials are missing, wrong or not allowed.
+_CREDENTIAL_CODES = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken",
+                     "ExpiredToken", "AuthorizationHeaderMalformed", "403"}
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    found: list[BaseException] = []
+    while exc is not None and len(found) < 10 and exc not in found:
+        found.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return found
+
+
+def _s3_error_code(exc: BaseException) -> str | None:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Code")) or None
+    return None
+
+
+def _output_stream(exc: BaseException) -> str | None:
+    """``stdout`` or ``stderr`` where ``exc`` is an OSError raised writing to
+    that stream (a full ``/dev/full``, a closed pipe), else None."""
+    if not isinstance(exc, OSError):
+        return None
+    streams = {"stdout": (sys.stdout, sys.__stdout__), "stderr": (sys.stderr, sys.__stderr__)}
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames, tb = [*frames[-1:], tb.tb_frame], tb.tb_next
+    for frame in frames:  # the write that failed: the innermost frame, or the one calling it
+        for value in frame.f_locals.values():
+            for name, candidates in streams.items():
+                for stream in candidates:
+                    if stream is not None and (value is stream or value is getattr(stream, "buffer", None)
+                                               or getattr(value, "file", None) is stream):
+                        return name
+    if exc.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO) and getattr(exc, "filename", None) is None:
+        for name in ("stdout", "stderr"):  # a write of nothing fails too on a full /dev/full or a closed pipe
+            try:
+                os.write(getattr(sys, f"__{name}__").fileno(), b"")
+            except OSError as again:
+                if again.errno == exc.errno:
+                    return name
+            except (AttributeError, ValueError):  # no such stream, or no file descriptor
+                pass
+    return None
+
+
+def _working_folder_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _one_line(exc: BaseException) -> str:

@@ -28,10 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import Fault, SchedulerLost, one_line
+from .errors import Fault, InputError, SchedulerLost, one_line
 
 __all__ = ["Target", "connect", "embedded_cluster", "pages_on_first_visit", "dashboard_link", "threads_here", "dashboard_address", "performance_report_path", "route_web_logs",
-           "tls_security", "handshake", "NotAScheduler", "NoWorkers"]
+           "tls_security", "handshake", "NotAScheduler", "NoWorkers", "BadWorkers", "check_workers",
+           "BadDashboardAddress", "check_dashboard_address", "ClusterNotStarted",
+           "BadDaskConfig", "check_dask_config", "NoWorkersLeft", "no_workers_timeout",
+           "max_workers"]
 
 #: Default seconds to wait for the first worker (a batch job, or one joining a scheduler) before giving up.
 START_TIMEOUT_S = 300.0
@@ -96,8 +99,188 @@ def tls_security(ca_file: str, cert: str, key: str):
     )
 
 
+#: The embedded cluster's workers per CPU at most (and never fewer than :data:`MIN_MAX_WORKERS`):
+#: more single-threaded workers than that only queue for the same CPUs, and 2000 of them took
+#: minutes to start.
+WORKERS_PER_CPU = 4
+MIN_MAX_WORKERS = 16
+
+
+class BadWorkers(InputError):
+    """A worker count the machine cannot hold, or not a positive integer (one line, exit 2)."""
+
+
+def cpus() -> int:
+    """CPUs this process may run on (its affinity, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def max_workers() -> int:
+    """The most workers the embedded cluster takes on this machine."""
+    return max(MIN_MAX_WORKERS, WORKERS_PER_CPU * cpus())
+
+
+def check_workers(workers: Any, option: str = "--workers") -> None:
+    """Raise :class:`BadWorkers` (one line) unless ``workers`` is None or an
+    integer from 1 to :func:`max_workers`; checked before anything starts."""
+    if workers is None:
+        return
+    given = f"{option}{workers!r}" if option.endswith("=") else f"{option} {workers!r}"
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise BadWorkers(f"{given}: expected a positive integer (the local cluster's workers)")
+    most = max_workers()
+    if workers > most:
+        raise BadWorkers(f"{given}: this machine has {cpus()} CPUs and the local cluster takes at most "
+                         f"{most} workers ({WORKERS_PER_CPU} per CPU, at least {MIN_MAX_WORKERS}); for more, start "
+                         "a Dask cluster on more machines and give its --scheduler (nothing was started)")
+
+
+class BadDashboardAddress(InputError):
+    """A ``--dashboard-address`` that is not ``[HOST]:PORT`` on this machine (one line, exit 2)."""
+
+
+def check_dashboard_address(address: str | None, option: str = "--dashboard-address") -> None:
+    """Raise :class:`BadDashboardAddress` (one line, before anything starts)
+    unless ``address`` is None or ``[HOST]:PORT`` with a port from 0 to 65535
+    and a host this machine can listen on (a port in use is left to Dask,
+    which then picks a free one and says so)."""
+    import socket
+
+    if address is None:
+        return
+    host, colon, port = str(address).rpartition(":")
+    if not colon:
+        host, port = "", str(address)
+    host = host.strip("[]")
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise BadDashboardAddress(f"{option} {address!r}: expected [HOST]:PORT with a port from 0 to 65535, "
+                                  "e.g. :8787 or 127.0.0.1:8787")
+    try:
+        infos = socket.getaddrinfo(host or "127.0.0.1", 0, type=socket.SOCK_STREAM)
+        family, kind, proto, _, where = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.bind(where)
+    except OSError as exc:
+        raise BadDashboardAddress(f"{option} {address!r}: cannot listen on host {host!r} here "
+                                  f"({' '.join(str(exc).split())}); give an address of this machine, "
+                                  "e.g. :8787 or 0.0.0.0:8787") from None
+
+
+class BadDaskConfig(InputError):
+    """A Dask setting (environment or config file) of the wrong kind (one line, exit 2)."""
+
+
+#: boardsweep's own Dask settings and their defaults (``boardsweep.processes``: worker processes).
+OWN_DASK_DEFAULTS = {"boardsweep": {"processes": False, "no-workers-timeout": "30s"}}
+
+
+def check_dask_config() -> None:
+    """Raise :class:`BadDaskConfig` (one line naming the key, its value and
+    where it came from) for a Dask setting that is not of its default's kind:
+    a duration that is not one (``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=abc``),
+    a yes/no setting that is neither, a number that is not one.  Dask itself
+    would fail deep inside a starting cluster, or a connection."""
+    import dask.config
+
+    import distributed  # noqa: F401 - registers distributed's defaults
+
+    defaults = dask.config.merge(*dask.config.defaults, OWN_DASK_DEFAULTS)
+    for key, default, value in _leaves(defaults, dask.config.config):
+        problem = _wrong_kind(default, value)
+        if problem:
+            variable = "DASK_" + "__".join(part.upper().replace("-", "_") for part in key.split("."))
+            where = (f"the environment variable {variable}" if variable in os.environ
+                     else "a Dask config file or dask.config.set")
+            raise BadDaskConfig(f"Dask setting {key} = {value!r} (from {where}): {problem}; fix or unset it")
+
+
+def _leaves(defaults: dict, config: dict, prefix: str = ""):
+    """(dotted key, default, value) of every setting both define, keys as Dask normalises them."""
+    for name, default in defaults.items():
+        key = f"{prefix}{name}"
+        value = config.get(name, config.get(str(name).replace("-", "_"), default)) if isinstance(config, dict) else default
+        if isinstance(default, dict):
+            if isinstance(value, dict):
+                yield from _leaves(default, value, key + ".")
+        else:
+            yield key, default, value
+
+
+def _wrong_kind(default: Any, value: Any) -> str:
+    """Why ``value`` cannot stand where Dask's default is ``default`` ('' when it can)."""
+    if value is None or value == default:
+        return ""
+    if isinstance(value, bool) and not isinstance(default, bool):  # False turns many a limit off
+        return ""
+    if isinstance(default, bool):
+        return "" if isinstance(value, bool) else "expected True or False"
+    if isinstance(default, (int, float)):
+        return "" if isinstance(value, (int, float)) and not isinstance(value, bool) or _is_size(value) else "expected a number"
+    if isinstance(default, str) and _is_duration(default):
+        return "" if isinstance(value, (int, float)) or _is_duration(value) else "expected a duration such as 30s"
+    return ""
+
+
+def _is_duration(text: Any) -> bool:
+    from dask.utils import parse_timedelta
+
+    if not isinstance(text, str) or not text.strip() or not text.strip()[0].isdigit():
+        return False
+    try:
+        parse_timedelta(text)
+    except (KeyError, ValueError, TypeError):
+        return False
+    return True
+
+
+def _is_size(text: Any) -> bool:
+    """A byte size (``4GiB``) or ``auto``: what Dask's numeric memory settings also take."""
+    from dask.utils import parse_bytes
+
+    if text == "auto":
+        return True
+    try:
+        parse_bytes(text)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+class ClusterNotStarted(Fault):
+    """The local Dask cluster could not start (no free port, a thread limit, ...): one line, exit 1."""
+
+
 class NoWorkers(Fault):
     """No worker joined the scheduler within the start timeout (one line, exit 1)."""
+
+
+class NoWorkersLeft(SchedulerLost):
+    """Every worker left mid-sweep and none joined within :func:`no_workers_timeout` (one line, exit 1)."""
+
+
+#: Default seconds a run waits, once every worker of a scheduler it did not start has left,
+#: for one to join before it ends (Dask setting ``boardsweep.no-workers-timeout``).
+NO_WORKERS_TIMEOUT_S = 30.0
+
+
+def no_workers_timeout() -> float:
+    """Seconds a run waits for a worker once every worker has left: Dask's
+    ``boardsweep.no-workers-timeout`` setting (``DASK_BOARDSWEEP__NO_WORKERS_TIMEOUT=2m``),
+    else :data:`NO_WORKERS_TIMEOUT_S`."""
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    value = dask.config.get("boardsweep.no-workers-timeout", None)
+    if value is None:
+        return NO_WORKERS_TIMEOUT_S
+    try:
+        return float(parse_timedelta(value, default="seconds"))
+    except (KeyError, ValueError, TypeError):
+        raise BadDaskConfig(f"Dask setting boardsweep.no-workers-timeout = {value!r}: expected a duration "
+                            "such as 30s; fix or unset it") from None
 
 
 class NotAScheduler(ConnectionError):
@@ -200,7 +383,15 @@ def _client(stack: ExitStack, target: Target):
         return client
     if target.batch:
         return _batch_client(stack, target)
-    cluster = stack.enter_context(embedded_cluster(target.workers, dashboard_address(target.dashboard_address)))
+    try:
+        cluster = stack.enter_context(embedded_cluster(target.workers, dashboard_address(target.dashboard_address)))
+    except (OSError, RuntimeError) as exc:  # Dask's "Cluster failed to start", caused by the OSError
+        cause = exc.__cause__ or exc.__context__ if isinstance(exc, RuntimeError) else exc
+        if not isinstance(cause, OSError):
+            raise
+        raise ClusterNotStarted(f"the local Dask cluster could not start: {one_line(cause)} (no free port, too "
+                                "many threads or files for this process's limits?); nothing was computed, "
+                                "rerun once the cause is gone") from None
     client = stack.enter_context(Client(cluster))
     if not logging.getLogger().handlers:  # -v (or a script's logging setup) keeps Dask's own records
         from .worker_logs import QuietTaskErrors

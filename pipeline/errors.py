@@ -15,7 +15,7 @@ the CLI turns each into one line ``boardsweep: error: ...`` on stderr and its
 from __future__ import annotations
 
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
-           "TasksFailed", "one_line"]
+           "TasksFailed", "KernelExited", "contained", "one_line"]
 
 
 class BoardsweepError(Exception):
@@ -60,3 +60,18 @@ def one_line(exc: BaseException) -> str:
     """``exc`` as ``TypeName: message`` on one line."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class KernelExited(RuntimeError):
+    """A game's code left by a BaseException that is not an Exception
+    (``sys.exit``, ``KeyboardInterrupt``, a plugin's own): reported as the
+    task's error, which the run lists, never left to end a worker thread
+    (the run would wait for that task forever)."""
+
+
+def contained(exc: BaseException) -> BaseException:
+    """``exc`` where it is an Exception, else a :class:`KernelExited` naming it."""
+    if isinstance(exc, Exception):
+        return exc
+    return KernelExited(f"the game's code left with {one_line(exc)} (not an Exception; a kernel must raise "
+                        "an Exception, never end the process)")

@@ -32,6 +32,7 @@ import json
 import concurrent.futures
 import logging
 import re
+import threading
 import time
 import uuid
 from contextlib import ExitStack
@@ -39,9 +40,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import grow, precision, sizing
-from .cluster import NotAScheduler, Target, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_workers_timeout, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .store.remote import use_storage_options
-from .errors import InputError, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
+from .errors import InputError, SchedulerLost, contained, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_tasks
 from .run_report import RunReport
 from .spec import Spec
@@ -88,6 +89,10 @@ def _check_scheduler_answers(address: str, security) -> None:
         handshake(address, security)
     except NotAScheduler as exc:
         raise SchedulerLost(f"cannot reach the Dask scheduler at {address}: {exc} (nothing was created)") from None
+
+#: The one line for ``--extend`` with ``--overwrite`` (``extend=True, overwrite=True``).
+EXTEND_AND_OVERWRITE = "--extend grows a store in place and --overwrite replaces it: give one of them"
+
 
 def run_sweep(
     spec: Spec,
@@ -163,9 +168,14 @@ def run_sweep(
     TasksFailed
         Some tasks raised; every other task ran to the end and is stored.
     """
+    if extend and overwrite:
+        raise InputError(EXTEND_AND_OVERWRITE)
     url = normalize_url(url or spec.default_store())
     use_storage_options(url, spec.storage_options)  # before any file system is made, workers included
     target = target or Target(workers=workers, scheduler=scheduler, security=security)
+    check_workers(target.workers)  # before anything is created or started
+    check_dashboard_address(target.dashboard_address)
+    check_dask_config()
     if isinstance(target.scheduler, str) and target.scheduler:
         check_scheduler_address(target.scheduler)  # before anything is created
         _check_scheduler_answers(target.scheduler, target.security)
@@ -287,7 +297,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
             try:
                 if tasks or points:
                     _submit_and_wait(client, spec, st, tasks, points, report, on_round, options.target.scheduler,
-                                     options.on_failure, on_submitted)
+                                     options.on_failure, on_submitted, _no_workers_deadline(options.target))
                 else:  # the head start took every task
                     on_submitted()
             except TasksFailed as exc:
@@ -339,7 +349,13 @@ def _store_head(warming: WarmUp | None, st: Store, spec: Spec, report: RunReport
                     "error": _one_line(exc)})
         _tell_new_failure(failures + new, on_failure)
     for task, arrays, record in results:
-        record = store_task(st.url, task, arrays, record, _token(spec))
+        try:
+            record = store_task(st.url, task, arrays, record, _token(spec))
+        except OSError as exc:  # a full disk, say: as a worker's failing write, the task's cells stay missing
+            new.append({"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}",
+                        "error": _one_line(exc)})
+            _tell_new_failure(failures + new, on_failure)
+            continue
         report.records.append(record)
         report.kernel_s += record["kernel_s"]
         report.compile_s += record["compile_s"]
@@ -417,7 +433,7 @@ def _task_size(spec: Spec, st: Store, resumed: bool, client_once) -> tuple[Spec,
     points = spec.points()
     picked = sorted({0, len(points) // 2, len(points) - 1})[:CALIBRATION_POINTS]
     future = client_once().submit(
-        time_replicate, spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
+        contained_call, time_replicate, spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
         spec.checkpoints, spec.task_seconds, pure=False, key=f"calibrate-{uuid.uuid4().hex[:8]}")
     try:
         seconds = float(future.result())
@@ -436,22 +452,68 @@ IN_FLIGHT_PER_WORKER = 8
 MIN_IN_FLIGHT = 32
 
 
+def contained_call(fn: Callable, *args):
+    """``fn(*args)`` on a worker, a game's ``sys.exit()``, ``KeyboardInterrupt``
+    or other BaseException turned into the task's error (:func:`errors.contained`):
+    left alone, it ends the worker's thread and the run waits for the task forever."""
+    try:
+        return fn(*args)
+    except Exception:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - see the docstring
+        raise contained(exc) from None
+
+
 def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
     """(function, args, key, description) of every task to run, exact answers first."""
     game = spec.game
     token = _token(spec)
     for index, params in points:
-        yield (run_exact, (game, index, params, spec.run_shape, spec.checkpoints, url, token),
+        yield (contained_call, (run_exact, game, index, params, spec.run_shape, spec.checkpoints, url, token),
                f"exact-{'-'.join(map(str, index))}-{tag}",
                {"point": _point(spec, params), "task": "exact answer"})
     for task in tasks:
-        yield (run_task, (game, spec.seed, task, spec.run_shape, spec.checkpoints, url, token),
+        yield (contained_call, (run_task, game, spec.seed, task, spec.run_shape, spec.checkpoints, url, token),
                f"sim-{task.key}-{tag}",
                {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
 
 
+def _no_workers_deadline(target: Target) -> float | None:
+    """Seconds a run waits once every worker has left (:func:`cluster.no_workers_timeout`),
+    or None for the embedded cluster, whose workers are this process's threads (or
+    processes its nannies restart)."""
+    if target.client is None and not target.scheduler and not target.batch:
+        return None
+    if target.batch:  # replacement worker jobs wait in the batch queue as the first ones did
+        return max(no_workers_timeout(), target.start_timeout)
+    return no_workers_timeout()
+
+
+def _watch_workers(client, deadline: float, live: set, gone: threading.Event, stop: threading.Event) -> None:
+    """In a thread: once the scheduler has had no worker for ``deadline``
+    seconds, set ``gone`` and cancel the ``live`` futures, which ends the
+    run's wait (its tasks would otherwise wait for a worker forever)."""
+    since = None
+    while not stop.wait(LOOK_EVERY_S):
+        try:
+            workers = len(client.nthreads())
+        except Exception:  # noqa: BLE001 - a lost scheduler: the run's own wait says so
+            continue
+        if workers:
+            since = None
+            continue
+        since = time.monotonic() if since is None else since
+        if time.monotonic() - since >= deadline:
+            gone.set()
+            try:
+                client.cancel(list(live))
+            except Exception:  # noqa: BLE001 - the scheduler went too: the run's wait ends anyway
+                pass
+            return
+
+
 def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress, scheduler=None,
-                     on_failure=None, on_submitted=None) -> None:
+                     on_failure=None, on_submitted=None, no_workers_s: float | None = None) -> None:
     from distributed import as_completed
 
     url = st.url
@@ -475,9 +537,18 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
         on_submitted()
     total, finished, failures = len(tasks) + len(points), 0, []
     address = scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
+    gone, stop = threading.Event(), threading.Event()
+    if no_workers_s is not None:
+        threading.Thread(target=_watch_workers, args=(client, no_workers_s, live, gone, stop),
+                         name="boardsweep-workers-watch", daemon=True).start()
     try:
         for future in in_flight:
             live.discard(future)
+            if gone.is_set():
+                raise NoWorkersLeft(
+                    f"every worker of the Dask scheduler at {address} left mid-sweep and none joined within "
+                    f"{no_workers_s:g} s (Dask's boardsweep.no-workers-timeout); finished tasks are kept in "
+                    f"{url}: start workers (dask worker {address}) and rerun the same command to resume")
             if future.status == "error":
                 error = _remote_error(future, address, url)
                 lost = st.lost(error)
@@ -512,6 +583,7 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
         _quiet_close(client)
         raise
     finally:
+        stop.set()
         if client.status == "running" and live:
             client.cancel(list(live))
     if failures:

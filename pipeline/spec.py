@@ -71,6 +71,9 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 #: Largest run-shape entry: counts are stored as 64-bit integers.
 MAX_RUN = 2**62
+#: Checkpoints of ``[checkpoints] count`` when the spec gives none, and the most a spec may ask for.
+DEFAULT_CHECKPOINTS = 16
+MAX_CHECKPOINTS = 100_000
 
 
 class SpecError(InputError):
@@ -512,7 +515,13 @@ class _Parser:
             raise self.error("checkpoints", "give either count or values, not both")
         if "values" in table:
             return self.explicit_checkpoints(table["values"], total, game.checkpoint_of)
-        count = self.integer("checkpoints.count", table.get("count", 16), 1)
+        count = self.integer("checkpoints.count", table.get("count", DEFAULT_CHECKPOINTS), 1)
+        if count > max(total, DEFAULT_CHECKPOINTS):  # checked before the checkpoints are computed: 10**9 of them is 7 GB
+            raise self.error("checkpoints.count", f"{count} is more than run.{game.checkpoint_of} = {total}; "
+                             f"expected at most one checkpoint per step, 1 to {min(total, MAX_CHECKPOINTS)}")
+        if count > MAX_CHECKPOINTS:
+            raise self.error("checkpoints.count", f"{count} is not allowed; expected at most {MAX_CHECKPOINTS} "
+                             "(every checkpoint is stored for every replicate)")
         return game.default_checkpoints(run_shape, count)
 
     def explicit_checkpoints(self, values: Any, total: int, of: str) -> np.ndarray:

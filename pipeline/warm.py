@@ -26,6 +26,7 @@ from typing import Callable
 import numpy as np
 from numba.core import event
 
+from .errors import contained
 from ..core.games import Game
 from .plan import replicate_seed
 from .spec import Spec
@@ -115,7 +116,7 @@ def warm_points(game: Game, root: int, points: list[dict], run_shape: dict, chec
             return
         try:
             game.simulate(params, replicate_seed(root, params, 0), shape, first)
-        except Exception:  # noqa: BLE001, S112 - the task that runs this point reports its error
+        except BaseException:  # noqa: BLE001, S112 - sys.exit() too: the task that runs this point reports it
             continue
 
 
@@ -175,8 +176,8 @@ class WarmUp:
                 self.taken.append(task)
             try:
                 self.results.append((task, *self._simulate(task)))
-            except Exception as exc:  # noqa: BLE001 - the run reports it as a worker's failure
-                self.errors.append((task, exc))
+            except BaseException as exc:  # noqa: BLE001 - sys.exit() too: the run reports it as a worker's failure
+                self.errors.append((task, contained(exc)))
 
     def head_start(self, tasks: list, simulate: Callable | None = None) -> None:
         """Offer ``tasks`` (every task of a new store, in order; ``[]``: none)

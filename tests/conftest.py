@@ -54,6 +54,7 @@ SLOW_MODULES = {
     "tests/pipeline/test_cluster_slurm.py",
     "tests/pipeline/test_false_complete.py",
     "tests/pipeline/test_faults.py",
+    "tests/pipeline/test_faults_round4.py",
     "tests/pipeline/test_grow.py",
     "tests/pipeline/test_integrity.py",
     "tests/pipeline/test_packing.py",

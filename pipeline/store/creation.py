@@ -65,7 +65,10 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
     fs, root = fsspec.core.url_to_fs(url)
     ds, encoding = template(spec, spec.game)
     mark_own_folder(url)
-    missing = [str(n) for n in ds.variables if not fs.exists(f"{root}/{n}/zarr.json")]
+    missing = [str(n) for n in ds.variables if not _array_metadata(fs, f"{root}/{n}/zarr.json")]
+    for name in missing:  # a garbled zarr.json (damage, a write cut short): rewritten from the spec below
+        if fs.exists(f"{root}/{name}/zarr.json"):
+            fs.rm_file(f"{root}/{name}/zarr.json")
     missing += [c for c in _stale_coordinates(url, ds) if c not in missing]
     if not missing:
         return []
@@ -75,6 +78,17 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
         subset.to_zarr(url, mode="a", compute=False, consolidated=True, zarr_format=3,
                        encoding={k: v for k, v in encoding.items() if k in subset.variables})
     return missing
+
+
+def _array_metadata(fs, path: str) -> bool:
+    """Whether ``path`` holds an array's ``zarr.json`` (missing or garbled: False)."""
+    try:
+        meta = json.loads(fs.cat_file(path))
+    except FileNotFoundError:
+        return False
+    except ValueError:
+        return False
+    return isinstance(meta, dict) and meta.get("node_type") == "array" and isinstance(meta.get("shape"), list)
 
 
 def _stale_coordinates(url: str, ds: xr.Dataset) -> list[str]:

@@ -22,12 +22,12 @@ import zarr
 from ...core.rng import RNG_SCHEME
 from . import manifests, metadata
 from .zarr_private import quiet
-from ..errors import InputError
+from ..errors import Fault, InputError
 from ..plan import SEED_SCHEME
 from ..spec import Spec
 
-__all__ = ["StoreMismatch", "UnknownFormat", "store_exists", "inspect", "read_attrs", "check_format",
-           "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels",
+__all__ = ["StoreMismatch", "UnknownFormat", "RootDamaged", "check_root", "store_exists", "inspect", "read_attrs",
+           "check_format", "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels",
            "read_coordinates", "rootless_line"]
 
 
@@ -91,10 +91,59 @@ def read_attrs(url: str, check: bool = True) -> dict[str, Any]:
     """The store's attributes; with ``check``, those of a boardsweep store in
     a format this code knows (:func:`check_format`)."""
     with quiet():
-        attrs = dict(zarr.open_group(url, mode="r").attrs)
+        group = zarr.open_group(url, mode="r")
+        attrs = dict(group.attrs)
     if check and "spec_canonical" in attrs:
         check_format(url, attrs)
+        check_root(url, attrs, _done_dims(group))
     return attrs
+
+
+class RootDamaged(Fault):
+    """The store's root attributes (its ``zarr.json``) are damaged: exit 1, named, never guessed."""
+
+
+def check_root(url: str, attrs: Mapping[str, Any], done_dims: list[str] | None = None) -> None:
+    """Raise :class:`RootDamaged` (one line) unless the attributes every
+    command reads are well formed: ``spec_canonical`` a JSON object with a
+    ``grid`` table, ``grid_axes`` its axes (in the order of the ``done``
+    array's dimensions, ``done_dims``, where known), ``replicates_per_task``
+    a positive integer.  A garbled or swapped attribute would otherwise
+    fail deep in a command, or label the cells wrongly."""
+    problems = []
+    try:
+        canonical = json.loads(attrs["spec_canonical"])
+        grid = canonical["grid"]
+        if not isinstance(grid, dict):
+            raise TypeError
+    except (TypeError, ValueError, KeyError):
+        canonical, grid = None, None
+        problems.append(f"spec_canonical {_short(attrs.get('spec_canonical'))} is not a spec's canonical JSON")
+    axes = attrs.get("grid_axes", [])
+    if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes) or len(set(axes)) != len(axes):
+        problems.append(f"grid_axes {_short(axes)} is not a list of distinct axis names")
+    elif grid is not None and set(axes) != set(grid):
+        problems.append(f"grid_axes {axes} are not the spec's grid axes {list(grid)}")
+    elif done_dims is not None and axes != [d for d in done_dims if d != "replicate"]:
+        problems.append(f"grid_axes {axes} are not in the order of the arrays' dimensions "
+                        f"{[d for d in done_dims if d != 'replicate']}")
+    block = attrs.get("replicates_per_task", 1)
+    if isinstance(block, bool) or not str(block).isdigit() or int(block) < 1:
+        problems.append(f"replicates_per_task {_short(block)} is not a positive integer")
+    if problems:
+        raise RootDamaged(f"store {url} has damaged root metadata (its zarr.json attributes: "
+                          f"{'; '.join(problems)}); nothing was read or changed: restore zarr.json from a copy, "
+                          "or replace the store with `boardsweep run SPEC --store URL --overwrite`")
+
+
+def _done_dims(group) -> list[str] | None:
+    """The ``done`` array's dimension names from the group's consolidated metadata (no extra read)."""
+    try:
+        meta = group.metadata.consolidated_metadata
+        names = meta.metadata["done"].dimension_names if meta is not None else None
+    except (AttributeError, KeyError, TypeError):
+        return None
+    return [str(n) for n in names] if names else None
 
 
 def check_format(url: str, attrs: Mapping[str, Any]) -> None:

@@ -122,13 +122,17 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         sim_names = [*simulated_variables(attrs), "done"]
         exact_names = [*attrs.get("exact_variables", []), "exact_done"]
         arrays = attrs.get("arrays") or [*sim_names, *exact_names]
+        metas = _read_many(fs, root, [f"{name}/zarr.json" for name in arrays])
         for name in arrays:
-            if not fs.exists(f"{root}/{name}/zarr.json"):
+            reason = _metadata_problem(metas[f"{name}/zarr.json"])
+            if reason:
                 damage.arrays.append(name)
-                damage.reasons[name] = "its metadata is missing"
+                damage.reasons[name] = reason
         state = packing.layout(url) if state is None else state
         if state == packing.UNKNOWN:
             for name, reason in packing.unrecognised(url).items():
+                if name in damage.arrays:  # its metadata is damaged: said once, above
+                    continue
                 damage.arrays.append(name)
                 damage.reasons[name] = reason
         elif state not in ("tasks", "packed"):
@@ -212,11 +216,39 @@ def _verify(fs, root: str, manifest: bytes | None, sweep: Sweep | None = None,
         got = _fingerprint(data[path])
         if got != expected:
             if got is None:
-                return f"chunk {path} missing"
+                return f"chunk {path} {_absent_or_unreadable(fs, root, path)}"
             if expected is None or got[0] != expected[0]:
                 return f"chunk {path} has {got[0]} bytes, {expected[0] if expected else 0} written"
             return f"chunk {path} altered (checksum differs)"
     return None
+
+
+def _metadata_problem(raw: bytes | None) -> str:
+    """Why an array's ``zarr.json`` cannot serve ('' when it can): missing, or
+    not an array's metadata (garbled, cut short, another node's)."""
+    if raw is None:
+        return "its metadata is missing"
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return "its metadata is damaged (zarr.json is not JSON)"
+    if not isinstance(meta, dict) or meta.get("node_type") != "array" or not isinstance(meta.get("shape"), list):
+        return "its metadata is damaged (zarr.json is not an array's)"
+    return ""
+
+
+def _absent_or_unreadable(fs, root: str, path: str) -> str:
+    """Why a chunk's bytes could not be read: ``missing``, or ``unreadable (why)``
+    where the file is there (no read permission, a folder in its place)."""
+    full = f"{root}/{path}"
+    try:
+        with fs.open(full, "rb") as f:
+            f.read(1)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or type(exc).__name__})"
+    return "unreadable"
 
 
 def describe(url: str, damage: Damage, limit: int = 4, attrs: dict[str, Any] | None = None) -> str:

@@ -91,6 +91,23 @@ class Files:
     def json(self, rel: str) -> dict[str, Any] | None:
         return _parse(self.read(rel))
 
+    def why_unread(self, rel: str) -> str:
+        """Why :meth:`read` gave ``None``: ``missing``, or ``unreadable (why)``
+        where the file is there (no read permission, a folder in its place)."""
+        try:
+            if self.fs is None:
+                with open(self.local / rel, "rb") as f:
+                    f.read(1)
+            elif not self.fs.exists(self.path(rel)):
+                return "missing"
+            else:
+                self.fs.cat_file(self.path(rel), start=0, end=1)
+        except FileNotFoundError:
+            return "missing"
+        except OSError as exc:
+            return f"unreadable ({exc.strerror or type(exc).__name__})"
+        return "unreadable"
+
 
 def _parse(raw: bytes | None) -> dict[str, Any] | None:
     """A JSON object's bytes parsed, else ``None``."""
@@ -307,7 +324,7 @@ def damaged_chunks(url: str) -> dict[str, str]:
         for key, expected in record["files"].items():
             got = fingerprint(found[key])
             if got is None:
-                bad[key] = f"packed chunk {key} missing"
+                bad[key] = f"packed chunk {key} {files.why_unread(key)}"
             elif got != expected:
                 bad[key] = (f"packed chunk {key} has {got[0]} bytes, {expected[0]} written"
                             if got[0] != expected[0] else f"packed chunk {key} altered (checksum differs)")

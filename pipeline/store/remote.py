@@ -1,9 +1,10 @@
 """What is particular to a store behind an fsspec URL (object storage).
 
 * bounded failure: S3 clients give up after :data:`S3_ATTEMPTS` attempts and
-  :data:`S3_CONNECT_TIMEOUT_S` / :data:`S3_READ_TIMEOUT_S` (botocore's own
-  defaults retry and wait for minutes on a lost server); set as fsspec
-  defaults, so a user's own fsspec/s3fs configuration still wins;
+  :data:`S3_CONNECT_TIMEOUT_S` / :data:`S3_READ_TIMEOUT_S`, 18 s per request
+  at most (botocore's and s3fs's own defaults, retries around retries, wait
+  for minutes on a server that never answers); set as fsspec defaults, so a
+  user's own fsspec/s3fs configuration or ``[storage_options]`` still wins;
 * exclusive create: write an object only if none exists (S3's conditional
   put, ``If-None-Match: *``), the primitive an exact lock needs;
 * exact replace: read an object with its ETag in one request, then replace
@@ -39,14 +40,20 @@ from ..errors import Fault
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
            "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
-           "replace_if_unchanged", "remove_if_unchanged", "write_task",
+           "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline",
            "use_storage_options"]
 
-#: Attempts per S3 request (the first and the retries), and the socket timeouts:
-#: a lost server is reported within about ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` per request.
+#: Attempts per S3 request (the first and the retries), and the socket timeouts: a request
+#: to a server that is gone gives up within ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` (9 s), one to
+#: a server that accepts connections and never answers (frozen, a cut network) within
+#: ``S3_ATTEMPTS * S3_READ_TIMEOUT_S`` (18 s), and the command ends in one line.  Set them in
+#: a spec's ``[storage_options]`` (``config_kwargs = {read_timeout = 30, connect_timeout = 5,
+#: retries = {total_max_attempts = 5}}``) or in fsspec's configuration (``FSSPEC_S3``).
 S3_ATTEMPTS = 3
 S3_CONNECT_TIMEOUT_S = 3
-S3_READ_TIMEOUT_S = 10
+S3_READ_TIMEOUT_S = 6
+#: s3fs's own retries of a request that botocore already retried (its class default).
+S3FS_RETRIES = 5
 
 
 class NoExclusiveCreate(Exception):
@@ -58,7 +65,9 @@ class StoreUnreachable(Fault):
 
     @classmethod
     def during_run(cls, url: str, exc: BaseException) -> "StoreUnreachable":
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        text = " ".join(str(exc).split())
+        if not text or text == type(exc).__name__:  # fsspec's deadline says nothing more
+            text = "no answer within the storage's deadline" if isinstance(exc, TimeoutError) else type(exc).__name__
         return cls(f"lost the storage of {url} mid-sweep ({type(exc).__name__}: {text}); finished tasks are "
                    "kept there: rerun the same command once it answers again to complete the store")
 
@@ -107,9 +116,30 @@ def bound_failures() -> None:
     conf = fsspec.config.conf.setdefault("s3", {})
     conf.setdefault("max_concurrency", 1)
     kwargs = conf.setdefault("config_kwargs", {})
-    kwargs.setdefault("retries", {"max_attempts": S3_ATTEMPTS, "mode": "standard"})
+    kwargs.setdefault("retries", {"total_max_attempts": S3_ATTEMPTS, "mode": "standard"})  # max_attempts: retries
     kwargs.setdefault("connect_timeout", S3_CONNECT_TIMEOUT_S)
     kwargs.setdefault("read_timeout", S3_READ_TIMEOUT_S)
+    try:
+        import s3fs
+    except ImportError:
+        return
+    if s3fs.S3FileSystem.retries == S3FS_RETRIES:  # s3fs's own loop around botocore's: 5 x 3 attempts
+        s3fs.S3FileSystem.retries = 1  # botocore's attempts (standard mode: throttling, 5xx) are kept
+
+
+def write_deadline(fs) -> float:
+    """Seconds one task's writes may take in all: every attempt of every
+    request connecting and waiting for its answer, plus a second (27 s with
+    the defaults).  botocore's read timeout does not cover a PUT whose
+    server accepted the connection and froze (SIGSTOP, a cut network): the
+    write would wait forever; past this deadline it raises
+    :class:`fsspec.exceptions.FSTimeoutError` (a TimeoutError: the run ends
+    in one line, :func:`unreachable`)."""
+    conf = dict(getattr(fs, "storage_options", {}).get("config_kwargs") or {})
+    retries = conf.get("retries") or {}
+    attempts = retries.get("total_max_attempts") or (retries.get("max_attempts", S3_ATTEMPTS - 1) + 1)
+    per_attempt = float(conf.get("connect_timeout", S3_CONNECT_TIMEOUT_S)) + float(conf.get("read_timeout", S3_READ_TIMEOUT_S))
+    return attempts * per_attempt + 1.0
 
 
 def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
@@ -123,8 +153,18 @@ def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
         return
     protocol = url.split("://", 1)[0]
     conf = fsspec.config.conf.setdefault(protocol, {})
-    conf.update(options)
+    _merge(conf, options)  # config_kwargs = {read_timeout = 30} keeps the other bounds
     os.environ[f"FSSPEC_{protocol.upper()}"] = json.dumps(conf)
+
+
+def _merge(into: dict, options: Mapping[str, Any]) -> None:
+    """``options`` written over ``into``, tables merged key by key."""
+    for key, value in options.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            into[key] = dict(into[key])
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def is_local(fs) -> bool:
@@ -141,7 +181,7 @@ def create_exclusive(fs, path: str, data: bytes) -> bool:
     once per file system with a probe object next to ``path``)."""
     _check_conditional_put(fs, path.rsplit("/", 1)[0])
     try:
-        fs.pipe_file(path, data, mode="create")
+        fs.pipe_file(path, data, mode="create", timeout=write_deadline(fs))
     except (FileExistsError, OSError) as exc:
         if _precondition_failed(exc):
             return False
@@ -192,7 +232,7 @@ def _s3(fs, operation: str, path: str, **kwargs: Any) -> Any:
     if not hasattr(fs, "_call_s3") or not hasattr(fs, "split_path"):
         raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
     bucket, key, _ = fs.split_path(path)
-    return sync(fs.loop, fs._call_s3, operation, Bucket=bucket, Key=key, **kwargs)
+    return sync(fs.loop, fs._call_s3, operation, Bucket=bucket, Key=key, timeout=write_deadline(fs), **kwargs)
 
 
 def read_tagged(fs, path: str) -> tuple[bytes, str] | None:
@@ -207,7 +247,7 @@ def read_tagged(fs, path: str) -> tuple[bytes, str] | None:
     if not hasattr(fs, "_call_s3"):
         raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
     try:
-        return sync(fs.loop, get)
+        return sync(fs.loop, get, timeout=write_deadline(fs))
     except FileNotFoundError:
         return None
 
@@ -307,7 +347,8 @@ def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, 
     done = encode_region(metas[flag], f"array {flag} of {url}", region, np.ones(1, dtype=bool))
     if done is None:
         return None
-    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()})
-    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1])  # only once the data is stored
+    deadline = write_deadline(fs)  # a PUT to a frozen server waits past botocore's read timeout
+    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()}, timeout=deadline)
+    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1], timeout=deadline)  # only once the data is stored
     data[f"{flag}/{done[0]}"] = done[1]
     return {path: [len(raw), zlib.crc32(raw)] for path, raw in data.items()}
