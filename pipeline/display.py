@@ -65,10 +65,11 @@ def console() -> Console:
     return Console(highlight=False)
 
 
-def info(out: Console, text: str) -> None:
-    """Print an informational line (not under -q)."""
+def info(out: Console, text: str, soft_wrap: bool = False) -> None:
+    """Print an informational line (not under -q); ``soft_wrap``: never cut
+    (a line holding a path or a command to copy)."""
     if _VERBOSITY >= 0:
-        out.print(text)
+        out.print(text, soft_wrap=soft_wrap)
 
 
 def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, where: str | None = None) -> None:
@@ -274,7 +275,7 @@ def run_summary(out: Console, report: RunReport) -> None:
              f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
              f"{count(report.workers or 0, 'worker')}, writes {report.write_s:.2f} s, "
              f"overhead ~ {max(overhead, 0):.1f} s")
-        info(out, f"figures and tables: `boardsweep report {_quoted(report.store)}`")
+        info(out, f"figures and tables: `boardsweep report {_quoted(report.store)}`", soft_wrap=True)
     last = tail.get()
     if _VERBOSITY >= 0:
         budget = MAX_LINES - RUN_LINES - len(last.splitlines())
@@ -300,8 +301,8 @@ def _every_row(store: str) -> str:
 def work_line(report: RunReport) -> str:
     """What this run computed, in the terms of its progress bar."""
     total = report.tasks_run + report.exact_run
-    early = f"; {report.head_start} while the cluster started" if report.head_start else ""
-    return (f"this run: {count(total, 'task')} ({count(report.tasks_run, 'simulation task')}, "
+    early = f", {report.head_start} during start-up" if report.head_start else ""
+    return (f"this run: {count(total, 'task')} ({report.tasks_run} simulation, "
             f"{count(report.exact_run, 'exact solve')}){early}")
 
 

@@ -113,7 +113,7 @@ def test_query_formats(finished, capsys):
     assert lines[0] == "dice_sides,rule,location,estimate,se,low,high,df,exact,z,p,exact_state,replicates"
     assert len(lines) == 1 + 4 * 2
     assert run_cli("query", str(finished)) == 0
-    assert "frequencies" in capsys.readouterr().out
+    assert "counts: the 5 most frequent locations per grid point" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

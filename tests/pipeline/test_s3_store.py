@@ -76,6 +76,6 @@ def test_the_check_finds_and_the_rerun_repairs_a_damaged_chunk_on_s3(swept, buck
     capsys.readouterr()
     assert run_cli("-q", "run", str(spec), "--store", bucket_url, "--scheduler", s3cluster) == 0
     out = capsys.readouterr().out
-    assert "tasks run" in out and "0 tasks run" not in out, out  # the damaged task ran again
+    assert "this run: " in out and "this run: 0 tasks" not in out, out  # the damaged task ran again
     with xr.open_zarr(local) as a, xr.open_zarr(bucket_url) as b:
         assert_same_store(a.load(), b.load())
