@@ -127,13 +127,29 @@ def check_root(url: str, attrs: Mapping[str, Any], done_dims: list[str] | None =
     elif done_dims is not None and axes != [d for d in done_dims if d != "replicate"]:
         problems.append(f"grid_axes {axes} are not in the order of the arrays' dimensions "
                         f"{[d for d in done_dims if d != 'replicate']}")
-    block = attrs.get("replicates_per_task", 1)
+    block = attrs.get("replicates_per_task")
     if isinstance(block, bool) or not str(block).isdigit() or int(block) < 1:
         problems.append(f"replicates_per_task {_short(block)} is not a positive integer")
+    problems += _variable_lists(attrs)
     if problems:
         raise RootDamaged(f"store {url} has damaged root metadata (its zarr.json attributes: "
                           f"{'; '.join(problems)}); nothing was read or changed: restore zarr.json from a copy, "
                           "or replace the store with `boardsweep run SPEC --store URL --overwrite`")
+
+
+def _variable_lists(attrs: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the lists naming the store's variables: each a list
+    of names, every one an array the store lists in ``arrays``."""
+    arrays = attrs.get("arrays")
+    known = set(arrays) if isinstance(arrays, list) and all(isinstance(a, str) for a in arrays) else None
+    problems = []
+    for key in ("simulated_variables", "exact_variables"):
+        names = attrs.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            problems.append(f"{key} {_short(names)} is not a list of variable names")
+        elif known is not None and not set(names) <= known:
+            problems.append(f"{key} names {sorted(set(names) - known)}, which the store does not hold")
+    return problems
 
 
 def _done_dims(group) -> list[str] | None:
