@@ -125,7 +125,8 @@ def test_one_estimate_and_se_whichever_way_it_is_read(summaries, name, capsys):
     for column in ("estimate", "se"):
         np.testing.assert_allclose(csv[column].to_numpy(float), table[column].to_numpy(float),
                                    rtol=1e-12, atol=0, equal_nan=True)
-    _same_as_the_reports_csv(url, table, ds)
+    if name == "shut_the_box":  # a scalar pooled per game and a distribution: the report's CSV holds both kinds
+        _same_as_the_reports_csv(url, table, ds)
     for headline in ds.boardsweep.headlines:  # the accessor's Dataset: the same numbers
         est = ds.boardsweep.estimate(headline)
         mine = table[table["headline"] == headline]
