@@ -337,19 +337,6 @@ SUMMARY_FIRST = 5
 SUMMARY_WORST = 5
 
 
-def _decimals(se: float) -> int | None:
-    """Decimals that show a value to two significant digits of its s.e."""
-    if not np.isfinite(se) or se <= 0:
-        return None
-    return int(max(0, 1 - np.floor(np.log10(se))))
-
-
-def _to_se(x: float, se: float) -> str:
-    """An estimate to two significant digits of its standard error."""
-    d = _decimals(se)
-    return fmt_value(x) if d is None else f"{x:.{d}f}"
-
-
 def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STORE") -> None:
     """``query --summary``: the headline answers on one screen
     (:func:`boardsweep.pipeline.overview.print_overview`) and the verdict;
@@ -418,12 +405,6 @@ def _label_values(ds, table, found) -> list:
     return out
 
 
-def _interval(low: float, high: float, se: float) -> str:
-    if not np.isfinite(low):
-        return "-"
-    return f"[{_to_se(low, se)}, {_to_se(high, se)}]"
-
-
 def _fmt_z(x: float) -> str:
     return "-" if not np.isfinite(x) else f"{x:.2f}"
 
@@ -434,10 +415,6 @@ def _fmt_p(x: float) -> str:
 
 def _fmt_int(x: float) -> str:
     return "-" if not np.isfinite(x) else str(int(x))
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4f}"
 
 
 def _many_reads() -> None:
@@ -606,12 +583,6 @@ def print_precision(out: Console, ds) -> None:
               f"{ds.attrs.get('max_replicates')} replicates): {states['met']} of {count(len(columns), 'grid point')} "
               f"met, {states['capped']} capped, {states['running']} running{largest} (per point: "
               "`boardsweep status`)", soft_wrap=True)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    return fmt_value(value) if isinstance(value, float) else str(value)
 
 
 def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:

@@ -32,7 +32,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .words import plural
 
 __all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "print_overview", "print_lines", "point_agreement"]
 
@@ -225,10 +224,6 @@ def _fit(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
 def _basis(est) -> str:
     """How the table's standard errors were found, in a few words."""
     return "per game" if est.attrs["basis"] == "units" else "across replicates"
-
-
-def plural_of(word: str) -> str:
-    return plural(word)
 
 
 def _modal(ds):
