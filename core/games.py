@@ -343,6 +343,9 @@ class Game:
         Full names of a dimension's labels where the labels are codes (e.g.
         Monopoly's ``location``: ``CC1`` -> "Community Chest"); the store
         carries them as a ``<dim>_name`` coordinate.
+    exact_params : tuple of str, optional
+        The parameters the exact answer depends on (``None``: all of them);
+        grid points that agree on these share one solve.
     headlines : tuple of Headline
         The few quantities the game exists to answer, first the one a user
         asks for first; summaries, ``query`` and the report lead with them.
@@ -368,6 +371,7 @@ class Game:
     extras: dict[str, Callable] = field(default_factory=dict)
     coords_fn: Callable[[dict], dict[str, tuple[str, ...]]] | None = None
     ratios: dict[str, Ratio] = field(default_factory=dict)
+    exact_params: tuple[str, ...] | None = None
     #: (module[:attr], distribution) it was loaded from; set by the registry
     #: (not copied by ``dataclasses.replace``), used to pickle it by name.
     origin: tuple[str, str] | None = field(default=None, init=False, compare=False, repr=False)

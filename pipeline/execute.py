@@ -35,15 +35,18 @@ import re
 import threading
 import time
 import uuid
+
+import numpy as np
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Callable
 
 from . import grow, precision, sizing
 from .cluster import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_workers_timeout, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .store.manifests import store_chunks
 from .store.remote import use_storage_options
 from .errors import InputError, SchedulerLost, contained, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
-from .plan import plan_tasks
+from .plan import plan_exact, plan_tasks, task_count
 from .run_report import RunReport
 from .spec import Spec
 from .store import Store, normalize_url
@@ -229,6 +232,8 @@ def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
 
 def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options: _Options) -> RunReport:
     """The run itself, with the store's lock held."""
+    if resumed:  # the store's grid chunks, whatever the grid now (a grown axis keeps them)
+        spec = spec.with_block(spec.block, grid_chunks=store_chunks(st.attrs) or (1,) * len(spec.axes))
     clients: list = []
     on_compile = once(options.on_compile)
 
@@ -261,11 +266,11 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
     finally:
         concurrent.futures.wait([preparing])
     relaid, repaired, done, exact_done, tasks, finished = preparing.result()
-    grid = spec.points()
-    points = [(i, p) for i, p in grid if not exact_done[i]]
-    report = RunReport(store=st.url, tasks_total=len(grid) * -(-spec.replicates // spec.block))
+    points = plan_exact(spec, exact_done)  # chunks of grid points with exact answers missing
+    report = RunReport(store=st.url, tasks_total=task_count(spec))
     report.repaired = relaid + repaired
     report.block, report.calibration = spec.block, calibration
+    report.points_per_task = int(np.prod(spec.task_grid, dtype=np.int64))
     max_tasks = options.max_tasks
     if max_tasks is not None:
         tasks = tasks[:max_tasks]
@@ -345,14 +350,14 @@ def _store_head(warming: WarmUp | None, st: Store, spec: Spec, report: RunReport
     results, errors = warming.head_results()
     new: list[dict] = []
     for task, exc in sorted(errors, key=lambda error: (error[0].index, error[0].start)):  # task order
-        new.append({"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}",
+        new.append({"point": _where(spec, task), "task": f"replicates {task.start}-{task.stop - 1}",
                     "error": _one_line(exc)})
         _tell_new_failure(failures + new, on_failure)
     for task, arrays, record in results:
         try:
             record = store_task(st.url, task, arrays, record, _token(spec))
         except OSError as exc:  # a full disk, say: as a worker's failing write, the task's cells stay missing
-            new.append({"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}",
+            new.append({"point": _where(spec, task), "task": f"replicates {task.start}-{task.stop - 1}",
                         "error": _one_line(exc)})
             _tell_new_failure(failures + new, on_failure)
             continue
@@ -418,18 +423,21 @@ CALIBRATION_POINTS = 3
 
 
 def _task_size(spec: Spec, st: Store, resumed: bool, client_once) -> tuple[Spec, str]:
-    """``spec`` with its replicates per task: recorded in the store when it
-    resumes one made by the same spec, else calibrated on a worker so that a
-    task takes about ``spec.task_seconds`` (replicate 0 of the first, middle
-    and last grid points, timed warm; the slowest counts).  Results do not
-    depend on the task size; only the store's chunks do, so the size is
-    chosen once and recorded."""
+    """``spec`` with its replicates and grid points per task: recorded in
+    the store when it resumes one made by the same spec, else calibrated on
+    a worker so that a task takes about ``spec.task_seconds`` (replicate 0
+    of the first, middle and last grid points, timed warm; the slowest
+    counts): replicates first, then, where a grid point's replicates all fit,
+    grid points.  Results do not depend on the task size; only the store's
+    chunks do, so the size is chosen once and recorded."""
     if resumed:  # a store made by another spec is refused next, by Store.prepare
         attrs = st.attrs
         if json.loads(attrs.get("spec_canonical", "{}")) != spec.canonical() or "replicates_per_task" not in attrs:
             return spec, ""
-        block = int(attrs["replicates_per_task"])
-        return spec.with_block(block), f"{block} replicates per task, as recorded in the store"
+        block, chunks = int(attrs["replicates_per_task"]), store_chunks(attrs) or (1,) * len(spec.axes)
+        points = int(np.prod(chunks, dtype=np.int64))
+        return spec.with_block(block, points, chunks), (
+            f"{block} replicates and {points} grid points per task, as recorded in the store")
     points = spec.points()
     picked = sorted({0, len(points) // 2, len(points) - 1})[:CALIBRATION_POINTS]
     future = client_once().submit(
@@ -439,10 +447,23 @@ def _task_size(spec: Spec, st: Store, resumed: bool, client_once) -> tuple[Spec,
         seconds = float(future.result())
     except Exception as exc:  # noqa: BLE001 - the game's own error, in one line
         raise SweepError(f"timing one replicate to size the tasks failed: {_one_line(exc)}") from None
-    block = max(1, min(spec.replicates, int(spec.task_seconds // max(seconds, 1e-9))))
-    return spec.with_block(block), (
-        f"{block} replicates per task: one replicate takes {seconds:.3g} s on a worker "
-        f"(the slowest of {len(picked)} grid points), tasks of about {spec.task_seconds:g} s asked")
+    block, per_task = task_shape(spec.task_seconds, seconds, spec.replicates, len(points))
+    sized = spec.with_block(block, per_task)
+    return sized, (
+        f"{block} replicates x {int(np.prod(sized.task_grid, dtype=np.int64))} grid points per task: one "
+        f"replicate takes {seconds:.3g} s on a worker (the slowest of {len(picked)} grid points), tasks of "
+        f"about {spec.task_seconds:g} s asked")
+
+
+def task_shape(target_s: float, replicate_s: float, replicates: int, points: int) -> tuple[int, int]:
+    """(replicates, grid points) per task for tasks of about ``target_s``
+    seconds when one replicate takes ``replicate_s``: as many replicates as
+    fit (at least one); where all of a point's fit, as many points as fit."""
+    each = max(replicate_s, 1e-9)
+    block = max(1, min(replicates, int(target_s // each)))
+    if block < replicates:
+        return block, 1
+    return block, max(1, min(points, int(target_s // (each * replicates))))
 
 
 #: Futures in flight per worker: enough to keep every worker busy, few enough
@@ -468,14 +489,13 @@ def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
     """(function, args, key, description) of every task to run, exact answers first."""
     game = spec.game
     token = _token(spec)
-    for index, params in points:
-        yield (contained_call, (run_exact, game, index, params, spec.run_shape, spec.checkpoints, url, token),
-               f"exact-{'-'.join(map(str, index))}-{tag}",
-               {"point": _point(spec, params), "task": "exact answer"})
+    for exact in points:
+        yield (contained_call, (run_exact, game, exact, spec.run_shape, spec.checkpoints, url, token),
+               f"{exact.key}-{tag}", {"point": _where(spec, exact), "task": "exact answer"})
     for task in tasks:
         yield (contained_call, (run_task, game, spec.seed, task, spec.run_shape, spec.checkpoints, url, token),
                f"sim-{task.key}-{tag}",
-               {"point": _point(spec, task.params), "task": f"replicates {task.start}-{task.stop - 1}"})
+               {"point": _where(spec, task), "task": f"replicates {task.start}-{task.stop - 1}"})
 
 
 def _no_workers_deadline(target: Target) -> float | None:
@@ -570,6 +590,7 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
                 report.write_s += record["write_s"]
                 if record["key"].startswith("exact-"):
                     report.exact_run += 1
+                    report.exact_solves += record.get("solves", 0)
                 else:
                     report.tasks_run += 1
             report.max_in_flight = max(report.max_in_flight, len(live) + 1)
@@ -621,6 +642,14 @@ def _failures_text(failures: list[dict], limit: int = 5) -> str:
     if len(by_error) > limit:
         parts.append(f"and {len(by_error) - limit} other errors")
     return "; ".join(parts)
+
+
+def _where(spec: Spec, task) -> str:
+    """The grid points of a task: its one point as :func:`_point` says it,
+    else the first and the count (``dice_sides=4, ... and 99 more points``)."""
+    first = _point(spec, task.params)
+    more = len(task.cells) - 1
+    return first if more <= 0 else f"{first} and {more} more grid point{'s' if more > 1 else ''}"
 
 
 def _point(spec: Spec, params: dict) -> str:

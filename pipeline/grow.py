@@ -30,12 +30,13 @@ store that the same command completes:
 Steps 1-3 are idempotent, so rerunning the command after a kill redoes them;
 then the run computes the new cells like any resume.
 
-When the old replicate count was not a multiple of the task block, the last
-chunk of every old grid point is partly filled.  The task that completes it
-simulates only the new replicates, reads the chunk's old cells back (verified
-against their checksums by the run first), and writes the chunk whole: old
-cells byte-identical, new cells beside them, done flags and checksum record
-renewed (:func:`kept_cells`, used by :func:`boardsweep.pipeline.tasks.run_task`).
+When the old replicate count was not a multiple of the task block, or an
+axis's old length not a multiple of the grid points per task, some chunks
+are partly filled.  The task that completes one simulates only the new
+cells, reads the chunk's old cells back (verified against their checksums
+by the run first), and writes the chunk whole: old cells byte-identical,
+new cells beside them, done flags and checksum record renewed
+(:func:`kept_cells`, used by :func:`boardsweep.pipeline.tasks.store_task`).
 """
 
 from __future__ import annotations
@@ -170,10 +171,7 @@ def check(url: str, spec: Spec, extend: bool, attrs: Mapping[str, Any] | None = 
     return spec, growth
 
 
-def kept_cells(url: str, index: tuple[int, ...], start: int, stop: int,
-               names: list[str]) -> dict[str, np.ndarray]:
-    """The stored cells ``[start, stop)`` of grid point ``index`` of each
-    simulated array ``names``, as written (leading dim = replicates)."""
-    region = tuple(slice(i, i + 1) for i in index) + (slice(start, stop),)
-    point = (0,) * len(index)
-    return {name: read_array(url, name, region)[point] for name in names}
+def kept_cells(url: str, region: tuple[slice, ...], names: list[str]) -> dict[str, np.ndarray]:
+    """The stored cells of one task's chunk (``region``: slices of the grid
+    axes and the replicates) of each array ``names``, as written."""
+    return {name: read_array(url, name, region) for name in names}

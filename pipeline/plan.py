@@ -1,6 +1,8 @@
 """Grid x replicates -> tasks, and the seed of every replicate.
 
-A task is one grid point and one block of consecutive replicates.  Seeds never
+A task is one chunk of the store: a block of grid points (``[tasks]
+points_per_task``, the last grid axis filled first: :func:`grid_chunks`)
+and one block of consecutive replicates.  Seeds never
 depend on the task layout: replicate ``r`` at parameter values ``p`` always
 gets :func:`replicate_seed` ``(root, p, r)``, whatever the grid position, the
 block size, the worker or the submission order.
@@ -18,7 +20,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .spec import Spec
 
-__all__ = ["Task", "SEED_SCHEME", "param_words", "replicate_seed", "plan_tasks"]
+__all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "param_words", "replicate_seed", "plan_tasks"]
 
 SEED_SCHEME = (
     "replicate seed = numpy.random.SeedSequence([root_seed, *w, replicate]) where w are the "
@@ -29,22 +31,115 @@ SEED_SCHEME = (
 
 @dataclass(frozen=True)
 class Task:
-    """One grid point x one block of replicates ``[start, stop)``.
+    """One chunk of the store: a block of grid points x a block of replicates.
 
-    ``base``: set where the task completes a chunk whose first replicates
-    ``[base, start)`` are already stored (a grown store whose old replicate
-    count was not a multiple of the block, see :mod:`boardsweep.pipeline.grow`).
+    ``index``: the chunk's coordinates along the grid axes (a grid point's
+    index divided by :attr:`Spec.task_grid`); ``start``/``stop``: its
+    replicates ``[start, stop)``, the whole chunk's; ``cells``: what the
+    task computes, per grid point (index, parameters, replicates), every
+    other cell of the chunk being either stored already (read back and
+    written again unchanged) or not wanted yet (left missing).
     """
 
     index: tuple[int, ...]
-    params: dict[str, Any]
     start: int
     stop: int
-    base: int | None = None
+    cells: tuple[tuple[tuple[int, ...], dict[str, Any], tuple[int, ...]], ...]
+    bounds: tuple[tuple[int, int], ...] = ()  # the chunk's [lo, hi) along each grid axis
+    keeps: bool = False  # some cells of the chunk are stored already
 
     @property
     def key(self) -> str:
         return "-".join(map(str, self.index)) + f"-r{self.start}"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters of the task's first grid point (for messages)."""
+        return self.cells[0][1]
+
+    @property
+    def runs(self) -> int:
+        """Replicates the task simulates."""
+        return sum(len(reps) for _, _, reps in self.cells)
+
+    @property
+    def region(self) -> tuple[slice, ...]:
+        """The chunk's slices: grid axes (cut at the grid's edge), then replicates."""
+        return (*(slice(lo, hi) for lo, hi in self.bounds), slice(self.start, self.stop))
+
+    @property
+    def extent(self) -> tuple[int, ...]:
+        """The chunk's cells along the grid axes and replicates."""
+        return (*(hi - lo for lo, hi in self.bounds), self.stop - self.start)
+
+
+@dataclass(frozen=True)
+class ExactTask:
+    """The exact answers of one chunk of grid points: ``cells`` (index,
+    parameters) are solved, the chunk's other points are stored already
+    (:attr:`keeps`) or outside the grid."""
+
+    index: tuple[int, ...]
+    cells: tuple[tuple[tuple[int, ...], dict[str, Any]], ...]
+    bounds: tuple[tuple[int, int], ...] = ()
+    keeps: bool = False
+
+    @property
+    def key(self) -> str:
+        return "exact-" + "-".join(map(str, self.index))
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.cells[0][1]
+
+    @property
+    def region(self) -> tuple[slice, ...]:
+        return tuple(slice(lo, hi) for lo, hi in self.bounds)
+
+    @property
+    def extent(self) -> tuple[int, ...]:
+        return tuple(hi - lo for lo, hi in self.bounds)
+
+
+def plan_exact(spec: Spec, exact_done: np.ndarray | None = None) -> list[ExactTask]:
+    """The chunks of grid points with an exact answer still to compute."""
+    shape, chunks = spec.shape, spec.task_grid
+    todo = np.ones(shape, dtype=bool) if exact_done is None else ~np.asarray(exact_done, dtype=bool)
+    points = spec.points()
+    order = np.arange(len(points)).reshape(shape)
+    flat = todo.reshape(len(points))
+    tasks = []
+    for index in map(tuple, np.argwhere(per_chunk(todo, chunks))):
+        bounds = tuple((c * g, min((c + 1) * g, n)) for c, g, n in zip(index, chunks, shape))
+        members = order[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
+        cells = tuple((points[p][0], points[p][1]) for p in members if flat[p])
+        tasks.append(ExactTask(tuple(int(i) for i in index), cells, bounds, len(cells) < len(members)))
+    return tasks
+
+
+def task_count(spec: Spec) -> int:
+    """Simulation tasks of a whole sweep: grid chunks x replicate blocks."""
+    chunks = 1
+    for n, g in zip(spec.shape, spec.task_grid):
+        chunks *= -(-n // g)
+    return chunks * -(-spec.slots // spec.block)
+
+
+def grid_chunks(shape: tuple[int, ...], points: int) -> tuple[int, ...]:
+    """Grid points per task along each axis for at most ``points`` per task.
+
+    The last axis is filled first; an axis takes more than one value only
+    where every later axis is whole: ``(3, 5)`` with 10 points gives
+    ``(2, 5)``, with 4 points ``(1, 4)``.  The product never exceeds ``points``.
+    """
+    out = [1] * len(shape)
+    left = max(1, int(points))
+    for axis in reversed(range(len(shape))):
+        out[axis] = max(1, min(shape[axis], left))
+        left //= out[axis]
+        if out[axis] < shape[axis] or left <= 1:
+            break
+    return tuple(out)
 
 
 def param_words(params: Mapping[str, Any]) -> list[int]:
@@ -63,38 +158,49 @@ def replicate_seed(root: int, params: Mapping[str, Any], replicate: int) -> np.r
     return np.random.SeedSequence([int(root), *param_words(params), int(replicate)])
 
 
-def plan_tasks(spec: Spec, done: np.ndarray | None = None) -> list[Task]:
-    """Tasks still to run: every block with a replicate not marked in ``done``.
+def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | None = None) -> list[Task]:
+    """Tasks still to run: every chunk with a wanted cell not marked in ``done``.
 
-    ``done`` has shape ``spec.shape + (spec.replicates,)``; ``None`` means nothing
-    is done yet.  A block whose first replicates only are done (the partial
-    last block of a grown store) runs just the rest (:attr:`Task.base`).
-    Tasks come in grid order, then block order.
+    ``done`` has shape ``spec.shape + (spec.slots,)`` (``None``: nothing is
+    done yet); ``wanted`` (shape ``spec.shape``) the replicates wanted per
+    grid point (default ``spec.replicates``).  A chunk's cells that are done
+    are kept (:attr:`Task.keeps`); its task computes the others that are
+    wanted.  Tasks come in chunk order along the grid (row-major), then
+    block order.  Linear in the number of cells.
     """
-    blocks = [(start, min(start + spec.block, spec.replicates)) for start in range(0, spec.replicates, spec.block)]
+    shape, slots, block, chunks = spec.shape, spec.slots, spec.block, spec.task_grid
+    want = np.full(shape, spec.replicates, dtype=np.int64) if wanted is None else np.asarray(wanted)
+    todo = np.arange(slots) < want[..., None]
+    stored = np.zeros(todo.shape, dtype=bool) if done is None else np.asarray(done, dtype=bool)
+    todo &= ~stored
     points = spec.points()
-    if done is None:
-        return [Task(index, params, start, stop) for index, params in points for start, stop in blocks]
-    flat = np.asarray(done, dtype=bool).reshape(len(points), -1)
-    missing = np.zeros((len(points), len(blocks)), dtype=bool)
-    kept = np.zeros((len(points), len(blocks)), dtype=np.int64)
-    for b, (start, stop) in enumerate(blocks):  # a few blocks; every grid point at once
-        missing[:, b], kept[:, b] = _missing_and_prefix(flat[:, start:stop])
+    flat_todo = todo.reshape(len(points), slots)
+    flat_stored = stored.reshape(len(points), slots)
+    counts = [-(-n // g) for n, g in zip(shape, chunks)]
+    order = np.arange(len(points)).reshape(shape)
     tasks = []
-    for p, b in zip(*np.nonzero(missing)):  # row-major: grid order, then block order
-        (index, params), (start, stop), k = points[p], blocks[b], int(kept[p, b])
-        tasks.append(Task(index, params, start + k, stop, start if k else None))
+    for *index, b in map(tuple, np.argwhere(per_chunk(todo, chunks, block))):  # row-major: chunks, then blocks
+        bounds = tuple((c * g, min((c + 1) * g, n)) for c, g, n in zip(index, chunks, shape))
+        members = order[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
+        start = int(b) * block
+        stop = min(start + block, slots)
+        part = flat_todo[members, start:stop]
+        cells = tuple((points[p][0], points[p][1], tuple(int(start + r) for r in np.flatnonzero(row)))
+                      for p, row in zip(members, part) if row.any())
+        keeps = bool(flat_stored[members, start:stop].any())
+        tasks.append(Task(tuple(int(i) for i in index), start, stop, cells, bounds, keeps))
     return tasks
 
 
-def _missing_and_prefix(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``cells`` (one block of replicates per grid point): whether a
-    cell is not done, and how many leading cells are done when exactly those
-    are (else 0)."""
-    missing = ~cells.all(axis=1)
-    lead = np.argmin(cells, axis=1)  # the first cell not done, where one is
-    only_lead = cells.sum(axis=1) == lead  # no done cell after it
-    return missing, np.where(missing & only_lead, lead, 0)
+def per_chunk(cells: np.ndarray, chunks: tuple[int, ...], block: int | None = None) -> np.ndarray:
+    """Whether any of ``cells`` (grid dims, then replicates) is set, per
+    chunk of ``chunks`` grid points x ``block`` replicates (no replicate dim
+    where ``block`` is ``None``)."""
+    sizes = [*chunks] + ([] if block is None else [block])
+    counts = [-(-n // g) for n, g in zip(cells.shape, sizes)]
+    padded = np.pad(cells, [(0, c * g - n) for n, g, c in zip(cells.shape, sizes, counts)])
+    split = [k for c, g in zip(counts, sizes) for k in (c, g)]
+    return padded.reshape(split).any(axis=tuple(range(1, 2 * len(sizes), 2)))
 
 
 def _plain(value: Any) -> Any:

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from .plan import Task
+from .plan import Task, plan_tasks
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -247,7 +247,8 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
                     if v is not None and v != "checkpoint"})
     values = {name: read(name) for name in names}
     checkpoint = int(spec.checkpoints[-1])
-    decisions, tasks = {}, []
+    decisions = {}
+    wanted = np.zeros(spec.shape, dtype=np.int64)
     for index, params in spec.points():
         def se2_of(n: int, index=index) -> tuple[Fraction | None, Fraction | None]:
             arrays = {name: v[index][:n] for name, v in values.items()}
@@ -259,12 +260,8 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
         decision = decide(se2_of, done[index], spec.replicates, spec.precision_stderr,
                           spec.max_replicates, spec.block)
         decisions[index] = decision
-        if decision.state == "running":
-            for start in range(0, decision.n, spec.block):
-                stop = min(start + spec.block, decision.n)
-                if not done[index + (slice(start, stop),)].all():
-                    tasks.append(Task(index, params, start, stop))
-    return decisions, tasks
+        wanted[index] = decision.n
+    return decisions, plan_tasks(spec, done, wanted)
 
 
 def decision_arrays(decisions: dict[tuple, Decision], shape: tuple[int, ...]) -> dict[str, np.ndarray]:

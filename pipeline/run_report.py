@@ -14,7 +14,9 @@ class RunReport:
     store: str
     tasks_total: int
     tasks_run: int = 0
-    exact_run: int = 0
+    exact_run: int = 0  # exact tasks (chunks of grid points) run
+    exact_solves: int = 0  # exact solves those tasks made (points sharing an answer share a solve)
+    points_per_task: int = 1  # grid points per task (at most)
     kernel_s: float = 0.0  # simulating and solving, summed over tasks (compilation apart)
     compile_s: float = 0.0  # compiling kernels or loading them from numba's cache, summed over tasks
     warm_s: float = 0.0  # the same while the run started, before the tasks (workers that are threads here)

@@ -24,7 +24,8 @@ A spec is a small TOML file::
 
     [tasks]
     replicates_per_task = 2        # replicates per task block (default 1) ...
-    # seconds = 10                 # ... or a time per task: calibrated on a worker
+    points_per_task = 100          # ... and grid points per task (default 1; the last axis first) ...
+    # seconds = 10                 # ... or a time per task: both calibrated on a worker
 
     [precision]                    # optional: replicates until the standard error is small
     stderr = 1e-4                  # largest standard error allowed (run.replicates: first round)
@@ -65,7 +66,7 @@ SECRET_KEYS = {"key", "secret", "access_key", "secret_key", "aws_access_key_id",
 SECRET_WORDS = ("secret", "password", "token", "credential")
 PRECISION_KEYS = {"stderr", "max_replicates"}
 CHECKPOINT_KEYS = {"count", "values"}
-TASK_KEYS = {"replicates_per_task", "seconds"}
+TASK_KEYS = {"replicates_per_task", "points_per_task", "seconds"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -113,7 +114,14 @@ class Spec:
         Replicates per task (with ``task_seconds``: 1 until the run calibrates it).
     task_seconds : float or None
         ``[tasks] seconds``: the time one task should take on a worker; the
-        run picks ``block`` from a short calibration and records it in the store.
+        run picks ``block`` and ``points_per_task`` from a short calibration
+        and records them in the store.
+    points_per_task : int
+        ``[tasks] points_per_task``: at most this many grid points per task
+        (1 until a ``task_seconds`` run calibrates it); see :attr:`task_grid`.
+    grid_chunks : tuple of int or None
+        The grid points per task along each axis, where a store fixed them
+        (a grown store keeps its own); ``None``: derived from ``points_per_task``.
     store : str or None
         Store path or URL from the spec, if any.
     precision_stderr : float or None
@@ -138,6 +146,8 @@ class Spec:
     store: str | None
     description: str = ""
     task_seconds: float | None = None
+    points_per_task: int = 1
+    grid_chunks: tuple[int, ...] | None = None
     precision_stderr: float | None = None
     max_replicates: int | None = None
     files: dict[str, str] = field(default_factory=dict)  # file a parameter names -> SHA-256 of its bytes
@@ -196,13 +206,31 @@ class Spec:
             "run": {"replicates": self.replicates, **dict(sorted(self.run_shape.items()))},
             "checkpoints": [int(c) for c in self.checkpoints],
             "tasks": ({"seconds": self.task_seconds} if self.task_seconds is not None
-                      else {"replicates_per_task": self.block}),
+                      else {"replicates_per_task": self.block,
+                            **({"points_per_task": self.points_per_task} if self.points_per_task != 1 else {})}),
             **({"files": dict(sorted(self.files.items()))} if self.files else {}),
         }
 
-    def with_block(self, block: int) -> "Spec":
-        """This spec with ``block`` replicates per task (a calibrated or recorded size)."""
-        return self.replaced(block=max(1, min(int(block), self.replicates)))
+    def with_block(self, block: int, points: int | None = None,
+                   grid_chunks: tuple[int, ...] | None = None) -> "Spec":
+        """This spec with ``block`` replicates per task and, where given,
+        ``points`` grid points per task or the store's ``grid_chunks`` (a
+        calibrated or recorded size)."""
+        changes: dict[str, Any] = {"block": max(1, min(int(block), self.replicates))}
+        if points is not None:
+            changes["points_per_task"] = max(1, int(points))
+        if grid_chunks is not None:
+            changes["grid_chunks"] = tuple(int(g) for g in grid_chunks)
+        return self.replaced(**changes)
+
+    @property
+    def task_grid(self) -> tuple[int, ...]:
+        """Grid points per task along each axis (:func:`boardsweep.pipeline.plan.grid_chunks`)."""
+        from .plan import grid_chunks
+
+        if self.grid_chunks is not None and len(self.grid_chunks) == len(self.grid):
+            return self.grid_chunks
+        return grid_chunks(self.shape, self.points_per_task)
 
     def replaced(self, **changes: Any) -> "Spec":
         """:func:`dataclasses.replace`, keeping the resolved grid points where
@@ -409,13 +437,14 @@ class _Parser:
         grid = self.parse_grid(game, fixed)
         replicates, run_shape = self.parse_run(game)
         checkpoints = self.parse_checkpoints(game, run_shape)
-        block, seconds = self.parse_tasks(replicates)
+        block, points, seconds = self.parse_tasks(replicates)
         stderr, most = self.parse_precision(replicates, game)
         spec = Spec(
             source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
             checkpoints=checkpoints, block=block, store=self.string("store", False),
             description=self.string("description", False) or "", task_seconds=seconds,
+            points_per_task=points,
             precision_stderr=stderr, max_replicates=most, storage_options=self.parse_storage_options(),
         )
         self.check_points(spec, game)
@@ -536,23 +565,25 @@ class _Parser:
             raise self.error(key, f"last value {values[-1]} must equal run.{of} = {total}")
         return np.asarray(values, dtype=np.int64)
 
-    def parse_tasks(self, replicates: int) -> tuple[int, float | None]:
-        """(replicates per task, seconds per task or None)."""
+    def parse_tasks(self, replicates: int) -> tuple[int, int, float | None]:
+        """(replicates per task, grid points per task, seconds per task or None)."""
         table = self.table("tasks", TASK_KEYS)
         if "seconds" in table:
-            if "replicates_per_task" in table:
-                raise self.error("tasks.seconds", "given with tasks.replicates_per_task; expected one of the two")
+            for key in ("replicates_per_task", "points_per_task"):
+                if key in table:
+                    raise self.error("tasks.seconds", f"given with tasks.{key}; expected one of the two")
             seconds = table["seconds"]
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < 86400:
                 raise self.error("tasks.seconds", f"{seconds!r} is not allowed; expected a number of "
                                  "seconds above 0 and below 86400")
-            return 1, float(seconds)
+            return 1, 1, float(seconds)
         block = self.integer("tasks.replicates_per_task", table.get("replicates_per_task", 1), 1)
+        points = self.integer("tasks.points_per_task", table.get("points_per_task", 1), 1)
         if block > replicates:
             raise self.error(
                 "tasks.replicates_per_task", f"{block} is more than run.replicates = {replicates}"
             )
-        return block, None
+        return block, points, None
 
     def parse_precision(self, replicates: int, game: Game) -> tuple[float | None, int | None]:
         """(stderr target, max_replicates), or (None, None) without ``[precision]``."""

@@ -1,4 +1,4 @@
-"""What a Dask worker runs: simulate one task block or solve one grid point,
+"""What a Dask worker runs: simulate one task chunk or solve one chunk's exact answers,
 write the result into the store itself, and return only small metadata.
 
 Large arrays never travel back to the client.  Each record separates the
@@ -9,7 +9,9 @@ cache, or waiting for another thread's compilation:
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -17,11 +19,11 @@ import numpy as np
 from ..core.games import Game
 from .errors import Fault
 from .grow import kept_cells
-from .plan import Task, replicate_seed
-from .store import unplayed, write_exact, write_region
+from .plan import ExactTask, Task, param_words, replicate_seed
+from .store import FILL, unplayed, write_exact, write_region
 from .warm import COMPILE_CLOCK
 
-__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "run_task", "simulate_task", "store_task", "run_exact",
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer", "exact_key",
            "time_replicate"]
 
 
@@ -72,21 +74,40 @@ def _as_declared(where: str, name: str, values: np.ndarray, dtype: np.dtype) -> 
 def simulate_block(
     game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
 ) -> dict[str, np.ndarray]:
-    """Simulate the replicates of ``task``; arrays are stacked on a leading axis."""
-    runs = [
-        checked_outputs(game, task.params,
-                        game.simulate(task.params, replicate_seed(root, task.params, r), run_shape, checkpoints),
-                        checkpoints)
-        for r in range(task.start, task.stop)
-    ]
-    return unplayed(game, task.params, {name: np.stack([run[name] for run in runs]) for name in game.variables})
+    """Simulate the cells of ``task``: per variable, the chunk's whole
+    extent (grid axes, then replicates, then the variable's own dims) with
+    the fill value where the task computes nothing."""
+    out: dict[str, np.ndarray] = {}
+    lows = tuple(lo for lo, _ in task.bounds)
+    for index, params, replicates in task.cells:
+        runs = [checked_outputs(game, params, game.simulate(params, replicate_seed(root, params, r), run_shape,
+                                                            checkpoints), checkpoints)
+                for r in replicates]
+        stacked = unplayed(game, params, {name: np.stack([run[name] for run in runs]) for name in game.variables})
+        where = tuple(i - lo for i, lo in zip(index, lows))
+        rows = [r - task.start for r in replicates]
+        for name, values in stacked.items():
+            if name not in out:
+                fill = FILL if values.dtype.kind in "iu" else np.nan
+                out[name] = np.full(task.extent + values.shape[1:], fill, dtype=values.dtype)
+            out[name][where][rows] = values
+    return out
+
+
+def computed_mask(task: Task) -> np.ndarray:
+    """The chunk's cells ``task`` computes (grid axes, then replicates)."""
+    mask = np.zeros(task.extent, dtype=bool)
+    lows = tuple(lo for lo, _ in task.bounds)
+    for index, _, replicates in task.cells:
+        mask[tuple(i - lo for i, lo in zip(index, lows))][[r - task.start for r in replicates]] = True
+    return mask
 
 
 def run_task(
     game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray, url: str,
     token: str | None = None,
 ) -> dict[str, Any]:
-    """Simulate ``task``, write its region and done flags; return timings.
+    """Simulate ``task``, write its chunk and done flags; return timings.
     ``token`` (the spec's SHA-256) lets the worker keep the store open."""
     arrays, record = simulate_task(game, root, task, run_shape, checkpoints)
     return store_task(url, task, arrays, record, token)
@@ -99,39 +120,108 @@ def simulate_task(
     t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
     arrays = simulate_block(game, root, task, run_shape, checkpoints)
     compile_s = COMPILE_CLOCK.seconds() - c0
-    return arrays, {"key": task.key, "kernel_s": time.perf_counter() - t0 - compile_s, "compile_s": compile_s}
+    return arrays, {"key": task.key, "kernel_s": time.perf_counter() - t0 - compile_s, "compile_s": compile_s,
+                    "points": len(task.cells), "runs": task.runs}
 
 
 def store_task(url: str, task: Task, arrays: dict[str, np.ndarray], record: dict[str, Any],
                token: str | None = None) -> dict[str, Any]:
-    """Write ``task``'s simulated ``arrays``, then its done flags; ``record``
-    with the write time.  A task with a ``base`` writes its whole chunk: the
-    stored replicates ``[base, start)`` read back unchanged, then its own."""
+    """Write ``task``'s chunk, then its done flags; ``record`` with the
+    write time.  A chunk with stored cells (:attr:`Task.keeps`) is written
+    whole: its stored cells read back unchanged (verified against their
+    checksums by the run first), the task's own beside them."""
     t1 = time.perf_counter()
-    start = task.start
-    if task.base is not None:
-        kept = kept_cells(url, task.index, task.base, task.start, list(arrays))
-        arrays = {name: np.concatenate([kept[name], values]) for name, values in arrays.items()}
-        start = task.base
-    write_region(url, task.index, start, task.stop, arrays, token)
+    done = computed_mask(task)
+    if task.keeps:
+        kept = kept_cells(url, task.region, [*arrays, "done"])
+        stored = kept.pop("done") & ~done
+        arrays = {name: np.where(_expand(stored, values.ndim), kept[name], values)
+                  for name, values in arrays.items()}
+        done |= stored
+    write_region(url, task.index, task.region, arrays, done, token)
     return {**record, "write_s": time.perf_counter() - t1}
 
 
-def run_exact(
-    game: Game, index: tuple[int, ...], params: dict, run_shape: dict, checkpoints: np.ndarray, url: str,
-    token: str | None = None,
-) -> dict[str, Any]:
-    """Compute the exact answer of one grid point (NaN where none) and write it."""
+def _expand(mask: np.ndarray, ndim: int) -> np.ndarray:
+    """``mask`` with trailing axes of length 1 up to ``ndim`` dims (to broadcast)."""
+    return mask.reshape(mask.shape + (1,) * (ndim - mask.ndim))
+
+
+def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndarray, url: str,
+              token: str | None = None) -> dict[str, Any]:
+    """Compute the exact answers of one chunk of grid points (NaN where
+    none) and write them, then their ``exact_done`` flags.  A game that
+    declares what its exact answer depends on (``Game.exact_params``) is
+    solved once per distinct set of those values in this process
+    (:func:`exact_answer`)."""
     t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
-    if game.exact is None:
-        arrays = {}
-    else:
-        arrays = checked_outputs(game, params, game.exact(params, run_shape, checkpoints), checkpoints, exact=True)
-        arrays = unplayed(game, params, arrays)
+    out: dict[str, np.ndarray] = {}
+    lows = tuple(lo for lo, _ in task.bounds)
+    solves = 0
+    for index, params in task.cells:
+        arrays, solved = exact_answer(game, params, run_shape, checkpoints)
+        solves += solved
+        where = tuple(i - lo for i, lo in zip(index, lows))
+        for name, values in unplayed(game, params, arrays).items():
+            if name not in out:
+                out[name] = np.full(task.extent + values.shape, np.nan)
+            out[name][where] = values
     t1, compile_s = time.perf_counter(), COMPILE_CLOCK.seconds() - c0
-    write_exact(url, index, arrays, token)
-    return {"key": "exact-" + "-".join(map(str, index)), "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s,
-            "write_s": time.perf_counter() - t1}
+    done = np.zeros(task.extent, dtype=bool)
+    for index, _ in task.cells:
+        done[tuple(i - lo for i, lo in zip(index, lows))] = True
+    if task.keeps:  # every exact array of the chunk rewritten: its stored points as they are
+        kept = kept_cells(url, task.region, [*game.exact_variables, "exact_done"])
+        stored = kept.pop("exact_done") & ~done
+        out = {name: np.where(_expand(stored, values.ndim), values,
+                              out[name] if name in out else np.nan)
+               for name, values in kept.items()}
+        done |= stored
+    write_exact(url, task.index, task.region, out, done, token)
+    return {"key": task.key, "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s,
+            "write_s": time.perf_counter() - t1, "points": len(task.cells), "solves": solves}
+
+
+#: Exact answers solved in this process, per (game, what the answer depends
+#: on, run shape, checkpoints); a game without ``exact_params`` is not kept.
+_SOLVED: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
+_SOLVED_MAX = 256
+_SOLVING = threading.Lock()
+
+
+def exact_answer(game: Game, params: dict, run_shape: dict,
+                 checkpoints: np.ndarray) -> tuple[dict[str, np.ndarray], int]:
+    """(the checked exact arrays of ``params``, how many solves it took: 0 or 1).
+
+    Where ``game.exact_params`` names what the answer depends on, points
+    that agree on those values share one solve per process (worker
+    threads share it; a lock keeps two threads from solving one key)."""
+    if game.exact is None:
+        return {}, 0
+    key = exact_key(game, params, run_shape, checkpoints)
+    if key is None:
+        return _solve(game, params, run_shape, checkpoints), 1
+    with _SOLVING:
+        if key in _SOLVED:
+            _SOLVED.move_to_end(key)
+            return _SOLVED[key], 0
+        arrays = _solve(game, params, run_shape, checkpoints)
+        _SOLVED[key] = arrays
+        while len(_SOLVED) > _SOLVED_MAX:
+            _SOLVED.popitem(last=False)
+    return arrays, 1
+
+
+def exact_key(game: Game, params: dict, run_shape: dict, checkpoints: np.ndarray) -> tuple | None:
+    """What identifies ``params``'s exact answer (``None``: the game does not say)."""
+    if game.exact_params is None:
+        return None
+    return (game.name, tuple(param_words({k: params[k] for k in game.exact_params})),
+            tuple(sorted(run_shape.items())), tuple(int(c) for c in checkpoints))
+
+
+def _solve(game: Game, params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    return checked_outputs(game, params, game.exact(params, run_shape, checkpoints), checkpoints, exact=True)
 
 
 #: A first (compiling) run shorter than this is repeated warm when timing a replicate.

@@ -304,6 +304,7 @@ GAME = Game(
     simulate=_simulate,
     summarize=_summarize,
     exact=_exact,
+    exact_params=("board", "players", "jail_strategy", "dice_sides", "rounds"),  # what _exact_arrays reads
     summarize_exact=_summarize_exact,
     check_params=_check_params,
     coords_fn=_coords,

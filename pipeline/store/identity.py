@@ -226,7 +226,7 @@ def check_writable(url: str, attrs: Mapping[str, Any] | None = None) -> None:
     the layout this boardsweep writes (:data:`metadata.STORE_FORMAT`); an
     older store is still read by query, status, report and verify."""
     found = metadata.store_format(read_attrs(url) if attrs is None else attrs)
-    if found != metadata.STORE_FORMAT:
+    if found not in metadata.WRITABLE_FORMATS:
         raise StoreMismatch(
             f"store {url} has store format {found}, written by an older boardsweep; this one writes "
             f"format {metadata.STORE_FORMAT} and cannot add to it (query, status, report and verify "

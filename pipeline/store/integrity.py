@@ -38,7 +38,8 @@ from . import layout as packing
 from ..errors import Fault
 from .identity import check_format, check_labels, read_attrs
 from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, _fingerprint, _fs, _read_many, chunk_paths,
-                        exact_name, record, sim_name, sweep_of)
+                        exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
+from ..plan import per_chunk
 from .metadata import simulated_variables
 from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet
@@ -71,6 +72,7 @@ class Damage:
     reasons: dict[str, str] = field(default_factory=dict)  # first reason per damaged item
     done: np.ndarray | None = None  # the done masks as read by the check (flags, not verified data)
     exact_done: np.ndarray | None = None
+    chunks: tuple[int, ...] | None = None  # grid points per task along each axis (None: one)
 
     def __bool__(self) -> bool:
         return bool(self.sim or self.exact or self.arrays or self.labels)
@@ -81,9 +83,9 @@ class Damage:
         points) cleared: what is done and intact."""
         done, exact_done = self.done.copy(), self.exact_done.copy()
         for index, start in self.sim:
-            done[index + (slice(start, start + block),)] = False
+            done[grid_region(index, self.chunks, done.shape[:-1]) + (slice(start, start + block),)] = False
         for index in self.exact:
-            exact_done[index] = False
+            exact_done[grid_region(index, self.chunks, exact_done.shape)] = False
         return done, exact_done
 
     def describe(self, axes: list[str], grid: dict[str, list], block: int, limit: int = 4) -> str:
@@ -91,19 +93,25 @@ class Damage:
         items = [f"coordinate {name!r} {why}" for name, why in self.labels.items()]
         items += [f"array {name!r} ({self.reasons.get(name, 'missing')})" for name in self.arrays]
         for index, start in self.sim:
-            where = _where(axes, grid, index)
+            where = _where(axes, grid, index, self.chunks)
             items.append(f"{where}{', ' if where else ''}replicates {start}-{start + block - 1} "
                          f"({self.reasons.get(sim_name(index, start), '')})")
         for index in self.exact:
-            where = _where(axes, grid, index) or "the single grid point"
+            where = _where(axes, grid, index, self.chunks) or "the single grid point"
             items.append(f"{where}, exact answer ({self.reasons.get(exact_name(index), '')})")
         shown = "; ".join(items[:limit])
         more = f"; and {len(items) - limit} more" if len(items) > limit else ""
         return shown + more
 
 
-def _where(axes: list[str], grid: dict[str, list], index: tuple[int, ...]) -> str:
-    return ", ".join(f"{axis}={grid[axis][i]!r}" for axis, i in zip(axes, index))
+def _where(axes: list[str], grid: dict[str, list], index: tuple[int, ...],
+           chunks: tuple[int, ...] | None = None) -> str:
+    """A task chunk's grid values: ``a=1, b='x'``, or ``a=1..4`` where it spans several."""
+    parts = []
+    for axis, region in zip(axes, grid_region(index, chunks, tuple(len(grid[a]) for a in axes))):
+        values = grid[axis][region]
+        parts.append(f"{axis}={values[0]!r}" if len(values) == 1 else f"{axis}={values[0]!r}..{values[-1]!r}")
+    return ", ".join(parts)
 
 
 def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = None,
@@ -144,19 +152,20 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         damage.labels = check_labels(url, attrs, coords)
         if damage.labels or attrs.get("integrity") != INTEGRITY_SCHEME:
             return damage
-        block = int(attrs["replicates_per_task"])
+        block, chunks = int(attrs["replicates_per_task"]), store_chunks(attrs)
         done, _ = read_mask(None, "done", url)  # the group is opened only if the chunk files cannot be read directly
         exact_done, _ = read_mask(None, "exact_done", url)
-        damage.done, damage.exact_done = done, exact_done
+        damage.done, damage.exact_done, damage.chunks = done, exact_done, chunks
         if state == "packed":  # the task manifests describe the task-chunked copy, kept aside
             _check_packed(url, attrs, block, damage)
             return damage
+        sizes = chunks or (1,) * (done.ndim - 1)
         blocks = {}
-        for cell in zip(*np.nonzero(done)):
-            index, start = tuple(int(i) for i in cell[:-1]), int(cell[-1]) // block * block
+        for cell in np.argwhere(per_chunk(done, sizes, block)):  # each task chunk with a finished cell
+            index, start = tuple(int(i) for i in cell[:-1]), int(cell[-1]) * block
             blocks[(index, start)] = sim_name(index, start)
         exact = {}
-        for cell in np.argwhere(exact_done):
+        for cell in np.argwhere(per_chunk(exact_done, sizes)):
             index = tuple(int(i) for i in cell)
             exact[index] = exact_name(index)
         manifests = _read_many(fs, root, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
@@ -178,7 +187,9 @@ def _check_packed(url: str, attrs: dict[str, Any], block: int, damage: Damage) -
     for key, reason in packing.damaged_chunks(url).items():
         name, region = packing.chunk_region(url, key)
         ndim = damage.done.ndim if name in sim else damage.exact_done.ndim
-        points = itertools.product(*[range(r.start, r.stop) for r in region[:ndim - (name in sim)]])
+        sizes = damage.chunks or (1,) * damage.exact_done.ndim
+        points = itertools.product(*[range(r.start // g, -(-r.stop // g))
+                                     for r, g in zip(region[:ndim - (name in sim)], sizes)])
         if name in sim:
             reps = region[ndim - 1]
             cells = [((tuple(p), s), sim_name(tuple(p), s)) for p in points
@@ -257,6 +268,7 @@ def describe(url: str, damage: Damage, limit: int = 4, attrs: dict[str, Any] | N
     attrs = read_attrs(url) if attrs is None else attrs
     spec = json.loads(attrs.get("spec_canonical", "{}"))
     grid = spec.get("grid", {})
+    damage.chunks = damage.chunks or store_chunks(attrs)
     return damage.describe(list(attrs.get("grid_axes", grid)), grid,
                            int(attrs.get("replicates_per_task", 1)), limit)
 

@@ -26,6 +26,7 @@ import fsspec
 import numpy as np
 
 from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
+from .manifests import store_chunks
 from .metadata import simulated_variables
 from .zarr_private import chunk_shape
 
@@ -168,14 +169,18 @@ def _separator(meta: dict[str, Any]) -> str:
 
 def _task_chunks(attrs: dict[str, Any], name: str, shape: list[int]) -> list[list[int]]:
     """The chunk shapes array ``name`` has in the task layout (one grid
-    point, one task block along ``replicate``; zarr may record a block larger
+    point or the recorded ``grid_chunks`` along grid axes, one task block
+    along ``replicate``; zarr may record a block larger
     than the replicates as it is or cut to them)."""
     k = len(attrs.get("grid_axes", []))
+    grid = list(store_chunks(attrs) or [1] * k)
+    grids = [grid, [min(g, n) for g, n in zip(grid, shape)]]  # as recorded, or cut to the axes, as zarr may
     if name in (*simulated_variables(attrs), "done"):
         block = int(attrs.get("replicates_per_task", 1))
         rest = list(shape[k + 1:])
-        return [[1] * k + [b] + rest for b in {block, min(block, shape[k]) if len(shape) > k else block}]
-    return [[1] * k + list(shape[k:])]
+        blocks = {block, min(block, shape[k]) if len(shape) > k else block}
+        return [g + [b] + rest for g in grids for b in blocks]
+    return [g + list(shape[k:]) for g in grids]
 
 
 def _record(meta: dict[str, Any], name: str, journal: dict[str, Any],

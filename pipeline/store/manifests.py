@@ -31,7 +31,7 @@ from fsspec.implementations.local import LocalFileSystem
 from .zarr_private import chunk_key
 
 __all__ = ["INTEGRITY_SCHEME", "BINDING_SCHEME", "BINDING_ATTR", "MANIFEST_DIR", "Sweep", "sweep_of", "sim_name",
-           "exact_name", "chunk_paths", "record"]
+           "exact_name", "chunk_paths", "record", "grid_region", "store_chunks", "GRID_CHUNKS_ATTR"]
 
 INTEGRITY_SCHEME = "chunk-crc32/1"
 MANIFEST_DIR = ".boardsweep/manifests"
@@ -40,6 +40,8 @@ MANIFEST_DIR = ".boardsweep/manifests"
 BINDING_SCHEME = ("sha256 of JSON {sweep: canonical spec without grid and run.replicates, point: {axis: value}, "
                   "start: first replicate or null, chunks}")
 BINDING_ATTR = "record_binding"
+#: Root attribute: grid points per task along each grid axis (absent: one).
+GRID_CHUNKS_ATTR = "grid_chunks"
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,14 @@ class Sweep:
     axes: tuple[str, ...]
     grid: Mapping[str, list]
     required: bool  # the store binds every manifest (made with :data:`BINDING_SCHEME`)
+    grid_chunks: tuple[int, ...] | None = None  # grid points per task along each axis (None: one)
 
     def binding(self, index: tuple[int, ...], start: int | None, chunks: Mapping[str, Any]) -> str:
-        """The ``bound`` value of the manifest of task (``index``, ``start``) holding ``chunks``."""
-        point = {axis: self.grid[axis][i] for axis, i in zip(self.axes, index)}
+        """The ``bound`` value of the manifest of task (``index``: its chunk's
+        grid coordinates, ``start``) holding ``chunks``: bound to the grid
+        values of the chunk's first point, which a growth never changes."""
+        sizes = self.grid_chunks or (1,) * len(index)
+        point = {axis: self.grid[axis][i * g] for axis, i, g in zip(self.axes, index, sizes)}
         text = json.dumps({"point": point, "start": start, "chunks": chunks}, sort_keys=True)
         return hashlib.sha256((self.identity + "\n" + text).encode()).hexdigest()
 
@@ -71,7 +77,8 @@ def sweep_of(attrs: Mapping[str, Any]) -> Sweep | None:
         kept["run"] = {k: v for k, v in dict(canonical.get("run", {})).items() if k != "replicates"}
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    return Sweep(json.dumps(kept, sort_keys=True), axes, grid, attrs.get(BINDING_ATTR) == BINDING_SCHEME)
+    return Sweep(json.dumps(kept, sort_keys=True), axes, grid, attrs.get(BINDING_ATTR) == BINDING_SCHEME,
+                 store_chunks(attrs))
 
 
 #: The sweep of each store a worker writes into, per (store, canonical spec hash).
@@ -95,6 +102,23 @@ def _sweep(url: str, token: str | None) -> Sweep | None:
             _SWEEPS.clear()
         _SWEEPS[key] = found
     return found
+
+
+def grid_region(index: tuple[int, ...], chunks: tuple[int, ...] | None,
+                shape: tuple[int, ...]) -> tuple[slice, ...]:
+    """The grid slices of the task chunk at grid coordinates ``index``
+    (``chunks``: points per task along each axis, ``None``: one)."""
+    chunks = chunks or (1,) * len(index)
+    return tuple(slice(i * g, min((i + 1) * g, n)) for i, g, n in zip(index, chunks, shape))
+
+
+def store_chunks(attrs: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """Grid points per task along each axis, as a store records them
+    (root attribute ``grid_chunks``; ``None`` for a store of one point per task)."""
+    found = attrs.get(GRID_CHUNKS_ATTR)
+    if not isinstance(found, list) or not all(isinstance(g, int) and g >= 1 for g in found):
+        return None
+    return tuple(found)
 
 
 def sim_name(index: tuple[int, ...], start: int) -> str:

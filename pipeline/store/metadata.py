@@ -32,7 +32,8 @@ and finds:
   0, the names of the simulated variables in ``variables``); format 2 kept
   the packed layout's record on each array (``boardsweep_layout``), named
   some exact variables without the ``exact_`` prefix and marked every game
-  dim as CF axis X.  Readers take all three (:func:`simulated_variables`,
+  dim as CF axis X; format 4 is format 3 with tasks of several grid points
+  (root attribute ``grid_chunks``, :data:`MULTI_POINT_FORMAT`).  Readers take all four (:func:`simulated_variables`,
   :func:`exact_renames`), runs refuse to write into an older format
   (:func:`boardsweep.pipeline.store.check_writable`);
 * boardsweep's own bookkeeping only in the root attributes (the packed
@@ -90,8 +91,17 @@ CONVENTIONS = "CF-1.10"
 #: group, complete packed integer arrays without ``_FillValue``.
 STORE_FORMAT = 3
 
+#: The format of a store whose tasks hold several grid points (root
+#: attribute ``grid_chunks``): format 3 otherwise, so that a store of one
+#: point per task stays readable and writable by the releases before it,
+#: while they refuse, in one line, a store whose chunks they would misread.
+MULTI_POINT_FORMAT = 4
+
 #: The formats this boardsweep reads (it adds to :data:`STORE_FORMAT` only).
-READABLE_FORMATS = (1, 2, 3)
+READABLE_FORMATS = (1, 2, 3, 4)
+
+#: The formats this boardsweep writes into.
+WRITABLE_FORMATS = (STORE_FORMAT, MULTI_POINT_FORMAT)
 
 def exact_renames(attrs: dict) -> dict[str, str]:
     """Old name -> format-3 name of the exact variables of an older store

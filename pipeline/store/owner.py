@@ -325,7 +325,7 @@ class Store:
             return told, done, exact_done
         described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
                                     limit=10**9).split("; ")
-        writes.clear_done(self.url, damage.sim, damage.exact, spec.block)
+        writes.clear_done(self.url, damage.sim, damage.exact, spec.block, damage.chunks)
         self._damage = None
         return told + described, done, exact_done
 
@@ -342,14 +342,15 @@ class Store:
 
     # -- write --------------------------------------------------------------
 
-    def write_task(self, index: tuple[int, ...], start: int, stop: int, values: Mapping[str, np.ndarray],
-                   token: str | None = None) -> None:
-        """One task's arrays, then its done flags, then its checksum record."""
-        writes.write_region(self.url, index, start, stop, values, token)
+    def write_task(self, index: tuple[int, ...], region: tuple[slice, ...], values: Mapping[str, np.ndarray],
+                   done: np.ndarray, token: str | None = None) -> None:
+        """One task's chunk (:func:`.writes.write_region`), then its done flags, then its checksum record."""
+        writes.write_region(self.url, index, region, values, done, token)
 
-    def write_exact(self, index: tuple[int, ...], values: Mapping[str, np.ndarray], token: str | None = None) -> None:
-        """One grid point's exact answer, then its flag and record."""
-        writes.write_exact(self.url, index, values, token)
+    def write_exact(self, index: tuple[int, ...], region: tuple[slice, ...], values: Mapping[str, np.ndarray],
+                    done: np.ndarray, token: str | None = None) -> None:
+        """One chunk's exact answers, then their flags and record."""
+        writes.write_exact(self.url, index, region, values, done, token)
 
     def write_whole(self, values: Mapping[str, np.ndarray]) -> None:
         """Small per-point arrays rewritten whole (the precision rule's decisions)."""

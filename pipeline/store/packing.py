@@ -66,6 +66,7 @@ from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKED_CHUNK_BYTES, PACKING,
                      damaged_chunks, layout, packed_chunks, packed_record, recover_unpacking, task_arrays,
                      unrecognised)
 from .packing_inplace import integer_fill, restore_fill, set_records
+from ..plan import per_chunk
 from .metadata import simulated_variables
 from .reads import read_exact_done
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
@@ -278,13 +279,15 @@ def _rebuild_cells(root: Path, url: str, names: list[str]) -> None:
     data = {name: _read_packed(root, name, bad) for name in names}
     sim = {*simulated_variables(attrs), "done"}
     k, block = len(attrs.get("grid_axes", [])), int(attrs.get("replicates_per_task", 1))
+    grid = manifests.store_chunks(attrs) or (1,) * k
     for key in bad:
         name, region = chunk_region(url, key)
         flag = "done" if name in sim else "exact_done"
         if flag not in data:
             raise LayoutError(f"store {url}: packed chunk {key} is damaged and {flag} is not packed with it; "
                               "replace the store with --overwrite")
-        lead = list(region[:k + (flag == "done")])
+        lead = [slice(r.start // g * g, -(-r.stop // g) * g) for r, g in zip(region[:k], grid)]  # whole task chunks
+        lead += list(region[k:k + (flag == "done")])
         if flag == "done":
             reps = lead[-1]
             lead[-1] = slice(reps.start // block * block, -(-reps.stop // block) * block)
@@ -352,11 +355,12 @@ def _record_manifests(url: str) -> None:
     with quiet():
         group = zarr.open_group(url, mode="r")
         done = chunkfiles.read(url, "done")
-        blocks = {(tuple(int(i) for i in c[:-1]), int(c[-1]) // block * block) for c in np.argwhere(done)}
-        for index, start in sorted(blocks):
+        grid = manifests.store_chunks(attrs) or (1,) * (done.ndim - 1)
+        for cell in np.argwhere(per_chunk(done, grid, block)):  # every task chunk with a finished cell
+            index, start = tuple(int(i) for i in cell[:-1]), int(cell[-1]) * block
             manifests.record(url, manifests.chunk_paths(group, sim, index + (start // block,)), index, start,
                              sweep=sweep)
-        for cell in np.argwhere(chunkfiles.read(url, "exact_done")):
+        for cell in np.argwhere(per_chunk(chunkfiles.read(url, "exact_done"), grid)):
             index = tuple(int(i) for i in cell)
             manifests.record(url, manifests.chunk_paths(group, exact, index), index, None, sweep=sweep)
 

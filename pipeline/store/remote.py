@@ -326,10 +326,10 @@ def _metas(fs, root: str, url: str, token: str | None, names: list[str]) -> dict
 
 
 def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
-               flag: str) -> dict[str, list[int]] | None:
+               flag: str, flags: np.ndarray | None = None) -> dict[str, list[int]] | None:
     """Write one task's ``region`` of every array in ``values`` as objects
-    (concurrent puts), then its ``flag`` (``done`` / ``exact_done``) once
-    they are stored; return each object's store-relative path with its size
+    (concurrent puts), then its ``flag`` (``done`` / ``exact_done``: the
+    ``flags`` of the region's cells, default all set) once they are stored; return each object's store-relative path with its size
     and CRC-32, for the task's checksum record.  ``None`` (nothing written)
     where an array is not in boardsweep's chunk format: zarr writes it.
     ``token`` (a hash of the canonical spec) lets a worker keep the arrays'
@@ -344,7 +344,8 @@ def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, 
         if encoded is None:
             return None
         data[f"{name}/{encoded[0]}"] = encoded[1]
-    done = encode_region(metas[flag], f"array {flag} of {url}", region, np.ones(1, dtype=bool))
+    flags = np.ones(1, dtype=bool) if flags is None else flags
+    done = encode_region(metas[flag], f"array {flag} of {url}", region, flags)
     if done is None:
         return None
     deadline = write_deadline(fs)  # a PUT to a frozen server waits past botocore's read timeout

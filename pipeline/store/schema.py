@@ -22,8 +22,10 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
   ``manifests/``, what each task wrote, with checksums
   (:mod:`boardsweep.pipeline.store.integrity`), and the layout journal.
 
-Chunks are 1 along grid axes and the task block along ``replicate``, whole
-along every other dim, so each task writes its own chunks and nothing else
+Chunks are the task's grid points along grid axes (``[tasks]
+points_per_task``, recorded as ``grid_chunks`` where not one) and the task
+block along ``replicate``, whole along every other dim, so each task writes
+its own chunks and nothing else
 (:mod:`.writes`).  Only the template goes through xarray (:mod:`.creation`).
 """
 
@@ -87,7 +89,8 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "integrity": manifests.INTEGRITY_SCHEME,
         manifests.BINDING_ATTR: manifests.BINDING_SCHEME,
         "seed_scheme": SEED_SCHEME,
-        "boardsweep_format": STORE_FORMAT,
+        "boardsweep_format": STORE_FORMAT if set(spec.task_grid) <= {1} else metadata.MULTI_POINT_FORMAT,
+        **({manifests.GRID_CHUNKS_ATTR: list(spec.task_grid)} if set(spec.task_grid) - {1} else {}),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -126,7 +129,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
 
     params = spec.points()[0][1]
     labels = game.coords_for(params)
-    axes, grid_chunks = spec.axes, (1,) * len(spec.axes)
+    axes, grid_chunks = spec.axes, spec.task_grid
     sizes = {"replicate": spec.slots, "checkpoint": len(spec.checkpoints)}
     sizes.update({dim: len(v) for dim, v in labels.items()})
     data_vars, encoding = {}, {}

@@ -1,4 +1,4 @@
-"""Writing a store's cells: one task's region, one point's exact answer, done flags.
+"""Writing a store's cells: one task's chunk, one chunk's exact answers, done flags.
 
 Each task writes its own chunks and nothing else (:mod:`.schema`).  Workers
 write a task's chunk files directly on a local store
@@ -57,10 +57,10 @@ def _writer(url: str, token: str | None, names: list[str]) -> dict[str, Any]:
 
 
 def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
-           flag: str) -> list[str] | dict[str, list[int]]:
-    """Write every variable of one task's ``region``, then set its ``flag``
-    (``done`` / ``exact_done``) once the data is on disk; return the chunk
-    paths written.
+           flag: str, flags: np.ndarray) -> list[str] | dict[str, list[int]]:
+    """Write every variable of one task's ``region`` (one chunk), then its
+    ``flag`` array (``done`` / ``exact_done``) with ``flags`` (per cell of
+    the region) once the data is on disk; return the chunk paths written.
 
     A local store's region, one chunk per array, is written straight to its
     chunk files (:func:`chunkfiles.write_chunk`); otherwise the arrays
@@ -70,17 +70,17 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
     """
     paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
     if all(paths):
-        flag_path = chunkfiles.write_chunk(url, flag, region, np.ones(1, dtype=bool))
+        flag_path = chunkfiles.write_chunk(url, flag, region, flags)
         if flag_path:
             return [*paths, flag_path]
-    written = remote.write_task(url, token, region, values, flag)  # object storage: batched, checksums known
+    written = remote.write_task(url, token, region, values, flag, flags)  # object storage: batched, checksums known
     if written is not None:
         return written
-    return _write_zarr(url, token, region, values, flag)
+    return _write_zarr(url, token, region, values, flag, flags)
 
 
 def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
-                flag: str) -> list[str]:
+                flag: str, flags: np.ndarray) -> list[str]:
     arrays = _writer(url, token, [*values, flag])
     for name in [*values, flag]:
         _require_own_chunk(url, name, arrays[name], region)
@@ -88,7 +88,7 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
     async def write_all() -> None:
         await asyncio.gather(*(arrays[n].setitem(region, np.asarray(v, dtype=arrays[n].dtype))
                                for n, v in values.items()))
-        await arrays[flag].setitem(region, True)
+        await arrays[flag].setitem(region, np.asarray(flags, dtype=bool))
 
     with quiet():
         sync(write_all())
@@ -112,28 +112,32 @@ def _chunk_coords(region: tuple, array) -> tuple[int, ...]:
 
 
 def write_region(
-    url: str, index: tuple[int, ...], start: int, stop: int, arrays: Mapping[str, np.ndarray],
-    token: str | None = None,
+    url: str, index: tuple[int, ...], region: tuple[slice, ...], arrays: Mapping[str, np.ndarray],
+    done: np.ndarray, token: str | None = None,
 ) -> None:
-    """Write one task's arrays (leading dim = its replicates), then its done
-    flags, then its manifest.  ``token`` (a hash of the canonical spec) lets
-    the worker keep a remote store's arrays open between tasks."""
-    paths = _write(url, token, index + (slice(start, stop),), arrays, "done")
-    manifests.record(url, paths, index, start, token)
+    """Write one task's chunk ``region`` (grid axes, then replicates) of every
+    simulated array, then its ``done`` flags, then its manifest (``index``:
+    the chunk's grid coordinates).  ``token`` (a hash of the canonical spec)
+    lets the worker keep a remote store's arrays open between tasks."""
+    paths = _write(url, token, region, arrays, "done", done)
+    manifests.record(url, paths, index, region[-1].start, token)
 
 
 def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list[tuple[int, ...]],
-               block: int) -> None:
-    """Clear the done flags of damaged task blocks and exact points (and their
-    manifests), so that a run computes them again."""
+               block: int, chunks: tuple[int, ...] | None = None) -> None:
+    """Clear the done flags of damaged task chunks (grid coordinates, first
+    replicate) and exact chunks (and their manifests), so that a run
+    computes them again; ``chunks``: grid points per task along each axis
+    (default one)."""
     fs, root = fsspec.core.url_to_fs(url)
     with quiet():
         group = zarr.open_group(url, mode="r+")
         done, exact_done = group["done"], group["exact_done"]
         for index, start in blocks:
-            done[index + (slice(start, min(start + block, done.shape[-1])),)] = False
+            grid = manifests.grid_region(index, chunks, done.shape[:-1])
+            done[grid + (slice(start, min(start + block, done.shape[-1])),)] = False
         for index in points:
-            exact_done[index] = False
+            exact_done[manifests.grid_region(index, chunks, exact_done.shape)] = False
     names = [manifests.sim_name(i, s) for i, s in blocks] + [manifests.exact_name(i) for i in points]
     for name in names:
         path = f"{root}/{manifests.MANIFEST_DIR}/{name}"
@@ -141,11 +145,12 @@ def clear_done(url: str, blocks: list[tuple[tuple[int, ...], int]], points: list
             fs.rm(path)
 
 
-def write_exact(url: str, index: tuple[int, ...], arrays: Mapping[str, np.ndarray],
-                token: str | None = None) -> None:
-    """Write the exact answer of one grid point, then its ``exact_done`` flag."""
+def write_exact(url: str, index: tuple[int, ...], region: tuple[slice, ...], arrays: Mapping[str, np.ndarray],
+                done: np.ndarray, token: str | None = None) -> None:
+    """Write the exact answers of one chunk of grid points (``index``: its
+    coordinates; ``region``: its slices), then their ``exact_done`` flags."""
     values = {name: np.asarray(v, dtype=np.float64) for name, v in arrays.items()}
-    paths = _write(url, token, index, values, "exact_done")
+    paths = _write(url, token, region, values, "exact_done", done)
     manifests.record(url, paths, index, None, token)
 
 
