@@ -464,6 +464,7 @@ def _print_plan(spec, url: str, target) -> None:
     every replicate.  The store's size is the uncompressed upper bound that
     the run checks against the free space."""
     from .sizing import estimate, human
+    from .plan import exact_solves, task_count, task_shape
     from .tasks import time_replicate
     from .words import count
 
@@ -477,15 +478,15 @@ def _print_plan(spec, url: str, target) -> None:
     seconds = time_replicate(spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
                              spec.checkpoints, spec.task_seconds or 0.0)
     if spec.task_seconds is not None:
-        spec = spec.with_block(max(1, min(spec.replicates, int(spec.task_seconds // max(seconds, 1e-9)))))
+        spec = spec.with_block(*task_shape(spec.task_seconds, seconds, spec.replicates, len(points)))
     first = " (the first round)" if spec.precision_stderr is not None else ""
     click.echo(f"  replicates:  {spec.replicates} per point{first}"
                + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
                   if spec.precision_stderr is not None else ""))
-    blocks = -(-spec.replicates // spec.block)
-    exact = len(points) if spec.game.exact is not None else 0
-    click.echo(f"  tasks:       {count(len(points) * blocks, 'simulation task')} of up to "
-               f"{count(spec.block, 'replicate')} + {count(exact, 'exact solve')}")
+    per_task = int(np.prod(spec.task_grid, dtype=np.int64))
+    click.echo(f"  tasks:       {count(task_count(spec), 'simulation task')} of up to "
+               f"{count(spec.block, 'replicate')}" + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
+               + f" + {count(exact_solves(spec), 'exact solve')}")
     size = estimate(spec)
     click.echo(f"  store size:  up to {human(size.store_bytes)} (uncompressed)")
     kernel = seconds * spec.replicates * len(points)

@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.table import Table
 
 from .run_report import RunReport
+from .plan import exact_solves, task_count
 from .spec import Spec
 from .words import count, plural
 
@@ -74,13 +75,15 @@ def info(out: Console, text: str, soft_wrap: bool = False) -> None:
 
 def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, where: str | None = None) -> None:
     points = int(np.prod(spec.shape)) if spec.shape else 1
-    blocks = -(-spec.replicates // spec.block)
     where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
+    per_task = int(np.prod(spec.task_grid, dtype=np.int64))
+    of = count(spec.block, "replicate") + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
     tasks = (f"simulation tasks of about {spec.task_seconds:g} s each" if spec.task_seconds is not None
-             else f"{count(points * blocks, 'simulation task')} of {count(spec.block, 'replicate')}")
+             else f"{count(task_count(spec), 'simulation task')} of {of}")
     info(out,
          f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {count(points, 'grid point')} x "
-         f"{count(spec.replicates, 'replicate')}: {tasks} + {count(points, 'exact solve')} -> {url} on {where}")
+         f"{count(spec.replicates, 'replicate')}: {tasks} + {count(exact_solves(spec), 'exact solve')} -> {url} "
+         f"on {where}")
     if spec.precision_stderr is not None:
         info(out, f"precision: more replicates per grid point until the largest standard error is at most "
                   f"{spec.precision_stderr:g}, or {spec.max_replicates} replicates")

@@ -46,7 +46,7 @@ from .cluster import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_work
 from .store.manifests import store_chunks
 from .store.remote import use_storage_options
 from .errors import InputError, SchedulerLost, contained, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
-from .plan import plan_exact, plan_tasks, task_count
+from .plan import plan_exact, plan_tasks, task_count, task_shape
 from .run_report import RunReport
 from .spec import Spec
 from .store import Store, normalize_url
@@ -453,17 +453,6 @@ def _task_size(spec: Spec, st: Store, resumed: bool, client_once) -> tuple[Spec,
         f"{block} replicates x {int(np.prod(sized.task_grid, dtype=np.int64))} grid points per task: one "
         f"replicate takes {seconds:.3g} s on a worker (the slowest of {len(picked)} grid points), tasks of "
         f"about {spec.task_seconds:g} s asked")
-
-
-def task_shape(target_s: float, replicate_s: float, replicates: int, points: int) -> tuple[int, int]:
-    """(replicates, grid points) per task for tasks of about ``target_s``
-    seconds when one replicate takes ``replicate_s``: as many replicates as
-    fit (at least one); where all of a point's fit, as many points as fit."""
-    each = max(replicate_s, 1e-9)
-    block = max(1, min(replicates, int(target_s // each)))
-    if block < replicates:
-        return block, 1
-    return block, max(1, min(points, int(target_s // (each * replicates))))
 
 
 #: Futures in flight per worker: enough to keep every worker busy, few enough

@@ -20,7 +20,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .spec import Spec
 
-__all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "param_words", "replicate_seed", "plan_tasks"]
+__all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "exact_key", "exact_solves", "param_words", "replicate_seed", "plan_tasks"]
 
 SEED_SCHEME = (
     "replicate seed = numpy.random.SeedSequence([root_seed, *w, replicate]) where w are the "
@@ -115,6 +115,38 @@ def plan_exact(spec: Spec, exact_done: np.ndarray | None = None) -> list[ExactTa
         cells = tuple((points[p][0], points[p][1]) for p in members if flat[p])
         tasks.append(ExactTask(tuple(int(i) for i in index), cells, bounds, len(cells) < len(members)))
     return tasks
+
+
+def exact_key(game, params: Mapping[str, Any], run_shape: Mapping[str, int],
+              checkpoints: np.ndarray) -> tuple | None:
+    """What identifies the exact answer of ``params`` (``None`` where the
+    game does not say what it depends on: every point is its own)."""
+    if game.exact_params is None:
+        return None
+    return (game.name, tuple(param_words({k: params[k] for k in game.exact_params})),
+            tuple(sorted(run_shape.items())), tuple(int(c) for c in checkpoints))
+
+
+def exact_solves(spec: Spec) -> int:
+    """Exact solves a whole sweep needs: one per distinct set of the values
+    its exact answer depends on (``Game.exact_params``), else one per point."""
+    game = spec.game
+    if game.exact is None:
+        return 0
+    if game.exact_params is None:
+        return len(spec.points())
+    return len({exact_key(game, params, spec.run_shape, spec.checkpoints) for _, params in spec.points()})
+
+
+def task_shape(target_s: float, replicate_s: float, replicates: int, points: int) -> tuple[int, int]:
+    """(replicates, grid points) per task for tasks of about ``target_s``
+    seconds when one replicate takes ``replicate_s``: as many replicates as
+    fit (at least one); where all of a point's fit, as many points as fit."""
+    each = max(replicate_s, 1e-9)
+    block = max(1, min(replicates, int(target_s // each)))
+    if block < replicates:
+        return block, 1
+    return block, max(1, min(points, int(target_s // (each * replicates))))
 
 
 def task_count(spec: Spec) -> int:

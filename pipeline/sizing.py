@@ -4,7 +4,7 @@
 upper bound: zarr compresses the chunks), with ``cells = grid points x
 replicates x the variable's own dims`` for simulated variables and ``grid
 points x own dims`` for exact ones.  The planner holds one task record per
-(grid point, replicate block) and the done mask, one byte per replicate.
+(grid chunk, replicate block) and the done mask, one byte per replicate.
 A sweep is refused, before anything is written, when the store cannot fit in
 the free space of its file system or the plan in half the available memory.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .plan import task_count
 from .spec import Spec
 
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human"]
@@ -56,8 +57,7 @@ def estimate(spec: Spec) -> Estimate:
         cells += spec.slots * int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * np.dtype(var.dtype).itemsize
     for var in game.exact_variables.values():
         cells += int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * 8
-    blocks = -(-spec.slots // spec.block)
-    tasks = points * blocks
+    tasks = task_count(spec)
     store_bytes = points * (cells + spec.slots) + tasks * MANIFEST_BYTES + META_BYTES * (
         len(game.variables) + len(game.exact_variables) + 8)
     plan_bytes = tasks * TASK_BYTES + points * spec.slots

@@ -19,11 +19,11 @@ import numpy as np
 from ..core.games import Game
 from .errors import Fault
 from .grow import kept_cells
-from .plan import ExactTask, Task, param_words, replicate_seed
+from .plan import ExactTask, Task, exact_key, replicate_seed
 from .store import FILL, unplayed, write_exact, write_region
 from .warm import COMPILE_CLOCK
 
-__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer", "exact_key",
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
            "time_replicate"]
 
 
@@ -210,14 +210,6 @@ def exact_answer(game: Game, params: dict, run_shape: dict,
         while len(_SOLVED) > _SOLVED_MAX:
             _SOLVED.popitem(last=False)
     return arrays, 1
-
-
-def exact_key(game: Game, params: dict, run_shape: dict, checkpoints: np.ndarray) -> tuple | None:
-    """What identifies ``params``'s exact answer (``None``: the game does not say)."""
-    if game.exact_params is None:
-        return None
-    return (game.name, tuple(param_words({k: params[k] for k in game.exact_params})),
-            tuple(sorted(run_shape.items())), tuple(int(c) for c in checkpoints))
 
 
 def _solve(game: Game, params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:

@@ -137,7 +137,8 @@ def test_partial_last_block_keeps_old_cells(tmp_path, cluster2, make_spec):
     report = run_sweep(parse_spec(text, "new.toml"), str(url), scheduler=cluster2, extend=True)
     assert report.complete and report.tasks_run == 4 * 2
     starts = sorted({r["key"].rsplit("-r", 1)[1] for r in report.records if not r["key"].startswith("exact")})
-    assert starts == ["3", "4"]  # replicate 2 was not recomputed
+    assert starts == ["2", "4"]  # tasks are named by their chunk's first replicate ...
+    assert all(r["runs"] == 1 for r in report.records if not r["key"].startswith("exact"))  # ... replicate 2 kept
     grown = raw(url)
     for name in ("counts", "events", "rolls", "done"):
         assert np.array_equal(grown[name].isel(replicate=slice(0, 3)).values, old[name].values), name
@@ -280,9 +281,10 @@ def test_calibrated_task_size_is_reused(tmp_path, cluster2, make_spec):
 
     url = tmp_path / "timed.zarr"
     first = run_sweep(parse_spec(timed(4), "base.toml"), str(url), scheduler=cluster2)
-    assert first.block == 4 and "replicates per task: one replicate takes" in first.calibration
+    assert first.block == 4 and "4 replicates x 4 grid points per task: one replicate takes" in first.calibration
     report = run_sweep(parse_spec(timed(6), "new.toml"), str(url), scheduler=cluster2, extend=True)
-    assert report.block == 4 and report.calibration == "4 replicates per task, as recorded in the store"
-    assert report.complete and report.tasks_run == 4
+    assert report.block == 4
+    assert report.calibration == "4 replicates and 4 grid points per task, as recorded in the store"
+    assert report.complete and report.tasks_run == 1  # the one chunk of 2 x 2 points, replicates 4-5
     assert zarr.open_array(str(url), path=".boardsweep/cells/counts").chunks[2] == 4  # the task chunks (packed store)
     assert_same_by_value(url, fresh(tmp_path, cluster2, timed(6)))
