@@ -147,7 +147,8 @@ def test_no_task_writes_into_a_packed_chunk(stores, tmp_path):
     before = {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()}
     values = {"counts": np.zeros((2, 5, 8), dtype=np.int64)}
     with pytest.raises(store.LayoutError, match="shared"):
-        store.write_region(str(copy), (0, 0), 0, 2, values)
+        store.write_region(str(copy), (0, 0), (slice(0, 1), slice(0, 1), slice(0, 2)), values,
+                           np.ones((1, 1, 2), dtype=bool))
     assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
 
 
@@ -160,8 +161,8 @@ def test_the_zarr_writer_of_remote_stores_refuses_a_shared_chunk_too(stores, tmp
     before = {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()}
     values = {"rolls": np.zeros((2, 5), dtype=np.int64)}
     with pytest.raises(store.LayoutError, match="shared"):
-        writes._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done")
+        writes._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done", np.ones(2, dtype=bool))
     assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
     assert packing.unpack(str(copy)) and packing.layout(str(copy)) == "tasks"
-    writes._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done")  # its own chunk: written
+    writes._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done", np.ones(2, dtype=bool))  # its own chunk: written
     assert (zarr.open_array(str(copy), path="rolls")[0, 0, :2] == 0).all()

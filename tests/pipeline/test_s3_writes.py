@@ -32,9 +32,13 @@ def test_a_task_write_on_s3_is_its_chunks_then_its_flag_then_its_record(bucket_u
     for index in [(0, 0), (1, 1)]:
         blocks[index] = {name: rng.integers(0, 1000, (spec.block, *ds[name].shape[k + 1:])).astype(ds[name].dtype)
                          for name in spec.game.variables}
-    write_region(bucket_url, (0, 0), 0, spec.block, blocks[(0, 0)], token="t")  # reads the arrays' metadata once
+    def region(index):
+        return (*(slice(i, i + 1) for i in index), slice(0, spec.block))
+
+    flags = np.ones((1, 1, spec.block), dtype=bool)
+    write_region(bucket_url, (0, 0), region((0, 0)), blocks[(0, 0)], flags, token="t")  # reads the metadata once
     before = _requests(s3server, "boardsweep-tests")
-    write_region(bucket_url, (1, 1), 0, spec.block, blocks[(1, 1)], token="t")
+    write_region(bucket_url, (1, 1), region((1, 1)), blocks[(1, 1)], flags, token="t")
     after = _requests(s3server, "boardsweep-tests")
     spent = {kind: after[kind] - before.get(kind, 0) for kind in after if after[kind] != before.get(kind, 0)}
     assert spent == {"PUT": len(spec.game.variables) + 2}, spent  # the chunks, the flag, the record
