@@ -50,12 +50,22 @@ __all__ = [
 # --- store metadata -----------------------------------------------------------
 
 
+#: Games found by :func:`game_of`, per name: finding one scans the installed
+#: entry points (milliseconds), and a summary asks once per grid point.
+_GAMES: dict[str, Game | None] = {}
+
+
 def game_of(ds: xr.Dataset) -> Game | None:
     """The registered game that made the store (None if not registered here)."""
-    try:
-        return get_game(ds.attrs["game"])
-    except Exception:
+    name = ds.attrs.get("game")
+    if not isinstance(name, str):
         return None
+    if name not in _GAMES:
+        try:
+            _GAMES[name] = get_game(name)
+        except Exception:
+            return None
+    return _GAMES[name]
 
 
 def _canonical(ds: xr.Dataset) -> dict:

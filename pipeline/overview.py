@@ -340,7 +340,7 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     found = headlines.estimates(ds) if found is None else found
     verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
     n = len(list(grid_points(ds)))
-    rows = n
+    rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take
     lines = render(out, ds, found, verdict, store, rows, every_row)
     while len(lines) > max_lines and rows > 3:
         rows = max(3, rows - max(1, (len(lines) - max_lines) // max(len(found), 1)))

@@ -21,6 +21,7 @@ from .errors import Fault
 from .grow import kept_cells
 from .plan import ExactTask, Task, exact_key, replicate_seed
 from .store import FILL, unplayed, write_exact, write_region
+from .store.metadata import SEAT_DIM, playing
 from .warm import COMPILE_CLOCK
 
 __all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
@@ -76,22 +77,79 @@ def simulate_block(
 ) -> dict[str, np.ndarray]:
     """Simulate the cells of ``task``: per variable, the chunk's whole
     extent (grid axes, then replicates, then the variable's own dims) with
-    the fill value where the task computes nothing."""
-    out: dict[str, np.ndarray] = {}
+    the fill value where the task computes nothing.
+
+    Each run's outputs are checked as :func:`checked_outputs` does; the
+    value range of integer outputs is checked once per task, on what the
+    runs returned, before the cast to the declared type."""
+    raw: dict[str, np.ndarray] = {}
     lows = tuple(lo for lo, _ in task.bounds)
     for index, params, replicates in task.cells:
-        runs = [checked_outputs(game, params, game.simulate(params, replicate_seed(root, params, r), run_shape,
-                                                            checkpoints), checkpoints)
-                for r in replicates]
-        stacked = unplayed(game, params, {name: np.stack([run[name] for run in runs]) for name in game.variables})
+        shapes = _declared_shapes(game, params, checkpoints)
         where = tuple(i - lo for i, lo in zip(index, lows))
-        rows = [r - task.start for r in replicates]
-        for name, values in stacked.items():
-            if name not in out:
-                fill = FILL if values.dtype.kind in "iu" else np.nan
-                out[name] = np.full(task.extent + values.shape[1:], fill, dtype=values.dtype)
-            out[name][where][rows] = values
+        for r in replicates:
+            outputs = game.simulate(params, replicate_seed(root, params, r), run_shape, checkpoints)
+            for name, values in _checked_run(game, params, outputs, shapes).items():
+                if name not in raw:
+                    raw[name] = _buffer(task.extent + values.shape, np.dtype(game.variables[name].dtype))
+                raw[name][where][r - task.start] = values
+        _blank_unplayed(game, params, raw, where)
+    return {name: _as_declared(f"game {game.name!r} (simulate) in task {task.key}", name, values,
+                               np.dtype(game.variables[name].dtype))
+            for name, values in raw.items()}
+
+
+def _declared_shapes(game: Game, params: dict, checkpoints: np.ndarray) -> dict[str, tuple[int, ...]]:
+    labels = game.coords_for(params)
+    return {name: tuple(len(checkpoints) if d == "checkpoint" else len(labels[d]) for d in var.dims)
+            for name, var in game.variables.items()}
+
+
+def _checked_run(game: Game, params: dict, outputs: dict, shapes: dict) -> dict[str, np.ndarray]:
+    """One run's outputs as arrays, or :class:`OutputInvalid` naming the
+    first that is missing, misshapen or of the wrong kind."""
+    where = f"game {game.name!r} (simulate) at {params}"
+    out = {}
+    for name, shape in shapes.items():
+        if name not in outputs:
+            raise OutputInvalid(f"{where}: output {name!r} missing; nothing stored")
+        values = np.asarray(outputs[name])
+        if values.shape != shape:
+            raise OutputInvalid(f"{where}: output {name!r} has shape {values.shape}, {shape} declared "
+                                f"(dims {game.variables[name].dims}); nothing stored")
+        kind, declared = values.dtype.kind, np.dtype(game.variables[name].dtype)
+        if declared.kind in "iu" and kind not in "iub":
+            raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {declared} declared (integer "
+                                "counts only: no NaN, no fractions); nothing stored")
+        if kind not in "iufb":
+            raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {declared} declared; nothing stored")
+        out[name] = values
     return out
+
+
+def _buffer(shape: tuple[int, ...], declared: np.dtype) -> np.ndarray:
+    """What a task's runs are gathered in before the cast: int64 for integer
+    outputs (so a value out of the declared range is seen, not wrapped)."""
+    if declared.kind in "iu":
+        return np.full(shape, FILL, dtype=np.int64)
+    return np.full(shape, np.nan, dtype=np.float64)
+
+
+def _blank_unplayed(game: Game, params: dict, arrays: dict[str, np.ndarray], where: tuple[int, ...]) -> None:
+    """The fill value at the seats beyond ``params["players"]`` of one grid
+    point (``where`` in the chunk), as :func:`.store.unplayed` does."""
+    players = playing(game, params)
+    if players is None:
+        return
+    for name, values in arrays.items():
+        var = game.variables.get(name) or game.exact_variables.get(name)
+        if var is None or SEAT_DIM not in var.dims:
+            continue
+        point = values[where]
+        axis = point.ndim - len(var.dims) + var.dims.index(SEAT_DIM)
+        index = [slice(None)] * point.ndim
+        index[axis] = slice(players, None)
+        point[tuple(index)] = FILL if point.dtype.kind in "iu" else np.nan
 
 
 def computed_mask(task: Task) -> np.ndarray:
