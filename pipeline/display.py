@@ -87,8 +87,15 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, w
     if spec.precision_stderr is not None:
         info(out, f"precision: more replicates per grid point until the largest standard error is at most "
                   f"{spec.precision_stderr:g}, or {spec.max_replicates} replicates")
+    if points >= MANY_TASKS and per_task == 1 and spec.task_seconds is None:
+        info(out, f"{count(points, 'grid point')} of one task each: each costs the pipeline some 10 ms and 20 "
+                  "files whatever the kernel takes; [tasks] points_per_task (or seconds) groups them")
     if points >= PLANNING_LINE_POINTS:  # the store's metadata and the plan take a while: say so at once
         info(out, f"preparing the store and planning {points} grid points ...")
+
+
+#: Grid points from which a run of one point per task suggests grouping them.
+MANY_TASKS = 5000
 
 
 def fmt_value(x: float | None) -> str:
@@ -233,7 +240,7 @@ class TaskBar:
         where = report.dashboard or "(no dashboard)"
         exact = report.pending_exact
         info(self.out, f"dashboard: {where}  workers: {report.workers}  tasks to run: {report.pending} "
-                       f"({report.pending - exact} simulation, {count(exact, 'exact solve')})")
+                       f"({report.pending - exact} simulation, {exact} exact)")
         self.progress.start()
         self.task = self.progress.add_task("tasks", total=report.pending, rate="")
         self.t0 = time.perf_counter()
@@ -305,33 +312,26 @@ def work_line(report: RunReport) -> str:
     """What this run computed, in the terms of its progress bar."""
     total = report.tasks_run + report.exact_run
     early = f", {report.head_start} during start-up" if report.head_start else ""
+    solves = f", {count(report.exact_solves, 'exact solve')}" if report.exact_solves != report.exact_run else ""
     return (f"this run: {count(total, 'task')} ({report.tasks_run} simulation, "
-            f"{count(report.exact_run, 'exact solve')}){early}")
+            f"{report.exact_run} exact{solves}){early}")
 
 
 def store_line(ds, report: RunReport) -> str:
-    """The store's state: its simulation tasks and exact solves, done of all."""
-    done = np.asarray(ds["done"].values, dtype=bool)
+    """The store's state: its replicates and exact answers, done of all
+    (with a precision target, of the replicates each point uses)."""
     axes = list(ds.attrs.get("grid_axes", []))
-    block = max(report.block, 1)
-    if axes:
-        done = np.asarray(ds["done"].transpose(*axes, "replicate").values, dtype=bool)
+    done = np.asarray(ds["done"].transpose(*axes, "replicate").values, dtype=bool)
     flat = done.reshape(-1, done.shape[-1])
-    wanted = flat.shape[-1]
     if "replicates_used" in ds:  # a precision target: the replicates each point uses
-        used = np.asarray(ds["replicates_used"].transpose(*axes).values).ravel()
+        used = np.asarray(ds["replicates_used"].transpose(*axes).values).reshape(-1)
     else:
-        used = np.full(flat.shape[0], wanted)
-    total = done_tasks = 0
-    for row, n in zip(flat, used):
-        for start in range(0, int(n), block):
-            total += 1
-            done_tasks += bool(row[start:min(start + block, int(n))].all())
+        used = np.full(flat.shape[0], flat.shape[-1])
+    wanted = np.arange(flat.shape[-1]) < used[:, None]
     exact_done = int(np.asarray(ds["exact_done"].values).sum()) if "exact_done" in ds else 0
-    points = flat.shape[0]
     state = "complete" if report.complete else "INCOMPLETE"
-    return (f"store {state}: {done_tasks} of {count(total, 'simulation task')} and {exact_done} of "
-            f"{count(points, 'exact solve')} done: {report.store}")
+    return (f"store {state}: {int((flat & wanted).sum())} of {count(int(wanted.sum()), 'replicate')} and "
+            f"{exact_done} of {count(flat.shape[0], 'exact answer')} done: {report.store}")
 
 
 #: Grid points above which ``status`` prints a digest, not one row per point.

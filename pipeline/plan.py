@@ -229,6 +229,8 @@ def per_chunk(cells: np.ndarray, chunks: tuple[int, ...], block: int | None = No
     chunk of ``chunks`` grid points x ``block`` replicates (no replicate dim
     where ``block`` is ``None``)."""
     sizes = [*chunks] + ([] if block is None else [block])
+    if not sizes:  # a sweep of one grid point: its one exact flag
+        return np.asarray(cells, dtype=bool)
     counts = [-(-n // g) for n, g in zip(cells.shape, sizes)]
     padded = np.pad(cells, [(0, c * g - n) for n, g, c in zip(cells.shape, sizes, counts)])
     split = [k for c, g in zip(counts, sizes) for k in (c, g)]

@@ -110,8 +110,8 @@ def test_quiet_run_prints_only_the_result(tmp_path, toy_spec_text, write_spec):
     assert code == 0, err
     lines = out.strip().splitlines()
     assert len(lines) == 2, out
-    assert re.fullmatch(r"this run: 12 tasks \(8 simulation, 4 exact solves\)(, \d+ during start-up)?", lines[0])
-    assert lines[1] == f"store complete: 8 of 8 simulation tasks and 4 of 4 exact solves done: {tmp_path / 'q.zarr'}"
+    assert re.fullmatch(r"this run: 12 tasks \(8 simulation, 4 exact\)(, \d+ during start-up)?", lines[0])
+    assert lines[1] == f"store complete: 16 of 16 replicates and 4 of 4 exact answers done: {tmp_path / 'q.zarr'}"
 
 
 def test_dask_scheduler_address_is_honoured_without_scheduler_option(tmp_path, toy_spec_text, write_spec):

@@ -137,3 +137,58 @@ def test_money_game_solves_once_per_distinct_exact_parameters(tmp_path, make_spe
         direct = HK.exact(params, {}, None)["exact_frequency"]
         for reserve in ds["buy_policy"].values:
             np.testing.assert_allclose(one.sel(buy_policy=reserve).values, direct, rtol=1e-12, atol=0)
+
+
+def test_a_worker_killed_mid_chunk_costs_time_not_data(tmp_path, cluster2, make_spec, write_spec):
+    """Two-point tasks, a worker process SIGKILLed while it simulates one:
+    the store equals an undisturbed run of one point per task, bit for bit."""
+    import os
+    import signal
+
+    from localdask import done_count, finish, kill, local_dask, start_client, toy_delay, wait_for
+
+    text = toy(make_spec, dice=DICE, tasks={"replicates_per_task": 2, "points_per_task": 2})
+    reference = tmp_path / "reference.zarr"
+    assert run_sweep(toy_spec(make_spec, 1), str(reference), scheduler=cluster2).complete
+    url = tmp_path / "store.zarr"
+    slow, delay = toy_delay(tmp_path, 0.5)
+    with local_dask(tmp_path / "logs", workers=2, env=slow) as cluster, cluster.client() as watch:
+        proc = start_client(tmp_path, "run", str(write_spec(text)), "--scheduler", cluster.address,
+                            "--store", str(url))
+        try:
+            wait_for(lambda: done_count(url) >= 4 or proc.poll() is not None, what="a first chunk")
+            busy: list = []
+
+            def found() -> bool:
+                busy[:] = [w for w, keys in watch.processing().items() if any("sim-" in str(k) for k in keys)]
+                return bool(busy) or proc.poll() is not None
+
+            wait_for(found, what="a worker running a task")
+            assert proc.poll() is None and done_count(url) < 40, "the sweep ended before the fault"
+            (address, pid), = watch.run(os.getpid, workers=busy[:1]).items()
+            os.kill(pid, signal.SIGKILL)
+            wait_for(lambda: address not in watch.scheduler_info()["workers"] or proc.poll() is not None,
+                     what="the scheduler noticing the dead worker")
+            delay.unlink()
+            rc, out, err = finish(proc)
+        finally:
+            kill(proc)
+        assert rc == 0 and "store complete" in out, f"{out}\n{err}"
+    assert_same_by_value(reference, url)
+
+
+def test_many_points_per_task_on_s3_equal_a_local_run_and_repair(tmp_path, cluster2, make_spec, bucket_url,
+                                                                  s3server, s3cluster):
+    """On object storage, one chunk object per array per task (several points),
+    a damaged chunk found and recomputed, the store equal to a local run."""
+    spec = toy_spec(make_spec, 4)
+    local = tmp_path / "local.zarr"
+    assert run_sweep(spec, str(local), scheduler=cluster2, pack=False).complete
+    report = run_sweep(spec, bucket_url, scheduler=s3cluster, pack=False)
+    assert report.complete and report.tasks_run == 6
+    fs = s3server.filesystem()
+    root = bucket_url.removeprefix("s3://")
+    assert len([p for p in fs.find(f"{root}/counts") if "/c/" in p]) == 6  # one object per task
+    fs.pipe(f"{root}/counts/c/1/0/1/0/0", b"not a zarr chunk")
+    assert run_sweep(spec, bucket_url, scheduler=s3cluster, pack=False).tasks_run == 1
+    assert_same_by_value(local, bucket_url)
