@@ -105,26 +105,32 @@ def plan_exact(spec: Spec, exact_done: np.ndarray | None = None) -> list[ExactTa
     """The chunks of grid points with an exact answer still to compute."""
     shape, chunks = spec.shape, spec.task_grid
     todo = np.ones(shape, dtype=bool) if exact_done is None else ~np.asarray(exact_done, dtype=bool)
-    points = spec.points()
+    points = spec.resolved_points()
     order = np.arange(len(points)).reshape(shape)
     flat = todo.reshape(len(points))
     tasks = []
     for index in map(tuple, np.argwhere(per_chunk(todo, chunks))):
         bounds = tuple((c * g, min((c + 1) * g, n)) for c, g, n in zip(index, chunks, shape))
         members = order[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
-        cells = tuple((points[p][0], points[p][1]) for p in members if flat[p])
+        cells = tuple(points[p] for p in members.tolist() if flat[p])
         tasks.append(ExactTask(tuple(int(i) for i in index), cells, bounds, len(cells) < len(members)))
     return tasks
 
 
 def exact_key(game, params: Mapping[str, Any], run_shape: Mapping[str, int],
-              checkpoints: np.ndarray) -> tuple | None:
+              checkpoints: np.ndarray | tuple) -> tuple | None:
     """What identifies the exact answer of ``params`` (``None`` where the
-    game does not say what it depends on: every point is its own)."""
+    game does not say what it depends on: every point is its own).  Values
+    are kept with their type, as the seeds keep them (``6`` is not ``6.0``)."""
     if game.exact_params is None:
         return None
-    return (game.name, tuple(param_words({k: params[k] for k in game.exact_params})),
-            tuple(sorted(run_shape.items())), tuple(int(c) for c in checkpoints))
+    values = tuple((k, type(v).__name__, v if _hashable(v) else json.dumps(_plain(v), sort_keys=True))
+                   for k, v in ((k, params[k]) for k in game.exact_params))
+    return (game.name, values, tuple(sorted(run_shape.items())), tuple(int(c) for c in checkpoints))
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool, type(None)))
 
 
 def exact_solves(spec: Spec) -> int:
@@ -205,7 +211,7 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
     todo = np.arange(slots) < want[..., None]
     stored = np.zeros(todo.shape, dtype=bool) if done is None else np.asarray(done, dtype=bool)
     todo &= ~stored
-    points = spec.points()
+    points = spec.resolved_points()
     flat_todo = todo.reshape(len(points), slots)
     flat_stored = stored.reshape(len(points), slots)
     counts = [-(-n // g) for n, g in zip(shape, chunks)]
@@ -217,8 +223,11 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
         start = int(b) * block
         stop = min(start + block, slots)
         part = flat_todo[members, start:stop]
-        cells = tuple((points[p][0], points[p][1], tuple(int(start + r) for r in np.flatnonzero(row)))
-                      for p, row in zip(members, part) if row.any())
+        whole, some = part.all(axis=1).tolist(), part.any(axis=1).tolist()
+        every = tuple(range(start, stop))
+        cells = tuple((points[p][0], points[p][1],
+                       every if full else tuple(int(start + r) for r in np.flatnonzero(row)))
+                      for p, row, full, anything in zip(members.tolist(), part, whole, some) if anything)
         keeps = bool(flat_stored[members, start:stop].any())
         tasks.append(Task(tuple(int(i) for i in index), start, stop, cells, bounds, keeps))
     return tasks

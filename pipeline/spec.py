@@ -183,6 +183,11 @@ class Spec:
         returns fresh dicts, so a caller may change them."""
         return [(index, dict(params)) for index, params in self._resolved]
 
+    def resolved_points(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+        """Every grid point as :meth:`points` gives them, without copies: the
+        caller must not change the dicts (the planner's tasks share them)."""
+        return self._resolved
+
     @functools.cached_property
     def _resolved(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
         """Every grid point's parameters as the game resolves them (computed once)."""

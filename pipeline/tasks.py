@@ -216,8 +216,9 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
     out: dict[str, np.ndarray] = {}
     lows = tuple(lo for lo, _ in task.bounds)
     solves = 0
+    points = tuple(int(c) for c in checkpoints)
     for index, params in task.cells:
-        arrays, solved = exact_answer(game, params, run_shape, checkpoints)
+        arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
         solves += solved
         where = tuple(i - lo for i, lo in zip(index, lows))
         for name, values in unplayed(game, params, arrays).items():
@@ -247,16 +248,17 @@ _SOLVED_MAX = 256
 _SOLVING = threading.Lock()
 
 
-def exact_answer(game: Game, params: dict, run_shape: dict,
-                 checkpoints: np.ndarray) -> tuple[dict[str, np.ndarray], int]:
+def exact_answer(game: Game, params: dict, run_shape: dict, checkpoints: np.ndarray,
+                 points: tuple[int, ...] | None = None) -> tuple[dict[str, np.ndarray], int]:
     """(the checked exact arrays of ``params``, how many solves it took: 0 or 1).
 
     Where ``game.exact_params`` names what the answer depends on, points
     that agree on those values share one solve per process (worker
-    threads share it; a lock keeps two threads from solving one key)."""
+    threads share it; a lock keeps two threads from solving one key).
+    ``points``: the checkpoints as a tuple, where the caller has made it."""
     if game.exact is None:
         return {}, 0
-    key = exact_key(game, params, run_shape, checkpoints)
+    key = exact_key(game, params, run_shape, checkpoints if points is None else points)
     if key is None:
         return _solve(game, params, run_shape, checkpoints), 1
     with _SOLVING:

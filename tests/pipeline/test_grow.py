@@ -288,3 +288,31 @@ def test_calibrated_task_size_is_reused(tmp_path, cluster2, make_spec):
     assert report.complete and report.tasks_run == 1  # the one chunk of 2 x 2 points, replicates 4-5
     assert zarr.open_array(str(url), path=".boardsweep/cells/counts").chunks[2] == 4  # the task chunks (packed store)
     assert_same_by_value(url, fresh(tmp_path, cluster2, timed(6)))
+
+
+class _Counted(int):
+    """An axis value that counts its comparisons (a quadratic membership test shows as n^2 of them)."""
+
+    compared = 0
+
+    def __eq__(self, other):
+        _Counted.compared += 1
+        return int.__eq__(self, other)
+
+    __hash__ = int.__hash__
+
+
+def test_the_growth_check_is_linear_in_an_axis_length(make_spec):
+    """10^5 values on one axis, the store holding the first 9 * 10^4: aligning
+    and comparing the specs compares each value a bounded number of times."""
+    from dataclasses import replace
+
+    n = 100_000
+    spec = parse_spec(toy(make_spec), "base.toml")
+    values = tuple(_Counted(v) for v in range(2, n + 2))
+    big = replace(spec, grid={"dice_sides": values, "rule": spec.grid["rule"]})
+    old = {"grid": {"dice_sides": list(range(2, n * 9 // 10 + 2)), "rule": list(spec.grid["rule"])}}
+    _Counted.compared = 0
+    aligned = grow.aligned(big, old)
+    assert aligned.grid["dice_sides"] == tuple(range(2, n + 2))
+    assert _Counted.compared <= 4 * n, _Counted.compared  # a tuple's `in` made it about n^2 / 2
