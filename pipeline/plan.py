@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
+from .spec import grid_chunks
+
 if TYPE_CHECKING:
-    from .spec import Spec
+    from .spec import Spec  # noqa: F401
 
 __all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "exact_key", "exact_solves", "param_words", "replicate_seed", "plan_tasks"]
 
@@ -163,23 +165,6 @@ def task_count(spec: Spec) -> int:
     return chunks * -(-spec.slots // spec.block)
 
 
-def grid_chunks(shape: tuple[int, ...], points: int) -> tuple[int, ...]:
-    """Grid points per task along each axis for at most ``points`` per task.
-
-    The last axis is filled first; an axis takes more than one value only
-    where every later axis is whole: ``(3, 5)`` with 10 points gives
-    ``(2, 5)``, with 4 points ``(1, 4)``.  The product never exceeds ``points``.
-    """
-    out = [1] * len(shape)
-    left = max(1, int(points))
-    for axis in reversed(range(len(shape))):
-        out[axis] = max(1, min(shape[axis], left))
-        left //= out[axis]
-        if out[axis] < shape[axis] or left <= 1:
-            break
-    return tuple(out)
-
-
 def param_words(params: Mapping[str, Any]) -> list[int]:
     """Canonical encoding of parameter values as eight 32-bit integers.
 
@@ -214,7 +199,6 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
     points = spec.resolved_points()
     flat_todo = todo.reshape(len(points), slots)
     flat_stored = stored.reshape(len(points), slots)
-    counts = [-(-n // g) for n, g in zip(shape, chunks)]
     order = np.arange(len(points)).reshape(shape)
     tasks = []
     for *index, b in map(tuple, np.argwhere(per_chunk(todo, chunks, block))):  # row-major: chunks, then blocks

@@ -230,9 +230,7 @@ class Spec:
 
     @property
     def task_grid(self) -> tuple[int, ...]:
-        """Grid points per task along each axis (:func:`boardsweep.pipeline.plan.grid_chunks`)."""
-        from .plan import grid_chunks
-
+        """Grid points per task along each axis (:func:`grid_chunks`)."""
         if self.grid_chunks is not None and len(self.grid_chunks) == len(self.grid):
             return self.grid_chunks
         return grid_chunks(self.shape, self.points_per_task)
@@ -267,6 +265,22 @@ class Spec:
         ..., "seed": ..., "grid": {...}, "run": {...}}``.  It is written out as
         TOML text, which the store records like a file's."""
         return parse_spec(toml_text(values, source), source)
+
+def grid_chunks(shape: tuple[int, ...], points: int) -> tuple[int, ...]:
+    """Grid points per task along each axis for at most ``points`` per task.
+
+    The last axis is filled first; an axis takes more than one value only
+    where every later axis is whole: ``(3, 5)`` with 10 points gives
+    ``(2, 5)``, with 4 points ``(1, 4)``.  The product never exceeds ``points``.
+    """
+    out = [1] * len(shape)
+    left = max(1, int(points))
+    for axis in reversed(range(len(shape))):
+        out[axis] = max(1, min(shape[axis], left))
+        left //= out[axis]
+        if out[axis] < shape[axis] or left <= 1:
+            break
+    return tuple(out)
 
 
 def toml_text(values: dict[str, Any], source: str = "<spec dict>") -> str:
