@@ -13,6 +13,10 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
 * :func:`welch_test`: difference of two means with unequal variances.
 * :func:`holm`: Holm-Bonferroni adjusted p-values (family-wise error).
 * :func:`variance_decomposition`: total = between-environment + sampling.
+* :func:`paired_test`: each replicate against its own environment's exact
+  answer, the s.e. from the spread of the paired differences.
+* :func:`effective_sample_size`: arviz's ``ess = N / tau`` of a mean from
+  the per-unit variance and its Monte Carlo s.e.
 * :func:`wilson_interval`: score interval of a binomial proportion.
 * :func:`proportion_interval`: exact (Clopper-Pearson) interval of a binomial
   proportion, coverage at least the level for every true value and count.
@@ -48,6 +52,8 @@ __all__ = [
     "welch_test",
     "holm",
     "variance_decomposition",
+    "paired_test",
+    "effective_sample_size",
     "wilson_interval",
     "proportion_interval",
     "EXACT_ULPS",
@@ -242,6 +248,56 @@ def variance_decomposition(
         "between_share": np.where(few, np.nan, share),
         "n": n,
     }
+
+
+def paired_test(estimate: np.ndarray, conditional_mean: np.ndarray, axis: int = 0) -> dict[str, np.ndarray]:
+    """The paired t test of replicate estimates against their own exact answers.
+
+    Replicate ``r`` estimates ``estimate[r]`` in an environment (a deck order)
+    whose exact answer is ``conditional_mean[r]``; with ``d_r = estimate[r] -
+    conditional_mean[r]`` over the ``n`` replicates where both are finite,
+    ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` degrees of freedom.  The
+    between-environment spread cancels in ``d``: dividing by the total
+    replicate s.d. instead would hide a bias behind the deck-to-deck spread.
+
+    Returns
+    -------
+    dict
+        ``difference`` (mean d), ``sd`` (of d, ddof 1), ``stderr``, ``t``,
+        ``df`` and the two-sided ``p``; NaN where fewer than 2 pairs or sd 0.
+    """
+    x = np.asarray(estimate, dtype=np.float64)
+    m = np.asarray(conditional_mean, dtype=np.float64)
+    d = np.where(np.isfinite(x) & np.isfinite(m), x - m, np.nan)
+    n = np.isfinite(d).sum(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"), _quiet():
+        mean = np.nanmean(d, axis=axis)
+        sd = np.nanstd(d, axis=axis, ddof=1)
+        se = sd / np.sqrt(n)
+        t = np.where(se > 0, mean / se, np.nan)
+        p = 2.0 * _sc.stdtr(np.maximum(n - 1, 1), -np.abs(t))
+    few = n < 2
+    nan = np.nan
+    return {"difference": np.where(n < 1, nan, mean), "sd": np.where(few, nan, sd),
+            "stderr": np.where(few, nan, se), "t": np.where(few, nan, t),
+            "df": np.where(few, nan, n - 1.0), "p": np.where(few | ~np.isfinite(t), nan, p)}
+
+
+def effective_sample_size(unit_variance: np.ndarray, mcse: np.ndarray) -> np.ndarray:
+    """arviz's effective sample size of a mean, ``ess = N / tau``, as
+    ``unit_variance / mcse^2``: the number of independent units (games,
+    turns) whose mean would have the Monte Carlo standard error ``mcse``.
+
+    For a frequency per event ``unit_variance = f (1 - f)`` and ``mcse`` the
+    replicates' (arviz's ``mcse = sd / sqrt(ess)`` turned round); the events
+    of one Markov chain are correlated, so ``ess`` is below the events
+    counted and ``ess / events = 1 / tau``.  NaN where either is missing or
+    ``mcse`` is 0.
+    """
+    v = np.asarray(unit_variance, dtype=np.float64)
+    e = np.asarray(mcse, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((e > 0) & np.isfinite(v), v / (e * e), np.nan)
 
 
 class _quiet:

@@ -17,10 +17,13 @@ the first such variable.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ..core import stats
 from ..core.games import Game, get_game
@@ -41,6 +44,10 @@ __all__ = [
     "variance_ratio",
     "batch_means",
     "shuffle_decomposition",
+    "deck_pairs",
+    "VARIANCE_COLUMNS",
+    "BETWEEN_DOMINATES",
+    "label_variance",
     "compare_axis",
     "axis_comparisons",
     "ratio_estimates",
@@ -375,6 +382,139 @@ def shuffle_decomposition(
     out["replicate_exact"] = exact
     out.attrs["grid_axes"] = axes
     return out
+
+
+def deck_pairs(ds: xr.Dataset, decomp: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
+    """The paired deck test per grid point and label: each replicate's
+    frequency against the exact answer of the deck orders it played
+    (:func:`boardsweep.core.stats.paired_test` along ``replicate``):
+    ``difference``, ``sd`` (of the paired differences), ``stderr``, ``t``,
+    ``df``, ``p``.  NaN where a point has no deck answers."""
+    freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
+    exact = decomp["replicate_exact"]
+    dim = distribution_variables(ds)[variable]
+    keys = ("difference", "sd", "stderr", "t", "df", "p")
+    parts = xr.apply_ufunc(
+        lambda x, m: tuple(stats.paired_test(x, m, axis=-1)[k] for k in keys),
+        freq.transpose(..., dim, "replicate"), exact.transpose(..., dim, "replicate"),
+        input_core_dims=[["replicate"], ["replicate"]], output_core_dims=[[]] * len(keys),
+    )
+    return xr.Dataset(dict(zip(keys, parts)))
+
+
+#: A label whose between-deck share of the replicate variance is at least this
+#: is one where more turns will not shrink the error (only more replicates will).
+BETWEEN_DOMINATES = 0.5
+
+#: The columns of :func:`label_variance` after the grid axes, headline and label.
+VARIANCE_COLUMNS = ("estimate", "replicates", "units", "replicate_sd", "mcse", "se", "ess", "ess_per_unit",
+                    "clt_variance", "clt_sd", "variance_ratio", "between_var", "within_var", "between_share",
+                    "deck_difference", "deck_sd", "deck_t", "deck_df", "deck_p", "more_turns")
+
+
+class _Flat:
+    """Arrays as (grid points in grid order, labels), broadcast like one estimate."""
+
+    def __init__(self, like: xr.DataArray, dims: list[str], shape: tuple[int, int]) -> None:
+        self.like, self.dims, self.shape = like, dims, shape
+
+    def of(self, da: xr.DataArray) -> np.ndarray:
+        da = da.broadcast_like(self.like)
+        values = da.transpose(*self.dims).values if self.dims else da.values
+        return np.asarray(values, dtype=float).reshape(self.shape)
+
+
+def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Dataset | None = None,
+                   decomp: xr.Dataset | None = None, variable: str | None = None,
+                   theory: xr.DataArray | None = None) -> "pd.DataFrame":
+    """Variance per grid point, headline and label, and where it comes from.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The store.
+    found : dict
+        :func:`boardsweep.pipeline.headlines.estimates` of ``ds``.
+    ratio : xarray.Dataset, optional
+        :func:`variance_ratio` of ``variable`` (the exact CLT variance).
+    decomp : xarray.Dataset, optional
+        :func:`shuffle_decomposition` of ``variable`` (shuffled decks).
+    variable : str, optional
+        The distribution variable ``ratio`` and ``decomp`` are of.
+    theory : xarray.DataArray, optional
+        :func:`theoretical_variance` of ``variable`` (``sigma^2`` per unit).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per grid point, headline and label with :data:`VARIANCE_COLUMNS`:
+        ``replicate_sd`` (of the replicates' own ratios), ``mcse`` (arviz's
+        Monte Carlo s.e. on the replicates, ``replicate_sd / sqrt(R)``),
+        ``se`` (the headline's: pooled per game where the store has sums of
+        squares), ``ess`` (arviz's effective sample size ``N / tau`` =
+        ``unit variance / mcse^2``, the unit variance ``f (1 - f)`` of a
+        frequency per event, ``sd^2`` per game; NaN for a mean with no
+        per-unit variance), ``ess_per_unit`` (``1 / tau``), ``clt_variance``
+        (the exact ``sigma^2`` per unit) with ``clt_sd`` (the replicate s.d.
+        it predicts) and ``variance_ratio`` (``replicate_sd^2 / clt_sd^2``),
+        and for shuffled decks ``between_var``, ``within_var``,
+        ``between_share`` and the paired deck test (``deck_*``: the
+        replicates against their own decks, the s.d. of the differences);
+        ``more_turns``: "shrink it", or "will not shrink it (between deck
+        orders)" where the between share is at least :data:`BETWEEN_DOMINATES`.
+    """
+    import pandas as pd
+
+    from .headlines import label_values
+
+    axes = _grid(ds)
+    points = list(grid_points(ds))
+    pairs = deck_pairs(ds, decomp, variable) if decomp is not None and variable else None
+    rows = []
+    for name, est in found.items():
+        dim = est.attrs["dim"] or None
+        labels = label_values(ds, dim) if dim else [""]
+        at = _Flat(est["estimate"], [*axes, *([dim] if dim else [])], (len(points), len(labels)))
+        flat = at.of
+        f = {k: flat(est[k]) for k in ("estimate", "replicates", "units", "replicate_sd", "se", "sd")}
+        mcse = f["replicate_sd"] / np.sqrt(np.where(f["replicates"] > 0, f["replicates"], np.nan))
+        if est.attrs["basis"] == "units":
+            unit_var = f["sd"] ** 2
+        elif est.attrs["kind"] == "distribution":
+            unit_var = f["estimate"] * (1.0 - f["estimate"])
+        else:
+            unit_var = np.full_like(mcse, np.nan)
+        ess = stats.effective_sample_size(unit_var, mcse)
+        mine = variable is not None and est.attrs.get("numerator") == variable
+        extra: dict[str, np.ndarray] = {}
+        if mine and ratio is not None:
+            predicted = ratio["predicted"].isel(checkpoint=-1)
+            extra["clt_sd"] = np.sqrt(flat(predicted))
+            extra["variance_ratio"] = f["replicate_sd"] ** 2 / flat(predicted)
+            if theory is not None:
+                extra["clt_variance"] = flat(theory)
+        if mine and decomp is not None:
+            between = flat(decomp["between"])
+            # only where replicates play different decks (independent draws: one chain, nothing to split)
+            shuffled = (np.nan_to_num(between, nan=0.0) > 0).any(axis=1, keepdims=True)
+            parts = {"between_var": between, "within_var": flat(decomp["sampling"]),
+                     "between_share": flat(decomp["between_share"]),
+                     **{f"deck_{k}": flat(pairs[k]) for k in ("difference", "sd", "t", "df", "p")}}
+            extra.update({k: np.where(shuffled, v, np.nan) for k, v in parts.items()})
+        for i, point in enumerate(points):
+            for j, label in enumerate(labels):
+                if not np.isfinite(f["estimate"][i, j]):
+                    continue  # a seat that does not play here
+                share = extra.get("between_share", np.full_like(mcse, np.nan))[i, j]
+                row = {**point, "headline": name, "label": label, "estimate": f["estimate"][i, j],
+                       "replicates": int(f["replicates"][i, j]), "units": f["units"][i, j],
+                       "replicate_sd": f["replicate_sd"][i, j], "mcse": mcse[i, j], "se": f["se"][i, j],
+                       "ess": ess[i, j], "ess_per_unit": ess[i, j] / f["units"][i, j] if f["units"][i, j] else np.nan,
+                       **{k: v[i, j] for k, v in extra.items()},
+                       "more_turns": ("will not shrink it (between deck orders)" if share >= BETWEEN_DOMINATES
+                                      else "shrink it")}
+                rows.append(row)
+    return pd.DataFrame(rows, columns=[*axes, "headline", "label", *VARIANCE_COLUMNS])
 
 
 def compare_axis(

@@ -70,6 +70,7 @@ DESCRIPTIONS = {
     "z": ("z", "(estimate - exact) / se"),
     "p": ("p", "two-sided p of z from Student's t with df (not adjusted for multiple tests)"),
     "sd": ("standard deviation", "per game where the basis is units, of one replicate's ratio where replicates"),
+    "replicate_sd": ("replicate s.d.", "standard deviation of the replicates' own ratios (ddof 1)"),
     "replicates": ("replicates", "finished replicates behind the estimate"),
     "units": ("units", "the summed denominator: games, events or turns"),
 }
@@ -157,8 +158,9 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
         like = n_.isel(replicate=0, drop=True)
         estimate, sd, se, df = (like.copy(data=a) for a in (est, sd_, se_, df_))
         basis = "replicates"
+    own = (num / den.where(den > 0)).where(reps >= 2)  # each replicate's own ratio
     out = xr.Dataset({"estimate": estimate, "sd": sd, "se": se, "df": df,
-                      "replicates": reps, "units": units})
+                      "replicate_sd": own.std("replicate", ddof=1), "replicates": reps, "units": units})
     out = out.map(lambda v: _seats_in_play(ds, v) if "seat" in v.dims else v)
     share = basis == "units" and h.squares == h.numerator  # a 0/1 outcome per game: a share, a histogram bin
     if share:  # exact binomial: never [1, 1] where every game won, never [0, 0] in an empty bin
@@ -189,7 +191,7 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     for name, (long_name, description) in DESCRIPTIONS.items():
         if name in out:
             out[name].attrs = {"long_name": long_name, "description": description}
-    out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis,
+    out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis, numerator=h.numerator,
                      basis_text=h.basis_text, level=level, dim=dim or "",
                      has_exact=exact is not None, interval=INTERVAL_TEXT["share" if share else "t"])
     return out
@@ -220,10 +222,12 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     error), ``df``, ``low``/``high`` (the ``level`` interval: t, or exact binomial for a
     share or histogram bin, see ``attrs["interval"]``), ``exact``, ``z`` =
     (estimate - exact) / se, ``p`` (two-sided, t with ``df``),
-    ``replicates``, ``units`` (the summed denominator: games, events, turns);
+    ``replicate_sd`` (of the replicates' own ratios), ``replicates``,
+    ``units`` (the summed denominator: games, events, turns);
     distributions over games add ``gof_chi2``, ``gof_df``, ``gof_p``.  Seats
     that do not play at a point are NaN.  ``attrs``: name, description,
-    kind, basis, basis_text, level, dim, interval (how low/high are computed).
+    kind, basis, basis_text, level, dim, interval (how low/high are computed),
+    numerator.
     """
     game = game_of(ds)
     if game is None:
