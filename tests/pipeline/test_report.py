@@ -210,8 +210,34 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert "Power: 80% to see a bias of " in meta["verdict"]["text"]
     check_figures(out, MONOPOLY_FIGURES)
     # the shuffled points' reference is the mean exact answer of each replicate's decks
-    dec = pd.read_csv(out / "decomposition.csv")
-    assert len(dec) == 2 and (dec["between_share"] > 0).all()
+    dec = pd.read_csv(out / "decomposition.csv")  # per label, shuffled points only
+    assert set(dec["deck_policy"]) == {"shuffled_cycle"} and len(dec) == 2 * 41
+    assert (dec["between_share"].dropna() > 0).any() and dec["paired_sd"].notna().any()
+    # the deck check is the paired test: each replicate against its own decks, the s.d. of the differences
+    pairs = analysis.deck_pairs(ds.load(), analysis.shuffle_decomposition(ds.load()))
+    shuffled = {"dice_sides": 6, "deck_policy": "shuffled_cycle"}
+    freq = (ds["counts"].isel(checkpoint=-1).sel(shuffled) / ds["events"].isel(checkpoint=-1).sel(shuffled)).values
+    own = analysis.shuffle_decomposition(ds.load())["replicate_exact"].sel(shuffled)
+    own = own.transpose("replicate", "location").values
+    diff = freq - own
+    cc1 = list(ds["location"].values).index("CC1")
+    t_cc1 = diff[:, cc1].mean() / (diff[:, cc1].std(ddof=1) / 2)
+    assert float(pairs["t"].sel(shuffled).isel(location=cc1)) == pytest.approx(t_cc1, rel=1e-9)
+    deck = pd.read_csv(out / "tests.csv")
+    deck = deck[(deck["family"] == "deck check") & (deck["dice_sides"] == 6) & (deck["label"] == "CC1")]
+    assert len(deck) == 1 and deck["statistic"].iloc[0] == pytest.approx(t_cc1, rel=1e-9)
+    # variance per label: every label of every point, its own variance ratio and deck parts
+    var = pd.read_csv(out / "variance.csv")
+    assert len(var) == 4 * 41
+    mine = var[(var.dice_sides == 6) & (var.deck_policy == "independent")].set_index("label")
+    assert mine["mcse"].to_numpy() == pytest.approx(mine["replicate_sd"].to_numpy() / 2, nan_ok=True)
+    ratio = analysis.variance_ratio(ds.load())["ratio"].isel(checkpoint=-1).sel(at)
+    assert mine.loc["JAIL", "variance_ratio"] == pytest.approx(float(ratio.sel(location="JAIL")), rel=1e-9)
+    assert mine["between_share"].isna().all() and mine["deck_t"].isna().all()
+    jail = mine.loc["JAIL"]
+    assert jail["ess"] == pytest.approx(jail["estimate"] * (1 - jail["estimate"]) / jail["mcse"] ** 2)
+    theirs = var[(var.dice_sides == 6) & (var.deck_policy == "shuffled_cycle")]
+    assert theirs["between_share"].notna().any() and theirs["clt_sd"].isna().all()
 
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
