@@ -569,15 +569,15 @@ def ratio_estimates(ds: xr.Dataset, checkpoint: int = -1) -> dict[str, xr.Datase
     """Every ratio the game declares (``Game.ratios``), at one checkpoint.
 
     For each: ``estimate`` = sum over done replicates of the numerator / the
-    same sum of the denominator; a 95% interval ``low``/``high`` (Wilson on the
-    pooled counts for shares, ``estimate -+ t(0.975, R - 1) sd / sqrt(R)`` of
+    same sum of the denominator; a 95% interval ``low``/``high`` (exact
+    binomial, Clopper-Pearson, on the pooled counts for shares, ``estimate -+ t(0.975, R - 1) sd / sqrt(R)`` of
     the replicates' own ratios for means: Student's t, since with R = 4-8
     replicates the normal 1.96 covers only 85-91%); ``exact`` where the game
     has one; and ``replicates``.  Grid dimensions and the ratio's own (e.g.
     ``seat``) are kept.  :mod:`boardsweep.pipeline.headlines` gives the
     headline answers with pooled per-game standard errors where they exist.
     """
-    from ..core.stats import t_interval, wilson_interval
+    from ..core.stats import proportion_interval, t_interval
 
     game = game_of(ds)
     out: dict[str, xr.Dataset] = {}
@@ -596,7 +596,7 @@ def ratio_estimates(ds: xr.Dataset, checkpoint: int = -1) -> dict[str, xr.Datase
         estimate = total / trials
         replicates = done.sum("replicate")
         if ratio.kind == "share":
-            low, high = wilson_interval(total.values, trials.values)
+            low, high = proportion_interval(total.values, trials.values)
             low, high = estimate.copy(data=low), estimate.copy(data=high)
         else:
             spread = (num / den).std("replicate", ddof=1) / np.sqrt(replicates)

@@ -45,10 +45,12 @@ import numpy as np
 
 from ..core import stats
 
-__all__ = ["MAX_POINTS", "CLT_TEXT", "SHUFFLED_TEXT", "plan_run", "dry_run_lines"]
+__all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "SHUFFLED_TEXT", "plan_run", "dry_run_lines"]
 
 #: Grid points whose CLT variance is solved (spread evenly over larger grids).
 MAX_POINTS = 64
+#: Grid points whose CLT variance ``run --dry-run`` solves.
+DRY_RUN_POINTS = 12
 #: How the exact CLT variance is used, in words.
 CLT_TEXT = ("the exact CLT variance of the game's Markov chain (one roll counted per turn: a lower bound on "
             "the rolls, so the numbers are upper bounds)")
@@ -154,9 +156,14 @@ def _tests(spec, rows: list[dict[str, Any]]) -> int:
     """The verdict's family size, estimated: one test per label a headline
     tests at every grid point (a distribution over games: one chi-square)."""
     points = len(spec.points())
+    sampled = [r for r in rows if r["point"] is not None]
+    if sampled:  # points with no single exact answer (shuffled decks) are not tested
+        tested = sum(r["source"] != "shuffled decks" for r in sampled) / len(sampled)
+        points = round(points * tested)
     per_point = {}
     for r in rows:
-        per_point[r["headline"]] = max(per_point.get(r["headline"], 0), r["labels"] or 1)
+        if r["source"] != "shuffled decks":
+            per_point[r["headline"]] = max(per_point.get(r["headline"], 0), r["labels"] or 1)
     return max(1, points * sum(per_point.values()))
 
 
@@ -302,17 +309,22 @@ def _text(spec, rows, m, alpha, power, stderr, detectable) -> list[str]:
 def dry_run_lines(spec) -> list[str]:
     """One or two lines for ``run --dry-run``: what the spec's run will be able
     to see, from the exact CLT variance where the game has one (nothing where
-    it has none); the CLT variance of 3 points, as the dry run times 3."""
+    it has none); the CLT variance of at most :data:`DRY_RUN_POINTS` points
+    (about 0.3 s each), evenly spread."""
     try:
-        plan = plan_run(spec, max_points=3)
+        plan = plan_run(spec, max_points=DRY_RUN_POINTS)
     except Exception:  # noqa: BLE001 - a dry run says what it can, and goes on
         return []
     rows = plan["rows"]
-    if any(r["source"] == "shuffled decks" for r in rows):
-        return ["shuffled decks: more turns do not shrink the error between deck orders, only replicates do"]
+    shuffled = "shuffled decks: more replicates shrink the deck-to-deck error, more turns do not"
     worst, seen = _worst(rows, "se"), _worst(rows, "detectable")
     if worst is None or seen is None:
-        return []
-    return [f"largest s.e. {worst['se']:.2g}; {plan['power']:.0%} power against a bias of "
-            f"{seen['detectable']:.2g} (Holm's {plan['alpha']:.0%}/{plan['tests']})",
-            "from the exact CLT variance (upper bounds); more: boardsweep.plan_run(spec, stderr=, detectable=)"]
+        return [shuffled] if rows else []
+    points = len(spec.points())
+    some = f", {DRY_RUN_POINTS} of {points} points" if points > DRY_RUN_POINTS else ""
+    first = (f"largest s.e. {worst['se']:.2g}; {plan['power']:.0%} power to see a bias of {seen['detectable']:.2g} "
+             f"(Holm's {plan['alpha']:.0%}/{plan['tests']}{some})")
+    if any(r["source"] == "shuffled decks" for r in rows):
+        return [first.replace(")", ", independent decks)"), shuffled]
+    return [first, "from the exact CLT variance (upper bounds); more: boardsweep.plan_run(spec, stderr=, "
+                   "detectable=)"]

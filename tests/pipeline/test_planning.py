@@ -57,7 +57,8 @@ def test_shuffled_decks_plan_replicates_and_say_turns_do_not_help():
     assert {r["source"] for r in plan["rows"]} == {"shuffled decks"}
     assert all(r["turns_for_stderr"] is None for r in plan["rows"])
     assert any("more turns do not shrink the error" in line for line in plan["text"])
-    assert dry_run_lines(_spec("monopoly", shape))[0].startswith("shuffled decks: more turns do not shrink")
+    assert dry_run_lines(_spec("monopoly", shape)) == [
+        "shuffled decks: more replicates shrink the deck-to-deck error, more turns do not"]
 
 
 def test_the_planned_standard_error_is_what_a_run_reaches(tmp_path, cluster2):
@@ -105,5 +106,5 @@ def test_dry_run_prints_the_plan_for_monopoly(tmp_path, write_spec, capsys):
                    "--workers", "1") == 0
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("  planning:")]
-    assert len(lines) == 1 and "80% power against a bias of" in lines[0] and "Holm's 1%/82" in lines[0]
+    assert len(lines) == 1 and "80% power to see a bias of" in lines[0] and "Holm's 1%/82" in lines[0]
     assert "from the exact CLT variance" in out and not (tmp_path / "m.zarr").exists()
