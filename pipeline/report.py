@@ -26,14 +26,18 @@ verdict's level :data:`headlines.ALPHA`.  The folder holds:
   goodness-of-fit p), and for a frequency table over labels
   ``frequency_heatmap.png``, ``z_heatmap.png``, ``difference_<axis>.png``
   (significant cells only, Welch and Holm at ALPHA); ``convergence.png`` and
-  ``variance_ratio.png`` where they apply;
+  ``variance_ratio.png`` (each label's measured over CLT variance against the
+  90% range of one label's ratio) where they apply;
 * every table as CSV: ``headlines.csv`` (:func:`headlines.summary`, every
   row, plus ``p_holm``), ``distributions.csv`` (per grid point and
   distribution: top labels, worst deviation, the verdict's test),
   ``tests.csv`` (every test of the verdict with its Holm-adjusted p),
   ``points.csv``, ``frequencies.csv`` (the report variable per grid point
   and label), ``comparisons.csv`` (Welch/Holm tests between rule variants),
-  ``decomposition.csv`` and ``precision.csv`` where they apply;
+  ``variance.csv`` (per point, headline and label: replicate s.d., MCSE,
+  ESS, exact CLT variance, deck parts; :func:`analysis.label_variance`),
+  ``decomposition.csv`` (shuffled decks, per label: between- and within-deck
+  variance, the paired deck test) and ``precision.csv`` where they apply;
 * ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,
   ``slope_basis``, ``variance_ratio``, ``batch_means_ratio``,
   ``max_abs_error``, ``total_variation``, ``max_abs_z``, ``worst_label``,
