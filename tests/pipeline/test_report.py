@@ -295,7 +295,7 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
     check_summary_first(tmp_path / "h", meta)
     assert meta["verdict"]["exact_stored"] == 2
     # win shares: only the 2 seats in play; estimate = pooled wins / games from the raw store, its
-    # s.e. pooled per game (a 0/1 outcome: s^2 = p (1 - p) N / (N - 1)), t interval with N - 1 df
+    # s.e. pooled per game (a 0/1 outcome: s^2 = p (1 - p) N / (N - 1)), the exact binomial interval
     import zarr
 
     wins = zarr.open_array(store, path="wins", mode="r")[...]
@@ -309,7 +309,8 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
             se = np.sqrt(p_hat * (1 - p_hat) / (n - 1))
             assert e["estimate"] == pytest.approx(p_hat, abs=1e-12)
             assert e["se"] == pytest.approx(se, rel=1e-9)
-            assert e["high"] - e["estimate"] == pytest.approx(st.t.ppf(0.975, n - 1) * se, rel=1e-9)
+            exact = st.binomtest(int(wins[i, :, -1, seat].sum()), int(n)).proportion_ci(0.95, method="exact")
+            assert e["low"] == pytest.approx(exact.low, rel=1e-7) and e["high"] == pytest.approx(exact.high, rel=1e-7)
     page = (tmp_path / "h" / "index.html").read_text()
     assert "Headline answers" in page and " ± " in page and "-+" not in page
 
