@@ -400,3 +400,38 @@ def test_proportion_test_reads_a_share_every_game_had_exactly():
     assert z == pytest.approx(0.0, abs=1e-12) and p == pytest.approx(1.0)
     assert same_value(1.0, 0.9999999999999973) and not same_value(1.0, 1 - 1e-12)
     assert not same_value(np.nan, np.nan) and same_value(0.0, 0.0)
+
+
+# --- variance per label: the paired deck test, the effective sample size -------------------
+
+
+def test_paired_test_is_scipys_paired_t_and_ignores_the_between_spread():
+    """Replicates whose environments differ widely (between s.d. 1) but each
+    estimate its own within 0.01: the paired t sees a 0.01 bias that the
+    total spread hides; it equals scipy's ttest_rel."""
+    from boardsweep.core.stats import paired_test
+
+    rng = np.random.default_rng(35)
+    own = rng.normal(0.0, 1.0, size=(8, 3))  # each replicate's exact answer (its deck order)
+    est = own + 0.01 + rng.normal(0.0, 0.002, size=own.shape)
+    res = paired_test(est, own, axis=0)
+    ref = st.ttest_rel(est, own, axis=0)
+    assert np.allclose(res["t"], ref.statistic, rtol=1e-12) and np.allclose(res["p"], ref.pvalue, rtol=1e-9)
+    assert np.all(res["df"] == 7) and np.allclose(res["sd"], (est - own).std(axis=0, ddof=1))
+    assert np.all(res["p"] < 1e-4)  # the bias is seen
+    total_z = (est.mean(0) - own.mean(0)) / (est.std(0, ddof=1) / np.sqrt(8))
+    assert np.all(np.abs(total_z) < 3)  # dividing by the total replicate s.d. would not see it
+    assert np.isnan(paired_test([1.0], [0.5])["t"]) and np.isnan(paired_test([1.0, np.nan], [0.5, 0.5])["sd"])
+
+
+def test_effective_sample_size_of_independent_units_is_their_number():
+    """400 replicates of 1,000 independent 0/1 units (seed 35): arviz's ess =
+    f (1 - f) / mcse^2 estimates the 400,000 units within the sampling error of
+    a variance from 400 replicates (relative s.e. sqrt(2 / 399) = 7%)."""
+    from boardsweep.core.stats import effective_sample_size
+
+    reps = np.random.default_rng(35).binomial(1000, 0.3, size=400) / 1000
+    mcse = reps.std(ddof=1) / np.sqrt(400)
+    ess = float(effective_sample_size(0.3 * 0.7, mcse))
+    assert abs(ess / 400_000 - 1) < 3 * np.sqrt(2 / 399)
+    assert np.isnan(effective_sample_size(0.21, 0.0)) and np.isnan(effective_sample_size(np.nan, 0.1))
