@@ -34,6 +34,7 @@ from .dataset import distribution_variables, frequencies, grid_points, z_score
 __all__ = [
     "game_of",
     "point_params",
+    "label_values",
     "run_shape_of",
     "step_variable",
     "steps",
@@ -77,6 +78,12 @@ def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:
     params = {**_canonical(ds).get("params", {}), **point}
     game = game_of(ds)
     return game.resolve_params(params) if game is not None else params
+
+
+def label_values(ds: xr.Dataset, dim: str) -> list[str]:
+    """The labels of a game dimension as text (the one place that reads them:
+    a numeric histogram coordinate reads the same way)."""
+    return [str(v.item() if isinstance(v, np.generic) else v) for v in ds[dim].values]
 
 
 def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
@@ -464,8 +471,6 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
         orders)" where the between share is at least :data:`BETWEEN_DOMINATES`.
     """
     import pandas as pd
-
-    from .headlines import label_values
 
     axes = _grid(ds)
     points = list(grid_points(ds))

@@ -37,7 +37,7 @@ import xarray as xr
 
 from ..core import stats
 from ..core.games import Headline, headlines_of
-from .analysis import _mem, game_of, point_params
+from .analysis import _mem, game_of, label_values, point_params
 from .dataset import MIN_COUNT, grid_points
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests",
@@ -74,12 +74,6 @@ DESCRIPTIONS = {
     "replicates": ("replicates", "finished replicates behind the estimate"),
     "units": ("units", "the summed denominator: games, events or turns"),
 }
-
-
-def label_values(ds: xr.Dataset, dim: str) -> list[str]:
-    """The labels of a game dimension as text (the one place that reads them:
-    a numeric histogram coordinate reads the same way)."""
-    return [str(v.item() if isinstance(v, np.generic) else v) for v in ds[dim].values]
 
 
 def _axes(ds: xr.Dataset) -> list[str]:
