@@ -85,6 +85,9 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     for name, found in power["headlines"].items():
         assert 0 < found["median"] <= found["largest"] and f" in {name}" in power["text"]
     t_rows = v["p_holm"][v["p_holm"]["test"] == "t"]
+    exact = t_rows["se"] == 0  # a share every game had (one player wins): the exact binomial test, no t power
+    assert (t_rows.loc[exact, "p"] == 1.0).all() and t_rows.loc[exact, "detectable"].isna().all()
+    t_rows = t_rows[~exact]
     assert np.isfinite(t_rows["detectable"]).all() and (t_rows["detectable"] > 2 * t_rows["se"]).all()
     if (t_rows["df"] == 3).any():  # four replicates: warned
         assert power["few_replicates"] == 4 and "; weak: 4 replicates" in power["text"]
