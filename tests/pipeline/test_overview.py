@@ -188,3 +188,16 @@ def test_the_accessor_and_the_package_api(summaries):
     assert verdict["alpha"] == headlines.ALPHA and verdict["text"].startswith(("AGREE", "DISAGREE", "nothing"))
     with pytest.raises(KeyError, match="no headline or simulated variable 'nope'"):
         one.boardsweep.estimate("nope")
+
+
+def test_an_uneven_interval_is_written_low_high():
+    """A t interval reads ``estimate ± half-width``; an exact binomial one near
+    0 or 1 (a seat that won every game, a bin nothing fell in) reads
+    ``estimate [low, high]``, never ``1 ± 0``."""
+    from boardsweep.pipeline.overview import fmt_interval, half_width
+
+    assert fmt_interval(0.5, 0.48, 0.52, 0.0102) == "0.500 ± 0.020"
+    assert fmt_interval(1.0, 0.99908, 1.0, 0.0) == "1.00000 [0.99908, 1.00000]"
+    assert fmt_interval(0.0, 0.0, 0.00092, 0.0) == "0.00000 [0.00000, 0.00092]"
+    assert fmt_interval(0.01, 0.005, 0.018, 0.003) == "0.0100 [0.0050, 0.0180]"
+    assert half_width(0.005, 0.01, 0.018) == pytest.approx(0.008)
