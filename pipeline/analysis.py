@@ -468,13 +468,25 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
         ``between_share`` and the paired deck test (``deck_*``: the
         replicates against their own decks, the s.d. of the differences);
         ``more_turns``: "shrink it", or "will not shrink it (between deck
-        orders)" where the between share is at least :data:`BETWEEN_DOMINATES`.
+        orders)" where the between share is at least :data:`BETWEEN_DOMINATES`,
+        empty where a game with deck orders was given no ``decomp``.
     """
     import pandas as pd
 
     axes = _grid(ds)
-    points = list(grid_points(ds))
     pairs = deck_pairs(ds, decomp, variable) if decomp is not None and variable else None
+    game = game_of(ds)
+    # decks a replicate keeps for all its turns can only be assessed with their exact answers
+    assessed = decomp is not None or game is None or "replicate_exact" not in game.extras
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed)
+    return pd.DataFrame(rows, columns=[*axes, "headline", "label", *VARIANCE_COLUMNS])
+
+
+def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed) -> list[dict[str, Any]]:
+    """The rows of :func:`label_variance`."""
+    axes = _grid(ds)
+    points = list(grid_points(ds))
     rows = []
     for name, est in found.items():
         dim = est.attrs["dim"] or None
@@ -511,15 +523,16 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
                 if not np.isfinite(f["estimate"][i, j]):
                     continue  # a seat that does not play here
                 share = extra.get("between_share", np.full_like(mcse, np.nan))[i, j]
+                turns = ("will not shrink it (between deck orders)" if share >= BETWEEN_DOMINATES
+                         else "shrink it" if assessed else "")
                 row = {**point, "headline": name, "label": label, "estimate": f["estimate"][i, j],
                        "replicates": int(f["replicates"][i, j]), "units": f["units"][i, j],
                        "replicate_sd": f["replicate_sd"][i, j], "mcse": mcse[i, j], "se": f["se"][i, j],
                        "ess": ess[i, j], "ess_per_unit": ess[i, j] / f["units"][i, j] if f["units"][i, j] else np.nan,
                        **{k: v[i, j] for k, v in extra.items()},
-                       "more_turns": ("will not shrink it (between deck orders)" if share >= BETWEEN_DOMINATES
-                                      else "shrink it")}
+                       "more_turns": turns}
                 rows.append(row)
-    return pd.DataFrame(rows, columns=[*axes, "headline", "label", *VARIANCE_COLUMNS])
+    return rows
 
 
 def compare_axis(

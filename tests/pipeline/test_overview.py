@@ -201,3 +201,22 @@ def test_an_uneven_interval_is_written_low_high():
     assert fmt_interval(0.0, 0.0, 0.00092, 0.0) == "0.00000 [0.00000, 0.00092]"
     assert fmt_interval(0.01, 0.005, 0.018, 0.003) == "0.0100 [0.0050, 0.0180]"
     assert half_width(0.005, 0.01, 0.018) == pytest.approx(0.008)
+
+
+def test_the_accessor_gives_the_variance_per_label(summaries):
+    """``ds.boardsweep.variance()``: every label of every point, arviz's MCSE
+    and ESS on the replicates, and Monopoly's exact CLT variance beside them;
+    ``boardsweep.plan_run`` is in the package's API."""
+    import boardsweep
+
+    assert "plan_run" in dir(boardsweep) and callable(boardsweep.plan_run)
+    ds = boardsweep.load_sweep(summaries["pe84"][1])
+    var = ds.boardsweep.variance()
+    est = ds.boardsweep.estimate("frequency")
+    assert len(var) == est["estimate"].size and (var["headline"] == "frequency").all()
+    assert np.allclose(var["mcse"], var["replicate_sd"] / np.sqrt(var["replicates"]), equal_nan=True)
+    tested = var.dropna(subset=["clt_sd"])
+    assert len(tested) and np.allclose(tested["variance_ratio"], (tested["replicate_sd"] / tested["clt_sd"]) ** 2,
+                                       equal_nan=True)  # G2J: never counted, 0 / 0
+    ok = tested[tested["mcse"] > 0]
+    assert np.allclose(ok["ess"], ok["estimate"] * (1 - ok["estimate"]) / ok["mcse"] ** 2)
