@@ -26,7 +26,7 @@ Where the spread comes from (``source``):
 * ``pilot``: a finished store of the same game (``pilot=``): each headline's
   ``sd`` there (per game where the s.e. is pooled over games, of one
   replicate's ratio where it comes from the replicates), scaled to the
-  spec's run shape by ``1 / sqrt(turns)``;
+  spec's run shape by ``1 / sqrt(turns)`` (not for shuffled decks);
 * shuffled decks (a point whose replicate plays one deck order forever, the
   game's ``no_exact_reason``): the error does not shrink with turns, only
   with replicates; the plan says so, and plans replicates only.
@@ -115,9 +115,10 @@ def _clt_rows(spec, most: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _pilot_rows(spec, pilot) -> list[dict[str, Any]]:
+def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
     """Per headline: the largest spread over the pilot store's points and
-    labels, scaled to the spec's run shape."""
+    labels, scaled to the spec's run shape (``scale``; not for shuffled decks,
+    whose spread between deck orders does not shrink with turns)."""
     import xarray as xr
 
     from . import headlines
@@ -144,7 +145,7 @@ def _pilot_rows(spec, pilot) -> list[dict[str, Any]]:
                          if est.attrs["dim"] else 1})
         else:
             spread = float(np.nanmax(sd))
-            if pilot_units:
+            if pilot_units and scale:
                 spread *= math.sqrt(pilot_units / units)
             rows.append({"point": None, "params": None, "headline": name, "basis": "replicates", "sd": spread,
                          "source": "pilot", "turns_help": True, "labels": int(est.sizes.get(est.attrs["dim"], 1))
@@ -224,7 +225,7 @@ def plan_run(spec, stderr: float | None = None, detectable: float | None = None,
     if pilot is not None:
         have = {r["headline"] for r in rows if math.isfinite(r["sd"])}
         shuffled = any(r["source"] == "shuffled decks" for r in rows)
-        for r in _pilot_rows(spec, pilot):
+        for r in _pilot_rows(spec, pilot, scale=not shuffled):
             if r["headline"] not in have or shuffled:
                 r["turns_help"] = not shuffled
                 rows.append(r)
