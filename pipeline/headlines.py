@@ -40,8 +40,8 @@ from ..core.games import Headline, headlines_of
 from .analysis import _mem, game_of, label_values, point_params
 from .dataset import MIN_COUNT, grid_points
 
-__all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests",
-           "verdict", "power", "label_values"]
+__all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable",
+           "summary", "tests", "verdict", "power", "label_values"]
 
 #: Level of every interval boardsweep prints.
 LEVEL = 0.95
@@ -213,8 +213,9 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     dim, e.g. ``seat`` or ``location``) with ``estimate`` (ratio of sums over
     the finished replicates), ``sd`` (per game where ``basis`` is "units";
     of one replicate's ratio where it is "replicates"), ``se`` (its standard
-    error), ``df``, ``low``/``high`` (the ``level`` interval: t, or exact binomial for a
-    share or histogram bin, see ``attrs["interval"]``), ``exact``, ``z`` =
+    error), ``df``, ``low``/``high`` (the ``level`` interval: t, or exact
+    binomial for a share or histogram bin, see ``attrs["interval"]``),
+    ``exact``, ``z`` =
     (estimate - exact) / se, ``p`` (two-sided, t with ``df``),
     ``replicate_sd`` (of the replicates' own ratios), ``replicates``,
     ``units`` (the summed denominator: games, events, turns);
@@ -279,8 +280,8 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
     """An ``az.summary``-style table of the headline answers: one row per grid
     point, headline and label (``label`` empty for a scalar) with the
     :data:`COLUMNS` (``estimate``, ``se``, ``low``/``high``: the ``level``
-    interval (t; exact binomial for a share or histogram bin), ``df``, ``exact``, ``z``, ``p``), then ``sd``, ``level``,
-    ``se_basis`` ("units": pooled per-game s.e.; "replicates": across
+    interval (t; exact binomial for a share or histogram bin), ``df``,
+    ``exact``, ``z``, ``p``), then ``sd``, ``level``, ``se_basis`` ("units": pooled per-game s.e.; "replicates": across
     replicates) and ``replicates``.
 
     ``found``: :func:`estimates` already computed.

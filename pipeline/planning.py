@@ -290,21 +290,23 @@ def _text(spec, rows, m, alpha, power, stderr, detectable) -> list[str]:
     if stderr:
         need = _worst(rows, "replicates_rule")
         if need is not None:
-            turns = _worst(rows, "turns_for_stderr")
             lines.append(f"s.e. {stderr:g}: {need['replicates_for_stderr']} replicates reach it, the precision "
                          f"rule (its 90% upper bound) stops at about {need['replicates_rule']}"
-                         + (f"; or {turns['turns_for_stderr']:,} {spec.game.checkpoint_of} a replicate at {spec.replicates} "
-                            "replicates"
-                            if turns is not None and all(r["turns_help"] for r in rows) else ""))
+                         + _or_turns(spec, rows, "turns_for_stderr"))
     if detectable:
         need = _worst(rows, "replicates_for_bias")
         if need is not None:
-            turns = _worst(rows, "turns_for_bias")
             lines.append(f"bias {detectable:g} at {power:.0%} power: {need['replicates_for_bias']} replicates"
-                         + (f", or {turns['turns_for_bias']:,} {spec.game.checkpoint_of} a replicate at {spec.replicates} "
-                            "replicates"
-                            if turns is not None and all(r["turns_help"] for r in rows) else ""))
+                         + _or_turns(spec, rows, "turns_for_bias"))
     return lines
+
+
+def _or_turns(spec, rows: list[dict[str, Any]], key: str) -> str:
+    """``; or N turns a replicate at R replicates`` where more turns help everywhere, else nothing."""
+    turns = _worst(rows, key)
+    if turns is None or not all(r["turns_help"] for r in rows):
+        return ""
+    return f"; or {turns[key]:,} {spec.game.checkpoint_of} a replicate at {spec.replicates} replicates"
 
 
 def dry_run_lines(spec) -> list[str]:
