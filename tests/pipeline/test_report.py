@@ -379,3 +379,18 @@ def test_report_cli_errors(tmp_path, capsys):
         main(["report", str(tmp_path / "nothing.zarr"), "--out", str(tmp_path / "o")])
     assert exc.value.code == 2
     assert "no sweep store" in capsys.readouterr().err
+
+
+def test_the_summary_says_where_more_turns_will_not_shrink_an_error():
+    """A shuffled point whose between-deck share is at least one half at some
+    labels: one sentence names it, its worst label, and that only replicates help."""
+    from boardsweep.pipeline.report import _variance_words
+
+    assert _variance_words({"decomposition": {}}) == ""
+    quiet = {"label": "GO", "between_share": 0.3, "labels_between_dominates": []}
+    loud = {"label": "CH1", "between_share": 0.994, "labels_between_dominates": ["CH1", "CH2"]}
+    text = _variance_words({"decomposition": {"dice_sides=6,deck_policy=shuffled_cycle": loud,
+                                              "dice_sides=4,deck_policy=shuffled_cycle": quiet}})
+    assert text.startswith("More turns will not shrink the error at 1 point with shuffled decks")
+    assert "for 2 labels at dice_sides=6,deck_policy=shuffled_cycle (largest: 0.99 at CH1)" in text
+    assert "only more replicates (deck orders) shrink it" in text
