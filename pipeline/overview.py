@@ -110,10 +110,10 @@ def half_width(low: np.ndarray, estimate: np.ndarray, high: np.ndarray) -> np.nd
         return np.fmax(np.asarray(high) - estimate, np.asarray(estimate) - low)
 
 
-def _kind(est) -> str:
+def _kind(est, written: str = " (written [low, high] where uneven)") -> str:
     """The interval's kind in a few words (a legend's)."""
     if est.attrs.get("interval", "").startswith("exact binomial"):
-        return "exact binomial interval (written [low, high] where uneven)"
+        return "exact binomial interval" + written
     return "t interval"
 
 
@@ -186,10 +186,12 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
         cols.append(Column(f"{dim} {label}", cells))
     widest = [np.nanmax(half[i]) if np.isfinite(half[i]).any() else np.nan for i in picked]
     ses = [np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan for i in picked]
-    cols.append(Column(f"± {level}", [fmt_to(h, _decimals(s)) for h, s in zip(widest, ses)]))
+    # a share every game had (s.e. 0): two digits of the half-width itself
+    cols.append(Column(f"± {level}", [fmt_to(h, _decimals(s) if s > 0 else _decimals(h))
+                                      for h, s in zip(widest, ses)]))
     cols.append(Column("largest |z|", [_worst(get["z"][i], labels) for i in picked], drop=2))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
-    legend = (f"± : the row's largest half-width of a {level} {_kind(est)}, s.e. {_basis(est)}; "
+    legend = (f"± : the row's largest half-width of a {level} {_kind(est, ' (its wider side)')}, s.e. {_basis(est)}; "
               f"'-': the {dim} does not play there")
     return cols, legend
 
