@@ -137,19 +137,15 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
         sd = est["sd"].values
         if not np.isfinite(sd).any():
             continue
-        if est.attrs["basis"] == "units":  # per game: the spec's games are replicates x games per replicate
-            spread = float(np.nanmax(sd))
-            scale = math.sqrt(units)  # one replicate's estimate: sd / sqrt(games per replicate)
-            rows.append({"point": None, "params": None, "headline": name, "basis": "units", "sd": spread / scale,
-                         "source": "pilot", "turns_help": True, "labels": int(est.sizes.get(est.attrs["dim"], 1))
-                         if est.attrs["dim"] else 1})
-        else:
-            spread = float(np.nanmax(sd))
-            if pilot_units and scale:
-                spread *= math.sqrt(pilot_units / units)
-            rows.append({"point": None, "params": None, "headline": name, "basis": "replicates", "sd": spread,
-                         "source": "pilot", "turns_help": True, "labels": int(est.sizes.get(est.attrs["dim"], 1))
-                         if est.attrs["dim"] else 1})
+        spread = float(np.nanmax(sd))
+        if est.attrs["basis"] == "units":  # sd per game: one replicate's estimate is sd / sqrt(its games)
+            spread /= math.sqrt(units)
+        elif pilot_units and scale:  # sd of one pilot replicate: 1 / sqrt(turns) to the spec's
+            spread *= math.sqrt(pilot_units / units)
+        dim = est.attrs["dim"]
+        gof = est.attrs["kind"] == "distribution" and est.attrs["basis"] == "units"  # one chi-square a point
+        rows.append({"point": None, "params": None, "headline": name, "basis": est.attrs["basis"], "sd": spread,
+                     "source": "pilot", "turns_help": True, "labels": 1 if gof or not dim else int(est.sizes[dim])})
     return rows
 
 
