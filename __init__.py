@@ -14,13 +14,14 @@ The repository's ``core/`` and ``pipeline/`` folders are installed as
 >>> ds = boardsweep.load_sweep("results/quickstart.zarr")  # in memory  # doctest: +SKIP
 >>> ds.boardsweep.estimate("frequency")                    # the headline, along the grid  # doctest: +SKIP
 >>> ds.boardsweep.verdict()["text"]                        # doctest: +SKIP
+>>> boardsweep.plan_run("sweeps/quickstart.toml", stderr=1e-3)["text"]  # replicates, turns  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["__version__", "Spec", "run", "Result", "open_sweep", "load_sweep"]
+__all__ = ["__version__", "Spec", "run", "Result", "open_sweep", "load_sweep", "plan_run"]
 
 
 def __dir__() -> list[str]:
@@ -42,6 +43,10 @@ def __getattr__(name: str) -> Any:
         from .pipeline import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
 
         return getattr(query, name)
+    if name == "plan_run":  # replicates and turns for a target s.e. or detectable bias
+        from .pipeline.planning import plan_run
+
+        return plan_run
     if name in ("Spec", "run", "Result"):
         from .pipeline import api
 

@@ -13,7 +13,16 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
 * :func:`welch_test`: difference of two means with unequal variances.
 * :func:`holm`: Holm-Bonferroni adjusted p-values (family-wise error).
 * :func:`variance_decomposition`: total = between-environment + sampling.
+* :func:`paired_test`: each replicate against its own environment's exact
+  answer, the s.e. from the spread of the paired differences.
+* :func:`effective_sample_size`: arviz's ``ess = N / tau`` of a mean from
+  the per-unit variance and its Monte Carlo s.e.
 * :func:`wilson_interval`: score interval of a binomial proportion.
+* :func:`proportion_interval`: exact (Clopper-Pearson) interval of a binomial
+  proportion, coverage at least the level for every true value and count.
+* :func:`same_value`: equal within :data:`EXACT_ULPS` units in the last place.
+* :func:`proportion_test`: z and p of a 0/1 share against an exact value,
+  exact binomial tails where every unit or none had the outcome.
 * :func:`pooled_unit_stderr`: standard error of a mean over units (games)
   from pooled sums and sums of squares, ``df = N - 1``.
 * :func:`replicate_ratio_stderr`: standard error of a ratio of sums from
@@ -43,7 +52,13 @@ __all__ = [
     "welch_test",
     "holm",
     "variance_decomposition",
+    "paired_test",
+    "effective_sample_size",
     "wilson_interval",
+    "proportion_interval",
+    "EXACT_ULPS",
+    "same_value",
+    "proportion_test",
     "pooled_unit_stderr",
     "replicate_ratio_stderr",
     "t_interval",
@@ -235,6 +250,56 @@ def variance_decomposition(
     }
 
 
+def paired_test(estimate: np.ndarray, conditional_mean: np.ndarray, axis: int = 0) -> dict[str, np.ndarray]:
+    """The paired t test of replicate estimates against their own exact answers.
+
+    Replicate ``r`` estimates ``estimate[r]`` in an environment (a deck order)
+    whose exact answer is ``conditional_mean[r]``; with ``d_r = estimate[r] -
+    conditional_mean[r]`` over the ``n`` replicates where both are finite,
+    ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` degrees of freedom.  The
+    between-environment spread cancels in ``d``: dividing by the total
+    replicate s.d. instead would hide a bias behind the deck-to-deck spread.
+
+    Returns
+    -------
+    dict
+        ``difference`` (mean d), ``sd`` (of d, ddof 1), ``stderr``, ``t``,
+        ``df`` and the two-sided ``p``; NaN where fewer than 2 pairs or sd 0.
+    """
+    x = np.asarray(estimate, dtype=np.float64)
+    m = np.asarray(conditional_mean, dtype=np.float64)
+    d = np.where(np.isfinite(x) & np.isfinite(m), x - m, np.nan)
+    n = np.isfinite(d).sum(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"), _quiet():
+        mean = np.nanmean(d, axis=axis)
+        sd = np.nanstd(d, axis=axis, ddof=1)
+        se = sd / np.sqrt(n)
+        t = np.where(se > 0, mean / se, np.nan)
+        p = 2.0 * _sc.stdtr(np.maximum(n - 1, 1), -np.abs(t))
+    few = n < 2
+    nan = np.nan
+    return {"difference": np.where(n < 1, nan, mean), "sd": np.where(few, nan, sd),
+            "stderr": np.where(few, nan, se), "t": np.where(few, nan, t),
+            "df": np.where(few, nan, n - 1.0), "p": np.where(few | ~np.isfinite(t), nan, p)}
+
+
+def effective_sample_size(unit_variance: np.ndarray, mcse: np.ndarray) -> np.ndarray:
+    """arviz's effective sample size of a mean, ``ess = N / tau``, as
+    ``unit_variance / mcse^2``: the number of independent units (games,
+    turns) whose mean would have the Monte Carlo standard error ``mcse``.
+
+    For a frequency per event ``unit_variance = f (1 - f)`` and ``mcse`` the
+    replicates' (arviz's ``mcse = sd / sqrt(ess)`` turned round); the events
+    of one Markov chain are correlated, so ``ess`` is below the events
+    counted and ``ess / events = 1 / tau``.  NaN where either is missing or
+    ``mcse`` is 0.
+    """
+    v = np.asarray(unit_variance, dtype=np.float64)
+    e = np.asarray(mcse, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((e > 0) & np.isfinite(v), v / (e * e), np.nan)
+
+
 class _quiet:
     def __enter__(self):
         import warnings
@@ -267,6 +332,87 @@ def wilson_interval(
     low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
     high = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
     return low, high
+
+
+def proportion_interval(
+    successes: np.ndarray, trials: np.ndarray, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (Clopper-Pearson) two-sided ``level`` interval of ``successes / trials``.
+
+    The ends are the Beta quantiles ``B((1 - level)/2; k, n - k + 1)`` and
+    ``B((1 + level)/2; k + 1, n - k)``; at ``k = 0`` the low end is 0 and at
+    ``k = n`` the high end is 1, so an interval is never a single point (none
+    of 4,000 games in a bin: ``[0, 9.2e-4]``; every one of them won:
+    ``[0.99908, 1]``).  Its coverage is at least ``level`` for every true
+    proportion and count (Wilson's dips to 90% where a bin expects about one
+    count); it is above ``level`` where the count is small (97-99.9% at expected counts of 5
+    or less) and tends to it as the count grows.
+
+    Parameters
+    ----------
+    successes, trials : array_like
+        Counts, broadcast together (``0 <= successes <= trials``).
+    level : float
+        Two-sided level, in (0, 1).
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        ``low`` and ``high``; NaN where ``trials`` is 0 or missing.
+    """
+    k, n = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (successes, trials)))
+    ok = np.isfinite(k) & np.isfinite(n) & (n > 0) & (k >= 0) & (k <= n)
+    k1, n1 = np.where(ok, k, 0.0), np.where(ok, n, 1.0)
+    tail = (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k1 > 0, _sc.betaincinv(np.maximum(k1, 1.0), n1 - k1 + 1.0, tail), 0.0)
+        high = np.where(k1 < n1, _sc.betaincinv(k1 + 1.0, np.maximum(n1 - k1, 1.0), 1.0 - tail), 1.0)
+    return np.where(ok, low, np.nan), np.where(ok, high, np.nan)
+
+
+#: Units in the last place within which a simulated and an exact value are
+#: the same number: an exact solver's rounding (one-player Chutes and Ladders'
+#: exact win share is 0.9999999999999973, 24 ulps below 1).
+EXACT_ULPS = 64
+
+
+def same_value(a: np.ndarray, b: np.ndarray, ulps: int = EXACT_ULPS) -> np.ndarray:
+    """``|a - b|`` at most ``ulps`` units in the last place of the larger of
+    ``|a|`` and ``|b|`` (never compare floats bit for bit); False where either is NaN."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.abs(a - b) <= ulps * np.spacing(np.maximum(np.abs(a), np.abs(b)))
+
+
+def proportion_test(
+    successes: np.ndarray, trials: np.ndarray, stderr: np.ndarray, df: np.ndarray, reference: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Test a 0/1 share ``successes / trials`` against ``reference``.
+
+    Where the pooled s.e. is positive: :func:`t_test`.  Where it is 0 (every
+    unit had the outcome or none did), ``z = (p - p0) / 0`` means nothing;
+    the exact binomial tail does: ``p = min(1, 2 p0^n)`` where all ``n`` had it,
+    ``min(1, 2 (1 - p0)^n)`` where none did, with ``p0`` taken as 1 or 0 when
+    it is that within :data:`EXACT_ULPS` (a solver's rounding).  ``z`` is then
+    the normal deviate of that p, signed like ``p_hat - p0``: 0 where they agree.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        ``z`` and the two-sided ``p``, NaN where the reference or the counts are missing.
+    """
+    k, n, se, nu, ref = np.broadcast_arrays(
+        *(np.asarray(a, dtype=np.float64) for a in (successes, trials, stderr, df, reference)))
+    z, p = t_test(k / np.where(n > 0, n, np.nan), se, nu, ref)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p0 = np.where(same_value(ref, 1.0), 1.0, np.where(same_value(ref, 0.0), 0.0, np.clip(ref, 0.0, 1.0)))
+        whole = (n > 0) & (k == n) & np.isfinite(ref)
+        none = (n > 0) & (k == 0) & np.isfinite(ref)
+        tail = np.where(whole, p0 ** n, np.where(none, (1.0 - p0) ** n, np.nan))
+        p_exact = np.minimum(1.0, 2.0 * tail)
+        z_exact = np.where(whole, 1.0, -1.0) * np.where(p_exact >= 1.0, 0.0, -_sc.ndtri(p_exact / 2.0))
+    degenerate = (whole | none) & ~(se > 0)
+    return np.where(degenerate, z_exact, z), np.where(degenerate, p_exact, p)
 
 
 def pooled_unit_stderr(

@@ -11,6 +11,7 @@ accessor once boardsweep is imported::
     >>> ds.boardsweep.estimate("frequency").sel(location="GO")  # doctest: +SKIP
     >>> ds.boardsweep.summary()                                # doctest: +SKIP
     >>> ds.boardsweep.verdict()["text"]                        # doctest: +SKIP
+    >>> ds.boardsweep.variance()                               # per label: sd, MCSE, ESS  # doctest: +SKIP
 
 Every number is the one ``run``, ``query`` and the report print: they all
 come from :mod:`boardsweep.pipeline.headlines`.
@@ -32,8 +33,9 @@ class SweepAccessor:
 
     Each estimate is a ratio of sums over the finished replicates,
     ``sum numerator / sum denominator``, with its standard error (pooled per
-    game, or from the replicates' spread), a ``level`` Student-t interval
-    ``estimate ± t(df) se`` and, where an exact answer exists,
+    game, or from the replicates' spread), a ``level`` interval (Student's t,
+    ``estimate ± t(df) se``; exact binomial for a share or histogram bin)
+    and, where an exact answer exists,
     ``z = (estimate - exact) / se`` and its two-sided p.
     """
 
@@ -64,7 +66,7 @@ class SweepAccessor:
         -------
         xarray.Dataset
             ``estimate``, ``se``, ``low``, ``high``, ``df``, ``exact``, ``z``,
-            ``p``, ``sd``, ``replicates`` and ``units`` over the grid axes and
+            ``p``, ``sd``, ``replicate_sd``, ``replicates`` and ``units`` over the grid axes and
             the headline's own labels (e.g. ``seat``, ``location``).
         """
         from .headlines import LEVEL, estimates, of_variable
@@ -96,3 +98,23 @@ class SweepAccessor:
         from .headlines import ALPHA, verdict
 
         return verdict(self._ds, ALPHA if alpha is None else alpha)
+
+    def variance(self) -> pd.DataFrame:
+        """Variance per grid point, headline and label (the report's
+        ``variance.csv`` without the deck solves): the replicate s.d., the
+        Monte Carlo s.e. and effective sample size (arviz's definitions, on
+        the replicates) and, where the game knows it, the exact CLT variance
+        with the replicate s.d. it predicts and their ratio; see
+        :func:`boardsweep.pipeline.analysis.label_variance`."""
+        from . import analysis
+        from .dataset import distribution_variables
+        from .headlines import estimates
+
+        ds = analysis._mem(self._ds)
+        found = estimates(ds)
+        variable = next((e.attrs["numerator"] for e in found.values()
+                         if e.attrs["numerator"] in distribution_variables(ds) and e.attrs["basis"] == "replicates"),
+                        None)
+        theory = analysis.theoretical_variance(ds, variable) if variable else None
+        ratio = analysis.variance_ratio(ds, variable, theory) if theory is not None else None
+        return analysis.label_variance(ds, found, ratio, None, variable, theory)

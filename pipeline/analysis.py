@@ -17,10 +17,13 @@ the first such variable.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ..core import stats
 from ..core.games import Game, get_game
@@ -31,6 +34,7 @@ from .dataset import distribution_variables, frequencies, grid_points, z_score
 __all__ = [
     "game_of",
     "point_params",
+    "label_values",
     "run_shape_of",
     "step_variable",
     "steps",
@@ -41,6 +45,10 @@ __all__ = [
     "variance_ratio",
     "batch_means",
     "shuffle_decomposition",
+    "deck_pairs",
+    "VARIANCE_COLUMNS",
+    "BETWEEN_DOMINATES",
+    "label_variance",
     "compare_axis",
     "axis_comparisons",
     "ratio_estimates",
@@ -80,6 +88,12 @@ def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:
     params = {**_canonical(ds).get("params", {}), **point}
     game = game_of(ds)
     return game.resolve_params(params) if game is not None else params
+
+
+def label_values(ds: xr.Dataset, dim: str) -> list[str]:
+    """The labels of a game dimension as text (the one place that reads them:
+    a numeric histogram coordinate reads the same way)."""
+    return [str(v.item() if isinstance(v, np.generic) else v) for v in ds[dim].values]
 
 
 def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
@@ -387,6 +401,150 @@ def shuffle_decomposition(
     return out
 
 
+def deck_pairs(ds: xr.Dataset, decomp: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
+    """The paired deck test per grid point and label: each replicate's
+    frequency against the exact answer of the deck orders it played
+    (:func:`boardsweep.core.stats.paired_test` along ``replicate``):
+    ``difference``, ``sd`` (of the paired differences), ``stderr``, ``t``,
+    ``df``, ``p``.  NaN where a point has no deck answers."""
+    freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
+    exact = decomp["replicate_exact"]
+    dim = distribution_variables(ds)[variable]
+    keys = ("difference", "sd", "stderr", "t", "df", "p")
+    parts = xr.apply_ufunc(
+        lambda x, m: tuple(stats.paired_test(x, m, axis=-1)[k] for k in keys),
+        freq.transpose(..., dim, "replicate"), exact.transpose(..., dim, "replicate"),
+        input_core_dims=[["replicate"], ["replicate"]], output_core_dims=[[]] * len(keys),
+    )
+    return xr.Dataset(dict(zip(keys, parts)))
+
+
+#: A label whose between-deck share of the replicate variance is at least this
+#: is one where more turns will not shrink the error (only more replicates will).
+BETWEEN_DOMINATES = 0.5
+
+#: The columns of :func:`label_variance` after the grid axes, headline and label.
+VARIANCE_COLUMNS = ("estimate", "replicates", "units", "replicate_sd", "mcse", "se", "ess", "ess_per_unit",
+                    "clt_variance", "clt_sd", "variance_ratio", "between_var", "within_var", "between_share",
+                    "deck_difference", "deck_sd", "deck_t", "deck_df", "deck_p", "more_turns")
+
+
+class _Flat:
+    """Arrays as (grid points in grid order, labels), broadcast like one estimate."""
+
+    def __init__(self, like: xr.DataArray, dims: list[str], shape: tuple[int, int]) -> None:
+        self.like, self.dims, self.shape = like, dims, shape
+
+    def of(self, da: xr.DataArray) -> np.ndarray:
+        da = da.broadcast_like(self.like)
+        values = da.transpose(*self.dims).values if self.dims else da.values
+        return np.asarray(values, dtype=float).reshape(self.shape)
+
+
+def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Dataset | None = None,
+                   decomp: xr.Dataset | None = None, variable: str | None = None,
+                   theory: xr.DataArray | None = None) -> "pd.DataFrame":
+    """Variance per grid point, headline and label, and where it comes from.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The store.
+    found : dict
+        :func:`boardsweep.pipeline.headlines.estimates` of ``ds``.
+    ratio : xarray.Dataset, optional
+        :func:`variance_ratio` of ``variable`` (the exact CLT variance).
+    decomp : xarray.Dataset, optional
+        :func:`shuffle_decomposition` of ``variable`` (shuffled decks).
+    variable : str, optional
+        The distribution variable ``ratio`` and ``decomp`` are of.
+    theory : xarray.DataArray, optional
+        :func:`theoretical_variance` of ``variable`` (``sigma^2`` per unit).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per grid point, headline and label with :data:`VARIANCE_COLUMNS`:
+        ``replicate_sd`` (of the replicates' own ratios), ``mcse`` (arviz's
+        Monte Carlo s.e. on the replicates, ``replicate_sd / sqrt(R)``),
+        ``se`` (the headline's: pooled per game where the store has sums of
+        squares), ``ess`` (arviz's effective sample size ``N / tau`` =
+        ``unit variance / mcse^2``, the unit variance ``f (1 - f)`` of a
+        frequency per event, ``sd^2`` per game; NaN for a mean with no
+        per-unit variance), ``ess_per_unit`` (``1 / tau``), ``clt_variance``
+        (the exact ``sigma^2`` per unit) with ``clt_sd`` (the replicate s.d.
+        it predicts) and ``variance_ratio`` (``replicate_sd^2 / clt_sd^2``),
+        and for shuffled decks ``between_var``, ``within_var``,
+        ``between_share`` and the paired deck test (``deck_*``: the
+        replicates against their own decks, the s.d. of the differences);
+        ``more_turns``: "shrink it", or "will not shrink it (between deck
+        orders)" where the between share is at least :data:`BETWEEN_DOMINATES`,
+        empty where a game with deck orders was given no ``decomp``.
+    """
+    import pandas as pd
+
+    axes = _grid(ds)
+    pairs = deck_pairs(ds, decomp, variable) if decomp is not None and variable else None
+    game = game_of(ds)
+    # decks a replicate keeps for all its turns can only be assessed with their exact answers
+    assessed = decomp is not None or game is None or "replicate_exact" not in game.extras
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed)
+    return pd.DataFrame(rows, columns=[*axes, "headline", "label", *VARIANCE_COLUMNS])
+
+
+def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed) -> list[dict[str, Any]]:
+    """The rows of :func:`label_variance`."""
+    axes = _grid(ds)
+    points = list(grid_points(ds))
+    rows = []
+    for name, est in found.items():
+        dim = est.attrs["dim"] or None
+        labels = label_values(ds, dim) if dim else [""]
+        at = _Flat(est["estimate"], [*axes, *([dim] if dim else [])], (len(points), len(labels)))
+        flat = at.of
+        f = {k: flat(est[k]) for k in ("estimate", "replicates", "units", "replicate_sd", "se", "sd")}
+        mcse = f["replicate_sd"] / np.sqrt(np.where(f["replicates"] > 0, f["replicates"], np.nan))
+        if est.attrs["basis"] == "units":
+            unit_var = f["sd"] ** 2
+        elif est.attrs["kind"] == "distribution":
+            unit_var = f["estimate"] * (1.0 - f["estimate"])
+        else:
+            unit_var = np.full_like(mcse, np.nan)
+        ess = stats.effective_sample_size(unit_var, mcse)
+        mine = variable is not None and est.attrs.get("numerator") == variable
+        extra: dict[str, np.ndarray] = {}
+        if mine and ratio is not None:
+            predicted = ratio["predicted"].isel(checkpoint=-1)
+            extra["clt_sd"] = np.sqrt(flat(predicted))
+            extra["variance_ratio"] = f["replicate_sd"] ** 2 / flat(predicted)
+            if theory is not None:
+                extra["clt_variance"] = flat(theory)
+        if mine and decomp is not None:
+            between = flat(decomp["between"])
+            # only where replicates play different decks (independent draws: one chain, nothing to split)
+            shuffled = (np.nan_to_num(between, nan=0.0) > 0).any(axis=1, keepdims=True)
+            parts = {"between_var": between, "within_var": flat(decomp["sampling"]),
+                     "between_share": flat(decomp["between_share"]),
+                     **{f"deck_{k}": flat(pairs[k]) for k in ("difference", "sd", "t", "df", "p")}}
+            extra.update({k: np.where(shuffled, v, np.nan) for k, v in parts.items()})
+        for i, point in enumerate(points):
+            for j, label in enumerate(labels):
+                if not np.isfinite(f["estimate"][i, j]):
+                    continue  # a seat that does not play here
+                share = extra.get("between_share", np.full_like(mcse, np.nan))[i, j]
+                turns = ("will not shrink it (between deck orders)" if share >= BETWEEN_DOMINATES
+                         else "shrink it" if assessed else "")
+                row = {**point, "headline": name, "label": label, "estimate": f["estimate"][i, j],
+                       "replicates": int(f["replicates"][i, j]), "units": f["units"][i, j],
+                       "replicate_sd": f["replicate_sd"][i, j], "mcse": mcse[i, j], "se": f["se"][i, j],
+                       "ess": ess[i, j], "ess_per_unit": ess[i, j] / f["units"][i, j] if f["units"][i, j] else np.nan,
+                       **{k: v[i, j] for k, v in extra.items()},
+                       "more_turns": turns}
+                rows.append(row)
+    return rows
+
+
 def compare_axis(
     ds: xr.Dataset, axis: str, a: Any, b: Any, variable: str = "counts",
     checkpoint: int = -1, alpha: float = 0.05,
@@ -439,15 +597,15 @@ def ratio_estimates(ds: xr.Dataset, checkpoint: int = -1) -> dict[str, xr.Datase
     """Every ratio the game declares (``Game.ratios``), at one checkpoint.
 
     For each: ``estimate`` = sum over done replicates of the numerator / the
-    same sum of the denominator; a 95% interval ``low``/``high`` (Wilson on the
-    pooled counts for shares, ``estimate -+ t(0.975, R - 1) sd / sqrt(R)`` of
+    same sum of the denominator; a 95% interval ``low``/``high`` (exact
+    binomial, Clopper-Pearson, on the pooled counts for shares, ``estimate -+ t(0.975, R - 1) sd / sqrt(R)`` of
     the replicates' own ratios for means: Student's t, since with R = 4-8
     replicates the normal 1.96 covers only 85-91%); ``exact`` where the game
     has one; and ``replicates``.  Grid dimensions and the ratio's own (e.g.
     ``seat``) are kept.  :mod:`boardsweep.pipeline.headlines` gives the
     headline answers with pooled per-game standard errors where they exist.
     """
-    from ..core.stats import t_interval, wilson_interval
+    from ..core.stats import proportion_interval, t_interval
 
     game = game_of(ds)
     out: dict[str, xr.Dataset] = {}
@@ -466,7 +624,7 @@ def ratio_estimates(ds: xr.Dataset, checkpoint: int = -1) -> dict[str, xr.Datase
         estimate = total / trials
         replicates = done.sum("replicate")
         if ratio.kind == "share":
-            low, high = wilson_interval(total.values, trials.values)
+            low, high = proportion_interval(total.values, trials.values)
             low, high = estimate.copy(data=low), estimate.copy(data=high)
         else:
             spread = (num / den).std("replicate", ddof=1) / np.sqrt(replicates)

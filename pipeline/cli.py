@@ -496,6 +496,16 @@ def _print_plan(spec, url: str, target) -> None:
     click.echo(f"  time:        one replicate takes up to {_duration(seconds)} (timed at {len(picked)} grid points): "
                f"{_duration(kernel)} of simulation in all{wall}, plus start-up")
     click.echo(f"  runs on:     {target.describe()}" + (f" ({named})" if workers else ""))
+    _print_planning(spec)
+
+
+def _print_planning(spec) -> None:
+    """``run --dry-run``'s planning lines (:func:`planning.dry_run_lines`): what
+    the run will be able to see, where the game's exact CLT variance says it."""
+    from .planning import dry_run_lines
+
+    for i, line in enumerate(dry_run_lines(spec)):
+        click.echo(f"  {'planning:' if i == 0 else '':<13}{line}")
 
 
 def _store_state(spec, url: str) -> tuple[str, str]:

@@ -376,12 +376,13 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
             continue  # a seat that does not play; a bin nothing can fall in (in the CSV and JSON)
         record = {a: str(row[a]) for a in axes}
         record.update(headline=row["headline"], label=str(row["label"]),
-                      estimate=_pm(row["estimate"], row["high"] - row["estimate"], row["se"]),
+                      estimate=_interval(row["estimate"], row["low"], row["high"], row["se"]),
                       se=fmt_stderr(row["se"]), df=_fmt_int(row["df"]), exact=fmt_value(row["exact"]),
                       z=_fmt_z(row["z"]), p=_fmt_p(row["p"]))
         records.append(record)
     print_records(out, "headline answers", records, axes,
-                  caption=f"estimate ± half-width of its {level} t interval with df degrees of freedom; se: "
+                  caption=f"estimate ± half-width of its {level} t interval with df degrees of freedom (a share or "
+                          "histogram bin: exact binomial, [low, high] where uneven); se: "
                           "standard error; z = (estimate - exact) / se; p: two-sided, from t, before the "
                           "Holm adjustment the verdict makes",
                   right={"estimate", "se", "exact", "z", "p", "df"})
@@ -390,10 +391,10 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
         out.print(verdict["power"]["text"], markup=False)
 
 
-def _pm(x: float, half: float, se: float) -> str:
-    from .overview import fmt_pm
+def _interval(x: float, low: float, high: float, se: float) -> str:
+    from .overview import fmt_interval
 
-    return fmt_pm(x, half, se)
+    return fmt_interval(x, low, high, se)
 
 
 def _label_values(ds, table, found) -> list:
@@ -536,11 +537,11 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
             exact = fmt_value(row["exact"])
             if row["exact"] is None and row["exact_state"] != "stored":
                 exact = _EXACT_WORD.get(row["exact_state"], "-")
-            half = (row["high"] - row["estimate"]) if row["high"] is not None else float("nan")
-            se = row["se"] if row["se"] is not None else float("nan")
+            nan = float("nan")
+            se = row["se"] if row["se"] is not None else nan
             records.append({**{a: str(row[a]) for a in axes}, dim: str(row[dim]),
-                            "estimate": _pm(row["estimate"] if row["estimate"] is not None else float("nan"),
-                                            half, se),
+                            "estimate": _interval(*(row[c] if row[c] is not None else nan
+                                                       for c in ("estimate", "low", "high")), se),
                             "se": fmt_stderr(row["se"]), "exact": exact,
                             "z": _fmt_z(row["z"] if row["z"] is not None else float("nan")),
                             "replicates": str(row["replicates"])})

@@ -7,9 +7,13 @@ ratio of sums over the finished replicates, with
 * its standard error: pooled per unit (game) where the game stores sums of
   squares (``df = N - 1``), else from the spread of the R replicates
   (``df = R - 1``);
-* a ``level`` interval ``estimate ± t(df) s.e.`` (:func:`boardsweep.core.stats.t_interval`);
+* a ``level`` interval ``estimate ± t(df) s.e.`` (:func:`boardsweep.core.stats.t_interval`),
+  except for a 0/1 outcome per game (a win share, a histogram bin): the exact
+  binomial interval (:func:`boardsweep.core.stats.proportion_interval`), which
+  holds for small counts and is never a single point at 0 or 1;
 * ``z = (estimate - exact) / s.e.`` and its two-sided p-value from Student's
-  t with the same df;
+  t with the same df (a share that every game or none had: the exact
+  binomial tail, :func:`boardsweep.core.stats.proportion_test`);
 * for a distribution over independent units (games by length), Pearson's
   chi-square of the pooled counts, bins merged to expected counts >= 5.
 
@@ -33,11 +37,11 @@ import xarray as xr
 
 from ..core import stats
 from ..core.games import Headline, headlines_of
-from .analysis import _mem, game_of, point_params
+from .analysis import _mem, game_of, label_values, point_params
 from .dataset import MIN_COUNT, grid_points
 
-__all__ = ["LEVEL", "ALPHA", "COLUMNS", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests",
-           "verdict", "power", "label_values"]
+__all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable",
+           "summary", "tests", "verdict", "power", "label_values"]
 
 #: Level of every interval boardsweep prints.
 LEVEL = 0.95
@@ -47,26 +51,29 @@ ALPHA = 0.01
 #: (``run``, ``query``, ``query --summary``, the report's CSV, JSON, the accessor).
 COLUMNS = ("estimate", "se", "low", "high", "df", "exact", "z", "p")
 
+#: How each kind of interval is computed, in words (an estimate table's ``interval`` attribute).
+INTERVAL_TEXT = {
+    "t": "estimate -+ t(df) s.e., Student's t with the table's df",
+    "share": "exact binomial (Clopper-Pearson) interval of games with the outcome / games: coverage at least "
+             "the level for every share and count, never a single point where none or every game had it",
+}
+
 #: long_name and description of each array of an estimate table.
 DESCRIPTIONS = {
     "estimate": ("estimate", "ratio of sums over the finished replicates: sum numerator / sum denominator"),
     "se": ("standard error", "standard error of the estimate (see the table's basis_text)"),
-    "low": ("interval low", "lower end of the two-sided t interval at the table's level"),
-    "high": ("interval high", "upper end of the two-sided t interval at the table's level"),
+    "low": ("interval low", "lower end of the two-sided interval at the table's level (see its interval attribute)"),
+    "high": ("interval high", "upper end of the two-sided interval at the table's level (see its interval "
+                              "attribute)"),
     "df": ("degrees of freedom", "degrees of freedom of the t interval and test"),
     "exact": ("exact value", "the exact answer (NaN where none exists or it is not computed yet)"),
     "z": ("z", "(estimate - exact) / se"),
     "p": ("p", "two-sided p of z from Student's t with df (not adjusted for multiple tests)"),
     "sd": ("standard deviation", "per game where the basis is units, of one replicate's ratio where replicates"),
+    "replicate_sd": ("replicate s.d.", "standard deviation of the replicates' own ratios (ddof 1)"),
     "replicates": ("replicates", "finished replicates behind the estimate"),
     "units": ("units", "the summed denominator: games, events or turns"),
 }
-
-
-def label_values(ds: xr.Dataset, dim: str) -> list[str]:
-    """The labels of a game dimension as text (the one place that reads them:
-    a numeric histogram coordinate reads the same way)."""
-    return [str(v.item() if isinstance(v, np.generic) else v) for v in ds[dim].values]
 
 
 def _axes(ds: xr.Dataset) -> list[str]:
@@ -163,10 +170,16 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
         like = n_.isel(replicate=0, drop=True)
         estimate, sd, se, df = (like.copy(data=a) for a in (est, sd_, se_, df_))
         basis = "replicates"
+    own = (num / den.where(den > 0)).where(reps >= 2)  # each replicate's own ratio
     out = xr.Dataset({"estimate": estimate, "sd": sd, "se": se, "df": df,
-                      "replicates": reps, "units": units})
+                      "replicate_sd": own.std("replicate", ddof=1), "replicates": reps, "units": units})
     out = out.map(lambda v: _seats_in_play(ds, v) if "seat" in v.dims else v)
-    low, high = stats.t_interval(out["estimate"].values, out["se"].values, out["df"].values, level)
+    share = basis == "units" and h.squares == h.numerator  # a 0/1 outcome per game: a share, a histogram bin
+    if share:  # exact binomial: never [1, 1] where every game won, never [0, 0] in an empty bin
+        k, n = (a.broadcast_like(out["estimate"]).where(out["estimate"].notnull()).values for a in (total, units))
+        low, high = stats.proportion_interval(k, n, level)
+    else:
+        low, high = stats.t_interval(out["estimate"].values, out["se"].values, out["df"].values, level)
     out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
     exact = _exact(ds, h, cp, dim)
     out["exact"] = (exact.broadcast_like(out["estimate"]) if exact is not None
@@ -177,7 +190,10 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
         out.attrs["exact_void"] = int(void.sum())
         out.attrs["exact_void_text"] = (f"{h.name} is not tested where {h.exact_unless} > 0: its exact answer "
                                         f"holds only where that never happens")
-    z, p = stats.t_test(out["estimate"].values, out["se"].values, out["df"].values, out["exact"].values)
+    if share:
+        z, p = stats.proportion_test(k, n, out["se"].values, out["df"].values, out["exact"].values)
+    else:
+        z, p = stats.t_test(out["estimate"].values, out["se"].values, out["df"].values, out["exact"].values)
     out["z"], out["p"] = out["estimate"].copy(data=z), out["estimate"].copy(data=p)
     if h.kind == "distribution" and basis == "replicates":
         sparse = (total / reps.where(reps > 0)) < MIN_COUNT
@@ -187,9 +203,9 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     for name, (long_name, description) in DESCRIPTIONS.items():
         if name in out:
             out[name].attrs = {"long_name": long_name, "description": description}
-    out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis,
+    out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis, numerator=h.numerator,
                      basis_text=h.basis_text, level=level, dim=dim or "",
-                     has_exact=exact is not None)
+                     has_exact=exact is not None, interval=INTERVAL_TEXT["share" if share else "t"])
     return out
 
 
@@ -215,12 +231,16 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     dim, e.g. ``seat`` or ``location``) with ``estimate`` (ratio of sums over
     the finished replicates), ``sd`` (per game where ``basis`` is "units";
     of one replicate's ratio where it is "replicates"), ``se`` (its standard
-    error), ``df``, ``low``/``high`` (the ``level`` t interval), ``exact``, ``z`` =
+    error), ``df``, ``low``/``high`` (the ``level`` interval: t, or exact
+    binomial for a share or histogram bin, see ``attrs["interval"]``),
+    ``exact``, ``z`` =
     (estimate - exact) / se, ``p`` (two-sided, t with ``df``),
-    ``replicates``, ``units`` (the summed denominator: games, events, turns);
+    ``replicate_sd`` (of the replicates' own ratios), ``replicates``,
+    ``units`` (the summed denominator: games, events, turns);
     distributions over games add ``gof_chi2``, ``gof_df``, ``gof_p``.  Seats
     that do not play at a point are NaN.  ``attrs``: name, description,
-    kind, basis, basis_text, level, dim.
+    kind, basis, basis_text, level, dim, interval (how low/high are computed),
+    numerator.
     """
     game = game_of(ds)
     if game is None:
@@ -277,9 +297,9 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
             found: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
     """An ``az.summary``-style table of the headline answers: one row per grid
     point, headline and label (``label`` empty for a scalar) with the
-    :data:`COLUMNS` (``estimate``, ``se``, ``low``/``high``: the ``level`` t
-    interval, ``df``, ``exact``, ``z``, ``p``), then ``sd``, ``level``,
-    ``se_basis`` ("units": pooled per-game s.e.; "replicates": across
+    :data:`COLUMNS` (``estimate``, ``se``, ``low``/``high``: the ``level``
+    interval (t; exact binomial for a share or histogram bin), ``df``,
+    ``exact``, ``z``, ``p``), then ``sd``, ``level``, ``se_basis`` ("units": pooled per-game s.e.; "replicates": across
     replicates) and ``replicates``.
 
     ``found``: :func:`estimates` already computed.
@@ -430,8 +450,9 @@ def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = stats.POWER
     t_rows = table["test"] == "t"
     detect = np.full(m, np.nan)
     if t_rows.any():
-        detect[t_rows.to_numpy()] = stats.detectable_bias(table.loc[t_rows, "se"].to_numpy(float),
-                                                          table.loc[t_rows, "df"].to_numpy(float),
+        se = table.loc[t_rows, "se"].to_numpy(float)
+        se = np.where(se > 0, se, np.nan)  # a share every game or none had: tested exactly, no t power
+        detect[t_rows.to_numpy()] = stats.detectable_bias(se, table.loc[t_rows, "df"].to_numpy(float),
                                                           alpha / m, target)
     table["detectable"] = detect
     for name, rows in table[t_rows].groupby("headline", sort=False):

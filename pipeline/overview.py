@@ -88,6 +88,35 @@ def fmt_pm(x: float, half: float, se: float) -> str:
     return f"{fmt_to(x, d)} ± {fmt_to(half, d)}"
 
 
+def fmt_interval(x: float, low: float, high: float, se: float) -> str:
+    """``estimate ± half-width`` where the interval is symmetric (t), else
+    ``estimate [low, high]`` (an exact binomial interval of a share or bin
+    near 0 or 1, e.g. ``1 [0.99908, 1]``), to two significant digits of the s.e."""
+    if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(x)):
+        return fmt_pm(x, high - x if np.isfinite(high) else np.nan, se)
+    up, down = high - x, x - low
+    if abs(up - down) <= 0.05 * max(up, down, 0.0):
+        return fmt_pm(x, up, se)
+    d = _decimals(se) if se > 0 else None
+    if d is None:  # no s.e. to round to (every game or none): digits that tell the ends from the estimate
+        d = int(max(0, 1 - np.floor(np.log10(max(up, down))))) if max(up, down) > 0 else None
+    return f"{fmt_to(x, d)} [{fmt_to(low, d)}, {fmt_to(high, d)}]"
+
+
+def half_width(low: np.ndarray, estimate: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """The larger side of an interval (a t interval's half-width; the wider
+    side of an exact binomial one)."""
+    with np.errstate(invalid="ignore"):
+        return np.fmax(np.asarray(high) - estimate, np.asarray(estimate) - low)
+
+
+def _kind(est, written: str = " (written [low, high] where uneven)") -> str:
+    """The interval's kind in a few words (a legend's)."""
+    if est.attrs.get("interval", "").startswith("exact binomial"):
+        return "exact binomial interval" + written
+    return "t interval"
+
+
 def _z(x: float) -> str:
     return "-" if not np.isfinite(x) else f"{x:.2f}"
 
@@ -115,14 +144,14 @@ def point_agreement(verdict: dict, headline: str, points: int) -> list[str]:
 
 
 def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
-    get = {k: _flat(est, k, axes, "")[:, 0] for k in ("estimate", "se", "high", "exact", "z")}
+    get = {k: _flat(est, k, axes, "")[:, 0] for k in ("estimate", "se", "low", "high", "exact", "z")}
     level = f"{est.attrs['level']:.0%}"
-    cols = [Column(f"{name} ± {level}", [fmt_pm(get["estimate"][i], get["high"][i] - get["estimate"][i],
-                                                   get["se"][i]) for i in picked])]
+    cols = [Column(f"{name} ± {level}", [fmt_interval(get["estimate"][i], get["low"][i], get["high"][i],
+                                                         get["se"][i]) for i in picked])]
     cols.append(Column("exact", [fmt_to(get["exact"][i], None) for i in picked], drop=2))
     cols.append(Column("z", [_z(get["z"][i]) for i in picked], drop=3))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
-    legend = f"± : half-width of the {level} t interval, s.e. {_basis(est)}"
+    legend = f"± : half-width of the {level} {_kind(est)}, s.e. {_basis(est)}"
     if np.isfinite(get["exact"][picked]).any():
         legend += "; z = (estimate - exact) / s.e."
     return cols, legend
@@ -144,9 +173,9 @@ def _playing(est, picked: list[int], axes: list[str]) -> list[int]:
 def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
     dim = est.attrs["dim"]
     labels = _text(ds, dim)
-    get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "high", "z")}
+    get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "low", "high", "z")}
     level = f"{est.attrs['level']:.0%}"
-    half = get["high"] - get["estimate"]
+    half = half_width(get["low"], get["estimate"], get["high"])
     cols = []
     for j in _playing(est, picked, axes):
         label = labels[j]
@@ -157,10 +186,12 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
         cols.append(Column(f"{dim} {label}", cells))
     widest = [np.nanmax(half[i]) if np.isfinite(half[i]).any() else np.nan for i in picked]
     ses = [np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan for i in picked]
-    cols.append(Column(f"± {level}", [fmt_to(h, _decimals(s)) for h, s in zip(widest, ses)]))
+    # a share every game had (s.e. 0): two digits of the half-width itself
+    cols.append(Column(f"± {level}", [fmt_to(h, _decimals(s) if s > 0 else _decimals(h))
+                                      for h, s in zip(widest, ses)]))
     cols.append(Column("largest |z|", [_worst(get["z"][i], labels) for i in picked], drop=2))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
-    legend = (f"± : the row's largest half-width of a {level} t interval, s.e. {_basis(est)}; "
+    legend = (f"± : the row's largest half-width of a {level} {_kind(est, ' (its wider side)')}, s.e. {_basis(est)}; "
               f"'-': the {dim} does not play there")
     return cols, legend
 

@@ -26,14 +26,18 @@ verdict's level :data:`headlines.ALPHA`.  The folder holds:
   goodness-of-fit p), and for a frequency table over labels
   ``frequency_heatmap.png``, ``z_heatmap.png``, ``difference_<axis>.png``
   (significant cells only, Welch and Holm at ALPHA); ``convergence.png`` and
-  ``variance_ratio.png`` where they apply;
+  ``variance_ratio.png`` (each label's measured over CLT variance against the
+  90% range of one label's ratio) where they apply;
 * every table as CSV: ``headlines.csv`` (:func:`headlines.summary`, every
   row, plus ``p_holm``), ``distributions.csv`` (per grid point and
   distribution: top labels, worst deviation, the verdict's test),
   ``tests.csv`` (every test of the verdict with its Holm-adjusted p),
   ``points.csv``, ``frequencies.csv`` (the report variable per grid point
   and label), ``comparisons.csv`` (Welch/Holm tests between rule variants),
-  ``decomposition.csv`` and ``precision.csv`` where they apply;
+  ``variance.csv`` (per point, headline and label: replicate s.d., MCSE,
+  ESS, exact CLT variance, deck parts; :func:`analysis.label_variance`),
+  ``decomposition.csv`` (shuffled decks, per label: between- and within-deck
+  variance, the paired deck test) and ``precision.csv`` where they apply;
 * ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,
   ``slope_basis``, ``variance_ratio``, ``batch_means_ratio``,
   ``max_abs_error``, ``total_variation``, ``max_abs_z``, ``worst_label``,
@@ -102,7 +106,8 @@ COLUMNS: dict[str, str] = {
              "-1/2 expected",
     "basis": "what the slope is fitted to: 'rms_error' (RMS error of one replicate against the exact answer) "
              "or 'sd' (RMS across-replicate sd, where no exact answer exists)",
-    "variance_ratio": "median over labels of measured across-replicate variance / Markov-chain CLT variance "
+    "variance_ratio": "points.csv: median over labels (each label's in variance.csv) of measured across-replicate "
+                      "variance / Markov-chain CLT variance "
                       "(a variance from R replicates is sigma^2 chi2(R-1)/(R-1), whose median is 0.79 for R = 4 "
                       "and 0.91 for R = 8: that, not 1, is the reference)",
     "batch_means_ratio": "mean of each replicate's batch-means variance / CLT variance",
@@ -114,8 +119,10 @@ COLUMNS: dict[str, str] = {
     "estimate": "the estimate: ratio of sums over the finished replicates at the last checkpoint",
     "se": "standard error of the estimate ('units': pooled per game; 'replicates': from the spread of the "
           "replicates; see se_basis)",
-    "low": "lower end of the 95% interval estimate ± t(0.975, df) s.e.",
-    "high": "upper end of the 95% interval estimate ± t(0.975, df) s.e.",
+    "low": "lower end of the 95% interval: estimate - t(0.975, df) s.e.; a share or histogram bin: the exact "
+           "binomial (Clopper-Pearson) lower end",
+    "high": "upper end of the 95% interval: estimate + t(0.975, df) s.e.; a share or histogram bin: the exact "
+            "binomial (Clopper-Pearson) upper end",
     "z": "(estimate - exact) / s.e. (in frequencies.csv: (estimate - reference) / s.e.)",
     "comparison": "the axis compared and its two values a vs b, every other axis equal",
     "labels_tested": "labels tested: labels with a finite Welch test (both sides have >= 2 replicates)",
@@ -129,10 +136,32 @@ COLUMNS: dict[str, str] = {
                            "across replicates shrinks as runs grow, so difference / sd measures run size, "
                            "not effect)",
     "t_at_label": "Welch's t of that difference (difference / its standard error)",
-    "total_var": "total across-replicate variance (median over labels)",
-    "between_var": "variance of the replicates' own exact answers (deck shuffles)",
-    "sampling_var": "mean within-replicate sampling variance",
-    "between_share": "between / total",
+    "total_var": "total across-replicate variance of the label's frequency",
+    "between_var": "variance of the replicates' own exact answers (deck shuffles): the between-deck part",
+    "sampling_var": "mean within-replicate sampling variance: the within-deck part, which more turns shrink",
+    "within_var": "mean within-replicate sampling variance: the within-deck part, which more turns shrink",
+    "between_share": "between / (between + sampling), per label (variance.csv, decomposition.csv); at least "
+                     f"{analysis.BETWEEN_DOMINATES} means more turns will not shrink the error, only replicates",
+    "paired_sd": "s.d. of the paired differences: each replicate's frequency minus the exact answer of its own "
+                 "deck orders (the deck check's s.e. is this over sqrt(replicates), not the total replicate s.d.)",
+    "paired_t": "paired t = mean difference / (paired_sd / sqrt(replicates)), df = replicates - 1",
+    "paired_p": "two-sided p of paired_t before Holm's adjustment (the deck check adjusts over its own tests)",
+    "replicate_sd": "s.d. of the replicates' own ratios (ddof 1)",
+    "mcse": "Monte Carlo standard error on the replicates (arviz's mcse of the mean): replicate_sd / "
+            "sqrt(replicates)",
+    "units": "the summed denominator: games, events or turns",
+    "ess": "effective sample size (arviz's N / tau): unit variance / mcse^2, the unit variance f (1 - f) of a "
+           "frequency per event or the per-game variance; empty for a mean with no per-unit variance",
+    "ess_per_unit": "ess / units: 1 / tau (1 for independent units, below 1 for a correlated chain)",
+    "clt_variance": "the exact asymptotic (CLT) variance per unit of the store's per variable (Monopoly: per roll)",
+    "clt_sd": "the replicate s.d. the exact CLT variance predicts: sqrt(mean over replicates of clt_variance / rolls)",
+    "deck_difference": "mean over replicates of frequency - exact answer of the replicate's own deck orders",
+    "deck_sd": "s.d. of those paired differences",
+    "deck_t": "paired t: deck_difference / (deck_sd / sqrt(replicates))",
+    "deck_df": "replicates - 1",
+    "deck_p": "two-sided p of deck_t (raw, before any adjustment)",
+    "more_turns": "whether more turns shrink this label's error: 'will not shrink it (between deck orders)' where "
+                  f"between_share >= {analysis.BETWEEN_DOMINATES}",
     "headline": "the game's headline quantity (Game.headlines)",
     "sd": "per game ('units': sd of one game's value) or of one replicate's estimate ('replicates')",
     "df": "degrees of freedom of the t quantile and test: games - 1 ('units') or replicates - 1 ('replicates')",
@@ -171,6 +200,11 @@ _TABLE_DEFINITIONS: dict[str, dict[str, str]] = {
                         "computed yet)"},
     "frequencies": {"exact": "the value the estimate is compared with (see reference; empty where none exists)",
                     "df": "degrees of freedom of the t quantile"},
+    "variance": {"variance_ratio": "this label's replicate_sd^2 / clt_sd^2: chi2(R-1)/(R-1) if the CLT variance "
+                                   "holds (90% range drawn in variance_ratio.png)",
+                 "estimate": "the headline's estimate (ratio of sums over the finished replicates)",
+                 "se": "the headline's standard error (pooled per game where the store has sums of squares; "
+                       "else as mcse)"},
     "distributions": {"top3": "the three labels with the largest estimates, each with its estimate",
                       "test": "the verdict's test of this distribution: 'chi2' (goodness of fit) or the "
                               "per-label t test with the smallest p ('t, 40 labels': 40 labels tested)",
@@ -202,7 +236,8 @@ _TABLE_COLUMNS = {
     "frequencies": ["label", "name", "estimate", "se", "low", "high", "df", "exact", "reference", "z"],
     "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
                     "at_label", "relative_difference", "t_at_label"],
-    "decomposition": ["total_var", "between_var", "sampling_var", "between_share"],
+    "decomposition": ["label", "total_var", "between_var", "sampling_var", "between_share", "paired_sd", "paired_t",
+                      "paired_p"],
 }
 
 
@@ -406,9 +441,13 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float) ->
         meta["headlines"] = {name: {k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")}
                              for name, est in found.items()}
         heads = _with_p_holm(ds, heads, tests)
+        variance = _try(meta, "variance per label", _variance_table, ds, found, parts)
         tables = {"headlines": _headline_table(heads, found),
                   "distributions": _distribution_table(ds, heads, found, tests),
-                  "tests": _tests_table(ds, points, tests), **tables}
+                  "tests": _tests_table(ds, points, tests), **tables, "variance": variance}
+        meta["variance_text"] = _variance_words(meta)
+        if parts is not None and parts.get("ratio") is not None:
+            figures.update(_try(meta, "variance ratio per label", _variance_figure, ds, parts, out) or {})
         forest = _try(meta, "forest plot", _forest, ds, heads, found, out) or {}
         pmf = {}
         for name in shown_as_pmf:
@@ -506,9 +545,11 @@ def _analyse(ds, variable, points, meta, found: dict) -> dict:
         if theory is not None:
             parts["ratio"] = _try(meta, "variance ratio", analysis.variance_ratio, ds, variable, theory)
             parts["batch"] = _try(meta, "batch means", analysis.batch_means, ds, variable, theory)
-    parts["decomp"] = None
+    parts["decomp"] = parts["pairs"] = None
     if game is not None and "replicate_exact" in game.extras:
         parts["decomp"] = _try(meta, "shuffle decomposition", analysis.shuffle_decomposition, ds, variable)
+    if parts["decomp"] is not None:
+        parts["pairs"] = _try(meta, "paired deck test", analysis.deck_pairs, ds, parts["decomp"], variable)
     parts["compare"] = _try(meta, "axis comparisons", analysis.axis_comparisons, ds, variable) or {}
     parts["modal"] = game.extras.get("modal") if game is not None else None
     parts["states"] = _exact_states(ds, points)
@@ -517,6 +558,7 @@ def _analyse(ds, variable, points, meta, found: dict) -> dict:
     parts["headline"] = name = _headline_of(ds, found, variable, dim)
     est = found[name] if name is not None else headlines.of_variable(ds, variable)
     parts["mean"], parts["se"], parts["df"] = est["estimate"], est["se"], est["df"]
+    parts["low"], parts["high"] = est["low"], est["high"]  # t, or exact binomial for a histogram's bins
     # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score)
     parts["z"] = z_score(parts["mean"] - parts["reference"], parts["se"],
                          ds[variable].isel(checkpoint=-1).mean("replicate"))
@@ -561,13 +603,6 @@ def _references(ds, points, parts, meta):
                 "points without a single exact answer are compared with the mean of the exact answers of "
                 "the deck orders each replicate played ('replicate decks')")
     return ref, kind
-
-
-def _t975(n) -> np.ndarray:
-    from scipy.stats import t
-
-    n = np.asarray(n, float)
-    return np.where(n > 1, t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
 
 
 # --- tables ------------------------------------------------------------------------------
@@ -654,13 +689,13 @@ def _frequency_table(ds, points, parts) -> pd.DataFrame:
     mean, se = _flat(parts["mean"], axes, [dim]), _flat(parts["se"], axes, [dim])
     ref, z = _flat(parts["reference"], axes, [dim]), _flat(parts["z"], axes, [dim])
     df = _flat(parts["df"].broadcast_like(parts["mean"]), axes, [dim])
-    half = _t975(df + 1) * se
+    low, high = _flat(parts["low"], axes, [dim]), _flat(parts["high"], axes, [dim])
     n, k = mean.shape
     grid = {a: np.repeat([p[a] for p in points], k) for a in axes}
     kinds = np.repeat([parts["ref_kind"].get(point_key(ds, p), "") for p in points], k)
     df = pd.DataFrame({**grid, "label": np.tile(labels, n), "name": np.tile(names, n),
-                       "estimate": mean.ravel(), "se": se.ravel(), "low": (mean - half).ravel(),
-                       "high": (mean + half).ravel(), "df": df.ravel(), "exact": ref.ravel(),
+                       "estimate": mean.ravel(), "se": se.ravel(), "low": low.ravel(),
+                       "high": high.ravel(), "df": df.ravel(), "exact": ref.ravel(),
                        "reference": kinds, "z": z.ravel()})
     return df
 
@@ -806,23 +841,65 @@ def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
 
 
 def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
+    """Shuffled decks, per grid point and label: total = between-deck +
+    sampling variance, and the paired deck test (each replicate against its
+    own decks).  ``meta["decomposition"]``: per point, the label with the
+    largest between-deck share, and the labels where more turns will not
+    shrink the error."""
     dec, dim = parts["decomp"], parts["dim"]
     meta["decomposition"] = {}
     if dec is None:
         return None
+    axes, labels = _axes(ds), metadata.label_text(ds[dim])
+    cols = {k: _flat(dec[k], axes, [dim]) for k in ("total", "between", "sampling", "between_share")}
+    pairs = parts.get("pairs")
+    paired = {k: _flat(pairs[k], axes, [dim]) for k in ("sd", "t", "p")} if pairs is not None else {}
     rows = []
-    for p in points:
-        d = _sel(dec, p)
-        if not np.isfinite(d["total"].values).any():
-            continue
-        row = {k2: _num(d[k].median(dim)) for k, k2 in (("total", "total_var"), ("between", "between_var"),
-                                                          ("sampling", "sampling_var"),
-                                                          ("between_share", "between_share"))}
-        if row["between_var"] in (None, 0.0):
+    for i, p in enumerate(points):
+        between = cols["between"][i]
+        if not np.isfinite(cols["total"][i]).any() or not np.nanmax(np.nan_to_num(between, nan=0.0)) > 0:
             continue  # independent decks: every replicate plays the same chain
-        meta["decomposition"][point_key(ds, p)] = row
-        rows.append({**p, **row})
+        share = cols["between_share"][i]
+        worst = int(np.nanargmax(np.where(np.isfinite(share), share, -np.inf)))
+        stuck = [labels[j] for j in np.flatnonzero(share >= analysis.BETWEEN_DOMINATES)]
+        meta["decomposition"][point_key(ds, p)] = {
+            "label": labels[worst], "between_share": _num(share[worst]),
+            "median_between_share": _num(np.nanmedian(share)), "labels_between_dominates": stuck,
+            "total_var": _num(cols["total"][i][worst]), "between_var": _num(between[worst]),
+            "sampling_var": _num(cols["sampling"][i][worst])}
+        for j, label in enumerate(labels):
+            if not np.isfinite(cols["total"][i][j]):
+                continue
+            rows.append({**p, "label": label, "total_var": _num(cols["total"][i][j]),
+                         "between_var": _num(between[j]), "sampling_var": _num(cols["sampling"][i][j]),
+                         "between_share": _num(share[j]),
+                         **{f"paired_{k}": _num(v[i][j]) for k, v in paired.items()}})
     return pd.DataFrame(rows) if rows else None
+
+
+def _variance_table(ds, found: dict, parts) -> pd.DataFrame | None:
+    """:func:`analysis.label_variance`: every headline label's replicate
+    s.d., MCSE, ESS, exact CLT variance and deck parts (variance.csv)."""
+    if not found:
+        return None
+    if parts is None:
+        return analysis.label_variance(ds, found)
+    return analysis.label_variance(ds, found, parts.get("ratio"), parts.get("decomp"), parts["variable"],
+                                   parts.get("theory"))
+
+
+def _variance_words(meta: dict) -> str:
+    """Where more turns will not shrink an error, in one sentence (the page's summary)."""
+    dec = meta.get("decomposition") or {}
+    stuck = {k: v for k, v in dec.items() if v["labels_between_dominates"]}
+    if not stuck:
+        return ""
+    key, worst = max(stuck.items(), key=lambda kv: kv[1]["between_share"] or 0.0)
+    return (f"More turns will not shrink the error at {count(len(stuck), 'point')} with shuffled decks: each "
+            f"replicate plays one deck order for all its turns, and the variance between deck orders is at "
+            f"least half of the replicate variance for {count(len(worst['labels_between_dominates']), 'label')} "
+            f"at {key} (largest: {worst['between_share']:.2f} at {worst['label']}); only more replicates "
+            f"(deck orders) shrink it. Per label: decomposition.csv, variance.csv.")
 
 
 def _summary_estimates(ds, points, heads: pd.DataFrame, summary: dict) -> None:
@@ -866,23 +943,28 @@ def _summarise(ds, points, parts, tables) -> dict:
 
 
 def _deck_tests(ds, points, parts) -> pd.DataFrame:
-    """t tests (df = R - 1) of the points compared with the exact answers of
-    the deck orders their replicates played, in :func:`headlines.tests` form."""
-    from scipy.stats import t
-
+    """Paired t tests (df = R - 1) of the points compared with the exact
+    answers of the deck orders their replicates played, in
+    :func:`headlines.tests` form: each replicate against its own decks, the
+    s.e. from the spread of those differences (:func:`analysis.deck_pairs`),
+    not from the total replicate spread, which holds the deck-to-deck part
+    the pairing removes.  Labels too sparse for a t test (those without a z) are left out."""
     axes, dim = _axes(ds), parts["dim"]
+    pairs = parts.get("pairs")
+    if pairs is None:
+        return pd.DataFrame(columns=["point", "headline", "label", "test", "statistic", "df", "p", "se"])
     z = _flat(parts["z"], axes, [dim])
-    reps = _flat(parts["conv"].isel(checkpoint=-1)["replicates"], axes)
+    t, df, p, se = (_flat(pairs[k], axes, [dim]) for k in ("t", "df", "p", "stderr"))
     labels = [str(x) for x in ds[dim].values]
     rows = []
-    for i, p in enumerate(points):
-        if parts["ref_kind"].get(point_key(ds, p)) != "replicate decks" or reps[i] < 2:
+    for i, point in enumerate(points):
+        if parts["ref_kind"].get(point_key(ds, point)) != "replicate decks":
             continue
-        for j in np.flatnonzero(np.isfinite(z[i])):
-            rows.append({"point": i, "headline": "frequency (replicate decks)", "label": labels[j], "test": "t",
-                         "statistic": float(z[i][j]), "df": float(reps[i] - 1),
-                         "p": float(2 * t.sf(abs(z[i][j]), reps[i] - 1))})
-    return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p"])
+        for j in np.flatnonzero(np.isfinite(z[i]) & np.isfinite(p[i])):
+            rows.append({"point": i, "headline": "frequency (replicate decks, paired)", "label": labels[j],
+                         "test": "t", "statistic": float(t[i][j]), "df": float(df[i][j]), "p": float(p[i][j]),
+                         "se": float(se[i][j])})
+    return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p", "se"])
 
 
 def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
@@ -920,8 +1002,9 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
         off = sorted({int(i) for i in deck.loc[deck["p_holm"] < v["alpha"], "point"]})
         parts_text.append(
             f"Deck check, not part of the verdict: {count(deck['point'].nunique(), 'point')} without a single "
-            f"exact answer compared with the mean exact answer of the deck orders their replicates played "
-            f"({count(len(deck), 't test')}, Holm-adjusted among themselves at {v['alpha']:.0%}): "
+            f"exact answer compared with the exact answers of the deck orders their replicates played "
+            f"({count(len(deck), 'paired t test')}: each replicate against its own decks, the s.e. from the "
+            f"spread of those differences; Holm-adjusted among themselves at {v['alpha']:.0%}): "
             + (f"{count(len(off), 'point')} differ" if off else "none differs")
             + "; only the report solves these references, so run and query print the verdict without them.")
     if parts is not None and out["exact_none"]:
@@ -1317,6 +1400,74 @@ def _facet_reason(ds, parts, facet) -> str:
     return text.split(":")[0] + ": " + text.split(":", 1)[1].split(";")[0] if ":" in text else text
 
 
+def _variance_figure(ds, parts, out: Path) -> dict[str, str]:
+    """``variance_ratio.png``: each label's measured replicate variance over
+    the variance the exact CLT predicts, at the last checkpoint, per grid
+    point; the grey band is the 90% range of one label's ratio,
+    ``chi2(R-1)/(R-1)``, which is what each dot is (no median drawn against
+    a band made for one label)."""
+    import matplotlib.pyplot as plt
+    from matplotlib import colors
+    from scipy.stats import chi2
+
+    ratio, dim = parts["ratio"]["ratio"].isel(checkpoint=-1), parts["dim"]
+    reps = parts["conv"].isel(checkpoint=-1)["replicates"]
+    x, _, facets = _layout(ds)
+    xvals = [_py(v) for v in ds[x].values] if x else [None]
+    labels = metadata.label_text(ds[dim])
+    norm = colors.Normalize(0, max(len(xvals) - 1, 1))
+    cmap = plt.get_cmap("viridis")
+    empty = [_facet_title(f) for f in facets if not np.isfinite(_field(ratio, f, x, dim)).any()]
+    facets = [f for f in facets if _facet_title(f) not in empty]  # no empty panel: the caption names them
+    if not facets:
+        return {}
+    fig, axs = _facet_grid(len(facets), 6.0, 3.2)
+    drawn, inside, total, rs = False, 0, 0, set()
+    for ax, facet in zip(axs, facets):
+        values = _field(ratio, facet, x, dim)  # (labels, x values)
+        r = np.ravel(_sel(reps, facet).values)  # (x values,): replicates per point
+        here = False
+        for j, xv in enumerate(xvals):
+            y = values[:, j]
+            n = int(r[j]) if r.size > j and np.isfinite(r[j]) else 0
+            good = np.isfinite(y) & (y > 0)
+            if not good.any() or n < 2:
+                continue
+            lo, hi = chi2.ppf([0.05, 0.95], n - 1) / (n - 1)
+            inside += int(((y[good] >= lo) & (y[good] <= hi)).sum())
+            total += int(good.sum())
+            rs.add(n)
+            ax.plot(np.flatnonzero(good), y[good], "o", ms=3, color=cmap(norm(j)),
+                    label=f"{x}={xv}" if x else None)
+            here = drawn = True
+        if here:
+            for n in sorted(rs):
+                lo, hi = chi2.ppf([0.05, 0.95], n - 1) / (n - 1)
+                ax.axhspan(lo, hi, color="#ddd", zorder=0)
+            ax.axhline(1.0, color="black", lw=0.8)
+            ax.set_yscale("log")
+            ax.set_xticks(range(len(labels)))
+            ax.set_xticklabels(labels, rotation=90, fontsize=5)
+            ax.set_ylabel("measured var / CLT var", fontsize=9)
+            ax.set_title(_facet_title(facet), fontsize=9)
+            if x:
+                ax.legend(fontsize=7, title=x, title_fontsize=7)
+        else:
+            ax.set_visible(False)
+            empty.append(_facet_title(facet))
+    if not drawn:
+        plt.close(fig)
+        return {}
+    r_text = ", ".join(str(n) for n in sorted(rs))
+    title = (f"Each label's replicate variance over the exact CLT variance, last checkpoint (grey: the 90% range "
+             f"of one label's ratio, chi2(R-1)/(R-1), R = {r_text}; line: 1)")
+    caption = (f"{title}. {inside} of {total} label ratios lie in the band (90% expected where the CLT variance "
+               f"holds); each label's value is in variance.csv.")
+    if empty:
+        caption += f" Left out, no theory or no finished replicates: {'; '.join(empty)}."
+    return {_save(fig, out, "variance_ratio.png", title): caption}
+
+
 def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     import matplotlib.pyplot as plt
     from matplotlib import cm, colors
@@ -1328,43 +1479,25 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     figs = {}
     has_err = bool(np.isfinite(conv["rms_error"].values).any())
     sd_rms = np.sqrt((conv["sd"] ** 2).mean(dim))
-    ratio_median = parts["ratio"]["ratio"].median(dim) if parts["ratio"] is not None else None
     specs = [("convergence.png", "RMS error of one replicate" if has_err else "RMS across-replicate sd",
               "Log-log convergence (dashed: across-replicate sd where no exact answer exists; dotted: the "
               "Monte Carlo rate, slope -1/2)")]
-    if parts["ratio"] is not None:
-        specs.append(("variance_ratio.png", "measured var / CLT var (median over labels)",
-                      "Measured variance over Markov-chain CLT variance (black: the median of "
-                      "chi2(R-1)/(R-1), grey: its 90% band)"))
-    reps = int(np.nanmax(conv["replicates"].values)) if np.isfinite(conv["replicates"].values).any() else 0
     for name, ylabel, title in specs:
         fig, axs = _facet_grid(len(facets), 4.2, 3.2)
         fig.subplots_adjust(wspace=0.45)
         drawn, empty = False, []
         for ax, facet in zip(axs, facets):
             all_steps = _field(conv["steps"], facet, x, "checkpoint").T
-            if name == "convergence.png":
-                all_err = _field(conv["rms_error"], facet, x, "checkpoint").T
-                all_sd = _field(sd_rms, facet, x, "checkpoint").T
-                ax.set_yscale("log")
-            else:
-                all_ratio = _field(ratio_median, facet, x, "checkpoint").T
-                if reps >= 2:  # a variance over R replicates is sigma^2 chi2(R-1)/(R-1)
-                    from scipy.stats import chi2
-
-                    lo, mid, hi = chi2.ppf([0.05, 0.5, 0.95], reps - 1) / (reps - 1)
-                    ax.axhspan(lo, hi, color="#ddd", zorder=0)
-                    ax.axhline(mid, color="black", lw=0.8)
+            all_err = _field(conv["rms_error"], facet, x, "checkpoint").T
+            all_sd = _field(sd_rms, facet, x, "checkpoint").T
+            ax.set_yscale("log")
             ax.set_xscale("log")
             here = False
             for j, xv in enumerate(xvals):
                 steps = all_steps[j]
                 ok = np.isfinite(steps) & (steps > 0)
-                if name == "convergence.png":
-                    err, sd = all_err[j], all_sd[j]
-                    y, style = (err, "-") if np.isfinite(err[ok]).any() else (sd, "--")
-                else:
-                    y, style = all_ratio[j], "-"
+                err, sd = all_err[j], all_sd[j]
+                y, style = (err, "-") if np.isfinite(err[ok]).any() else (sd, "--")
                 good = ok & np.isfinite(y) & (y > 0)
                 if good.any():
                     ax.plot(steps[good], y[good], style, color=cmap(norm(j)), lw=1.2, marker=".", ms=3,
@@ -1422,9 +1555,14 @@ def _df_html(df: pd.DataFrame, limit: int | None = None) -> str:
 
 
 def _interval(est: float, low: float, high: float) -> str:
-    """``estimate ± half-width`` of a symmetric t interval, in 4 significant digits."""
+    """``estimate ± half-width`` of a symmetric t interval, ``estimate [low,
+    high]`` of an uneven one (an exact binomial interval near 0 or 1), in 4
+    significant digits."""
     if not (math.isfinite(est) and math.isfinite(low) and math.isfinite(high)):
         return "–"
+    up, down = high - est, est - low
+    if abs(up - down) > 0.05 * max(up, down):
+        return f"{est:.4g} [{low:.4g}, {high:.4g}]"
     return f"{est:.4g} ± {(high - low) / 2:.2g}"
 
 
@@ -1461,7 +1599,8 @@ def _html(ds, meta, tables, figures) -> str:
               "distributions": "Distributions: most frequent labels, worst deviation, goodness of fit",
               "tests": "The verdict's tests, smallest p first", "points": "Every grid point",
               "comparisons": "Do rule variants differ? Welch tests, Holm, relative differences",
-              "decomposition": "Where the replicate variance comes from",
+              "decomposition": "Shuffled decks: between-deck and within-deck variance, the paired deck test",
+              "variance": "Variance per label: replicate s.d., MCSE, ESS, exact CLT variance",
               "frequencies": "Frequencies with 95% intervals", "precision": "Precision target per grid point"}
     intros = {
         "headlines": "The quantities the game exists to answer, per grid point: the estimate (ratio of sums over "
@@ -1480,8 +1619,18 @@ def _html(ds, meta, tables, figures) -> str:
                        "values of one axis, every other axis equal; p-values Holm-adjusted over the labels "
                        f"of each comparison, a label counted as different below {alpha:.0%} (the verdict's "
                        "level).",
-        "decomposition": "Each replicate plays its own deck shuffles, whose exact answer is known: total "
-                         "variance = between-shuffle + sampling; medians over labels.",
+        "decomposition": "Each replicate plays its own deck shuffles for all its turns, whose exact answer is "
+                         "known: total variance = between-deck + within-deck (sampling), per label. Where the "
+                         "between-deck part dominates, more turns will not shrink the error; only more replicates "
+                         "(deck orders) will. The paired deck test compares each replicate with its own decks: "
+                         "its s.e. is the s.d. of those differences over sqrt(replicates), free of the deck-to-deck "
+                         "spread. Shown here: the 3 labels with the largest between-deck share per point.",
+        "variance": "Per grid point, headline and label: the s.d. of the replicates' own estimates, the Monte Carlo "
+                    "standard error on the replicates (mcse = replicate_sd / sqrt(R)), the effective sample "
+                    "size (arviz's N / tau: the independent units, games or turns, whose mean would be as "
+                    "precise), the exact CLT variance where the game has it, with the replicate s.d. it predicts "
+                    "and their ratio, and for shuffled decks the between- and within-deck parts. Shown here: the "
+                    "label with the largest mcse per point and headline.",
         "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here, without labels that nothing "
                        "fell in and whose exact frequency is 0; every point and label is in the CSV.",
         "precision": "Replicates were added per grid point until the largest standard error of the game's "
@@ -1491,9 +1640,10 @@ def _html(ds, meta, tables, figures) -> str:
         bases = [f"{name}: {h['basis_text']}" for name, h in meta.get("headlines", {}).items() if h["kind"] in kinds]
         if bases:
             intros[section] += " Standard errors here: " + "; ".join(bases) + "."
-    extra = {"95% interval": "estimate ± t(0.975, df) se: the 95% interval low..high (both in the CSV)"}
+    extra = {"95% interval": "estimate ± t(0.975, df) se: the 95% interval low..high (both in the CSV); a share "
+                             "or histogram bin: its exact binomial interval, written [low, high] where uneven"}
     for name in ("headlines", "distributions", "tests", "precision", "points", "comparisons", "decomposition",
-                 "frequencies"):
+                 "variance", "frequencies"):
         df = tables.get(name)
         if df is None or df.empty:
             continue
@@ -1502,6 +1652,12 @@ def _html(ds, meta, tables, figures) -> str:
             df = df.head(limit)
             df = df[~((df["estimate"] == 0) & ~(df["exact"] > 0))]
         also = ""
+        if name in ("decomposition", "variance"):  # per label in the CSV; the page: the labels that matter
+            key = "between_share" if name == "decomposition" else "mcse"
+            group = [*_axes(ds), *(["headline"] if name == "variance" else [])]
+            df = df.sort_values(key, ascending=False, kind="stable", na_position="last")
+            df = (df.groupby(group, sort=False).head(3 if name == "decomposition" else 1) if group else df.head(3))
+            df = df.sort_index()
         if name == "headlines":
             df = _page_headlines(ds, df, meta)
             if df.empty:  # distributions only: their table leads, and links this one

@@ -331,3 +331,107 @@ def test_replicates_for_bias_answers_the_reverse_question():
     assert replicates_for_bias(3.0, 1e-6, level, most=1000) is None
     with pytest.raises(ValueError):
         replicates_for_bias(0.0, 1.0, level)
+
+
+# --- intervals of proportions (shares, histogram bins) ------------------------------------
+
+#: Expected counts per bin of the coverage test's distribution at N_GAMES games
+#: (most bins small: where Wald's interval fails and Wilson's dips).
+EXPECTED = np.array([0.05, 0.1, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0, 20.0, 50.0])
+N_GAMES = 400
+DRAWS = 4000
+
+
+def _coverage_draws(seed: int = 35):
+    """DRAWS multinomial histograms of N_GAMES games: the counts and the true bin probabilities."""
+    p = np.append(EXPECTED / N_GAMES, 1.0 - EXPECTED.sum() / N_GAMES)
+    counts = np.random.default_rng(seed).multinomial(N_GAMES, p, size=DRAWS)
+    return counts, p
+
+
+def test_proportion_interval_is_clopper_pearson():
+    """The ends are scipy's exact binomial interval; 0 and all are handled."""
+    from boardsweep.core.stats import proportion_interval
+
+    k, n = np.array([0, 1, 3, 50, 99, 100, 4000]), np.array([100, 100, 10, 100, 100, 100, 4000])
+    low, high = proportion_interval(k, n)
+    for i in range(len(k)):
+        ci = st.binomtest(int(k[i]), int(n[i])).proportion_ci(0.95, method="exact")
+        assert low[i] == pytest.approx(ci.low, rel=1e-7, abs=1e-15)  # scipy solves to ~1e-9
+        assert high[i] == pytest.approx(ci.high, rel=1e-7, abs=1e-15)
+    assert low[0] == 0.0 < high[0] and low[5] < 1.0 == high[5]  # never [0, 0] or [1, 1]
+    assert high[0] == pytest.approx(1 - 0.025 ** (1 / 100)) and low[6] == pytest.approx(0.025 ** (1 / 4000))
+    assert np.isnan(proportion_interval(1, 0)[0]) and np.isnan(proportion_interval(np.nan, 10)[1])
+
+
+def test_per_bin_intervals_cover_at_the_stated_level_even_for_small_counts():
+    """4,000 histograms of 400 games over 15 bins (expected counts 0.05 to 50,
+    eleven of them 5 or less), seed 35: every bin's exact binomial 95% interval
+    covers its true probability in at least 95% of draws, within 4 binomial
+    s.e. of the coverage estimate (sqrt(0.95 x 0.05 / 4000) = 0.0034); Wald's
+    (estimate -+ 1.96 s.e.) does not where the count is small."""
+    from boardsweep.core.stats import proportion_interval, pooled_unit_stderr
+
+    counts, p = _coverage_draws()
+    low, high = proportion_interval(counts, N_GAMES)
+    covered = (low <= p) & (p <= high)
+    tol = 4 * np.sqrt(0.95 * 0.05 / DRAWS)
+    per_bin = covered.mean(axis=0)
+    assert np.all(per_bin >= 0.95 - tol), per_bin
+    small = EXPECTED <= 5
+    assert covered[:, :-1][:, small].mean() >= 0.95 - tol / np.sqrt(small.sum())
+    _, se, _ = pooled_unit_stderr(counts, counts, N_GAMES)
+    est = counts / N_GAMES
+    wald = (est - 1.96 * se <= p) & (p <= est + 1.96 * se)
+    assert wald[:, :-1][:, small].mean() < 0.85  # Wald: 0 of the draws where a bin stayed empty
+    assert per_bin[-2] <= 0.975  # not needlessly wide once the count is large (50 expected)
+
+
+def test_proportion_test_reads_a_share_every_game_had_exactly():
+    """One-player Chutes and Ladders: every game is won, the exact share is
+    0.9999999999999973 (24 ulps below 1): not flagged (p = 1, z = 0).  Against a
+    share of 0.99, 4,000 wins of 4,000 are impossible (p = 2 x 0.99^4000)."""
+    from boardsweep.core.stats import proportion_test, same_value
+
+    z, p = proportion_test([4000, 4000, 0, 0], 4000, 0.0, 3999, [0.9999999999999973, 0.99, 1e-300, 0.01])
+    assert p[0] == 1.0 and z[0] == 0.0 and p[2] == 1.0 and z[2] == 0.0
+    assert p[1] == pytest.approx(2 * 0.99**4000) and z[1] > 8 and z[3] < -8
+    z, p = proportion_test(30, 100, np.sqrt(0.3 * 0.7 / 100), 99, 0.3)  # s.e. > 0: the t test
+    assert z == pytest.approx(0.0, abs=1e-12) and p == pytest.approx(1.0)
+    assert same_value(1.0, 0.9999999999999973) and not same_value(1.0, 1 - 1e-12)
+    assert not same_value(np.nan, np.nan) and same_value(0.0, 0.0)
+
+
+# --- variance per label: the paired deck test, the effective sample size -------------------
+
+
+def test_paired_test_is_scipys_paired_t_and_ignores_the_between_spread():
+    """Replicates whose environments differ widely (between s.d. 1) but each
+    estimate its own within 0.01: the paired t sees a 0.01 bias that the
+    total spread hides; it equals scipy's ttest_rel."""
+    from boardsweep.core.stats import paired_test
+
+    rng = np.random.default_rng(35)
+    own = rng.normal(0.0, 1.0, size=(8, 3))  # each replicate's exact answer (its deck order)
+    est = own + 0.01 + rng.normal(0.0, 0.002, size=own.shape)
+    res = paired_test(est, own, axis=0)
+    ref = st.ttest_rel(est, own, axis=0)
+    assert np.allclose(res["t"], ref.statistic, rtol=1e-12) and np.allclose(res["p"], ref.pvalue, rtol=1e-9)
+    assert np.all(res["df"] == 7) and np.allclose(res["sd"], (est - own).std(axis=0, ddof=1))
+    assert np.all(res["p"] < 1e-4)  # the bias is seen
+    total_z = (est.mean(0) - own.mean(0)) / (est.std(0, ddof=1) / np.sqrt(8))
+    assert np.all(np.abs(total_z) < 3)  # dividing by the total replicate s.d. would not see it
+    assert np.isnan(paired_test([1.0], [0.5])["t"]) and np.isnan(paired_test([1.0, np.nan], [0.5, 0.5])["sd"])
+
+
+def test_effective_sample_size_of_independent_units_is_their_number():
+    """400 replicates of 1,000 independent 0/1 units (seed 35): arviz's ess =
+    f (1 - f) / mcse^2 estimates the 400,000 units within the sampling error of
+    a variance from 400 replicates (relative s.e. sqrt(2 / 399) = 7%)."""
+    from boardsweep.core.stats import effective_sample_size
+
+    reps = np.random.default_rng(35).binomial(1000, 0.3, size=400) / 1000
+    mcse = reps.std(ddof=1) / np.sqrt(400)
+    ess = float(effective_sample_size(0.3 * 0.7, mcse))
+    assert abs(ess / 400_000 - 1) < 3 * np.sqrt(2 / 399)
+    assert np.isnan(effective_sample_size(0.21, 0.0)) and np.isnan(effective_sample_size(np.nan, 0.1))

@@ -85,6 +85,9 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     for name, found in power["headlines"].items():
         assert 0 < found["median"] <= found["largest"] and f" in {name}" in power["text"]
     t_rows = v["p_holm"][v["p_holm"]["test"] == "t"]
+    exact = t_rows["se"] == 0  # a share every game had (one player wins): the exact binomial test, no t power
+    assert (t_rows.loc[exact, "p"] == 1.0).all() and t_rows.loc[exact, "detectable"].isna().all()
+    t_rows = t_rows[~exact]
     assert np.isfinite(t_rows["detectable"]).all() and (t_rows["detectable"] > 2 * t_rows["se"]).all()
     if (t_rows["df"] == 3).any():  # four replicates: warned
         assert power["few_replicates"] == 4 and "; weak: 4 replicates" in power["text"]
@@ -213,6 +216,31 @@ def test_seats_that_do_not_play_are_left_out(tmp_path, cluster2):
     shares = table[table["headline"] == "win_share"]
     assert sorted(shares.groupby("players").size().items()) == [(1, 1), (3, 3)]
     assert np.isclose(shares[shares["players"] == 1]["estimate"], 1.0).all()
+
+
+def test_a_share_every_game_won_has_an_exact_interval_and_is_not_flagged(tmp_path, cluster2):
+    """One player wins every game: its share's interval is the exact binomial
+    [0.025^(1/N), 1], never [1, 1]; its exact value 0.9999999999999973 reads as
+    1 within a few ulps, so the test is made (exact binomial, p = 1) and agrees.
+    The other shares (two players) keep an exact interval around the estimate."""
+    from boardsweep.core.stats import same_value
+
+    url = run(tmp_path, cluster2, "chutes_ladders", dict(grid={"players": [1, 2]}, run={"replicates": 4, "games": 300}),
+              seed=35)
+    ds = load_sweep(url, check=False)
+    est = headlines.estimates(ds)["win_share"]
+    assert est.attrs["interval"].startswith("exact binomial")
+    one = est.sel(players=1).isel(seat=0)
+    games = float(one["units"])
+    assert float(one["estimate"]) == 1.0 and float(one["high"]) == 1.0
+    assert float(one["low"]) == pytest.approx(0.025 ** (1 / games), rel=1e-9) and float(one["low"]) < 1.0
+    assert float(one["exact"]) < 1.0 and same_value(float(one["exact"]), 1.0)
+    two = est.sel(players=2).isel(seat=[0, 1])
+    assert ((two["low"] < two["estimate"]) & (two["estimate"] < two["high"])).all()
+    v = headlines.verdict(ds)
+    mine = v["p_holm"][(v["p_holm"]["point"] == 0) & (v["p_holm"]["headline"] == "win_share")]
+    assert list(mine["p"]) == [1.0] and mine["detectable"].isna().all()
+    assert v["flagged"] == [] and v["agree"] == 2, v["text"]
 
 
 def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):

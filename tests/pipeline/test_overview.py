@@ -188,3 +188,35 @@ def test_the_accessor_and_the_package_api(summaries):
     assert verdict["alpha"] == headlines.ALPHA and verdict["text"].startswith(("AGREE", "DISAGREE", "nothing"))
     with pytest.raises(KeyError, match="no headline or simulated variable 'nope'"):
         one.boardsweep.estimate("nope")
+
+
+def test_an_uneven_interval_is_written_low_high():
+    """A t interval reads ``estimate ± half-width``; an exact binomial one near
+    0 or 1 (a seat that won every game, a bin nothing fell in) reads
+    ``estimate [low, high]``, never ``1 ± 0``."""
+    from boardsweep.pipeline.overview import fmt_interval, half_width
+
+    assert fmt_interval(0.5, 0.48, 0.52, 0.0102) == "0.500 ± 0.020"
+    assert fmt_interval(1.0, 0.99908, 1.0, 0.0) == "1.00000 [0.99908, 1.00000]"
+    assert fmt_interval(0.0, 0.0, 0.00092, 0.0) == "0.00000 [0.00000, 0.00092]"
+    assert fmt_interval(0.01, 0.005, 0.018, 0.003) == "0.0100 [0.0050, 0.0180]"
+    assert half_width(0.005, 0.01, 0.018) == pytest.approx(0.008)
+
+
+def test_the_accessor_gives_the_variance_per_label(summaries):
+    """``ds.boardsweep.variance()``: every label of every point, arviz's MCSE
+    and ESS on the replicates, and Monopoly's exact CLT variance beside them;
+    ``boardsweep.plan_run`` is in the package's API."""
+    import boardsweep
+
+    assert "plan_run" in dir(boardsweep) and callable(boardsweep.plan_run)
+    ds = boardsweep.load_sweep(summaries["pe84"][1])
+    var = ds.boardsweep.variance()
+    est = ds.boardsweep.estimate("frequency")
+    assert len(var) == est["estimate"].size and (var["headline"] == "frequency").all()
+    assert np.allclose(var["mcse"], var["replicate_sd"] / np.sqrt(var["replicates"]), equal_nan=True)
+    tested = var.dropna(subset=["clt_sd"])
+    assert len(tested) and np.allclose(tested["variance_ratio"], (tested["replicate_sd"] / tested["clt_sd"]) ** 2,
+                                       equal_nan=True)  # G2J: never counted, 0 / 0
+    ok = tested[tested["mcse"] > 0]
+    assert np.allclose(ok["ess"], ok["estimate"] * (1 - ok["estimate"]) / ok["mcse"] ** 2)

@@ -210,8 +210,34 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert "Power: 80% to see a bias of " in meta["verdict"]["text"]
     check_figures(out, MONOPOLY_FIGURES)
     # the shuffled points' reference is the mean exact answer of each replicate's decks
-    dec = pd.read_csv(out / "decomposition.csv")
-    assert len(dec) == 2 and (dec["between_share"] > 0).all()
+    dec = pd.read_csv(out / "decomposition.csv")  # per label, shuffled points only
+    assert set(dec["deck_policy"]) == {"shuffled_cycle"} and len(dec) == 2 * 41
+    assert (dec["between_share"].dropna() > 0).any() and dec["paired_sd"].notna().any()
+    # the deck check is the paired test: each replicate against its own decks, the s.d. of the differences
+    pairs = analysis.deck_pairs(ds.load(), analysis.shuffle_decomposition(ds.load()))
+    shuffled = {"dice_sides": 6, "deck_policy": "shuffled_cycle"}
+    freq = (ds["counts"].isel(checkpoint=-1).sel(shuffled) / ds["events"].isel(checkpoint=-1).sel(shuffled)).values
+    own = analysis.shuffle_decomposition(ds.load())["replicate_exact"].sel(shuffled)
+    own = own.transpose("replicate", "location").values
+    diff = freq - own
+    cc1 = list(ds["location"].values).index("CC1")
+    t_cc1 = diff[:, cc1].mean() / (diff[:, cc1].std(ddof=1) / 2)
+    assert float(pairs["t"].sel(shuffled).isel(location=cc1)) == pytest.approx(t_cc1, rel=1e-9)
+    deck = pd.read_csv(out / "tests.csv")
+    deck = deck[(deck["family"] == "deck check") & (deck["dice_sides"] == 6) & (deck["label"] == "CC1")]
+    assert len(deck) == 1 and deck["statistic"].iloc[0] == pytest.approx(t_cc1, rel=1e-9)
+    # variance per label: every label of every point, its own variance ratio and deck parts
+    var = pd.read_csv(out / "variance.csv")
+    assert len(var) == 4 * 41
+    mine = var[(var.dice_sides == 6) & (var.deck_policy == "independent")].set_index("label")
+    assert mine["mcse"].to_numpy() == pytest.approx(mine["replicate_sd"].to_numpy() / 2, nan_ok=True)
+    ratio = analysis.variance_ratio(ds.load())["ratio"].isel(checkpoint=-1).sel(at)
+    assert mine.loc["JAIL", "variance_ratio"] == pytest.approx(float(ratio.sel(location="JAIL")), rel=1e-9)
+    assert mine["between_share"].isna().all() and mine["deck_t"].isna().all()
+    jail = mine.loc["JAIL"]
+    assert jail["ess"] == pytest.approx(jail["estimate"] * (1 - jail["estimate"]) / jail["mcse"] ** 2)
+    theirs = var[(var.dice_sides == 6) & (var.deck_policy == "shuffled_cycle")]
+    assert theirs["between_share"].notna().any() and theirs["clt_sd"].isna().all()
 
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
@@ -269,7 +295,7 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
     check_summary_first(tmp_path / "h", meta)
     assert meta["verdict"]["exact_stored"] == 2
     # win shares: only the 2 seats in play; estimate = pooled wins / games from the raw store, its
-    # s.e. pooled per game (a 0/1 outcome: s^2 = p (1 - p) N / (N - 1)), t interval with N - 1 df
+    # s.e. pooled per game (a 0/1 outcome: s^2 = p (1 - p) N / (N - 1)), the exact binomial interval
     import zarr
 
     wins = zarr.open_array(store, path="wins", mode="r")[...]
@@ -283,7 +309,8 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
             se = np.sqrt(p_hat * (1 - p_hat) / (n - 1))
             assert e["estimate"] == pytest.approx(p_hat, abs=1e-12)
             assert e["se"] == pytest.approx(se, rel=1e-9)
-            assert e["high"] - e["estimate"] == pytest.approx(st.t.ppf(0.975, n - 1) * se, rel=1e-9)
+            exact = st.binomtest(int(wins[i, :, -1, seat].sum()), int(n)).proportion_ci(0.95, method="exact")
+            assert e["low"] == pytest.approx(exact.low, rel=1e-7) and e["high"] == pytest.approx(exact.high, rel=1e-7)
     page = (tmp_path / "h" / "index.html").read_text()
     assert "Headline answers" in page and " ± " in page and "-+" not in page
 
@@ -352,3 +379,18 @@ def test_report_cli_errors(tmp_path, capsys):
         main(["report", str(tmp_path / "nothing.zarr"), "--out", str(tmp_path / "o")])
     assert exc.value.code == 2
     assert "no sweep store" in capsys.readouterr().err
+
+
+def test_the_summary_says_where_more_turns_will_not_shrink_an_error():
+    """A shuffled point whose between-deck share is at least one half at some
+    labels: one sentence names it, its worst label, and that only replicates help."""
+    from boardsweep.pipeline.report import _variance_words
+
+    assert _variance_words({"decomposition": {}}) == ""
+    quiet = {"label": "GO", "between_share": 0.3, "labels_between_dominates": []}
+    loud = {"label": "CH1", "between_share": 0.994, "labels_between_dominates": ["CH1", "CH2"]}
+    text = _variance_words({"decomposition": {"dice_sides=6,deck_policy=shuffled_cycle": loud,
+                                              "dice_sides=4,deck_policy=shuffled_cycle": quiet}})
+    assert text.startswith("More turns will not shrink the error at 1 point with shuffled decks")
+    assert "for 2 labels at dice_sides=6,deck_policy=shuffled_cycle (largest: 0.99 at CH1)" in text
+    assert "only more replicates (deck orders) shrink it" in text

@@ -1,0 +1,329 @@
+"""Planning a sweep: how many replicates and turns a target standard error or
+a detectable bias needs, before running it.
+
+:func:`plan_run` answers, per grid point and headline, from the spread of
+one replicate's estimate at the spec's run shape (``sd``):
+
+* the standard error the spec will reach, ``sd / sqrt(R)``, and the bias its
+  verdict will detect with 80% power (:func:`boardsweep.core.stats.detectable_bias`
+  at Holm's least level ``alpha / m``, ``m`` the tests of the family);
+* for a target s.e. ``s``: the replicates that reach it, ``ceil((sd / s)^2)``,
+  the replicates at which the precision rule's 90% upper bound
+  (:func:`boardsweep.pipeline.precision.upper_factor`) reads it as met, and
+  the turns (the run shape's unit) per replicate that reach it with the spec's
+  replicates;
+* for a bias ``d``: the replicates whose t test detects it with 80% power
+  (:func:`boardsweep.core.stats.replicates_for_bias`), and the turns at the
+  spec's replicates.
+
+Where the spread comes from (``source``):
+
+* ``exact CLT variance``: the game's ``extras["asymptotic_variance"]``
+  (Monopoly: ``Var(f_hat) ~ sigma^2 / rolls``, the Markov chain's exact
+  asymptotic variance), with one roll counted per turn: a lower bound on the
+  rolls (doubles add about a sixth), so the replicates and turns planned are
+  upper bounds, at most about 20% above what is needed;
+* ``pilot``: a finished store of the same game (``pilot=``): each headline's
+  ``sd`` there (per game where the s.e. is pooled over games, of one
+  replicate's ratio where it comes from the replicates), scaled to the
+  spec's run shape by ``1 / sqrt(turns)`` (not for shuffled decks);
+* shuffled decks (a point whose replicate plays one deck order forever, the
+  game's ``no_exact_reason``): the error does not shrink with turns, only
+  with replicates; the plan says so, and plans replicates only.
+
+Nothing is simulated and nothing is written: the CLT variance is one Markov
+chain solve per point (at most :data:`MAX_POINTS`, spread over the grid, the
+largest s.e. of those counting for the rest).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..core import stats
+
+__all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "SHUFFLED_TEXT", "plan_run", "dry_run_lines"]
+
+#: Grid points whose CLT variance is solved (spread evenly over larger grids).
+MAX_POINTS = 64
+#: Grid points whose CLT variance ``run --dry-run`` solves.
+DRY_RUN_POINTS = 12
+#: How the exact CLT variance is used, in words.
+CLT_TEXT = ("the exact CLT variance of the game's Markov chain (one roll counted per turn: a lower bound on "
+            "the rolls, so the numbers are upper bounds)")
+#: Why more turns do not help with shuffled decks.
+SHUFFLED_TEXT = ("shuffled decks: each replicate plays one deck order for all its turns, so more turns do not "
+                 "shrink the error between deck orders; only more replicates do")
+
+
+def _spec(spec) -> Any:
+    from .spec import Spec, load_spec
+
+    return spec if isinstance(spec, Spec) else load_spec(spec)
+
+
+def _turns(spec) -> int:
+    """The run shape's units per replicate: the product of its counts (games x players x turns)."""
+    return int(np.prod([int(v) for v in spec.run_shape.values()]))
+
+
+def _unit(spec) -> tuple[str, int]:
+    """The run-shape entry more of which shrinks an error (``turns``, ``games``) and its value."""
+    name = spec.game.checkpoint_of
+    return name, int(spec.run_shape[name])
+
+
+def _picked(n: int, most: int) -> list[int]:
+    """At most ``most`` grid points, evenly spread (first and last included)."""
+    if n <= most:
+        return list(range(n))
+    return sorted({int(round(i)) for i in np.linspace(0, n - 1, most)})
+
+
+def _clt_rows(spec, most: int) -> list[dict[str, Any]]:
+    """Per grid point (at most MAX_POINTS): the spread of one replicate's
+    frequency estimate from the exact CLT variance, largest over labels."""
+    from ..core.games import headlines_of
+
+    game = spec.game
+    hook = game.extras.get("asymptotic_variance")
+    headline = next((h for h in headlines_of(game) if h.kind == "distribution" and h.squares is None), None)
+    if hook is None or headline is None:
+        return []
+    reason = game.extras.get("no_exact_reason")
+    units = _turns(spec)
+    rows = []
+    points = spec.points()
+    for i in _picked(len(points), most):
+        params = points[i][1]
+        shuffled = bool(reason(params)) if reason is not None else False
+        row = {"point": i, "params": params, "headline": headline.name, "basis": "replicates",
+               "labels": None, "sd": math.nan, "source": "shuffled decks" if shuffled else "exact CLT variance",
+               "turns_help": not shuffled}
+        if not shuffled:
+            try:
+                variance = np.asarray(hook(params)["variance"], dtype=float)
+            except Exception:  # noqa: BLE001 - no theory for this point: no plan from it
+                continue
+            if np.isfinite(variance).any():
+                row["sd"] = float(np.sqrt(np.nanmax(variance) / units))
+                row["labels"] = int(np.isfinite(variance).sum())
+        rows.append(row)
+    return rows
+
+
+def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
+    """Per headline: the largest spread over the pilot store's points and
+    labels, scaled to the spec's run shape (``scale``; not for shuffled decks,
+    whose spread between deck orders does not shrink with turns)."""
+    import xarray as xr
+
+    from . import headlines
+    from .query import load_sweep
+
+    ds = pilot if isinstance(pilot, xr.Dataset) else load_sweep(str(pilot), check=False)
+    if ds.attrs.get("game") != spec.game_name:
+        raise ValueError(f"pilot store is of game {ds.attrs.get('game')!r}, the spec's is {spec.game_name!r}")
+    from .analysis import run_shape_of
+
+    shape = run_shape_of(ds)
+    pilot_units = int(np.prod([int(v) for v in shape.values()])) if shape else None
+    units = _turns(spec)
+    rows = []
+    for name, est in headlines.estimates(ds).items():
+        sd = est["sd"].values
+        if not np.isfinite(sd).any():
+            continue
+        spread = float(np.nanmax(sd))
+        if est.attrs["basis"] == "units":  # sd per game: one replicate's estimate is sd / sqrt(its games)
+            spread /= math.sqrt(units)
+        elif pilot_units and scale:  # sd of one pilot replicate: 1 / sqrt(turns) to the spec's
+            spread *= math.sqrt(pilot_units / units)
+        dim = est.attrs["dim"]
+        gof = est.attrs["kind"] == "distribution" and est.attrs["basis"] == "units"  # one chi-square a point
+        rows.append({"point": None, "params": None, "headline": name, "basis": est.attrs["basis"], "sd": spread,
+                     "source": "pilot", "turns_help": True, "labels": 1 if gof or not dim else int(est.sizes[dim])})
+    return rows
+
+
+def _tests(spec, rows: list[dict[str, Any]]) -> int:
+    """The verdict's family size, estimated: one test per label a headline
+    tests at every grid point (a distribution over games: one chi-square)."""
+    points = len(spec.points())
+    sampled = [r for r in rows if r["point"] is not None]
+    if sampled:  # points with no single exact answer (shuffled decks) are not tested
+        tested = sum(r["source"] != "shuffled decks" for r in sampled) / len(sampled)
+        points = round(points * tested)
+    per_point = {}
+    for r in rows:
+        if r["source"] != "shuffled decks":
+            per_point[r["headline"]] = max(per_point.get(r["headline"], 0), r["labels"] or 1)
+    return max(1, points * sum(per_point.values()))
+
+
+def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | None:
+    """The fewest replicates at which the precision rule's 90% upper bound of
+    an s.e. at its expected value ``sd / sqrt(R)`` is at most ``target``."""
+    from .precision import upper_factor
+
+    for r in range(2, most + 1):
+        if sd * sd / r * float(upper_factor(r - 1)) <= target * target:
+            return r
+    return None
+
+
+def plan_run(spec, stderr: float | None = None, detectable: float | None = None, pilot=None,
+             alpha: float | None = None, power: float = stats.POWER, max_points: int = MAX_POINTS
+             ) -> dict[str, Any]:
+    """How many replicates and turns a target s.e. or a detectable bias needs.
+
+    Parameters
+    ----------
+    spec : Spec or str
+        The sweep spec (or the path of its TOML file).
+    stderr : float, optional
+        Target standard error (the estimate's units, as ``[precision] stderr``).
+    detectable : float, optional
+        The bias the verdict should detect with probability ``power``.
+    pilot : str or xarray.Dataset, optional
+        A finished store of the same game whose spread stands in where the
+        game has no exact CLT variance (and for shuffled decks).
+    alpha : float, optional
+        Family-wise level of the verdict (default :data:`headlines.ALPHA`).
+    power : float
+        Power at which a bias counts as detected.
+    max_points : int
+        Grid points whose CLT variance is solved (about 0.3 s each), evenly
+        spread; the largest spread over them stands for the grid.
+
+    Returns
+    -------
+    dict
+        ``rows``: one dict per (grid point, headline) with ``source``,
+        ``basis``, ``sd`` (one replicate's spread at the spec's shape),
+        ``se`` (at the spec's replicates), ``detectable`` (its 80%-power bias),
+        ``replicates_for_stderr``, ``replicates_rule`` (where the 90% upper
+        bound reads it as met), ``turns_for_stderr`` (the run shape's
+        ``unit`` entry, e.g. turns or games, per replicate at the spec's
+        replicates; None where more of it does not help),
+        ``replicates_for_bias``, ``turns_for_bias``; ``tests`` (the family
+        size assumed), ``level`` (``alpha / tests``), ``unit``, ``sources`` and
+        ``text``: lines that say it, the source first.
+    """
+    from . import headlines
+
+    spec = _spec(spec)
+    alpha = headlines.ALPHA if alpha is None else alpha
+    rows = _clt_rows(spec, max_points)
+    if pilot is not None:
+        have = {r["headline"] for r in rows if math.isfinite(r["sd"])}
+        shuffled = any(r["source"] == "shuffled decks" for r in rows)
+        for r in _pilot_rows(spec, pilot, scale=not shuffled):
+            if r["headline"] not in have or shuffled:
+                r["turns_help"] = not shuffled
+                rows.append(r)
+    rows = [r for r in rows if math.isfinite(r["sd"]) or r["source"] == "shuffled decks"]
+    m = _tests(spec, rows) if rows else 1
+    level = alpha / m
+    units, reps = _turns(spec), spec.replicates
+    unit, per = _unit(spec)
+    for r in rows:
+        sd = r["sd"]
+        r.update(replicates=reps, se=math.nan, detectable=math.nan, replicates_for_stderr=None,
+                 replicates_rule=None, turns_for_stderr=None, replicates_for_bias=None, turns_for_bias=None)
+        if not math.isfinite(sd) or sd <= 0:
+            continue
+        df = reps - 1 if r["basis"] == "replicates" else reps * units - 1
+        r["se"] = sd / math.sqrt(reps)
+        r["detectable"] = float(stats.detectable_bias(r["se"], df, level, power)) if df >= 1 else math.nan
+        if stderr:
+            r["replicates_for_stderr"] = max(2, math.ceil((sd / stderr) ** 2))
+            r["replicates_rule"] = (_rule_replicates(sd, stderr) if r["basis"] == "replicates"
+                                    else r["replicates_for_stderr"])
+            if r["turns_help"]:
+                r["turns_for_stderr"] = math.ceil(per * (r["se"] / stderr) ** 2)
+        if detectable:
+            if r["basis"] == "replicates":
+                r["replicates_for_bias"] = stats.replicates_for_bias(sd, detectable, level, power)
+                lam = float(stats.detectable_bias(1.0, df, level, power)) if df >= 1 else math.nan
+            else:  # games are the unit: df is large whatever the replicates
+                lam = float(stats.detectable_bias(1.0, 10**6, level, power))
+                r["replicates_for_bias"] = max(1, math.ceil((lam * sd / detectable) ** 2))
+            if r["turns_help"] and math.isfinite(lam):
+                r["turns_for_bias"] = math.ceil(per * (lam * r["se"] / detectable) ** 2)
+    sources = sorted({r["source"] for r in rows})
+    return {"rows": rows, "tests": m, "level": level, "alpha": alpha, "power": power, "sources": sources,
+            "unit": unit,
+            "text": _text(spec, rows, m, alpha, power, stderr, detectable)}
+
+
+def _worst(rows: list[dict[str, Any]], key: str) -> dict[str, Any] | None:
+    found = [r for r in rows if r.get(key) is not None and not (isinstance(r[key], float) and math.isnan(r[key]))]
+    return max(found, key=lambda r: r[key]) if found else None
+
+
+def _text(spec, rows, m, alpha, power, stderr, detectable) -> list[str]:
+    if not rows:
+        return [f"no plan: {spec.game_name} has no exact CLT variance; give a finished pilot store "
+                "(boardsweep.plan_run(spec, pilot=...))"]
+    lines = []
+    sources = {r["source"] for r in rows}
+    if "exact CLT variance" in sources:
+        lines.append(f"planned from {CLT_TEXT}")
+    if "pilot" in sources:
+        lines.append("planned from the pilot store's spread, scaled to this run shape (1 / sqrt(turns))")
+    if "shuffled decks" in sources:
+        lines.append(SHUFFLED_TEXT + ("" if "pilot" in sources else
+                                      " (their spread is not known before a run: plan from a pilot store)"))
+    worst = _worst(rows, "se")
+    if worst is not None:
+        lines.append(f"at {spec.replicates} replicates: largest s.e. {worst['se']:.2g} ({worst['headline']}); "
+                     f"{power:.0%} power against a bias of {_worst(rows, 'detectable')['detectable']:.2g} "
+                     f"in it (Holm's {alpha:.0%}/{m})")
+    if stderr:
+        need = _worst(rows, "replicates_rule")
+        if need is not None:
+            lines.append(f"s.e. {stderr:g}: {need['replicates_for_stderr']} replicates reach it, the precision "
+                         f"rule (its 90% upper bound) stops at about {need['replicates_rule']}"
+                         + _or_turns(spec, rows, "turns_for_stderr"))
+    if detectable:
+        need = _worst(rows, "replicates_for_bias")
+        if need is not None:
+            lines.append(f"bias {detectable:g} at {power:.0%} power: {need['replicates_for_bias']} replicates"
+                         + _or_turns(spec, rows, "turns_for_bias"))
+    return lines
+
+
+def _or_turns(spec, rows: list[dict[str, Any]], key: str) -> str:
+    """``; or N turns a replicate at R replicates`` where more turns help everywhere, else nothing."""
+    turns = _worst(rows, key)
+    if turns is None or not all(r["turns_help"] for r in rows):
+        return ""
+    return f"; or {turns[key]:,} {spec.game.checkpoint_of} a replicate at {spec.replicates} replicates"
+
+
+def dry_run_lines(spec) -> list[str]:
+    """One or two lines for ``run --dry-run``: what the spec's run will be able
+    to see, from the exact CLT variance where the game has one (nothing where
+    it has none); the CLT variance of at most :data:`DRY_RUN_POINTS` points
+    (about 0.3 s each), evenly spread."""
+    try:
+        plan = plan_run(spec, max_points=DRY_RUN_POINTS)
+    except Exception:  # noqa: BLE001 - a dry run says what it can, and goes on
+        return []
+    rows = plan["rows"]
+    shuffled = "shuffled decks: more replicates shrink the deck-to-deck error, more turns do not"
+    worst, seen = _worst(rows, "se"), _worst(rows, "detectable")
+    if worst is None or seen is None:
+        return [shuffled] if rows else []
+    points = len(spec.points())
+    some = f", {DRY_RUN_POINTS} of {points} points" if points > DRY_RUN_POINTS else ""
+    first = (f"largest s.e. {worst['se']:.2g}; {plan['power']:.0%} power to see a bias of {seen['detectable']:.2g} "
+             f"(Holm's {plan['alpha']:.0%}/{plan['tests']}{some})")
+    if any(r["source"] == "shuffled decks" for r in rows):
+        return [first.replace(")", ", independent decks)"), shuffled]
+    return [first, "from the exact CLT variance (upper bounds); more: boardsweep.plan_run(spec, stderr=, "
+                   "detectable=)"]
