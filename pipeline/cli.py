@@ -715,7 +715,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"boardsweep: error: {message}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
-        click.echo("boardsweep: aborted", err=True)
+        _say_interrupted("boardsweep: aborted")
         sys.exit(130)
     except click.ClickException as exc:
         click.echo(f"boardsweep: error: {exc.format_message()}", err=True)
@@ -726,7 +726,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"boardsweep: error: {_one_line(exc)}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("boardsweep: interrupted", err=True)
+        _say_interrupted("boardsweep: interrupted")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - never a traceback for users; -v shows it
         from . import display
@@ -740,6 +740,18 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
                    "(rerun with -v for the traceback)", err=True)
         sys.exit(1)
+
+
+def _say_interrupted(line: str) -> None:
+    """The interruption's one line (once: :mod:`boardsweep.pipeline.entry` ends a
+    process whose cleanup overruns its grace, and then prints none)."""
+    from .entry import interruption_reported
+
+    interruption_reported()
+    try:
+        click.echo(line, err=True)
+    except OSError:  # a closed stderr: the exit code says it
+        pass
 
 
 def diagnose(exc: BaseException) -> tuple[str, int] | None:

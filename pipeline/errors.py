@@ -15,7 +15,7 @@ the CLI turns each into one line ``boardsweep: error: ...`` on stderr and its
 from __future__ import annotations
 
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
-           "TasksFailed", "KernelExited", "contained", "one_line"]
+           "TasksFailed", "TaskOverdue", "overdue", "KernelExited", "contained", "one_line"]
 
 
 class BoardsweepError(Exception):
@@ -54,6 +54,20 @@ class TasksFailed(SweepError):
     def __init__(self, message: str, failures: list[dict]) -> None:
         super().__init__(message)
         self.failures = failures
+
+
+class TaskOverdue(SweepError):
+    """A task ran past the task deadline (Dask's ``boardsweep.task-timeout``):
+    the run ended; finished tasks are kept (exit code 1)."""
+
+
+def overdue(where: str, seconds: float) -> TaskOverdue:
+    """The one line for a task, described by ``where``, that ran past ``seconds``."""
+    return TaskOverdue(
+        f"a task ran past the task deadline of {seconds:g} s and was abandoned: {where}; the run ended and "
+        "finished tasks are kept in the store: fix the game's kernel (a loop that never ends?) or raise the "
+        "deadline (Dask's boardsweep.task-timeout, e.g. DASK_BOARDSWEEP__TASK_TIMEOUT=2h), then rerun the "
+        "same command")
 
 
 def one_line(exc: BaseException) -> str:
