@@ -196,6 +196,8 @@ def check_dask_config() -> None:
             where = (f"the environment variable {variable}" if variable in os.environ
                      else "a Dask config file or dask.config.set")
             raise BadDaskConfig(f"Dask setting {key} = {value!r} (from {where}): {problem}; fix or unset it")
+    no_workers_timeout()  # boardsweep's own deadlines, read as the run will read them
+    task_timeout()
 
 
 def _leaves(defaults: dict, config: dict, prefix: str = ""):

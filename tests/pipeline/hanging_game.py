@@ -6,7 +6,7 @@ passed, naming the task.  Only ``dice_sides=3, rule="sticky"`` hangs, only in
 a full-length run (the warm-up's short runs of 4 turns return: the hang lands
 in the head start or on a worker), and only while the file named by
 ``HANGING_WHILE`` exists (a test removes it, and its rerun completes; without
-the variable it never returns).  Everything else is the toy game.
+the variable the game is the toy game).  Everything else is the toy game.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def _hangs(params, run_shape) -> bool:
     if params["dice_sides"] != 3 or params["rule"] != "sticky" or run_shape["turns"] <= 4:
         return False
     flag = os.environ.get("HANGING_WHILE")
-    return flag is None or os.path.exists(flag)
+    return flag is not None and os.path.exists(flag)
 
 
 def simulate(params, seed, run_shape, checkpoints):
