@@ -17,7 +17,9 @@ Two more things are settled here, before anything else is imported:
   user's cache folder (``~/.cache/numba``); where neither can be written
   (a read-only install, an unwritable HOME), numba would refuse to load the
   games ("cannot cache function"), so ``NUMBA_CACHE_DIR`` is set to a folder
-  in the temporary directory before numba is imported.
+  in the temporary directory before numba is imported;
+* **a limited address space** (``ulimit -v``) gets one OpenBLAS thread
+  (:func:`one_blas_thread_under_a_memory_limit`): its thread pool hung there.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ import sys
 import tempfile
 import threading
 
-__all__ = ["command_line", "INTERRUPT_GRACE_S", "writable_numba_cache", "interruption_reported"]
+__all__ = ["command_line", "INTERRUPT_GRACE_S", "writable_numba_cache", "one_blas_thread_under_a_memory_limit",
+           "interruption_reported"]
 
 #: Seconds a Ctrl-C leaves the command to end by itself (store lock released, cluster
 #: and batch jobs closed) before the process ends at once, with exit code 130.
@@ -111,12 +114,32 @@ def writable_numba_cache() -> str | None:
     return fallback
 
 
+def one_blas_thread_under_a_memory_limit() -> bool:
+    """Set ``OPENBLAS_NUM_THREADS=1`` (unless set) where this process's address
+    space is limited (``ulimit -v``), and say whether it did.  OpenBLAS starts
+    a thread per core as it loads, each reserving its stack; under a low limit
+    that start never finishes, and the command hung importing scipy.  The
+    sweep's workers are single-threaded either way (Dask sets the same for its
+    worker processes).  Call it before numpy is imported."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return False
+    if soft == resource.RLIM_INFINITY or "OPENBLAS_NUM_THREADS" in os.environ:
+        return False
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    return True
+
+
 def command_line() -> None:
     """:func:`boardsweep.pipeline.cli.command_line`, imported under a Ctrl-C guard."""
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_interrupt)  # not where SIGINT is ignored (nohup, a background job)
     try:
         writable_numba_cache()
+        one_blas_thread_under_a_memory_limit()
         from .cli import command_line as run
     except KeyboardInterrupt:
         try:

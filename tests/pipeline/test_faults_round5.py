@@ -256,3 +256,42 @@ def test_unwritable_package_and_home(tmpfs, tmp_path, module):
         lines = _lines(proc.stderr)
         assert proc.returncode == 1 and len(lines) == 1, proc.stderr[-2000:]
         assert "numba cannot write its kernel cache" in lines[0] and "NUMBA_CACHE_DIR" in lines[0], lines[0]
+
+
+# -- the environment's limits, named -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("megabytes", [600, 700, 1000])
+def test_address_space_limit_is_named_or_fits(tmp_path, megabytes):
+    """``ulimit -v``: the run completes or ends in one line naming the limit, within its start-up
+    time (at 700 MB it used to hang for good: OpenBLAS's thread pool starting as scipy loaded)."""
+    import resource
+
+    spec = tmp_path / "toy.toml"
+    spec.write_text(TOY_SPEC)
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    limit = megabytes * 2**20
+    proc = subprocess.run([sys.executable, str(script), "-q", "run", str(spec), "--store", str(tmp_path / "s.zarr"),
+                           "--workers", "2"], capture_output=True, text=True, timeout=START_UP_S,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    lines = _lines(proc.stderr)
+    if proc.returncode == 0:
+        assert lines == [], proc.stderr
+    else:
+        assert proc.returncode == 1 and len(lines) == 1, proc.stderr[-2000:]
+        assert "ulimit -v" in lines[0] or "can't start new thread" in lines[0] or "out of memory" in lines[0], lines[0]
+
+
+def test_run_into_a_full_output_stream_is_not_the_store(tmp_path):
+    """``run > /dev/full``: one line naming stdout, not the store's disk."""
+    spec = tmp_path / "toy.toml"
+    spec.write_text(TOY_SPEC)
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, str(script), "run", str(spec), "--store", str(tmp_path / "s.zarr"),
+                               "--workers", "1"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=START_UP_S)
+    lines = _lines(proc.stderr)
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert "cannot write to stdout" in lines[0] and "not the store" in lines[0], lines[0]
