@@ -28,6 +28,7 @@ from localdask import done_count
 from boardsweep.core import games
 
 games.register("hanging", "hanging_game")
+games.register("filling", "filling_game")
 
 HERE = Path(__file__).resolve().parent
 
@@ -39,6 +40,7 @@ sys.path.insert(0, {str(HERE)!r})
 from boardsweep.core import games
 games.register("toy", "toy_game")
 games.register("hanging", "hanging_game")
+games.register("filling", "filling_game")
 from boardsweep.pipeline.entry import command_line
 if __name__ == "__main__":
     sys.argv[0] = "boardsweep"
@@ -295,3 +297,24 @@ def test_run_into_a_full_output_stream_is_not_the_store(tmp_path):
     lines = _lines(proc.stderr)
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr
     assert "cannot write to stdout" in lines[0] and "not the store" in lines[0], lines[0]
+
+
+def test_disk_full_while_results_are_stored(tmpfs, monkeypatch, capsys):
+    """The store's disk fills up once the store is made, while the head start (this process's
+    warm-up thread) and the workers store their results: one line naming the full disk (was:
+    "unexpected"), exit 1; once space is freed a rerun completes the store."""
+    disk = tmpfs("disk", "4m")
+    store = disk / "s.zarr"
+    spec = disk.parent / "filling.toml"
+    spec.write_text(TOY_SPEC.replace('game = "toy"', 'game = "filling"'))
+    filler = disk / "filler"
+    monkeypatch.setenv("FILL_DISK", str(filler))
+    monkeypatch.setenv("FILL_WHEN", str(store / "zarr.json"))
+    assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "unexpected" not in err[0] and "Traceback" not in err[0], err
+    assert "No space left on device" in err[0] and "rerun the same command" in err[0], err[0]
+    filler.unlink()
+    monkeypatch.delenv("FILL_DISK")
+    assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 0
+    assert run_cli("-q", "status", str(store)) == 0
