@@ -318,3 +318,30 @@ def test_disk_full_while_results_are_stored(tmpfs, monkeypatch, capsys):
     monkeypatch.delenv("FILL_DISK")
     assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 0
     assert run_cli("-q", "status", str(store)) == 0
+
+
+def test_kernel_that_never_returns_on_a_scheduler_restarts_its_worker(tmp_path):
+    """On a cluster boardsweep did not start, the worker whose thread a task past its deadline
+    holds is restarted through its nanny (a thread cannot be stopped): the run ends in one line
+    saying so, and the rerun is not queued behind the abandoned task."""
+    from localdask import local_dask
+
+    from boardsweep.pipeline.execute import RESTART_TIMEOUT_S
+
+    spec = tmp_path / "hanging.toml"
+    spec.write_text(HANGING_SPEC)
+    store = tmp_path / "h.zarr"
+    flag = tmp_path / "hang"
+    flag.touch()
+    with local_dask(tmp_path / "logs", workers=2, env={"HANGING_WHILE": str(flag)}) as cluster:
+        args = ["-q", "run", str(spec), "--scheduler", cluster.address, "--store", str(store)]
+        rc, err = _finish(_cli(tmp_path, *args, env={"DASK_BOARDSWEEP__TASK_TIMEOUT": f"{DEADLINE_S}s"}),
+                          timeout=START_UP_S + DEADLINE_S + RESTART_TIMEOUT_S)
+        lines = _lines(err)
+        assert rc == 1 and len(lines) == 1, err
+        assert f"a task ran past the task deadline of {DEADLINE_S} s" in lines[0], lines[0]
+        assert "(its worker was restarted)" in lines[0], lines[0]
+        flag.unlink()
+        rc, err = _finish(_cli(tmp_path, *args), timeout=START_UP_S)
+        assert rc == 0, err
+    assert run_cli("-q", "status", str(store)) == 0
