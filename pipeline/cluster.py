@@ -501,6 +501,7 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
         # a failing task is reported once by the run, not by each worker; -v keeps Dask's own records
         silence_logs=False if logging.getLogger().handlers else logging.CRITICAL,
         scheduler_kwargs={"dashboard": False} if late else None,
+        **({"preload": ["boardsweep.pipeline.worker_logs"]} if processes else {}),  # Ctrl-C left to this process
     )
     if late:
         pages_on_first_visit(cluster.scheduler)

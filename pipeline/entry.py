@@ -140,6 +140,9 @@ def command_line() -> None:
     try:
         writable_numba_cache()
         one_blas_thread_under_a_memory_limit()
+        # multiprocessing's resource tracker (worker processes) inherits these: after a Ctrl-C
+        # ends the process at once it would warn of the semaphores its workers leave
+        sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
         from .cli import command_line as run
     except KeyboardInterrupt:
         try:

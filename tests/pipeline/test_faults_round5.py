@@ -185,7 +185,8 @@ def test_no_task_deadline_when_set_to_zero():
 @pytest.mark.parametrize("workers", sorted(WORKERS))
 def test_ctrl_c_ends_a_run_whose_kernel_never_returns(tmp_path, workers):
     """One Ctrl-C while a kernel never returns: exit 130 and one line within the grace the
-    command gives its cleanup (it used to wait for the kernel, or for a second Ctrl-C); the
+    command gives its cleanup (it used to wait for the kernel, or for a second Ctrl-C; worker
+    processes, which get the terminal's Ctrl-C too, printed KeyboardInterrupt tracebacks); the
     finished cells are kept and, once the kernel returns again, a rerun completes."""
     from boardsweep.pipeline.entry import INTERRUPT_GRACE_S
 
@@ -203,7 +204,7 @@ def test_ctrl_c_ends_a_run_whose_kernel_never_returns(tmp_path, workers):
         assert proc.poll() is None and done_count(store) == 12, proc.poll()
         time.sleep(0.5)
         t0 = time.monotonic()
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to every process of the group
         rc, err = _finish(proc, timeout=INTERRUPT_GRACE_S + 30)
         took = time.monotonic() - t0
     finally:
