@@ -753,9 +753,9 @@ def _verbose() -> bool:
 def _say_interrupted(line: str) -> None:
     """The interruption's one line (once: :mod:`boardsweep.pipeline.entry` ends a
     process whose cleanup overruns its grace, and then prints none)."""
-    from .entry import interruption_reported
+    from .errors import INTERRUPTION_REPORTED
 
-    interruption_reported()
+    INTERRUPTION_REPORTED.set()
     try:
         click.echo(line, err=True)
     except OSError:  # a closed stderr: the exit code says it

@@ -30,25 +30,20 @@ import sys
 import tempfile
 import threading
 
-__all__ = ["command_line", "INTERRUPT_GRACE_S", "writable_numba_cache", "one_blas_thread_under_a_memory_limit",
-           "interruption_reported"]
+__all__ = ["command_line", "INTERRUPT_GRACE_S", "writable_numba_cache", "one_blas_thread_under_a_memory_limit"]
 
 #: Seconds a Ctrl-C leaves the command to end by itself (store lock released, cluster
 #: and batch jobs closed) before the process ends at once, with exit code 130.
 INTERRUPT_GRACE_S = 5.0
 
 _INTERRUPTED = threading.Event()
-_REPORTED = threading.Event()
-
-
-def interruption_reported() -> None:
-    """Note that the interruption's line was printed (the grace timer then prints none)."""
-    _REPORTED.set()
 
 
 def _end_now() -> None:
     """The grace after a Ctrl-C is over: say so (once) and end the process, exit 130."""
-    if not _REPORTED.is_set():
+    from .errors import INTERRUPTION_REPORTED
+
+    if not INTERRUPTION_REPORTED.is_set():
         try:
             os.write(2, b"boardsweep: interrupted\n")
         except OSError:

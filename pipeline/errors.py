@@ -14,8 +14,15 @@ the CLI turns each into one line ``boardsweep: error: ...`` on stderr and its
 
 from __future__ import annotations
 
+import threading
+
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
-           "TasksFailed", "TaskOverdue", "overdue", "KernelExited", "contained", "one_line"]
+           "TasksFailed", "TaskOverdue", "overdue", "KernelExited", "contained", "one_line",
+           "INTERRUPTION_REPORTED"]
+
+#: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.entry`'s
+#: grace timer, which ends a process whose cleanup overruns, then prints none).
+INTERRUPTION_REPORTED = threading.Event()
 
 
 class BoardsweepError(Exception):
