@@ -726,7 +726,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"boardsweep: error: {message}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
-        click.echo("boardsweep: aborted", err=True)
+        _say_interrupted("boardsweep: aborted")
         sys.exit(130)
     except click.ClickException as exc:
         click.echo(f"boardsweep: error: {exc.format_message()}", err=True)
@@ -737,20 +737,40 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"boardsweep: error: {_one_line(exc)}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("boardsweep: interrupted", err=True)
+        _say_interrupted("boardsweep: interrupted")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - never a traceback for users; -v shows it
-        from . import display
-
         known = diagnose(exc)
         if known is not None:  # a cause in the environment, named: not a bug
             click.echo(f"boardsweep: error: {known[0]}", err=True)
             sys.exit(known[1])
-        if display.verbosity() > 0:
+        if _verbose():
             raise
         click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
                    "(rerun with -v for the traceback)", err=True)
         sys.exit(1)
+
+
+def _verbose() -> bool:
+    """Whether ``-v`` was given (False where the display module itself cannot be loaded)."""
+    try:
+        from . import display
+
+        return display.verbosity() > 0
+    except Exception:  # noqa: BLE001 - the error being reported may be the reason
+        return False
+
+
+def _say_interrupted(line: str) -> None:
+    """The interruption's one line (once: :mod:`boardsweep.pipeline.entry` ends a
+    process whose cleanup overruns its grace, and then prints none)."""
+    from .errors import INTERRUPTION_REPORTED
+
+    INTERRUPTION_REPORTED.set()
+    try:
+        click.echo(line, err=True)
+    except OSError:  # a closed stderr: the exit code says it
+        pass
 
 
 def diagnose(exc: BaseException) -> tuple[str, int] | None:
@@ -765,9 +785,7 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
     if any(isinstance(e, FileNotFoundError) for e in chain) and _working_folder_gone():
         return ("the working folder was deleted while boardsweep ran in it: cd to an existing folder "
                 "(or give absolute paths) and rerun"), 2
-    from .store.remote import unreachable
-
-    if unreachable(exc):  # a storage that does not answer (digest, report, query with the server down)
+    if _storage_unreachable(exc):  # a storage that does not answer (digest, report, query with the server down)
         return (f"cannot reach the storage ({_one_line(chain[-1])}); check the endpoint (AWS_ENDPOINT_URL or "
                 "fsspec's configuration) and that the server is up"), 1
     for e in chain:
@@ -789,6 +807,16 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
             return (f"numba cannot write its kernel cache ({_one_line(e)}): set NUMBA_CACHE_DIR to a "
                     "folder you can write"), 1
     return None
+
+
+def _storage_unreachable(exc: BaseException) -> bool:
+    """:func:`store.remote.unreachable`, False where the store modules cannot be
+    loaded (numba unable to cache the kernels they import: named next)."""
+    try:
+        from .store.remote import unreachable
+    except Exception:  # noqa: BLE001 - the error being diagnosed may be the reason
+        return False
+    return unreachable(exc)
 
 
 #: S3 error codes that say the credentials are missing, wrong or not allowed.

@@ -34,7 +34,7 @@ __all__ = ["Target", "connect", "embedded_cluster", "pages_on_first_visit", "das
            "tls_security", "handshake", "NotAScheduler", "NoWorkers", "BadWorkers", "check_workers",
            "BadDashboardAddress", "check_dashboard_address", "ClusterNotStarted",
            "BadDaskConfig", "check_dask_config", "NoWorkersLeft", "no_workers_timeout",
-           "max_workers"]
+           "task_timeout", "max_workers"]
 
 #: Default seconds to wait for the first worker (a batch job, or one joining a scheduler) before giving up.
 START_TIMEOUT_S = 300.0
@@ -173,8 +173,9 @@ class BadDaskConfig(InputError):
     """A Dask setting (environment or config file) of the wrong kind (one line, exit 2)."""
 
 
-#: boardsweep's own Dask settings and their defaults (``boardsweep.processes``: worker processes).
-OWN_DASK_DEFAULTS = {"boardsweep": {"processes": False, "no-workers-timeout": "30s"}}
+#: boardsweep's own Dask settings and their defaults (``boardsweep.processes``: worker processes;
+#: the deadlines: :func:`no_workers_timeout`, :func:`task_timeout`).
+OWN_DASK_DEFAULTS = {"boardsweep": {"processes": False, "no-workers-timeout": "30s", "task-timeout": "1h"}}
 
 
 def check_dask_config() -> None:
@@ -195,6 +196,8 @@ def check_dask_config() -> None:
             where = (f"the environment variable {variable}" if variable in os.environ
                      else "a Dask config file or dask.config.set")
             raise BadDaskConfig(f"Dask setting {key} = {value!r} (from {where}): {problem}; fix or unset it")
+    no_workers_timeout()  # boardsweep's own deadlines, read as the run will read them
+    task_timeout()
 
 
 def _leaves(defaults: dict, config: dict, prefix: str = ""):
@@ -281,6 +284,37 @@ def no_workers_timeout() -> float:
     except (KeyError, ValueError, TypeError):
         raise BadDaskConfig(f"Dask setting boardsweep.no-workers-timeout = {value!r}: expected a duration "
                             "such as 30s; fix or unset it") from None
+
+
+#: Default seconds one task (a block of replicates, or an exact answer) may run on a worker
+#: before the run ends (Dask setting ``boardsweep.task-timeout``).
+TASK_TIMEOUT_S = 3600.0
+
+
+def task_timeout() -> float | None:
+    """Seconds one task may run before the run ends, naming it: Dask's
+    ``boardsweep.task-timeout`` setting (``DASK_BOARDSWEEP__TASK_TIMEOUT=10m``),
+    else :data:`TASK_TIMEOUT_S`; None when set to 0 or False (no deadline).
+
+    A kernel that never returns cannot be stopped inside its thread; the run
+    ends, finished tasks kept, and its cluster is closed without waiting for
+    it (worker processes are killed; threads of this process end with it)."""
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    value = dask.config.get("boardsweep.task-timeout", None)
+    if value is None:
+        return TASK_TIMEOUT_S
+    if value is False or value == 0:
+        return None
+    try:
+        seconds = float(parse_timedelta(value, default="seconds"))
+    except (KeyError, ValueError, TypeError):
+        seconds = -1.0
+    if seconds < 0 or isinstance(value, bool):
+        raise BadDaskConfig(f"Dask setting boardsweep.task-timeout = {value!r}: expected a duration such as "
+                            "1h, or 0 for no deadline; fix or unset it")
+    return seconds or None
 
 
 class NotAScheduler(ConnectionError):
@@ -467,6 +501,7 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
         # a failing task is reported once by the run, not by each worker; -v keeps Dask's own records
         silence_logs=False if logging.getLogger().handlers else logging.CRITICAL,
         scheduler_kwargs={"dashboard": False} if late else None,
+        **({"preload": ["boardsweep.pipeline.worker_logs"]} if processes else {}),  # Ctrl-C left to this process
     )
     if late:
         pages_on_first_visit(cluster.scheduler)
@@ -483,6 +518,11 @@ def _loopback_worker():
     class LoopbackWorker(Worker):
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **{**kwargs, "dashboard_address": "127.0.0.1:0", "dashboard": False})
+
+        async def close(self, *args, executor_wait: bool = False, **kwargs):
+            # never wait for a kernel still running (a Ctrl-C, a task past its deadline): its
+            # thread cannot be stopped; it is a daemon, and ends with the process
+            return await super().close(*args, executor_wait=executor_wait, **kwargs)
 
     return LoopbackWorker
 

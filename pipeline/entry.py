@@ -4,19 +4,140 @@ The command's modules (click, numpy, the games, Dask's configuration) take
 a few tenths of a second to import; a Ctrl-C meanwhile would print Python's
 traceback of the import under way.  Here it ends the command in one line,
 with exit code 130, as a Ctrl-C later does (:func:`boardsweep.pipeline.cli.main`).
+
+Two more things are settled here, before anything else is imported:
+
+* **Ctrl-C ends the command within seconds.**  The first Ctrl-C interrupts
+  the command, which releases the store's lock and closes its cluster without
+  waiting for running kernels; should that cleanup itself hang, the process
+  ends anyway :data:`INTERRUPT_GRACE_S` seconds later, exit 130.  A second
+  Ctrl-C is never needed (nor harmful).
+* **numba's kernel cache is one the user can write** (:func:`writable_numba_cache`):
+  numba caches compiled kernels beside the package's sources, else under the
+  user's cache folder (``~/.cache/numba``); where neither can be written
+  (a read-only install, an unwritable HOME), numba would refuse to load the
+  games ("cannot cache function"), so ``NUMBA_CACHE_DIR`` is set to a folder
+  in the temporary directory before numba is imported;
+* **a limited address space** (``ulimit -v``) gets one OpenBLAS thread
+  (:func:`one_blas_thread_under_a_memory_limit`): its thread pool hung there.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import tempfile
+import threading
 
-__all__ = ["command_line"]
+__all__ = ["command_line", "INTERRUPT_GRACE_S", "writable_numba_cache", "one_blas_thread_under_a_memory_limit"]
+
+#: Seconds a Ctrl-C leaves the command to end by itself (store lock released, cluster
+#: and batch jobs closed) before the process ends at once, with exit code 130.
+INTERRUPT_GRACE_S = 5.0
+
+_INTERRUPTED = threading.Event()
+
+
+def _end_now() -> None:
+    """The grace after a Ctrl-C is over: say so (once) and end the process, exit 130."""
+    from .errors import INTERRUPTION_REPORTED
+
+    if not INTERRUPTION_REPORTED.is_set():
+        try:
+            os.write(2, b"boardsweep: interrupted\n")
+        except OSError:
+            pass
+    os._exit(130)
+
+
+def _on_interrupt(signum, frame) -> None:
+    """SIGINT: the first raises KeyboardInterrupt and starts the grace timer; later ones wait for it."""
+    if _INTERRUPTED.is_set():
+        return
+    _INTERRUPTED.set()
+    timer = threading.Timer(INTERRUPT_GRACE_S, _end_now)
+    timer.daemon = True
+    timer.start()
+    raise KeyboardInterrupt
+
+
+def _writable(folder: str) -> bool:
+    """Whether a file can be made in ``folder`` (made if missing), as numba checks it."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError:
+        return False
+    return True
+
+
+def _private_folder(path: str) -> str | None:
+    """``path``, made if missing, when this user owns it and nobody else can
+    write it (numba's cache holds pickles, which are code), else a new private
+    temporary folder; None when neither can be written."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        found = os.stat(path)
+        if found.st_uid == os.getuid() and not found.st_mode & 0o022 and _writable(path):
+            return path
+        path = tempfile.mkdtemp(prefix="boardsweep-numba-cache-")
+    except OSError:
+        return None
+    return path if _writable(path) else None
+
+
+def writable_numba_cache() -> str | None:
+    """Set ``NUMBA_CACHE_DIR`` to a folder in the temporary directory when numba
+    could cache the games' kernels neither beside their sources nor in the
+    user's cache folder, and return it; None when nothing was changed (a
+    cache is writable, ``NUMBA_CACHE_DIR`` is already set, or no fallback
+    can be written either: numba's own error is then named in one line).
+    Call it before numba is imported."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    core = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "core")
+    if _writable(os.path.join(core, "__pycache__")):  # numba's cache beside the sources
+        return None
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if _writable(os.path.join(home, "numba")):  # numba's user-wide cache
+        return None
+    fallback = _private_folder(os.path.join(tempfile.gettempdir(), f"boardsweep-numba-cache-{os.getuid()}"))
+    if fallback is None:
+        return None
+    os.environ["NUMBA_CACHE_DIR"] = fallback  # inherited by worker processes too
+    return fallback
+
+
+def one_blas_thread_under_a_memory_limit() -> bool:
+    """Set ``OPENBLAS_NUM_THREADS=1`` (unless set) where this process's address
+    space is limited (``ulimit -v``), and say whether it did.  OpenBLAS starts
+    a thread per core as it loads, each reserving its stack; under a low limit
+    that start never finishes, and the command hung importing scipy.  The
+    sweep's workers are single-threaded either way (Dask sets the same for its
+    worker processes).  Call it before numpy is imported."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return False
+    if soft == resource.RLIM_INFINITY or "OPENBLAS_NUM_THREADS" in os.environ:
+        return False
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    return True
 
 
 def command_line() -> None:
     """:func:`boardsweep.pipeline.cli.command_line`, imported under a Ctrl-C guard."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_interrupt)  # not where SIGINT is ignored (nohup, a background job)
     try:
+        writable_numba_cache()
+        one_blas_thread_under_a_memory_limit()
+        # multiprocessing's resource tracker (worker processes) inherits these: after a Ctrl-C
+        # ends the process at once it would warn of the semaphores its workers leave
+        sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
         from .cli import command_line as run
     except KeyboardInterrupt:
         try:

@@ -14,8 +14,15 @@ the CLI turns each into one line ``boardsweep: error: ...`` on stderr and its
 
 from __future__ import annotations
 
+import threading
+
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
-           "TasksFailed", "KernelExited", "contained", "one_line"]
+           "TasksFailed", "TaskOverdue", "overdue", "KernelExited", "contained", "one_line",
+           "INTERRUPTION_REPORTED"]
+
+#: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.entry`'s
+#: grace timer, which ends a process whose cleanup overruns, then prints none).
+INTERRUPTION_REPORTED = threading.Event()
 
 
 class BoardsweepError(Exception):
@@ -54,6 +61,20 @@ class TasksFailed(SweepError):
     def __init__(self, message: str, failures: list[dict]) -> None:
         super().__init__(message)
         self.failures = failures
+
+
+class TaskOverdue(SweepError):
+    """A task ran past the task deadline (Dask's ``boardsweep.task-timeout``):
+    the run ended; finished tasks are kept (exit code 1)."""
+
+
+def overdue(where: str, seconds: float) -> TaskOverdue:
+    """The one line for a task, described by ``where``, that ran past ``seconds``."""
+    return TaskOverdue(
+        f"a task ran past the task deadline of {seconds:g} s and was abandoned: {where}; the run ended and "
+        "finished tasks are kept in the store: fix the game's kernel (a loop that never ends?) or raise the "
+        "deadline (Dask's boardsweep.task-timeout, e.g. DASK_BOARDSWEEP__TASK_TIMEOUT=2h), then rerun the "
+        "same command")
 
 
 def one_line(exc: BaseException) -> str:

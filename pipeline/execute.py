@@ -42,10 +42,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import grow, precision, sizing
-from .cluster import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_workers_timeout, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from .cluster import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_workers_timeout, task_timeout, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .store.manifests import store_chunks
 from .store.remote import use_storage_options
-from .errors import InputError, SchedulerLost, contained, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
+from .errors import InputError, SchedulerLost, contained, overdue, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_exact, plan_tasks, task_count, task_shape
 from .run_report import RunReport
 from .spec import Spec
@@ -462,16 +462,35 @@ IN_FLIGHT_PER_WORKER = 8
 MIN_IN_FLIGHT = 32
 
 
+#: Dask event topic on which a worker says that a task has started (message: the task's key):
+#: the run's clock of :func:`cluster.task_timeout` starts then, not while the task queues.
+TASK_STARTED_TOPIC = "boardsweep-task-started"
+
+
 def contained_call(fn: Callable, *args):
     """``fn(*args)`` on a worker, a game's ``sys.exit()``, ``KeyboardInterrupt``
     or other BaseException turned into the task's error (:func:`errors.contained`):
-    left alone, it ends the worker's thread and the run waits for the task forever."""
+    left alone, it ends the worker's thread and the run waits for the task forever.
+    Its start is announced on :data:`TASK_STARTED_TOPIC` (the task deadline's clock)."""
+    _announce_start()
     try:
         return fn(*args)
     except Exception:
         raise
     except BaseException as exc:  # noqa: BLE001 - see the docstring
         raise contained(exc) from None
+
+
+def _announce_start() -> None:
+    """Tell the run that this worker's current task starts now (nothing outside a Dask task)."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+        key = worker.get_current_task()
+    except (ImportError, ValueError, AttributeError):  # not in a Dask worker's task
+        return
+    worker.log_event(TASK_STARTED_TOPIC, str(key))
 
 
 def _jobs(spec: Spec, url: str, tasks: list, points: list, tag: str):
@@ -521,6 +540,47 @@ def _watch_workers(client, deadline: float, live: set, gone: threading.Event, st
             return
 
 
+def _watch_deadline(client, deadline: float, started: dict, live: set, late: list, stuck: list,
+                    stop: threading.Event) -> None:
+    """In a thread: once a ``live`` future's task has run for ``deadline`` seconds
+    since its worker announced it (``started``: key -> monotonic time), put its
+    key in ``late`` and the workers running it in ``stuck``, and cancel the
+    ``live`` futures, which ends the run's wait."""
+    while not stop.wait(LOOK_EVERY_S):
+        keys = {future.key for future in live.copy()}
+        now = time.monotonic()
+        over = [key for key, t0 in list(started.items()) if key in keys and now - t0 >= deadline]
+        if over:
+            try:
+                stuck.extend(worker for worker, running in client.processing().items()
+                             if set(map(str, running)) & set(over))
+            except Exception:  # noqa: BLE001 - a scheduler gone: no worker to restart
+                pass
+            late.extend(over)
+            try:
+                client.cancel(list(live.copy()))
+            except Exception:  # noqa: BLE001 - the scheduler went too: the run's wait ends anyway
+                pass
+            return
+
+
+#: Seconds given to restarting the workers of a cluster boardsweep did not start whose thread a task
+#: past its deadline holds (through their nannies: a thread cannot be stopped, a process can).
+RESTART_TIMEOUT_S = 20.0
+
+
+def _restart_stuck_workers(client, stuck: list[str]) -> bool:
+    """Restart the workers ``stuck`` (:meth:`distributed.Client.restart_workers`);
+    whether every one restarted (a worker without a nanny cannot be)."""
+    if not stuck:
+        return True
+    try:
+        answers = client.restart_workers(stuck, timeout=RESTART_TIMEOUT_S, raise_for_error=False)
+        return all(answer == "OK" for answer in (answers or {}).values())
+    except Exception:  # noqa: BLE001 - a worker without a nanny, a scheduler gone: said in the run's line
+        return False
+
+
 def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress, scheduler=None,
                      on_failure=None, on_submitted=None, no_workers_s: float | None = None) -> None:
     from distributed import as_completed
@@ -540,19 +600,32 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
             live.add(future)
             in_flight.add(future)
 
-    for _ in range(window):
-        submit_next()
-    if on_submitted:
-        on_submitted()
     total, finished, failures = len(tasks) + len(points), 0, []
     address = scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
     gone, stop = threading.Event(), threading.Event()
-    if no_workers_s is not None:
-        threading.Thread(target=_watch_workers, args=(client, no_workers_s, live, gone, stop),
-                         name="boardsweep-workers-watch", daemon=True).start()
+    deadline, started, late, stuck = task_timeout(), {}, [], []
     try:
+        if deadline is not None:  # the clock of each task starts when its worker says it has started
+            client.subscribe_topic(TASK_STARTED_TOPIC, lambda event: started.__setitem__(event[1], time.monotonic()))
+            threading.Thread(target=_watch_deadline, args=(client, deadline, started, live, late, stuck, stop),
+                             name="boardsweep-deadline-watch", daemon=True).start()
+        for _ in range(window):
+            submit_next()
+        if on_submitted:
+            on_submitted()
+        if no_workers_s is not None:
+            threading.Thread(target=_watch_workers, args=(client, no_workers_s, live, gone, stop),
+                             name="boardsweep-workers-watch", daemon=True).start()
         for future in in_flight:
             live.discard(future)
+            started.pop(future.key, None)
+            if late:
+                task = what.get(late[0], {"task": late[0], "point": "?"})
+                where = f"{task['task']} at {task['point']}"
+                if no_workers_s is not None:  # a cluster boardsweep did not start: free its thread for the rerun
+                    where += (" (its worker was restarted)" if _restart_stuck_workers(client, stuck)
+                              else " (restart its worker: its thread still runs the task)")
+                raise overdue(where, deadline)
             if gone.is_set():
                 raise NoWorkersLeft(
                     f"every worker of the Dask scheduler at {address} left mid-sweep and none joined within "
@@ -596,6 +669,8 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
         stop.set()
         if client.status == "running" and live:
             client.cancel(list(live))
+        if client.status == "running" and deadline is not None:
+            client.unsubscribe_topic(TASK_STARTED_TOPIC)
     if failures:
         raise _tasks_failed(failures, total, url)
 

@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 from numba.core import event
 
-from .errors import contained
+from .errors import contained, overdue
 from ..core.games import Game
 from .plan import replicate_seed
 from .spec import Spec
@@ -159,6 +159,8 @@ class WarmUp:
         self.results: list = []  # (task, arrays, record) of those simulated
         self.errors: list = []  # (task, exception) of those that raised
         self._simulate: Callable | None = None  # a task -> (arrays, record), given with the tasks
+        self._since = 0.0  # when the task under way started (time.monotonic())
+        self._axes = tuple(spec.axes)
         warm = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
                 self.stop, on_compile)
         self.thread = threading.Thread(target=self._work, args=(warm,), name="boardsweep-warm", daemon=True)
@@ -174,6 +176,7 @@ class WarmUp:
                     return
                 task = self._tasks.pop()
                 self.taken.append(task)
+                self._since = time.monotonic()
             try:
                 self.results.append((task, *self._simulate(task)))
             except BaseException as exc:  # noqa: BLE001 - sys.exit() too: the run reports it as a worker's failure
@@ -201,9 +204,22 @@ class WarmUp:
     def head_results(self) -> tuple[list, list]:
         """The tasks the thread simulated, (task, arrays, record) each, and
         those that raised, (task, exception) each, once the one under way has
-        ended; each is handed out once (no more are taken)."""
+        ended; each is handed out once (no more are taken).
+
+        Raises :class:`errors.TaskOverdue` when the one under way runs past the
+        task deadline (:func:`cluster.task_timeout`), naming it; the thread is
+        left to end with the process (a thread cannot be stopped)."""
         if self.claim():
-            self.thread.join()
+            from .cluster import task_timeout
+
+            deadline = task_timeout()
+            self.thread.join(None if deadline is None else max(0.0, self._since + deadline - time.monotonic()))
+            if self.thread.is_alive():
+                self.wait = False  # nobody waits for it on leaving
+                task = self.taken[-1]
+                point = ", ".join(f"{axis}={task.params[axis]!r}" for axis in self._axes) or "the single grid point"
+                raise overdue(f"replicates {task.start}-{task.stop - 1} at {point} (the head start, in this "
+                              "process)", deadline)
         results, errors = list(self.results), list(self.errors)
         self.results.clear()
         self.errors.clear()
@@ -215,9 +231,13 @@ class WarmUp:
             self._offer.notify_all()
 
     def finish(self) -> float:
-        """Stop after the point under way; the seconds spent loading or compiling kernels."""
+        """Stop after the point under way; the seconds spent loading or compiling kernels
+        (waiting at most the task deadline, :func:`cluster.task_timeout`, for a point
+        whose kernel does not return: the thread is a daemon, left to end with the process)."""
+        from .cluster import task_timeout
+
         self._stop()
-        self.thread.join()
+        self.thread.join(task_timeout())
         return self.seconds[-1]
 
     def abandon(self) -> None:
@@ -231,7 +251,9 @@ class WarmUp:
     def __exit__(self, kind, *exc) -> None:
         self._stop()
         if kind is None and self.wait:
-            self.thread.join()
+            from .cluster import task_timeout
+
+            self.thread.join(task_timeout())
 
 
 def once(callback: Callable[[], None] | None) -> Callable[[], None] | None:

@@ -15,7 +15,7 @@ import logging
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-__all__ = ["QuietTaskErrors"]
+__all__ = ["QuietTaskErrors", "dask_setup"]
 
 
 class _NoComputeFailed(logging.Filter):
@@ -35,3 +35,15 @@ class QuietTaskErrors(WorkerPlugin):
 
     def teardown(self, worker) -> None:
         logging.getLogger("distributed.worker").removeFilter(self._filter)
+
+
+def dask_setup(worker) -> None:
+    """Preload of the embedded cluster's worker processes (``boardsweep.processes``):
+    a Ctrl-C in the terminal reaches the whole process group, and each worker
+    process would print a KeyboardInterrupt traceback; the ``boardsweep``
+    process handles it, and closing its cluster ends them."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -55,6 +55,7 @@ SLOW_MODULES = {
     "tests/pipeline/test_false_complete.py",
     "tests/pipeline/test_faults.py",
     "tests/pipeline/test_faults_round4.py",
+    "tests/pipeline/test_faults_round5.py",
     "tests/pipeline/test_grow.py",
     "tests/pipeline/test_integrity.py",
     "tests/pipeline/test_packing.py",
