@@ -231,8 +231,9 @@ def s3_requests(server, bucket: str) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in map(pattern.match, text.splitlines()) if m}
 
 
-def measure_s3(tmp: Path, points: int, tasks: dict, workers: int) -> dict[str, object]:
-    """The S3 figures at ``points``: requests per task (by type) and the S3 wall over a folder's."""
+def measure_s3(tmp: Path, points: int, tasks: dict, workers: int, folder: Sweep | None) -> dict[str, object]:
+    """The S3 figures at ``points``: requests per task (by type) and the S3 wall over a folder's
+    (``folder``: the same sweep already run into a folder, else run here)."""
     from s3server import S3Server, weed_binary
 
     if weed_binary() is None:
@@ -242,7 +243,7 @@ def measure_s3(tmp: Path, points: int, tasks: dict, workers: int) -> dict[str, o
     server.start()
     try:
         server.bucket("bench")
-        folder = run_sweep(tmp, "s3_folder", points, tasks, str(tmp / "s3_folder.zarr"), workers)
+        folder = folder or run_sweep(tmp, "s3_folder", points, tasks, str(tmp / "s3_folder.zarr"), workers)
         before = s3_requests(server, "bench")
         small = run_sweep(tmp, "s3_small", points // 4, tasks, "s3://bench/small.zarr", workers, server.env)
         middle = s3_requests(server, "bench")
@@ -301,7 +302,9 @@ def main() -> None:
         one = ["--sel", f"dice_sides={DICE[0]}", "--sel", f"jail_strategy={JAIL[0]}", "--sel", "buy_policy=reserve:0"]
         query = timed([*bs, "query", str(store), *one])
         opened = timed([sys.executable, "-c", OPEN_SWEEP.format(store=str(store))])
-        s3 = measure_s3(tmp, args.s3_points, tasks, args.workers) if args.s3 else {"why": "n/a (not asked: --s3)"}
+        same = first if points_of(args.s3_points) == points else None  # the folder's sweep, already run
+        s3 = (measure_s3(tmp, args.s3_points, tasks, args.workers, same) if args.s3
+              else {"why": "n/a (not asked: --s3)"})
     r = first.report
     per_point = first.timed.wall / points
     figures.update(run_wall=first.timed.wall, peak_bytes=first.timed.peak, noop_wall=again.timed.wall,
