@@ -17,7 +17,7 @@ the first such variable.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import xarray as xr
@@ -31,6 +31,7 @@ from .dataset import distribution_variables, frequencies, grid_points, z_score
 __all__ = [
     "game_of",
     "point_params",
+    "grid_params",
     "run_shape_of",
     "step_variable",
     "steps",
@@ -70,6 +71,17 @@ def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:
     params = {**_canonical(ds).get("params", {}), **point}
     game = game_of(ds)
     return game.resolve_params(params) if game is not None else params
+
+
+def grid_params(ds: xr.Dataset) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every grid point (store order) with its full game parameters, as
+    :func:`point_params` gives them; the spec is parsed and the game looked
+    up once, not once per point (the spec holds the grid: parsing it per
+    point is quadratic, and a game lookup reads the installed entry points)."""
+    fixed, game = _canonical(ds).get("params", {}), game_of(ds)
+    for point in grid_points(ds):
+        params = {**fixed, **point}
+        yield point, (game.resolve_params(params) if game is not None else params)
 
 
 def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
@@ -249,9 +261,9 @@ def theoretical_variance(ds: xr.Dataset, variable: str = "counts") -> xr.DataArr
         dims=(*axes, dim), coords={**{a: ds[a] for a in axes}, dim: ds[dim]},
     )
     per = None
-    for point in grid_points(ds):
+    for point, params in grid_params(ds):
         try:
-            res = hook(point_params(ds, point))
+            res = hook(params)
         except Exception:  # no theory for this point: stays NaN
             continue
         per = res.get("per", per)
@@ -354,8 +366,7 @@ def shuffle_decomposition(
     freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
     exact = xr.full_like(freq, np.nan).load()
     axes = _grid(ds)
-    for point in grid_points(ds):
-        params = point_params(ds, point)
+    for point, params in grid_params(ds):
         for r in ds["replicate"].values:
             if not bool(_sel(ds["done"], point).sel(replicate=r)):
                 continue

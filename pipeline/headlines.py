@@ -33,7 +33,7 @@ import xarray as xr
 
 from ..core import stats
 from ..core.games import Headline, headlines_of
-from .analysis import _mem, game_of, point_params
+from .analysis import _mem, game_of, grid_params
 from .dataset import MIN_COUNT, grid_points
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests",
@@ -114,8 +114,8 @@ def _seats_in_play(ds: xr.Dataset, da: xr.DataArray) -> xr.DataArray:
     axes, n = _axes(ds), ds.sizes["seat"]
     keep = np.ones([ds.sizes[a] for a in axes] + [n], dtype=bool)
     flat = keep.reshape(-1, n)
-    for i, point in enumerate(grid_points(ds)):
-        players = point_params(ds, point).get("players")
+    for i, (_, params) in enumerate(grid_params(ds)):  # the spec parsed once, not once per point
+        players = params.get("players")
         if isinstance(players, int):
             flat[i] = np.arange(n) < players
     return da.where(xr.DataArray(keep, dims=(*axes, "seat"), coords={d: ds[d] for d in (*axes, "seat")}))
