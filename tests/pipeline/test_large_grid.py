@@ -123,3 +123,37 @@ def test_status_of_a_long_axis_makes_entries_only_for_the_points_it_shows(monkey
     assert f"{LONG_AXIS} grid points: {LONG_AXIS - 2} finished, 2 partly done, 0 not started" in out
     assert f"exact answers: {LONG_AXIS} stored" in out and "│ 9 " in out and "│ 70002 " in out
     assert sum(made) == 2
+
+
+@pytest.mark.slow
+def test_the_seats_of_a_long_axis_are_found_with_one_reading_of_the_spec(monkeypatch):
+    """The money game's seats in play at 10^5 grid points: the spec (which
+    holds the grid) is parsed and the game looked up once, not once per point
+    (quadratic, and a lookup scans the installed entry points)."""
+    import json
+
+    import numpy as np
+    import xarray as xr
+
+    from boardsweep.pipeline import analysis, headlines
+
+    reserves = [f"reserve:{10 * n}" for n in range(LONG_AXIS)]
+    seats = ["P1", "P2", "P3", "P4", "P5", "P6"]
+    ds = xr.Dataset(coords={"buy_policy": np.array(reserves, dtype=object), "seat": seats},
+                    attrs={"game": "hk_monopoly", "grid_axes": ["buy_policy"],
+                           "spec_canonical": json.dumps({"params": {"players": 3}, "grid": {"buy_policy": reserves}})})
+    calls = []
+
+    def counted(name, real):
+        def call(ds):
+            calls.append(name)
+            assert len(calls) <= 2, f"{name} called again: once per grid point?"  # stops a quadratic loop at once
+            return real(ds)
+        return call
+
+    for name in ("_canonical", "game_of"):
+        monkeypatch.setattr(analysis, name, counted(name, getattr(analysis, name)))
+    wins = xr.DataArray(np.ones((LONG_AXIS, len(seats))), dims=("buy_policy", "seat"))
+    out = headlines._seats_in_play(ds, wins).values
+    assert sorted(calls) == ["_canonical", "game_of"]
+    assert (out[:, :3] == 1).all() and np.isnan(out[:, 3:]).all()

@@ -141,3 +141,22 @@ def test_board_errors_are_parameter_errors_at_resolve_time(tmp_path):
     path = write(tmp_path, text)
     with pytest.raises(ParameterError, match=re.escape(path) + ".*square 2.*'price'"):
         get_game("hk_monopoly").resolve_params({"board": path})
+
+
+def test_a_board_file_is_read_once_per_version(tmp_path, monkeypatch):
+    """Every grid point's parameters are validated, the board among them: the
+    file is read once, and again only once it changes (issue 34)."""
+    import os
+
+    from boardsweep.core.hk_monopoly import board as board_module
+
+    path = tmp_path / "board.toml"
+    path.write_text(resources.files("boardsweep.core.hk_monopoly").joinpath("board.toml").read_text("utf-8"))
+    reads = []
+    real = board_module._read
+    monkeypatch.setattr(board_module, "_read", lambda p: reads.append(p) or real(p))
+    first = [board_module.load_board(str(path)) for _ in range(1000)]
+    assert len(reads) == 1 and all(b is first[0] for b in first)
+    os.utime(path, ns=(0, 1))  # another version of the file: read again
+    board_module.load_board(str(path))
+    assert len(reads) == 2
