@@ -151,6 +151,27 @@ class PeakMemory:
         return self.peak
 
 
+class Failed(Exception):
+    """A command of the benchmark exited with an error (its output in the message)."""
+
+
+def attempt(what: str, measure):
+    """``measure()``, or None after printing why it failed: one failed figure
+    does not lose the others (a 10^4-point run is half an hour)."""
+    try:
+        return measure()
+    except Failed as exc:
+        print(f"{what}: {exc}", file=sys.stderr, flush=True)
+        return None
+
+
+def seconds(result, digits: int = 2) -> str:
+    """The wall of a :class:`Timed` or :class:`Sweep` in seconds, or 'failed'."""
+    if result is None:
+        return "failed (its output above)"
+    return f"{getattr(result, 'timed', result).wall:,.{digits}f} s"
+
+
 @dataclass
 class Timed:
     wall: float
@@ -168,7 +189,7 @@ def timed(command: list[str], env: dict[str, str] | None = None, memory: bool = 
     wall = time.perf_counter() - t0
     most = peak.stop() if peak else 0
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed (exit {proc.returncode}):\n{out[-4000:]}")
+        raise Failed(f"{' '.join(command)} failed (exit {proc.returncode}):\n{out[-4000:]}")
     return Timed(wall, most, out)
 
 
@@ -294,25 +315,30 @@ def main() -> None:
         tmp = Path(name)
         store = tmp / "million.zarr"
         run_sweep(tmp, "warm", 20, tasks, str(tmp / "warm.zarr"), args.workers)  # kernels compiled, not timed
-        first = run_sweep(tmp, "million", points, tasks, str(store), args.workers, memory=True)
-        again = run_sweep(tmp, "million", points, tasks, str(store), args.workers)
+        try:
+            first = run_sweep(tmp, "million", points, tasks, str(store), args.workers, memory=True)
+        except Failed as exc:
+            raise SystemExit(str(exc)) from None
+        print(f"run: {first.timed.wall:,.1f} s", flush=True)
+        again = attempt("no-op re-run", lambda: run_sweep(tmp, "million", points, tasks, str(store), args.workers))
         files, folders = files_and_folders(store)
         bs = [sys.executable, "-m", "boardsweep"]
-        status = timed([*bs, "status", str(store)])
+        status = attempt("status", lambda: timed([*bs, "status", str(store)]))
         one = ["--sel", f"dice_sides={DICE[0]}", "--sel", f"jail_strategy={JAIL[0]}", "--sel", "buy_policy=reserve:0"]
-        query = timed([*bs, "query", str(store), *one])
-        opened = timed([sys.executable, "-c", OPEN_SWEEP.format(store=str(store))])
+        query = attempt("query", lambda: timed([*bs, "query", str(store), *one]))
+        opened = attempt("open_sweep", lambda: timed([sys.executable, "-c", OPEN_SWEEP.format(store=str(store))]))
         same = first if points_of(args.s3_points) == points else None  # the folder's sweep, already run
-        s3 = (measure_s3(tmp, args.s3_points, tasks, args.workers, same) if args.s3
-              else {"why": "n/a (not asked: --s3)"})
+        s3 = (attempt("S3", lambda: measure_s3(tmp, args.s3_points, tasks, args.workers, same))
+              or {"why": "failed (its output above)"}) if args.s3 else {"why": "n/a (not asked: --s3)"}
     r = first.report
     solves = int(r.get("exact_solves", r["exact_run"]))  # exact tasks and solves differ once tasks share answers
     per_point = first.timed.wall / points
-    figures.update(run_wall=first.timed.wall, peak_bytes=first.timed.peak, noop_wall=again.timed.wall,
+    wall = lambda result: None if result is None else getattr(result, "timed", result).wall  # noqa: E731
+    figures.update(run_wall=first.timed.wall, peak_bytes=first.timed.peak, noop_wall=wall(again),
                    tasks_run=r["tasks_run"], exact_run=r["exact_run"], exact_solves=solves, distinct_exact=distinct,
                    write_s=r["write_s"], kernel_s=r["kernel_s"], pack_s=r.get("pack_s", 0.0),
-                   files=files, folders=folders, status_wall=status.wall, query_wall=query.wall,
-                   open_sweep_wall=opened.wall, s3=s3)
+                   files=files, folders=folders, status_wall=wall(status), query_wall=wall(query),
+                   open_sweep_wall=wall(opened), s3=s3)
     rows += [
         (f"run wall ({points:,} points)", f"{first.timed.wall:,.1f} s ({per_point * 1e5 / 60:,.1f} min per 10^5 "
          "points)", "3 min at 10^5"),
@@ -323,13 +349,13 @@ def main() -> None:
          f"({points / max(r['tasks_run'], 1):,.1f} points per simulation task)", "-"),
         ("summed over tasks: writes / kernel / compile", f"{r['write_s']:,.1f} s / {r['kernel_s']:,.1f} s / "
          f"{r.get('compile_s', 0.0):,.1f} s; packing {r.get('pack_s', 0.0):,.1f} s", "-"),
-        ("no-op re-run of the complete store", f"{again.timed.wall:,.1f} s", "5 s at 10^5"),
+        ("no-op re-run of the complete store", seconds(again, 1), "5 s at 10^5"),
         ("files and folders per 1,000 points", f"{1000 * (files + folders) / points:,.0f} "
          f"({files:,} files, {folders:,} folders)", "100"),
         ("exact solves", f"{solves:,}", f"{distinct} (distinct dice_sides x jail_strategy)"),
-        ("`status`", f"{status.wall:,.2f} s", "2 s at 10^5"),
-        ("`query` of one point", f"{query.wall:,.2f} s", "2 s at 10^5"),
-        ("`open_sweep`", f"{opened.wall:,.2f} s", "2 s at 10^5"),
+        ("`status`", seconds(status), "2 s at 10^5"),
+        ("`query` of one point", seconds(query), "2 s at 10^5"),
+        ("`open_sweep`", seconds(opened), "2 s at 10^5"),
     ]
     if "why" in s3:
         rows += [("S3 requests per task", s3["why"], "2"), ("S3 sweep wall over a folder's", s3["why"], "1.5x")]
