@@ -33,7 +33,7 @@ import xarray as xr
 
 from ..core import stats
 from ..core.games import Headline, headlines_of
-from .analysis import _mem, game_of, grid_params
+from .analysis import _mem, game_of, point_params
 from .dataset import MIN_COUNT, grid_points
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable", "summary", "tests",
@@ -108,17 +108,35 @@ def _voided(ds, h: Headline, cp: int, done: xr.DataArray) -> xr.DataArray | None
 
 
 def _seats_in_play(ds: xr.Dataset, da: xr.DataArray) -> xr.DataArray:
-    """``da`` with NaN on seats beyond each point's ``players`` (they do not play)."""
+    """``da`` with NaN on seats beyond each point's ``players`` (they do not play).
+
+    ``players`` is a grid axis or one of the spec's fixed parameters (as the
+    store's canonical spec records them, resolved): read from there, not by
+    resolving every grid point's parameters (a file-reading game's
+    validation per point made a 10^4-point summary take minutes)."""
     if "seat" not in da.dims:
         return da
     axes, n = _axes(ds), ds.sizes["seat"]
-    keep = np.ones([ds.sizes[a] for a in axes] + [n], dtype=bool)
-    flat = keep.reshape(-1, n)
-    for i, (_, params) in enumerate(grid_params(ds)):  # the spec parsed once, not once per point
-        players = params.get("players")
-        if isinstance(players, int):
-            flat[i] = np.arange(n) < players
-    return da.where(xr.DataArray(keep, dims=(*axes, "seat"), coords={d: ds[d] for d in (*axes, "seat")}))
+    if "players" in axes:
+        players = ds["players"]
+    else:
+        fixed = point_params(ds, {}) if not axes else _fixed_players(ds)
+        players = fixed.get("players") if isinstance(fixed, dict) else fixed
+        if not isinstance(players, (int, np.integer)):
+            return da
+        players = xr.DataArray(int(players))
+    seats = xr.DataArray(np.arange(n), dims="seat", coords={"seat": ds["seat"]})
+    return da.where(seats < players)
+
+
+def _fixed_players(ds: xr.Dataset) -> Any:
+    """The spec's fixed ``players`` (its resolved parameters, as the store records them)."""
+    import json
+
+    try:
+        return json.loads(ds.attrs["spec_canonical"]).get("params", {}).get("players")
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | None:

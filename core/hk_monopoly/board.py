@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
@@ -111,19 +112,42 @@ def _fail(path: str, where: str, message: str) -> BoardError:
     return BoardError(f"board file {path}: {where}: {message}")
 
 
-def _read(path: str) -> dict:
-    """Parse the TOML text of ``path`` (``"default"``: the shipped board)."""
+def _text(path: str) -> str:
+    """The text of ``path`` (``"default"``: the shipped board), read again
+    whenever the file's size or modification time changes."""
     try:
         if path == _DEFAULT:
-            text = resources.files("boardsweep.core.hk_monopoly").joinpath("board.toml").read_text("utf-8")
-        else:
-            text = Path(path).read_text("utf-8")
+            return _shipped_text()
+        stat = os.stat(path)
+        return _file_text(path, stat.st_size, stat.st_mtime_ns)
     except (OSError, UnicodeDecodeError) as exc:
         raise BoardError(f"board file {path}: cannot be read ({exc})") from None
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_text() -> str:
+    return resources.files("boardsweep.core.hk_monopoly").joinpath("board.toml").read_text("utf-8")
+
+
+@functools.lru_cache(maxsize=64)
+def _file_text(path: str, size: int, mtime_ns: int) -> str:
+    return Path(path).read_text("utf-8")
+
+
+def _read(path: str, text: str | None = None) -> dict:
+    """Parse the TOML text of ``path`` (``"default"``: the shipped board)."""
+    text = _text(path) if text is None else text
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BoardError(f"board file {path}: not valid TOML ({exc})") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _board(path: str, text: str) -> Board:
+    """The board parsed from ``text`` (kept: a sweep asks once per grid point,
+    and parsing the TOML cost more than a short game)."""
+    return parse_board(path, _read(path, text))
 
 
 def _int_key(path: str, where: str, entry: dict, key: str, minimum: int) -> int:
@@ -211,27 +235,7 @@ def load_board(path: str = _DEFAULT) -> Board:
     """
     if not isinstance(path, str) or not path:
         raise BoardError(f"board: {path!r} is not a path string (or 'default')")
-    return _load(path, _stamp(path))
-
-
-def _stamp(path: str) -> tuple[int, int] | None:
-    """What tells one version of the file ``path`` from another: its
-    modification time and size (None for the shipped board, or a file that
-    cannot be read: :func:`_read` then says why)."""
-    if path == _DEFAULT:
-        return None
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return stat.st_mtime_ns, stat.st_size
-
-
-@functools.lru_cache(maxsize=64)
-def _load(path: str, stamp: tuple[int, int] | None) -> Board:
-    """The board at ``path`` as of ``stamp``, read once: every grid point's
-    parameters are validated, and reading the file each time cost 2 ms a point."""
-    return parse_board(path, _read(path))
+    return _board(path, _text(path))  # read every time: a changed file is parsed again
 
 
 def default_board() -> Board:
