@@ -17,7 +17,7 @@ the first such variable.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -31,10 +31,10 @@ from .dataset import distribution_variables, frequencies, grid_points, z_score
 __all__ = [
     "game_of",
     "point_params",
-    "grid_params",
     "run_shape_of",
     "step_variable",
     "steps",
+    "grid_params",
     "exact_reference",
     "convergence",
     "convergence_rate",
@@ -73,22 +73,21 @@ def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:
     return game.resolve_params(params) if game is not None else params
 
 
-def grid_params(ds: xr.Dataset) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """Every grid point (store order) with its full game parameters, as
-    :func:`point_params` gives them; the spec is parsed and the game looked
-    up once, not once per point (the spec holds the grid: parsing it per
-    point is quadratic, and a game lookup reads the installed entry points)."""
-    fixed, game = _canonical(ds).get("params", {}), game_of(ds)
-    for point in grid_points(ds):
-        params = {**fixed, **point}
-        yield point, (game.resolve_params(params) if game is not None else params)
-
-
 def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
     """The run shape of every replicate (without ``replicates``)."""
     run = dict(_canonical(ds).get("run", {}))
     run.pop("replicates", None)
     return run
+
+
+def grid_params(ds: xr.Dataset) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every grid point (store order) with its full game parameters, as
+    :func:`point_params` gives them; the spec is parsed and the game looked
+    up once, not once per point (the spec holds the grid: parsing it per
+    point is quadratic, and a game lookup reads the installed entry points)."""
+    fixed, game = _canonical(ds).get("params", {}), game_of(ds)
+    resolve = game.resolve_params if game is not None else dict
+    return [(point, resolve({**fixed, **point})) for point in grid_points(ds)]
 
 
 def _mem(ds: xr.Dataset) -> xr.Dataset:
