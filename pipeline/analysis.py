@@ -38,6 +38,7 @@ __all__ = [
     "run_shape_of",
     "step_variable",
     "steps",
+    "grid_params",
     "exact_reference",
     "convergence",
     "convergence_rate",
@@ -101,6 +102,16 @@ def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
     run = dict(_canonical(ds).get("run", {}))
     run.pop("replicates", None)
     return run
+
+
+def grid_params(ds: xr.Dataset) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every grid point (store order) with its full game parameters, as
+    :func:`point_params` gives them; the spec is parsed and the game looked
+    up once, not once per point (the spec holds the grid: parsing it per
+    point is quadratic, and a game lookup reads the installed entry points)."""
+    fixed, game = _canonical(ds).get("params", {}), game_of(ds)
+    resolve = game.resolve_params if game is not None else dict
+    return [(point, resolve({**fixed, **point})) for point in grid_points(ds)]
 
 
 def _mem(ds: xr.Dataset) -> xr.Dataset:
@@ -273,9 +284,9 @@ def theoretical_variance(ds: xr.Dataset, variable: str = "counts") -> xr.DataArr
         dims=(*axes, dim), coords={**{a: ds[a] for a in axes}, dim: ds[dim]},
     )
     per = None
-    for point in grid_points(ds):
+    for point, params in grid_params(ds):
         try:
-            res = hook(point_params(ds, point))
+            res = hook(params)
         except Exception:  # no theory for this point: stays NaN
             continue
         per = res.get("per", per)
@@ -378,8 +389,7 @@ def shuffle_decomposition(
     freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
     exact = xr.full_like(freq, np.nan).load()
     axes = _grid(ds)
-    for point in grid_points(ds):
-        params = point_params(ds, point)
+    for point, params in grid_params(ds):
         for r in ds["replicate"].values:
             if not bool(_sel(ds["done"], point).sel(replicate=r)):
                 continue

@@ -8,6 +8,7 @@ it): :mod:`~boardsweep.pipeline.headlines` and
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Iterable
 
 import numpy as np
@@ -66,10 +67,9 @@ def _named(values: xr.DataArray, name: str, long_name: str, description: str) ->
 
 def grid_points(ds: xr.Dataset) -> Iterable[dict[str, Any]]:
     """Every grid point as {axis: value}, in store order."""
-    axes = ds.attrs.get("grid_axes", [])
-    values = {a: [_py(v) for v in ds[a].values] for a in axes}
-    for index in np.ndindex(*(len(values[a]) for a in axes)):
-        yield {a: values[a][i] for a, i in zip(axes, index)}
+    axes = list(ds.attrs.get("grid_axes", []))
+    for values in itertools.product(*([_py(v) for v in ds[a].values] for a in axes)):
+        yield dict(zip(axes, values))
 
 
 def _py(value: Any) -> Any:

