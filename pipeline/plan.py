@@ -142,8 +142,9 @@ def exact_solves(spec: Spec) -> int:
     if game.exact is None:
         return 0
     if game.exact_params is None:
-        return len(spec.points())
-    return len({exact_key(game, params, spec.run_shape, spec.checkpoints) for _, params in spec.points()})
+        return len(spec.resolved_points())
+    checkpoints = tuple(int(c) for c in spec.checkpoints)
+    return len({exact_key(game, params, spec.run_shape, checkpoints) for _, params in spec.resolved_points()})
 
 
 def task_shape(target_s: float, replicate_s: float, replicates: int, points: int) -> tuple[int, int]:

@@ -152,7 +152,7 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
 def _tests(spec, rows: list[dict[str, Any]]) -> int:
     """The verdict's family size, estimated: one test per label a headline
     tests at every grid point (a distribution over games: one chi-square)."""
-    points = len(spec.points())
+    points = len(spec.resolved_points())
     sampled = [r for r in rows if r["point"] is not None]
     if sampled:  # points with no single exact answer (shuffled decks) are not tested
         tested = sum(r["source"] != "shuffled decks" for r in sampled) / len(sampled)
@@ -319,7 +319,7 @@ def dry_run_lines(spec) -> list[str]:
     worst, seen = _worst(rows, "se"), _worst(rows, "detectable")
     if worst is None or seen is None:
         return [shuffled] if rows else []
-    points = len(spec.points())
+    points = len(spec.resolved_points())
     some = f", {DRY_RUN_POINTS} of {points} points" if points > DRY_RUN_POINTS else ""
     first = (f"largest s.e. {worst['se']:.2g}; {plan['power']:.0%} power to see a bias of {seen['detectable']:.2g} "
              f"(Holm's {plan['alpha']:.0%}/{plan['tests']}{some})")

@@ -310,7 +310,7 @@ def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
         long_name=f"{game.checkpoint_of} played", axis="T",
         description=f"{game.checkpoint_of} played so far: simulated arrays are cumulative up to here")
     x = x_dim(game)
-    for dim in game.coords_for(spec.points()[0][1]):
+    for dim in game.coords_for(spec.resolved_points()[0][1]):
         if dim in ds.coords:
             last = ds[dim].attrs.get("overflow_bin")
             if dim == x:
@@ -344,7 +344,7 @@ def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:
     shape = spec.shape
     exists = np.ones(shape, dtype=np.int8)
     notes = np.full(shape, "", dtype=object)
-    for index, params in spec.points():
+    for index, params in spec.resolved_points():
         reason = no_exact_reason(game, params)
         if reason:
             exists[index], notes[index] = 0, reason

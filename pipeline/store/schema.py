@@ -127,7 +127,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     """The lazy Dataset and encoding of an empty store for ``spec``."""
     import dask.array as da  # 1.5 s to import: only where a store is created, not on every command's path
 
-    params = spec.points()[0][1]
+    params = dict(spec.resolved_points()[0][1])
     labels = game.coords_for(params)
     axes, grid_chunks = spec.axes, spec.task_grid
     sizes = {"replicate": spec.slots, "checkpoint": len(spec.checkpoints)}
