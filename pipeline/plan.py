@@ -22,7 +22,7 @@ from .spec import grid_chunks
 if TYPE_CHECKING:
     from .spec import Spec  # noqa: F401
 
-__all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "exact_key", "exact_solves", "param_words", "replicate_seed", "plan_tasks"]
+__all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "exact_solves", "param_words", "replicate_seed", "plan_tasks"]
 
 SEED_SCHEME = (
     "replicate seed = numpy.random.SeedSequence([root_seed, *w, replicate]) where w are the "
@@ -112,11 +112,18 @@ def plan_exact(spec: Spec, exact_done: np.ndarray | None = None) -> list[ExactTa
     flat = todo.reshape(len(points))
     tasks = []
     for index in map(tuple, np.argwhere(per_chunk(todo, chunks))):
-        bounds = tuple((c * g, min((c + 1) * g, n)) for c, g, n in zip(index, chunks, shape))
+        bounds = chunk_bounds(index, chunks, shape)
         members = order[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
         cells = tuple(points[p] for p in members.tolist() if flat[p])
         tasks.append(ExactTask(tuple(int(i) for i in index), cells, bounds, len(cells) < len(members)))
     return tasks
+
+
+def chunk_bounds(index: tuple[int, ...], chunks: tuple[int, ...],
+                 shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """``[lo, hi)`` along each grid axis of the task chunk at grid
+    coordinates ``index`` (``chunks`` points per task; cut at the grid's edge)."""
+    return tuple((int(c) * g, min((int(c) + 1) * g, n)) for c, g, n in zip(index, chunks, shape))
 
 
 def exact_key(game, params: Mapping[str, Any], run_shape: Mapping[str, int],
@@ -203,7 +210,7 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
     order = np.arange(len(points)).reshape(shape)
     tasks = []
     for *index, b in map(tuple, np.argwhere(per_chunk(todo, chunks, block))):  # row-major: chunks, then blocks
-        bounds = tuple((c * g, min((c + 1) * g, n)) for c, g, n in zip(index, chunks, shape))
+        bounds = chunk_bounds(index, chunks, shape)
         members = order[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
         start = int(b) * block
         stop = min(start + block, slots)

@@ -20,8 +20,7 @@ from ..core.games import Game
 from .errors import Fault
 from .grow import kept_cells
 from .plan import ExactTask, Task, exact_key, replicate_seed
-from .store import FILL, unplayed, write_exact, write_region
-from .store.metadata import SEAT_DIM, playing
+from .store import FILL, blank_unplayed, write_exact, write_region
 from .warm import COMPILE_CLOCK
 
 __all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
@@ -93,7 +92,7 @@ def simulate_block(
                 if name not in raw:
                     raw[name] = _buffer(task.extent + values.shape, np.dtype(game.variables[name].dtype))
                 raw[name][where][r - task.start] = values
-        _blank_unplayed(game, params, raw, where)
+        blank_unplayed(game, params, raw, where)
     return {name: _as_declared(f"game {game.name!r} (simulate) in task {task.key}", name, values,
                                np.dtype(game.variables[name].dtype))
             for name, values in raw.items()}
@@ -133,23 +132,6 @@ def _buffer(shape: tuple[int, ...], declared: np.dtype) -> np.ndarray:
     if declared.kind in "iu":
         return np.full(shape, FILL, dtype=np.int64)
     return np.full(shape, np.nan, dtype=np.float64)
-
-
-def _blank_unplayed(game: Game, params: dict, arrays: dict[str, np.ndarray], where: tuple[int, ...]) -> None:
-    """The fill value at the seats beyond ``params["players"]`` of one grid
-    point (``where`` in the chunk), as :func:`.store.unplayed` does."""
-    players = playing(game, params)
-    if players is None:
-        return
-    for name, values in arrays.items():
-        var = game.variables.get(name) or game.exact_variables.get(name)
-        if var is None or SEAT_DIM not in var.dims:
-            continue
-        point = values[where]
-        axis = point.ndim - len(var.dims) + var.dims.index(SEAT_DIM)
-        index = [slice(None)] * point.ndim
-        index[axis] = slice(players, None)
-        point[tuple(index)] = FILL if point.dtype.kind in "iu" else np.nan
 
 
 def computed_mask(task: Task) -> np.ndarray:
@@ -221,10 +203,11 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
         arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
         solves += solved
         where = tuple(i - lo for i, lo in zip(index, lows))
-        for name, values in unplayed(game, params, arrays).items():
+        for name, values in arrays.items():
             if name not in out:
-                out[name] = np.full(task.extent + values.shape, np.nan)
+                out[name] = np.full(task.extent + np.shape(values), np.nan)
             out[name][where] = values
+        blank_unplayed(game, params, out, where)
     t1, compile_s = time.perf_counter(), COMPILE_CLOCK.seconds() - c0
     done = np.zeros(task.extent, dtype=bool)
     for index, _ in task.cells:

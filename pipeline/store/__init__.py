@@ -27,7 +27,7 @@ from . import zarr_private  # noqa: F401 - first: it imports zarr without zarr 3
 from .creation import create_store, ensure_arrays, remove_store
 from .identity import StoreMismatch, check_format, check_spec, check_writable, inspect, read_attrs, store_exists
 from .reads import array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
-from .schema import FILL, provenance, source_revision, template, unplayed
+from .schema import FILL, blank_unplayed, provenance, source_revision, template, unplayed
 from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
 from .chunkfiles import ChunkUnreadable, LayoutError
@@ -41,5 +41,5 @@ __all__ = [
     "array_names", "coordinate_labels", "many_reads", "open_raw", "read_raw", "write_whole",
     "ChunkUnreadable", "LayoutError", "FILL", "StoreMismatch", "check_format", "check_spec", "check_writable", "clear_done", "create_store", "ensure_arrays", "inspect",
     "provenance", "quiet_zarr", "read_array", "read_attrs", "read_done", "read_exact_done", "remove_store",
-    "source_revision", "store_exists", "template", "unplayed", "write_exact", "write_region",
+    "source_revision", "store_exists", "template", "unplayed", "blank_unplayed", "write_exact", "write_region",
 ]

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from ..plan import chunk_bounds
 from .zarr_private import chunk_key
 
 __all__ = ["INTEGRITY_SCHEME", "BINDING_SCHEME", "BINDING_ATTR", "MANIFEST_DIR", "Sweep", "sweep_of", "sim_name",
@@ -108,8 +109,7 @@ def grid_region(index: tuple[int, ...], chunks: tuple[int, ...] | None,
                 shape: tuple[int, ...]) -> tuple[slice, ...]:
     """The grid slices of the task chunk at grid coordinates ``index``
     (``chunks``: points per task along each axis, ``None``: one)."""
-    chunks = chunks or (1,) * len(index)
-    return tuple(slice(i * g, min((i + 1) * g, n)) for i, g, n in zip(index, chunks, shape))
+    return tuple(slice(lo, hi) for lo, hi in chunk_bounds(index, chunks or (1,) * len(index), shape))
 
 
 def store_chunks(attrs: Mapping[str, Any]) -> tuple[int, ...] | None:

@@ -50,7 +50,7 @@ from ..plan import SEED_SCHEME
 from ..precision import STATES
 from ..spec import Spec
 
-__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "template", "precision_variables", "unplayed"]
+__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "template", "precision_variables", "unplayed", "blank_unplayed"]
 
 
 #: Fill value of integer simulation arrays: never a valid count.
@@ -192,17 +192,25 @@ def unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray]) -> dict
     dims last) with the fill value (:data:`FILL`, NaN for floats) at the
     seats beyond ``params["players"]`` (see :func:`metadata.playing`): a
     seat that does not play reads as missing, never as 0."""
+    if metadata.playing(game, params) is None:
+        return dict(arrays)
+    out = {name: np.array(values, copy=True) for name, values in arrays.items()}
+    blank_unplayed(game, params, out)
+    return out
+
+
+def blank_unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray], where: tuple[int, ...] = ()) -> None:
+    """:func:`unplayed` in place, on ``arrays[name][where]`` (one grid
+    point of a task's chunk, the variable's own dims last)."""
     players = metadata.playing(game, params)
+    if players is None:
+        return
     variables = {**game.variables, **game.exact_variables}
-    out = dict(arrays)
     for name, values in arrays.items():
         var = variables.get(name)
-        if players is None or var is None or metadata.SEAT_DIM not in var.dims:
+        if var is None or metadata.SEAT_DIM not in var.dims:
             continue
-        axis = values.ndim - len(var.dims) + var.dims.index(metadata.SEAT_DIM)
-        values = np.array(values, copy=True)
-        index = [slice(None)] * values.ndim
-        index[axis] = slice(players, None)
-        values[tuple(index)] = FILL if values.dtype.kind in "iu" else np.nan
-        out[name] = values
-    return out
+        point = values[where]
+        index = [slice(None)] * point.ndim
+        index[point.ndim - len(var.dims) + var.dims.index(metadata.SEAT_DIM)] = slice(players, None)
+        point[tuple(index)] = FILL if point.dtype.kind in "iu" else np.nan

@@ -120,3 +120,15 @@ class S3Server:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
         self.proc = None
+
+
+def wait_for_cells(fs, url: str, run, within: float = 120) -> None:
+    """Wait (at most ``within`` seconds) until some task of the run ``run``
+    (a Popen) has written its done flags into the store at ``url`` on the
+    server's file system ``fs``, or the run has ended."""
+    root = url.removeprefix("s3://")
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and run.poll() is None:
+        if fs.exists(f"{root}/done") and any("/c/" in p for p in fs.find(f"{root}/done")):
+            return
+        time.sleep(0.2)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from clirun import run_cli
+from s3server import wait_for_cells
 from conftest import TOY_SPEC, spec_toml
 
 HERE = Path(__file__).resolve().parent
@@ -497,18 +498,13 @@ def test_frozen_storage_server_ends_the_run_within_its_deadline(s3server, bucket
                               tasks={"replicates_per_task": 1})
                     + "\n[storage_options]\nconfig_kwargs = {read_timeout = 1, connect_timeout = 1}\n")
     fs = s3server.filesystem()
-    root = bucket_url.removeprefix("s3://")
     flag = tmp_path / "toy-delay"
     flag.touch()
     run = start_client(tmp_path, "-q", "run", str(spec), "--store", bucket_url, "--workers", "2",
                        env={"TOY_DELAY_S": "0.5", "TOY_DELAY_WHILE": str(flag)})
     frozen = False
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and run.poll() is None:  # until some task has written its cells
-            if fs.exists(f"{root}/done") and any("/c/" in p for p in fs.find(f"{root}/done")):
-                break
-            time.sleep(0.2)
+        wait_for_cells(fs, bucket_url, run)
         assert run.poll() is None, "the run ended before the server was frozen"
         os.killpg(s3server.proc.pid, signal.SIGSTOP)
         frozen, t0 = True, time.monotonic()

@@ -15,6 +15,7 @@ import pytest
 import xarray as xr
 
 from clirun import run_cli
+from s3server import wait_for_cells
 from conftest import HERE, spec_toml
 
 #: Bound on the time from the kill to the run's exit (the issue asks for about 30 s).
@@ -30,17 +31,12 @@ def test_a_lost_server_ends_the_run_in_one_line_and_a_rerun_completes_it(s3serve
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC)
     fs = s3server.filesystem()
-    root = bucket_url.removeprefix("s3://")
     command = [sys.executable, "-c", "import conftest; from boardsweep.pipeline.cli import main; main()",
                "-q", "run", str(spec), "--store", bucket_url]
     run = subprocess.Popen(command, cwd=HERE, env=os.environ.copy(), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and run.poll() is None:  # until some task has written its cells
-            if fs.exists(f"{root}/done") and any("/c/" in p for p in fs.find(f"{root}/done")):
-                break
-            time.sleep(0.2)
+        wait_for_cells(fs, bucket_url, run)
         assert run.poll() is None, "the run ended before the server was killed"
         s3server.stop()
         killed = time.monotonic()
