@@ -797,7 +797,7 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
             return (f"the storage refused the credentials ({name}: {' '.join(str(e).split())}); give valid "
                     "ones in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials or fsspec's "
                     "configuration (nothing was changed by this refusal)"), 2
-        if isinstance(e, MemoryError):
+        if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and "not enough memory" in str(e)):
             return (f"out of memory ({_one_line(e)}): a smaller sweep, or more memory or `ulimit -v` "
                     "for this process; finished tasks are kept in the store"), 1
         if isinstance(e, RuntimeError) and "can't start new thread" in str(e):

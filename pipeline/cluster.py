@@ -419,6 +419,8 @@ def _client(stack: ExitStack, target: Target):
         return _batch_client(stack, target)
     try:
         cluster = stack.enter_context(embedded_cluster(target.workers, dashboard_address(target.dashboard_address)))
+        client = stack.enter_context(Client(cluster))  # its event loop's thread, too, may fail to start
+        client.run(start_task_threads)
     except (OSError, RuntimeError) as exc:  # Dask's "Cluster failed to start", caused by the OSError
         cause = exc.__cause__ or exc.__context__ if isinstance(exc, RuntimeError) else exc
         if not isinstance(cause, OSError):
@@ -426,12 +428,29 @@ def _client(stack: ExitStack, target: Target):
         raise ClusterNotStarted(f"the local Dask cluster could not start: {one_line(cause)} (no free port, too "
                                 "many threads or files for this process's limits?); nothing was computed, "
                                 "rerun once the cause is gone") from None
-    client = stack.enter_context(Client(cluster))
     if not logging.getLogger().handlers:  # -v (or a script's logging setup) keeps Dask's own records
         from .worker_logs import QuietTaskErrors
 
         client.register_plugin(QuietTaskErrors(), name="boardsweep-quiet-task-errors")
     return client
+
+
+#: Seconds a worker's task threads may take to start (:func:`start_task_threads`).
+THREAD_START_S = 10.0
+
+
+def start_task_threads(dask_worker) -> None:
+    """Start ``dask_worker``'s task threads now, before any task is given to it.
+
+    Dask's thread pool counts a thread whose start failed (``ulimit -v`` or
+    ``ulimit -u`` reached) as running, so the worker would never start another
+    and its tasks would wait forever; started here, a failure is the run's one
+    line ("cannot start a thread") before anything is computed.  Run on every
+    worker of a cluster started here (``client.run``)."""
+    pool = dask_worker.executors["default"]
+    started = [pool.submit(int) for _ in range(dask_worker.state.nthreads)]
+    for future in started:
+        future.result(timeout=THREAD_START_S)
 
 
 #: Seconds between two looks for a worker on a scheduler that has none.

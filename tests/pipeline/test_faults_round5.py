@@ -264,10 +264,14 @@ def test_unwritable_package_and_home(tmpfs, tmp_path, module):
 # -- the environment's limits, named -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("megabytes", [600, 700, 1000])
+@pytest.mark.parametrize("megabytes", [600, 700, 800, 850, 900, 950, 1000])
 def test_address_space_limit_is_named_or_fits(tmp_path, megabytes):
     """``ulimit -v``: the run completes or ends in one line naming the limit, within its start-up
-    time (at 700 MB it used to hang for good: OpenBLAS's thread pool starting as scipy loaded)."""
+    time.  At 700 MB it used to hang for good (OpenBLAS's thread pool starting as scipy loaded);
+    near 900 MB it hung where a worker's task thread failed to start (Dask's pool counted the
+    thread as running and never started another: the threads now start with the cluster).
+    Where the limit falls between two imports or threads depends on the machine, hence the
+    several limits."""
     import resource
 
     spec = tmp_path / "toy.toml"
