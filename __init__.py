@@ -24,6 +24,18 @@ from typing import Any
 __all__ = ["__version__", "Spec", "run", "Result", "open_sweep", "load_sweep", "plan_run"]
 
 
+def _numba_cache_one_can_write() -> None:
+    """numba caches the games' kernels where this user can write (beside the
+    sources, ``~/.cache/numba``, else a private temporary folder): before any
+    kernel is imported, for the command and the Python API alike."""
+    from .pipeline.entry import writable_numba_cache
+
+    writable_numba_cache()
+
+
+_numba_cache_one_can_write()
+
+
 def __dir__() -> list[str]:
     """The public API (loaded on first use, so that ``import boardsweep`` stays fast)."""
     return sorted(set(__all__) | {"core", "pipeline"})

@@ -93,7 +93,9 @@ def writable_numba_cache() -> str | None:
     user's cache folder, and return it; None when nothing was changed (a
     cache is writable, ``NUMBA_CACHE_DIR`` is already set, or no fallback
     can be written either: numba's own error is then named in one line).
-    Call it before numba is imported."""
+    Call it before the games' kernels are imported: ``import boardsweep``
+    does, so the command and the Python API (``boardsweep.run``, worker
+    processes) share it."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
     core = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "core")
@@ -106,6 +108,9 @@ def writable_numba_cache() -> str | None:
     if fallback is None:
         return None
     os.environ["NUMBA_CACHE_DIR"] = fallback  # inherited by worker processes too
+    numba = sys.modules.get("numba")
+    if numba is not None:  # imported first (a notebook): its configuration reads the variable again
+        numba.core.config.reload_config()
     return fallback
 
 
