@@ -14,6 +14,7 @@ the CLI turns each into one line ``boardsweep: error: ...`` on stderr and its
 
 from __future__ import annotations
 
+import errno
 import threading
 
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
@@ -66,6 +67,21 @@ class TasksFailed(SweepError):
 class TaskOverdue(SweepError):
     """A task ran past the task deadline (Dask's ``boardsweep.task-timeout``):
     the run ended; finished tasks are kept (exit code 1)."""
+
+
+class StoreFull(SweepError):
+    """A task could not write: the store's disk (or quota) is full.  Every other
+    task would fail the same way, so the run stopped at the first (exit code 1)."""
+
+
+def disk_full(exc: BaseException | None) -> bool:
+    """Whether ``exc``, or what caused it, says a disk or quota is full (ENOSPC, EDQUOT)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def overdue(where: str, seconds: float) -> TaskOverdue:

@@ -45,7 +45,7 @@ from . import grow, precision, sizing
 from .cluster import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_workers_timeout, task_timeout, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from .store.manifests import store_chunks
 from .store.remote import use_storage_options
-from .errors import InputError, SchedulerLost, contained, overdue, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
+from .errors import InputError, SchedulerLost, StoreFull, contained, disk_full, overdue, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
 from .plan import plan_exact, plan_tasks, task_count, task_shape
 from .run_report import RunReport
 from .spec import Spec
@@ -443,8 +443,12 @@ def _task_size(spec: Spec, st: Store, resumed: bool, client_once) -> tuple[Spec,
     future = client_once().submit(
         contained_call, time_replicate, spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
         spec.checkpoints, spec.task_seconds, pure=False, key=f"calibrate-{uuid.uuid4().hex[:8]}")
+    deadline = task_timeout()  # the calibration is a task like the others
     try:
-        seconds = float(future.result())
+        seconds = float(future.result(timeout=deadline))
+    except TimeoutError:
+        raise overdue(f"timing one replicate at {len(picked)} grid points to size the tasks ([tasks] seconds)",
+                      deadline) from None
     except Exception as exc:  # noqa: BLE001 - the game's own error, in one line
         raise SweepError(f"timing one replicate to size the tasks failed: {_one_line(exc)}") from None
     block, per_task = task_shape(spec.task_seconds, seconds, spec.replicates, len(points))
@@ -636,6 +640,10 @@ def _submit_and_wait(client, spec, st: Store, tasks, points, report, on_progress
                 lost = st.lost(error)
                 if lost is not None:  # every other task would fail the same way: stop now
                     raise lost
+                if disk_full(error):  # so would they here
+                    raise StoreFull(f"the store's disk is full ({_one_line(error)}) at "
+                                    f"{what[future.key]['point']}: the run stopped there; finished tasks are kept "
+                                    f"in {url}: free space, then rerun the same command")
                 failures.append({**what.pop(future.key), "error": _one_line(error)})
                 _tell_new_failure(failures, on_failure)
             else:

@@ -40,7 +40,7 @@ from .schema import template
 from .chunkfiles import ChunkUnreadable
 from .lock import StoreLock
 from .remote import StoreUnreachable, unreachable
-from ..errors import SchedulerLost, StoreCreationFailed, one_line
+from ..errors import SchedulerLost, StoreCreationFailed, TaskOverdue, one_line
 from ..spec import Spec
 
 __all__ = ["Store", "normalize_url"]
@@ -239,8 +239,8 @@ class Store:
     def lost(self, exc: BaseException) -> StoreUnreachable | None:
         """The one-line error to end a run with where ``exc`` (raised here or
         by a task) says the store's storage cannot be reached, else ``None``
-        (a lost scheduler is not a lost store)."""
-        if isinstance(exc, (SchedulerLost, StoreUnreachable)) or not unreachable(exc):
+        (a lost scheduler, or a task past its deadline, is not a lost store)."""
+        if isinstance(exc, (SchedulerLost, StoreUnreachable, TaskOverdue)) or not unreachable(exc):
             return None
         return StoreUnreachable.during_run(self.url, exc)
 

@@ -116,6 +116,22 @@ def test_kernel_that_never_returns_ends_the_run_at_its_deadline(tmp_path, worker
     assert run_cli("-q", "status", str(store)) == 0
 
 
+def test_calibration_past_its_deadline_is_named(tmp_path):
+    """``[tasks] seconds`` times one replicate on a worker before the run: a kernel that never
+    returns there ends the run at the task deadline in one line (it used to wait forever)."""
+    spec = tmp_path / "hanging.toml"
+    spec.write_text(HANGING_SPEC.replace("replicates_per_task = 2", "seconds = 1"))
+    flag = tmp_path / "hang"
+    flag.touch()
+    env = {"HANGING_WHILE": str(flag), "DASK_BOARDSWEEP__TASK_TIMEOUT": f"{DEADLINE_S}s"}
+    rc, err = _finish(_cli(tmp_path, "-q", "run", str(spec), "--store", str(tmp_path / "h.zarr"), "--workers", "2",
+                           env=env), timeout=START_UP_S + DEADLINE_S)
+    lines = _lines(err)
+    assert rc == 1 and len(lines) == 1, err
+    assert f"a task ran past the task deadline of {DEADLINE_S} s" in lines[0], lines[0]
+    assert "to size the tasks ([tasks] seconds)" in lines[0], lines[0]
+
+
 def test_head_start_past_its_deadline_is_named(tmp_path, monkeypatch):
     """The head start (this process's warm-up thread simulating a task while the run starts):
     waiting for its task ends at the deadline with the task named (it used to join forever)."""
@@ -328,6 +344,30 @@ def test_disk_full_while_results_are_stored(tmpfs, monkeypatch, capsys):
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "unexpected" not in err[0] and "Traceback" not in err[0], err
     assert "No space left on device" in err[0] and "rerun the same command" in err[0], err[0]
+    filler.unlink()
+    monkeypatch.delenv("FILL_DISK")
+    assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 0
+    assert run_cli("-q", "status", str(store)) == 0
+
+
+def test_disk_full_stops_the_run_at_the_first_task_that_cannot_write(tmpfs, monkeypatch, capsys):
+    """On a store resumed by the workers alone (no head start), the first task that cannot write
+    ends the run: one line naming the full disk, the other tasks not tried in turn (each
+    failing the same way); once space is freed a rerun completes the store."""
+    disk = tmpfs("disk", "4m")
+    store = disk / "s.zarr"
+    spec = disk.parent / "filling.toml"
+    spec.write_text(TOY_SPEC.replace('game = "toy"', 'game = "filling"')
+                    .replace("dice_sides = [2, 3]", "dice_sides = [2, 3, 4, 5, 6, 7, 8, 9]"))
+    assert run_cli("-q", "run", str(spec), "--store", str(store), "--max-tasks", "1") == 0  # no head start now
+    filler = disk / "filler"
+    monkeypatch.setenv("FILL_DISK", str(filler))
+    monkeypatch.setenv("FILL_WHEN", str(store / "zarr.json"))
+    assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "unexpected" not in err[0] and "Traceback" not in err[0], err
+    assert "the store's disk is full" in err[0] and "No space left on device" in err[0], err[0]
+    assert "the run stopped there" in err[0] and "rerun the same command" in err[0], err[0]
     filler.unlink()
     monkeypatch.delenv("FILL_DISK")
     assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 0
