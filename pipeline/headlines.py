@@ -379,9 +379,11 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha)
     level = f"family-wise {alpha:.0%} (Holm)"
+    with_exact = _points_with_exact(ds, found)
     if not tested:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
-                   text=f"nothing to test: no grid point has an exact answer ({_count(len(points), 'point')})"
+                   text="nothing to test: " + (_no_se_text(len(with_exact), len(points)) if with_exact else
+                                               f"no grid point has an exact answer ({_count(len(points), 'point')})")
                    + _void_text(found))
         return out
     worst = table.loc[table["p"].idxmin()]  # Holm keeps the order of the p-values
@@ -406,11 +408,34 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
                        f"with an exact answer differ from it ({tests_text}); worst: {first}, "
                        f"{'z' if f['test'] == 't' else 'chi2'} = {f['statistic']:.3g}, "
                        f"Holm-adjusted p = {f['p_holm']:.2g}")
-    untested = len(points) - len(tested)
+    no_se = len(with_exact - set(tested))
+    if no_se:
+        out["text"] += "; " + _no_se_text(no_se, len(points))
+    untested = len(points) - len(tested) - no_se
     if untested:
         out["text"] += f"; {_count(untested, 'point')} {'has' if untested == 1 else 'have'} no exact answer"
     out["text"] += _void_text(found)
     return out
+
+
+def _points_with_exact(ds: xr.Dataset, found: dict[str, xr.Dataset]) -> set[int]:
+    """Flat indices (grid order) of the points where some headline has a finite exact value."""
+    axes = _axes(ds)
+    points: set[int] = set()
+    for est in found.values():
+        if "exact" not in est:
+            continue
+        finite = np.isfinite(est["exact"])
+        finite = finite.any([d for d in finite.dims if d not in axes]) if set(finite.dims) - set(axes) else finite
+        flat = (finite.transpose(*axes).values if axes else finite.values).ravel()
+        points.update(int(i) for i in np.flatnonzero(flat))
+    return points
+
+
+def _no_se_text(count: int, total: int) -> str:
+    """Why points with an exact answer were not tested: no standard error to test with."""
+    return (f"{count} of {_count(total, 'point')} {'has' if count == 1 else 'have'} an exact answer but no "
+            "standard error to test it with (it needs two replicates, or two games where they are pooled)")
 
 
 def _void_text(found: dict[str, xr.Dataset]) -> str:

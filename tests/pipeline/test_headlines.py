@@ -57,7 +57,8 @@ BIASED = {
 
 def run(tmp_path, cluster, game: str, shape: dict, seed: int) -> str:
     url = str(tmp_path / f"{game}.zarr")
-    text = spec_toml(game, name=game, seed=seed, checkpoints={"count": 4}, tasks={"replicates_per_task": 4},
+    block = min(4, shape["run"]["replicates"])
+    text = spec_toml(game, name=game, seed=seed, checkpoints={"count": 4}, tasks={"replicates_per_task": block},
                      **shape)
     assert run_sweep(parse_spec(text, f"{game}.toml"), url, scheduler=cluster).complete
     return url
@@ -91,6 +92,20 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     assert np.isfinite(t_rows["detectable"]).all() and (t_rows["detectable"] > 2 * t_rows["se"]).all()
     if (t_rows["df"] == 3).any():  # four replicates: warned
         assert power["few_replicates"] == 4 and "; weak: 4 replicates" in power["text"]
+
+
+def test_points_without_a_standard_error_are_said_so_not_without_an_exact_answer(tmp_path, cluster2):
+    """One replicate of one game has an exact answer but no standard error: the verdict says
+    that (it said "no grid point has an exact answer"); a point beyond the exact solver is
+    still said to have none."""
+    shape = dict(grid={"dice_sides": [2, 3, 9], "policy": ["greedy"]}, run={"replicates": 1, "games": 1})
+    v = headlines.verdict(load_sweep(run(tmp_path, cluster2, "shut_the_box", shape, seed=3), check=False))
+    assert v["tested_points"] == 0
+    assert v["text"].startswith("nothing to test: 2 of 3 points have an exact answer but no standard error"), v["text"]
+    shape["run"] = {"replicates": 2, "games": 50}
+    v = headlines.verdict(load_sweep(run(tmp_path / "two", cluster2, "shut_the_box", shape, seed=3), check=False))
+    assert v["tested_points"] == 2 and "no standard error" not in v["text"], v["text"]
+    assert v["text"].endswith("; 1 point has no exact answer"), v["text"]
 
 
 def test_the_stated_power_is_what_a_planted_bias_meets(tmp_path, cluster2):
