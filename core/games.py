@@ -197,7 +197,7 @@ class Ratio:
         A simulation variable, or ``"checkpoint"`` for the checkpoint value
         itself (e.g. the number of games played so far).
     kind : {"share", "mean"}
-        ``share``: successes out of trials, Wilson interval on the pooled
+        ``share``: successes out of trials, exact (Clopper-Pearson) interval on the pooled
         counts; ``mean``: a mean per unit, normal interval from the spread of
         the replicates' own ratios.
     exact : str, optional

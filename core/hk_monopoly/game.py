@@ -42,8 +42,7 @@ from .board import default_board, load_board
 from .exact import horizon_frequency, stationary_frequency
 from .rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
 from .simulate import simulate_games
-from ..stats import Z95
-from ..stats import wilson_interval as _wilson
+from ..stats import proportion_interval
 
 __all__ = [
     "GAME",
@@ -52,7 +51,7 @@ __all__ = [
     "parse_jail_strategy",
     "parse_chance",
     "seat_table",
-    "wilson_interval",
+    "win_interval",
 ]
 
 #: Seat labels of the fixed seat dimension.
@@ -220,9 +219,10 @@ def _summarize_exact(params: dict) -> dict[str, Any]:
     }
 
 
-def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (95% by default)."""
-    low, high = _wilson(successes, trials, z)
+def win_interval(wins: int, games: int) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) 95% interval of a seat's win share ``wins / games``:
+    the interval the pipeline prints for every share (:func:`..stats.proportion_interval`)."""
+    low, high = proportion_interval(wins, games, 0.95)
     return float(low), float(high)
 
 
@@ -234,7 +234,7 @@ def _summarize(params: dict, sim: dict[str, np.ndarray], run_shape: dict) -> dic
     players = params["players"]
     games = int(sim["games"][-1])
     wins = sim["wins"][-1]
-    intervals = [wilson_interval(int(wins[p]), games) for p in range(players)]
+    intervals = [win_interval(int(wins[p]), games) for p in range(players)]
     labels = load_board(params["board"]).labels()
     turns = int(sim["turns"][-1])
     return {

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from boardsweep.core.games import ParameterError, get_game
-from boardsweep.core.hk_monopoly.game import parse_chance, seat_table, wilson_interval
+from boardsweep.core.hk_monopoly.game import parse_chance, seat_table, win_interval
 from boardsweep.core.hk_monopoly.rules import LONG, NEVER, SHORT
 
 GAME = get_game("hk_monopoly")
@@ -79,7 +79,12 @@ def test_checkpoints_must_end_at_games():
         GAME.simulate(params, 0, {"games": 10}, np.array([5], dtype=np.int64))
 
 
-def test_wilson_interval():
-    lo, hi = wilson_interval(50, 100)
-    assert lo == pytest.approx(0.4038315, abs=1e-6) and hi == pytest.approx(0.5961685, abs=1e-6)
-    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == pytest.approx(1.0)
+def test_win_interval_is_the_exact_binomial_one_printed_everywhere():
+    """``hk_monopoly simulate``'s win interval is scipy's exact (Clopper-Pearson) one, as in
+    ``query`` and the report (it was Wilson's)."""
+    from scipy.stats import binomtest
+
+    for wins, games in [(50, 100), (0, 10), (10, 10), (3, 4000)]:
+        expected = binomtest(wins, games).proportion_ci(0.95, method="exact")
+        assert win_interval(wins, games) == pytest.approx((expected.low, expected.high), rel=1e-9, abs=1e-12)
+    assert win_interval(0, 10)[0] == 0.0 and win_interval(10, 10)[1] == 1.0
