@@ -315,6 +315,43 @@ def test_address_space_limit_is_named_or_fits(tmp_path, megabytes):
         assert "ulimit -v" in lines[0] or "can't start new thread" in lines[0] or "out of memory" in lines[0], lines[0]
 
 
+#: In a network namespace of its own: loopback up, two ephemeral ports, both taken, then ``boardsweep ARGS``.
+NO_FREE_PORT = """\
+ip link set lo up && sysctl -q -w net.ipv4.ip_local_port_range="40000 40001" || exit 90
+"$1" -c 'import socket, time
+held = []
+for port in (40000, 40001):
+    s = socket.socket(); s.bind(("0.0.0.0", port)); s.listen(); held.append(s)
+print("held", flush=True); time.sleep(120)' > "$2/held" 2>&1 &
+while ! grep -q held "$2/held" 2>/dev/null; do sleep 0.1; done
+shift 2
+"$@"
+rc=$?
+kill %1
+exit $rc
+"""
+
+
+def test_no_free_port_is_one_line(tmp_path):
+    """No free port for the embedded cluster's web servers (every ephemeral port taken, in a
+    network namespace of the test's own): one line naming the cause, exit 1, nothing computed."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("needs unshare and ip (util-linux, iproute2)")
+    spec = tmp_path / "toy.toml"
+    spec.write_text(TOY_SPEC)
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    proc = subprocess.run(["unshare", "-n", "bash", "-c", NO_FREE_PORT, "no-free-port", sys.executable, str(tmp_path),
+                           sys.executable, str(script), "-q", "run", str(spec), "--store", str(tmp_path / "s.zarr"),
+                           "--workers", "2"], capture_output=True, text=True, timeout=START_UP_S)
+    if proc.returncode == 90 or "unshare failed" in proc.stderr:
+        pytest.skip(f"no network namespace here: {proc.stderr.strip()}")
+    lines = _lines(proc.stderr)
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr[-2000:]
+    assert "the local Dask cluster could not start" in lines[0] and "Address already in use" in lines[0], lines[0]
+    assert "no free port" in lines[0] and "nothing was computed" in lines[0], lines[0]
+
+
 def test_run_into_a_full_output_stream_is_not_the_store(tmp_path):
     """``run > /dev/full``: one line naming stdout, not the store's disk."""
     spec = tmp_path / "toy.toml"
