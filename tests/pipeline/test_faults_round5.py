@@ -343,7 +343,8 @@ def test_no_free_port_is_one_line(tmp_path):
     script.write_text(RUNNER)
     proc = subprocess.run(["unshare", "-n", "bash", "-c", NO_FREE_PORT, "no-free-port", sys.executable, str(tmp_path),
                            sys.executable, str(script), "-q", "run", str(spec), "--store", str(tmp_path / "s.zarr"),
-                           "--workers", "2"], capture_output=True, text=True, timeout=START_UP_S)
+                           "--workers", "2"], capture_output=True, text=True,
+                          timeout=2 * START_UP_S)  # two processes start, one after the other
     if proc.returncode == 90 or "unshare failed" in proc.stderr:
         pytest.skip(f"no network namespace here: {proc.stderr.strip()}")
     lines = _lines(proc.stderr)
