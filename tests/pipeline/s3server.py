@@ -114,6 +114,18 @@ class S3Server:
             fs.mkdir(name)
         return name
 
+    def requests(self, bucket: str) -> dict[str, int]:
+        """The S3 requests this server has answered on ``bucket`` so far, by
+        type (``GET``, ``PUT``, ``HEAD``, ...): its own metrics
+        (``SeaweedFS_s3_request_seconds_count`` on ``-metricsPort``)."""
+        import re
+        import urllib.request
+
+        text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics}/metrics", timeout=10).read().decode()
+        pattern = re.compile(r'^SeaweedFS_s3_request_seconds_count\{bucket="' + re.escape(bucket)
+                             + r'",type="(\w+)"\} (\d+)$')
+        return {m[1]: int(m[2]) for m in map(pattern.match, text.splitlines()) if m}
+
     def stop(self) -> None:
         """Kill the server (SIGKILL, the whole process group) and wait for it."""
         if self.proc is not None and self.proc.poll() is None:
