@@ -323,7 +323,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         warming.abandon()
     if report.complete and options.pack:
         t0 = time.perf_counter()
-        report.packing = st.pack()
+        report.packing = st.pack(done)  # read after the last write: packing on S3 need not read it again
         report.pack_s = time.perf_counter() - t0
     return report
 

@@ -130,10 +130,13 @@ def restore_fill(meta: dict[str, Any]) -> dict[str, Any]:
 
 # -- packing ------------------------------------------------------------------
 
-def pack(url: str, verify: bool = True) -> bool:
+def pack(url: str, verify: bool = True, done: np.ndarray | None = None) -> bool:
     """Pack the store at ``url`` in place (the caller knows it is complete);
     ``False`` (nothing changed) where it is damaged, not complete or not in
-    the task layout.  ``verify``: check every task chunk first."""
+    the task layout.  ``verify``: check every task chunk first.  ``done``:
+    the ``done`` mask as the caller read it after the store's last write,
+    taken instead of a second read where every cell is done (a chunk missing
+    or not decoding reads as not done, so such a mask is what is stored)."""
     if layout(url) != TASKS:
         return False
     attrs = read_attrs(url)
@@ -148,7 +151,9 @@ def pack(url: str, verify: bool = True) -> bool:
     _drop(files.fs, _packed_leftovers(files, names))  # a packing killed before its journal
     with quiet(), zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
         group = zarr.open_group(url, mode="r")
-        done = np.asarray(group["done"][...])
+        done = _as_stored(done if done is not None and bool(done.all()) else None, group["done"])
+        if done is None:
+            done = np.asarray(group["done"][...])
         complete = bool(done.all())
         read = {"done": done, "exact_done": exact_done}  # each mask read once: one request per task chunk
         new, records = {}, {}
