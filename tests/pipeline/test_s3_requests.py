@@ -50,11 +50,13 @@ def test_one_more_task_on_s3_costs_its_puts_and_one_read_of_each_chunk(s3server,
     simulated, solved = len(game.variables), len(game.exact_variables)
     puts = sim * (simulated + 2) + exact * (solved + 2)  # data, then flags, then the record
     gets = sim * (simulated + 1) + exact * (solved + 1)  # the run reads the done flags, packing every other chunk
-    # a worker reads each array's metadata once per store: the two runs may differ by one worker's reads
-    metadata = simulated + solved + 3
-    assert extra.get("PUT", 0) <= puts, extra
+    # what a run may or may not do once, whatever its size: a worker reads each array's metadata once
+    # per store (the two runs may differ by one worker's reads); the lock's conditional-put probe, two
+    # PUTs, is made once per file-system instance (fsspec keeps one per thread)
+    metadata, probe = simulated + solved + 3, 2
+    assert extra.get("PUT", 0) <= puts + probe, extra
     assert extra.get("GET", 0) <= gets + metadata, extra  # before: 3 reads of a done chunk, 2 of an exact_done one
     assert extra.get("HEAD", 0) <= 0, extra
     assert sum(n for kind, n in extra.items() if kind not in ("GET", "PUT")) <= simulated + solved + 2, extra
     per_task = sum(extra.values()) / (sim + exact)
-    assert per_task <= (puts + gets + metadata) / (sim + exact), per_task
+    assert per_task <= (puts + gets + metadata + probe) / (sim + exact), per_task
