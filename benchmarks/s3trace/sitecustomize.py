@@ -29,9 +29,7 @@ def _install(folder: str) -> None:
     log = open(os.path.join(folder, f"{os.getpid()}.jsonl"), "a", buffering=1)
 
     def where() -> str:
-        frames = [f for f in traceback.extract_stack()[:-2]
-                  if f"{os.sep}pipeline{os.sep}" in f.filename and "boardsweep" in f.filename
-                  or f"{os.sep}pipeline{os.sep}" in f.filename]
+        frames = [f for f in traceback.extract_stack()[:-2] if f"{os.sep}pipeline{os.sep}" in f.filename]
         return " < ".join(f"{os.path.basename(f.filename)}:{f.name}" for f in reversed(frames[-3:])) or "(outside)"
 
     import fsspec.asyn as fasyn

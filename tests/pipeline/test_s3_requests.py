@@ -25,10 +25,10 @@ def _sweep(make_spec, dice: list[int], rules: list[str]) -> str:
                      checkpoints={"count": 3}, tasks={"replicates_per_task": 2})
 
 
-def _spent(s3server, bucket: str, run) -> tuple[dict[str, int], object]:
-    """(the requests ``run()`` made on ``bucket``, by type; what it returned)."""
+def _spent(s3server, bucket: str, run, *args, **kwargs) -> tuple[dict[str, int], object]:
+    """(the requests ``run(*args, **kwargs)`` made on ``bucket``, by type; what it returned)."""
     before = s3server.requests(bucket)
-    result = run()
+    result = run(*args, **kwargs)
     after = s3server.requests(bucket)
     return {kind: n - before.get(kind, 0) for kind, n in after.items() if n != before.get(kind, 0)}, result
 
@@ -39,7 +39,7 @@ def test_one_more_task_on_s3_costs_its_puts_and_one_read_of_each_chunk(s3server,
     for name, dice, rules in (("small", [2], ["plain"]), ("large", [2, 3, 4, 5], ["plain", "sticky"])):
         spec = parse_spec(_sweep(make_spec, dice, rules), f"{name}.toml")
         url = f"s3://{bucket}/requests-{name}-{os.getpid()}/sweep.zarr"
-        spent, report = _spent(s3server, bucket, lambda: run_sweep(spec, url, scheduler=s3cluster))
+        spent, report = _spent(s3server, bucket, run_sweep, spec, url, scheduler=s3cluster)
         assert report.complete and report.packing == "", report.packing
         costs.append(spent)
         tasks.append((report.tasks_run, report.exact_run))
