@@ -5,9 +5,6 @@ passes the integrity check."""
 
 from __future__ import annotations
 
-import re
-import urllib.request
-
 import numpy as np
 import zarr
 
@@ -16,10 +13,8 @@ from boardsweep.pipeline.store import create_store, integrity, template, write_r
 
 
 def _requests(server, bucket: str) -> dict[str, int]:
-    """The S3 requests the server has answered on ``bucket`` so far, by type."""
-    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics}/metrics", timeout=10).read().decode()
-    pattern = re.compile(r'^SeaweedFS_s3_request_seconds_count\{bucket="' + bucket + r'",type="(\w+)"\} (\d+)$')
-    return {m[1]: int(m[2]) for m in map(pattern.match, text.splitlines()) if m}
+    """The S3 requests the server has answered on ``bucket`` so far, by type (settled)."""
+    return server.requests(bucket)
 
 
 def test_a_task_write_on_s3_is_its_chunks_then_its_flag_then_its_record(bucket_url, s3server, toy_spec_text):
