@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from boardsweep.pipeline.execute import run_sweep
 from boardsweep.pipeline.spec import parse_spec
+
+pytestmark = pytest.mark.slow  # two whole runs on S3
 
 RUN = {"replicates": 4, "games": 2, "turns": 20}
 
