@@ -323,7 +323,7 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         warming.abandon()
     if report.complete and options.pack:
         t0 = time.perf_counter()
-        report.packing = st.pack()
+        report.packing = st.pack(done)  # read after the last write: packing on S3 need not read it again
         report.pack_s = time.perf_counter() - t0
     return report
 
@@ -374,8 +374,13 @@ def _store_head(warming: WarmUp | None, st: Store, spec: Spec, report: RunReport
 
 
 def _token(spec: Spec) -> str:
-    """The spec's SHA-256 (the store's layout): lets a worker keep the store's arrays open."""
-    return hashlib.sha256(spec.canonical_json().encode()).hexdigest()
+    """The SHA-256 of the spec and its task layout (the store's arrays and
+    chunks): a worker keeps a store's array metadata under it, between tasks
+    and runs (a cluster given by ``--scheduler`` outlives a run).  The layout
+    is hashed too because a ``[tasks] seconds`` spec is calibrated per run:
+    the same spec may remake a store at the same URL with other chunks."""
+    layout = json.dumps({"replicates_per_task": spec.block, "grid_chunks": [int(g) for g in spec.task_grid]})
+    return hashlib.sha256((spec.canonical_json() + "\n" + layout).encode()).hexdigest()
 
 
 def _prepare(st: Store, spec: Spec, overwrite: bool):

@@ -393,12 +393,14 @@ class Store:
         self.changed()
         return done
 
-    def pack(self) -> str:
+    def pack(self, done: np.ndarray | None = None) -> str:
         """Pack the complete store (the run checked the old cells and wrote the
         new ones); a store that cannot be packed (too little disk) stays
-        complete in the task layout, and the reason is returned."""
+        complete in the task layout, and the reason is returned.  ``done``:
+        the ``done`` mask the run read after its last write (object storage
+        then does not read it again, :func:`.packing.pack`)."""
         try:
-            packing.pack(self.url, verify=False)
+            packing.pack(self.url, verify=False, done=done)
         except (OSError, ChunkUnreadable) as exc:
             return f"not packed ({one_line(exc)}); the store is complete in the task layout"
         finally:

@@ -139,7 +139,7 @@ def _check_room(root: Path, names: list[str]) -> None:
         raise OSError(f"packing needs up to {needed} bytes, {free} free")
 
 
-def pack(url: str, verify: bool = True) -> bool:
+def pack(url: str, verify: bool = True, done: np.ndarray | None = None) -> bool:
     """Pack the store at ``url``, which the caller knows is complete (every
     cell done, or every grid point at its precision target); ``False``
     (nothing changed) where it is not local, damaged or already packed.
@@ -147,11 +147,13 @@ def pack(url: str, verify: bool = True) -> bool:
     ``verify=False`` skips the checksum check of every task chunk, for a
     caller that has just checked or written them all (a run: old cells are
     checked when it starts, new ones it wrote itself); a chunk that does not
-    decode still stops the packing.
+    decode still stops the packing.  ``done``: the ``done`` mask as the
+    caller read it after its last write, which object storage then does not
+    read again where every cell is done (:func:`.packing_inplace.pack`).
     """
     root = local_root(url)
     if root is None:
-        return packing_inplace.pack(url, verify)
+        return packing_inplace.pack(url, verify, done)
     if layout(url) != TASKS:
         return False
     attrs = read_attrs(url)

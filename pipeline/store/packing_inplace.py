@@ -130,16 +130,20 @@ def restore_fill(meta: dict[str, Any]) -> dict[str, Any]:
 
 # -- packing ------------------------------------------------------------------
 
-def pack(url: str, verify: bool = True) -> bool:
+def pack(url: str, verify: bool = True, done: np.ndarray | None = None) -> bool:
     """Pack the store at ``url`` in place (the caller knows it is complete);
     ``False`` (nothing changed) where it is damaged, not complete or not in
-    the task layout.  ``verify``: check every task chunk first."""
+    the task layout.  ``verify``: check every task chunk first.  ``done``:
+    the ``done`` mask as the caller read it after the store's last write,
+    taken instead of a second read where every cell is done (a chunk missing
+    or not decoding reads as not done, so such a mask is what is stored)."""
     if layout(url) != TASKS:
         return False
     attrs = read_attrs(url)
     if verify and integrity.check(url, attrs):
         return False
-    if not read_exact_done(url).all():
+    exact_done = read_exact_done(url)
+    if not exact_done.all():
         return False
     files = Files(url)
     metas = array_metas(url, attrs)
@@ -147,18 +151,32 @@ def pack(url: str, verify: bool = True) -> bool:
     _drop(files.fs, _packed_leftovers(files, names))  # a packing killed before its journal
     with quiet(), zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
         group = zarr.open_group(url, mode="r")
-        complete = bool(np.asarray(group["done"][...]).all())
+        done = _as_stored(done if done is not None and bool(done.all()) else None, group["done"])
+        if done is None:
+            done = np.asarray(group["done"][...])
+        complete = bool(done.all())
+        read = {"done": done, "exact_done": exact_done}  # each mask read once: one request per task chunk
         new, records = {}, {}
         for name in names:
             meta = metas[name]
             if meta is None:
                 raise LayoutError(f"store {url}: array {name} has no readable metadata; a run recreates it")
-            data = np.asarray(group[name][...])
+            data = _as_stored(read.get(name), group[name])
+            if data is None:
+                data = np.asarray(group[name][...])
             new[name], records[name] = _packed_meta(
                 files, name, meta, data, packed_chunks(tuple(meta["shape"]), data.dtype.itemsize))
             integer_fill(new[name], data, complete)
     _switch(files, {"state": PACKING_STATE, "arrays": names, "meta": new, "records": records, "drop": []})
     return True
+
+
+def _as_stored(values: np.ndarray | None, array) -> np.ndarray | None:
+    """``values`` (a mask already read) where they are the whole of ``array``
+    as zarr reads it (its shape and dtype), else ``None`` (read it again)."""
+    if values is None or values.shape != array.shape or values.dtype != array.dtype:
+        return None
+    return values
 
 
 def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray,

@@ -114,6 +114,31 @@ class S3Server:
             fs.mkdir(name)
         return name
 
+    def requests(self, bucket: str, settle: float = 0.3) -> dict[str, int]:
+        """The S3 requests this server has answered on ``bucket`` so far, by
+        type (``GET``, ``PUT``, ``HEAD``, ...): its own metrics
+        (``SeaweedFS_s3_request_seconds_count`` on ``-metricsPort``).  The
+        server counts a request once it has answered it, so the counts are
+        read until two reads ``settle`` seconds apart agree (10 s at most)."""
+        import re
+        import urllib.request
+
+        pattern = re.compile(r'^SeaweedFS_s3_request_seconds_count\{bucket="' + re.escape(bucket)
+                             + r'",type="(\w+)"\} (\d+)$')
+
+        def read() -> dict[str, int]:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics}/metrics", timeout=10).read().decode()
+            return {m[1]: int(m[2]) for m in map(pattern.match, text.splitlines()) if m}
+
+        counts, deadline = read(), time.monotonic() + 10
+        while time.monotonic() < deadline:
+            time.sleep(settle)
+            again = read()
+            if again == counts:
+                break
+            counts = again
+        return counts
+
     def stop(self) -> None:
         """Kill the server (SIGKILL, the whole process group) and wait for it."""
         if self.proc is not None and self.proc.poll() is None:

@@ -5,9 +5,6 @@ passes the integrity check."""
 
 from __future__ import annotations
 
-import re
-import urllib.request
-
 import numpy as np
 import zarr
 
@@ -16,10 +13,8 @@ from boardsweep.pipeline.store import create_store, integrity, template, write_r
 
 
 def _requests(server, bucket: str) -> dict[str, int]:
-    """The S3 requests the server has answered on ``bucket`` so far, by type."""
-    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics}/metrics", timeout=10).read().decode()
-    pattern = re.compile(r'^SeaweedFS_s3_request_seconds_count\{bucket="' + bucket + r'",type="(\w+)"\} (\d+)$')
-    return {m[1]: int(m[2]) for m in map(pattern.match, text.splitlines()) if m}
+    """The S3 requests the server has answered on ``bucket`` so far, by type (settled)."""
+    return server.requests(bucket)
 
 
 def test_a_task_write_on_s3_is_its_chunks_then_its_flag_then_its_record(bucket_url, s3server, toy_spec_text):
@@ -48,3 +43,38 @@ def test_a_task_write_on_s3_is_its_chunks_then_its_flag_then_its_record(bucket_u
             assert np.array_equal(group[name][index + (slice(0, spec.block),)], written), name
         assert group["done"][index + (slice(0, spec.block),)].all()
     assert not integrity.check(bucket_url)  # the records hold the checksums of what was stored
+
+
+def test_a_store_made_again_with_other_task_chunks_is_not_written_with_the_old_metadata(
+        bucket_url, s3server, make_spec):
+    """A worker keeps a store's array metadata between tasks and runs; a
+    ``[tasks] seconds`` spec calibrated otherwise the next time remakes the
+    store at the same URL with other chunks, which the worker reads afresh
+    (here 4 replicates a chunk, then 2: the old metadata would put replicates
+    4-5 where the new layout keeps 2-3)."""
+    from boardsweep.pipeline.execute import _token
+
+    text = make_spec("toy", params={"size": 8}, grid={"dice_sides": [2]}, run={"replicates": 6, "games": 1,
+                     "turns": 10}, checkpoints={"count": 2}, tasks={"seconds": 1})
+    spec = parse_spec(text, "toy.toml")
+    first, second = spec.with_block(4), spec.with_block(2)
+    ds, _ = template(spec, spec.game)
+    rng = np.random.default_rng(8)
+
+    def block(n):
+        return {name: rng.integers(0, 1000, (1, n, *ds[name].shape[2:])).astype(ds[name].dtype)
+                for name in spec.game.variables}
+
+    create_store(bucket_url, first)
+    write_region(bucket_url, (0,), (slice(0, 1), slice(4, 6)), block(2), np.ones((1, 2), dtype=bool),
+                 token=_token(first))
+    s3server.filesystem().rm(bucket_url.removeprefix("s3://"), recursive=True)
+    create_store(bucket_url, second)
+    written = block(2)
+    write_region(bucket_url, (0,), (slice(0, 1), slice(4, 6)), written, np.ones((1, 2), dtype=bool),
+                 token=_token(second))
+    group = zarr.open_group(bucket_url, mode="r")
+    for name, values in written.items():
+        assert np.array_equal(group[name][0:1, 4:6], values), name
+    assert group["done"][0].tolist() == [False] * 4 + [True] * 2
+    assert not integrity.check(bucket_url)
