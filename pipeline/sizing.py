@@ -43,8 +43,8 @@ MANIFEST_BYTES = 512
 
 #: Grid points from which a spec without ``[tasks] points_per_task`` or ``seconds``
 #: has its points grouped into tasks.  A task of one point costs the pipeline some
-#: 10 ms and 8 files whatever the kernel takes: at 5,000 points that is about a
-#: minute and 40,000 files, the size from which bookkeeping outweighs a fast game's
+#: 10 ms and 20 files and folders whatever the kernel takes: at 5,000 points about a
+#: minute and 100,000 files, the size from which bookkeeping outweighs a fast game's
 #: simulations; smaller grids keep one point per task (and store format 3).
 AUTO_POINTS = 5000
 #: The time an automatically sized task is made to take, at least (seconds).
