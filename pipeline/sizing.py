@@ -47,7 +47,7 @@ MANIFEST_BYTES = 512
 #: minute and 100,000 files, the size from which bookkeeping outweighs a fast game's
 #: simulations; smaller grids keep one point per task (and store format 3).
 AUTO_POINTS = 5000
-#: The time an automatically sized task is made to take, at least (seconds).
+#: The time an automatically sized task is made to take (seconds), where the two bounds below allow.
 AUTO_TASK_S = 1.0
 #: ... but the grid is cut into at least this many chunks of points ...
 AUTO_MIN_TASKS = 100
