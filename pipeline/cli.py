@@ -807,7 +807,8 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
             return (f"the storage refused the credentials ({name}: {' '.join(str(e).split())}); give valid "
                     "ones in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials or fsspec's "
                     "configuration (nothing was changed by this refusal)"), 2
-        if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and "not enough memory" in str(e)):
+        if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and "not enough memory" in str(e)) or (
+                (isinstance(e, SystemError) or "returned NULL" in str(e)) and _address_space_limited()):
             return (f"out of memory ({_one_line(e)}): a smaller sweep, or more memory or `ulimit -v` "
                     "for this process; finished tasks are kept in the store"), 1
         if isinstance(e, RuntimeError) and "can't start new thread" in str(e):
@@ -876,6 +877,15 @@ def _output_stream(exc: BaseException) -> str | None:
             except (AttributeError, ValueError):  # no such stream, or no file descriptor
                 pass
     return None
+
+
+def _address_space_limited() -> bool:
+    """Whether ``ulimit -v`` limits this process: a SystemError, or a C function
+    that "returned NULL", there has run out of address space (its MemoryError
+    lost on the way)."""
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
 
 
 def _working_folder_gone() -> bool:

@@ -18,8 +18,9 @@ Two more things are settled here, before anything else is imported:
   (a read-only install, an unwritable HOME), numba would refuse to load the
   games ("cannot cache function"), so ``NUMBA_CACHE_DIR`` is set to a folder
   in the temporary directory before numba is imported;
-* **a limited address space** (``ulimit -v``) gets one OpenBLAS thread
-  (:func:`one_blas_thread_under_a_memory_limit`): its thread pool hung there.
+* **a limited address space** (``ulimit -v``) gets one OpenBLAS thread and
+  two malloc arenas (:func:`one_blas_thread_under_a_memory_limit`): OpenBLAS's
+  thread pool hung there, and glibc's per-thread arenas took its room.
 """
 
 from __future__ import annotations
@@ -114,22 +115,44 @@ def writable_numba_cache() -> str | None:
     return fallback
 
 
+#: glibc's ``mallopt`` parameter for the most malloc arenas (``M_ARENA_MAX``) and the
+#: number kept where the address space is limited (``MALLOC_ARENA_MAX`` for child processes).
+_M_ARENA_MAX, _ARENAS_UNDER_A_LIMIT = -8, 2
+
+
 def one_blas_thread_under_a_memory_limit() -> bool:
-    """Set ``OPENBLAS_NUM_THREADS=1`` (unless set) where this process's address
-    space is limited (``ulimit -v``), and say whether it did.  OpenBLAS starts
-    a thread per core as it loads, each reserving its stack; under a low limit
-    that start never finishes, and the command hung importing scipy.  The
-    sweep's workers are single-threaded either way (Dask sets the same for its
-    worker processes).  Call it before numpy is imported."""
+    """Where this process's address space is limited (``ulimit -v``), spend
+    it on the sweep, not on threads' reservations, and say whether it did:
+
+    * ``OPENBLAS_NUM_THREADS=1`` (unless set): OpenBLAS starts a thread per
+      core as it loads, each reserving its stack; under a low limit that
+      start never finished, and the command hung importing scipy.  The
+      sweep's workers are single-threaded either way.
+    * at most two malloc arenas (glibc's ``M_ARENA_MAX``, and
+      ``MALLOC_ARENA_MAX`` for worker processes, unless set): glibc reserves
+      64 MB of address space for each thread that allocates, up to eight
+      per core, so the threads of a run took hundreds of MB of the limit
+      before any data, and a thread's start then failed at random, up to an
+      abort inside glibc ("cannot allocate memory for thread-local data").
+
+    Call it before numpy is imported."""
     try:
         import resource
 
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     except (ImportError, OSError, ValueError):
         return False
-    if soft == resource.RLIM_INFINITY or "OPENBLAS_NUM_THREADS" in os.environ:
+    if soft == resource.RLIM_INFINITY:
         return False
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if "MALLOC_ARENA_MAX" not in os.environ:
+        os.environ["MALLOC_ARENA_MAX"] = str(_ARENAS_UNDER_A_LIMIT)
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).mallopt(_M_ARENA_MAX, _ARENAS_UNDER_A_LIMIT)
+        except (OSError, AttributeError):  # not glibc: its allocator has no such arenas
+            pass
     return True
 
 

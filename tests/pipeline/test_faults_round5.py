@@ -289,12 +289,14 @@ def _exact_in(package: Path, home: Path, temporary: Path, module: str) -> subpro
 # -- the environment's limits, named -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("megabytes", [600, 700, 800, 850, 900, 950, 1000])
+@pytest.mark.parametrize("megabytes", [450, 550, 650, 750, 900, 1000])
 def test_address_space_limit_is_named_or_fits(tmp_path, megabytes):
     """``ulimit -v``: the run completes or ends in one line naming the limit, within its start-up
-    time.  At 700 MB it used to hang for good (OpenBLAS's thread pool starting as scipy loaded);
-    near 900 MB it hung where a worker's task thread failed to start (Dask's pool counted the
-    thread as running and never started another: the threads now start with the cluster).
+    time; at 1000 MB it completes.  At 700 MB it used to hang for good (OpenBLAS's thread pool
+    starting as scipy loaded); near 900 MB it hung where a worker's task thread failed to start
+    (Dask's pool counted the thread as running and never started another: the threads now start
+    with the cluster), and glibc's per-thread malloc arenas made any limit up to 1100 MB fail at
+    random, once by an abort inside glibc (now two arenas: the toy sweep fits from about 700 MB).
     Where the limit falls between two imports or threads depends on the machine, hence the
     several limits."""
     import resource
@@ -308,8 +310,8 @@ def test_address_space_limit_is_named_or_fits(tmp_path, megabytes):
                            "--workers", "2"], capture_output=True, text=True, timeout=START_UP_S,
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
     lines = _lines(proc.stderr)
-    if proc.returncode == 0:
-        assert lines == [], proc.stderr
+    if proc.returncode == 0 or megabytes >= 1000:
+        assert proc.returncode == 0 and lines == [], proc.stderr[-2000:]
     else:
         assert proc.returncode == 1 and len(lines) == 1, proc.stderr[-2000:]
         assert "ulimit -v" in lines[0] or "can't start new thread" in lines[0] or "out of memory" in lines[0], lines[0]
