@@ -373,45 +373,41 @@ def test_disk_full_while_results_are_stored(tmpfs, monkeypatch, capsys):
     """The store's disk fills up once the store is made, while the head start (this process's
     warm-up thread) and the workers store their results: one line naming the full disk (was:
     "unexpected"), exit 1; once space is freed a rerun completes the store."""
-    disk = tmpfs("disk", "4m")
-    store = disk / "s.zarr"
-    spec = disk.parent / "filling.toml"
-    spec.write_text(TOY_SPEC.replace('game = "toy"', 'game = "filling"'))
-    filler = disk / "filler"
-    monkeypatch.setenv("FILL_DISK", str(filler))
-    monkeypatch.setenv("FILL_WHEN", str(store / "zarr.json"))
-    assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 1
-    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(err) == 1 and "unexpected" not in err[0] and "Traceback" not in err[0], err
-    assert "No space left on device" in err[0] and "rerun the same command" in err[0], err[0]
-    filler.unlink()
-    monkeypatch.delenv("FILL_DISK")
-    assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 0
-    assert run_cli("-q", "status", str(store)) == 0
+    line = _run_on_a_disk_that_fills(tmpfs, monkeypatch, capsys, TOY_SPEC)
+    assert "No space left on device" in line and "rerun the same command" in line, line
 
 
 def test_disk_full_stops_the_run_at_the_first_task_that_cannot_write(tmpfs, monkeypatch, capsys):
     """On a store resumed by the workers alone (no head start), the first task that cannot write
     ends the run: one line naming the full disk, the other tasks not tried in turn (each
     failing the same way); once space is freed a rerun completes the store."""
+    line = _run_on_a_disk_that_fills(tmpfs, monkeypatch, capsys,
+                                     TOY_SPEC.replace("dice_sides = [2, 3]", "dice_sides = [2, 3, 4, 5, 6, 7, 8, 9]"),
+                                     first=("--max-tasks", "1"))  # the store made, one task stored: no head start
+    assert "the store's disk is full" in line and "No space left on device" in line, line
+    assert "the run stopped there" in line and "rerun the same command" in line, line
+
+
+def _run_on_a_disk_that_fills(tmpfs, monkeypatch, capsys, spec_text: str, first: tuple[str, ...] = ()) -> str:
+    """The one line of a run of ``spec_text`` (as the filling game) whose store's disk fills up
+    (after a run with the options ``first``, if given); a rerun once space is freed completes it."""
     disk = tmpfs("disk", "4m")
     store = disk / "s.zarr"
     spec = disk.parent / "filling.toml"
-    spec.write_text(TOY_SPEC.replace('game = "toy"', 'game = "filling"')
-                    .replace("dice_sides = [2, 3]", "dice_sides = [2, 3, 4, 5, 6, 7, 8, 9]"))
-    assert run_cli("-q", "run", str(spec), "--store", str(store), "--max-tasks", "1") == 0  # no head start now
+    spec.write_text(spec_text.replace('game = "toy"', 'game = "filling"'))
+    if first:
+        assert run_cli("-q", "run", str(spec), "--store", str(store), *first) == 0
     filler = disk / "filler"
     monkeypatch.setenv("FILL_DISK", str(filler))
     monkeypatch.setenv("FILL_WHEN", str(store / "zarr.json"))
     assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 1
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "unexpected" not in err[0] and "Traceback" not in err[0], err
-    assert "the store's disk is full" in err[0] and "No space left on device" in err[0], err[0]
-    assert "the run stopped there" in err[0] and "rerun the same command" in err[0], err[0]
     filler.unlink()
     monkeypatch.delenv("FILL_DISK")
     assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 0
     assert run_cli("-q", "status", str(store)) == 0
+    return err[0]
 
 
 def test_kernel_that_never_returns_on_a_scheduler_restarts_its_worker(tmp_path):
