@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 import zlib
 from typing import Any, Mapping
@@ -119,12 +120,29 @@ def bound_failures() -> None:
     kwargs.setdefault("retries", {"total_max_attempts": S3_ATTEMPTS, "mode": "standard"})  # max_attempts: retries
     kwargs.setdefault("connect_timeout", S3_CONNECT_TIMEOUT_S)
     kwargs.setdefault("read_timeout", S3_READ_TIMEOUT_S)
-    try:
-        import s3fs
-    except ImportError:
-        return
-    if s3fs.S3FileSystem.retries == S3FS_RETRIES:  # s3fs's own loop around botocore's: 5 x 3 attempts
-        s3fs.S3FileSystem.retries = 1  # botocore's attempts (standard mode: throttling, 5xx) are kept
+    if "s3fs" in sys.modules:
+        _one_s3fs_attempt()
+    else:  # s3fs (0.3 s to import) loads on the first S3 path, through fsspec's registry and this module
+        for protocol in ("s3", "s3a"):
+            fsspec.register_implementation(protocol, f"{__name__}.S3FileSystem", clobber=True,
+                                           errtxt="install s3fs for s3:// stores (pip install s3fs)")
+
+
+def _one_s3fs_attempt():
+    """s3fs's S3FileSystem, its own loop around botocore's attempts turned off
+    (5 x 3 attempts otherwise); botocore's (standard mode: throttling, 5xx) are kept."""
+    import s3fs
+
+    if s3fs.S3FileSystem.retries == S3FS_RETRIES:
+        s3fs.S3FileSystem.retries = 1
+    return s3fs.S3FileSystem
+
+
+def __getattr__(name: str):
+    """``S3FileSystem``: s3fs's own class, imported when fsspec first asks for it (:func:`bound_failures`)."""
+    if name == "S3FileSystem":
+        return _one_s3fs_attempt()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def write_deadline(fs) -> float:
