@@ -19,21 +19,23 @@ The repository's ``core/`` and ``pipeline/`` folders are installed as
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 __all__ = ["__version__", "Spec", "run", "Result", "open_sweep", "load_sweep", "plan_run"]
 
 
+@functools.lru_cache(maxsize=None)
 def _numba_cache_one_can_write() -> None:
     """numba caches the games' kernels where this user can write (beside the
-    sources, ``~/.cache/numba``, else a private temporary folder): before any
-    kernel is imported, for the command and the Python API alike."""
+    sources, ``~/.cache/numba``, else a private temporary folder): before the
+    Python API imports any kernel, as the command does at its start
+    (:func:`boardsweep.pipeline.entry.command_line`).  Not on ``import
+    boardsweep`` itself: that stays instant (a Ctrl-C as ``python -m
+    boardsweep`` starts finds the command's own handler in place)."""
     from .pipeline.entry import writable_numba_cache
 
     writable_numba_cache()
-
-
-_numba_cache_one_can_write()
 
 
 def __dir__() -> list[str]:
@@ -51,6 +53,8 @@ def __getattr__(name: str) -> Any:
             found = "unknown"
         globals()["__version__"] = found
         return found
+    if name in ("open_sweep", "load_sweep", "plan_run", "Spec", "run", "Result"):
+        _numba_cache_one_can_write()
     if name in ("open_sweep", "load_sweep"):
         from .pipeline import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
 

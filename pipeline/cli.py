@@ -243,6 +243,14 @@ def _quiet_library_logs() -> None:
     loops) would print tracebacks around that line."""
     for name in ("distributed", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    # distributed sets its logger's level from Dask's configuration as it loads (later, for a run):
+    # the same level there, unless the user's environment sets one
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
+    if "dask.config" in sys.modules:  # loaded already (a program calling the CLI's function): told directly
+        import dask.config
+
+        if os.environ["DASK_LOGGING__DISTRIBUTED"] == "critical":
+            dask.config.set({"logging.distributed": "critical"})
 
 
 @cli.command()
@@ -750,6 +758,9 @@ def main(argv: list[str] | None = None) -> None:
         _say_interrupted("boardsweep: interrupted")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - never a traceback for users; -v shows it
+        if any(isinstance(e, KeyboardInterrupt) for e in _chain(exc)):  # a Ctrl-C wrapped by what it interrupted
+            _say_interrupted("boardsweep: interrupted")
+            sys.exit(130)
         known = diagnose(exc)
         if known is not None:  # a cause in the environment, named: not a bug
             click.echo(f"boardsweep: error: {known[0]}", err=True)

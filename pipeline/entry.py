@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import tempfile
 import threading
 
 __all__ = ["command_line", "INTERRUPT_GRACE_S", "writable_numba_cache", "one_blas_thread_under_a_memory_limit"]
@@ -52,9 +51,19 @@ def _end_now() -> None:
     os._exit(130)
 
 
+_RAISE_AGAIN = threading.Event()
+
+
 def _on_interrupt(signum, frame) -> None:
-    """SIGINT: the first raises KeyboardInterrupt and starts the grace timer; later ones wait for it."""
+    """SIGINT: the first raises KeyboardInterrupt and starts the grace timer; later ones wait
+    for it, unless the first was raised where Python ignores it (:func:`_on_unraisable`)."""
     if _INTERRUPTED.is_set():
+        if _RAISE_AGAIN.is_set():
+            if _in_unraisable_hook(frame):  # it would be ignored again: once the hook has returned
+                _interrupt_again_soon()
+                return
+            _RAISE_AGAIN.clear()
+            raise KeyboardInterrupt
         return
     _INTERRUPTED.set()
     timer = threading.Timer(INTERRUPT_GRACE_S, _end_now)
@@ -63,9 +72,41 @@ def _on_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _on_unraisable(unraisable) -> None:
+    """``sys.unraisablehook``: a Ctrl-C that landed where Python ignores exceptions
+    (a weakref callback of the import system, a ``__del__``) would print an
+    "Exception ignored" traceback and be lost; it is raised again, in the main
+    thread, instead.  Anything else goes to Python's own hook."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        _RAISE_AGAIN.set()
+        _interrupt_again_soon()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def _interrupt_again_soon() -> None:
+    """SIGINT's handler run again in the main thread in a moment (:func:`_on_unraisable`)."""
+    import _thread
+
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.daemon = True
+    timer.start()
+
+
+def _in_unraisable_hook(frame) -> bool:
+    """Whether ``frame`` runs inside :func:`_on_unraisable` (where an exception is ignored)."""
+    while frame is not None:
+        if frame.f_code is _on_unraisable.__code__:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _writable(folder: str) -> bool:
     """Whether a file can be made in ``folder`` (made if missing), as numba checks it."""
     try:
+        import tempfile  # here, not at the top: the command's Ctrl-C handler is set before it loads
+
         os.makedirs(folder, exist_ok=True)
         tempfile.TemporaryFile(dir=folder).close()
     except OSError:
@@ -82,6 +123,8 @@ def _private_folder(path: str) -> str | None:
         found = os.stat(path)
         if found.st_uid == os.getuid() and not found.st_mode & 0o022 and _writable(path):
             return path
+        import tempfile
+
         path = tempfile.mkdtemp(prefix="boardsweep-numba-cache-")
     except OSError:
         return None
@@ -105,6 +148,8 @@ def writable_numba_cache() -> str | None:
     home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if _writable(os.path.join(home, "numba")):  # numba's user-wide cache
         return None
+    import tempfile
+
     fallback = _private_folder(os.path.join(tempfile.gettempdir(), f"boardsweep-numba-cache-{os.getuid()}"))
     if fallback is None:
         return None
@@ -160,6 +205,7 @@ def command_line() -> None:
     """:func:`boardsweep.pipeline.cli.command_line`, imported under a Ctrl-C guard."""
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_interrupt)  # not where SIGINT is ignored (nohup, a background job)
+        sys.unraisablehook = _on_unraisable
     try:
         writable_numba_cache()
         one_blas_thread_under_a_memory_limit()
@@ -167,7 +213,9 @@ def command_line() -> None:
         # ends the process at once it would warn of the semaphores its workers leave
         sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
         from .cli import command_line as run
-    except KeyboardInterrupt:
+    except BaseException as exc:  # a Ctrl-C may surface as another error (a class body's __set_name__ wraps it)
+        if not (isinstance(exc, KeyboardInterrupt) or _INTERRUPTED.is_set()):
+            raise
         try:
             sys.stderr.write("boardsweep: interrupted\n")
             sys.stderr.flush()

@@ -22,6 +22,9 @@ from .grow import kept_cells
 from .plan import ExactTask, Task, exact_key, replicate_seed
 from .store import FILL, blank_unplayed, write_exact, write_region
 from .warm import COMPILE_CLOCK
+from .entry import writable_numba_cache
+
+writable_numba_cache()  # a worker process of any cluster: numba caches the games' kernels where it can write
 
 __all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
            "time_replicate"]

@@ -275,7 +275,7 @@ def _exact_in(package: Path, home: Path, temporary: Path, module: str) -> subpro
     env = {key: value for key, value in os.environ.items() if key not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
     env.update(HOME=str(home), TMPDIR=str(temporary))
     if module == "api":
-        code = (f"import sys; sys.path.insert(0, {str(package)!r}); import boardsweep; "
+        code = (f"import sys; sys.path.insert(0, {str(package)!r}); import boardsweep; boardsweep.Spec; "
                 "from boardsweep.core.games import get_game; game = get_game('shut_the_box'); "
                 "params = game.resolve_params({}); shape = game.resolve_run_shape({}); "
                 "print(float(game.exact(params, shape, [shape['games']])['exact_expected_rolls']))")
