@@ -463,7 +463,7 @@ def _print_plan(spec, url: str, target) -> None:
     calibration does; nothing is written), the slowest of them counting for
     every replicate.  The store's size is the uncompressed upper bound that
     the run checks against the free space."""
-    from .sizing import estimate, human
+    from .sizing import AUTO_TASK_S, auto_task_grid, estimate, groups_points, human
     from .plan import exact_solves, task_count, task_shape
     from .tasks import time_replicate
     from .words import count
@@ -471,14 +471,20 @@ def _print_plan(spec, url: str, target) -> None:
     points = spec.points()
     picked = sorted({0, len(points) // 2, len(points) - 1})
     click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
-    url, found = _store_state(spec, url)
+    url, found, recorded = _store_state(spec, url)
     click.echo(f"  store:       {url}: {found}")
     axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
     click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
+    auto = groups_points(spec)
     seconds = time_replicate(spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
-                             spec.checkpoints, spec.task_seconds or 0.0)
+                             spec.checkpoints, spec.task_seconds or (AUTO_TASK_S if auto else 0.0))
+    how = ""
     if spec.task_seconds is not None:
         spec = spec.with_block(*task_shape(spec.task_seconds, seconds, spec.replicates, len(points)))
+    elif recorded is not None:  # the run keeps the store's chunks
+        spec, how = spec.with_block(spec.block, grid_chunks=recorded), " (as recorded in the store)" if auto else ""
+    elif auto:  # the run times a replicate on a worker and chooses by the same rule
+        spec, how = spec.with_block(spec.block, grid_chunks=auto_task_grid(spec, seconds)), " (chosen automatically)"
     first = " (the first round)" if spec.precision_stderr is not None else ""
     click.echo(f"  replicates:  {spec.replicates} per point{first}"
                + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
@@ -486,7 +492,7 @@ def _print_plan(spec, url: str, target) -> None:
     per_task = int(np.prod(spec.task_grid, dtype=np.int64))
     click.echo(f"  tasks:       {count(task_count(spec), 'simulation task')} of up to "
                f"{count(spec.block, 'replicate')}" + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
-               + f" + {count(exact_solves(spec), 'exact solve')}")
+               + f" + {count(exact_solves(spec), 'exact solve')}{how}")
     size = estimate(spec)
     click.echo(f"  store size:  up to {human(size.store_bytes)} (uncompressed)")
     kernel = seconds * spec.replicates * len(points)
@@ -508,23 +514,27 @@ def _print_planning(spec) -> None:
         click.echo(f"  {'planning:' if i == 0 else '':<13}{line}")
 
 
-def _store_state(spec, url: str) -> tuple[str, str]:
-    """(the store's URL, what a run would do with what is there), for ``--dry-run``; reads only."""
+def _store_state(spec, url: str) -> tuple[str, str, tuple[int, ...] | None]:
+    """(the store's URL, what a run would do with what is there, the store's
+    grid points per task where the run resumes it), for ``--dry-run``; reads only."""
     from .store import inspect, normalize_url, read_attrs
+    from .store.manifests import store_chunks
 
     try:
         url = normalize_url(url)
         found = inspect(url)
         if found in ("absent", "empty"):
-            return url, "new"
+            return url, "new", None
         if found != "boardsweep":
-            return url, f"holds a {found}, which a run refuses"
-        if json.loads(read_attrs(url, check=False).get("spec_canonical", "{}")) == spec.canonical():
-            return url, "exists, made by this spec: the run resumes it (see `boardsweep status`)"
+            return url, f"holds a {found}, which a run refuses", None
+        attrs = read_attrs(url, check=False)
+        if json.loads(attrs.get("spec_canonical", "{}")) == spec.canonical():
+            return (url, "exists, made by this spec: the run resumes it (see `boardsweep status`)",
+                    store_chunks(attrs) or (1,) * len(spec.axes))
         return url, ("exists, made by another spec: the run refuses it (--extend grows it to a larger spec, "
-                     "--overwrite replaces it)")
+                     "--overwrite replaces it)"), None
     except Exception as exc:  # noqa: BLE001 - a dry run says what it cannot see, and goes on
-        return url, f"cannot be read ({_one_line(exc)})"
+        return url, f"cannot be read ({_one_line(exc)})", None
 
 
 def _duration(seconds: float) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -30,6 +31,7 @@ from rich.table import Table
 
 from .run_report import RunReport
 from .plan import exact_solves, task_count
+from .sizing import AUTO_TASK_S, groups_points
 from .spec import Spec
 from .words import count, plural
 
@@ -78,8 +80,12 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, w
     where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
     per_task = int(np.prod(spec.task_grid, dtype=np.int64))
     of = count(spec.block, "replicate") + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
-    tasks = (f"simulation tasks of about {spec.task_seconds:g} s each" if spec.task_seconds is not None
-             else f"{count(task_count(spec), 'simulation task')} of {of}")
+    if spec.task_seconds is not None:
+        tasks = f"simulation tasks of about {spec.task_seconds:g} s each"
+    elif groups_points(spec):  # a new store's points per task are chosen by the run (a resumed one's recorded)
+        tasks = f"simulation tasks of {count(spec.block, 'replicate')} x grid points grouped to about {AUTO_TASK_S:g} s"
+    else:
+        tasks = f"{count(task_count(spec), 'simulation task')} of {of}"
     info(out,
          f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {count(points, 'grid point')} x "
          f"{count(spec.replicates, 'replicate')}: {tasks} + {count(exact_solves(spec), 'exact solve')} -> {url} "
@@ -87,15 +93,8 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, w
     if spec.precision_stderr is not None:
         info(out, f"precision: more replicates per grid point until the largest standard error is at most "
                   f"{spec.precision_stderr:g}, or {spec.max_replicates} replicates")
-    if points >= MANY_TASKS and per_task == 1 and spec.task_seconds is None:
-        info(out, f"{count(points, 'grid point')} of one task each: each costs the pipeline some 10 ms and 20 "
-                  "files whatever the kernel takes; [tasks] points_per_task (or seconds) groups them")
     if points >= PLANNING_LINE_POINTS:  # the store's metadata and the plan take a while: say so at once
         info(out, f"preparing the store and planning {points} grid points ...")
-
-
-#: Grid points from which a run of one point per task suggests grouping them.
-MANY_TASKS = 5000
 
 
 def fmt_value(x: float | None) -> str:
@@ -239,8 +238,9 @@ class TaskBar:
     def start(self, report: RunReport) -> None:
         where = report.dashboard or "(no dashboard)"
         exact = report.pending_exact
+        grouped = f", {report.points_per_task} grid points each" if report.points_per_task > 1 else ""
         info(self.out, f"dashboard: {where}  workers: {report.workers}  tasks to run: {report.pending} "
-                       f"({report.pending - exact} simulation, {exact} exact)")
+                       f"({report.pending - exact} simulation, {exact} exact){grouped}")
         self.progress.start()
         self.task = self.progress.add_task("tasks", total=report.pending, rate="")
         self.t0 = time.perf_counter()
@@ -271,7 +271,7 @@ def run_summary(out: Console, report: RunReport) -> None:
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if report.calibration:
-        info(out, f"task size: {report.calibration}")
+        info(out, f"task size: {escape(report.calibration)}")  # "[tasks]" is no markup
     with out.capture() as tail:  # the last lines, printed last, counted first
         print_precision(out, ds)
         out.print(work_line(report), soft_wrap=True)

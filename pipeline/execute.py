@@ -52,6 +52,7 @@ from .spec import Spec
 from .store import Store, normalize_url
 from .tasks import run_exact, run_task, simulate_task, store_task, time_replicate
 from .warm import COMPILING_TOPIC, WarmUp, once
+from .words import count
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -232,6 +233,7 @@ def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
 
 def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options: _Options) -> RunReport:
     """The run itself, with the store's lock held."""
+    auto = sizing.groups_points(spec)  # before the store's chunks are known
     if resumed:  # the store's grid chunks, whatever the grid now (a grown axis keeps them)
         spec = spec.with_block(spec.block, grid_chunks=store_chunks(st.attrs) or (1,) * len(spec.axes))
     clients: list = []
@@ -249,7 +251,8 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
         warming = WarmUp(spec, on_compile)
     if warming is not None:
         stack.enter_context(warming)
-        if not resumed and spec.task_seconds is None and spec.precision_stderr is None and options.max_tasks is None:
+        if (not resumed and spec.task_seconds is None and not auto and spec.precision_stderr is None
+                and options.max_tasks is None):
             warming.head_start(plan_tasks(spec), lambda task: simulate_task(
                 spec.game, spec.seed, task, spec.run_shape, spec.checkpoints))
         else:
@@ -257,6 +260,8 @@ def _run_locked(stack: ExitStack, st: Store, spec: Spec, resumed: bool, options:
     calibration = ""
     if spec.task_seconds is not None:
         spec, calibration = _task_size(spec, st, resumed, client_once)
+    elif auto:
+        spec, calibration = _auto_size(spec, resumed, client_once)
     pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-prepare")
     preparing = pool.submit(_prepare, st, spec, options.overwrite)
     pool.shutdown(wait=False)
@@ -438,25 +443,48 @@ def _task_size(spec: Spec, st: Store, resumed: bool, client_once) -> tuple[Spec,
         points = int(np.prod(chunks, dtype=np.int64))
         return spec.with_block(block, points, chunks), (
             f"{block} replicates and {points} grid points per task, as recorded in the store")
-    points = spec.points()
-    picked = sorted({0, len(points) // 2, len(points) - 1})[:CALIBRATION_POINTS]
-    future = client_once().submit(
-        contained_call, time_replicate, spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
-        spec.checkpoints, spec.task_seconds, pure=False, key=f"calibrate-{uuid.uuid4().hex[:8]}")
-    deadline = task_timeout()  # the calibration is a task like the others
-    try:
-        seconds = float(future.result(timeout=deadline))
-    except TimeoutError:
-        raise overdue(f"timing one replicate at {len(picked)} grid points to size the tasks ([tasks] seconds)",
-                      deadline) from None
-    except Exception as exc:  # noqa: BLE001 - the game's own error, in one line
-        raise SweepError(f"timing one replicate to size the tasks failed: {_one_line(exc)}") from None
-    block, per_task = task_shape(spec.task_seconds, seconds, spec.replicates, len(points))
+    seconds, timed = _time_replicate(spec, spec.task_seconds, client_once)
+    block, per_task = task_shape(spec.task_seconds, seconds, spec.replicates, len(spec.resolved_points()))
     sized = spec.with_block(block, per_task)
     return sized, (
         f"{block} replicates x {int(np.prod(sized.task_grid, dtype=np.int64))} grid points per task: one "
-        f"replicate takes {seconds:.3g} s on a worker (the slowest of {len(picked)} grid points), tasks of "
+        f"replicate takes {seconds:.3g} s on a worker (the slowest of {timed} grid points), tasks of "
         f"about {spec.task_seconds:g} s asked")
+
+
+def _auto_size(spec: Spec, resumed: bool, client_once) -> tuple[Spec, str]:
+    """``spec`` with the grid points per task of a large grid whose spec does
+    not say them (:func:`sizing.auto_task_grid`): chosen from one replicate
+    timed on a worker as for ``[tasks] seconds``, for a new store; a resumed
+    store's ``spec`` has its recorded chunks already.  The choice goes in the
+    store (``grid_chunks``), not in the spec's identity, which stays the text's."""
+    if resumed:
+        per_task = int(np.prod(spec.task_grid, dtype=np.int64))
+        return spec, f"{count(per_task, 'grid point')} per task, as recorded in the store"
+    seconds, timed = _time_replicate(spec, sizing.AUTO_TASK_S, client_once)
+    sized = spec.with_block(spec.block, grid_chunks=sizing.auto_task_grid(spec, seconds))
+    return sized, (
+        f"{count(int(np.prod(sized.task_grid, dtype=np.int64)), 'grid point')} x {count(spec.block, 'replicate')} "
+        f"per task, chosen automatically: one replicate takes {seconds:.3g} s on a worker (the slowest of "
+        f"{timed} grid points); [tasks] points_per_task sets it")
+
+
+def _time_replicate(spec: Spec, budget: float, client_once) -> tuple[float, int]:
+    """(seconds one replicate takes on a worker, grid points timed): replicate
+    0 of the first, middle and last grid points, timed warm, the slowest
+    counting (:func:`tasks.time_replicate`)."""
+    points = spec.resolved_points()  # read only: the worker gets copies
+    picked = sorted({0, len(points) // 2, len(points) - 1})[:CALIBRATION_POINTS]
+    future = client_once().submit(
+        contained_call, time_replicate, spec.game, spec.seed, [points[i][1] for i in picked], spec.run_shape,
+        spec.checkpoints, budget, pure=False, key=f"calibrate-{uuid.uuid4().hex[:8]}")
+    deadline = task_timeout()  # the calibration is a task like the others
+    try:
+        return float(future.result(timeout=deadline)), len(picked)
+    except TimeoutError:
+        raise overdue(f"timing one replicate at {len(picked)} grid points to size the tasks", deadline) from None
+    except Exception as exc:  # noqa: BLE001 - the game's own error, in one line
+        raise SweepError(f"timing one replicate to size the tasks failed: {_one_line(exc)}") from None
 
 
 #: Futures in flight per worker: enough to keep every worker busy, few enough

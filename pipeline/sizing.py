@@ -7,10 +7,20 @@ points x own dims`` for exact ones.  The planner holds one task record per
 (grid chunk, replicate block) and the done mask, one byte per replicate.
 A sweep is refused, before anything is written, when the store cannot fit in
 the free space of its file system or the plan in half the available memory.
+
+Tasks of a large grid hold many grid points by default.  A spec that gives
+neither ``[tasks] points_per_task`` nor ``[tasks] seconds`` and has at least
+:data:`AUTO_POINTS` grid points has them grouped by the run that creates its
+store (:func:`groups_points`, :func:`auto_task_grid`): as many points per task
+as make a task of :data:`AUTO_TASK_S` seconds, from one replicate timed on a
+worker as ``[tasks] seconds`` times it, but at most a :data:`AUTO_MIN_TASKS`-th
+of the grid (every worker of a cluster gets tasks) and :data:`AUTO_TASK_BYTES`
+of results per task.  The replicates per task stay as the spec says.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from dataclasses import dataclass
@@ -20,15 +30,29 @@ import numpy as np
 
 from .errors import InputError
 from .plan import task_count
-from .spec import Spec
+from .spec import Spec, grid_chunks
 
-__all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human"]
+__all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human", "AUTO_POINTS", "AUTO_TASK_S",
+           "groups_points", "auto_task_grid"]
 
 #: Client memory per planned task: the Task record, its key and its future (measured ~1.5 KB).
 TASK_BYTES = 2048
 #: Metadata per array of the store (zarr.json, consolidated copy) and per task manifest.
 META_BYTES = 4096
 MANIFEST_BYTES = 512
+
+#: Grid points from which a spec without ``[tasks] points_per_task`` or ``seconds``
+#: has its points grouped into tasks.  A task of one point costs the pipeline some
+#: 10 ms and 20 files and folders whatever the kernel takes: at 5,000 points about a
+#: minute and 100,000 files, the size from which bookkeeping outweighs a fast game's
+#: simulations; smaller grids keep one point per task (and store format 3).
+AUTO_POINTS = 5000
+#: The time an automatically sized task is made to take (seconds), where the two bounds below allow.
+AUTO_TASK_S = 1.0
+#: ... but the grid is cut into at least this many chunks of points ...
+AUTO_MIN_TASKS = 100
+#: ... and a task's results (uncompressed, one task's chunk of every simulated array) stay under this.
+AUTO_TASK_BYTES = 64 * 10**6
 
 
 class TooLarge(InputError):
@@ -47,14 +71,24 @@ def _n_points(spec: Spec) -> int:
     return int(np.prod([len(v) for v in spec.grid.values()], dtype=np.int64)) if spec.grid else 1
 
 
+def _sizes(spec: Spec) -> dict[str, int]:
+    """The length of each of the game's own dimensions (checkpoints and labels)."""
+    game = spec.game
+    params = game.resolve_params({**spec.fixed, **{a: v[0] for a, v in spec.grid.items()}})
+    return {"checkpoint": len(spec.checkpoints), **{d: len(v) for d, v in game.coords_for(params).items()}}
+
+
+def _replicate_bytes(spec: Spec, sizes: dict[str, int]) -> int:
+    """Bytes of one replicate's simulated results at one grid point (uncompressed)."""
+    return sum(int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * np.dtype(var.dtype).itemsize
+               for var in spec.game.variables.values())
+
+
 def estimate(spec: Spec) -> Estimate:
     """The store's bytes and the planner's memory for ``spec`` (see the module docstring)."""
     game, points = spec.game, _n_points(spec)
-    params = game.resolve_params({**spec.fixed, **{a: v[0] for a, v in spec.grid.items()}})
-    sizes = {"checkpoint": len(spec.checkpoints), **{d: len(v) for d, v in game.coords_for(params).items()}}
-    cells = 0
-    for var in game.variables.values():
-        cells += spec.slots * int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * np.dtype(var.dtype).itemsize
+    sizes = _sizes(spec)
+    cells = spec.slots * _replicate_bytes(spec, sizes)
     for var in game.exact_variables.values():
         cells += int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * 8
     tasks = task_count(spec)
@@ -116,3 +150,23 @@ def check_fits(spec: Spec, url: str, existing: bool = False) -> Estimate:
             f"tasks.replicates_per_task (now {spec.block}) or lower {keys}"
         )
     return est
+
+
+def groups_points(spec: Spec) -> bool:
+    """Whether a run that creates the store of ``spec`` chooses its grid points
+    per task itself: the spec gives neither ``[tasks] points_per_task`` nor
+    ``seconds``, no store fixed them, and the grid has :data:`AUTO_POINTS` points or more."""
+    return (spec.auto_points and spec.task_seconds is None and spec.grid_chunks is None
+            and _n_points(spec) >= AUTO_POINTS)
+
+
+def auto_task_grid(spec: Spec, replicate_s: float) -> tuple[int, ...]:
+    """Grid points per task along each axis (:func:`spec.grid_chunks`) for a
+    spec whose points are grouped automatically, when one replicate takes
+    ``replicate_s`` seconds: enough points for a task of :data:`AUTO_TASK_S`
+    (``spec.block`` replicates each), at most a :data:`AUTO_MIN_TASKS`-th of
+    the grid and :data:`AUTO_TASK_BYTES` of results, at least one."""
+    points = _n_points(spec)
+    wanted = math.ceil(AUTO_TASK_S / (max(replicate_s, 1e-9) * spec.block))
+    fits = AUTO_TASK_BYTES // max(1, _replicate_bytes(spec, _sizes(spec)) * spec.block)
+    return grid_chunks(spec.shape, max(1, min(wanted, points // AUTO_MIN_TASKS, fits)))

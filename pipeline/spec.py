@@ -24,7 +24,8 @@ A spec is a small TOML file::
 
     [tasks]
     replicates_per_task = 2        # replicates per task block (default 1) ...
-    points_per_task = 100          # ... and grid points per task (default 1; the last axis first) ...
+    points_per_task = 100          # ... and grid points per task (the last axis first; default 1, or chosen
+                                   # by the run for a grid of 5,000 points or more) ...
     # seconds = 10                 # ... or a time per task: both calibrated on a worker
 
     [precision]                    # optional: replicates until the standard error is small
@@ -119,6 +120,11 @@ class Spec:
     points_per_task : int
         ``[tasks] points_per_task``: at most this many grid points per task
         (1 until a ``task_seconds`` run calibrates it); see :attr:`task_grid`.
+    auto_points : bool
+        The spec gives neither ``[tasks] points_per_task`` nor ``seconds``: a
+        run that creates the store of a large grid chooses the grid points per
+        task itself (:func:`boardsweep.pipeline.sizing.groups_points`) and
+        records them in the store, not in the spec's identity.
     grid_chunks : tuple of int or None
         The grid points per task along each axis, where a store fixed them
         (a grown store keeps its own); ``None``: derived from ``points_per_task``.
@@ -147,6 +153,7 @@ class Spec:
     description: str = ""
     task_seconds: float | None = None
     points_per_task: int = 1
+    auto_points: bool = False
     grid_chunks: tuple[int, ...] | None = None
     precision_stderr: float | None = None
     max_replicates: int | None = None
@@ -457,13 +464,14 @@ class _Parser:
         replicates, run_shape = self.parse_run(game)
         checkpoints = self.parse_checkpoints(game, run_shape)
         block, points, seconds = self.parse_tasks(replicates)
+        auto = not {"points_per_task", "seconds"} & set(self.table("tasks"))
         stderr, most = self.parse_precision(replicates, game)
         spec = Spec(
             source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
             checkpoints=checkpoints, block=block, store=self.string("store", False),
             description=self.string("description", False) or "", task_seconds=seconds,
-            points_per_task=points,
+            points_per_task=points, auto_points=auto,
             precision_stderr=stderr, max_replicates=most, storage_options=self.parse_storage_options(),
         )
         self.check_points(spec, game)

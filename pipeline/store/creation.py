@@ -137,8 +137,8 @@ def rebuild_root(url: str, spec: Spec) -> str:
     ``spec`` must describe the arrays found: the ``done`` array's shape and
     the coordinates' values (grid axes, checkpoints, labels) are compared
     with it first, and :class:`StoreMismatch` (one line, nothing touched)
-    says what differs.  The task size is the ``done`` array's chunk along
-    ``replicate``.  A packed store kept its layout record in the lost
+    says what differs.  The task size is the ``done`` array's chunk (grid
+    points along the grid axes, replicates along ``replicate``).  A packed store kept its layout record in the lost
     metadata, so it is refused too.  The cells are then checked by the run
     as usual: the task records are bound to the sweep that wrote them
     (:mod:`.manifests`), so cells of another seed are recomputed.
@@ -147,7 +147,8 @@ def rebuild_root(url: str, spec: Spec) -> str:
     lost = f"store {url} has lost its root metadata (zarr.json; its arrays and task records are there)"
     try:
         done = json.loads(fs.cat_file(f"{root}/done/zarr.json"))
-        shape, block = list(done["shape"]), int(done["chunk_grid"]["configuration"]["chunk_shape"][-1])
+        shape, chunk = list(done["shape"]), [int(c) for c in done["chunk_grid"]["configuration"]["chunk_shape"]]
+        block = chunk[-1]
         separator = done.get("chunk_key_encoding", {}).get("configuration", {}).get("separator", "/")
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         raise StoreMismatch(f"{lost} and no readable done array either: nothing can be rebuilt; replace it "
@@ -159,7 +160,7 @@ def rebuild_root(url: str, spec: Spec) -> str:
     if separator == PACKED_SEPARATOR or not 1 <= block <= max(spec.replicates, 1):
         raise StoreMismatch(f"{lost}; it was packed, and its layout record was in that metadata: replace it "
                             f"with `boardsweep run SPEC --store {url} --overwrite`")
-    spec = spec.with_block(block)
+    spec = spec.with_block(block, grid_chunks=tuple(chunk[:-1]))  # the store's chunks, however chosen
     ds, _ = template(spec, spec.game)
     attrs = json.loads(json.dumps(dict(ds.attrs), default=_plain))
     wrong = check_labels(url, attrs)

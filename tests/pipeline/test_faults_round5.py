@@ -129,7 +129,7 @@ def test_calibration_past_its_deadline_is_named(tmp_path):
     lines = _lines(err)
     assert rc == 1 and len(lines) == 1, err
     assert f"a task ran past the task deadline of {DEADLINE_S} s" in lines[0], lines[0]
-    assert "to size the tasks ([tasks] seconds)" in lines[0], lines[0]
+    assert "timing one replicate at 3 grid points to size the tasks" in lines[0], lines[0]
 
 
 def test_head_start_past_its_deadline_is_named(tmp_path, monkeypatch):
