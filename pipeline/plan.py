@@ -151,7 +151,8 @@ def exact_solves(spec: Spec) -> int:
     if game.exact_params is None:
         return len(spec.resolved_points())
     checkpoints = tuple(int(c) for c in spec.checkpoints)
-    return len({exact_key(game, params, spec.run_shape, checkpoints) for _, params in spec.resolved_points()})
+    combinations = spec.resolved_points().combinations(game.exact_params)  # the key reads nothing else
+    return len({exact_key(game, params, spec.run_shape, checkpoints) for params in combinations})
 
 
 def task_shape(target_s: float, replicate_s: float, replicates: int, points: int) -> tuple[int, int]:
@@ -217,8 +218,7 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
         part = flat_todo[members, start:stop]
         whole, some = part.all(axis=1).tolist(), part.any(axis=1).tolist()
         every = tuple(range(start, stop))
-        cells = tuple((points[p][0], points[p][1],
-                       every if full else tuple(int(start + r) for r in np.flatnonzero(row)))
+        cells = tuple((*points[p], every if full else tuple(int(start + r) for r in np.flatnonzero(row)))
                       for p, row, full, anything in zip(members.tolist(), part, whole, some) if anything)
         keeps = bool(flat_stored[members, start:stop].any())
         tasks.append(Task(tuple(int(i) for i in index), start, stop, cells, bounds, keeps))

@@ -307,7 +307,9 @@ GAME = Game(
     exact_params=("board", "players", "jail_strategy", "dice_sides", "rounds"),  # what _exact_arrays reads
     summarize_exact=_summarize_exact,
     check_params=_check_params,
+    checked_params=("players", "buy_policy", "jail_strategy"),  # what _check_params reads
     coords_fn=_coords,
+    coords_params=("board",),  # what _coords reads
     ratios={
         "win_share": Ratio("wins", "games"),
         "tie_share": Ratio("ties", "games"),
