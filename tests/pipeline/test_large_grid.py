@@ -193,3 +193,36 @@ def test_a_long_grid_is_validated_per_value_and_checked_per_combination(monkeypa
         index, params = points[i]
         assert index == (i // len(rounds), i % len(rounds))
         assert params == game.resolve_params({"dice_sides": dice[index[0]], "rounds": rounds[index[1]]})
+
+
+def test_the_verdict_of_a_long_axis_is_one_pass_over_its_tests(monkeypatch):
+    """The verdict over 10^5 tested grid points: every point's agreement
+    comes from one pass over the table of tests (it was one comparison of
+    the whole table per tested point: 10^10), and only the points it names
+    are turned into text."""
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    from boardsweep.pipeline import headlines
+
+    ds = _long_axis([Label(n) for n in range(LONG_AXIS)])
+    p = np.full(LONG_AXIS, 0.5)
+    p[[3, 70_000]] = 1e-12
+    est = xr.Dataset({"p": ("axis", p), "z": ("axis", np.where(p < 0.1, 9.0, 0.7)), "df": ((), 7.0),
+                      "se": ((), 0.01), "exact": ("axis", np.zeros(LONG_AXIS))}, attrs={"dim": ""})
+    compared = []
+    equal = pd.Series.__eq__
+
+    def counted(self, other):
+        compared.append(1)
+        assert len(compared) <= 10, "the whole table compared again: once per tested point?"  # stops at once
+        return equal(self, other)
+
+    monkeypatch.setattr(pd.Series, "__eq__", counted)
+    Label.made, Label.most = 0, 10
+    out = headlines.verdict(ds, found={"mean": est})
+    assert out["tests"] == out["points"] == out["tested_points"] == LONG_AXIS
+    assert out["flagged_points"] == [3, 70_000] and out["agree"] == LONG_AXIS - 2
+    assert [i for i, a in enumerate(out["point_agree"]) if not a] == [3, 70_000]
+    assert out["flagged"][1]["point"] == "axis=v70000" and Label.made <= 4
