@@ -39,7 +39,6 @@ import numpy as np
 
 from ..games import Game, Headline, Param, ParameterError, Ratio, Variable
 from .board import default_board, load_board
-from .exact import horizon_frequency, stationary_frequency
 from .rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
 from .simulate import simulate_games
 from ..stats import proportion_interval
@@ -189,6 +188,8 @@ def _simulate(params: dict, seed, run_shape: dict, checkpoints: np.ndarray) -> d
 
 def _exact_arrays(params: dict) -> dict[str, np.ndarray]:
     """Exact frequencies averaged over the seats in play (equal turns per seat)."""
+    from .exact import horizon_frequency, stationary_frequency  # scipy.sparse: imported where a chain is solved
+
     board = load_board(params["board"])
     strategies = seat_table(params)[: params["players"], 1]
     sides, rounds = params["dice_sides"], params["rounds"]
