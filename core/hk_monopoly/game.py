@@ -41,7 +41,6 @@ from ..games import Game, Headline, Param, ParameterError, Ratio, Variable
 from .board import default_board, load_board
 from .rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
 from .simulate import simulate_games
-from ..stats import proportion_interval
 
 __all__ = [
     "GAME",
@@ -223,6 +222,8 @@ def _summarize_exact(params: dict) -> dict[str, Any]:
 def win_interval(wins: int, games: int) -> tuple[float, float]:
     """Exact (Clopper-Pearson) 95% interval of a seat's win share ``wins / games``:
     the interval the pipeline prints for every share (:func:`..stats.proportion_interval`)."""
+    from ..stats import proportion_interval  # scipy.special: imported where an interval is made
+
     low, high = proportion_interval(wins, games, 0.95)
     return float(low), float(high)
 
