@@ -692,6 +692,7 @@ class ResolvedGrid(Sequence):
         self.axis_values = values
         self.shape = tuple(len(v) for v in values.values())
         self._size = math.prod(self.shape)
+        self._shared: list | None = None  # the points :meth:`shared` has made
 
     def __len__(self) -> int:
         return self._size
@@ -722,6 +723,18 @@ class ResolvedGrid(Sequence):
             params = dict(base)
             params.update(zip(axes, combo))
             yield index, params
+
+    def shared(self, i: int) -> tuple[tuple[int, ...], dict[str, Any]]:
+        """Grid point ``i`` (flat, in grid order) as ``self[i]`` gives it, but
+        made once and then shared: the planner's tasks hold it, and a run
+        plans its tasks twice (a head start and the run).  The caller must not
+        change the dict."""
+        if self._shared is None:
+            self._shared = [None] * self._size
+        point = self._shared[i]
+        if point is None:
+            point = self._shared[i] = self[i]
+        return point
 
     def values(self, name: str) -> tuple:
         """The values parameter ``name`` takes on the grid (an axis's, in order; else its one value)."""
