@@ -346,6 +346,13 @@ class Game:
     exact_params : tuple of str, optional
         The parameters the exact answer depends on (``None``: all of them);
         grid points that agree on these share one solve.
+    checked_params : tuple of str, optional
+        The parameters ``check_params`` reads (``None``: all of them): a grid
+        is checked once per distinct combination of their values, not once
+        per grid point.
+    coords_params : tuple of str, optional
+        The parameters ``coords_fn`` reads (``None``: all of them): a grid's
+        labels are made once per distinct combination of their values.
     headlines : tuple of Headline
         The few quantities the game exists to answer, first the one a user
         asks for first; summaries, ``query`` and the report lead with them.
@@ -372,6 +379,8 @@ class Game:
     coords_fn: Callable[[dict], dict[str, tuple[str, ...]]] | None = None
     ratios: dict[str, Ratio] = field(default_factory=dict)
     exact_params: tuple[str, ...] | None = None
+    checked_params: tuple[str, ...] | None = None
+    coords_params: tuple[str, ...] | None = None
     #: (module[:attr], distribution) it was loaded from; set by the registry
     #: (not copied by ``dataclasses.replace``), used to pickle it by name.
     origin: tuple[str, str] | None = field(default=None, init=False, compare=False, repr=False)

@@ -476,8 +476,9 @@ def t_interval(
     est = np.asarray(estimate, dtype=np.float64)
     se = np.asarray(stderr, dtype=np.float64)
     df = np.asarray(df, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        q = np.where(df >= 1, _sc.stdtrit(np.where(df >= 1, df, 1.0), 0.5 + level / 2), np.nan)
+    ok = df >= 1
+    q = np.full(df.shape, np.nan)
+    q[ok] = _sc.stdtrit(df[ok], 0.5 + level / 2)  # only where there is an interval: a special function is slow
     return est - q * se, est + q * se
 
 
@@ -491,7 +492,9 @@ def t_test(
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se > 0, (est - ref) / se, np.nan)
         ok = np.isfinite(z) & (df >= 1)
-        p = np.where(ok, 2.0 * _sc.stdtr(np.where(ok, df, 1.0), -np.abs(z)), np.nan)
+        p = np.full(ok.shape, np.nan)
+        p[ok] = 2.0 * _sc.stdtr(np.broadcast_to(df, ok.shape)[ok],  # only where tested: a special function is slow
+                                -np.abs(np.broadcast_to(z, ok.shape)[ok]))
     return np.where(ok, z, np.nan), p
 
 

@@ -476,7 +476,7 @@ def _print_plan(spec, url: str, target) -> None:
     from .tasks import time_replicate
     from .words import count
 
-    points = spec.points()
+    points = spec.resolved_points()
     picked = sorted({0, len(points) // 2, len(points) - 1})
     click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
     url, found, recorded = _store_state(spec, url)

@@ -9,6 +9,7 @@ it): :mod:`~boardsweep.pipeline.headlines` and
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Iterable
 
 import numpy as np
@@ -16,7 +17,8 @@ import xarray as xr
 
 from .store.metadata import simulated_variables
 
-__all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points"]
+__all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points", "grid_points_at",
+           "grid_size"]
 
 
 def distribution_variables(ds: xr.Dataset) -> dict[str, str]:
@@ -70,6 +72,23 @@ def grid_points(ds: xr.Dataset) -> Iterable[dict[str, Any]]:
     axes = list(ds.attrs.get("grid_axes", []))
     for values in itertools.product(*([_py(v) for v in ds[a].values] for a in axes)):
         yield dict(zip(axes, values))
+
+
+def grid_size(ds: xr.Dataset) -> int:
+    """The number of grid points (1 without grid axes)."""
+    return math.prod(ds.sizes[a] for a in ds.attrs.get("grid_axes", []))
+
+
+def grid_points_at(ds: xr.Dataset, indices) -> list[dict[str, Any]]:
+    """The grid points at flat ``indices`` (in grid order) as {axis: value}:
+    only those points are made, whatever the grid's size."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    flat = np.asarray(indices, dtype=np.int64).ravel()
+    if not axes or not flat.size:
+        return [{} for _ in flat]
+    coords = np.unravel_index(flat, [ds.sizes[a] for a in axes])
+    values = [ds[a].values for a in axes]
+    return [{a: _py(v[i]) for a, v, i in zip(axes, values, point)} for point in zip(*coords)]
 
 
 def _py(value: Any) -> Any:

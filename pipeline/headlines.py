@@ -38,7 +38,7 @@ import xarray as xr
 from ..core import stats
 from ..core.games import Headline, headlines_of
 from .analysis import _mem, game_of, label_values, point_params
-from .dataset import MIN_COUNT, grid_points
+from .dataset import MIN_COUNT, grid_points, grid_points_at, grid_size
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable",
            "summary", "tests", "verdict", "power", "label_values"]
@@ -317,17 +317,16 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.Data
     and ``se`` (the t test's standard error; NaN for a chi-square)."""
     found = estimates(ds) if found is None else found
     axes = _axes(ds)
-    rows = []
+    parts = []  # one table per headline, in grid order: made from the arrays, not a dict per test
     for name, est in found.items():
         dim = est.attrs["dim"]
         if "gof_p" in est:
             p = (est["gof_p"].transpose(*axes).values if axes else est["gof_p"].values).ravel()
             stat = (est["gof_chi2"].transpose(*axes).values if axes else est["gof_chi2"].values).ravel()
             df = (est["gof_df"].transpose(*axes).values if axes else est["gof_df"].values).ravel()
-            for i in np.flatnonzero(np.isfinite(p)):
-                rows.append({"point": int(i), "headline": name, "label": "", "test": "chi2",
-                             "statistic": float(stat[i]), "df": float(df[i]), "p": float(p[i]),
-                             "se": np.nan})
+            i = np.flatnonzero(np.isfinite(p))
+            parts.append({"point": i, "headline": name, "label": [""] * len(i), "test": "chi2",
+                          "statistic": stat[i], "df": df[i], "p": p[i], "se": np.full(len(i), np.nan)})
             continue
         dims = [*axes, *([dim] if dim else [])]
         p = est["p"].transpose(*dims).values if dims else est["p"].values
@@ -336,11 +335,18 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.Data
         se = est["se"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["se"].values
         labels = label_values(ds, dim) if dim else [""]
         p2, z2, df2, se2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se))
-        for i, j in zip(*np.nonzero(np.isfinite(p2))):
-            rows.append({"point": int(i), "headline": name, "label": labels[j], "test": "t",
-                         "statistic": float(z2[i, j]), "df": float(df2[i, j]), "p": float(p2[i, j]),
-                         "se": float(se2[i, j])})
-    return pd.DataFrame(rows, columns=TEST_COLUMNS)
+        i, j = np.nonzero(np.isfinite(p2))
+        parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()], "test": "t",
+                      "statistic": z2[i, j], "df": df2[i, j], "p": p2[i, j], "se": se2[i, j]})
+    rows = [pd.DataFrame({"point": np.asarray(part["point"], dtype=np.int64), "headline": part["headline"],
+                          "label": part["label"],
+                          "test": part["test"], **{k: np.asarray(part[k], dtype=np.float64)
+                                                   for k in ("statistic", "df", "p", "se")}},
+                         columns=TEST_COLUMNS)
+            for part in parts if len(part["point"])]
+    if not rows:
+        return pd.DataFrame([], columns=TEST_COLUMNS)
+    return pd.concat(rows, ignore_index=True) if len(rows) > 1 else rows[0]
 
 
 #: The columns of :func:`tests`.
@@ -368,13 +374,15 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     """
     found = estimates(ds) if found is None else found
     table = tests(ds, found)
-    points = list(grid_points(ds))
+    points = grid_size(ds)
     table["p_holm"] = stats.holm(table["p"].to_numpy()) if len(table) else []
-    out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": len(points)}
+    out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": points}
     tested = sorted(set(table["point"])) if len(table) else []
-    per_point: list[bool | None] = [None] * len(points)
-    for i in tested:
-        per_point[i] = bool((table.loc[table["point"] == i, "p_holm"] >= alpha).all())
+    per_point: list[bool | None] = [None] * points
+    if tested:  # one pass over the table, not one per tested point
+        passed = (table["p_holm"] >= alpha).groupby(table["point"]).all()
+        for i, ok in zip(passed.index.tolist(), passed.tolist()):
+            per_point[i] = bool(ok)
     out.update(tested_points=len(tested), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha)
@@ -382,19 +390,20 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     with_exact = _points_with_exact(ds, found)
     if not tested:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
-                   text="nothing to test: " + (_no_se_text(len(with_exact), len(points)) if with_exact else
-                                               f"no grid point has an exact answer ({_count(len(points), 'point')})")
+                   text="nothing to test: " + (_no_se_text(len(with_exact), points) if with_exact else
+                                               f"no grid point has an exact answer ({_count(points, 'point')})")
                    + _void_text(found))
         return out
     worst = table.loc[table["p"].idxmin()]  # Holm keeps the order of the p-values
-    where = _where(points[int(worst["point"])])
+    where = _where(grid_points_at(ds, [int(worst["point"])])[0])
     out["min_p_holm"], out["min_p"] = float(worst["p_holm"]), float(worst["p"])
     out["at"] = {"point": where, "headline": worst["headline"], "label": worst["label"]}
     bad = table[table["p_holm"] < alpha].sort_values("p_holm", kind="stable")
     out["flagged_points"] = [int(r.point) for r in bad.drop_duplicates("point").itertuples()]
-    out["flagged"] = [{"point": _where(points[int(r.point)]), "headline": r.headline, "label": r.label,
+    out["flagged"] = [{"point": _where(point), "headline": r.headline, "label": r.label,
                        "test": r.test, "statistic": r.statistic, "p_holm": r.p_holm}
-                      for r in bad.drop_duplicates("point").itertuples()]
+                      for r, point in zip(bad.drop_duplicates("point").itertuples(),
+                                          grid_points_at(ds, out["flagged_points"]))]
     what = f"{worst['headline']}{' ' + str(worst['label']) if worst['label'] else ''} at {where}"
     tests_text = _count(len(table), "test")
     if not out["flagged"]:
@@ -410,8 +419,8 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
                        f"Holm-adjusted p = {f['p_holm']:.2g}")
     no_se = len(with_exact - set(tested))
     if no_se:
-        out["text"] += "; " + _no_se_text(no_se, len(points))
-    untested = len(points) - len(tested) - no_se
+        out["text"] += "; " + _no_se_text(no_se, points)
+    untested = points - len(tested) - no_se
     if untested:
         out["text"] += f"; {_count(untested, 'point')} {'has' if untested == 1 else 'have'} no exact answer"
     out["text"] += _void_text(found)

@@ -267,15 +267,15 @@ def _modal(ds):
 def blocks(ds, found: dict, verdict: dict, picked: list[int]) -> list[Block]:
     """One :class:`Block` per headline for the grid points ``picked`` (flat
     indices in grid order)."""
-    from .query import grid_points
+    from .dataset import grid_points_at, grid_size
 
     axes = list(ds.attrs.get("grid_axes", []))
-    every = list(grid_points(ds))
-    axis_cols = [Column(a, [str(every[i][a]) for i in picked], right=False) for a in axes]
+    shown = grid_points_at(ds, picked)  # only the points shown are made
+    axis_cols = [Column(a, [str(point[a]) for point in shown], right=False) for a in axes]
     out = []
     for name, est in found.items():
         a = est.attrs
-        agree = point_agreement(verdict, name, len(every))
+        agree = point_agreement(verdict, name, grid_size(ds))
         if a["kind"] == "distribution" and "gof_p" in est:
             cols, legend = _fit(ds, est, name, picked, axes, agree)
         elif a["kind"] == "distribution" or (a["dim"] and len(_playing(est, picked, axes)) > LABEL_COLUMNS):
@@ -336,10 +336,10 @@ def shown_points(verdict: dict, points: int, rows: int) -> list[int]:
 
 def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, every_row: str) -> list[str]:
     """The overview's lines at ``rows`` grid points per table."""
+    from .dataset import grid_size
     from .headlines import HOLM_TEXT
-    from .query import grid_points
 
-    n = len(list(grid_points(ds)))
+    n = grid_size(ds)
     picked = shown_points(verdict, n, rows)
     with out.capture() as cap:
         for block in blocks(ds, found, verdict, picked):
@@ -366,11 +366,11 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     """Print the headline tables and the verdict in at most ``max_lines``
     lines (at least three grid points per table); returns the lines printed."""
     from . import headlines
-    from .query import grid_points
+    from .dataset import grid_size
 
     found = headlines.estimates(ds) if found is None else found
     verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
-    n = len(list(grid_points(ds)))
+    n = grid_size(ds)
     rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take
     lines = render(out, ds, found, verdict, store, rows, every_row)
     while len(lines) > max_lines and rows > 3:

@@ -107,14 +107,14 @@ def plan_exact(spec: Spec, exact_done: np.ndarray | None = None) -> list[ExactTa
     """The chunks of grid points with an exact answer still to compute."""
     shape, chunks = spec.shape, spec.task_grid
     todo = np.ones(shape, dtype=bool) if exact_done is None else ~np.asarray(exact_done, dtype=bool)
-    points = spec.resolved_points()
+    points = spec.resolved_points()  # read only: the tasks share each point's dict
     order = np.arange(len(points)).reshape(shape)
     flat = todo.reshape(len(points))
     tasks = []
     for index in map(tuple, np.argwhere(per_chunk(todo, chunks))):
         bounds = chunk_bounds(index, chunks, shape)
         members = order[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
-        cells = tuple(points[p] for p in members.tolist() if flat[p])
+        cells = tuple(points.shared(p) for p in members.tolist() if flat[p])
         tasks.append(ExactTask(tuple(int(i) for i in index), cells, bounds, len(cells) < len(members)))
     return tasks
 
@@ -151,7 +151,8 @@ def exact_solves(spec: Spec) -> int:
     if game.exact_params is None:
         return len(spec.resolved_points())
     checkpoints = tuple(int(c) for c in spec.checkpoints)
-    return len({exact_key(game, params, spec.run_shape, checkpoints) for _, params in spec.resolved_points()})
+    combinations = spec.resolved_points().combinations(game.exact_params)  # the key reads nothing else
+    return len({exact_key(game, params, spec.run_shape, checkpoints) for params in combinations})
 
 
 def task_shape(target_s: float, replicate_s: float, replicates: int, points: int) -> tuple[int, int]:
@@ -217,8 +218,7 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
         part = flat_todo[members, start:stop]
         whole, some = part.all(axis=1).tolist(), part.any(axis=1).tolist()
         every = tuple(range(start, stop))
-        cells = tuple((points[p][0], points[p][1],
-                       every if full else tuple(int(start + r) for r in np.flatnonzero(row)))
+        cells = tuple((*points.shared(p), every if full else tuple(int(start + r) for r in np.flatnonzero(row)))
                       for p, row, full, anything in zip(members.tolist(), part, whole, some) if anything)
         keeps = bool(flat_stored[members, start:stop].any())
         tasks.append(Task(tuple(int(i) for i in index), start, stop, cells, bounds, keeps))

@@ -96,7 +96,7 @@ def _clt_rows(spec, most: int) -> list[dict[str, Any]]:
     reason = game.extras.get("no_exact_reason")
     units = _turns(spec)
     rows = []
-    points = spec.points()
+    points = spec.resolved_points()
     for i in _picked(len(points), most):
         params = points[i][1]
         shuffled = bool(reason(params)) if reason is not None else False

@@ -249,7 +249,7 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
     checkpoint = int(spec.checkpoints[-1])
     decisions = {}
     wanted = np.zeros(spec.shape, dtype=np.int64)
-    for index, _ in spec.resolved_points():
+    for index in np.ndindex(*spec.shape):
         def se2_of(n: int, index=index) -> tuple[Fraction | None, Fraction | None]:
             arrays = {name: v[index][:n] for name, v in values.items()}
             found = [headline_se2_df(h, arrays, checkpoint) for h in terms]

@@ -176,8 +176,12 @@ def mask(ds: xr.Dataset) -> xr.Dataset:
     :func:`open_sweep`, which reads nothing until asked, goes by the store's
     metadata (integers once a complete store is packed, as every run that
     completes it does)."""
+    from dask.threaded import get as threads
+
     ds = ds.copy()
-    complete = bool(ds["done"].all())
+    # read here with threads: the mask is small, and dask looking for a current distributed
+    # client imports distributed (0.2 s of every open_sweep that never computes anything else)
+    complete = bool(ds["done"].all().compute(scheduler=threads))
     for name in simulated_variables(ds.attrs):
         if "valid_min" in ds[name].attrs:  # a complete store's seats that do not play (below valid_min)
             ds[name] = ds[name].where(ds[name] >= ds[name].attrs["valid_min"])

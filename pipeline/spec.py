@@ -45,8 +45,11 @@ import hashlib
 import functools
 import itertools
 import json
+import math
+import operator
 import re
 import tomllib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -56,7 +59,7 @@ import numpy as np
 from ..core.games import Game, ParameterError, get_game
 from .errors import InputError
 
-__all__ = ["SpecError", "Spec", "load_spec", "parse_spec", "apply_overrides"]
+__all__ = ["SpecError", "Spec", "ResolvedGrid", "load_spec", "parse_spec", "apply_overrides", "resolve_grid"]
 
 TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks",
             "precision", "storage_options"}
@@ -188,22 +191,17 @@ class Spec:
 
         The grid is resolved once per spec (:attr:`_resolved`); each call
         returns fresh dicts, so a caller may change them."""
-        return [(index, dict(params)) for index, params in self._resolved]
+        return list(self._resolved)
 
-    def resolved_points(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
-        """Every grid point as :meth:`points` gives them, without copies: the
-        caller must not change the dicts (the planner's tasks share them)."""
+    def resolved_points(self) -> "ResolvedGrid":
+        """Every grid point as :meth:`points` gives them, made when asked
+        for: a sequence of (index tuple, parameter dict), each dict new."""
         return self._resolved
 
     @functools.cached_property
-    def _resolved(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
-        """Every grid point's parameters as the game resolves them (computed once)."""
-        game = self.game
-        out = []
-        for index in itertools.product(*(range(n) for n in self.shape)):
-            point = {axis: self.grid[axis][i] for axis, i in zip(self.axes, index)}
-            out.append((index, game.resolve_params({**self.fixed, **point})))
-        return out
+    def _resolved(self) -> "ResolvedGrid":
+        """Every grid point's parameters as the game resolves them (validated once)."""
+        return resolve_grid(self.game, self.fixed, self.grid)
 
     def canonical(self) -> dict[str, Any]:
         """What identifies the sweep's data (the store path and comments excluded)."""
@@ -213,7 +211,7 @@ class Spec:
             "name": self.name,
             "game": self.game_name,
             "seed": self.seed,
-            "params": {k: v for k, v in sorted(self._resolved[0][1].items()) if k not in self.grid},  # read only: no copies
+            "params": {k: v for k, v in sorted(self._resolved[0][1].items()) if k not in self.grid},  # one point made
             "grid": {k: list(v) for k, v in self.grid.items()},
             "run": {"replicates": self.replicates, **dict(sorted(self.run_shape.items()))},
             "checkpoints": [int(c) for c in self.checkpoints],
@@ -496,9 +494,8 @@ class _Parser:
 
     def named_files(self, spec: Spec, game: Game) -> dict[str, str]:
         """``sha256:<hex>`` of every file a parameter value names (see :class:`Spec`)."""
-        free = {p.name for p in game.params if p.choices is None}
-        values = {v for _, params in spec._resolved  # read only: no copy of every point's parameters
-                  for k, v in params.items() if k in free and isinstance(v, str)}
+        free = [p.name for p in game.params if p.choices is None]
+        values = {v for name in free for v in spec._resolved.values(name) if isinstance(v, str)}
         files = {}
         for value in sorted(values):
             path = Path(value).expanduser()
@@ -636,14 +633,37 @@ class _Parser:
         return float(stderr), most
 
     def check_points(self, spec: Spec, game: Game) -> None:
-        """Cross-parameter checks and shared coordinate labels at every grid point."""
-        labels, resolved = None, []
+        """Cross-parameter checks and shared coordinate labels at every grid point.
+
+        Each distinct value is validated once, ``check_params`` runs once per
+        distinct combination of what it reads (``Game.checked_params``) and
+        the labels are made once per combination of ``Game.coords_params``
+        (:func:`resolve_grid`): what checking each point finds, without a
+        dict per point.  Where anything fails, the points are checked one by
+        one, so that the error names the first that fails."""
+        try:
+            resolved = resolve_grid(game, spec.fixed, spec.grid)
+            labels = None
+            for params in resolved.combinations(game.coords_params if game.coords_fn is not None else ()):
+                coords = game.coords_for(params)
+                if labels is None:
+                    labels = coords
+                elif coords != labels:
+                    raise ParameterError("grid points have different coordinate labels")
+        except ParameterError as exc:
+            self.check_each_point(spec, game)  # raises, naming the first point that fails
+            raise self.error("grid", str(exc)) from None  # only where the game's checks depend on more than they say
+        spec.__dict__["_resolved"] = resolved  # Spec.points: the grid is resolved once, here
+
+    def check_each_point(self, spec: Spec, game: Game) -> None:
+        """:meth:`check_points` one grid point at a time, in grid order: the
+        first point that fails is named in the error."""
+        labels = None
         for index in itertools.product(*(range(n) for n in spec.shape)):
             point = {a: spec.grid[a][i] for a, i in zip(spec.axes, index)}
             where = ", ".join(f"{a}={v!r}" for a, v in point.items())
             try:
                 params = game.resolve_params({**spec.fixed, **point})
-                resolved.append((index, params))
                 coords = game.coords_for(params)
             except ParameterError as exc:
                 key = "grid" if point else "params"
@@ -655,4 +675,107 @@ class _Parser:
                     "grid", f"the point {where} has different {game.name} coordinate labels; "
                     "every grid point must share the same labels"
                 )
-        spec.__dict__["_resolved"] = resolved  # Spec.points: the grid is resolved once, here
+
+
+class ResolvedGrid(Sequence):
+    """Every grid point of a spec as (index tuple, full parameter dict), in
+    grid order (the last axis fastest), each dict made when asked for.
+
+    What a game's :meth:`~boardsweep.core.games.Game.resolve_params` gives
+    each point, held as each parameter's validated values: a fixed or
+    default value once, an axis's values once each.  Build it with
+    :func:`resolve_grid`."""
+
+    def __init__(self, base: dict[str, Any], values: dict[str, tuple]) -> None:
+        self.base = base  # every parameter in the game's order; an axis at its first value
+        self.axes = tuple(values)
+        self.axis_values = values
+        self.shape = tuple(len(v) for v in values.values())
+        self._size = math.prod(self.shape)
+        self._shared: list | None = None  # the points :meth:`shared` has made
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _point(self, index: tuple[int, ...]) -> tuple[tuple[int, ...], dict[str, Any]]:
+        params = dict(self.base)
+        params.update(zip(self.axes, (self.axis_values[a][i] for a, i in zip(self.axes, index))))
+        return index, params
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return [self[i] for i in range(*item.indices(self._size))]
+        i = operator.index(item)
+        if i < 0:
+            i += self._size
+        if not 0 <= i < self._size:
+            raise IndexError(f"grid point {item} of {self._size}")
+        index = []
+        for n in reversed(self.shape):
+            i, k = divmod(i, n)
+            index.append(k)
+        return self._point(tuple(reversed(index)))
+
+    def __iter__(self) -> Iterator[tuple[tuple[int, ...], dict[str, Any]]]:
+        base, axes = self.base, self.axes
+        for index, combo in zip(itertools.product(*(range(n) for n in self.shape)),
+                                itertools.product(*self.axis_values.values())):
+            params = dict(base)
+            params.update(zip(axes, combo))
+            yield index, params
+
+    def shared(self, i: int) -> tuple[tuple[int, ...], dict[str, Any]]:
+        """Grid point ``i`` (flat, in grid order) as ``self[i]`` gives it, but
+        made once and then shared: the planner's tasks hold it, and a run
+        plans its tasks twice (a head start and the run).  The caller must not
+        change the dict."""
+        if self._shared is None:
+            self._shared = [None] * self._size
+        point = self._shared[i]
+        if point is None:
+            point = self._shared[i] = self[i]
+        return point
+
+    def values(self, name: str) -> tuple:
+        """The values parameter ``name`` takes on the grid (an axis's, in order; else its one value)."""
+        return self.axis_values[name] if name in self.axis_values else (self.base[name],)
+
+    def combinations(self, names: tuple[str, ...] | None) -> Iterator[dict[str, Any]]:
+        """One full parameter dict per combination of the grid's values of the
+        parameters ``names`` (``None``: all of them, i.e. every grid point),
+        the other axes at their first value: what a function reading only
+        ``names`` sees on the whole grid."""
+        varying = [a for a in self.axes if names is None or a in names]
+        for combo in itertools.product(*(self.axis_values[a] for a in varying)):
+            params = dict(self.base)
+            params.update(zip(varying, combo))
+            yield params
+
+
+def resolve_grid(game: Game, fixed: dict[str, Any], grid: dict[str, tuple]) -> ResolvedGrid:
+    """Every grid point's parameters as ``game.resolve_params`` resolves them
+    (defaults filled, every value validated, ``check_params`` passed), as a
+    :class:`ResolvedGrid`.
+
+    Each distinct value is validated once and ``check_params`` runs once per
+    distinct combination of the parameters it reads (``Game.checked_params``):
+    linear in the axes' lengths, not in the grid's size, where a game says
+    what its check reads.
+
+    Raises
+    ------
+    ParameterError
+        A value or a combination is not allowed (the first point with it is
+        not named: :meth:`_Parser.check_each_point` names it).
+    """
+    given = {**fixed, **grid}
+    for name in given:
+        game.param(name)  # an unknown parameter: named as resolve_params names it
+    values = {a: tuple(game.param(a).validate(v) for v in grid[a]) for a in grid}
+    base = {p.name: values[p.name][0] if p.name in values else p.validate(fixed.get(p.name, p.default))
+            for p in game.params}
+    resolved = ResolvedGrid(base, values)
+    if game.check_params is not None:
+        for params in resolved.combinations(game.checked_params):
+            game.check_params(params)
+    return resolved

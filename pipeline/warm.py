@@ -161,7 +161,7 @@ class WarmUp:
         self._simulate: Callable | None = None  # a task -> (arrays, record), given with the tasks
         self._since = 0.0  # when the task under way started (time.monotonic())
         self._axes = tuple(spec.axes)
-        warm = (spec.game, spec.seed, [p for _, p in spec.points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
+        warm = (spec.game, spec.seed, [p for _, p in spec.resolved_points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
                 self.stop, on_compile)
         self.thread = threading.Thread(target=self._work, args=(warm,), name="boardsweep-warm", daemon=True)
         self.thread.start()

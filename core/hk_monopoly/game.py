@@ -39,10 +39,8 @@ import numpy as np
 
 from ..games import Game, Headline, Param, ParameterError, Ratio, Variable
 from .board import default_board, load_board
-from .exact import horizon_frequency, stationary_frequency
 from .rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
 from .simulate import simulate_games
-from ..stats import proportion_interval
 
 __all__ = [
     "GAME",
@@ -189,6 +187,8 @@ def _simulate(params: dict, seed, run_shape: dict, checkpoints: np.ndarray) -> d
 
 def _exact_arrays(params: dict) -> dict[str, np.ndarray]:
     """Exact frequencies averaged over the seats in play (equal turns per seat)."""
+    from .exact import horizon_frequency, stationary_frequency  # scipy.sparse: imported where a chain is solved
+
     board = load_board(params["board"])
     strategies = seat_table(params)[: params["players"], 1]
     sides, rounds = params["dice_sides"], params["rounds"]
@@ -222,6 +222,8 @@ def _summarize_exact(params: dict) -> dict[str, Any]:
 def win_interval(wins: int, games: int) -> tuple[float, float]:
     """Exact (Clopper-Pearson) 95% interval of a seat's win share ``wins / games``:
     the interval the pipeline prints for every share (:func:`..stats.proportion_interval`)."""
+    from ..stats import proportion_interval  # scipy.special: imported where an interval is made
+
     low, high = proportion_interval(wins, games, 0.95)
     return float(low), float(high)
 
@@ -307,7 +309,9 @@ GAME = Game(
     exact_params=("board", "players", "jail_strategy", "dice_sides", "rounds"),  # what _exact_arrays reads
     summarize_exact=_summarize_exact,
     check_params=_check_params,
+    checked_params=("players", "buy_policy", "jail_strategy"),  # what _check_params reads
     coords_fn=_coords,
+    coords_params=("board",),  # what _coords reads
     ratios={
         "win_share": Ratio("wins", "games"),
         "tie_share": Ratio("ties", "games"),

@@ -157,6 +157,7 @@ GAME = Game(
     exact=_exact,
     summarize_exact=_summarize_exact,
     check_params=_check_params,
+    checked_params=("dice_sides", "policy"),  # what _check_params reads
     extras={"no_exact_reason": lambda params: None if params["dice_sides"] <= solve.EXACT_MAX_SIDES else (
         f"dice_sides={params['dice_sides']}: the exact solver covers dice_sides <= "
         f"{solve.EXACT_MAX_SIDES} (4**n states)")},

@@ -157,3 +157,72 @@ def test_the_seats_of_a_long_axis_are_found_with_one_reading_of_the_spec(monkeyp
     out = headlines._seats_in_play(ds, wins).values
     assert len(calls) <= 2
     assert (out[:, :3] == 1).all() and np.isnan(out[:, 3:]).all()
+
+
+def test_a_long_grid_is_validated_per_value_and_checked_per_combination(monkeypatch):
+    """The money game's spec at 10^5 grid points (dice_sides 10 x rounds 10^4):
+    each distinct value is validated once, and the game's cross-parameter
+    check and labels run once per combination of the parameters they read
+    (one combination here), not once per grid point; every point still
+    resolves as the game resolves it alone."""
+    from collections import Counter
+
+    from boardsweep.core import games
+    from boardsweep.core.hk_monopoly import game as money
+
+    calls: Counter = Counter()
+
+    def counted(name, real):
+        def call(*args):
+            calls[name] += 1
+            return real(*args)
+        return call
+
+    monkeypatch.setattr(games.Param, "validate", counted("validate", games.Param.validate))
+    monkeypatch.setattr(money, "parse_buy_policy", counted("check", money.parse_buy_policy))  # _check_params's
+    monkeypatch.setattr(money, "load_board", counted("labels", money.load_board))  # _coords' (and the board's check)
+    dice, rounds = list(range(2, 12)), list(range(1, LONG_AXIS // 10 + 1))
+    spec = parse_spec(f'name = "long"\ngame = "hk_monopoly"\nseed = 1\n[grid]\ndice_sides = {dice}\n'
+                      f'rounds = {rounds}\n[run]\nreplicates = 1\ngames = 1\n', "long.toml")
+    points = spec.resolved_points()
+    assert len(points) == LONG_AXIS
+    assert calls["validate"] <= 2 * (len(dice) + len(rounds) + len(money.GAME.params)), calls  # was 7 per point
+    assert calls["check"] <= 2 and calls["labels"] <= 4, calls  # was one each per point
+    game = spec.game
+    for i in (0, 12_345, LONG_AXIS - 1):
+        index, params = points[i]
+        assert index == (i // len(rounds), i % len(rounds))
+        assert params == game.resolve_params({"dice_sides": dice[index[0]], "rounds": rounds[index[1]]})
+
+
+def test_the_verdict_of_a_long_axis_is_one_pass_over_its_tests(monkeypatch):
+    """The verdict over 10^5 tested grid points: every point's agreement
+    comes from one pass over the table of tests (it was one comparison of
+    the whole table per tested point: 10^10), and only the points it names
+    are turned into text."""
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    from boardsweep.pipeline import headlines
+
+    ds = _long_axis([Label(n) for n in range(LONG_AXIS)])
+    p = np.full(LONG_AXIS, 0.5)
+    p[[3, 70_000]] = 1e-12
+    est = xr.Dataset({"p": ("axis", p), "z": ("axis", np.where(p < 0.1, 9.0, 0.7)), "df": ((), 7.0),
+                      "se": ((), 0.01), "exact": ("axis", np.zeros(LONG_AXIS))}, attrs={"dim": ""})
+    compared = []
+    equal = pd.Series.__eq__
+
+    def counted(self, other):
+        compared.append(1)
+        assert len(compared) <= 10, "the whole table compared again: once per tested point?"  # stops at once
+        return equal(self, other)
+
+    monkeypatch.setattr(pd.Series, "__eq__", counted)
+    Label.made, Label.most = 0, 10
+    out = headlines.verdict(ds, found={"mean": est})
+    assert out["tests"] == out["points"] == out["tested_points"] == LONG_AXIS
+    assert out["flagged_points"] == [3, 70_000] and out["agree"] == LONG_AXIS - 2
+    assert [i for i, a in enumerate(out["point_agree"]) if not a] == [3, 70_000]
+    assert out["flagged"][1]["point"] == "axis=v70000" and Label.made <= 4

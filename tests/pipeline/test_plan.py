@@ -58,3 +58,15 @@ def test_wanted_replicates_leave_the_rest_of_a_chunk_missing(spec):
     wanted[0, 0] = 3
     assert [(t.index, t.start, [r for _, _, r in t.cells]) for t in plan_tasks(spec, None, wanted)] == [
         ((0, 0), 0, [(0, 1)]), ((0, 0), 2, [(2,)])]
+
+
+def test_plans_share_each_points_parameters(spec):
+    """A run plans its tasks twice (a head start and the run), and a point's
+    blocks are tasks of their own: each grid point's parameters are made
+    once and shared, not once per task and plan (the client's memory)."""
+    first, again = plan_tasks(spec), plan_tasks(spec)
+    by_point = {}
+    for task in first + again:
+        for index, params, _ in task.cells:
+            assert by_point.setdefault(index, params) is params
+    assert len(by_point) == 4 and by_point[(1, 0)] == spec.points()[2][1]
