@@ -33,7 +33,7 @@ def _numba_cache_one_can_write() -> None:
     (:func:`boardsweep.pipeline.entry.command_line`).  Not on ``import
     boardsweep`` itself: that stays instant (a Ctrl-C as ``python -m
     boardsweep`` starts finds the command's own handler in place)."""
-    from .pipeline.entry import writable_numba_cache
+    from .pipeline.numba_cache import writable_numba_cache
 
     writable_numba_cache()
 

@@ -22,7 +22,7 @@ from .grow import kept_cells
 from .plan import ExactTask, Task, exact_key, replicate_seed
 from .store import FILL, blank_unplayed, write_exact, write_region
 from .warm import COMPILE_CLOCK
-from .entry import writable_numba_cache
+from .numba_cache import writable_numba_cache
 
 writable_numba_cache()  # a worker process of any cluster: numba caches the games' kernels where it can write
 

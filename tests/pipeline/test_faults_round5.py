@@ -252,14 +252,20 @@ def _read_only_package(tmpfs) -> Path:
 
 @pytest.mark.parametrize("module", ["entry", "cli", "api"])
 def test_unwritable_package_and_home(tmpfs, tmp_path, module):
-    """Neither the package folder nor HOME writable: the command, a program calling the CLI's
-    function and a program of the Python API all fall back to a numba cache in the temporary
-    directory (was: "cannot cache function", with a traceback; then the API still failed)."""
+    """Neither the package folder nor HOME writable: the command and a program of the Python API
+    fall back to a numba cache in the temporary directory (was: "cannot cache function", with a
+    traceback; then the API still failed); a program that skips both (the CLI's own function,
+    ``cli.command_line``) gets one line saying what to do."""
     package = _read_only_package(tmpfs)
     home = tmpfs("home", "1m", read_only=True)
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     proc = _exact_in(package, home, temporary, module)
+    if module == "cli":
+        lines = _lines(proc.stderr)
+        assert proc.returncode == 1 and len(lines) == 1, proc.stderr[-2000:]
+        assert "numba cannot write its kernel cache" in lines[0] and "NUMBA_CACHE_DIR" in lines[0], lines[0]
+        return
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
     if module == "api":
         assert float(proc.stdout) > 0
