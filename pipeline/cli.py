@@ -19,7 +19,7 @@ import numpy as np
 from ..core.games import Game, ParameterError, game_names, get_game
 from .batch import SYSTEMS as BATCH_SYSTEMS, BatchUnavailable, JobsNotStarted, WaitingLine, signals_end_run
 from .cluster import START_TIMEOUT_S, performance_report_path
-from .errors import BoardsweepError
+from .errors import BoardsweepError, causes
 from .spec import SpecError
 
 __all__ = ["main", "cli"]
@@ -758,7 +758,7 @@ def main(argv: list[str] | None = None) -> None:
         _say_interrupted("boardsweep: interrupted")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - never a traceback for users; -v shows it
-        if any(isinstance(e, KeyboardInterrupt) for e in _chain(exc)):  # a Ctrl-C wrapped by what it interrupted
+        if any(isinstance(e, KeyboardInterrupt) for e in causes(exc)):  # a Ctrl-C wrapped by what it interrupted
             _say_interrupted("boardsweep: interrupted")
             sys.exit(130)
         known = diagnose(exc)
@@ -798,7 +798,7 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
     """(one line, exit code) for an error whose cause lies outside boardsweep
     (the output stream, the working folder, storage credentials, the
     process's limits), else None: "unexpected" is kept for bugs."""
-    chain = _chain(exc)
+    chain = causes(exc)
     stream = _output_stream(exc)
     if stream is not None:
         return (f"cannot write to {stream}: {_one_line(exc)} (the output stream is full or closed, "
@@ -844,14 +844,6 @@ def _storage_unreachable(exc: BaseException) -> bool:
 #: S3 error codes that say the credentials are missing, wrong or not allowed.
 _CREDENTIAL_CODES = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken",
                      "ExpiredToken", "AuthorizationHeaderMalformed", "403"}
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    found: list[BaseException] = []
-    while exc is not None and len(found) < 10 and exc not in found:
-        found.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return found
 
 
 def _s3_error_code(exc: BaseException) -> str | None:

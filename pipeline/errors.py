@@ -18,7 +18,7 @@ import errno
 import threading
 
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
-           "TasksFailed", "TaskOverdue", "overdue", "KernelExited", "contained", "one_line",
+           "TasksFailed", "TaskOverdue", "StoreFull", "overdue", "causes", "disk_full", "KernelExited", "contained", "one_line",
            "INTERRUPTION_REPORTED"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.entry`'s
@@ -74,14 +74,19 @@ class StoreFull(SweepError):
     task would fail the same way, so the run stopped at the first (exit code 1)."""
 
 
+def causes(exc: BaseException | None, most: int = 10) -> list[BaseException]:
+    """``exc`` and what caused it (``__cause__``, else ``__context__``), outermost
+    first: at most ``most`` errors, each once."""
+    found: list[BaseException] = []
+    while exc is not None and len(found) < most and exc not in found:
+        found.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return found
+
+
 def disk_full(exc: BaseException | None) -> bool:
     """Whether ``exc``, or what caused it, says a disk or quota is full (ENOSPC, EDQUOT)."""
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
+    return any(isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT) for e in causes(exc))
 
 
 def overdue(where: str, seconds: float) -> TaskOverdue:

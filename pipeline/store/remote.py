@@ -37,7 +37,7 @@ import numpy as np
 from fsspec.asyn import sync
 
 from .chunkfiles import encode_region, parse_meta
-from ..errors import Fault
+from ..errors import Fault, causes
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
            "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
@@ -96,12 +96,7 @@ def unreachable(exc: BaseException | None) -> bool:
         from botocore.exceptions import HTTPClientError
     except ImportError:
         HTTPClientError = ConnectionError  # noqa: N806 - same role without botocore
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, (ConnectionError, TimeoutError, HTTPClientError)):
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
+    return any(isinstance(e, (ConnectionError, TimeoutError, HTTPClientError)) for e in causes(exc))
 
 
 def bound_failures() -> None:
