@@ -26,6 +26,7 @@ are made, each once.
 
 from __future__ import annotations
 
+import errno
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -208,7 +209,7 @@ class Store:
         return []
 
     def create(self, spec: Spec) -> None:
-        """Create the store; if that fails (disk full), remove what was made and say so."""
+        """Create the store; if that fails (disk full, out of memory), remove what was made and say so."""
         try:
             creation.create_store(self.url, spec)
         except OSError as exc:
@@ -216,9 +217,11 @@ class Store:
                 creation.remove_store(self.url, [str(n) for n in template(spec, spec.game)[0].variables])
             except Exception:  # noqa: BLE001 - nothing more to clean than what exists
                 pass
+            remedy = ("more memory or a higher `ulimit -v` (out of memory)" if exc.errno == errno.ENOMEM
+                      else "free space")
             raise StoreCreationFailed(
                 f"could not create the store {self.url}: {one_line(exc)}; what was written is removed: "
-                "free space and rerun the same command"
+                f"{remedy}, then rerun the same command"
             ) from None
         finally:
             self.changed()
