@@ -30,10 +30,10 @@ def _numba_cache_one_can_write() -> None:
     """numba caches the games' kernels where this user can write (beside the
     sources, ``~/.cache/numba``, else a private temporary folder): before the
     Python API imports any kernel, as the command does at its start
-    (:func:`boardsweep.pipeline.entry.command_line`).  Not on ``import
+    (:func:`boardsweep.pipeline.cli.entry.command_line`).  Not on ``import
     boardsweep`` itself: that stays instant (a Ctrl-C as ``python -m
     boardsweep`` starts finds the command's own handler in place)."""
-    from .pipeline.numba_cache import writable_numba_cache
+    from .pipeline.run.numba_cache import writable_numba_cache
 
     writable_numba_cache()
 
@@ -56,11 +56,11 @@ def __getattr__(name: str) -> Any:
     if name in ("open_sweep", "load_sweep", "plan_run", "Spec", "run", "Result"):
         _numba_cache_one_can_write()
     if name in ("open_sweep", "load_sweep"):
-        from .pipeline import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
+        from .pipeline.analysis import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
 
         return getattr(query, name)
     if name == "plan_run":  # replicates and turns for a target s.e. or detectable bias
-        from .pipeline.planning import plan_run
+        from .pipeline.plan.power import plan_run
 
         return plan_run
     if name in ("Spec", "run", "Result"):

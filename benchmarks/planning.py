@@ -45,7 +45,7 @@ def _timed_create(spec, url: str, per_point: bool) -> float:
 
 def _prepare_steps(spec, url: str) -> dict[str, float]:
     """CPU seconds of each step ``run`` takes on a new store before it submits tasks."""
-    from boardsweep.pipeline.plan import plan_tasks
+    from boardsweep.pipeline.plan.tasks import plan_tasks
     from boardsweep.pipeline.store import Store
 
     st, steps = Store(url), {}
@@ -72,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
     from conftest import TOY_SPEC  # the toy game, registered
 
-    from boardsweep.pipeline.spec import parse_spec
+    from boardsweep.pipeline.spec.parse import parse_spec
 
     sides = ", ".join(str(n) for n in range(2, 2 + args.points // 2))
     spec = parse_spec(TOY_SPEC.replace("dice_sides = [2, 3]", f"dice_sides = [{sides}]"), "planning.toml")

@@ -71,7 +71,7 @@ def _best(fn, repeat: int) -> float:
 
 def _sweep(spec, url: str, scheduler: str) -> tuple[float, float, int]:
     """Run ``spec`` into ``url``: (wall s, summed task write s, tasks)."""
-    from boardsweep.pipeline.execute import run_sweep
+    from boardsweep.pipeline.run.execute import run_sweep
 
     t0 = time.perf_counter()
     report = run_sweep(spec, url, scheduler=scheduler, pack=False)
@@ -112,7 +112,7 @@ def main() -> None:
     from distributed import LocalCluster
     from s3server import S3Server
 
-    from boardsweep.pipeline.spec import parse_spec
+    from boardsweep.pipeline.spec.parse import parse_spec
     from boardsweep.pipeline.store import packing
 
     spec = parse_spec(SPEC.format(replicates=args.replicates))

@@ -61,14 +61,14 @@ replicates_per_task = 1
 
 READ_OPEN_SWEEP = """
 import boardsweep
-from boardsweep.pipeline.query import frequencies
+from boardsweep.pipeline.analysis.query import frequencies
 ds = boardsweep.open_sweep({store!r})
 print(float(frequencies(ds).sum("replicate").sum()))
 """
 
 READ_LOAD_SWEEP = """
 import boardsweep
-from boardsweep.pipeline.query import frequencies
+from boardsweep.pipeline.analysis.query import frequencies
 ds = boardsweep.load_sweep({store!r})
 print(float(frequencies(ds).sum("replicate").sum()))
 """

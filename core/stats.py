@@ -2,7 +2,7 @@
 
 Array functions in the style of arviz-stats: plain ndarrays in, ndarrays out,
 the reduced axis given explicitly; NaN marks a missing value and is skipped,
-never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analysis`.
+never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analysis.convergence`.
 
 * :func:`loglog_slope`: least-squares slope of ``log y`` on ``log x`` (the
   convergence rate; -1/2 for a Monte Carlo error).

@@ -15,7 +15,7 @@ __all__ = ["open_sweep", "load_sweep"]
 
 def __getattr__(name: str) -> Any:
     if name in ("open_sweep", "load_sweep"):
-        from . import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
+        from .analysis import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
 
         return getattr(query, name)
     raise AttributeError(f"module 'boardsweep.pipeline' has no attribute {name!r}")

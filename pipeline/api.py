@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from .cluster import Target
+from .cluster.client import Target
 from .errors import InputError
-from .execute import EXTEND_AND_OVERWRITE, run_sweep
-from .run_report import RunReport
-from .spec import Spec, SpecError
+from .run.execute import EXTEND_AND_OVERWRITE, run_sweep
+from .run.record import RunReport
+from .spec.parse import Spec, SpecError
 from .words import count
 
 __all__ = ["Spec", "Result", "run", "as_spec"]
@@ -62,15 +62,15 @@ class Result:
 
     def open(self, **kwargs: Any):
         """The store as a lazy :class:`xarray.Dataset` (:func:`boardsweep.open_sweep`)."""
-        from . import accessor  # noqa: F401  (registers ds.boardsweep)
-        from .query import open_sweep
+        from .analysis import accessor  # noqa: F401  (registers ds.boardsweep)
+        from .analysis.query import open_sweep
 
         return open_sweep(self.store, **kwargs)
 
     def load(self, **kwargs: Any):
         """The store read into memory (:func:`boardsweep.load_sweep`)."""
-        from . import accessor  # noqa: F401  (registers ds.boardsweep)
-        from .query import load_sweep
+        from .analysis import accessor  # noqa: F401  (registers ds.boardsweep)
+        from .analysis.query import load_sweep
 
         return load_sweep(self.store, **kwargs)
 
@@ -186,7 +186,7 @@ def run(
 
 def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, overwrite: bool, extend: bool) -> None:
     """Refuse, in the CLI's one line (:class:`InputError`), what ``boardsweep run`` refuses."""
-    from .cluster import check_workers
+    from .cluster.client import check_workers
 
     given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
              if value is not None]
@@ -209,7 +209,7 @@ def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, overwr
 
 
 def _target(client, workers, cluster, jobs, dashboard_address) -> Target:
-    from . import batch
+    from .cluster import batch
 
     given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
              if value is not None]
@@ -267,7 +267,7 @@ def _in_notebook() -> bool:
 def _progress(target: Target):
     if _in_notebook():
         return NotebookProgress()
-    from . import display
+    from .views import display
 
     return display.TaskBar(display.console())
 

@@ -2,7 +2,7 @@
 
 Every error a user can cause or meet derives from :class:`BoardsweepError`;
 the CLI turns each into one line ``boardsweep: error: ...`` on stderr and its
-``exit_code`` in one place (:func:`boardsweep.pipeline.cli.main`):
+``exit_code`` in one place (:func:`boardsweep.pipeline.cli.commands.main`):
 
 * :class:`InputError` (exit 2): the input is wrong (a spec, an option, a
   store that is not the one asked for, a format this version does not know);
@@ -21,7 +21,7 @@ __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLos
            "TasksFailed", "TaskOverdue", "StoreFull", "overdue", "causes", "disk_full", "KernelExited", "contained", "one_line",
            "INTERRUPTION_REPORTED"]
 
-#: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.entry`'s
+#: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
 #: grace timer, which ends a process whose cleanup overruns, then prints none).
 INTERRUPTION_REPORTED = threading.Event()
 

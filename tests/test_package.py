@@ -86,7 +86,7 @@ def test_wheel_installs_one_import_name(built):
         names = set(wheel.namelist())
     assert {t for t in tops if not t.endswith(".dist-info")} == {"boardsweep"}
     assert {"boardsweep/__init__.py", "boardsweep/__main__.py", "boardsweep/core/games.py",
-            "boardsweep/pipeline/cli.py", "boardsweep/core/hk_monopoly/board.toml", "boardsweep/py.typed"} <= names
+            "boardsweep/pipeline/cli/commands.py", "boardsweep/core/hk_monopoly/board.toml", "boardsweep/py.typed"} <= names
     assert not any(n.startswith(("boardsweep/tests/", "boardsweep/setup.py", "boardsweep/benchmarks/"))
                    for n in names)
 

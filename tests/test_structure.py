@@ -98,10 +98,10 @@ def test_the_graph_sees_the_imports_it_must():
     graph = import_graph()
     assert "pipeline.store.owner" in graph["pipeline.store"]  # the package's re-exports
     assert "pipeline.store.reads" in graph["pipeline.store.integrity"]
-    assert "pipeline.store" in graph["pipeline.execute"]
-    assert "core.games" in graph["pipeline.spec"]
-    assert "pipeline.spec" in graph["pipeline.plan"]  # under TYPE_CHECKING: tools follow it
-    assert "pipeline.run_report" in graph["pipeline.display"]
+    assert "pipeline.store" in graph["pipeline.run.execute"]
+    assert "core.games" in graph["pipeline.spec.parse"]
+    assert "pipeline.spec.parse" in graph["pipeline.plan.tasks"]  # under TYPE_CHECKING: tools follow it
+    assert "pipeline.run.record" in graph["pipeline.views.display"]
 
 
 def test_a_cycle_is_found():

@@ -92,7 +92,7 @@ class StoreSchema(_Generated):
     required_arguments = 1
 
     def lines(self) -> list[str]:
-        from boardsweep.pipeline.spec import load_spec
+        from boardsweep.pipeline.spec.parse import load_spec
         from boardsweep.pipeline.store.schema import template
 
         spec = load_spec(ROOT / self.arguments[0])
@@ -114,7 +114,7 @@ class SpecKeys(_Generated):
     """Every key the parser accepts, as a list; warns for keys the page does not mention."""
 
     def lines(self) -> list[str]:
-        from boardsweep.pipeline import spec
+        from boardsweep.pipeline.spec import parse as spec
 
         keys = sorted(spec.TOP_KEYS)
         keys += [f"precision.{k}" for k in sorted(spec.PRECISION_KEYS)]
@@ -123,7 +123,7 @@ class SpecKeys(_Generated):
         page = Path(self.env.doc2path(self.env.docname)).read_text()
         for key in keys:
             if not any(f"`{name}`" in page for name in (key, key.split(".")[-1], f"[{key}]")):
-                LOG.warning("spec key %r is accepted by pipeline/spec.py but not described on this page", key,
+                LOG.warning("spec key %r is accepted by pipeline/spec/parse.py but not described on this page", key,
                             location=(self.env.docname, self.lineno))
         return ["Keys the parser accepts: " + ", ".join(f"`{k}`" for k in keys) + ".", ""]
 

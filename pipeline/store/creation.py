@@ -20,7 +20,7 @@ from .chunkfiles import PACKED_SEPARATOR
 from .identity import StoreMismatch, check_labels, read_attrs
 from .schema import template
 from .zarr_private import quiet
-from ..spec import Spec
+from ..spec.parse import Spec
 
 __all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "rebuild_root", "OWN_FOLDER_META"]
 

@@ -1,6 +1,6 @@
 """Growing a store in place, on disk: the three crash-safe steps.
 
-:mod:`boardsweep.pipeline.grow` decides what a growth is (it compares specs);
+:mod:`boardsweep.pipeline.plan.growth` decides what a growth is (it compares specs);
 this module changes the store, lock held, in an order that a kill at any
 point leaves a store that the same command completes:
 
@@ -27,7 +27,7 @@ import zarr
 from . import metadata
 from .schema import provenance, template
 from .zarr_private import quiet
-from ..spec import Spec
+from ..spec.parse import Spec
 
 __all__ = ["GROWING", "interrupted", "mark", "resize", "finish"]
 

@@ -23,8 +23,8 @@ from ...core.rng import RNG_SCHEME
 from . import manifests, metadata
 from .zarr_private import quiet
 from ..errors import Fault, InputError
-from ..plan import SEED_SCHEME
-from ..spec import Spec
+from ..plan.tasks import SEED_SCHEME
+from ..spec.parse import Spec
 
 __all__ = ["StoreMismatch", "UnknownFormat", "RootDamaged", "check_root", "store_exists", "inspect", "read_attrs",
            "check_format", "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels",

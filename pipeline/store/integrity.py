@@ -9,7 +9,7 @@ bytes (no decompression) and compares; a missing manifest, a missing,
 truncated or altered chunk makes the task's cells *damaged*.  ``run`` clears
 the done flags of damaged cells and recomputes them (seeds are keyed, so the
 repair is bit-identical); ``status`` names them; ``query``, ``report`` and
-:func:`boardsweep.pipeline.query.open_sweep` refuse a damaged store in one line.
+:func:`boardsweep.pipeline.analysis.query.open_sweep` refuse a damaged store in one line.
 
 Before the cells, a store's labels are checked: every coordinate's values
 (grid axes, ``replicate``, ``checkpoint``, the game's labels) must be those
@@ -39,7 +39,7 @@ from ..errors import Fault
 from .identity import check_format, check_labels, read_attrs
 from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, _fingerprint, _fs, _read_many, chunk_paths,
                         exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
-from ..plan import per_chunk
+from ..plan.tasks import per_chunk
 from .metadata import simulated_variables
 from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet

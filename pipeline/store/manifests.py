@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from ..plan import chunk_bounds
+from ..plan.tasks import chunk_bounds
 from .zarr_private import chunk_key
 
 __all__ = ["INTEGRITY_SCHEME", "BINDING_SCHEME", "BINDING_ATTR", "MANIFEST_DIR", "Sweep", "sweep_of", "sim_name",

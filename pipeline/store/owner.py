@@ -42,7 +42,7 @@ from .chunkfiles import ChunkUnreadable
 from .lock import StoreLock
 from .remote import StoreUnreachable, unreachable
 from ..errors import SchedulerLost, StoreCreationFailed, TaskOverdue, one_line
-from ..spec import Spec
+from ..spec.parse import Spec
 
 __all__ = ["Store", "normalize_url"]
 

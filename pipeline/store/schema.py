@@ -46,9 +46,9 @@ import zarr
 from ...core.games import Game
 from ...core.rng import RNG_SCHEME
 from . import manifests, metadata
-from ..plan import SEED_SCHEME
-from ..precision import STATES
-from ..spec import Spec
+from ..plan.tasks import SEED_SCHEME
+from ..plan.precision import STATES
+from ..spec.parse import Spec
 
 __all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "template", "precision_variables", "unplayed", "blank_unplayed"]
 
@@ -164,7 +164,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
 
 
 def precision_variables(spec: Spec) -> dict[str, xr.Variable]:
-    """The per-point variables of the precision rule (:mod:`boardsweep.pipeline.precision`)
+    """The per-point variables of the precision rule (:mod:`boardsweep.pipeline.plan.precision`)
     in a new store: every point running, nothing used yet."""
     dims, shape = tuple(spec.axes), spec.shape
     target = f"{spec.precision_stderr:g}"

@@ -63,7 +63,7 @@ def validate(argv: list[str]) -> click.Context:
         sub, *rest = args
         return dask_command(sub).make_context(f"dask {sub}", list(rest))
     if program == "boardsweep":
-        from boardsweep.pipeline.cli import cli
+        from boardsweep.pipeline.cli.commands import cli
 
         sub, *rest = args
         assert sub in cli.commands, f"boardsweep has no command {sub!r}"
@@ -98,7 +98,7 @@ def test_every_command_is_accepted_by_the_installed_cli(compose, name):
 
 @pytest.mark.parametrize("sweep", ["quickstart", "pe84", "stats102a", "nightly"])
 def test_runner_spec_exists_and_parses(compose, sweep):
-    from boardsweep.pipeline.spec import load_spec
+    from boardsweep.pipeline.spec.parse import load_spec
 
     env = {} if sweep == "quickstart" else {"SWEEP": sweep}
     ctx = validate(services(compose, env)["runner"]["command"])

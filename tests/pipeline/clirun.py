@@ -4,8 +4,8 @@ from __future__ import annotations
 
 
 def run_cli(*args: str) -> int:
-    """Call ``boardsweep.pipeline.cli.main`` with ``args``; return its exit code (0 if it returns)."""
-    from boardsweep.pipeline.cli import main
+    """Call ``boardsweep.pipeline.cli.commands.main`` with ``args``; return its exit code (0 if it returns)."""
+    from boardsweep.pipeline.cli.commands import main
 
     try:
         main(list(args))

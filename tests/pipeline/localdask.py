@@ -21,7 +21,7 @@ from typing import Iterator
 import numpy as np
 import zarr
 
-from boardsweep.pipeline.verify import values_match
+from boardsweep.pipeline.run.verify import values_match
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -35,7 +35,7 @@ sys.path.insert(0, {str(HERE)!r})
 from boardsweep.core import games
 games.register("toy", "toy_game")
 games.register("failing", "failing_game")
-from boardsweep.pipeline.cli import command_line
+from boardsweep.pipeline.cli.commands import command_line
 if __name__ == "__main__":
     command_line()  # the console script's exit, as users get it
 """

@@ -1,4 +1,4 @@
-"""boardsweep.pipeline.analysis on small stores built by the real pipeline.
+"""boardsweep.pipeline.analysis.convergence on small stores built by the real pipeline.
 
 Every metric is recomputed here independently, with numpy/scipy, from the raw
 zarr arrays (fill value -1, ``done`` mask), not through open_sweep.
@@ -12,11 +12,11 @@ import zarr
 from scipy import stats as st
 
 from boardsweep.core.games import game_names, get_game
-from boardsweep.pipeline import analysis, query
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.plan import replicate_seed
-from boardsweep.pipeline.query import open_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.analysis import convergence as analysis, query
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.plan.tasks import replicate_seed
+from boardsweep.pipeline.analysis.query import open_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 from conftest import spec_toml  # tests/pipeline is on sys.path
 

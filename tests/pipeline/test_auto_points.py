@@ -19,10 +19,11 @@ import pytest
 
 from clirun import run_cli
 from test_grow import assert_same_by_value, raw, toy
-from boardsweep.pipeline import display, sizing
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.plan import task_count
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.views import display
+from boardsweep.pipeline.plan import sizing
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.plan.tasks import task_count
+from boardsweep.pipeline.spec.parse import parse_spec
 
 DICE = (2, 3, 4, 5, 6)  # x 2 rules: 10 points; chunks of (2, 2) leave a partial edge chunk
 

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import zarr
 
-from boardsweep.pipeline.cli import main
-from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.cli.commands import main
+from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.store.lock import LOCK_NAME
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.spec.parse import parse_spec
 
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
 
@@ -27,7 +27,7 @@ import sys
 sys.path.insert(0, {here!r})
 from boardsweep.core import games
 games.register("toy", "toy_game")
-from boardsweep.pipeline.cli import main
+from boardsweep.pipeline.cli.commands import main
 if __name__ == "__main__":
     main(sys.argv[1:])
 """

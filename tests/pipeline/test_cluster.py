@@ -13,8 +13,8 @@ import psutil
 import pytest
 
 from localdask import assert_bitwise_equal, done_count, finish, local_dask, start_client, toy_delay, wait_for
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
 from conftest import spec_toml
 
@@ -145,7 +145,7 @@ def test_embedded_cluster_listens_on_loopback_only(tmp_path, toy_spec_text, writ
 FIRST_VISIT = """
 import sys, urllib.error, urllib.request
 from distributed import Client
-from boardsweep.pipeline.cluster import dashboard_link, embedded_cluster
+from boardsweep.pipeline.cluster.client import dashboard_link, embedded_cluster
 with embedded_cluster(1) as cluster, Client(cluster) as client:
     base = dashboard_link(client).rsplit("/", 1)[0]
     print("before", "bokeh" in sys.modules)

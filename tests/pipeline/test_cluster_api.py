@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import boardsweep
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import SpecError
-from boardsweep.pipeline.verify import compare_with_store
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import SpecError
+from boardsweep.pipeline.run.verify import compare_with_store
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

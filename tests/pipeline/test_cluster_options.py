@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from boardsweep.pipeline import batch
-from boardsweep.pipeline.cluster import dashboard_address, performance_report_path
+from boardsweep.pipeline.cluster import batch
+from boardsweep.pipeline.cluster.client import dashboard_address, performance_report_path
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
 
 SLURM_SETTINGS = {"DASK_JOBQUEUE__SLURM__CORES": "1", "DASK_JOBQUEUE__SLURM__MEMORY": "2GiB"}

@@ -21,9 +21,9 @@ import pytest
 import slurmtest
 from conftest import spec_toml
 from localdask import RUNNER, done_count, finish, start_client, toy_delay, wait_for
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
-from boardsweep.pipeline.verify import compare_with_store
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.run.verify import compare_with_store
 
 pytest.importorskip("dask_jobqueue", reason="the SLURM test needs dask-jobqueue: pip install 'boardsweep[hpc]'")
 

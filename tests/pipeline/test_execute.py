@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 from numba import njit
 
-from boardsweep.pipeline.cluster import Target, connect
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
-from boardsweep.pipeline.plan import plan_tasks
-from boardsweep.pipeline.tasks import simulate_task
-from boardsweep.pipeline.warm import COMPILE_CLOCK, WarmUp
-from boardsweep.pipeline.verify import compare_with_store, digest
+from boardsweep.pipeline.cluster.client import Target, connect
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.plan.tasks import plan_tasks
+from boardsweep.pipeline.run.worker import simulate_task
+from boardsweep.pipeline.run.warm import COMPILE_CLOCK, WarmUp
+from boardsweep.pipeline.run.verify import compare_with_store, digest
 from boardsweep.core import games
 from boardsweep.pipeline.errors import TasksFailed
 from conftest import TOY_SPEC, spec_toml

@@ -13,8 +13,8 @@ import sys
 
 from clirun import run_cli
 from localdask import COMPARED, HERE, assert_bitwise_equal
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import integrity, packing
 
 
@@ -42,8 +42,8 @@ import os, sys
 sys.path.insert(0, {str(HERE)!r})
 from fsspec.implementations.local import LocalFileSystem
 from boardsweep.core import games
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 games.register("toy", "toy_game")
 real = LocalFileSystem.rm
 def rm(self, path, *args, **kwargs):

@@ -27,8 +27,8 @@ from localdask import (
     toy_delay,
     wait_for,
 )
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 DATA = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 SLOW_S = 0.5  # per replicate, on the workers: a task takes >= 1 s

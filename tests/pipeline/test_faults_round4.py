@@ -70,7 +70,7 @@ def test_checkpoint_count_above_the_most_is_refused(tmp_path, capsys):
 
 
 def test_workers_beyond_the_machine_are_refused_at_once(tmp_path, capsys):
-    from boardsweep.pipeline.cluster import max_workers
+    from boardsweep.pipeline.cluster.client import max_workers
 
     spec = tmp_path / "toy.toml"
     spec.write_text(TOY_SPEC)
@@ -125,7 +125,7 @@ def test_bad_dask_setting_names_its_environment_variable(tmp_path):
 # -- a diagnosis that names the real cause -------------------------------------
 
 _TOY_MAIN = ("import sys; from boardsweep.core import games; games.register('toy', 'toy_game'); "
-             "from boardsweep.pipeline.cli import command_line; sys.argv[0] = 'boardsweep'; command_line()")
+             "from boardsweep.pipeline.cli.commands import command_line; sys.argv[0] = 'boardsweep'; command_line()")
 
 
 def _cli_process(args: list[str], stdout=subprocess.PIPE, env=None, cwd=None, timeout=120):

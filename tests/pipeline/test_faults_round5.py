@@ -32,7 +32,7 @@ games.register("filling", "filling_game")
 
 HERE = Path(__file__).resolve().parent
 
-#: The ``boardsweep`` command as users get it (:func:`boardsweep.pipeline.entry.command_line`),
+#: The ``boardsweep`` command as users get it (:func:`boardsweep.pipeline.cli.entry.command_line`),
 #: the test games registered; guarded, since worker processes import the main module.
 RUNNER = f"""\
 import sys
@@ -41,7 +41,7 @@ from boardsweep.core import games
 games.register("toy", "toy_game")
 games.register("hanging", "hanging_game")
 games.register("filling", "filling_game")
-from boardsweep.pipeline.entry import command_line
+from boardsweep.pipeline.cli.entry import command_line
 if __name__ == "__main__":
     sys.argv[0] = "boardsweep"
     command_line()
@@ -138,10 +138,10 @@ def test_head_start_past_its_deadline_is_named(tmp_path, monkeypatch):
     import dask
 
     from boardsweep.pipeline.errors import TaskOverdue
-    from boardsweep.pipeline.plan import plan_tasks
-    from boardsweep.pipeline.spec import parse_spec
-    from boardsweep.pipeline.tasks import simulate_task
-    from boardsweep.pipeline.warm import WarmUp
+    from boardsweep.pipeline.plan.tasks import plan_tasks
+    from boardsweep.pipeline.spec.parse import parse_spec
+    from boardsweep.pipeline.run.worker import simulate_task
+    from boardsweep.pipeline.run.warm import WarmUp
 
     flag = tmp_path / "hang"
     flag.touch()
@@ -185,7 +185,7 @@ def test_bad_task_deadline_is_named(tmp_path, capsys, value):
 def test_no_task_deadline_when_set_to_zero():
     import dask
 
-    from boardsweep.pipeline.cluster import TASK_TIMEOUT_S, task_timeout
+    from boardsweep.pipeline.cluster.client import TASK_TIMEOUT_S, task_timeout
 
     assert task_timeout() == TASK_TIMEOUT_S == 3600
     for off in (0, "0s", False):
@@ -204,7 +204,7 @@ def test_ctrl_c_ends_a_run_whose_kernel_never_returns(tmp_path, workers):
     command gives its cleanup (it used to wait for the kernel, or for a second Ctrl-C; worker
     processes, which get the terminal's Ctrl-C too, printed KeyboardInterrupt tracebacks); the
     finished cells are kept and, once the kernel returns again, a rerun completes."""
-    from boardsweep.pipeline.entry import INTERRUPT_GRACE_S
+    from boardsweep.pipeline.cli.entry import INTERRUPT_GRACE_S
 
     spec = tmp_path / "hanging.toml"
     spec.write_text(HANGING_SPEC)
@@ -422,7 +422,7 @@ def test_kernel_that_never_returns_on_a_scheduler_restarts_its_worker(tmp_path):
     saying so, and the rerun is not queued behind the abandoned task."""
     from localdask import local_dask
 
-    from boardsweep.pipeline.execute import RESTART_TIMEOUT_S
+    from boardsweep.pipeline.run.execute import RESTART_TIMEOUT_S
 
     spec = tmp_path / "hanging.toml"
     spec.write_text(HANGING_SPEC)

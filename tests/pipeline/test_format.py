@@ -12,8 +12,8 @@ import pytest
 import zarr
 
 from clirun import run_cli
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 
 @pytest.fixture(scope="module")

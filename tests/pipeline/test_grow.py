@@ -16,11 +16,11 @@ import zarr
 
 from clirun import run_cli
 from localdask import done_count, finish, kill, local_dask, start_client, toy_delay, wait_for
-from boardsweep.pipeline import grow
+from boardsweep.pipeline.plan import growth as grow
 from boardsweep.pipeline.store import integrity
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
-from boardsweep.pipeline.verify import verify
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.run.verify import verify
 
 TOY = dict(params={"size": 8}, run={"games": 2, "turns": 60}, checkpoints={"count": 5})
 

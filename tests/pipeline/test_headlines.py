@@ -17,10 +17,10 @@ from scipy import stats as st
 
 from boardsweep.core import games
 from boardsweep.core.games import game_names
-from boardsweep.pipeline import headlines
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.query import load_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.analysis import headlines
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.analysis.query import load_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 from conftest import spec_toml  # tests/pipeline is on sys.path
 
@@ -282,7 +282,7 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
 
     import pandas as pd
 
-    from boardsweep.pipeline.cli import main
+    from boardsweep.pipeline.cli.commands import main
 
     url = run(tmp_path, cluster2, "shut_the_box", dict(grid={"dice_sides": [2, 3]},
                                                        run={"replicates": 4, "games": 400}), seed=8)

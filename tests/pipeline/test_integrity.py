@@ -14,9 +14,9 @@ import xarray as xr
 from clirun import run_cli
 from localdask import COMPARED, assert_bitwise_equal
 from boardsweep.pipeline.store import integrity
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.query import open_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.analysis.query import open_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 
 

@@ -10,8 +10,8 @@ import io
 import pytest
 from rich.console import Console
 
-from boardsweep.pipeline import display
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.views import display
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import template
 
 
@@ -135,7 +135,7 @@ def test_the_seats_of_a_long_axis_are_found_with_one_reading_of_the_spec(monkeyp
     import numpy as np
     import xarray as xr
 
-    from boardsweep.pipeline import analysis, headlines
+    from boardsweep.pipeline.analysis import convergence as analysis, headlines
 
     reserves = [f"reserve:{10 * n}" for n in range(LONG_AXIS)]
     seats = ["P1", "P2", "P3", "P4", "P5", "P6"]
@@ -204,7 +204,7 @@ def test_the_verdict_of_a_long_axis_is_one_pass_over_its_tests(monkeypatch):
     import pandas as pd
     import xarray as xr
 
-    from boardsweep.pipeline import headlines
+    from boardsweep.pipeline.analysis import headlines
 
     ds = _long_axis([Label(n) for n in range(LONG_AXIS)])
     p = np.full(LONG_AXIS, 0.5)

@@ -17,8 +17,8 @@ import zarr
 from clirun import run_cli
 from localdask import COMPARED, assert_bitwise_equal, raw_arrays
 from boardsweep.pipeline import store
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import integrity, packing
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from localdask import assert_bitwise_equal
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 DATA = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 FINISHED = 5  # of the toy sweep's 8 simulation tasks (and its 4 exact answers, which run first)

@@ -13,9 +13,9 @@ import zarr
 from clirun import run_cli
 from test_grow import assert_same_by_value, files, raw, toy
 from boardsweep.core.hk_monopoly.game import GAME as HK
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.plan import grid_chunks, plan_exact, plan_tasks, task_count
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.plan.tasks import grid_chunks, plan_exact, plan_tasks, task_count
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import integrity
 
 DICE = (2, 3, 4, 5, 6)  # 5 values: chunks of 2 leave a partial edge chunk

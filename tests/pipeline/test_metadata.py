@@ -10,10 +10,10 @@ import pytest
 import xarray as xr
 
 from boardsweep.core.games import get_game
-from boardsweep.pipeline.cli import main
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.query import load_sweep, open_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.cli.commands import main
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.analysis.query import load_sweep, open_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 from conftest import spec_toml  # tests/pipeline is on sys.path
 
@@ -356,7 +356,7 @@ def test_verify_matches_a_format_2_store_and_its_digest_by_the_current_names(tmp
     names, with a store of the current format under the current names."""
     import shutil
 
-    from boardsweep.pipeline import verify
+    from boardsweep.pipeline.run import verify
 
     old = tmp_path / "old.zarr"
     shutil.copytree(Path(__file__).parent / "old_stores" / "format2_shut_the_box.zarr", old)

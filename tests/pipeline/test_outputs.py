@@ -10,9 +10,9 @@ import pytest
 
 from localdask import raw_arrays
 from boardsweep.core import games
-from boardsweep.pipeline.execute import TasksFailed, run_sweep
-from boardsweep.pipeline.spec import parse_spec
-from boardsweep.pipeline.tasks import OutputInvalid, checked_outputs
+from boardsweep.pipeline.run.execute import TasksFailed, run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.run.worker import OutputInvalid, checked_outputs
 
 for _name, _attr in (("nan", "NAN"), ("fraction", "FRACTION"), ("shape", "SHAPE"), ("missing", "MISSING")):
     games.register(f"bad_{_name}", f"bad_output_game:{_attr}")

@@ -17,7 +17,8 @@ import pytest
 
 from clirun import run_cli
 
-from boardsweep.pipeline import accessor, headlines, overview, query  # noqa: F401  (accessor: ds.boardsweep)
+from boardsweep.pipeline.analysis import accessor, headlines, query  # noqa: F401  (accessor: ds.boardsweep)
+from boardsweep.pipeline.views import overview
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -153,7 +154,7 @@ def test_one_estimate_and_se_whichever_way_it_is_read(summaries, name, capsys):
 def _same_as_the_reports_csv(url: str, table: pd.DataFrame, ds) -> None:
     """The report's headlines.csv: the summary's estimate and se, row by row
     (it leaves out the bins nothing can fall in)."""
-    from boardsweep.pipeline.report import build_report
+    from boardsweep.pipeline.views.report import build_report
 
     out = Path(url).with_name(Path(url).stem + ".report")
     build_report(url, out)
@@ -194,7 +195,7 @@ def test_an_uneven_interval_is_written_low_high():
     """A t interval reads ``estimate ± half-width``; an exact binomial one near
     0 or 1 (a seat that won every game, a bin nothing fell in) reads
     ``estimate [low, high]``, never ``1 ± 0``."""
-    from boardsweep.pipeline.overview import fmt_interval, half_width
+    from boardsweep.pipeline.views.overview import fmt_interval, half_width
 
     assert fmt_interval(0.5, 0.48, 0.52, 0.0102) == "0.500 ± 0.020"
     assert fmt_interval(1.0, 0.99908, 1.0, 0.0) == "1.00000 [0.99908, 1.00000]"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from boardsweep.pipeline.plan import Task, plan_tasks
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.plan.tasks import Task, plan_tasks
+from boardsweep.pipeline.spec.parse import parse_spec
 
 
 @pytest.fixture(scope="module")

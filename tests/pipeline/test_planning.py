@@ -1,4 +1,4 @@
-"""Planning (pipeline/planning.py): replicates and turns for a target s.e. or
+"""Planning (pipeline/plan/power.py): replicates and turns for a target s.e. or
 a detectable bias, from the exact CLT variance where the game has one
 (Monopoly), else from a pilot store; real specs, real runs, fixed seeds."""
 
@@ -12,12 +12,12 @@ from scipy import stats as st
 
 from boardsweep.core import stats
 from boardsweep.core.games import game_names, get_game
-from boardsweep.pipeline import headlines
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.planning import dry_run_lines, plan_run
-from boardsweep.pipeline.precision import upper_factor
-from boardsweep.pipeline.query import load_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.analysis import headlines
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.plan.power import dry_run_lines, plan_run
+from boardsweep.pipeline.plan.precision import upper_factor
+from boardsweep.pipeline.analysis.query import load_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 from clirun import run_cli
 from conftest import spec_toml

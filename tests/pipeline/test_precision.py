@@ -19,10 +19,12 @@ from rich.console import Console
 
 from boardsweep.core import stats
 from boardsweep.core.games import get_game, interval_headlines
-from boardsweep.pipeline import display, headlines, precision, query
+from boardsweep.pipeline.views import display
+from boardsweep.pipeline.analysis import headlines, query
+from boardsweep.pipeline.plan import precision
 from boardsweep.pipeline.store import integrity, packing
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import SpecError, parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import SpecError, parse_spec
 
 TARGET = 0.01
 

@@ -2,8 +2,8 @@
 not the s.e. estimated from a few replicates, must be below the target.
 
 Synthetic replicates (fixed seeds) through the real rule
-(:func:`boardsweep.pipeline.precision.decide` on the exact
-:func:`~boardsweep.pipeline.precision.stderr_squared`): the long-jail case of
+(:func:`boardsweep.pipeline.plan.precision.decide` on the exact
+:func:`~boardsweep.pipeline.plan.precision.stderr_squared`): the long-jail case of
 issue 35, a point whose largest true s.e. needs 12 replicates to reach the
 target, starting from 4 replicates in blocks of 2.  Across repeated sweeps
 the share declared "met" while the true s.e. is still above the target must
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from boardsweep.pipeline import precision
+from boardsweep.pipeline.plan import precision
 
 SWEEPS = 400
 LABELS = 1  # one label dominates, as the jail square does in the long-jail case

@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 
 from boardsweep.core import stats
-from boardsweep.pipeline import precision
+from boardsweep.pipeline.plan import precision
 
 
 def test_a_replicate_without_events_is_left_out():

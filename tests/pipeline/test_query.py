@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from boardsweep.pipeline.query import modal_string, top_k
+from boardsweep.pipeline.analysis.query import modal_string, top_k
 
 LABELS = ["GO", "A1", "CC1", "A2", "T1", "R1", "B1", "CH1", "B2", "B3", "JAIL", "C1", "U1", "C2",
           "C3", "R2", "D1", "CC2", "D2", "D3", "FP", "E1", "CH2", "E2", "E3", "R3", "F1", "F2",
@@ -38,7 +38,7 @@ def test_top_k_ignores_nan():
 def test_z_is_missing_where_every_replicate_agrees():
     """A label no replicate reached (s.e. 0) has no z, not an infinite one;
     the other labels keep theirs."""
-    from boardsweep.pipeline.query import compare_exact, worst_z
+    from boardsweep.pipeline.analysis.query import compare_exact, worst_z
 
     counts = np.array([[[[0, 30, 70]]], [[[0, 40, 60]]], [[[0, 35, 65]]]])  # replicate, checkpoint, label
     ds = xr.Dataset(
@@ -56,7 +56,7 @@ def test_z_is_missing_where_every_replicate_agrees():
 def test_z_is_missing_where_counts_are_too_few():
     """Labels with a mean count below MIN_COUNT per replicate are not judged:
     replicates that landed 4, 4, 4 and 5 times give a tiny s.e."""
-    from boardsweep.pipeline.query import MIN_COUNT, compare_exact
+    from boardsweep.pipeline.analysis.query import MIN_COUNT, compare_exact
 
     few = np.array([4, 4, 4, 5])
     many = np.array([500, 520, 480, 510])
@@ -79,7 +79,7 @@ def grid() -> xr.Dataset:
 
 
 def test_sel_takes_several_values_of_one_axis():
-    from boardsweep.pipeline.display import select
+    from boardsweep.pipeline.views.display import select
 
     ds = grid()
     assert select(ds, ("dice_sides=6,8",), ValueError) == {"dice_sides": [6, 8]}
@@ -93,7 +93,7 @@ def test_sel_takes_several_values_of_one_axis():
 def test_sel_names_the_value_that_is_not_on_the_axis():
     import pytest
 
-    from boardsweep.pipeline.display import select
+    from boardsweep.pipeline.views.display import select
 
     with pytest.raises(ValueError, match=r"'5' is not on axis 'dice_sides'; values: 4, 6, 8"):
         select(grid(), ("dice_sides=6,5",), ValueError)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from boardsweep.core.games import game_names
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.query import modal_string, open_sweep, rows
-from boardsweep.pipeline.spec import load_spec, parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.analysis.query import modal_string, open_sweep, rows
+from boardsweep.pipeline.spec.parse import load_spec, parse_spec
 
 from conftest import spec_toml  # tests/pipeline is on sys.path
 

@@ -1,4 +1,4 @@
-"""boardsweep.pipeline.report and ``boardsweep report``: stores with missing cells, other games."""
+"""boardsweep.pipeline.views.report and ``boardsweep report``: stores with missing cells, other games."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 from scipy import stats as st
 
 from boardsweep.core.games import game_names
-from boardsweep.pipeline.cli import main
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.report import build_report
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.cli.commands import main
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.views.report import build_report
+from boardsweep.pipeline.spec.parse import parse_spec
 
 from conftest import spec_toml  # tests/pipeline is on sys.path
 
@@ -135,8 +135,8 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
 
     import xarray as xr
 
-    from boardsweep.pipeline import analysis, headlines
-    from boardsweep.pipeline.query import modal_string, open_sweep
+    from boardsweep.pipeline.analysis import convergence as analysis, headlines
+    from boardsweep.pipeline.analysis.query import modal_string, open_sweep
 
     out = tmp_path / "r"
     summary = build_report(mono_full, out)
@@ -280,7 +280,7 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
                      run={"replicates": 2, "games": 10}, checkpoints={"count": 3})
     store = str(tmp_path / "hk.zarr")
     assert run_sweep(parse_spec(text, "hk.toml"), store, scheduler=cluster2).complete
-    from boardsweep.pipeline import report
+    from boardsweep.pipeline.views import report
 
     monkeypatch.setattr(report, "FOREST_ROWS", 3)  # 4 win shares: one cannot be drawn
     summary = build_report(store, tmp_path / "h")
@@ -328,7 +328,7 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     # the histogram converges in games (its own entries), not against another variable such as rolls_sum
     import xarray as xr
 
-    from boardsweep.pipeline import analysis
+    from boardsweep.pipeline.analysis import convergence as analysis
 
     conv = analysis.convergence(xr.open_zarr(store), "hist")
     assert conv.attrs["steps"] == "games (counted in hist)"
@@ -384,7 +384,7 @@ def test_report_cli_errors(tmp_path, capsys):
 def test_the_summary_says_where_more_turns_will_not_shrink_an_error():
     """A shuffled point whose between-deck share is at least one half at some
     labels: one sentence names it, its worst label, and that only replicates help."""
-    from boardsweep.pipeline.report import _variance_words
+    from boardsweep.pipeline.views.report import _variance_words
 
     assert _variance_words({"decomposition": {}}) == ""
     quiet = {"label": "GO", "between_share": 0.3, "labels_between_dominates": []}

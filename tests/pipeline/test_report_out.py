@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from clirun import run_cli
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def files(out) -> set[str]:
 
 def test_report_with_no_options_goes_beside_the_store(store, capsys):
     """``boardsweep report STORE``, as the run's last line suggests: STORE_DIR/<name>.report."""
-    from boardsweep.pipeline.report import MANIFEST
+    from boardsweep.pipeline.views.report import MANIFEST
 
     out = store.parent / "toy.report"
     assert run_cli("report", str(store)) == 0
@@ -79,7 +79,7 @@ def other_store(tmp_path_factory, cluster2):
 
 def test_a_report_of_another_store_leaves_no_file_of_the_first(store, other_store, tmp_path):
     """The second report removes exactly what the first recorded making; a user's files stay."""
-    from boardsweep.pipeline.report import MANIFEST
+    from boardsweep.pipeline.views.report import MANIFEST
 
     out = tmp_path / "shared"
     out.mkdir()
@@ -107,13 +107,13 @@ def test_a_killed_report_does_not_block_the_next(store, tmp_path):
     import sys
     import time
 
-    from boardsweep.pipeline.report import _STAGING, MANIFEST
+    from boardsweep.pipeline.views.report import _STAGING, MANIFEST
 
     out = tmp_path / "r"
     assert run_cli("report", str(store), "--out", str(out)) == 0
     before = files(out)
     code = ("from boardsweep.core import games; games.register('toy', 'toy_game'); "
-            "from boardsweep.pipeline.cli import main; import sys; main(sys.argv[1:])")
+            "from boardsweep.pipeline.cli.commands import main; import sys; main(sys.argv[1:])")
     proc = subprocess.Popen([sys.executable, "-c", code, "report", str(store), "--out", str(out)],
                             env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     staging, deadline = out / _STAGING, time.monotonic() + 120
@@ -133,7 +133,7 @@ def test_a_killed_report_does_not_block_the_next(store, tmp_path):
                                            ("file:///data/x.zarr", "/data/x.report"),
                                            ("s3://bucket/runs/x.zarr", "x.report")])
 def test_the_default_folder_is_beside_a_local_store(store, folder):
-    from boardsweep.pipeline.report import default_out_dir
+    from boardsweep.pipeline.views.report import default_out_dir
 
     assert default_out_dir(store) == Path(folder)
 

@@ -14,12 +14,12 @@ import pytest
 import xarray as xr
 import zarr
 
-from boardsweep.pipeline.execute import run_sweep
+from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.store.lock import LOCK_NAME, StoreLocked
-from boardsweep.pipeline.query import open_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.analysis.query import open_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import StoreMismatch
-from boardsweep.pipeline.verify import FLOAT_ATOL, FLOAT_RTOL
+from boardsweep.pipeline.run.verify import FLOAT_ATOL, FLOAT_RTOL
 
 VARIABLES = ("counts", "events", "rolls")
 
@@ -91,7 +91,7 @@ def test_store_layout(reference, spec_text):
     assert np.isnan(exact[:, 1]).all()
     # each cell is the game's own simulate for its seed (derived from parameter values)
     from boardsweep.core.games import get_game
-    from boardsweep.pipeline.plan import replicate_seed
+    from boardsweep.pipeline.plan.tasks import replicate_seed
 
     game = get_game("monopoly")
     params = game.resolve_params({"dice_sides": 6, "deck_policy": "shuffled_cycle",
@@ -124,7 +124,7 @@ def test_one_vs_two_workers(reference, tmp_path, spec_text):
 
 def test_futures_in_flight_are_bounded(reference, tmp_path, cluster2, spec_text, monkeypatch):
     """A small window (2 futures at a time) runs every task and gives the same store."""
-    from boardsweep.pipeline import execute
+    from boardsweep.pipeline.run import execute
 
     monkeypatch.setattr(execute, "IN_FLIGHT_PER_WORKER", 1)
     monkeypatch.setattr(execute, "MIN_IN_FLIGHT", 2)

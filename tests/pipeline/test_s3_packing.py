@@ -15,8 +15,8 @@ import xarray as xr
 from clirun import run_cli
 from killat import KillServer
 from localdask import COMPARED, assert_bitwise_equal
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.store.layout import JOURNAL
 

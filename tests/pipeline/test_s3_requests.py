@@ -16,8 +16,8 @@ import os
 
 import pytest
 
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 pytestmark = pytest.mark.slow  # two whole runs on S3
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import zarr
 
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import create_store, integrity, template, write_region
 
 
@@ -52,7 +52,7 @@ def test_a_store_made_again_with_other_task_chunks_is_not_written_with_the_old_m
     store at the same URL with other chunks, which the worker reads afresh
     (here 4 replicates a chunk, then 2: the old metadata would put replicates
     4-5 where the new layout keeps 2-3)."""
-    from boardsweep.pipeline.execute import _token
+    from boardsweep.pipeline.run.execute import _token
 
     text = make_spec("toy", params={"size": 8}, grid={"dice_sides": [2]}, run={"replicates": 6, "games": 1,
                      "turns": 10}, checkpoints={"count": 2}, tasks={"seconds": 1})

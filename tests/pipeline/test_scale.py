@@ -9,9 +9,10 @@ import pytest
 import xarray as xr
 import zarr
 
-from boardsweep.pipeline import display, headlines, overview, query
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.views import display, overview
+from boardsweep.pipeline.analysis import headlines, query
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 from clirun import run_cli  # tests/pipeline is on sys.path (conftest)
 
@@ -89,7 +90,7 @@ def test_query_rows_say_the_exact_state(wide_store, tmp_path):
 def test_compact_summary_above_24_points(wide_store, capsys):
     from rich.console import Console
 
-    from boardsweep.pipeline.run_report import RunReport
+    from boardsweep.pipeline.run.record import RunReport
 
     out = Console(width=100, record=True)
     display.run_summary(out, RunReport(store=wide_store, tasks_total=52, complete=True))
@@ -131,7 +132,7 @@ def _table_rows(text: str) -> list[list[str]]:
 def test_small_grid_summary_lists_every_point(tmp_path, cluster2, toy_spec_text):
     from rich.console import Console
 
-    from boardsweep.pipeline.run_report import RunReport
+    from boardsweep.pipeline.run.record import RunReport
 
     url = str(tmp_path / "small.zarr")
     assert run_sweep(parse_spec(toy_spec_text, "toy.toml"), url, scheduler=cluster2).complete

@@ -1,11 +1,11 @@
-"""``--set KEY=VALUE`` on a spec: :func:`boardsweep.pipeline.spec.apply_overrides`
+"""``--set KEY=VALUE`` on a spec: :func:`boardsweep.pipeline.spec.parse.apply_overrides`
 and :func:`load_spec` with overrides."""
 
 from __future__ import annotations
 
 import pytest
 
-from boardsweep.pipeline.spec import SpecError, apply_overrides, load_spec, parse_spec
+from boardsweep.pipeline.spec.parse import SpecError, apply_overrides, load_spec, parse_spec
 
 
 @pytest.mark.parametrize("item,expected", [
@@ -45,7 +45,7 @@ def test_override_errors_name_the_key(write_spec, monopoly_spec_text):
 def test_docstring_examples_run():
     import doctest
 
-    from boardsweep.pipeline import spec
+    from boardsweep.pipeline.spec import parse as spec
 
     result = doctest.testmod(spec)
     assert result.attempted >= 2 and result.failed == 0

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import Store, StoreMismatch, metadata
 
 
@@ -87,7 +87,7 @@ def finished(tmp_path_factory, cluster2):
 
     from conftest import TOY_SPEC
 
-    from boardsweep.pipeline.execute import run_sweep
+    from boardsweep.pipeline.run.execute import run_sweep
     from boardsweep.pipeline.store import packing
 
     folder = tmp_path_factory.mktemp("finished")
@@ -118,9 +118,9 @@ def opened(monkeypatch):
 
     import zarr
 
-    import boardsweep.pipeline.cli  # noqa: F401 - loaded before wrapping, as the commands use it
-    import boardsweep.pipeline.display  # noqa: F401
-    import boardsweep.pipeline.report  # noqa: F401
+    import boardsweep.pipeline.cli.commands  # noqa: F401 - loaded before wrapping, as the commands use it
+    import boardsweep.pipeline.views.display  # noqa: F401
+    import boardsweep.pipeline.views.report  # noqa: F401
 
     counts: Counter = Counter()
     for label, (module, name) in OPENING.items():

@@ -19,8 +19,8 @@ import zarr
 
 from clirun import run_cli
 from localdask import assert_bitwise_equal
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 
 def _tree(path: Path) -> dict[str, bytes]:
@@ -141,7 +141,7 @@ def test_sigkill_during_creation_then_rerun(tmp_path, toy_spec_text, write_spec)
         "from boardsweep.core import games\n"
         "games.GAME_MODULES.setdefault('toy', 'toy_game')\n"
         "from boardsweep.pipeline import store\n"
-        "from boardsweep.pipeline.spec import parse_spec\n"
+        "from boardsweep.pipeline.spec.parse import parse_spec\n"
         "import xarray.backends.zarr as xz\n"
         "orig = xz.ZarrStore.set_variables\n"
         "def dying(self, *a, **k):\n"
@@ -162,7 +162,7 @@ def test_a_full_disk_during_creation_is_named_and_resumable(tmpfs, toy_spec_text
     small_disk = tmpfs("disk", "256k")
     spec_path = write_spec(toy_spec_text.replace("replicates = 4", "replicates = 1").replace(
         "replicates_per_task = 2", "replicates_per_task = 1"))
-    from boardsweep.pipeline.sizing import estimate
+    from boardsweep.pipeline.plan.sizing import estimate
 
     needed = estimate(parse_spec(spec_path.read_text())).store_bytes
     filler = small_disk / "filler.bin"
@@ -198,7 +198,7 @@ def test_a_plan_that_cannot_fit_in_memory_is_refused(tmp_path, toy_spec_text, wr
     many = toy_spec_text.replace("replicates = 4", "replicates = 2000000000").replace(
         "replicates_per_task = 2", "replicates_per_task = 1").replace("turns = 60", "turns = 1").replace(
         "games = 2", "games = 1")
-    from boardsweep.pipeline.sizing import estimate
+    from boardsweep.pipeline.plan.sizing import estimate
 
     est = estimate(parse_spec(many))
     assert est.tasks == 4 * 2_000_000_000 and est.plan_bytes > 10**12
@@ -210,7 +210,7 @@ def test_a_plan_that_cannot_fit_in_memory_is_refused(tmp_path, toy_spec_text, wr
 
 def test_size_estimate_matches_a_real_store(tmp_path, cluster2, monopoly_spec_text):
     """The estimate is an upper bound of the bytes a real store takes, and not a loose one."""
-    from boardsweep.pipeline.sizing import estimate
+    from boardsweep.pipeline.plan.sizing import estimate
 
     spec = parse_spec(monopoly_spec_text)
     url = tmp_path / "small.zarr"

@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from boardsweep.pipeline import headlines
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.query import load_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.analysis import headlines
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.analysis.query import load_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 
 from conftest import spec_toml  # tests/pipeline is on sys.path
 

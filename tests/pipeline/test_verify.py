@@ -16,10 +16,10 @@ import zarr
 
 from clirun import run_cli
 from localdask import finish, start_client
-from boardsweep.pipeline.execute import run_sweep
-from boardsweep.pipeline.spec import parse_spec
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import packing
-from boardsweep.pipeline.verify import FLOAT_ATOL, FLOAT_RTOL, _decode_floats
+from boardsweep.pipeline.run.verify import FLOAT_ATOL, FLOAT_RTOL, _decode_floats
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""Kernels made ready while a run starts (:mod:`boardsweep.pipeline.warm`):
+"""Kernels made ready while a run starts (:mod:`boardsweep.pipeline.run.warm`):
 the short runs load or compile the same specialisations the real tasks use."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import subprocess
 import sys
 import threading
 
-from boardsweep.pipeline.spec import parse_spec
-from boardsweep.pipeline.warm import COMPILE_CLOCK, warm_kernels
-from boardsweep.pipeline.warm import warm_points
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.run.warm import COMPILE_CLOCK, warm_kernels
+from boardsweep.pipeline.run.warm import warm_points
 from conftest import spec_toml
 
 SPEC = spec_toml(
@@ -60,7 +60,7 @@ def spy(self, *args, **kwargs):
     started.append(sorted(m for m in ("distributed", "xarray", "zarr") if m in sys.modules))
     real(self, *args, **kwargs)
 warm.WarmUp.__init__ = spy
-from boardsweep.pipeline.cli import main
+from boardsweep.pipeline.cli.commands import main
 try:
     main(sys.argv[1:])
 finally:

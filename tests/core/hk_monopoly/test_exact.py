@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from boardsweep.core.games import get_game
 from boardsweep.core.hk_monopoly.board import default_board
 from boardsweep.core.hk_monopoly.exact import horizon_frequency, stationary_frequency, transition_matrix
-from boardsweep.pipeline.cli import cli
+from boardsweep.pipeline.cli.commands import cli
 
 BOARD = default_board()
 GAME = get_game("hk_monopoly")

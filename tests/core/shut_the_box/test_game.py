@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from boardsweep.core.games import ParameterError, get_game
-from boardsweep.pipeline.cli import main
+from boardsweep.pipeline.cli.commands import main
 
 GAME = get_game("shut_the_box")
 

@@ -1,6 +1,6 @@
 """Convergence and variance of a sweep, on the store's xarray Dataset.
 
-Every function takes the Dataset of :func:`boardsweep.pipeline.query.open_sweep` (cells
+Every function takes the Dataset of :func:`boardsweep.pipeline.analysis.query.open_sweep` (cells
 not done are NaN and are skipped, never read as zeros) and keeps the grid
 dimensions; the maths is in :mod:`boardsweep.core.stats`.  Games are reached only through
 :mod:`boardsweep.core.games`: the optional ``extras["asymptotic_variance"]`` (CLT theory)
@@ -25,10 +25,10 @@ import xarray as xr
 if TYPE_CHECKING:
     import pandas as pd
 
-from ..core import stats
-from ..core.games import Game, get_game
-from .plan import replicate_seed
-from .store.metadata import simulated_variables
+from ...core import stats
+from ...core.games import Game, get_game
+from ..plan.tasks import replicate_seed
+from ..store.metadata import simulated_variables
 from .dataset import distribution_variables, frequencies, grid_points, z_score
 
 __all__ = [
@@ -367,7 +367,7 @@ def shuffle_decomposition(
 
     Needs the game's ``extras["replicate_exact"]``: the exact answer of the
     environment (e.g. the deck shuffles) each replicate played, found from the
-    replicate's seed (:func:`boardsweep.pipeline.plan.replicate_seed`).  Computed for
+    replicate's seed (:func:`boardsweep.pipeline.plan.tasks.replicate_seed`).  Computed for
     grid points where it is informative (the per-replicate answers differ)
     and feasible; ``None`` when the game has no hook, an error was raised
     (e.g. too many games per replicate) or it would need more than
@@ -461,7 +461,7 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
     ds : xarray.Dataset
         The store.
     found : dict
-        :func:`boardsweep.pipeline.headlines.estimates` of ``ds``.
+        :func:`boardsweep.pipeline.analysis.headlines.estimates` of ``ds``.
     ratio : xarray.Dataset, optional
         :func:`variance_ratio` of ``variable`` (the exact CLT variance).
     decomp : xarray.Dataset, optional
@@ -612,10 +612,10 @@ def ratio_estimates(ds: xr.Dataset, checkpoint: int = -1) -> dict[str, xr.Datase
     the replicates' own ratios for means: Student's t, since with R = 4-8
     replicates the normal 1.96 covers only 85-91%); ``exact`` where the game
     has one; and ``replicates``.  Grid dimensions and the ratio's own (e.g.
-    ``seat``) are kept.  :mod:`boardsweep.pipeline.headlines` gives the
+    ``seat``) are kept.  :mod:`boardsweep.pipeline.analysis.headlines` gives the
     headline answers with pooled per-game standard errors where they exist.
     """
-    from ..core.stats import proportion_interval, t_interval
+    from ...core.stats import proportion_interval, t_interval
 
     game = game_of(ds)
     out: dict[str, xr.Dataset] = {}

@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..core import stats
-from ..core.games import Headline, headlines_of
-from .analysis import _mem, game_of, label_values, point_params
+from ...core import stats
+from ...core.games import Headline, headlines_of
+from .convergence import _mem, game_of, label_values, point_params
 from .dataset import MIN_COUNT, grid_points, grid_points_at, grid_size
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable",

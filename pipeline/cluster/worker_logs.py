@@ -2,7 +2,7 @@
 
 A task that raises is reported by the run itself: one line per distinct error
 as it happens, and every failure, grouped by error, when the run ends (see
-:func:`boardsweep.pipeline.execute.run_sweep`).  Dask's worker logs the same
+:func:`boardsweep.pipeline.run.execute.run_sweep`).  Dask's worker logs the same
 failure as a multi-line "Compute Failed" record with the task's traceback;
 :class:`QuietTaskErrors` drops that record on the embedded cluster's workers,
 whose stderr is the run's.  Workers of a scheduler boardsweep did not start

@@ -29,14 +29,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .run_report import RunReport
-from .plan import exact_solves, task_count
-from .sizing import AUTO_TASK_S, groups_points
-from .spec import Spec
-from .words import count, plural
+from ..run.record import RunReport
+from ..plan.tasks import exact_solves, task_count
+from ..plan.sizing import AUTO_TASK_S, groups_points
+from ..spec.parse import Spec
+from ..words import count, plural
 
 if TYPE_CHECKING:
-    from .store import Store
+    from ..store import Store
 
 __all__ = ["console", "set_verbosity", "info", "announce", "TaskBar", "run_summary", "open_store",
            "select", "pick_variable", "print_rows", "print_status", "print_games", "print_game",
@@ -262,9 +262,9 @@ class TaskBar:
 
 def run_summary(out: Console, report: RunReport) -> None:
     """The headline answers and the verdict on one screen
-    (:mod:`boardsweep.pipeline.overview`), then the run's work and timings."""
+    (:mod:`boardsweep.pipeline.views.overview`), then the run's work and timings."""
     from .overview import MAX_LINES, print_lines, print_overview
-    from .query import load_sweep
+    from ..analysis.query import load_sweep
 
     _many_reads()
     ds = load_sweep(report.store, check=False)  # the run has just checked and written it
@@ -342,13 +342,13 @@ SUMMARY_WORST = 5
 
 def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STORE") -> None:
     """``query --summary``: the headline answers on one screen
-    (:func:`boardsweep.pipeline.overview.print_overview`) and the verdict;
+    (:func:`boardsweep.pipeline.views.overview.print_overview`) and the verdict;
     ``every``: the whole az.summary-style table
-    (:func:`boardsweep.pipeline.headlines.summary`), one row per grid point,
+    (:func:`boardsweep.pipeline.analysis.headlines.summary`), one row per grid point,
     headline and label.  CSV and JSON always hold every row."""
     import pandas as pd
 
-    from . import headlines
+    from ..analysis import headlines
     from .overview import MAX_LINES, print_overview
 
     found = headlines.estimates(ds)
@@ -424,7 +424,7 @@ def _fmt_int(x: float) -> str:
 def _many_reads() -> None:
     """Let zarr keep more chunk reads in flight in this (CLI) process: a
     store holds one small chunk per task and variable."""
-    from .store import many_reads
+    from ..store import many_reads
 
     many_reads()
 
@@ -434,8 +434,8 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
     (:class:`~boardsweep.pipeline.store.Store`: what it finds is kept), or
     ``error`` in one line: no store, not ours, or (unless ``growing_ok``) one
     whose growth was interrupted half-way."""
-    from .grow import interrupted
-    from .store import Store, StoreMismatch, normalize_url
+    from ..plan.growth import interrupted
+    from ..store import Store, StoreMismatch, normalize_url
 
     try:
         normalize_url(url)  # an unknown protocol, a missing package: the line `run` gives
@@ -443,8 +443,8 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
         raise error("store " + str(exc).removeprefix("--store ")) from None
     st = Store(url)
     if st.kind == "rootless":
-        from .store.identity import rootless_line
-        from .store.integrity import StoreDamaged
+        from ..store.identity import rootless_line
+        from ..store.integrity import StoreDamaged
 
         raise StoreDamaged(rootless_line(url))
     if st.kind in ("absent", "empty"):
@@ -464,9 +464,9 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
     selection.  ``url``: a path or URL, or the store :func:`require_store`
     opened.  ``eager=False``: lazily (:func:`query.open_sweep`), for
     commands that read a few small arrays."""
-    from .store import Store
-    from .store.integrity import StoreDamaged
-    from .query import load_sweep, open_sweep
+    from ..store import Store
+    from ..store.integrity import StoreDamaged
+    from ..analysis.query import load_sweep, open_sweep
 
     st = url if isinstance(url, Store) else require_store(url, error)
     _many_reads()
@@ -520,7 +520,7 @@ def _some(texts: list[str]) -> str:
 
 
 def pick_variable(ds, variable: str | None, error: type[Exception]) -> str:
-    from .query import distribution_variables
+    from ..analysis.query import distribution_variables
 
     found = distribution_variables(ds)
     if variable is None and found:
@@ -531,7 +531,7 @@ def pick_variable(ds, variable: str | None, error: type[Exception]) -> str:
 
 
 def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
-    from .query import rows
+    from ..analysis.query import rows
 
     if fmt == "table" and top is None:
         top = 5
@@ -543,7 +543,7 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
         writer.writeheader()
         writer.writerows(found)
     else:
-        from .headlines import LEVEL
+        from ..analysis.headlines import LEVEL
 
         axes = list(ds.attrs.get("grid_axes", []))
         dim = [k for k in found[0] if k not in axes][0] if found else "label"
@@ -576,8 +576,8 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
     """Query rows with their point's precision columns (replicates used,
     standard error reached and target, met/capped/running) when ``add`` and
     the store has a precision target."""
-    from .precision import point_columns
-    from .query import grid_points
+    from ..plan.precision import point_columns
+    from ..analysis.query import grid_points
 
     columns = point_columns(ds) if add else None
     if columns is None:
@@ -590,7 +590,7 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
 def print_precision(out: Console, ds) -> None:
     """One line on a precision target: how many grid points met it, were
     capped or still run (per point: ``boardsweep status``)."""
-    from .precision import point_columns
+    from ..plan.precision import point_columns
 
     columns = point_columns(ds)
     if columns is None:
@@ -610,7 +610,7 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     ``pending`` (not computed yet).  A cell counts as done only when its flag
     is set and its data intact (``damage`` excluded; its masks, read by the
     check, are reused)."""
-    from .store.metadata import exact_states
+    from ..store.metadata import exact_states
 
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None
@@ -677,7 +677,7 @@ def _precision_entries(ds, entries: list[dict], done) -> bool:
     """With a precision target, give each status entry its replicates used
     (as ``total``: done ones counted within them), the standard error
     reached and the rule's state; return whether the store has a target."""
-    from .precision import point_columns
+    from ..plan.precision import point_columns
 
     columns = point_columns(ds)
     if columns is None:
@@ -724,7 +724,7 @@ def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: in
 def _points_at(ds, axes: list[str], indices) -> list[dict[str, Any]]:
     """The grid points at flat ``indices`` (grid order; a ``range`` over the
     whole grid: every point) as {axis: value}."""
-    from .dataset import _py, grid_points
+    from ..analysis.dataset import _py, grid_points
 
     if not len(indices):
         return []
@@ -738,7 +738,7 @@ def _points_at(ds, axes: list[str], indices) -> list[dict[str, Any]]:
 
 def print_games(fmt: str) -> None:
     """The installed games: name, distribution, exact answer, description."""
-    from ..core.games import game_names, game_source, get_game
+    from ...core.games import game_names, game_source, get_game
 
     found = []
     for name in game_names():
@@ -770,7 +770,7 @@ def _wrap(text: str, indent: str, hang: str = "") -> str:
 
 def print_game(game, fmt: str) -> None:
     """One game: parameters (type, allowed values, default), run shape, outputs."""
-    from ..core.games import game_source
+    from ...core.games import game_source
 
     described = {
         "name": game.name,

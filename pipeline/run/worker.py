@@ -4,7 +4,7 @@ write the result into the store itself, and return only small metadata.
 Large arrays never travel back to the client.  Each record separates the
 time spent compiling numba kernels (or loading them from numba's disk
 cache, or waiting for another thread's compilation:
-:class:`boardsweep.pipeline.warm.CompileClock`) from the kernel time proper.
+:class:`boardsweep.pipeline.run.warm.CompileClock`) from the kernel time proper.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.games import Game
-from .errors import Fault
-from .grow import kept_cells
-from .plan import ExactTask, Task, exact_key, replicate_seed
-from .store import FILL, blank_unplayed, write_exact, write_region
+from ...core.games import Game
+from ..errors import Fault
+from ..plan.growth import kept_cells
+from ..plan.tasks import ExactTask, Task, exact_key, replicate_seed
+from ..store import FILL, blank_unplayed, write_exact, write_region
 from .warm import COMPILE_CLOCK
 from .numba_cache import writable_numba_cache
 

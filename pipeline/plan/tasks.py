@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from .spec import grid_chunks
+from ..spec.parse import grid_chunks
 
 if TYPE_CHECKING:
-    from .spec import Spec  # noqa: F401
+    from ..spec.parse import Spec  # noqa: F401
 
 __all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "exact_solves", "param_words", "replicate_seed", "plan_tasks"]
 

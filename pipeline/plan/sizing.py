@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
-from .plan import task_count
-from .spec import Spec, grid_chunks
+from ..errors import InputError
+from .tasks import task_count
+from ..spec.parse import Spec, grid_chunks
 
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human", "AUTO_POINTS", "AUTO_TASK_S",
            "groups_points", "auto_task_grid"]

@@ -1,9 +1,9 @@
 """Where a sweep's tasks run: the Dask client, and the cluster behind it.
 
-:func:`connect` gives :func:`boardsweep.pipeline.execute.run_sweep` its
+:func:`connect` gives :func:`boardsweep.pipeline.run.execute.run_sweep` its
 client, from a :class:`Target`: a client the caller already has (used as it
 is, never closed), one to an existing scheduler, worker jobs on a batch system
-(:mod:`boardsweep.pipeline.batch`), or :func:`embedded_cluster`, the default,
+(:mod:`boardsweep.pipeline.cluster.batch`), or :func:`embedded_cluster`, the default,
 a :class:`distributed.LocalCluster` on 127.0.0.1 only.  A cluster started here
 is closed with the run.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import Fault, InputError, SchedulerLost, one_line
+from ..errors import Fault, InputError, SchedulerLost, one_line
 
 __all__ = ["Target", "connect", "embedded_cluster", "pages_on_first_visit", "dashboard_link", "threads_here", "dashboard_address", "performance_report_path", "route_web_logs",
            "tls_security", "handshake", "NotAScheduler", "NoWorkers", "BadWorkers", "check_workers",
@@ -520,7 +520,7 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
         # a failing task is reported once by the run, not by each worker; -v keeps Dask's own records
         silence_logs=False if logging.getLogger().handlers else logging.CRITICAL,
         scheduler_kwargs={"dashboard": False} if late else None,
-        **({"preload": ["boardsweep.pipeline.worker_logs"]} if processes else {}),  # Ctrl-C left to this process
+        **({"preload": ["boardsweep.pipeline.cluster.worker_logs"]} if processes else {}),  # Ctrl-C left to this process
     )
     if late:
         pages_on_first_visit(cluster.scheduler)

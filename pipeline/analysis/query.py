@@ -13,11 +13,11 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from .store import Store, chunkfiles
+from ..store import Store, chunkfiles
 from .dataset import (  # noqa: F401  (re-exported: the readers' public names)
     MIN_COUNT, _EXACT_TEXT, _named, _py, distribution_variables, frequencies, grid_points, z_score,
 )
-from .store.metadata import exact_renames, exact_states, label_text, simulated_variables
+from ..store.metadata import exact_renames, exact_states, label_text, simulated_variables
 
 __all__ = [
     "open_sweep",
@@ -211,7 +211,7 @@ def read_chunks(ds: xr.Dataset, limit: int = READ_CHUNK_BYTES) -> dict[str, int]
 def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
     """The estimate of each label's frequency at one checkpoint (index), with
     its standard error, interval, exact value, z and p: the game's headline
-    estimator (:func:`boardsweep.pipeline.headlines.of_variable`), the one
+    estimator (:func:`boardsweep.pipeline.analysis.headlines.of_variable`), the one
     ``run``, ``query``, ``query --summary`` and the report print.
 
     The estimate is the ratio of sums over the finished replicates,

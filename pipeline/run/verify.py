@@ -55,13 +55,13 @@ from typing import Any
 
 import numpy as np
 
-from . import store
+from .. import store
 from .execute import run_sweep
-from .grow import aligned
-from .store import normalize_url
-from .errors import Fault
-from .store import integrity
-from .spec import Spec
+from ..plan.growth import aligned
+from ..store import normalize_url
+from ..errors import Fault
+from ..store import integrity
+from ..spec.parse import Spec
 
 __all__ = [
     "StoreIncomplete",

@@ -3,7 +3,7 @@
 The command's modules (click, numpy, the games, Dask's configuration) take
 a few tenths of a second to import; a Ctrl-C meanwhile would print Python's
 traceback of the import under way.  Here it ends the command in one line,
-with exit code 130, as a Ctrl-C later does (:func:`boardsweep.pipeline.cli.main`).
+with exit code 130, as a Ctrl-C later does (:func:`boardsweep.pipeline.cli.commands.main`).
 
 Two more things are settled here, before anything else is imported:
 
@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 
-from .numba_cache import writable_numba_cache
+from ..run.numba_cache import writable_numba_cache
 
 __all__ = ["command_line", "INTERRUPT_GRACE_S", "one_blas_thread_under_a_memory_limit"]
 
@@ -43,7 +43,7 @@ _INTERRUPTED = threading.Event()
 
 def _end_now() -> None:
     """The grace after a Ctrl-C is over: say so (once) and end the process, exit 130."""
-    from .errors import INTERRUPTION_REPORTED
+    from ..errors import INTERRUPTION_REPORTED
 
     if not INTERRUPTION_REPORTED.is_set():
         try:
@@ -146,7 +146,7 @@ def one_blas_thread_under_a_memory_limit() -> bool:
 
 
 def command_line() -> None:
-    """:func:`boardsweep.pipeline.cli.command_line`, imported under a Ctrl-C guard."""
+    """:func:`boardsweep.pipeline.cli.commands.command_line`, imported under a Ctrl-C guard."""
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_interrupt)  # not where SIGINT is ignored (nohup, a background job)
         sys.unraisablehook = _on_unraisable
@@ -156,7 +156,7 @@ def command_line() -> None:
         # multiprocessing's resource tracker (worker processes) inherits these: after a Ctrl-C
         # ends the process at once it would warn of the semaphores its workers leave
         sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
-        from .cli import command_line as run
+        from .commands import command_line as run
     except BaseException as exc:  # a Ctrl-C may surface as another error (a class body's __set_name__ wraps it)
         if not (isinstance(exc, KeyboardInterrupt) or _INTERRUPTED.is_set()):
             raise

@@ -3,7 +3,7 @@ standard error of the game's estimates is at most ``[precision] stderr``, or
 ``[precision] max_replicates`` is reached.
 
 The standard errors are those ``run``, ``query`` and ``report`` print
-(:mod:`boardsweep.pipeline.headlines`), of every headline with one interval
+(:mod:`boardsweep.pipeline.analysis.headlines`), of every headline with one interval
 per label (:func:`targets`): the ratio of sums over the first ``n``
 replicates with the linearised ratio estimator's standard error, or, where
 the game stores sums of squares, the pooled per-game one.  Both are computed
@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from .plan import Task, plan_tasks
+from .tasks import Task, plan_tasks
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -137,7 +137,7 @@ def targets(game) -> list:
     """The headlines a precision target bounds: every headline with one
     standard error per label (the intervals ``run`` and ``query`` print), not
     a distribution tested as a whole by its goodness of fit."""
-    from ..core.games import interval_headlines
+    from ...core.games import interval_headlines
 
     return interval_headlines(game)
 
@@ -159,7 +159,7 @@ def _denominators(arrays: dict[str, np.ndarray], h, a: np.ndarray, checkpoint: i
 def headline_se2(h, arrays: dict[str, np.ndarray], checkpoint: int) -> Fraction | None:
     """The largest squared standard error over the labels of headline ``h``
     on one grid point's ``arrays`` (leading dim: replicate), exactly: the
-    s.e. :mod:`boardsweep.pipeline.headlines` prints, in integers."""
+    s.e. :mod:`boardsweep.pipeline.analysis.headlines` prints, in integers."""
     return headline_se2_df(h, arrays, checkpoint)[0]
 
 

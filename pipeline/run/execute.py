@@ -4,9 +4,9 @@
 creates the store (or checks that an existing one was made by the same spec),
 reads the done masks, and submits only the missing tasks to an embedded
 :class:`distributed.LocalCluster` or to an existing scheduler.  Workers write
-their own regions (see :mod:`boardsweep.pipeline.tasks`); the client only receives small
+their own regions (see :mod:`boardsweep.pipeline.run.worker`); the client only receives small
 timing records, and writes only the tasks its warm-up thread simulated while
-the run started (the head start, :class:`boardsweep.pipeline.warm.WarmUp`),
+the run started (the head start, :class:`boardsweep.pipeline.run.warm.WarmUp`),
 with the workers' own function.
 
 Failures are reported, never hidden, and never cost finished work:
@@ -21,7 +21,7 @@ Failures are reported, never hidden, and never cost finished work:
   rerun against a live scheduler resumes from the done masks.
 
 The client, and the cluster behind it, come from
-:mod:`boardsweep.pipeline.cluster`.
+:mod:`boardsweep.pipeline.cluster.client`.
 """
 
 from __future__ import annotations
@@ -41,18 +41,18 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Callable
 
-from . import grow, precision, sizing
-from .cluster import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_workers_timeout, task_timeout, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
-from .store.manifests import store_chunks
-from .store.remote import use_storage_options
-from .errors import InputError, SchedulerLost, StoreFull, contained, disk_full, overdue, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
-from .plan import plan_exact, plan_tasks, task_count, task_shape
-from .run_report import RunReport
-from .spec import Spec
-from .store import Store, normalize_url
-from .tasks import run_exact, run_task, simulate_task, store_task, time_replicate
+from ..plan import growth as grow, precision, sizing
+from ..cluster.client import LOOK_EVERY_S, NotAScheduler, NoWorkersLeft, Target, no_workers_timeout, task_timeout, check_dashboard_address, check_dask_config, check_workers, connect, dashboard_link, handshake, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from ..store.manifests import store_chunks
+from ..store.remote import use_storage_options
+from ..errors import InputError, SchedulerLost, StoreFull, contained, disk_full, overdue, StoreCreationFailed, SweepError, TasksFailed, one_line as _one_line
+from ..plan.tasks import plan_exact, plan_tasks, task_count, task_shape
+from .record import RunReport
+from ..spec.parse import Spec
+from ..store import Store, normalize_url
+from .worker import run_exact, run_task, simulate_task, store_task, time_replicate
 from .warm import COMPILING_TOPIC, WarmUp, once
-from .words import count
+from ..words import count
 
 __all__ = [
     "RunReport", "run_sweep", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
@@ -132,7 +132,7 @@ def run_sweep(
         Replace a store made by a different spec.
     extend : bool
         Grow the existing store in place to ``spec`` (new grid values, more
-        replicates; see :mod:`boardsweep.pipeline.grow`); only new cells run.
+        replicates; see :mod:`boardsweep.pipeline.plan.growth`); only new cells run.
     max_tasks : int, optional
         Submit at most this many simulation tasks (the rest stay missing, as
         after an interruption); for tests and staged runs.

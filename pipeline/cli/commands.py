@@ -16,11 +16,11 @@ from typing import Any
 import click
 import numpy as np
 
-from ..core.games import Game, ParameterError, game_names, get_game
-from .batch import SYSTEMS as BATCH_SYSTEMS, BatchUnavailable, JobsNotStarted, WaitingLine, signals_end_run
-from .cluster import START_TIMEOUT_S, performance_report_path
-from .errors import BoardsweepError, causes
-from .spec import SpecError
+from ...core.games import Game, ParameterError, game_names, get_game
+from ..cluster.batch import SYSTEMS as BATCH_SYSTEMS, BatchUnavailable, JobsNotStarted, WaitingLine, signals_end_run
+from ..cluster.client import START_TIMEOUT_S, performance_report_path
+from ..errors import BoardsweepError, causes
+from ..spec.parse import SpecError
 
 __all__ = ["main", "cli"]
 
@@ -49,7 +49,7 @@ def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
 def load_spec(path: str, overrides: tuple[str, ...] = ()):
     """Parse and validate a sweep spec, with ``--set KEY=VALUE`` overrides
     (SpecError -> one-line error, exit 2)."""
-    from .spec import load_spec as _load
+    from ..spec.parse import load_spec as _load
 
     return _load(path, overrides)
 
@@ -96,7 +96,7 @@ def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None 
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2))
         return
-    from . import display
+    from ..views import display
 
     dims: dict[str, tuple] = {}
     if game is not None:
@@ -135,7 +135,7 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
         raise UserError(f"TLS needs --tls-ca-file, --tls-cert and --tls-key together; missing {', '.join(missing)}")
     if not scheduler:
         raise UserError("the --tls-* options secure the connection to --scheduler; give --scheduler tls://HOST:PORT")
-    from .execute import tls_security
+    from ..run.execute import tls_security
 
     return tls_security(ca_file, cert, key)
 
@@ -143,8 +143,8 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
 def run_target(batch: str | None, jobs: str | None, start_timeout: float, scheduler: str | None,
                workers: int | None, dashboard: str | None):
     """Where ``run`` sends its tasks, from its options (conflicting options: one line, exit 2)."""
-    from .batch import BatchUnavailable, check_available, parse_jobs
-    from .cluster import Target, check_dashboard_address, check_workers
+    from ..cluster.batch import BatchUnavailable, check_available, parse_jobs
+    from ..cluster.client import Target, check_dashboard_address, check_workers
 
     check_workers(workers)  # one line, exit 2, before anything starts
     check_dashboard_address(dashboard)
@@ -219,7 +219,7 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
 def _set_verbosity(verbose: int, quiet: bool) -> None:
     """``-q`` / ``-v`` / ``-vv``, given before or after the subcommand: the
     output's verbosity and the log messages shown."""
-    from . import display
+    from ..views import display
 
     if verbose and quiet:
         raise UserError("-v and -q exclude each other")
@@ -259,7 +259,7 @@ def _quiet_library_logs() -> None:
 def games(game_name: str | None, fmt: str) -> None:
     """List the installed games, or describe GAME: its parameters (type, allowed
     values, default), run shape, output variables and whether an exact answer exists."""
-    from . import display
+    from ..views import display
 
     if game_name is None:
         display.print_games(fmt)
@@ -415,10 +415,10 @@ def run(
     Exits 1 when the scheduler is lost or a task fails (finished tasks stay in
     the store; rerun the same command to resume).
     """
-    from . import display
+    from ..views import display
 
     if extend and overwrite:
-        from .execute import EXTEND_AND_OVERWRITE
+        from ..run.execute import EXTEND_AND_OVERWRITE
 
         raise UserError(EXTEND_AND_OVERWRITE)
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
@@ -437,10 +437,10 @@ def run(
     display.announce(console, spec, url, scheduler, target.describe())
     bar = display.TaskBar(console)
     compiling, warming = _warm_up(spec, target, bar.compiling)
-    from .execute import SweepError, run_sweep  # Dask, xarray and zarr: imported while the kernels warm
-    from .sizing import TooLarge
-    from .store import StoreMismatch
-    from .store.lock import StoreLocked
+    from ..run.execute import SweepError, run_sweep  # Dask, xarray and zarr: imported while the kernels warm
+    from ..plan.sizing import TooLarge
+    from ..store import StoreMismatch
+    from ..store.lock import StoreLocked
 
     try:
         with bar, WaitingLine(console, target), signals_end_run(batch):
@@ -471,10 +471,10 @@ def _print_plan(spec, url: str, target) -> None:
     calibration does; nothing is written), the slowest of them counting for
     every replicate.  The store's size is the uncompressed upper bound that
     the run checks against the free space."""
-    from .sizing import AUTO_TASK_S, auto_task_grid, estimate, groups_points, human
-    from .plan import exact_solves, task_count, task_shape
-    from .tasks import time_replicate
-    from .words import count
+    from ..plan.sizing import AUTO_TASK_S, auto_task_grid, estimate, groups_points, human
+    from ..plan.tasks import exact_solves, task_count, task_shape
+    from ..run.worker import time_replicate
+    from ..words import count
 
     points = spec.resolved_points()
     picked = sorted({0, len(points) // 2, len(points) - 1})
@@ -516,7 +516,7 @@ def _print_plan(spec, url: str, target) -> None:
 def _print_planning(spec) -> None:
     """``run --dry-run``'s planning lines (:func:`planning.dry_run_lines`): what
     the run will be able to see, where the game's exact CLT variance says it."""
-    from .planning import dry_run_lines
+    from ..plan.power import dry_run_lines
 
     for i, line in enumerate(dry_run_lines(spec)):
         click.echo(f"  {'planning:' if i == 0 else '':<13}{line}")
@@ -525,8 +525,8 @@ def _print_planning(spec) -> None:
 def _store_state(spec, url: str) -> tuple[str, str, tuple[int, ...] | None]:
     """(the store's URL, what a run would do with what is there, the store's
     grid points per task where the run resumes it), for ``--dry-run``; reads only."""
-    from .store import inspect, normalize_url, read_attrs
-    from .store.manifests import store_chunks
+    from ..store import inspect, normalize_url, read_attrs
+    from ..store.manifests import store_chunks
 
     try:
         url = normalize_url(url)
@@ -558,8 +558,8 @@ def _warm_up(spec, target, on_compile):
     """(``on_compile`` made to tell once, the warm-up): the kernels of
     ``spec`` loaded or compiled in a thread from now on (:class:`warm.WarmUp`)
     when the run's workers will be threads of this process, else None."""
-    from .cluster import threads_here
-    from .warm import WarmUp, once
+    from ..cluster.client import threads_here
+    from ..run.warm import WarmUp, once
 
     told = once(on_compile)
     return told, (WarmUp(spec, told) if threads_here(target) else None)
@@ -578,7 +578,7 @@ def _warm_up(spec, target, on_compile):
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
           summary: bool, every: bool) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
-    from . import display
+    from ..views import display
 
     ds = display.open_store(store_url, UserError, sels=sels)
     if summary or every:
@@ -597,7 +597,8 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from . import display, grow
+    from ..views import display
+    from ..plan import growth as grow
 
     st = display.require_store(store_url, UserError, growing_ok=True)  # opened once: kept for what follows
     growing = grow.interrupted(st.attrs)
@@ -616,7 +617,7 @@ def status(store_url: str, fmt: str) -> None:
     display.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
     if "precision_state" in ds:  # complete: every point met its target or its cap
-        from .precision import stored_complete
+        from ..plan.precision import stored_complete
 
         axes = list(ds.attrs.get("grid_axes", []))
         done = masks[0] if damage.done is not None else ds["done"].transpose(*axes, "replicate").values
@@ -632,11 +633,11 @@ def status(store_url: str, fmt: str) -> None:
               "in the file (verify refuses it as a reference).")
 def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
-    from .execute import normalize_url
-    from .store import StoreMismatch, store_exists
-    from .store.identity import inspect, rootless_line
-    from .store.integrity import StoreDamaged
-    from .verify import write_digest
+    from ..run.execute import normalize_url
+    from ..store import StoreMismatch, store_exists
+    from ..store.identity import inspect, rootless_line
+    from ..store.integrity import StoreDamaged
+    from ..run.verify import write_digest
 
     try:
         url = normalize_url(store_url)
@@ -684,9 +685,9 @@ def verify(
     """
     from pathlib import Path
 
-    from . import display
-    from .execute import SweepError
-    from .verify import verify as _verify
+    from ..views import display
+    from ..run.execute import SweepError
+    from ..run.verify import verify as _verify
 
     scheduler = scheduler_address(scheduler)
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
@@ -722,8 +723,8 @@ def verify(
 @click.option("--variable", default=None, help="Simulated variable (default: counts, else the first distribution).")
 def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
     """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV)."""
-    from . import display
-    from .report import build_report, default_out_dir
+    from ..views import display
+    from ..views.report import build_report, default_out_dir
 
     ds = display.open_store(store_url, UserError)
     if variable is not None:
@@ -775,7 +776,7 @@ def main(argv: list[str] | None = None) -> None:
 def _verbose() -> bool:
     """Whether ``-v`` was given (False where the display module itself cannot be loaded)."""
     try:
-        from . import display
+        from ..views import display
 
         return display.verbosity() > 0
     except Exception:  # noqa: BLE001 - the error being reported may be the reason
@@ -783,9 +784,9 @@ def _verbose() -> bool:
 
 
 def _say_interrupted(line: str) -> None:
-    """The interruption's one line (once: :mod:`boardsweep.pipeline.entry` ends a
+    """The interruption's one line (once: :mod:`boardsweep.pipeline.cli.entry` ends a
     process whose cleanup overruns its grace, and then prints none)."""
-    from .errors import INTERRUPTION_REPORTED
+    from ..errors import INTERRUPTION_REPORTED
 
     INTERRUPTION_REPORTED.set()
     try:
@@ -835,7 +836,7 @@ def _storage_unreachable(exc: BaseException) -> bool:
     """:func:`store.remote.unreachable`, False where the store modules cannot be
     loaded (numba unable to cache the kernels they import: named next)."""
     try:
-        from .store.remote import unreachable
+        from ..store.remote import unreachable
     except Exception:  # noqa: BLE001 - the error being diagnosed may be the reason
         return False
     return unreachable(exc)

@@ -9,7 +9,7 @@ report's names that no report wrote refuses the folder
 (:class:`ReportFolderError`, exit 2), and a report killed midway leaves only
 files the next run removes.
 
-Every number comes from :mod:`boardsweep.pipeline.headlines` (one estimator:
+Every number comes from :mod:`boardsweep.pipeline.analysis.headlines` (one estimator:
 the ratio of sums with its standard error, ``estimate, se, low, high, df,
 exact, z, p``), and every flag, map and count of differences uses the
 verdict's level :data:`headlines.ALPHA`.  The folder holds:
@@ -74,12 +74,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..core import stats
-from . import analysis, headlines
+from ...core import stats
+from ..analysis import convergence as analysis, headlines
 from .display import count, plural
-from .errors import InputError
-from .store import metadata
-from .query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
+from ..errors import InputError
+from ..store import metadata
+from ..analysis.query import MIN_COUNT, distribution_variables, grid_points, load_sweep, z_score
 
 __all__ = ["build_report", "default_out_dir", "pick_variable", "point_key", "ReportFolderError", "COLUMNS",
            "MANIFEST", "Z_AGREE", "MAX_THEORY_POINTS"]
@@ -221,7 +221,7 @@ def _define(table: str, column: str) -> str:
 def _precision(ds, points, tables, summary) -> None:
     """With a [precision] target: a ``precision`` table and, per point of
     ``summary``, its replicates used, standard error reached and state."""
-    from .precision import point_columns
+    from ..plan.precision import point_columns
 
     columns = point_columns(ds)
     if columns is None:
@@ -517,7 +517,7 @@ def _py(value):
 
 def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
     """The distribution headline that estimates ``variable``'s frequencies over ``dim``, if any."""
-    from ..core.games import headlines_of
+    from ...core.games import headlines_of
 
     game = analysis.game_of(ds)
     for h in headlines_of(game) if game is not None else ():
@@ -1586,7 +1586,7 @@ def _page_headlines(ds, df: pd.DataFrame, meta: dict) -> pd.DataFrame:
 def _html(ds, meta, tables, figures) -> str:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(loader=PackageLoader("boardsweep.pipeline", "templates"),
+    env = Environment(loader=PackageLoader("boardsweep.pipeline.views", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["fmt"] = _fmt
     env.filters["count"] = count

@@ -9,7 +9,7 @@ one replicate's estimate at the spec's run shape (``sd``):
   at Holm's least level ``alpha / m``, ``m`` the tests of the family);
 * for a target s.e. ``s``: the replicates that reach it, ``ceil((sd / s)^2)``,
   the replicates at which the precision rule's 90% upper bound
-  (:func:`boardsweep.pipeline.precision.upper_factor`) reads it as met, and
+  (:func:`boardsweep.pipeline.plan.precision.upper_factor`) reads it as met, and
   the turns (the run shape's unit) per replicate that reach it with the spec's
   replicates;
 * for a bias ``d``: the replicates whose t test detects it with 80% power
@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import stats
+from ...core import stats
 
 __all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "SHUFFLED_TEXT", "plan_run", "dry_run_lines"]
 
@@ -60,7 +60,7 @@ SHUFFLED_TEXT = ("shuffled decks: each replicate plays one deck order for all it
 
 
 def _spec(spec) -> Any:
-    from .spec import Spec, load_spec
+    from ..spec.parse import Spec, load_spec
 
     return spec if isinstance(spec, Spec) else load_spec(spec)
 
@@ -86,7 +86,7 @@ def _picked(n: int, most: int) -> list[int]:
 def _clt_rows(spec, most: int) -> list[dict[str, Any]]:
     """Per grid point (at most MAX_POINTS): the spread of one replicate's
     frequency estimate from the exact CLT variance, largest over labels."""
-    from ..core.games import headlines_of
+    from ...core.games import headlines_of
 
     game = spec.game
     hook = game.extras.get("asymptotic_variance")
@@ -121,13 +121,13 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
     whose spread between deck orders does not shrink with turns)."""
     import xarray as xr
 
-    from . import headlines
-    from .query import load_sweep
+    from ..analysis import headlines
+    from ..analysis.query import load_sweep
 
     ds = pilot if isinstance(pilot, xr.Dataset) else load_sweep(str(pilot), check=False)
     if ds.attrs.get("game") != spec.game_name:
         raise ValueError(f"pilot store is of game {ds.attrs.get('game')!r}, the spec's is {spec.game_name!r}")
-    from .analysis import run_shape_of
+    from ..analysis.convergence import run_shape_of
 
     shape = run_shape_of(ds)
     pilot_units = int(np.prod([int(v) for v in shape.values()])) if shape else None
@@ -213,7 +213,7 @@ def plan_run(spec, stderr: float | None = None, detectable: float | None = None,
         size assumed), ``level`` (``alpha / tests``), ``unit``, ``sources`` and
         ``text``: lines that say it, the source first.
     """
-    from . import headlines
+    from ..analysis import headlines
 
     spec = _spec(spec)
     alpha = headlines.ALPHA if alpha is None else alpha

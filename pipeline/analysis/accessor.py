@@ -14,7 +14,7 @@ accessor once boardsweep is imported::
     >>> ds.boardsweep.variance()                               # per label: sd, MCSE, ESS  # doctest: +SKIP
 
 Every number is the one ``run``, ``query`` and the report print: they all
-come from :mod:`boardsweep.pipeline.headlines`.
+come from :mod:`boardsweep.pipeline.analysis.headlines`.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class SweepAccessor:
     def verdict(self, alpha: float | None = None) -> dict[str, Any]:
         """Agreement with the exact answers at family-wise level ``alpha``
         (default 1%, Holm over every test of the sweep): see
-        :func:`boardsweep.pipeline.headlines.verdict`."""
+        :func:`boardsweep.pipeline.analysis.headlines.verdict`."""
         from .headlines import ALPHA, verdict
 
         return verdict(self._ds, ALPHA if alpha is None else alpha)
@@ -105,8 +105,8 @@ class SweepAccessor:
         Monte Carlo s.e. and effective sample size (arviz's definitions, on
         the replicates) and, where the game knows it, the exact CLT variance
         with the replicate s.d. it predicts and their ratio; see
-        :func:`boardsweep.pipeline.analysis.label_variance`."""
-        from . import analysis
+        :func:`boardsweep.pipeline.analysis.convergence.label_variance`."""
+        from . import convergence as analysis
         from .dataset import distribution_variables
         from .headlines import estimates
 

@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.games import Game, ParameterError, get_game
-from .errors import InputError
+from ...core.games import Game, ParameterError, get_game
+from ..errors import InputError
 
 __all__ = ["SpecError", "Spec", "ResolvedGrid", "load_spec", "parse_spec", "apply_overrides", "resolve_grid"]
 
@@ -126,7 +126,7 @@ class Spec:
     auto_points : bool
         The spec gives neither ``[tasks] points_per_task`` nor ``seconds``: a
         run that creates the store of a large grid chooses the grid points per
-        task itself (:func:`boardsweep.pipeline.sizing.groups_points`) and
+        task itself (:func:`boardsweep.pipeline.plan.sizing.groups_points`) and
         records them in the store, not in the spec's identity.
     grid_chunks : tuple of int or None
         The grid points per task along each axis, where a store fixed them
@@ -135,7 +135,7 @@ class Spec:
         Store path or URL from the spec, if any.
     precision_stderr : float or None
         ``[precision] stderr``: the largest standard error allowed per grid
-        point (:mod:`boardsweep.pipeline.precision`); ``replicates`` is then
+        point (:mod:`boardsweep.pipeline.plan.precision`); ``replicates`` is then
         the first round.
     max_replicates : int or None
         ``[precision] max_replicates``: the replicates a grid point may reach.
@@ -615,7 +615,7 @@ class _Parser:
         if "precision" not in self.raw:
             return None, None
         table = self.table("precision", PRECISION_KEYS)
-        from ..core.games import interval_headlines
+        from ...core.games import interval_headlines
 
         if not interval_headlines(game):
             raise self.error("precision", f"game {game.name!r} has no estimate a standard error can be "

@@ -1,7 +1,7 @@
 """The answer on one screen: the game's headline answers as compact tables.
 
 What ``run`` and ``query --summary`` print: one table per headline quantity
-of the game (:mod:`boardsweep.pipeline.headlines`), grid points as rows, then
+of the game (:mod:`boardsweep.pipeline.analysis.headlines`), grid points as rows, then
 the verdict, within a line budget (:data:`MAX_LINES` for a whole run).
 
 Each headline is shown by its shape:
@@ -159,7 +159,7 @@ def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]
 
 def _text(ds, dim: str) -> list[str]:
     """A label dimension's labels as every table writes them (``>=N``: a histogram's last bin)."""
-    from .store.metadata import label_text
+    from ..store.metadata import label_text
 
     return label_text(ds[dim])
 
@@ -258,7 +258,7 @@ def _basis(est) -> str:
 
 
 def _modal(ds):
-    from .analysis import game_of
+    from ..analysis.convergence import game_of
 
     game = game_of(ds)
     return None if game is None else game.extras.get("modal")
@@ -267,7 +267,7 @@ def _modal(ds):
 def blocks(ds, found: dict, verdict: dict, picked: list[int]) -> list[Block]:
     """One :class:`Block` per headline for the grid points ``picked`` (flat
     indices in grid order)."""
-    from .dataset import grid_points_at, grid_size
+    from ..analysis.dataset import grid_points_at, grid_size
 
     axes = list(ds.attrs.get("grid_axes", []))
     shown = grid_points_at(ds, picked)  # only the points shown are made
@@ -336,8 +336,8 @@ def shown_points(verdict: dict, points: int, rows: int) -> list[int]:
 
 def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, every_row: str) -> list[str]:
     """The overview's lines at ``rows`` grid points per table."""
-    from .dataset import grid_size
-    from .headlines import HOLM_TEXT
+    from ..analysis.dataset import grid_size
+    from ..analysis.headlines import HOLM_TEXT
 
     n = grid_size(ds)
     picked = shown_points(verdict, n, rows)
@@ -365,8 +365,8 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
                    found: dict | None = None, verdict: dict | None = None) -> int:
     """Print the headline tables and the verdict in at most ``max_lines``
     lines (at least three grid points per table); returns the lines printed."""
-    from . import headlines
-    from .dataset import grid_size
+    from ..analysis import headlines
+    from ..analysis.dataset import grid_size
 
     found = headlines.estimates(ds) if found is None else found
     verdict = headlines.verdict(ds, found=found) if verdict is None else verdict

@@ -1,9 +1,9 @@
 """What a sweep store's Dataset holds, read by every analysis: its grid
 points, its simulated distributions and their frequencies.
 
-The lowest layer of the readers (:mod:`boardsweep.pipeline.query` re-exports
-it): :mod:`~boardsweep.pipeline.headlines` and
-:mod:`~boardsweep.pipeline.analysis` build on it.
+The lowest layer of the readers (:mod:`boardsweep.pipeline.analysis.query` re-exports
+it): :mod:`~boardsweep.pipeline.analysis.headlines` and
+:mod:`~boardsweep.pipeline.analysis.convergence` build on it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Iterable
 import numpy as np
 import xarray as xr
 
-from .store.metadata import simulated_variables
+from ..store.metadata import simulated_variables
 
 __all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points", "grid_points_at",
            "grid_size"]

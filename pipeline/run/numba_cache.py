@@ -58,7 +58,7 @@ def writable_numba_cache() -> str | None:
     processes) share it."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
-    core = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "core")
+    core = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "core")
     if _writable(os.path.join(core, "__pycache__")):  # numba's cache beside the sources
         return None
     home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -30,7 +30,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import Fault, InputError
+from ..errors import Fault, InputError
 
 __all__ = ["SYSTEMS", "BatchUnavailable", "JobsNotStarted", "Jobs", "parse_jobs", "check_available",
            "start_jobs", "wait_for_worker", "WaitingLine", "signals_end_run"]
@@ -289,7 +289,7 @@ class WaitingLine:
     EVERY_S = 30.0
 
     def __init__(self, console, target) -> None:
-        from . import display
+        from ..views import display
 
         self.console, self.status, self.started, self.printed = console, None, False, None
         if (target.batch or target.scheduler) and display._VERBOSITY >= 0:

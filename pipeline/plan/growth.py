@@ -36,7 +36,7 @@ are partly filled.  The task that completes one simulates only the new
 cells, reads the chunk's old cells back (verified against their checksums
 by the run first), and writes the chunk whole: old cells byte-identical,
 new cells beside them, done flags and checksum record renewed
-(:func:`kept_cells`, used by :func:`boardsweep.pipeline.tasks.store_task`).
+(:func:`kept_cells`, used by :func:`boardsweep.pipeline.run.worker.store_task`).
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .spec import Spec
-from .store import StoreMismatch, read_array, read_attrs
-from .store.identity import differences
-from .store.growth import GROWING, interrupted
+from ..spec.parse import Spec
+from ..store import StoreMismatch, read_array, read_attrs
+from ..store.identity import differences
+from ..store.growth import GROWING, interrupted
 
 __all__ = ["GROWING", "GrowRefused", "Growth", "compare", "aligned", "check", "interrupted", "kept_cells"]
 

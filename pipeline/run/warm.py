@@ -26,10 +26,10 @@ from typing import Callable
 import numpy as np
 from numba.core import event
 
-from .errors import contained, overdue
-from ..core.games import Game
-from .plan import replicate_seed
-from .spec import Spec
+from ..errors import contained, overdue
+from ...core.games import Game
+from ..plan.tasks import replicate_seed
+from ..spec.parse import Spec
 
 __all__ = ["WARM_POINTS", "WarmUp", "warm_points", "warm_kernels", "CompileClock", "COMPILE_CLOCK",
            "COMPILING_TOPIC", "once"]
@@ -186,7 +186,7 @@ class WarmUp:
         """Offer ``tasks`` (every task of a new store, in order; ``[]``: none)
         to the thread, once its kernels are warm, with ``simulate`` (a task
         -> its arrays and timing record, nothing written:
-        :func:`boardsweep.pipeline.tasks.simulate_task`); the first offer
+        :func:`boardsweep.pipeline.run.worker.simulate_task`); the first offer
         stands."""
         with self._offer:
             if self._tasks is None:
@@ -210,7 +210,7 @@ class WarmUp:
         task deadline (:func:`cluster.task_timeout`), naming it; the thread is
         left to end with the process (a thread cannot be stopped)."""
         if self.claim():
-            from .cluster import task_timeout
+            from ..cluster.client import task_timeout
 
             deadline = task_timeout()
             self.thread.join(None if deadline is None else max(0.0, self._since + deadline - time.monotonic()))
@@ -234,7 +234,7 @@ class WarmUp:
         """Stop after the point under way; the seconds spent loading or compiling kernels
         (waiting at most the task deadline, :func:`cluster.task_timeout`, for a point
         whose kernel does not return: the thread is a daemon, left to end with the process)."""
-        from .cluster import task_timeout
+        from ..cluster.client import task_timeout
 
         self._stop()
         self.thread.join(task_timeout())
@@ -251,7 +251,7 @@ class WarmUp:
     def __exit__(self, kind, *exc) -> None:
         self._stop()
         if kind is None and self.wait:
-            from .cluster import task_timeout
+            from ..cluster.client import task_timeout
 
             self.thread.join(task_timeout())
 
