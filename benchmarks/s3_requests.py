@@ -2,7 +2,7 @@
 
 Runs the money-game sweep of ``sweep_million.py`` (``hk_monopoly``, 1 game of
 5 rounds a point) twice into a SeaweedFS bucket on 127.0.0.1
-(``tests/pipeline/s3server.py``), at ``--points`` and at a quarter of them,
+(``tests/support/s3server.py``), at ``--points`` and at a quarter of them,
 as whole ``boardsweep run`` processes, and prints the requests of the larger
 less those of the smaller, over the difference in tasks (simulation and
 exact): what one more task costs, whatever a run costs once.

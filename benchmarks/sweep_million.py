@@ -18,7 +18,7 @@ cluster with ``--workers`` workers:
 * ``boardsweep status``, ``boardsweep query`` of one grid point (``--sel``
   on every axis), ``open_sweep`` of the store (a fresh Python process);
 * with ``--s3``: the same sweep at ``--s3-points`` into a SeaweedFS bucket on
-  127.0.0.1 (``tests/pipeline/s3server.py``) and into a folder: the S3 wall
+  127.0.0.1 (``tests/support/s3server.py``) and into a folder: the S3 wall
   over the folder's, and the S3 requests per task counted by the server's
   own metrics (``SeaweedFS_s3_request_seconds_count`` on its
   ``-metricsPort``), less those of the same sweep at a quarter of the

@@ -10,7 +10,7 @@
   that uses it must mention each (a warning, so a failed build, otherwise).
 * `tutorials/from-python.md`: written from `examples/sweep_from_python.ipynb`
   (markdown cells as they are, code cells as Python blocks).  The notebook
-  itself is executed by `tests/pipeline/test_cluster_api.py`.
+  itself is executed by `tests/pipeline/test_api.py`.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def write_notebook_page(app) -> None:
             parts += ["```python", source, "```", ""]
     parts += ["The notebook is `examples/sweep_from_python.ipynb`; open it with `jupyter lab` from the "
               "repository root.  The test suite runs it in a real kernel "
-              "(`tests/pipeline/test_cluster_api.py`), so the code above works.", ""]
+              "(`tests/pipeline/test_api.py`), so the code above works.", ""]
     target = Path(app.srcdir) / "tutorials" / "from-python.md"
     text = "\n".join(parts)
     if not target.exists() or target.read_text() != text:

@@ -16,7 +16,7 @@ the like.  boardsweep adds what a sweep needs around it:
   job id, so that a failed close leaves none behind.
 
 Only the SLURM path is tested against a real batch system
-(``tests/pipeline/test_cluster_slurm.py``); the other systems go through the
+(``tests/pipeline/cluster/test_slurm.py``); the other systems go through the
 same dask-jobqueue calls, and their reason commands are best effort.
 """
 

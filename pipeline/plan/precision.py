@@ -33,7 +33,7 @@ for the pooled per-game s.e. (where ``U`` is within a fraction of a percent
 of ``se^2``).  With ``U`` the chance of stopping at a round whose true s.e.
 is above the target is at most 1 - UPPER_LEVEL = 10% (less when the
 true s.e. is far above it); over the few rounds a point takes (each at most
-doubling) the realised share stays about that (tests/pipeline/test_precision_bound.py).
+doubling) the realised share stays about that (tests/pipeline/plan/test_precision_bound.py).
 The factor ``df / chi2_q(df)`` is a :class:`fractions.Fraction`
 (:func:`upper_factor`): a table rounded up for ``df <= 64``, the
 Wilson-Hilferty quantile in integer arithmetic above, so that the decision
@@ -97,7 +97,7 @@ def upper_factor(df: int) -> Fraction:
     digits, rounded up); above, the Wilson-Hilferty quantile
     ``df (1 - 2/(9 df) - z sqrt(2/(9 df)))^3`` with the square root rounded up
     in integers and the result raised by 1e-4 (it is then at or above the
-    exact factor for every df, tests/pipeline/test_precision_bound.py).
+    exact factor for every df, tests/pipeline/plan/test_precision_bound.py).
     Integer arithmetic only: the same on every CPU.
 
     Parameters

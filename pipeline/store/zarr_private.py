@@ -1,6 +1,6 @@
 """Every use boardsweep makes of zarr-python beyond its public API, in one place.
 
-zarr-python does not promise to keep these; ``tests/pipeline/test_zarr_private.py``
+zarr-python does not promise to keep these; ``tests/pipeline/store/test_zarr_private.py``
 exercises each one and fails naming it when a zarr release changes it.  The
 zarr versions boardsweep supports are pinned in ``pyproject.toml``
 (:data:`SUPPORTED`), and the lowest and the highest are tested.

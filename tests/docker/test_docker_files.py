@@ -6,7 +6,7 @@ wheelhouse when there is one; requirements.lock pins exactly what is installed.
 No Docker engine is needed: commands are validated with the click commands
 themselves (``make_context`` parses and converts every option and argument
 without running anything).  That the topology works is tested with real
-processes in tests/pipeline/test_cluster.py and test_faults.py, and with real
+processes in tests/pipeline/cluster/test_processes.py and test_faults.py, and with real
 containers by docker/test-compose.sh (tests/docker/test_compose_script.py).
 """
 

@@ -1,0 +1,72 @@
+"""Planning: which tasks a done mask leaves to run, in grid then block order.
+Hand-made masks on the toy game's 2 x 2 grid (no store, no cluster)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boardsweep.pipeline.plan.tasks import Task, plan_tasks
+from boardsweep.pipeline.spec.parse import parse_spec
+
+
+@pytest.fixture(scope="module")
+def spec():
+    """2 x 2 grid points, 5 replicates in blocks of 2: blocks [0, 2), [2, 4), [4, 5)."""
+    from specs import TOY_SPEC  # tests/support is on sys.path
+
+    text = TOY_SPEC.replace("replicates = 4", "replicates = 5")
+    spec = parse_spec(text, "toy.toml")
+    assert (spec.shape, spec.replicates, spec.block) == ((2, 2), 5, 2)
+    return spec
+
+
+def _planned(spec, done) -> list[tuple]:
+    return [(t.index, t.start, t.stop, [reps for _, _, reps in t.cells], t.keeps) for t in plan_tasks(spec, done)]
+
+
+def test_nothing_done_plans_every_block_in_grid_then_block_order(spec):
+    every = [(i, s, e, [tuple(range(s, e))], False)
+             for i in [(0, 0), (0, 1), (1, 0), (1, 1)] for s, e in [(0, 2), (2, 4), (4, 5)]]
+    assert _planned(spec, None) == every
+    assert _planned(spec, np.zeros((2, 2, 5), dtype=bool)) == every
+    assert [t.params["dice_sides"] for t in plan_tasks(spec)][::3] == [2, 2, 3, 3]
+
+
+def test_finished_blocks_are_left_out_and_stored_cells_are_kept(spec):
+    done = np.ones((2, 2, 5), dtype=bool)
+    assert plan_tasks(spec, done) == []
+    done[0, 1, 1] = False  # block [0, 2): its first replicate stored, kept
+    done[1, 0, 2] = False  # block [2, 4): only its last replicate stored, kept too
+    done[1, 1, 4] = False  # the last block, one replicate
+    assert _planned(spec, done) == [((0, 1), 0, 2, [(1,)], True), ((1, 0), 2, 4, [(2,)], True),
+                                    ((1, 1), 4, 5, [(4,)], False)]
+
+
+def test_a_task_carries_its_points_parameters(spec):
+    done = np.ones((2, 2, 5), dtype=bool)
+    done[1, 0, 3] = False  # replicate 2 done, 3 not
+    (task,) = plan_tasks(spec, done)
+    assert task == Task((1, 0), 2, 4, (((1, 0), dict(spec.points()[2][1]), (3,)),), ((1, 2), (0, 1)), True)
+    assert (task.params["dice_sides"], task.params["rule"]) == (3, "plain")
+    assert task.region == (slice(1, 2), slice(0, 1), slice(2, 4)) and task.runs == 1
+
+
+def test_wanted_replicates_leave_the_rest_of_a_chunk_missing(spec):
+    """A precision round wants 3 replicates of point (0, 0) and none elsewhere."""
+    wanted = np.zeros((2, 2), dtype=np.int64)
+    wanted[0, 0] = 3
+    assert [(t.index, t.start, [r for _, _, r in t.cells]) for t in plan_tasks(spec, None, wanted)] == [
+        ((0, 0), 0, [(0, 1)]), ((0, 0), 2, [(2,)])]
+
+
+def test_plans_share_each_points_parameters(spec):
+    """A run plans its tasks twice (a head start and the run), and a point's
+    blocks are tasks of their own: each grid point's parameters are made
+    once and shared, not once per task and plan (the client's memory)."""
+    first, again = plan_tasks(spec), plan_tasks(spec)
+    by_point = {}
+    for task in first + again:
+        for index, params, _ in task.cells:
+            assert by_point.setdefault(index, params) is params
+    assert len(by_point) == 4 and by_point[(1, 0)] == spec.points()[2][1]

@@ -1,0 +1,79 @@
+"""Kernels made ready while a run starts (:mod:`boardsweep.pipeline.run.warm`):
+the short runs load or compile the same specialisations the real tasks use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.run.warm import COMPILE_CLOCK, warm_kernels
+from boardsweep.pipeline.run.warm import warm_points
+from specs import spec_toml  # tests/support is on sys.path
+
+SPEC = spec_toml(
+    "chutes_ladders", grid={"sides": [4, 6]}, params={"board": "milton_bradley"},
+    run={"replicates": 2, "games": 50}, checkpoints={"count": 3}, tasks={"replicates_per_task": 1})
+
+
+def test_short_runs_leave_nothing_for_the_tasks_to_compile():
+    """After the warm-up, a full-size run of every point takes no compiler
+    lock in this thread: the short runs used the tasks' specialisations."""
+    spec = parse_spec(SPEC, "warm.toml")
+    points = [p for _, p in spec.points()]
+    warm_kernels(spec.game, spec.seed, points, spec.run_shape, spec.checkpoints, threading.Event())
+    before = COMPILE_CLOCK.seconds()
+    for params in points:
+        out = spec.game.simulate(params, 1, spec.run_shape, spec.checkpoints)
+        assert all(len(v) for v in out.values())
+    assert COMPILE_CLOCK.seconds() == before
+
+
+def test_a_stopped_warm_up_runs_nothing():
+    spec = parse_spec(SPEC, "warm.toml")
+    calls = []
+    stop = threading.Event()
+    stop.set()
+    game = spec.game
+
+    class Counting:  # the game, its simulate counted
+        def __getattr__(self, name):
+            return getattr(game, name)
+
+        def simulate(self, *args):
+            calls.append(args)
+            return game.simulate(*args)
+
+    warm_points(Counting(), spec.seed, [p for _, p in spec.points()], spec.run_shape, spec.checkpoints, stop)
+    assert calls == []
+    warm_points(Counting(), spec.seed, [p for _, p in spec.points()], spec.run_shape, spec.checkpoints)
+    assert len(calls) == 2 and all(args[2][game.checkpoint_of] == 4 for args in calls)  # short runs
+
+
+SPY = """
+import sys
+from boardsweep.pipeline.run import warm
+started = []
+real = warm.WarmUp.__init__
+def spy(self, *args, **kwargs):
+    started.append(sorted(m for m in ("distributed", "xarray", "zarr") if m in sys.modules))
+    real(self, *args, **kwargs)
+warm.WarmUp.__init__ = spy
+from boardsweep.pipeline.cli.commands import main
+try:
+    main(sys.argv[1:])
+finally:
+    print("warm-ups started with", started, file=sys.stderr)
+"""
+
+
+def test_run_warms_the_kernels_before_importing_dask_xarray_and_zarr(tmp_path, write_spec):
+    """``boardsweep run`` starts one warm-up, as soon as the spec is read:
+    the kernels load while Dask, xarray and zarr are imported."""
+    spec = write_spec(SPEC)
+    out = subprocess.run([sys.executable, "-c", SPY, "run", str(spec), "--store", str(tmp_path / "w.zarr"),
+                          "--workers", "1"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "store complete" in out.stdout
+    assert "warm-ups started with [[]]" in out.stderr, out.stderr

@@ -1,0 +1,223 @@
+"""What a user sees: every shipped sweep's run summary fits one screen (45
+lines at 100 columns) and counts the tasks its progress bar counted; one
+estimate and one standard error per quantity, whichever way it is read
+(``query``, ``query --summary`` as CSV, the accessor, the summary table)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from clirun import run_cli
+
+from boardsweep.pipeline.analysis import accessor, headlines, query  # noqa: F401  (accessor: ds.boardsweep)
+from boardsweep.pipeline.views import overview
+
+ROOT = Path(__file__).resolve().parents[3]
+
+#: Run shapes small enough for a test; the grids are the shipped ones.
+SMALL_RUNS = {"games": 20, "turns": 400}
+
+
+def _small(path: Path) -> dict:
+    spec = tomllib.loads(path.read_text())
+    run = spec["run"]
+    for key, most in SMALL_RUNS.items():
+        if key in run:
+            run[key] = min(run[key], most)
+    run["replicates"] = min(run["replicates"], 4)
+    spec.setdefault("tasks", {})["replicates_per_task"] = 2
+    spec.pop("store", None)
+    return spec
+
+
+def _toml(spec: dict) -> str:
+    lines = [f"{k} = {json.dumps(v)}" for k, v in spec.items() if not isinstance(v, dict)]
+    for table, content in spec.items():
+        if isinstance(content, dict):
+            lines += ["", f"[{table}]", *(f"{k} = {json.dumps(v)}" for k, v in content.items())]
+    return "\n".join(lines) + "\n"
+
+
+SWEEPS = {path.stem: path for path in sorted((ROOT / "sweeps").glob("*.toml"))}
+SWEEPS["chutes_ladders"] = ROOT / "examples" / "chutes_ladders" / "sweep.toml"
+
+
+def _per_seat() -> dict:
+    """A money-game sweep with per-seat strategies (a grid value per seat)."""
+    spec = _small(SWEEPS["hk_monopoly"])
+    spec["name"] = "per_seat"
+    spec["grid"] = {"buy_policy": ["always,never,reserve:300", "never,always,always", "always"],
+                    "jail_strategy": ["short", "long"], "players": [3]}
+    return spec
+
+
+@pytest.fixture(scope="module")
+def summaries(tmp_path_factory, cluster2):
+    """Every shipped sweep (grids as shipped, tiny runs) and a per-seat money
+    game, run by the CLI at 100 columns: name -> (printed text, store)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("COLUMNS", "100")
+    folder = tmp_path_factory.mktemp("overview")
+    found = {}
+    specs = {name: _small(path) for name, path in SWEEPS.items()}
+    specs["per_seat"] = _per_seat()
+    try:
+        for name, spec in specs.items():
+            path = folder / f"{name}.toml"
+            path.write_text(_toml(spec))
+            url = str(folder / f"{name}.zarr")
+            out = io.StringIO()
+            with pytest.MonkeyPatch.context() as m:
+                m.setattr("sys.stdout", out)
+                code = run_cli("run", str(path), "--store", url, "--scheduler", cluster2)
+            assert code == 0, out.getvalue()
+            found[name] = (out.getvalue(), url)
+    finally:
+        mp.undo()
+    return found
+
+
+@pytest.mark.parametrize("name", [*SWEEPS, "per_seat"])
+def test_run_summary_fits_one_screen_and_counts_the_bar(summaries, name):
+    text, url = summaries[name]
+    lines = text.splitlines()
+    assert len(lines) <= overview.MAX_LINES, text
+    assert max(len(line) for line in lines if url not in line) <= 100  # a path is never cut
+    assert "verdict: " in text and "-+" not in text and "1 grid points" not in text
+    words = " ".join(text.split())  # as read, not as wrapped
+    planned = re.search(r"tasks to run: (\d+) \((\d+) simulation, (\d+) exact\)", words)
+    ran = re.search(r"this run: (\d+) tasks? \((\d+) simulation, (\d+) exact(?:, \d+ exact solves?)?\)", words)
+    assert planned and ran, text
+    assert planned.groups() == ran.groups()  # what the bar counted is what the last lines count
+    assert int(ran[1]) == int(ran[2]) + int(ran[3])
+    assert re.search(r"store complete: (\d+) of \1 replicates? and (\d+) of \2 exact answers? done", words)
+
+
+def test_an_empty_column_is_left_out(summaries):
+    """The money game's mean rounds have no exact answer: no exact, z or agree column."""
+    text, _ = summaries["hk_monopoly"]
+    block = text.split("mean_rounds: ")[1].split("\n± ")[0]
+    header = block.splitlines()[1]
+    assert "mean_rounds ± 95%" in header and "exact" not in header and " z " not in header + " "
+    assert "agree" not in header
+
+
+@pytest.mark.parametrize("name", ["quickstart", "shut_the_box", "hk_monopoly", "chutes_ladders"])
+def test_one_estimate_and_se_whichever_way_it_is_read(summaries, name, capsys):
+    _, url = summaries[name]
+    ds = query.load_sweep(url)
+    table = headlines.summary(ds)
+    by_accessor = ds.boardsweep.summary()
+    pd.testing.assert_frame_equal(table, by_accessor)
+    capsys.readouterr()
+    assert run_cli("query", url, "--summary", "--format", "csv") == 0
+    csv = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(csv.columns[: len(headlines.COLUMNS) + 2])[2:] == list(headlines.COLUMNS) or \
+        set(headlines.COLUMNS) <= set(csv.columns)
+    assert len(csv) == len(table)
+    for column in ("estimate", "se"):
+        np.testing.assert_allclose(csv[column].to_numpy(float), table[column].to_numpy(float),
+                                   rtol=1e-12, atol=0, equal_nan=True)
+    if name == "shut_the_box":  # a scalar pooled per game and a distribution: the report's CSV holds both kinds
+        _same_as_the_reports_csv(url, table, ds)
+    for headline in ds.boardsweep.headlines:  # the accessor's Dataset: the same numbers
+        est = ds.boardsweep.estimate(headline)
+        mine = table[table["headline"] == headline]
+        values = est["estimate"].broadcast_like(est["estimate"]).values
+        finite = np.sort(values[np.isfinite(values)].ravel())
+        np.testing.assert_allclose(np.sort(mine["estimate"].dropna().to_numpy(float)), finite, rtol=1e-12)
+    variables = query.distribution_variables(ds)
+    if variables:  # `query` rows of a distribution: its headline's estimate and se
+        variable = next(iter(variables))
+        capsys.readouterr()
+        assert run_cli("query", url, "--variable", variable, "--format", "json") == 0
+        rows = json.loads(capsys.readouterr().out)
+        est = ds.boardsweep.estimate(variable)
+        dim = variables[variable]
+        axes = list(ds.attrs["grid_axes"])
+        for row in rows[:50]:
+            cell = est.sel({a: row[a] for a in axes}).sel({dim: row[dim]})
+            for column in ("estimate", "se"):
+                want = float(cell[column])
+                assert (row[column] is None and not np.isfinite(want)) or \
+                    np.isclose(row[column], want, rtol=1e-12, atol=0)
+
+
+def _same_as_the_reports_csv(url: str, table: pd.DataFrame, ds) -> None:
+    """The report's headlines.csv: the summary's estimate and se, row by row
+    (it leaves out the bins nothing can fall in)."""
+    from boardsweep.pipeline.views.report import build_report
+
+    out = Path(url).with_name(Path(url).stem + ".report")
+    build_report(url, out)
+    csv = pd.read_csv(out / "headlines.csv", dtype={"label": str}, keep_default_na=False,
+                      na_values=[""])
+    keys = [*ds.attrs["grid_axes"], "headline"]
+    mine = table.assign(label=table["label"].astype(str).str.removeprefix(">="))
+    csv = csv.assign(label=csv["label"].fillna("").astype(str).str.removeprefix(">=").str.removesuffix(".0"))
+    for frame in (mine, csv):
+        for key in keys:
+            frame[key] = frame[key].astype(str)
+    joined = csv.merge(mine, on=[*keys, "label"], suffixes=("_csv", ""))
+    assert len(joined) == len(csv) > 0
+    for column in ("estimate", "se"):
+        np.testing.assert_allclose(joined[f"{column}_csv"].to_numpy(float), joined[column].to_numpy(float),
+                                   rtol=1e-12, atol=0, equal_nan=True)
+
+
+def test_the_accessor_and_the_package_api(summaries):
+    import boardsweep
+
+    assert {"run", "Spec", "open_sweep", "load_sweep", "Result"} <= set(dir(boardsweep))
+    _, url = summaries["hk_monopoly"]
+    one = boardsweep.load_sweep(url, sel={"players": 4})  # a scalar, as xarray's sel takes it
+    listed = boardsweep.load_sweep(url, sel={"players": [4]})
+    assert one.sizes["players"] == 1 and int(one["players"][0]) == 4
+    np.testing.assert_array_equal(one["wins"].values, listed["wins"].values)
+    share = one.boardsweep.estimate("win_share")
+    assert {"estimate", "se", "low", "high", "df", "exact", "z", "p"} <= set(share.data_vars)
+    assert share["estimate"].sel(seat=share["seat"][4:]).isnull().all()  # seats 5 and 6 do not play
+    verdict = one.boardsweep.verdict()
+    assert verdict["alpha"] == headlines.ALPHA and verdict["text"].startswith(("AGREE", "DISAGREE", "nothing"))
+    with pytest.raises(KeyError, match="no headline or simulated variable 'nope'"):
+        one.boardsweep.estimate("nope")
+
+
+def test_an_uneven_interval_is_written_low_high():
+    """A t interval reads ``estimate ± half-width``; an exact binomial one near
+    0 or 1 (a seat that won every game, a bin nothing fell in) reads
+    ``estimate [low, high]``, never ``1 ± 0``."""
+    from boardsweep.pipeline.views.overview import fmt_interval, half_width
+
+    assert fmt_interval(0.5, 0.48, 0.52, 0.0102) == "0.500 ± 0.020"
+    assert fmt_interval(1.0, 0.99908, 1.0, 0.0) == "1.00000 [0.99908, 1.00000]"
+    assert fmt_interval(0.0, 0.0, 0.00092, 0.0) == "0.00000 [0.00000, 0.00092]"
+    assert fmt_interval(0.01, 0.005, 0.018, 0.003) == "0.0100 [0.0050, 0.0180]"
+    assert half_width(0.005, 0.01, 0.018) == pytest.approx(0.008)
+
+
+def test_the_accessor_gives_the_variance_per_label(summaries):
+    """``ds.boardsweep.variance()``: every label of every point, arviz's MCSE
+    and ESS on the replicates, and Monopoly's exact CLT variance beside them;
+    ``boardsweep.plan_run`` is in the package's API."""
+    import boardsweep
+
+    assert "plan_run" in dir(boardsweep) and callable(boardsweep.plan_run)
+    ds = boardsweep.load_sweep(summaries["pe84"][1])
+    var = ds.boardsweep.variance()
+    est = ds.boardsweep.estimate("frequency")
+    assert len(var) == est["estimate"].size and (var["headline"] == "frequency").all()
+    assert np.allclose(var["mcse"], var["replicate_sd"] / np.sqrt(var["replicates"]), equal_nan=True)
+    tested = var.dropna(subset=["clt_sd"])
+    assert len(tested) and np.allclose(tested["variance_ratio"], (tested["replicate_sd"] / tested["clt_sd"]) ** 2,
+                                       equal_nan=True)  # G2J: never counted, 0 / 0
+    ok = tested[tested["mcse"] > 0]
+    assert np.allclose(ok["ess"], ok["estimate"] * (1 - ok["estimate"]) / ok["mcse"] ** 2)
