@@ -117,3 +117,47 @@ def contained(exc: BaseException) -> BaseException:
         return exc
     return KernelExited(f"the game's code left with {one_line(exc)} (not an Exception; a kernel must raise "
                         "an Exception, never end the process)")
+
+
+# spec/ and cluster/
+
+class SpecError(InputError):
+    """A sweep spec is invalid; the message names the file and the key."""
+
+
+class BadWorkers(InputError):
+    """A worker count the machine cannot hold, or not a positive integer (one line, exit 2)."""
+
+
+class BadDashboardAddress(InputError):
+    """A ``--dashboard-address`` that is not ``[HOST]:PORT`` on this machine (one line, exit 2)."""
+
+
+class BadDaskConfig(InputError):
+    """A Dask setting (environment or config file) of the wrong kind (one line, exit 2)."""
+
+
+class ClusterNotStarted(Fault):
+    """The local Dask cluster could not start (no free port, a thread limit, ...): one line, exit 1."""
+
+
+class NoWorkers(Fault):
+    """No worker joined the scheduler within the start timeout (one line, exit 1)."""
+
+
+class NoWorkersLeft(SchedulerLost):
+    """Every worker left mid-sweep and none joined within
+    :func:`~boardsweep.pipeline.cluster.settings.no_workers_timeout` (one line, exit 1)."""
+
+
+class NotAScheduler(ConnectionError):
+    """``--scheduler`` names a listener that did not answer as a Dask scheduler in time (one line)."""
+
+
+class BatchUnavailable(InputError):
+    """``--cluster`` cannot be used here: dask-jobqueue, the batch system's
+    commands or required settings are missing (one line for users)."""
+
+
+class JobsNotStarted(Fault):
+    """No worker job started in time, or submitting one failed (one line)."""

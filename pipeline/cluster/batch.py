@@ -30,7 +30,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import Fault, InputError
+from ..errors import BatchUnavailable, JobsNotStarted  # noqa: F401  (re-export; importers move at integration)
 
 __all__ = ["SYSTEMS", "BatchUnavailable", "JobsNotStarted", "Jobs", "parse_jobs", "check_available",
            "start_jobs", "wait_for_worker", "WaitingLine", "signals_end_run"]
@@ -62,15 +62,6 @@ REASONS = {
 KEEP_JOBS_EVERY_S = 5.0
 #: Seconds between two queries of the batch system while waiting for the first worker.
 ASK_REASON_EVERY_S = 5.0
-
-
-class BatchUnavailable(InputError):
-    """``--cluster`` cannot be used here: dask-jobqueue, the batch system's
-    commands or required settings are missing (one line for users)."""
-
-
-class JobsNotStarted(Fault):
-    """No worker job started in time, or submitting one failed (one line)."""
 
 
 @dataclass(frozen=True)

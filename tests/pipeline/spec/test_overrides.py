@@ -1,4 +1,4 @@
-"""``--set KEY=VALUE`` on a spec: :func:`boardsweep.pipeline.spec.parse.apply_overrides`
+"""``--set KEY=VALUE`` on a spec: :func:`boardsweep.pipeline.spec.overrides.apply_overrides`
 and :func:`load_spec` with overrides."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_override_errors_name_the_key(write_spec, monopoly_spec_text):
 def test_docstring_examples_run():
     import doctest
 
-    from boardsweep.pipeline.spec import parse as spec
+    from boardsweep.pipeline.spec import overrides as spec
 
     result = doctest.testmod(spec)
     assert result.attempted >= 2 and result.failed == 0

@@ -1,0 +1,120 @@
+"""The embedded cluster: a :class:`distributed.LocalCluster` on this machine,
+its workers threads of this process on 127.0.0.1 only (or worker processes,
+when Dask's config asks), and the client a run gets from it."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import os
+from contextlib import ExitStack
+
+from ..errors import ClusterNotStarted, one_line
+from .dashboard import dashboard_address, pages_on_first_visit
+from .targets import Target
+
+__all__ = ["embedded_cluster", "embedded_client", "start_task_threads"]
+
+#: Seconds a worker's task threads may take to start (:func:`start_task_threads`).
+THREAD_START_S = 10.0
+
+
+def start_task_threads(dask_worker) -> None:
+    """Start ``dask_worker``'s task threads now, before any task is given to it.
+
+    Dask's thread pool counts a thread whose start failed (``ulimit -v`` or
+    ``ulimit -u`` reached) as running, so the worker would never start another
+    and its tasks would wait forever; started here, a failure is the run's one
+    line ("cannot start a thread") before anything is computed.  Run on every
+    worker of a cluster started here (``client.run``)."""
+    pool = dask_worker.executors["default"]
+    started = [pool.submit(int) for _ in range(dask_worker.state.nthreads)]
+    for future in started:
+        future.result(timeout=THREAD_START_S)
+
+
+
+def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
+    """The cluster ``boardsweep run`` starts when given no other: ``workers``
+    single-threaded workers (default: one per CPU), on 127.0.0.1 only, its
+    dashboard at ``dashboard``.
+
+    By default the workers are threads of this process (no process to spawn,
+    kernels compiled once; every kernel releases the GIL) that talk to the
+    scheduler in-process (``inproc://``: no message is serialised or sent
+    through a socket, about 4 ms less per task); worker processes, over TCP on
+    127.0.0.1, when Dask's config says ``boardsweep.processes: true``
+    (``DASK_BOARDSWEEP__PROCESSES=True``).  Either way only web servers
+    listen, on ``dashboard``'s host (the scheduler's) and 127.0.0.1 (the
+    workers'); :func:`dashboard_link` gives the scheduler's link.
+
+    The scheduler's web server listens at ``dashboard`` from the start, but
+    its Bokeh pages are added on the first visit (:func:`pages_on_first_visit`):
+    importing Bokeh costs half a second of CPU, which a run nobody watches
+    never pays."""
+    import dask
+    from distributed import LocalCluster
+
+    processes = bool(dask.config.get("boardsweep.processes", False))
+    late = importlib.util.find_spec("bokeh") is not None  # without Bokeh: Dask's own "needs bokeh" page at once
+    cluster = LocalCluster(
+        n_workers=workers or os.cpu_count() or 1,
+        threads_per_worker=1,
+        processes=processes,
+        memory_limit="auto" if processes else 0,  # threads share one process: no per-worker limit
+        protocol="tcp://" if processes else "inproc://",
+        host="127.0.0.1" if processes else None,  # processes: scheduler and workers on loopback only
+        worker_class=None if processes else _loopback_worker(),
+        dashboard_address=dashboard,
+        # a failing task is reported once by the run, not by each worker; -v keeps Dask's own records
+        silence_logs=False if logging.getLogger().handlers else logging.CRITICAL,
+        scheduler_kwargs={"dashboard": False} if late else None,
+        **({"preload": ["boardsweep.pipeline.cluster.worker_logs"]} if processes else {}),  # Ctrl-C left to this process
+    )
+    if late:
+        pages_on_first_visit(cluster.scheduler)
+    return cluster
+
+
+@functools.lru_cache(maxsize=None)
+def _loopback_worker():
+    """Dask's :class:`distributed.Worker` with its web server (``/health``,
+    ``/metrics``; no Bokeh pages) on 127.0.0.1 only: a worker that talks
+    in-process has no host of its own, and would listen on every interface."""
+    from distributed import Worker
+
+    class LoopbackWorker(Worker):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **{**kwargs, "dashboard_address": "127.0.0.1:0", "dashboard": False})
+
+        async def close(self, *args, executor_wait: bool = False, **kwargs):
+            # never wait for a kernel still running (a Ctrl-C, a task past its deadline): its
+            # thread cannot be stopped; it is a daemon, and ends with the process
+            return await super().close(*args, executor_wait=executor_wait, **kwargs)
+
+    return LoopbackWorker
+
+
+
+def embedded_client(stack: ExitStack, target: Target):
+    """A client of a new :func:`embedded_cluster` for ``target`` (both closed
+    by ``stack``); :class:`ClusterNotStarted` (one line) where it cannot start."""
+    from distributed import Client
+
+    try:
+        cluster = stack.enter_context(embedded_cluster(target.workers, dashboard_address(target.dashboard_address)))
+        client = stack.enter_context(Client(cluster))  # its event loop's thread, too, may fail to start
+        client.run(start_task_threads)
+    except (OSError, RuntimeError) as exc:  # Dask's "Cluster failed to start", caused by the OSError
+        cause = exc.__cause__ or exc.__context__ if isinstance(exc, RuntimeError) else exc
+        if not isinstance(cause, OSError):
+            raise
+        raise ClusterNotStarted(f"the local Dask cluster could not start: {one_line(cause)} (no free port, too "
+                                "many threads or files for this process's limits?); nothing was computed, "
+                                "rerun once the cause is gone") from None
+    if not logging.getLogger().handlers:  # -v (or a script's logging setup) keeps Dask's own records
+        from .worker_logs import QuietTaskErrors
+
+        client.register_plugin(QuietTaskErrors(), name="boardsweep-quiet-task-errors")
+    return client
