@@ -45,7 +45,8 @@ import zarr
 from . import integrity
 from .identity import read_attrs
 from .reads import READ_CONCURRENCY, read_exact_done
-from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, LayoutError, encode_chunks
+from ..errors import LayoutError
+from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, encode_chunks
 from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Files, _journal, recover_unpacking,
                      _record, _root_attrs, array_metas, fingerprint, layout, packed_chunks, records_text,
                      root_records, task_arrays)
