@@ -1,14 +1,14 @@
 """boardsweep as xarray sees it: the ``boardsweep`` engine and the ``ds.boardsweep`` accessor.
 
 xarray imports this module (the ``xarray.backends`` entry point in
-``pyproject.toml``) the first time anything is opened, whatever the engine,
-so it stays light: xarray and the standard library only (nothing of the
+``pyproject.toml``) when it loads its backends (the first ``xr.open_dataset``
+not given one of xarray's own engines), whatever is opened, so it stays light: xarray and the standard library only (nothing of the
 pipeline, no numba, dask, zarr or game until a sweep is opened or
 ``ds.boardsweep`` is first used).  Importing it:
 
-* registers the ``ds.boardsweep`` accessor on every Dataset, once per process:
-  ``xr.open_zarr(store).boardsweep.verdict()`` works wherever boardsweep is
-  installed, with or without ``import boardsweep``;
+* registers the ``ds.boardsweep`` accessor on every Dataset, once per process
+  (``import boardsweep`` imports this module too, as soon as xarray is
+  imported): ``xr.open_zarr(store).boardsweep.verdict()``;
 * :class:`SweepBackend`: ``xr.open_dataset(store, engine="boardsweep")`` is
   :func:`boardsweep.open_sweep`: the store checked intact, read lazily,
   unfinished cells as NaN.

@@ -1,12 +1,16 @@
 """``ds.boardsweep``: the headline estimates where analysis code looks for them.
 
-Any Dataset read from a sweep store has the accessor wherever boardsweep is
-installed: :func:`boardsweep.open_sweep`, :func:`boardsweep.load_sweep`,
-``xr.open_dataset(store, engine="boardsweep")`` and plain ``xr.open_zarr(store)``
-alike, with or without ``import boardsweep`` (xarray imports
-:mod:`boardsweep.xarray_backend`, which registers it, whenever it opens
-anything; this class is imported on the first use of ``ds.boardsweep``)::
+Any Dataset read from a sweep store has the accessor:
+:func:`boardsweep.open_sweep`, :func:`boardsweep.load_sweep`,
+``xr.open_dataset(store, engine="boardsweep")`` and plain
+``xr.open_zarr(store)`` alike.  :mod:`boardsweep.xarray_backend` registers it,
+imported by ``import boardsweep`` (before or after ``import xarray``) and by
+xarray whenever it loads its backends (any ``xr.open_dataset`` not given one
+of xarray's own engines; recent xarray opens zarr without loading them, so a
+script that only calls ``xr.open_zarr`` imports boardsweep first).  This class
+is imported on the first use of ``ds.boardsweep``::
 
+    >>> import boardsweep                                      # doctest: +SKIP
     >>> import xarray as xr                                    # doctest: +SKIP
     >>> ds = xr.open_zarr("results/quickstart.zarr")           # doctest: +SKIP
     >>> ds.boardsweep.headlines                                # doctest: +SKIP
