@@ -9,7 +9,7 @@ bytes (no decompression) and compares; a missing manifest, a missing,
 truncated or altered chunk makes the task's cells *damaged*.  ``run`` clears
 the done flags of damaged cells and recomputes them (seeds are keyed, so the
 repair is bit-identical); ``status`` names them; ``query``, ``report`` and
-:func:`boardsweep.pipeline.analysis.query.open_sweep` refuse a damaged store in one line.
+:func:`boardsweep.pipeline.store.open.open_sweep` refuse a damaged store in one line.
 
 Before the cells, a store's labels are checked: every coordinate's values
 (grid axes, ``replicate``, ``checkpoint``, the game's labels) must be those
