@@ -15,14 +15,62 @@ The repository's ``core/`` and ``pipeline/`` folders are installed as
 >>> ds.boardsweep.estimate("frequency")                    # the headline, along the grid  # doctest: +SKIP
 >>> ds.boardsweep.verdict()["text"]                        # doctest: +SKIP
 >>> boardsweep.plan_run("sweeps/quickstart.toml", stderr=1e-3)["text"]  # replicates, turns  # doctest: +SKIP
+
+``import boardsweep`` gives every xarray Dataset the ``ds.boardsweep``
+accessor (``xr.open_zarr(store).boardsweep.verdict()``) without importing
+xarray itself: registered now where xarray is already imported, else as soon
+as it is (:func:`_register_with_xarray`).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import sys
 from typing import Any
 
 __all__ = ["__version__", "Spec", "run", "Result", "open_sweep", "load_sweep", "plan_run"]
+
+
+class _AfterXarray:
+    """A ``sys.meta_path`` finder that registers ``ds.boardsweep``
+    (:mod:`boardsweep.xarray_backend`) right after xarray's own import, then
+    leaves (not an ``importlib.abc.MetaPathFinder``: that import costs 25 ms)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "xarray":
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:  # the finders after this one, asked as the import system asks them
+            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if hasattr(spec.loader, "exec_module"):
+            execute = spec.loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                execute(module)
+                importlib.import_module("boardsweep.xarray_backend")  # registers ds.boardsweep
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _register_with_xarray() -> None:
+    """``ds.boardsweep`` on every Dataset, xarray imported or not yet (the
+    command starts without it).  xarray also imports
+    :mod:`boardsweep.xarray_backend` when it loads its backends (any
+    ``xr.open_dataset`` that is not given one of xarray's own engines);
+    a module runs once, so the accessor is registered once."""
+    if "xarray" in sys.modules:  # the module by its name, as xarray imports it (boardsweep.xarray_backend says why)
+        importlib.import_module("boardsweep.xarray_backend")
+    elif not any(isinstance(f, _AfterXarray) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterXarray())
+
+
+_register_with_xarray()
 
 
 @functools.lru_cache(maxsize=None)
@@ -56,9 +104,9 @@ def __getattr__(name: str) -> Any:
     if name in ("open_sweep", "load_sweep", "plan_run", "Spec", "run", "Result"):
         _numba_cache_one_can_write()
     if name in ("open_sweep", "load_sweep"):
-        from .pipeline.analysis import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
+        from .pipeline.store import open as reading  # registers ds.boardsweep (boardsweep.xarray_backend)
 
-        return getattr(query, name)
+        return getattr(reading, name)
     if name == "plan_run":  # replicates and turns for a target s.e. or detectable bias
         from .pipeline.plan.power import plan_run
 

@@ -161,3 +161,56 @@ class BatchUnavailable(InputError):
 
 class JobsNotStarted(Fault):
     """No worker job started in time, or submitting one failed (one line)."""
+
+# store/
+
+class StoreMismatch(InputError):
+    """An existing store does not hold the sweep the spec describes."""
+
+
+class UnknownFormat(InputError):
+    """The store was written in a format (or with a random scheme) this code
+    does not know: reading or resuming it could be silently wrong."""
+
+
+class RootDamaged(Fault):
+    """The store's root attributes (its ``zarr.json``) are damaged: exit 1, named, never guessed."""
+
+
+class StoreDamaged(Fault, ValueError):
+    """The store's finished cells are not all present and readable (exit 1)."""
+
+
+class ChunkUnreadable(Fault, ValueError):
+    """A chunk file exists but does not decode to a chunk of the array."""
+
+
+class LayoutError(Fault, ValueError):
+    """An array is not laid out as the writer needs (a task would write into
+    a chunk other tasks' cells share), or its layout is not recognised."""
+
+
+class StoreLocked(InputError):
+    """Another run holds the store, or it cannot be locked (exit 2)."""
+
+
+class NoExclusiveCreate(Exception):
+    """The storage overwrote an object that a conditional put should have refused."""
+
+
+class StoreUnreachable(Fault):
+    """The storage behind a store stopped answering (exit 1; finished tasks are kept)."""
+
+    @classmethod
+    def during_run(cls, url: str, exc: BaseException) -> "StoreUnreachable":
+        text = " ".join(str(exc).split())
+        if not text or text == type(exc).__name__:  # fsspec's deadline says nothing more
+            text = "no answer within the storage's deadline" if isinstance(exc, TimeoutError) else type(exc).__name__
+        return cls(f"lost the storage of {url} mid-sweep ({type(exc).__name__}: {text}); finished tasks are "
+                   "kept there: rerun the same command once it answers again to complete the store")
+
+    @classmethod
+    def at_open(cls, url: str, exc: BaseException) -> "StoreUnreachable":
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return cls(f"cannot reach the storage of {url} ({type(exc).__name__}: {text}); check the endpoint "
+                   "(AWS_ENDPOINT_URL or fsspec's configuration) and that the server is up (nothing was changed)")

@@ -1,11 +1,18 @@
 """``ds.boardsweep``: the headline estimates where analysis code looks for them.
 
-Any Dataset read from a sweep store (:func:`boardsweep.open_sweep`,
-:func:`boardsweep.load_sweep`, or plain ``xr.open_zarr``) gets the
-accessor once boardsweep is imported::
+Any Dataset read from a sweep store has the accessor:
+:func:`boardsweep.open_sweep`, :func:`boardsweep.load_sweep`,
+``xr.open_dataset(store, engine="boardsweep")`` and plain
+``xr.open_zarr(store)`` alike.  :mod:`boardsweep.xarray_backend` registers it,
+imported by ``import boardsweep`` (before or after ``import xarray``) and by
+xarray whenever it loads its backends (any ``xr.open_dataset`` not given one
+of xarray's own engines; recent xarray opens zarr without loading them, so a
+script that only calls ``xr.open_zarr`` imports boardsweep first).  This class
+is imported on the first use of ``ds.boardsweep``::
 
     >>> import boardsweep                                      # doctest: +SKIP
-    >>> ds = boardsweep.load_sweep("results/quickstart.zarr")  # doctest: +SKIP
+    >>> import xarray as xr                                    # doctest: +SKIP
+    >>> ds = xr.open_zarr("results/quickstart.zarr")           # doctest: +SKIP
     >>> ds.boardsweep.headlines                                # doctest: +SKIP
     ['frequency']
     >>> ds.boardsweep.estimate("frequency").sel(location="GO")  # doctest: +SKIP
@@ -27,7 +34,6 @@ import xarray as xr
 __all__ = ["SweepAccessor"]
 
 
-@xr.register_dataset_accessor("boardsweep")
 class SweepAccessor:
     """The game's headline answers on a sweep store's Dataset.
 

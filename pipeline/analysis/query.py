@@ -1,9 +1,11 @@
-"""Read a sweep store: a lazy Dataset with missing cells as NaN, and helpers.
+"""The tables of a sweep's estimates: each label's estimate beside its exact
+answer (z, p), the top labels, tidy rows.
 
-``open_sweep`` masks every simulated variable with ``done`` and every exact
-variable with ``exact_done``: a cell no task has finished reads as NaN, never
-as zero.  The helpers work on any game whose simulated variables have the
-form ``(checkpoint, DIM)`` (a distribution over DIM, e.g. ``location``).
+The helpers work on any game whose simulated variables have the form
+``(checkpoint, DIM)`` (a distribution over DIM, e.g. ``location``).  Reading
+a store (:func:`open_sweep`, :func:`load_sweep`, :func:`mask`,
+:func:`read_chunks`) is :mod:`boardsweep.pipeline.store.open`'s; those names
+are re-exported here.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from ..store import Store, chunkfiles
+from ..store import (  # noqa: F401  (re-exported: reading is the store's, boardsweep.pipeline.store.open)
+    READ_CHUNK_BYTES, exact_states, label_text, load_sweep, mask, open_sweep, read_chunks,
+)
 from .dataset import (  # noqa: F401  (re-exported: the readers' public names)
     MIN_COUNT, _EXACT_TEXT, _named, _py, distribution_variables, frequencies, grid_points, z_score,
 )
-from ..store.metadata import exact_renames, exact_states, label_text, simulated_variables
 
 __all__ = [
     "open_sweep",
@@ -38,174 +41,6 @@ __all__ = [
     "worst_z",
     "table_rows",
 ]
-
-
-#: Largest dask chunk :func:`open_sweep` makes (bytes, uncompressed).
-READ_CHUNK_BYTES = 128 * 2**20
-
-
-def open_sweep(
-    url: str | Store,
-    check: bool = True,
-    chunks: Mapping[str, int] | None = None,
-    sel: Mapping[str, Any] | None = None,
-) -> xr.Dataset:
-    """Open the store at ``url`` lazily; unfinished cells read as NaN.
-
-    The store holds one small zarr chunk per task and variable.  Its dask
-    chunks span many of them (whole along every dim but the first grid axis,
-    at most :data:`READ_CHUNK_BYTES` each, see :func:`read_chunks`), and each
-    reads its chunk files directly (:mod:`boardsweep.pipeline.store.chunkfiles`;
-    through zarr where that reader does not apply), decoded as
-    ``xarray.open_zarr`` decodes them.  ``chunks`` ({dim: size}, -1 whole)
-    overrides the split.  ``sel`` ({axis: value or [values]}) reads just those cells,
-    at once (:func:`load_sweep`).
-
-    With ``check`` (the default) the store's finished cells are verified
-    first (:mod:`boardsweep.pipeline.store.integrity`: raw chunk bytes against the
-    checksums their tasks recorded); a damaged store raises
-    :class:`~boardsweep.pipeline.store.integrity.StoreDamaged` naming the cells,
-    rather than answering with fewer replicates or a decompression error.
-
-    ``url`` may be a :class:`~boardsweep.pipeline.store.Store` a command has
-    opened: what it has read of the store is used, not read again.
-    """
-    st = _opened(url)
-    if sel:
-        return load_sweep(st, check=check, sel=sel)
-    if check:
-        st.assert_intact()
-    raw = st.open_raw()
-    chunks = dict(chunks or read_chunks(raw))
-    for name, var in raw.data_vars.items():
-        raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
-    return mask(_as_current(xr.decode_cf(raw)))
-
-
-def _opened(url: str | Store) -> Store:
-    """The store at ``url``, or ``url`` itself where it is an opened :class:`Store`."""
-    return url if isinstance(url, Store) else Store(str(url))
-
-
-def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
-    """A dask array of ``var`` whose chunks read the store's chunk files
-    directly (:class:`chunkfiles.ChunkFileArray`), or through zarr where
-    that reader does not apply."""
-    import dask.array as da
-    from dask.base import tokenize
-
-    shape = tuple(var.shape)
-    wanted = tuple(chunks.get(d, -1) for d in var.dims)
-    if not chunkfiles.readable(url, name):
-        return var.chunk(dict(zip(var.dims, wanted))).data
-    source = chunkfiles.ChunkFileArray(url, name, shape, var.dtype)
-    token = tokenize(url, name, shape, wanted, str(var.dtype))
-    return da.from_array(source, chunks=wanted, lock=False, asarray=True, name=f"boardsweep-{name}-{token}")
-
-
-def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | None = None) -> xr.Dataset:
-    """:func:`open_sweep`, read into memory at once (numpy, no dask): the
-    fastest way to read a store that fits in memory.
-
-    The arrays boardsweep wrote are read straight from their chunk files
-    (:mod:`boardsweep.pipeline.store.chunkfiles`, about ten times zarr's speed on a
-    store of thousands of tiny chunks), then decoded as ``xarray.open_zarr``
-    decodes them; ``sel`` ({axis: [values]}) reads only those cells.
-    ``url`` may be an opened :class:`~boardsweep.pipeline.store.Store`.
-    """
-    st = _opened(url)
-    if check:
-        st.assert_intact()
-    raw = st.open_raw()
-    axes = [a for a in raw.attrs.get("grid_axes", []) if a in raw.dims]
-    picked = {a: raw.get_index(a).get_indexer(_values(v)) for a, v in (sel or {}).items()}
-    if any((p < 0).any() for p in picked.values()):
-        raise KeyError(f"values not on the grid: {dict(sel or {})}")
-    window = {a: slice(int(p.min()), int(p.max()) + 1) for a, p in picked.items()}
-    raw = raw.isel(window)
-    region = tuple(window.get(a, slice(None)) for a in axes)
-    for name, var in raw.data_vars.items():
-        data = chunkfiles.read(st.url, str(name), region) if var.dims[:len(axes)] == tuple(axes) else None
-        raw[name] = var.copy(data=data if data is not None else var.values)
-    raw = raw.isel({a: p - window[a].start for a, p in picked.items()})
-    for name in simulated_variables(raw.attrs):  # no cell at the fill value: nothing to decode as NaN
-        var = raw[name]
-        if "_FillValue" in var.attrs and var.dtype.kind in "iu" and not (var.values == var.attrs["_FillValue"]).any():
-            raw[name] = var.copy(data=var.values)
-            raw[name].attrs = {k: v for k, v in var.attrs.items() if k != "_FillValue"}
-    return mask(_as_current(xr.decode_cf(raw.load())))
-
-
-def _as_current(ds: xr.Dataset) -> xr.Dataset:
-    """``ds`` of an older store (format 1 or 2) as format 3 names it: its
-    exact variables under the ``exact_`` prefix (``expected_rolls`` ->
-    ``exact_expected_rolls``, :func:`.store.metadata.exact_renames`) and no
-    packed-layout record on any variable.  A format-3 store is returned as it is."""
-    renames = {old: new for old, new in exact_renames(ds.attrs).items() if old in ds.variables}
-    stale = [n for n in ds.variables if chunkfiles.LAYOUT_ATTR in ds[n].attrs]
-    if not renames and not stale:
-        return ds
-    ds = ds.rename_vars(renames)
-    for name in stale:
-        ds[renames.get(str(name), name)].attrs.pop(chunkfiles.LAYOUT_ATTR, None)
-    ds.attrs = dict(ds.attrs, exact_variables=[renames.get(n, n) for n in ds.attrs.get("exact_variables", [])])
-    return ds
-
-
-def _values(v: Any) -> list:
-    """A ``sel`` value as a list: a scalar (``4``, ``"long"``) selects that one
-    value, a list or array every value in it.  The axis keeps its dimension
-    (length 1 for a scalar), so the result is still a sweep every function
-    here reads."""
-    if isinstance(v, (str, bytes)) or np.ndim(v) == 0:
-        return [v.item() if isinstance(v, np.generic) else v]
-    return list(v)
-
-
-def mask(ds: xr.Dataset) -> xr.Dataset:
-    """``ds`` with simulated variables NaN where ``done`` is false and exact
-    variables NaN where ``exact_done`` is false.
-
-    Where every replicate is done nothing is masked, so integer counts stay
-    integers (int64); only a store with a replicate not done turns its
-    simulated variables into float64 with NaN there.  A variable with cells
-    that hold no value (the seats that do not play at a grid point with
-    fewer players: the fill value, or below ``valid_min`` in a complete
-    packed store) reads as float64 with NaN in those cells, done or not.
-    :func:`load_sweep` reads a variable with no such cell as integers;
-    :func:`open_sweep`, which reads nothing until asked, goes by the store's
-    metadata (integers once a complete store is packed, as every run that
-    completes it does)."""
-    from dask.threaded import get as threads
-
-    ds = ds.copy()
-    # read here with threads: the mask is small, and dask looking for a current distributed
-    # client imports distributed (0.2 s of every open_sweep that never computes anything else)
-    complete = bool(ds["done"].all().compute(scheduler=threads))
-    for name in simulated_variables(ds.attrs):
-        if "valid_min" in ds[name].attrs:  # a complete store's seats that do not play (below valid_min)
-            ds[name] = ds[name].where(ds[name] >= ds[name].attrs["valid_min"])
-        if not complete:
-            ds[name] = ds[name].where(ds["done"])
-    for name in ds.attrs.get("exact_variables", []):
-        ds[name] = ds[name].where(ds["exact_done"])
-    return ds
-
-
-def read_chunks(ds: xr.Dataset, limit: int = READ_CHUNK_BYTES) -> dict[str, int]:
-    """Dask chunks for reading ``ds``: whole along every dim except the first
-    grid axis, which is split so that no variable's chunk exceeds ``limit`` bytes."""
-    chunks = {str(dim): -1 for dim in ds.dims}
-    axes = list(ds.attrs.get("grid_axes", []))
-    if not axes:
-        return chunks
-    first = axes[0]
-    widest = max((v.nbytes // max(v.sizes[first], 1) for v in ds.data_vars.values()
-                  if first in v.dims), default=0)
-    chunks[first] = max(1, int(limit // max(widest, 1)))
-    return chunks
-
-
 
 
 def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
@@ -242,15 +77,11 @@ def exact_frequencies(ds: xr.Dataset, variable: str = "counts", checkpoint: int 
     return None
 
 
-
-
 def compare_exact(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
     """:func:`estimate` with ``difference`` = estimate - exact beside it."""
     out = estimate(ds, variable, checkpoint)
     out["difference"] = out["estimate"] - out["exact"]
     return out
-
-
 
 
 def top_k(values: xr.DataArray, k: int = 3, dim: str = "location") -> list[tuple[Any, float]]:
@@ -282,7 +113,6 @@ def modal_string(
             data[labels.index(src)] = -np.inf
     order = np.argsort(-data, kind="stable")[:k]
     return "".join(f"{i:02d}" for i in order)
-
 
 
 def rows(
@@ -346,7 +176,6 @@ def table_rows(
                 "replicates": int(cell["replicates"][j]),
             })
     return out
-
 
 
 def _num(value: Any) -> float | None:

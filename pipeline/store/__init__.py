@@ -15,7 +15,13 @@
   once, what it found kept), and every change a command makes to it;
 * :mod:`.manifests`, :mod:`.layout`, :mod:`.growth`: checksum records, the
   packed layout as read, growth on disk;
-* :mod:`.zarr_private`: every use of zarr beyond its public API.
+* :mod:`.zarr_private`: every use of zarr beyond its public API;
+* :mod:`.open`: the store as an xarray Dataset (:func:`open_sweep`,
+  :func:`load_sweep`; ``xr.open_dataset(store, engine="boardsweep")``).
+
+Code outside this package imports from here (``from ..store import X``),
+never from the modules: every name it uses is below.  The store's exception
+classes live in :mod:`boardsweep.pipeline.errors`.
 
 Nothing outside this package opens zarr or fsspec or touches a store's files
 (``tests/test_structure.py`` checks it).
@@ -24,22 +30,43 @@ Nothing outside this package opens zarr or fsspec or touches a store's files
 from __future__ import annotations
 
 from . import zarr_private  # noqa: F401 - first: it imports zarr without zarr 3.0's import-time warning
+from ..errors import (ChunkUnreadable, LayoutError, RootDamaged, StoreDamaged, StoreLocked, StoreMismatch,
+                      StoreUnreachable, UnknownFormat)
 from .creation import create_store, ensure_arrays, remove_store
-from .identity import StoreMismatch, check_format, check_spec, check_writable, inspect, read_attrs, store_exists
+from .growth import GROWING, interrupted
+from .identity import (check_format, check_spec, check_writable, differences, inspect, read_attrs, rootless_line,
+                       store_exists)
+from .integrity import Damage
+from .layout import JOURNAL
+from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
+from .manifests import store_chunks
+from .metadata import exact_renames, exact_state, exact_states, label_text, simulated_variables
 from .reads import array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
 from .schema import FILL, blank_unplayed, provenance, source_revision, template, unplayed
 from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
-from .chunkfiles import ChunkUnreadable, LayoutError
 from .owner import Store, normalize_url
-from .remote import bound_failures
+from .open import READ_CHUNK_BYTES, load_sweep, mask, open_sweep, read_chunks
+from .remote import bound_failures, unreachable, use_storage_options
 
 bound_failures()  # every process that touches a store (workers too) gives up on a lost S3 server in seconds
 
 __all__ = [
-    "Store", "normalize_url",
-    "array_names", "coordinate_labels", "many_reads", "open_raw", "read_raw", "write_whole",
-    "ChunkUnreadable", "LayoutError", "FILL", "StoreMismatch", "check_format", "check_spec", "check_writable", "clear_done", "create_store", "ensure_arrays", "inspect",
-    "provenance", "quiet_zarr", "read_array", "read_attrs", "read_done", "read_exact_done", "remove_store",
-    "source_revision", "store_exists", "template", "unplayed", "blank_unplayed", "write_exact", "write_region",
+    # the store as a command sees it, and as xarray reads it
+    "Store", "normalize_url", "open_sweep", "load_sweep", "mask", "read_chunks", "READ_CHUNK_BYTES",
+    # what is at a URL, its attributes, the format and spec checks
+    "inspect", "store_exists", "read_attrs", "check_format", "check_spec", "check_writable", "differences",
+    "rootless_line",
+    # template, creation, reads and writes
+    "FILL", "template", "unplayed", "blank_unplayed", "provenance", "source_revision",
+    "create_store", "ensure_arrays", "remove_store",
+    "array_names", "coordinate_labels", "many_reads", "open_raw", "read_array", "read_done", "read_exact_done",
+    "read_raw", "write_region", "write_exact", "write_whole", "clear_done", "quiet_zarr",
+    # self-description, checksums, layout, growth, lock, object storage
+    "simulated_variables", "label_text", "exact_state", "exact_states", "exact_renames", "store_chunks",
+    "Damage", "JOURNAL", "GROWING", "interrupted", "StoreLock", "LOCK_NAME", "MALFORMED_GRACE_S",
+    "unreachable", "use_storage_options",
+    # errors (defined in boardsweep.pipeline.errors)
+    "StoreMismatch", "UnknownFormat", "RootDamaged", "StoreDamaged", "ChunkUnreadable", "LayoutError",
+    "StoreLocked", "StoreUnreachable",
 ]

@@ -31,7 +31,7 @@ import fsspec
 import numpy as np
 from numcodecs.zstd import Zstd, decompress
 
-from ..errors import Fault
+from ..errors import ChunkUnreadable, LayoutError  # noqa: F401  (re-export; importers move at integration)
 
 __all__ = ["ChunkUnreadable", "LayoutError", "LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "readable",
            "ChunkFileArray", "local_root", "encode_chunks", "encode_region",
@@ -49,13 +49,8 @@ LAYOUT_ATTR = "boardsweep_layout"
 PACKED_SEPARATOR = "."
 
 
-class ChunkUnreadable(Fault, ValueError):
-    """A chunk file exists but does not decode to a chunk of the array."""
 
 
-class LayoutError(Fault, ValueError):
-    """An array is not laid out as the writer needs (a task would write into
-    a chunk other tasks' cells share), or its layout is not recognised."""
 
 
 def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),

@@ -17,7 +17,8 @@ import zarr
 
 from . import manifests, metadata
 from .chunkfiles import PACKED_SEPARATOR
-from .identity import StoreMismatch, check_labels, read_attrs
+from ..errors import StoreMismatch
+from .identity import check_labels, read_attrs
 from .schema import template
 from .zarr_private import quiet
 from ..spec.parse import Spec

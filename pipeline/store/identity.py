@@ -22,7 +22,7 @@ import zarr
 from ...core.rng import RNG_SCHEME
 from . import manifests, metadata
 from .zarr_private import quiet
-from ..errors import Fault, InputError
+from ..errors import RootDamaged, StoreMismatch, UnknownFormat  # noqa: F401  (re-export; importers move at integration)
 from ..plan.tasks import SEED_SCHEME
 from ..spec.parse import Spec
 
@@ -31,13 +31,8 @@ __all__ = ["StoreMismatch", "UnknownFormat", "RootDamaged", "check_root", "store
            "read_coordinates", "rootless_line"]
 
 
-class StoreMismatch(InputError):
-    """An existing store does not hold the sweep the spec describes."""
 
 
-class UnknownFormat(InputError):
-    """The store was written in a format (or with a random scheme) this code
-    does not know: reading or resuming it could be silently wrong."""
 
 
 def store_exists(url: str) -> bool:
@@ -99,8 +94,6 @@ def read_attrs(url: str, check: bool = True) -> dict[str, Any]:
     return attrs
 
 
-class RootDamaged(Fault):
-    """The store's root attributes (its ``zarr.json``) are damaged: exit 1, named, never guessed."""
 
 
 def check_root(url: str, attrs: Mapping[str, Any], done_dims: list[str] | None = None) -> None:

@@ -9,7 +9,7 @@ bytes (no decompression) and compares; a missing manifest, a missing,
 truncated or altered chunk makes the task's cells *damaged*.  ``run`` clears
 the done flags of damaged cells and recomputes them (seeds are keyed, so the
 repair is bit-identical); ``status`` names them; ``query``, ``report`` and
-:func:`boardsweep.pipeline.analysis.query.open_sweep` refuse a damaged store in one line.
+:func:`boardsweep.pipeline.store.open.open_sweep` refuse a damaged store in one line.
 
 Before the cells, a store's labels are checked: every coordinate's values
 (grid axes, ``replicate``, ``checkpoint``, the game's labels) must be those
@@ -35,7 +35,7 @@ import numpy as np
 import zarr
 
 from . import layout as packing
-from ..errors import Fault
+from ..errors import StoreDamaged  # noqa: F401  (re-export; importers move at integration)
 from .identity import check_format, check_labels, read_attrs
 from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, _fingerprint, _fs, _read_many, chunk_paths,
                         exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
@@ -57,8 +57,6 @@ __all__ = [
     "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY",  # from .manifests and .reads
 ]
 
-class StoreDamaged(Fault, ValueError):
-    """The store's finished cells are not all present and readable (exit 1)."""
 
 
 @dataclass
@@ -127,26 +125,8 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         check_format(url, attrs)
         damage = Damage()
         fs, root = _fs(url)
-        sim_names = [*simulated_variables(attrs), "done"]
-        exact_names = [*attrs.get("exact_variables", []), "exact_done"]
-        arrays = attrs.get("arrays") or [*sim_names, *exact_names]
-        metas = _read_many(fs, root, [f"{name}/zarr.json" for name in arrays])
-        for name in arrays:
-            reason = _metadata_problem(metas[f"{name}/zarr.json"])
-            if reason:
-                damage.arrays.append(name)
-                damage.reasons[name] = reason
         state = packing.layout(url) if state is None else state
-        if state == packing.UNKNOWN:
-            for name, reason in packing.unrecognised(url).items():
-                if name in damage.arrays:  # its metadata is damaged: said once, above
-                    continue
-                damage.arrays.append(name)
-                damage.reasons[name] = reason
-        elif state not in ("tasks", "packed"):
-            damage.arrays.append(packing.JOURNAL)
-            damage.reasons[packing.JOURNAL] = (f"a change of the store's layout was interrupted ({state}); "
-                                               "the next `boardsweep run` finishes it")
+        _check_arrays(url, fs, root, attrs, state, damage)
         if damage.arrays:
             return damage
         damage.labels = check_labels(url, attrs, coords)
@@ -178,6 +158,31 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
                     damage.reasons[name] = reason
                     found.append(key)
         return damage
+
+
+def _check_arrays(url: str, fs: Any, root: str, attrs: dict[str, Any], state: str, damage: Damage) -> None:
+    """Name in ``damage`` every array whose metadata is missing or unreadable,
+    whose layout is not recognised, or the journal of an interrupted change
+    of layout (``state``)."""
+    sim_names = [*simulated_variables(attrs), "done"]
+    exact_names = [*attrs.get("exact_variables", []), "exact_done"]
+    arrays = attrs.get("arrays") or [*sim_names, *exact_names]
+    metas = _read_many(fs, root, [f"{name}/zarr.json" for name in arrays])
+    for name in arrays:
+        reason = _metadata_problem(metas[f"{name}/zarr.json"])
+        if reason:
+            damage.arrays.append(name)
+            damage.reasons[name] = reason
+    if state == packing.UNKNOWN:
+        for name, reason in packing.unrecognised(url).items():
+            if name in damage.arrays:  # its metadata is damaged: said once, above
+                continue
+            damage.arrays.append(name)
+            damage.reasons[name] = reason
+    elif state not in ("tasks", "packed"):
+        damage.arrays.append(packing.JOURNAL)
+        damage.reasons[packing.JOURNAL] = (f"a change of the store's layout was interrupted ({state}); "
+                                           "the next `boardsweep run` finishes it")
 
 
 def _check_packed(url: str, attrs: dict[str, Any], block: int, damage: Damage) -> None:

@@ -25,7 +25,8 @@ import fsspec
 
 import numpy as np
 
-from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
+from ..errors import LayoutError
+from .chunkfiles import LAYOUT_ATTR, local_root
 from .manifests import store_chunks
 from .metadata import simulated_variables
 from .zarr_private import chunk_shape

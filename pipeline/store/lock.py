@@ -28,13 +28,14 @@ from typing import Any
 
 import fsspec
 
-from ..errors import Fault, InputError
+from ..errors import Fault, StoreLocked  # noqa: F401  (re-export; importers move at integration)
 
 try:
     import fcntl
 except ImportError:  # not on this platform: local takeover by remove and create
     fcntl = None
-from .remote import (NoExclusiveCreate, create_exclusive, is_local, read_tagged, remove_if_unchanged,
+from ..errors import NoExclusiveCreate
+from .remote import (create_exclusive, is_local, read_tagged, remove_if_unchanged,
                      replace_if_unchanged, storage_errors)
 
 __all__ = ["StoreLocked", "StoreLock", "LOCK_NAME"]
@@ -46,8 +47,6 @@ LOCK_NAME = ".boardsweep.lock"
 MALFORMED_GRACE_S = 10.0
 
 
-class StoreLocked(InputError):
-    """Another run holds the store, or it cannot be locked (exit 2)."""
 
 
 def _parse(raw: bytes) -> dict:

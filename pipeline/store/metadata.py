@@ -51,7 +51,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from importlib.metadata import version
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -399,7 +399,3 @@ def append_history(url: str, what: str) -> None:
         group.attrs["history"] = (old + "\n" if old else "") + history_line(what)
         zarr.consolidate_metadata(url)
 
-
-def points_with(ds: xr.Dataset, points: Iterable[dict], state: str) -> list[dict]:
-    """The grid points of ``points`` whose :func:`exact_state` is ``state``."""
-    return [p for p in points if exact_state(ds, p)[0] == state]

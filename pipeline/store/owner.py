@@ -11,8 +11,7 @@ command itself changes them.  The methods are the store's life:
 * prepare for a run (lock held): :meth:`Store.prepare` (check the spec,
   recover a layout change, unpack a damaged packed copy, complete the
   arrays), :meth:`Store.clear_damaged`, :meth:`Store.apply_growth`;
-* write: :meth:`Store.write_task`, :meth:`Store.write_exact`,
-  :meth:`Store.write_whole`;
+* write: :meth:`Store.write_whole`;
 * read: :meth:`Store.read_array`, :meth:`Store.read_done`,
   :meth:`Store.read_exact_done`, :meth:`Store.open_raw`;
 * status and publishing: :meth:`Store.check`, :meth:`Store.describe`,
@@ -36,12 +35,11 @@ import numpy as np
 import xarray as xr
 
 from . import creation, growth, identity, integrity, lost_records, metadata, packing, reads, writes
-from .identity import StoreMismatch
 from .schema import template
-from .chunkfiles import ChunkUnreadable
 from .lock import StoreLock
-from .remote import StoreUnreachable, unreachable
-from ..errors import SchedulerLost, StoreCreationFailed, TaskOverdue, one_line
+from .remote import unreachable
+from ..errors import (ChunkUnreadable, SchedulerLost, StoreCreationFailed, StoreMismatch, StoreUnreachable,
+                      TaskOverdue, one_line)
 from ..spec.parse import Spec
 
 __all__ = ["Store", "normalize_url"]
@@ -344,16 +342,6 @@ class Store:
         self.changed()
 
     # -- write --------------------------------------------------------------
-
-    def write_task(self, index: tuple[int, ...], region: tuple[slice, ...], values: Mapping[str, np.ndarray],
-                   done: np.ndarray, token: str | None = None) -> None:
-        """One task's chunk (:func:`.writes.write_region`), then its done flags, then its checksum record."""
-        writes.write_region(self.url, index, region, values, done, token)
-
-    def write_exact(self, index: tuple[int, ...], region: tuple[slice, ...], values: Mapping[str, np.ndarray],
-                    done: np.ndarray, token: str | None = None) -> None:
-        """One chunk's exact answers, then their flags and record."""
-        writes.write_exact(self.url, index, region, values, done, token)
 
     def write_whole(self, values: Mapping[str, np.ndarray]) -> None:
         """Small per-point arrays rewritten whole (the precision rule's decisions)."""

@@ -59,7 +59,8 @@ import zarr
 
 from . import chunkfiles, integrity, manifests
 from .identity import read_attrs
-from .chunkfiles import LAYOUT_ATTR, LayoutError, local_root
+from ..errors import LayoutError
+from .chunkfiles import LAYOUT_ATTR, local_root
 from . import packing_inplace
 from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
                      UNKNOWN, UNPACKING, _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region,

@@ -45,7 +45,8 @@ import zarr
 from . import integrity
 from .identity import read_attrs
 from .reads import READ_CONCURRENCY, read_exact_done
-from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, LayoutError, encode_chunks
+from ..errors import LayoutError
+from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, encode_chunks
 from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Files, _journal, recover_unpacking,
                      _record, _root_attrs, array_metas, fingerprint, layout, packed_chunks, records_text,
                      root_records, task_arrays)
@@ -99,7 +100,7 @@ def integer_fill(meta: dict[str, Any], data: np.ndarray, complete: bool) -> dict
     (``complete``): plain xarray then reads it as integers, not float64.
     Cells still at the fill value (seats that do not play) are then declared
     by ``valid_min = 0`` (CF: a value below it is missing; boardsweep's
-    readers mask it, :func:`boardsweep.pipeline.analysis.query.mask`).
+    readers mask it, :func:`boardsweep.pipeline.store.open.mask`).
 
     Why not keep ``_FillValue`` there: xarray decodes a zarr v3 integer
     array it masks with the array's explicitly little-endian dtype, and

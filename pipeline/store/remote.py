@@ -37,7 +37,7 @@ import numpy as np
 from fsspec.asyn import sync
 
 from .chunkfiles import encode_region, parse_meta
-from ..errors import Fault, causes
+from ..errors import NoExclusiveCreate, StoreUnreachable, causes  # noqa: F401  (re-export; importers move at integration)
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
            "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
@@ -57,26 +57,8 @@ S3_READ_TIMEOUT_S = 6
 S3FS_RETRIES = 5
 
 
-class NoExclusiveCreate(Exception):
-    """The storage overwrote an object that a conditional put should have refused."""
 
 
-class StoreUnreachable(Fault):
-    """The storage behind a store stopped answering (exit 1; finished tasks are kept)."""
-
-    @classmethod
-    def during_run(cls, url: str, exc: BaseException) -> "StoreUnreachable":
-        text = " ".join(str(exc).split())
-        if not text or text == type(exc).__name__:  # fsspec's deadline says nothing more
-            text = "no answer within the storage's deadline" if isinstance(exc, TimeoutError) else type(exc).__name__
-        return cls(f"lost the storage of {url} mid-sweep ({type(exc).__name__}: {text}); finished tasks are "
-                   "kept there: rerun the same command once it answers again to complete the store")
-
-    @classmethod
-    def at_open(cls, url: str, exc: BaseException) -> "StoreUnreachable":
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        return cls(f"cannot reach the storage of {url} ({type(exc).__name__}: {text}); check the endpoint "
-                   "(AWS_ENDPOINT_URL or fsspec's configuration) and that the server is up (nothing was changed)")
 
 
 def storage_errors() -> tuple[type[BaseException], ...]:

@@ -19,7 +19,8 @@ import zarr
 from zarr.api.asynchronous import open_group
 
 from . import chunkfiles, manifests, remote
-from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, LayoutError, _chunk_of
+from ..errors import LayoutError
+from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, _chunk_of
 from .zarr_private import quiet, sync
 
 __all__ = ["write_region", "write_exact", "write_whole", "clear_done"]
