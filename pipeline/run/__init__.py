@@ -1,1 +1,3 @@
-"""run"""
+"""Running a sweep: the orchestration, dispatch to Dask, what a worker does, the
+kernels' warm-up, the run's record, and reproducibility checks.
+"""
