@@ -1,3 +1,3 @@
 """What a user sees: terminal output (banner, progress, summary, status, query rows)
-and the report. Views render what they are handed; they never open a store.
+and the report.
 """
