@@ -19,7 +19,7 @@ import threading
 
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
            "TasksFailed", "TaskOverdue", "StoreFull", "overdue", "causes", "disk_full", "KernelExited", "contained", "one_line",
-           "INTERRUPTION_REPORTED"]
+           "INTERRUPTION_REPORTED", "ReportFolderError"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
 #: grace timer, which ends a process whose cleanup overruns, then prints none).
@@ -117,3 +117,10 @@ def contained(exc: BaseException) -> BaseException:
         return exc
     return KernelExited(f"the game's code left with {one_line(exc)} (not an Exception; a kernel must raise "
                         "an Exception, never end the process)")
+
+
+# views/
+
+
+class ReportFolderError(InputError):
+    """The report's folder holds files boardsweep did not write there, or cannot be written (exit 2)."""

@@ -1,8 +1,14 @@
-"""English for what the commands print: plurals and counts."""
+"""English and numbers for what the commands print: plurals, counts, and
+numpy scalars as plain Python values."""
 
 from __future__ import annotations
 
-__all__ = ["plural", "count"]
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plural", "count", "python_value", "finite_float"]
 
 
 def plural(word: str, count: int = 2) -> str:
@@ -17,3 +23,19 @@ def plural(word: str, count: int = 2) -> str:
 def count(n: int, word: str) -> str:
     """``n word`` with ``word`` in the plural unless ``n`` is 1: ``1 grid point``, ``3 exact solves``."""
     return f"{n} {plural(word, n)}"
+
+
+def python_value(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (``np.int64(3)`` -> ``3``,
+    ``np.str_("a")`` -> ``"a"``); anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def finite_float(value: Any) -> float | None:
+    """``value`` as a Python float; None where it is no finite number (NaN,
+    infinity, None, text)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
