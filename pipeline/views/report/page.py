@@ -66,96 +66,83 @@ def _page_headlines(ds, df: pd.DataFrame, meta: dict) -> pd.DataFrame:
     return shown.dropna(axis=1, how="all")
 
 
-def _html(ds, meta, tables, figures) -> str:
+#: The table sections of the page, in order (headlines and distributions lead, before the figures).
+SECTIONS = ("headlines", "distributions", "tests", "precision", "points", "comparisons", "decomposition",
+            "variance", "frequencies")
+
+
+def _templates(autoescape: bool):
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(loader=PackageLoader("boardsweep.pipeline.views", "templates"),
-                      autoescape=select_autoescape(["html", "j2"]))
+    return Environment(loader=PackageLoader("boardsweep.pipeline.views", "templates"),
+                       autoescape=select_autoescape(["html", "j2"]) if autoescape else False)
+
+
+def _words(text: str) -> str:
+    """The prose of a template as one line: its whitespace collapsed."""
+    return " ".join(str(text).split())
+
+
+def _intro(prose, name: str, meta: dict) -> str:
+    """Section ``name``'s introduction (``templates/report_prose.j2``), with the
+    standard errors' bases of the headlines it shows."""
+    alpha, holm = f"{headlines.ALPHA:.0%}", headlines.HOLM_TEXT
+    kinds = {"headlines": ("mean",), "distributions": ("distribution",)}.get(name, ())
+    bases = [f"{n}: {h['basis_text']}" for n, h in meta.get("headlines", {}).items() if h["kind"] in kinds]
+    args = {"headlines": (alpha, holm, bases), "distributions": (alpha, holm, bases), "tests": (alpha, holm),
+            "comparisons": (alpha,), "frequencies": (MAX_PAGE_POINTS, meta.get("dim"), meta.get("drawn"))}
+    return _words(getattr(prose, name)(*args.get(name, ())))
+
+
+def _html(ds, meta, tables, figures) -> str:
+    """The page: the summary, the leading tables, the figures, the other tables and the notes."""
+    env = _templates(autoescape=True)
     env.filters["fmt"] = _fmt
     env.filters["count"] = count
-    sections = []
-    alpha = headlines.ALPHA
-    holm = (f"p_holm is the p-value after Holm's adjustment over all the verdict's tests ({headlines.HOLM_TEXT}); "
-            f"the verdict flags a test whose p_holm is below {alpha:.0%}, so with many tests a small p alone is "
-            "no disagreement.")
-    titles = {"headlines": "Headline answers: estimate ± 95% interval, exact, z",
-              "distributions": "Distributions: most frequent labels, worst deviation, goodness of fit",
-              "tests": "The verdict's tests, smallest p first", "points": "Every grid point",
-              "comparisons": "Do rule variants differ? Welch tests, Holm, relative differences",
-              "decomposition": "Shuffled decks: between-deck and within-deck variance, the paired deck test",
-              "variance": "Variance per label: replicate s.d., MCSE, ESS, exact CLT variance",
-              "frequencies": "Frequencies with 95% intervals", "precision": "Precision target per grid point"}
-    intros = {
-        "headlines": "The quantities the game exists to answer, per grid point: the estimate (ratio of sums over "
-                     "the finished replicates) ± the half-width of its 95% t interval (df degrees of freedom), "
-                     "its standard error se, the exact value, z = (estimate - exact) / se and its two-sided "
-                     "p-value. " + holm + " Columns empty for every row are left out; the CSV also has "
-                     "low, high, sd and every label of the distributions.",
-        "distributions": "One row per grid point and distribution: its three most frequent labels with their "
-                         "estimated shares, the label furthest from its exact value (largest |z|), and the test "
-                         "the verdict makes of it: Pearson's chi-square goodness of fit of the pooled counts "
-                         "where games are independent, else the smallest p of one t test per label. " + holm +
-                         " Every label's estimate, interval and z: headlines.csv.",
-        "tests": "Every comparison with an exact answer that the verdict makes, smallest p first. " + holm,
-        "points": "One row per grid point; the grid axes are the first columns.",
-        "comparisons": "Welch's t-test per label of the replicate means at the last checkpoint between two "
-                       "values of one axis, every other axis equal; p-values Holm-adjusted over the labels "
-                       f"of each comparison, a label counted as different below {alpha:.0%} (the verdict's "
-                       "level).",
-        "decomposition": "Each replicate plays its own deck shuffles for all its turns, whose exact answer is "
-                         "known: total variance = between-deck + within-deck (sampling), per label. Where the "
-                         "between-deck part dominates, more turns will not shrink the error; only more replicates "
-                         "(deck orders) will. The paired deck test compares each replicate with its own decks: "
-                         "its s.e. is the s.d. of those differences over sqrt(replicates), free of the deck-to-deck "
-                         "spread. Shown here: the 3 labels with the largest between-deck share per point.",
-        "variance": "Per grid point, headline and label: the s.d. of the replicates' own estimates, the Monte Carlo "
-                    "standard error on the replicates (mcse = replicate_sd / sqrt(R)), the effective sample "
-                    "size (arviz's N / tau: the independent units, games or turns, whose mean would be as "
-                    "precise), the exact CLT variance where the game has it, with the replicate s.d. it predicts "
-                    "and their ratio, and for shuffled decks the between- and within-deck parts. Shown here: the "
-                    "label with the largest mcse per point and headline.",
-        "frequencies": f"The first {MAX_PAGE_POINTS} grid points are shown here, without labels that nothing "
-                       "fell in and whose exact frequency is 0; every point and label is in the CSV.",
-        "precision": "Replicates were added per grid point until the largest standard error of the game's "
-                     "estimates was at most the target; 'capped' points reached max_replicates first.",
-    }
-    for section, kinds in (("headlines", ("mean",)), ("distributions", ("distribution",))):
-        bases = [f"{name}: {h['basis_text']}" for name, h in meta.get("headlines", {}).items() if h["kind"] in kinds]
-        if bases:
-            intros[section] += " Standard errors here: " + "; ".join(bases) + "."
-    extra = {"95% interval": "estimate ± t(0.975, df) se: the 95% interval low..high (both in the CSV); a share "
-                             "or histogram bin: its exact binomial interval, written [low, high] where uneven"}
-    for name in ("headlines", "distributions", "tests", "precision", "points", "comparisons", "decomposition",
-                 "variance", "frequencies"):
-        df = tables.get(name)
-        if df is None or df.empty:
-            continue
-        limit = 200 if name != "frequencies" else MAX_PAGE_POINTS * ds.sizes.get(meta.get("dim") or "", 1)
-        if name == "frequencies":  # labels nothing fell in that cannot occur (e.g. 0 rolls): in the CSV only
-            df = df.head(limit)
-            df = df[~((df["estimate"] == 0) & ~(df["exact"] > 0))]
-        also = ""
-        if name in ("decomposition", "variance"):  # per label in the CSV; the page: the labels that matter
-            key = "between_share" if name == "decomposition" else "mcse"
-            group = [*_axes(ds), *(["headline"] if name == "variance" else [])]
-            df = df.sort_values(key, ascending=False, kind="stable", na_position="last")
-            df = (df.groupby(group, sort=False).head(3 if name == "decomposition" else 1) if group else df.head(3))
-            df = df.sort_index()
-        if name == "headlines":
-            df = _page_headlines(ds, df, meta)
-            if df.empty:  # distributions only: their table leads, and links this one
-                continue
-        if name == "distributions" and "headlines" not in [x["id"] for x in sections]:
-            also = "headlines.csv"
-        if name == "frequencies" and meta.get("drawn"):  # a distribution drawn as one: its bins in the CSV
-            df = df.head(0)
-            intros[name] = (f"Every {meta.get('dim')} bin of every grid point, estimate, se, interval and z, "
-                            f"is in the CSV, drawn in {meta['drawn']}.png; none is listed here.")
-        defined = meta["tables"][name]["columns"]
-        sections.append({"id": name, "title": titles[name], "intro": intros[name], "also": also,
-                         "csv": f"{name}.csv", "rows": len(tables[name]), "shown": min(len(df), limit),
-                         "table": _df_html(df, limit) if len(df) else "",
-                         "columns": {c: extra.get(c) or defined.get(c, "grid axis") for c in df.columns}})
+    prose = _templates(autoescape=False).get_template("report_prose.j2").module
+    sections: list[dict] = []
+    for name in SECTIONS:
+        section = _section(ds, meta, tables, name, prose, leads=[s["id"] for s in sections])
+        if section is not None:
+            sections.append(section)
     return env.get_template("report.html.j2").render(
         meta=meta, figures=figures, sections=sections, attrs=ds.attrs,
         axes={a: meta["grid"][a] for a in meta["grid"]})
+
+
+def _section(ds, meta: dict, tables: dict, name: str, prose, leads: list[str]) -> dict | None:
+    """Table ``name``'s section of the page (None where the table is empty):
+    its title, introduction, the rows shown and their column definitions."""
+    df = tables.get(name)
+    if df is None or df.empty:
+        return None
+    limit = 200 if name != "frequencies" else MAX_PAGE_POINTS * ds.sizes.get(meta.get("dim") or "", 1)
+    df = _shown(ds, meta, name, df, limit)
+    if df is None:  # distributions only: their table leads, and links this one
+        return None
+    also = "headlines.csv" if name == "distributions" and "headlines" not in leads else ""
+    defined = meta["tables"][name]["columns"]
+    extra = {"95% interval": _words(prose.interval_column)}
+    return {"id": name, "title": prose.titles[name], "intro": _intro(prose, name, meta), "also": also,
+            "csv": f"{name}.csv", "rows": len(tables[name]), "shown": min(len(df), limit),
+            "table": _df_html(df, limit) if len(df) else "",
+            "columns": {c: extra.get(c) or defined.get(c, "grid axis") for c in df.columns}}
+
+
+def _shown(ds, meta: dict, name: str, df: pd.DataFrame, limit: int) -> pd.DataFrame | None:
+    """The rows of table ``name`` the page shows (every row is in its CSV);
+    None where the page leaves the headline table out."""
+    if name == "frequencies":  # labels nothing fell in that cannot occur (e.g. 0 rolls): in the CSV only
+        df = df.head(limit)
+        df = df[~((df["estimate"] == 0) & ~(df["exact"] > 0))]
+        return df.head(0) if meta.get("drawn") else df  # a distribution drawn as one: its bins in the CSV
+    if name in ("decomposition", "variance"):  # per label in the CSV; the page: the labels that matter
+        key = "between_share" if name == "decomposition" else "mcse"
+        group = [*_axes(ds), *(["headline"] if name == "variance" else [])]
+        df = df.sort_values(key, ascending=False, kind="stable", na_position="last")
+        df = (df.groupby(group, sort=False).head(3 if name == "decomposition" else 1) if group else df.head(3))
+        return df.sort_index()
+    if name == "headlines":
+        df = _page_headlines(ds, df, meta)
+        return None if df.empty else df
+    return df
