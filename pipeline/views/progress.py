@@ -18,7 +18,8 @@ from rich.progress import (
 )
 
 from ..run.record import RunReport
-from ..plan.tasks import exact_solves, task_count
+from ..plan.exact_work import exact_solves, exact_tasks
+from ..plan.tasks import task_count
 from ..plan.sizing import AUTO_TASK_S, groups_points
 from ..spec.parse import Spec
 from ..words import count
@@ -34,15 +35,16 @@ def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, w
     where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
     per_task = int(np.prod(spec.task_grid, dtype=np.int64))
     of = count(spec.block, "replicate") + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
+    exact = None  # exact tasks: unknown where the run chooses the points per task
     if spec.task_seconds is not None:
         tasks = f"simulation tasks of about {spec.task_seconds:g} s each"
     elif groups_points(spec):  # a new store's points per task are chosen by the run (a resumed one's recorded)
         tasks = f"simulation tasks of {count(spec.block, 'replicate')} x grid points grouped to about {AUTO_TASK_S:g} s"
     else:
-        tasks = f"{count(task_count(spec), 'simulation task')} of {of}"
+        tasks, exact = f"{count(task_count(spec), 'simulation task')} of {of}", exact_tasks(spec)
     info(out,
          f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {count(points, 'grid point')} x "
-         f"{count(spec.replicates, 'replicate')}: {tasks} + {count(exact_solves(spec), 'exact solve')} -> {url} "
+         f"{count(spec.replicates, 'replicate')}: {tasks} + {exact_words(exact, exact_solves(spec))} -> {url} "
          f"on {where}")
     if spec.precision_stderr is not None:
         info(out, f"precision: more replicates per grid point until the largest standard error is at most "
@@ -101,6 +103,13 @@ class TaskBar:
             self.task = self.progress.add_task("tasks", total=total, rate="")
         rate = done / max(time.perf_counter() - self.t0, 1e-9)
         self.progress.update(self.task, completed=done, total=total, rate=f"{rate:.2f} tasks/s")
+
+
+def exact_words(tasks: int | None, solves: int) -> str:
+    """Exact work in the words every line uses (:mod:`boardsweep.pipeline.plan.exact_work`):
+    ``18 exact tasks (6 exact solves)``; ``exact tasks (6 exact solves)`` where
+    the number of tasks is not known yet (None)."""
+    return f"{count(tasks, 'exact task') if tasks is not None else 'exact tasks'} ({count(solves, 'exact solve')})"
 
 
 def work_line(report: RunReport) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from ..plan.exact_work import answer_counts
 from ..words import count, python_value
 from .terminal import console, fmt_stderr, print_records
 
@@ -136,7 +137,7 @@ def _status_digest(out: Console, title: str, entries: list[dict]) -> tuple[str, 
     and the points to list: those not finished (at most SUMMARY_FIRST + SUMMARY_WORST)."""
     full = sum(e["done"] == e["total"] for e in entries)
     started = sum(0 < e["done"] < e["total"] for e in entries)
-    exact = {k: sum(e["exact"] == k for e in entries) for k in _EXACT_WORD}
+    exact = answer_counts([e["exact"] for e in entries])
     out.print(f"{title}; {len(entries)} grid points: {full} finished, {started} partly done, "
               f"{len(entries) - full - started} not started; exact answers: {exact['stored']} stored, "
               f"{exact['none']} none exists, {exact['pending']} not yet")
@@ -152,7 +153,7 @@ def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: in
     """:func:`_status_digest` counted in numpy over flat per-point arrays (done
     replicates, exact states); ``entries_at(indices)`` makes the entries listed."""
     full, started = int((per_point == replicates).sum()), int(((per_point > 0) & (per_point < replicates)).sum())
-    exact = {k: int((states == k).sum()) for k in _EXACT_WORD}
+    exact = answer_counts(states)
     out.print(f"{title}; {per_point.size} grid points: {full} finished, {started} partly done, "
               f"{per_point.size - full - started} not started; exact answers: {exact['stored']} stored, "
               f"{exact['none']} none exists, {exact['pending']} not yet")

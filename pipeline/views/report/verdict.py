@@ -9,6 +9,7 @@ import pandas as pd
 
 from ....core import stats
 from ...analysis import headlines
+from ...plan.exact_work import answer_counts
 from ...words import count
 from .grid import point_key, _axes, _flat
 
@@ -51,10 +52,10 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
     test other hypotheses than ``run`` and ``query`` on the same store."""
     v = headlines.verdict(ds, found=found)
     deck = _deck_tests(ds, points, parts) if parts is not None else None
-    states = pt["exact"].value_counts().to_dict() if "exact" in pt else {}
+    states = answer_counts(pt["exact"].to_numpy() if "exact" in pt else [])
     out = {k: v[k] for k in ("alpha", "tests", "points", "agree", "min_p_holm", "at", "flagged")}
-    out.update(with_reference=v["tested_points"], exact_stored=int(states.get("stored", 0)),
-               exact_none=int(states.get("none", 0)), exact_pending=int(states.get("pending", 0)),
+    out.update(with_reference=v["tested_points"], exact_stored=states["stored"],
+               exact_none=states["none"], exact_pending=states["pending"],
                replicates_done=int(pt["replicates"].sum()) if "replicates" in pt else 0,
                point_agree=v["point_agree"], level=headlines.LEVEL)
     parts_text = [v["text"][0].upper() + v["text"][1:] + "."]
