@@ -21,7 +21,8 @@ from .columns import _define
 from .folder import default_out_dir, _start, _publish
 from .grid import point_key
 from .parts import _try, _analyse
-from .tables import _tables, _summary, _pmf_headlines, _with_p_holm, _headline_table, _distribution_table, _tests_table, _variance_table, _variance_words
+from .tables import (_distribution_table, _headline_table, _pmf_headlines, _summary, _tables, _tests_table,
+                     _variance_table, _variance_words, _with_p_holm)
 from .summary import _empty, _summary_estimates, _summarise, _precision
 from .verdict import _verdict
 from .heatmaps import _figures

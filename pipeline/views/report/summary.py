@@ -9,6 +9,10 @@ from ...words import finite_float, python_value
 from .grid import point_key, _axes
 
 
+#: What summary.json says of each estimate.
+_ESTIMATE = ("estimate", "se", "low", "high", "exact")
+
+
 def _empty() -> dict:
     row = {k: None for k in ("slope", "slope_basis", "variance_ratio", "batch_means_ratio",
                              "max_abs_error", "total_variation", "max_abs_z", "worst_label", "exact",
@@ -25,9 +29,8 @@ def _summary_estimates(ds, points, heads: pd.DataFrame, summary: dict) -> None:
         key = key if isinstance(key, tuple) else (key,)
         row = summary[point_key(ds, dict(zip(axes, (python_value(k) for k in key))))]
         for name, h in g.groupby("headline", sort=False):
-            row["estimates"][name] = {
-                (str(r["label"]) or "value"): {c: finite_float(r[c]) for c in ("estimate", "se", "low", "high", "exact")}
-                for r in h.to_dict("records")}
+            row["estimates"][name] = {(str(r["label"]) or "value"): {c: finite_float(r[c]) for c in _ESTIMATE}
+                                      for r in h.to_dict("records")}
 
 
 def _summarise(ds, points, parts, tables) -> dict:
@@ -39,20 +42,21 @@ def _summarise(ds, points, parts, tables) -> dict:
         r = pt.iloc[i]
         row = _empty()
         row.update(slope=finite_float(r["slope"]), slope_basis=r["basis"] or None,
-                   variance_ratio=finite_float(r["variance_ratio"]), batch_means_ratio=finite_float(r["batch_means_ratio"]),
+                   variance_ratio=finite_float(r["variance_ratio"]),
+                   batch_means_ratio=finite_float(r["batch_means_ratio"]),
                    max_abs_error=finite_float(r["max_abs_error"]), total_variation=finite_float(r["tv_distance"]),
                    max_abs_z=finite_float(r["max_abs_z"]), worst_label=r["worst_label"] or None,
                    exact=r["exact"], reference=r["reference"] or None, replicates=int(r["replicates"]))
         f = ft.iloc[i * k:(i + 1) * k]
         if row["replicates"]:
             top = f.sort_values("estimate", ascending=False, kind="stable").head(3)
-            row["top3"] = [{"label": lab, "frequency": finite_float(v)} for lab, v in zip(top["label"], top["estimate"])]
+            row["top3"] = [{"label": lab, "frequency": finite_float(v)}
+                           for lab, v in zip(top["label"], top["estimate"])]
             row["modal"] = r["modal"] or None
         if parts["headline"] is None:  # the headlines' own estimates are added by _summary_estimates
             row["estimates"] = {"frequency": {
-                lab: {"estimate": finite_float(e), "se": finite_float(se), "low": finite_float(lo), "high": finite_float(hi), "exact": finite_float(x)}
-                for lab, e, se, lo, hi, x in zip(f["label"], f["estimate"], f["se"], f["low"], f["high"],
-                                                 f["exact"])}}
+                lab: {c: finite_float(v) for c, v in zip(_ESTIMATE, values)}
+                for lab, *values in zip(f["label"], f["estimate"], f["se"], f["low"], f["high"], f["exact"])}}
         summary[point_key(ds, p)] = row
     return summary
 

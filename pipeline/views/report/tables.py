@@ -206,8 +206,8 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
                 t = mine_tests.loc[mine_tests["p"].idxmin()]
                 n = len(mine_tests)
                 row.update(test="chi2" if t["test"] == "chi2" else f"t, {n} {plural('label', n)}",
-                           statistic=finite_float(t["statistic"]), test_df=finite_float(t["df"]), p=finite_float(t["p"]),
-                           p_holm=finite_float(t["p_holm"]))
+                           statistic=finite_float(t["statistic"]), test_df=finite_float(t["df"]),
+                           p=finite_float(t["p"]), p_holm=finite_float(t["p_holm"]))
             rows.append(row)
     df = pd.DataFrame(rows)
     if not df.empty and df["test"].eq("").all():
