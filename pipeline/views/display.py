@@ -23,8 +23,8 @@ from .progress import PLANNING_LINE_POINTS, TaskBar, announce  # noqa: F401
 from .query_rows import print_headline_summary, print_rows  # noqa: F401
 from .status import _points_at, print_status  # noqa: F401
 from .store_access import open_store, require_store, select  # noqa: F401
-from .terminal import (console, fmt_significant, fmt_stderr, fmt_value, print_records,  # noqa: F401
-                       print_summary, set_verbosity)
+from ..words import fmt_significant, fmt_stderr, fmt_value  # noqa: F401
+from .terminal import console, print_records, print_summary, set_verbosity  # noqa: F401
 from .variable import pick_variable  # noqa: F401
 
 __all__ = ["run_summary", "RUN_LINES"]

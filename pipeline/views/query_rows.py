@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
-from ..words import plural
-from .terminal import console, fmt_value, fmt_stderr, print_records
+from ..words import fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, plural
+from .terminal import console, print_records
 from .status import print_precision, _EXACT_WORD
 
 
@@ -60,9 +60,9 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
             continue  # a seat that does not play; a bin nothing can fall in (in the CSV and JSON)
         record = {a: str(row[a]) for a in axes}
         record.update(headline=row["headline"], label=str(row["label"]),
-                      estimate=_interval(row["estimate"], row["low"], row["high"], row["se"]),
-                      se=fmt_stderr(row["se"]), df=_fmt_int(row["df"]), exact=fmt_value(row["exact"]),
-                      z=_fmt_z(row["z"]), p=_fmt_p(row["p"]))
+                      estimate=fmt_interval(row["estimate"], row["low"], row["high"], row["se"]),
+                      se=fmt_stderr(row["se"]), df=fmt_int(row["df"]), exact=fmt_value(row["exact"]),
+                      z=fmt_z(row["z"]), p=fmt_p(row["p"]))
         records.append(record)
     print_records(out, "headline answers", records, axes,
                   caption=f"estimate ± half-width of its {level} t interval with df degrees of freedom (a share or "
@@ -75,10 +75,6 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
         out.print(verdict["power"]["text"], markup=False)
 
 
-def _interval(x: float, low: float, high: float, se: float) -> str:
-    from .overview import fmt_interval
-
-    return fmt_interval(x, low, high, se)
 
 
 def _label_values(ds, table, found) -> list:
@@ -93,16 +89,10 @@ def _label_values(ds, table, found) -> list:
     return out
 
 
-def _fmt_z(x: float) -> str:
-    return "-" if not np.isfinite(x) else f"{x:.2f}"
 
 
-def _fmt_p(x: float) -> str:
-    return "-" if not np.isfinite(x) else f"{x:.2g}"
 
 
-def _fmt_int(x: float) -> str:
-    return "-" if not np.isfinite(x) else str(int(x))
 
 
 def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
@@ -130,10 +120,10 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
             nan = float("nan")
             se = row["se"] if row["se"] is not None else nan
             records.append({**{a: str(row[a]) for a in axes}, dim: str(row[dim]),
-                            "estimate": _interval(*(row[c] if row[c] is not None else nan
+                            "estimate": fmt_interval(*(row[c] if row[c] is not None else nan
                                                        for c in ("estimate", "low", "high")), se),
                             "se": fmt_stderr(row["se"]), "exact": exact,
-                            "z": _fmt_z(row["z"] if row["z"] is not None else float("nan")),
+                            "z": fmt_z(row["z"] if row["z"] is not None else float("nan")),
                             "replicates": str(row["replicates"])})
         shown = f"the {top} most frequent {plural(dim)} per grid point" if top else f"every {dim}"
         print_records(

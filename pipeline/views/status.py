@@ -10,8 +10,8 @@ import numpy as np
 from rich.console import Console
 
 from ..plan.exact_work import answer_counts
-from ..words import count, python_value
-from .terminal import console, fmt_stderr, print_records
+from ..words import count, fmt_stderr, python_value
+from .terminal import console, print_records
 
 
 #: Grid points above which ``status`` prints a digest, not one row per point.

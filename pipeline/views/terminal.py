@@ -12,9 +12,10 @@ import json
 import textwrap
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 from rich.table import Table
+
+from ..words import fmt_significant
 
 
 #: -1 quiet (results and errors only), 0 normal, 1+ verbose.
@@ -47,19 +48,10 @@ def info(out: Console, text: str, soft_wrap: bool = False) -> None:
         out.print(text, soft_wrap=soft_wrap)
 
 
-def fmt_value(x: float | None) -> str:
-    """An estimate or exact value: 6 significant digits, '-' for none."""
-    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.6g}"
 
 
-def fmt_stderr(x: float | None) -> str:
-    """A standard error: two significant digits in exponent form (3.4e-05)."""
-    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.1e}"
 
 
-def fmt_significant(x: float | None, digits: int) -> str:
-    """``x`` with ``digits`` significant digits (``0.76``, ``3.4e-05``), '-' for none."""
-    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
 
 
 def _is_stderr(name: str) -> bool:
