@@ -19,7 +19,7 @@ import threading
 
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
            "TasksFailed", "TaskOverdue", "StoreFull", "overdue", "causes", "disk_full", "KernelExited", "contained", "one_line",
-           "INTERRUPTION_REPORTED"]
+           "INTERRUPTION_REPORTED", "ReportFolderError"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
 #: grace timer, which ends a process whose cleanup overruns, then prints none).
@@ -214,3 +214,9 @@ class StoreUnreachable(Fault):
         text = " ".join(str(exc).split()) or type(exc).__name__
         return cls(f"cannot reach the storage of {url} ({type(exc).__name__}: {text}); check the endpoint "
                    "(AWS_ENDPOINT_URL or fsspec's configuration) and that the server is up (nothing was changed)")
+
+# views/
+
+
+class ReportFolderError(InputError):
+    """The report's folder holds files boardsweep did not write there, or cannot be written (exit 2)."""

@@ -1,8 +1,17 @@
-"""English for what the commands print: plurals and counts."""
+"""English and numbers for what the commands print: plurals and counts,
+numpy scalars as plain Python values, and numbers as text (an estimate to six
+significant digits, a standard error to two, an estimate to two significant
+digits of its standard error)."""
 
 from __future__ import annotations
 
-__all__ = ["plural", "count"]
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plural", "count", "python_value", "finite_float", "fmt_value", "fmt_stderr", "fmt_significant",
+           "decimals", "fmt_to", "fmt_pm", "fmt_interval", "fmt_z", "fmt_p", "fmt_int"]
 
 
 def plural(word: str, count: int = 2) -> str:
@@ -17,3 +26,88 @@ def plural(word: str, count: int = 2) -> str:
 def count(n: int, word: str) -> str:
     """``n word`` with ``word`` in the plural unless ``n`` is 1: ``1 grid point``, ``3 exact solves``."""
     return f"{n} {plural(word, n)}"
+
+
+def python_value(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (``np.int64(3)`` -> ``3``,
+    ``np.str_("a")`` -> ``"a"``); anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def finite_float(value: Any) -> float | None:
+    """``value`` as a Python float; None where it is no finite number (NaN,
+    infinity, None, text)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def fmt_value(x: float | None) -> str:
+    """An estimate or exact value: 6 significant digits, '-' for none."""
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.6g}"
+
+
+def fmt_stderr(x: float | None) -> str:
+    """A standard error: two significant digits in exponent form (3.4e-05)."""
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.1e}"
+
+
+def fmt_significant(x: float | None, digits: int) -> str:
+    """``x`` with ``digits`` significant digits (``0.76``, ``3.4e-05``), '-' for none."""
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
+
+
+def decimals(se: float) -> int | None:
+    """Decimals that show a value to two significant digits of its s.e."""
+    if not np.isfinite(se) or se <= 0:
+        return None
+    return int(max(0, 1 - np.floor(np.log10(se))))
+
+
+def fmt_to(x: float, places: int | None) -> str:
+    """``x`` with ``places`` decimals (6 significant digits when None), '-' for NaN."""
+    if not np.isfinite(x):
+        return "-"
+    return f"{x:.6g}" if places is None else f"{x:.{places}f}"
+
+
+def fmt_pm(x: float, half: float, se: float) -> str:
+    """``estimate ± half-width``, both to two significant digits of the s.e."""
+    d = decimals(se)
+    if not np.isfinite(x):
+        return "-"
+    if not np.isfinite(half):
+        return fmt_to(x, d)
+    return f"{fmt_to(x, d)} ± {fmt_to(half, d)}"
+
+
+def fmt_interval(x: float, low: float, high: float, se: float) -> str:
+    """``estimate ± half-width`` where the interval is symmetric (t), else
+    ``estimate [low, high]`` (an exact binomial interval of a share or bin
+    near 0 or 1, e.g. ``1 [0.99908, 1]``), to two significant digits of the s.e."""
+    if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(x)):
+        return fmt_pm(x, high - x if np.isfinite(high) else np.nan, se)
+    up, down = high - x, x - low
+    if abs(up - down) <= 0.05 * max(up, down, 0.0):
+        return fmt_pm(x, up, se)
+    d = decimals(se) if se > 0 else None
+    if d is None:  # no s.e. to round to (every game or none): digits that tell the ends from the estimate
+        d = int(max(0, 1 - np.floor(np.log10(max(up, down))))) if max(up, down) > 0 else None
+    return f"{fmt_to(x, d)} [{fmt_to(low, d)}, {fmt_to(high, d)}]"
+
+
+def fmt_z(x: float) -> str:
+    """A z score to two decimals, '-' for NaN."""
+    return "-" if not np.isfinite(x) else f"{x:.2f}"
+
+
+def fmt_p(x: float) -> str:
+    """A p-value to two significant digits, '-' for NaN."""
+    return "-" if not np.isfinite(x) else f"{x:.2g}"
+
+
+def fmt_int(x: float) -> str:
+    """A whole number (degrees of freedom), '-' for NaN."""
+    return "-" if not np.isfinite(x) else str(int(x))

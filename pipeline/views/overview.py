@@ -26,11 +26,14 @@ then the least important columns are left out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 
 __all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "print_overview", "print_lines", "point_agreement"]
@@ -64,43 +67,12 @@ class Block:
     axes: list[Column] = field(default_factory=list)
 
 
-def _decimals(se: float) -> int | None:
-    """Decimals that show a value to two significant digits of its s.e."""
-    if not np.isfinite(se) or se <= 0:
-        return None
-    return int(max(0, 1 - np.floor(np.log10(se))))
 
 
-def fmt_to(x: float, decimals: int | None) -> str:
-    """``x`` with ``decimals`` decimals (6 significant digits when None), '-' for NaN."""
-    if not np.isfinite(x):
-        return "-"
-    return f"{x:.6g}" if decimals is None else f"{x:.{decimals}f}"
 
 
-def fmt_pm(x: float, half: float, se: float) -> str:
-    """``estimate ± half-width``, both to two significant digits of the s.e."""
-    d = _decimals(se)
-    if not np.isfinite(x):
-        return "-"
-    if not np.isfinite(half):
-        return fmt_to(x, d)
-    return f"{fmt_to(x, d)} ± {fmt_to(half, d)}"
 
 
-def fmt_interval(x: float, low: float, high: float, se: float) -> str:
-    """``estimate ± half-width`` where the interval is symmetric (t), else
-    ``estimate [low, high]`` (an exact binomial interval of a share or bin
-    near 0 or 1, e.g. ``1 [0.99908, 1]``), to two significant digits of the s.e."""
-    if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(x)):
-        return fmt_pm(x, high - x if np.isfinite(high) else np.nan, se)
-    up, down = high - x, x - low
-    if abs(up - down) <= 0.05 * max(up, down, 0.0):
-        return fmt_pm(x, up, se)
-    d = _decimals(se) if se > 0 else None
-    if d is None:  # no s.e. to round to (every game or none): digits that tell the ends from the estimate
-        d = int(max(0, 1 - np.floor(np.log10(max(up, down))))) if max(up, down) > 0 else None
-    return f"{fmt_to(x, d)} [{fmt_to(low, d)}, {fmt_to(high, d)}]"
 
 
 def half_width(low: np.ndarray, estimate: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -117,8 +89,6 @@ def _kind(est, written: str = " (written [low, high] where uneven)") -> str:
     return "t interval"
 
 
-def _z(x: float) -> str:
-    return "-" if not np.isfinite(x) else f"{x:.2f}"
 
 
 def _flat(est, name: str, axes: list[str], dim: str) -> np.ndarray:
@@ -149,7 +119,7 @@ def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]
     cols = [Column(f"{name} ± {level}", [fmt_interval(get["estimate"][i], get["low"][i], get["high"][i],
                                                          get["se"][i]) for i in picked])]
     cols.append(Column("exact", [fmt_to(get["exact"][i], None) for i in picked], drop=2))
-    cols.append(Column("z", [_z(get["z"][i]) for i in picked], drop=3))
+    cols.append(Column("z", [fmt_z(get["z"][i]) for i in picked], drop=3))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = f"± : half-width of the {level} {_kind(est)}, s.e. {_basis(est)}"
     if np.isfinite(get["exact"][picked]).any():
@@ -182,12 +152,12 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
         cells = []
         for i in picked:
             se = np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan
-            cells.append(fmt_to(get["estimate"][i, j], _decimals(se)))
+            cells.append(fmt_to(get["estimate"][i, j], decimals(se)))
         cols.append(Column(f"{dim} {label}", cells))
     widest = [np.nanmax(half[i]) if np.isfinite(half[i]).any() else np.nan for i in picked]
     ses = [np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan for i in picked]
     # a share every game had (s.e. 0): two digits of the half-width itself
-    cols.append(Column(f"± {level}", [fmt_to(h, _decimals(s) if s > 0 else _decimals(h))
+    cols.append(Column(f"± {level}", [fmt_to(h, decimals(s) if s > 0 else decimals(h))
                                       for h, s in zip(widest, ses)]))
     cols.append(Column("largest |z|", [_worst(get["z"][i], labels) for i in picked], drop=2))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
@@ -215,7 +185,7 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
             j = order[rank] if rank < len(order) else None
             se = np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan
             cells.append("-" if j is None or not np.isfinite(get["estimate"][i, j])
-                         else f"{labels[j]} {fmt_to(get['estimate'][i, j], _decimals(se))}")
+                         else f"{labels[j]} {fmt_to(get['estimate'][i, j], decimals(se))}")
         cols.append(Column(f"#{rank + 1}", cells, drop=0 if rank == 0 else 3 + rank))
     tested = np.where(np.isfinite(get["p"]), get["z"], np.nan)
     cols.append(Column("largest |z|", [_worst(tested[i], labels) for i in picked], drop=2))

@@ -280,9 +280,9 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
                      run={"replicates": 2, "games": 10}, checkpoints={"count": 3})
     store = str(tmp_path / "hk.zarr")
     assert run_sweep(parse_spec(text, "hk.toml"), store, scheduler=cluster2).complete
-    from boardsweep.pipeline.views import report
+    from boardsweep.pipeline.views.report import forest
 
-    monkeypatch.setattr(report, "FOREST_ROWS", 3)  # 4 win shares: one cannot be drawn
+    monkeypatch.setattr(forest, "FOREST_ROWS", 3)  # 4 win shares: one cannot be drawn
     summary = build_report(store, tmp_path / "h")
     assert set(summary) == {"dice_sides=4", "dice_sides=6"}
     caption = json.loads((tmp_path / "h" / "report.json").read_text())["figures"]["forest.png"]

@@ -1,0 +1,138 @@
+"""What a run prints as it goes: its banner, the progress bar, and the lines that
+say what it computed and what the store holds."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ..run.record import RunReport
+from ..plan.exact_work import exact_solves, exact_tasks
+from ..plan.tasks import task_count
+from ..plan.sizing import AUTO_TASK_S, groups_points
+from ..spec.parse import Spec
+from ..words import count
+from .terminal import verbosity, info
+
+
+#: Grids of at least this many points say that they are being planned (it takes seconds to minutes).
+PLANNING_LINE_POINTS = 1000
+
+
+def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, where: str | None = None) -> None:
+    points = int(np.prod(spec.shape)) if spec.shape else 1
+    where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
+    per_task = int(np.prod(spec.task_grid, dtype=np.int64))
+    of = count(spec.block, "replicate") + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
+    exact = None  # exact tasks: unknown where the run chooses the points per task
+    if spec.task_seconds is not None:
+        tasks = f"simulation tasks of about {spec.task_seconds:g} s each"
+    elif groups_points(spec):  # a new store's points per task are chosen by the run (a resumed one's recorded)
+        tasks = f"simulation tasks of {count(spec.block, 'replicate')} x grid points grouped to about {AUTO_TASK_S:g} s"
+    else:
+        tasks, exact = f"{count(task_count(spec), 'simulation task')} of {of}", exact_tasks(spec)
+    info(out,
+         f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {count(points, 'grid point')} x "
+         f"{count(spec.replicates, 'replicate')}: {tasks} + {exact_words(exact, exact_solves(spec))} -> {url} "
+         f"on {where}")
+    if spec.precision_stderr is not None:
+        info(out, f"precision: more replicates per grid point until the largest standard error is at most "
+                  f"{spec.precision_stderr:g}, or {spec.max_replicates} replicates")
+    if points >= PLANNING_LINE_POINTS:  # the store's metadata and the plan take a while: say so at once
+        info(out, f"preparing the store and planning {points} grid points ...")
+
+
+class TaskBar:
+    """A rich progress bar fed by ``run_sweep``'s callbacks."""
+
+    def __init__(self, out: Console) -> None:
+        self.out = out
+        self.progress = Progress(
+            TextColumn("tasks"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=out,
+            transient=False,
+            disable=verbosity() < 0,
+        )
+        self.task = None
+        self.t0 = time.perf_counter()
+
+    def __enter__(self) -> "TaskBar":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.task is not None:
+            self.progress.stop()
+
+    def start(self, report: RunReport) -> None:
+        where = report.dashboard or "(no dashboard)"
+        exact = report.pending_exact
+        grouped = f", {report.points_per_task} grid points each" if report.points_per_task > 1 else ""
+        info(self.out, f"dashboard: {where}  workers: {report.workers}  tasks to run: {report.pending} "
+                       f"({report.pending - exact} simulation, {exact} exact){grouped}")
+        self.progress.start()
+        self.task = self.progress.add_task("tasks", total=report.pending, rate="")
+        self.t0 = time.perf_counter()
+
+    def compiling(self) -> None:
+        """A worker started compiling kernels (numba caches them on disk)."""
+        info(self.out, "compiling kernels (first run only)")
+
+    def failed(self, line: str) -> None:
+        """A task failed with an error not seen before in this run (not under -q)."""
+        info(self.out, line)
+
+    def update(self, done: int, total: int) -> None:
+        if self.task is None:
+            self.task = self.progress.add_task("tasks", total=total, rate="")
+        rate = done / max(time.perf_counter() - self.t0, 1e-9)
+        self.progress.update(self.task, completed=done, total=total, rate=f"{rate:.2f} tasks/s")
+
+
+def exact_words(tasks: int | None, solves: int) -> str:
+    """Exact work in the words every line uses (:mod:`boardsweep.pipeline.plan.exact_work`):
+    ``18 exact tasks (6 exact solves)``; ``exact tasks (6 exact solves)`` where
+    the number of tasks is not known yet (None)."""
+    return f"{count(tasks, 'exact task') if tasks is not None else 'exact tasks'} ({count(solves, 'exact solve')})"
+
+
+def work_line(report: RunReport) -> str:
+    """What this run computed, in the terms of its progress bar."""
+    total = report.tasks_run + report.exact_run
+    early = f", {report.head_start} during start-up" if report.head_start else ""
+    solves = f", {count(report.exact_solves, 'exact solve')}" if report.exact_solves != report.exact_run else ""
+    return (f"this run: {count(total, 'task')} ({report.tasks_run} simulation, "
+            f"{report.exact_run} exact{solves}){early}")
+
+
+def store_line(ds, report: RunReport) -> str:
+    """The store's state: its replicates and exact answers, done of all
+    (with a precision target, of the replicates each point uses)."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    done = np.asarray(ds["done"].transpose(*axes, "replicate").values, dtype=bool)
+    flat = done.reshape(-1, done.shape[-1])
+    if "replicates_used" in ds:  # a precision target: the replicates each point uses
+        used = np.asarray(ds["replicates_used"].transpose(*axes).values).reshape(-1)
+    else:
+        used = np.full(flat.shape[0], flat.shape[-1])
+    wanted = np.arange(flat.shape[-1]) < used[:, None]
+    exact_done = int(np.asarray(ds["exact_done"].values).sum()) if "exact_done" in ds else 0
+    state = "complete" if report.complete else "INCOMPLETE"
+    return (f"store {state}: {int((flat & wanted).sum())} of {count(int(wanted.sum()), 'replicate')} and "
+            f"{exact_done} of {count(flat.shape[0], 'exact answer')} done: {report.store}")

@@ -1,0 +1,152 @@
+"""What ``query`` prints: the rows of a distribution variable, and the headline answers
+with the verdict (``--summary``)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+import numpy as np
+
+from ..words import fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, plural
+from .terminal import console, print_records
+from .status import print_precision, _EXACT_WORD
+
+
+def _quoted(url: str) -> str:
+    import shlex
+
+    return shlex.quote(url)
+
+
+def _every_row(store: str) -> str:
+    return f"`boardsweep query {_quoted(store)} --summary --all`"
+
+
+def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STORE") -> None:
+    """``query --summary``: the headline answers on one screen
+    (:func:`boardsweep.pipeline.views.overview.print_overview`) and the verdict;
+    ``every``: the whole az.summary-style table
+    (:func:`boardsweep.pipeline.analysis.headlines.summary`), one row per grid point,
+    headline and label.  CSV and JSON always hold every row."""
+    import pandas as pd
+
+    from ..analysis import headlines
+    from .overview import MAX_LINES, print_overview
+
+    found = headlines.estimates(ds)
+    verdict = headlines.verdict(ds, found=found)
+    if fmt == "table" and not every:
+        print_overview(console(), ds, store, MAX_LINES, every_row=_every_row(store), found=found, verdict=verdict)
+        return
+    table = headlines.summary(ds, found=found)
+    if fmt in ("csv", "json"):
+        table = table.assign(label=pd.Series(_label_values(ds, table, found), index=table.index, dtype=object))
+    if fmt == "csv":
+        table.to_csv(sys.stdout, index=False)
+        return
+    if fmt == "json":
+        rows = json.loads(table.to_json(orient="records"))
+        print(json.dumps({"verdict": {k: v for k, v in verdict.items() if k != "p_holm"}, "rows": rows},
+                         indent=2, default=str))
+        return
+    out = console()
+    axes = list(ds.attrs.get("grid_axes", []))
+    level = f"{headlines.LEVEL:.0%}"
+    records = []
+    for row in table.to_dict("records"):
+        if not np.isfinite(row["estimate"]) or (row["estimate"] == 0 and not row["exact"]):
+            continue  # a seat that does not play; a bin nothing can fall in (in the CSV and JSON)
+        record = {a: str(row[a]) for a in axes}
+        record.update(headline=row["headline"], label=str(row["label"]),
+                      estimate=fmt_interval(row["estimate"], row["low"], row["high"], row["se"]),
+                      se=fmt_stderr(row["se"]), df=fmt_int(row["df"]), exact=fmt_value(row["exact"]),
+                      z=fmt_z(row["z"]), p=fmt_p(row["p"]))
+        records.append(record)
+    print_records(out, "headline answers", records, axes,
+                  caption=f"estimate ± half-width of its {level} t interval with df degrees of freedom (a share or "
+                          "histogram bin: exact binomial, [low, high] where uneven); se: "
+                          "standard error; z = (estimate - exact) / se; p: two-sided, from t, before the "
+                          "Holm adjustment the verdict makes",
+                  right={"estimate", "se", "exact", "z", "p", "df"})
+    out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
+    if verdict["power"]["text"]:
+        out.print(verdict["power"]["text"], markup=False)
+
+
+
+
+def _label_values(ds, table, found) -> list:
+    """The summary's labels for machine readers: a histogram bin as its number,
+    a scalar headline's empty label as null, other labels as text."""
+    dims = {name: est.attrs["dim"] for name, est in found.items()}
+    out = []
+    for name, label in zip(table["headline"], table["label"]):
+        dim = dims.get(name)
+        kind = ds[dim].dtype.kind if dim else ""
+        out.append(None if label == "" else int(label) if kind in "iu" else float(label) if kind == "f" else label)
+    return out
+
+
+
+
+
+
+
+
+def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
+    from ..analysis.query import rows
+
+    if fmt == "table" and top is None:
+        top = 5
+    found = _with_precision(ds, rows(ds, variable, top=top, numeric=fmt != "table"), fmt != "table")
+    if fmt == "json":
+        print(json.dumps(found, indent=2))
+    elif fmt == "csv":
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(found[0]) if found else [])
+        writer.writeheader()
+        writer.writerows(found)
+    else:
+        from ..analysis.headlines import LEVEL
+
+        axes = list(ds.attrs.get("grid_axes", []))
+        dim = [k for k in found[0] if k not in axes][0] if found else "label"
+        records = []
+        for row in found:
+            exact = fmt_value(row["exact"])
+            if row["exact"] is None and row["exact_state"] != "stored":
+                exact = _EXACT_WORD.get(row["exact_state"], "-")
+            nan = float("nan")
+            se = row["se"] if row["se"] is not None else nan
+            records.append({**{a: str(row[a]) for a in axes}, dim: str(row[dim]),
+                            "estimate": fmt_interval(*(row[c] if row[c] is not None else nan
+                                                       for c in ("estimate", "low", "high")), se),
+                            "se": fmt_stderr(row["se"]), "exact": exact,
+                            "z": fmt_z(row["z"] if row["z"] is not None else float("nan")),
+                            "replicates": str(row["replicates"])})
+        shown = f"the {top} most frequent {plural(dim)} per grid point" if top else f"every {dim}"
+        print_records(
+            console(), f"{variable}: {shown}", records, axes,
+            caption=f"estimate ± half-width of its {LEVEL:.0%} t interval (the estimate every command prints: "
+                    "ratio of sums over the finished replicates); se: standard error; exact: the exact value "
+                    "('none exists': no single exact answer, `boardsweep status` says why; 'not yet': not "
+                    "computed yet); z = (estimate - exact) / se",
+            right={"estimate", "se", "exact", "z", "replicates"},
+        )
+        print_precision(console(), ds)
+
+
+def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
+    """Query rows with their point's precision columns (replicates used,
+    standard error reached and target, met/capped/running) when ``add`` and
+    the store has a precision target."""
+    from ..plan.precision import point_columns
+    from ..analysis.query import grid_points
+
+    columns = point_columns(ds) if add else None
+    if columns is None:
+        return found
+    axes = list(ds.attrs.get("grid_axes", []))
+    by_point = {tuple(p[a] for a in axes): c for p, c in zip(grid_points(ds), columns)}
+    return [{**row, **by_point[tuple(row[a] for a in axes)]} for row in found]

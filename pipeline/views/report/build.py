@@ -1,0 +1,154 @@
+"""Assembling the report: read the store, analyse, write every table, figure and page."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import shutil
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ...analysis import convergence as analysis, headlines
+from ...analysis.query import grid_points, load_sweep
+from ...words import python_value
+from ..variable import pick_variable
+from .columns import _define
+from .folder import default_out_dir, _start, _publish
+from .grid import point_key
+from .parts import _try, _analyse
+from .tables import (_distribution_table, _headline_table, _pmf_headlines, _summary, _tables, _tests_table,
+                     _variance_table, _variance_words, _with_p_holm)
+from .summary import _empty, _summary_estimates, _summarise, _precision
+from .verdict import _verdict
+from .heatmaps import _figures
+from .variance_figure import _variance_figure
+from .forest import _forest
+from .pmf import _pmf_figure
+from .page import _html
+
+
+def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, variable: str | None = None,
+                 loaded: xr.Dataset | None = None) -> dict:
+    """Write the report of ``store`` into ``out_dir``; return the summary dict.
+
+    Parameters
+    ----------
+    store : str or xarray.Dataset
+        The sweep store (path or URL), or a Dataset already read.
+    out_dir : str or Path, optional
+        The report folder; default :func:`default_out_dir` of ``store``.  An
+        earlier report there is replaced: only the files its manifest
+        (:data:`MANIFEST`) records are removed; a folder holding a file of the
+        report's names that no report wrote is refused (:class:`ReportFolderError`).
+    variable : str, optional
+        The distribution variable of the figures (default :func:`pick_variable`).
+    loaded : xarray.Dataset, optional
+        ``store`` already read, e.g. by :func:`query.load_sweep`.
+    """
+    if out_dir is None:
+        if isinstance(store, xr.Dataset):
+            raise ValueError("build_report: out_dir is needed when the store is a Dataset")
+        out_dir = default_out_dir(str(store))
+    t0 = time.perf_counter()
+    if isinstance(store, xr.Dataset):
+        ds = store.load()
+    else:
+        ds = loaded if loaded is not None else load_sweep(str(store), check=False)
+    final = Path(out_dir)
+    out, recorded = _start(final)
+    try:
+        summary = _write(ds, store, out, variable, t0)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    _publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
+    return summary
+
+
+def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float) -> dict:
+    """Every file of the report into ``out``; the summary dict."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    variable = variable or pick_variable(ds)
+    points = list(grid_points(ds))
+    meta = _meta(ds, store, variable)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
+        found = _try(meta, "headline answers", headlines.estimates, ds) or {}
+        heads = _summary(ds, found)
+        shown_as_pmf = _pmf_headlines(found)
+        if variable is None:
+            meta["notes"].append("the store has no distribution variable (checkpoint, DIM): "
+                                 "only the game's headline answers are reported")
+            parts, tables = None, {}
+            summary = {point_key(ds, p): _empty() for p in points}
+            figures: dict[str, str] = {}
+        else:
+            parts = _analyse(ds, variable, points, meta, found)
+            tables = _tables(ds, points, parts, meta)
+            summary = _summarise(ds, points, parts, tables)
+            figures = _figures(ds, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
+            if parts["headline"] in shown_as_pmf:
+                meta["drawn"] = parts["headline"]
+        _summary_estimates(ds, points, heads, summary)
+        verdict = _verdict(ds, points, parts, tables.get("points", pd.DataFrame()), found)
+        tests = verdict.pop("tests_table")
+        meta["verdict"] = verdict
+        meta["headlines"] = {name: {k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")}
+                             for name, est in found.items()}
+        heads = _with_p_holm(ds, heads, tests)
+        variance = _try(meta, "variance per label", _variance_table, ds, found, parts)
+        tables = {"headlines": _headline_table(heads, found),
+                  "distributions": _distribution_table(ds, heads, found, tests),
+                  "tests": _tests_table(ds, points, tests), **tables, "variance": variance}
+        meta["variance_text"] = _variance_words(meta)
+        if parts is not None and parts.get("ratio") is not None:
+            figures.update(_try(meta, "variance ratio per label", _variance_figure, ds, parts, out) or {})
+        forest = _try(meta, "forest plot", _forest, ds, heads, found, out) or {}
+        pmf = {}
+        for name in shown_as_pmf:
+            pmf.update(_try(meta, f"{name} figure", _pmf_figure, ds, found[name], out) or {})
+        figures = {**forest, **pmf, **figures}
+    _precision(ds, points, tables, summary)
+    meta["figures"] = figures
+    meta["tables"] = {}
+    for name, df in tables.items():
+        if df is None or df.empty:
+            continue
+        df.to_csv(out / f"{name}.csv", index=False)
+        meta["tables"][name] = {"csv": f"{name}.csv",
+                                "columns": {c: _define(name, c) for c in df.columns}}
+    meta["timing_s"] = round(time.perf_counter() - t0, 2)
+    page = _html(ds, meta, tables, figures)
+    (out / "index.html").write_text(page)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    (out / "report.json").write_text(json.dumps(meta, indent=2, default=str))
+    return summary
+
+
+def _meta(ds, store, variable) -> dict:
+    attrs = ds.attrs
+    run_shape = {**analysis.run_shape_of(ds)}
+    canonical = analysis._canonical(ds)
+    run_shape["replicates"] = canonical.get("run", {}).get("replicates", ds.sizes.get("replicate"))
+    description = attrs.get("description") or (analysis.game_of(ds).description
+                                               if analysis.game_of(ds) is not None else "")
+    return {
+        "title": attrs.get("title") or f"sweep {attrs.get('sweep')} ({attrs.get('game')})",
+        "description": description,
+        "run_shape": run_shape,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "store_created": attrs.get("created"),
+        "history": attrs.get("history", ""),
+        "store": None if isinstance(store, xr.Dataset) else str(store),
+        "game": attrs.get("game"), "sweep": attrs.get("sweep"),
+        "spec_sha256": attrs.get("spec_sha256"), "git_revision": attrs.get("git_revision"),
+        "grid": {a: [python_value(v) for v in ds[a].values] for a in attrs.get("grid_axes", [])},
+        "variable": variable, "notes": [],
+    }

@@ -1,0 +1,148 @@
+"""The report variable's heatmaps: frequencies, z against the exact answer, and the
+differences between rule variants (significant labels only)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from ...analysis import headlines
+from ...store import metadata
+from ...words import plural, python_value
+from .grid import _axes
+from .panels import _layout, _facet_grid, _colorbar, _facet_title, _save, DRAWN_MASS, _trim_labels, _heatmap, _field
+from .convergence_figure import _line_figures
+
+
+def _figures(ds, parts, out: Path, meta: dict, heatmaps: bool = True) -> dict[str, str]:
+    """The figures of the report variable: heatmaps per label and grid point
+    (unless ``heatmaps`` is False: a distribution drawn as one, see
+    :func:`_pmf_figure`), then its convergence and variance ratio."""
+    x, others, facets = _layout(ds)
+    meta["layout"] = {"x": x, "facets": others, "panels_per_figure": len(facets)}
+    xvals = [python_value(v) for v in ds[x].values] if x else ["-"]
+    if not heatmaps:
+        return _line_figures(ds, parts, out, x, facets, xvals) if "steps" in parts["conv"] else {}
+    dim = parts["dim"]
+    labels = [str(v) for v in ds[dim].values]
+    keep = _trim_labels(parts["mean"].values, labels)
+    h = max(3.2, 0.11 * min(keep, 60) + 1.2)
+    trimmed = "" if keep == len(labels) else (
+        f" Rows: the first {keep} of {len(labels)} {dim} labels, holding {DRAWN_MASS:.1%} of every "
+        "point's frequency; the rest are left out.")
+    w = max(3.6, min(6.0, 0.16 * len(xvals) + 2.2))
+    layout = (x, xvals, x or "(single grid point)", facets, labels[:keep], keep, w, h)
+    figs = _frequency_figure(ds, parts, out, layout, others, trimmed)
+    if np.isfinite(parts["z"].values).any():
+        figs.update(_z_figure(ds, parts, out, meta, layout, trimmed))
+    else:  # no exact answer anywhere: no figure of empty panels
+        meta["notes"].append("z_heatmap.png left out: no grid point has both an exact answer and a finished "
+                             "replicate")
+    for axis in [a for a in others if ds.sizes[a] >= 2]:
+        figs.update(_difference_figure(ds, parts, out, meta, layout, axis))
+    if "steps" in parts["conv"]:
+        figs.update(_line_figures(ds, parts, out, x, facets, xvals))
+    return figs
+
+
+def _frequency_figure(ds, parts, out: Path, layout: tuple, others: list[str], trimmed: str) -> dict[str, str]:
+    """``frequency_heatmap.png``: the mean frequency per label and axis value, one panel per facet."""
+    x, xvals, xlabel, facets, labels_k, keep, w, h = layout
+    dim = parts["dim"]
+    fig, axs = _facet_grid(len(facets), w, h)
+    # the 99th percentile: a few extreme cells (jail with 2-sided dice) would darken every other
+    mean = parts["mean"]
+    vmax = float(np.nanpercentile(mean.values, 99)) if np.isfinite(mean.values).any() else 1.0
+    img = None
+    for i, (ax, facet) in enumerate(zip(axs, facets)):
+        img = _heatmap(ax, _field(mean, facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
+                       xlabel, dim, i % 4 == 0)
+        ax.set_title(_facet_title(facet), fontsize=9)
+    how = "ratio of sums over the finished replicates"
+    _colorbar(fig, img, "relative frequency (capped at the 99th percentile)")
+    name = _save(fig, out, "frequency_heatmap.png",
+                 f"Relative frequencies of the {plural(dim)} ({how}, last checkpoint)")
+    return {name: f"Relative frequency ({how}) per {dim} (rows) and {xlabel} (columns); one panel per "
+                  f"combination of {', '.join(others) or 'the grid'}. Grey: not computed yet." + trimmed}
+
+
+def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: str) -> dict[str, str]:
+    """``difference_<axis>.png``: the first two values of ``axis`` compared per label, in
+    standard errors of the difference, labels not significant after Holm masked (grey)."""
+    x, xvals, xlabel, facets, labels_k, keep, w, h = layout
+    dim, mean = parts["dim"], parts["mean"]
+    a, b = (python_value(v) for v in ds[axis].values[:2])
+    res = parts["compare"].get((axis, a, b))
+    diff = mean.sel({axis: a}) - mean.sel({axis: b})
+    rest = [f for f in facets if f.get(axis) == a]
+    fig, axs = _facet_grid(len(rest), w, h)
+    t_stat = res["t"] if res is not None else diff * np.nan
+    shown = t_stat.where(res["p_holm"] < headlines.ALPHA) if res is not None else t_stat
+    finite = np.abs(shown.values[np.isfinite(shown.values)])
+    if not finite.size:  # no label differs anywhere: a figure of empty panels says nothing
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        meta["notes"].append(f"difference_{axis}.png left out: no label differs between {axis}={a} and "
+                             f"{axis}={b} (Welch, Holm-adjusted p < {headlines.ALPHA:.0%}; see the comparisons "
+                             "table)")
+        return {}
+    lim = float(np.percentile(finite, 95))  # one outlier must not whiten the rest
+    for i, (ax, facet) in enumerate(zip(axs, rest)):
+        sub = {k: v for k, v in facet.items() if k != axis}
+        data = _field(shown, sub, x, dim)[:keep]
+        img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim,
+                       i % 4 == 0)
+        if not np.isfinite(data).any():
+            ax.text(0.5, 0.5, f"no label differs\n(Welch, Holm {headlines.ALPHA:.0%})", transform=ax.transAxes,
+                    ha="center", va="center", fontsize=9,
+                    bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
+        ax.set_title(_facet_title(sub), fontsize=9)
+    _colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
+    name = _save(fig, out, f"difference_{axis}.png",
+                 f"{axis}: {a} minus {b} in standard errors, significant labels only "
+                 f"(Welch, Holm-adjusted p < {headlines.ALPHA:.0%})")
+    return {name: (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
+                   "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
+                   f"significant at the verdict's level (Holm-adjusted p < {headlines.ALPHA:.0%}, Holm over "
+                   "the labels of the panel) are grey; the colour "
+                   "scale is symmetric about 0 (differences, relative differences and t in the comparisons table).")}
+
+
+def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> dict[str, str]:
+    """``z_heatmap.png``: z per label and axis value, a panel without an exact answer saying why."""
+    x, xvals, xlabel, facets, labels_k, keep, w, h = layout
+    dim, z, figs = parts["dim"], parts["z"], {}
+    fig, axs = _facet_grid(len(facets), w, h)
+    for i, (ax, facet) in enumerate(zip(axs, facets)):
+        data = _field(z, facet, x, dim)[:keep]
+        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, i % 4 == 0)
+        ax.set_title(_facet_title(facet), fontsize=9)
+        if not np.isfinite(data).any():
+            reason = _facet_reason(ds, parts, facet)
+            meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = reason
+            ax.text(0.5, 0.5, "\n".join(textwrap.wrap(reason, 34)), transform=ax.transAxes, ha="center",
+                    va="center", fontsize=8, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
+    _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
+    name = _save(fig, out, "z_heatmap.png",
+                 f"Standardised error by {dim}: blue below, red above the exact answer")
+    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} (t with R-1 degrees of "
+                  "freedom: with few replicates |z| of 3-5 happen by chance; the verdict judges with "
+                  "Holm-adjusted p-values, see the tests table). A panel without an exact answer says why; grey "
+                  "cells have none." + trimmed)
+    return figs
+
+
+def _facet_reason(ds, parts, facet) -> str:
+    states = [metadata.exact_state(ds, {**facet, **({} if not p else p)})
+              for p in ([{}] if not [a for a in _axes(ds) if a not in facet] else
+                        [dict(zip([a for a in _axes(ds) if a not in facet], [python_value(ds[a].values[0])
+                                                                            for a in _axes(ds) if a not in facet]))])]
+    state, text = states[0]
+    if state == "pending":
+        return "exact answer not computed yet"
+    if state == "stored":
+        return "no finished replicates yet"
+    return text.split(":")[0] + ": " + text.split(":", 1)[1].split(";")[0] if ":" in text else text

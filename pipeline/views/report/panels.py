@@ -1,0 +1,111 @@
+"""What every figure is drawn on: the layout of grid axes into x and facets, a grid of
+panels, heatmap panels, colour bars, titles and saving (PNG with an SVG copy)."""
+
+from __future__ import annotations
+
+import textwrap
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from ...words import python_value
+from .grid import _axes, _sel
+
+
+def _layout(ds) -> tuple[str | None, list[str], list[dict]]:
+    """The x axis (numeric with most values, else most values), the facet axes
+    and the facets (every combination of the facet axes' values)."""
+    axes = _axes(ds)
+    if not axes:
+        return None, [], [{}]
+    numeric = [a for a in axes if ds[a].dtype.kind in "iuf"]
+    x = max(numeric or axes, key=lambda a: ds.sizes[a])
+    others = [a for a in axes if a != x]
+    facets = [dict(zip(others, vals)) for vals in product(*([python_value(v) for v in ds[a].values] for a in others))]
+    return x, others, facets
+
+
+def _facet_grid(n: int, w: float, h: float, ylabels: bool = True):
+    """A grid of ``n`` panels (at most 4 per row), a colour-bar slot on the right.
+    Fixed margins (no layout engine: it costs seconds per figure on big grids)."""
+    import matplotlib.pyplot as plt
+
+    cols = min(4, n)
+    rows = -(-n // cols)
+    W, H = w * cols + 1.6, h * rows + 1.0
+    fig, axs = plt.subplots(rows, cols, figsize=(W, H), squeeze=False)
+    fig.subplots_adjust(left=(1.0 if ylabels else 0.6) / W, right=1 - 1.5 / W, bottom=0.75 / H,
+                        top=1 - 0.75 / H, wspace=0.35 if ylabels else 0.3, hspace=0.75 * 3.2 / h)
+    for ax in list(axs.flat)[n:]:
+        ax.axis("off")
+    return fig, list(axs.flat)[:n]
+
+
+def _colorbar(fig, img, label: str) -> None:
+    W, H = fig.get_size_inches()
+    cax = fig.add_axes((1 - 1.2 / W, 0.3, 0.18 / W, 0.4))
+    fig.colorbar(img, cax=cax, label=label)
+
+
+def _facet_title(facet: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in facet.items()) or "all grid points"
+
+
+def _save(fig, out: Path, name: str, title: str) -> str:
+    import matplotlib.pyplot as plt
+
+    width_in, height_in = fig.get_size_inches()
+    lines = textwrap.wrap(title, max(int(width_in * 9), 30))  # characters that fit at 13 pt
+    fig.suptitle("\n".join(lines), fontsize=13, y=1 - 0.12 / height_in, va="top")
+    # the panels start below the title's lines and the first row's own titles
+    top = 1 - (0.12 + 0.25 * len(lines) + 0.35) / height_in
+    if fig.subplotpars.top > top:
+        fig.subplots_adjust(top=top)
+    fig.savefig(out / name, dpi=150)
+    fig.savefig((out / name).with_suffix(".svg"))  # the same figure as vector graphics, for print
+    plt.close(fig)
+    return name
+
+
+#: Share of each point's mass that the heatmaps' leading labels cover.
+DRAWN_MASS = 0.999
+
+
+def _trim_labels(values: np.ndarray, labels: list[str]) -> int:
+    """How many leading labels to draw: enough to hold :data:`DRAWN_MASS` of
+    every point's mean frequencies (a long tail, e.g. Shut the Box's rare
+    long games, would otherwise fill the figure with empty rows)."""
+    mass = np.nan_to_num(np.abs(values)).reshape(-1, len(labels))
+    totals = mass.sum(1)
+    rows = mass[totals > 0] / totals[totals > 0, None]
+    if rows.size == 0:
+        return len(labels)
+    needed = (np.cumsum(rows, axis=1) < DRAWN_MASS - 1e-12).sum(1) + 1
+    return int(min(len(labels), needed.max()))
+
+
+def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylabel, first: bool = True):
+    import matplotlib.pyplot as plt
+
+    cm = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
+    img = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cm, vmin=vmin, vmax=vmax,
+                    interpolation="nearest", origin="upper")
+    step = max(1, -(-len(labels) // 42))
+    if first:  # the labels once per row of panels
+        ax.set_yticks(range(0, len(labels), step), labels[::step], fontsize=7)
+        ax.set_ylabel(ylabel, fontsize=9)
+    else:
+        ax.set_yticks([])
+    xs = list(xvals)
+    xstep = max(1, -(-len(xs) // 14))
+    ax.set_xticks(range(0, len(xs), xstep), [str(v) for v in xs[::xstep]], fontsize=8)
+    ax.set_xlabel(xlabel, fontsize=9)
+    return img
+
+
+def _field(da: xr.DataArray, facet: dict, x: str | None, dim: str) -> np.ndarray:
+    """(labels, x values) array of one facet."""
+    sub = _sel(da, facet)
+    return sub.transpose(dim, x).values if x else sub.values[:, None]

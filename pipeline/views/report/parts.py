@@ -1,0 +1,108 @@
+"""The report variable analysed once for every table and figure: its convergence, CLT
+theory, deck decomposition, comparisons between rule variants, references and z."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...analysis import convergence as analysis, headlines
+from ...analysis.query import z_score
+from .grid import point_key, _axes, _flat, _sel, _exact_states
+
+
+#: The CLT theory (one Markov-chain solve per grid point) is computed up to this many points.
+MAX_THEORY_POINTS = 64
+
+
+def _try(meta: dict, what: str, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # report what failed, keep going
+        meta["notes"].append(f"{what}: not available ({type(exc).__name__}: {exc})")
+        return None
+
+
+def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
+    """The distribution headline that estimates ``variable``'s frequencies over ``dim``, if any."""
+    from ....core.games import headlines_of
+
+    game = analysis.game_of(ds)
+    for h in headlines_of(game) if game is not None else ():
+        if h.numerator == variable and h.kind == "distribution" and h.name in found \
+                and found[h.name].attrs.get("dim") == dim:
+            return h.name
+    return None
+
+
+def _analyse(ds, variable, points, meta, found: dict) -> dict:
+    parts: dict[str, Any] = {"variable": variable}
+    parts["conv"] = conv = analysis.convergence(ds, variable)
+    parts["dim"] = dim = conv.attrs["dim"]
+    meta["dim"] = dim
+    parts["rate"] = _try(meta, "convergence rate", analysis.convergence_rate, conv) if "steps" in conv else None
+    game = analysis.game_of(ds)
+    has_theory = game is not None and "asymptotic_variance" in game.extras
+    parts["theory"] = parts["ratio"] = parts["batch"] = None
+    if has_theory and len(points) > MAX_THEORY_POINTS:
+        meta["notes"].append(f"CLT variance (variance ratio, batch means, theory band) computed only for grids "
+                             f"of at most {MAX_THEORY_POINTS} points (one chain solve each); this grid has "
+                             f"{len(points)}")
+    elif has_theory:
+        parts["theory"] = theory = _try(meta, "theoretical variance", analysis.theoretical_variance, ds, variable)
+        if theory is not None:
+            parts["ratio"] = _try(meta, "variance ratio", analysis.variance_ratio, ds, variable, theory)
+            parts["batch"] = _try(meta, "batch means", analysis.batch_means, ds, variable, theory)
+    parts["decomp"] = parts["pairs"] = None
+    if game is not None and "replicate_exact" in game.extras:
+        parts["decomp"] = _try(meta, "shuffle decomposition", analysis.shuffle_decomposition, ds, variable)
+    if parts["decomp"] is not None:
+        parts["pairs"] = _try(meta, "paired deck test", analysis.deck_pairs, ds, parts["decomp"], variable)
+    parts["compare"] = _try(meta, "axis comparisons", analysis.axis_comparisons, ds, variable) or {}
+    parts["modal"] = game.extras.get("modal") if game is not None else None
+    parts["states"] = _exact_states(ds, points)
+    parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
+    # one estimator (ratio of sums, its s.e. and df): the headline's where the variable is a headline's
+    parts["headline"] = name = _headline_of(ds, found, variable, dim)
+    est = found[name] if name is not None else headlines.of_variable(ds, variable)
+    parts["mean"], parts["se"], parts["df"] = est["estimate"], est["se"], est["df"]
+    parts["low"], parts["high"] = est["low"], est["high"]  # t, or exact binomial for a histogram's bins
+    # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score)
+    parts["z"] = z_score(parts["mean"] - parts["reference"], parts["se"],
+                         ds[variable].isel(checkpoint=-1).mean("replicate"))
+    return parts
+
+
+def _references(ds, points, parts, meta):
+    """The value each estimate is compared with, per grid point and label:
+    the stored exact answer; else, where the game gives the exact answer of
+    the environment each replicate played (deck orders), their mean."""
+    conv, dim = parts["conv"], parts["dim"]
+    ref = conv["exact"].isel(checkpoint=-1).copy()
+    finite = np.isfinite(_flat(ref, _axes(ds), [dim])).all(1)
+    kind = {}
+    dec = parts["decomp"]
+    for i, p in enumerate(points):
+        key = point_key(ds, p)
+        state = parts["states"][key][0]
+        if state == "stored" and finite[i]:
+            kind[key] = "exact"
+        elif state == "none" and dec is not None:
+            rep = _sel(dec["replicate_exact"], p).mean("replicate")
+            if bool(np.isfinite(rep.values).all()):
+                ref.loc[p] = rep.transpose(*ref.sel(p).dims).values if p else rep.values
+                kind[key] = "replicate decks"
+    game = analysis.game_of(ds)
+    if game is not None and "replicate_exact" in game.extras and any(
+            parts["states"][point_key(ds, p)][0] == "none" for p in points):
+        if dec is None:
+            meta["notes"].append(
+                "points without a single exact answer: the exact answers of the deck orders each replicate "
+                "played were not computed (the run shape allows it only for a few games per replicate and "
+                "at most 256 replicate solves); those points are compared with nothing")
+        else:
+            meta["notes"].append(
+                "points without a single exact answer are compared with the mean of the exact answers of "
+                "the deck orders each replicate played ('replicate decks')")
+    return ref, kind

@@ -1,0 +1,74 @@
+"""``summary.json``: one entry per grid point (keyed ``axis=value,...``)."""
+
+from __future__ import annotations
+
+
+import pandas as pd
+
+from ...words import finite_float, python_value
+from .grid import point_key, _axes
+
+
+#: What summary.json says of each estimate.
+_ESTIMATE = ("estimate", "se", "low", "high", "exact")
+
+
+def _empty() -> dict:
+    row = {k: None for k in ("slope", "slope_basis", "variance_ratio", "batch_means_ratio",
+                             "max_abs_error", "total_variation", "max_abs_z", "worst_label", "exact",
+                             "reference", "replicates", "top3", "modal")}
+    row["estimates"] = {}
+    return row
+
+
+def _summary_estimates(ds, points, heads: pd.DataFrame, summary: dict) -> None:
+    """Every headline's estimates into ``summary`` per point: {headline: {label
+    ("value" for a scalar): {estimate, se, low, high, exact}}}."""
+    axes = _axes(ds)
+    for key, g in heads.groupby([*axes], sort=False) if axes else [((), heads)]:
+        key = key if isinstance(key, tuple) else (key,)
+        row = summary[point_key(ds, dict(zip(axes, (python_value(k) for k in key))))]
+        for name, h in g.groupby("headline", sort=False):
+            row["estimates"][name] = {(str(r["label"]) or "value"): {c: finite_float(r[c]) for c in _ESTIMATE}
+                                      for r in h.to_dict("records")}
+
+
+def _summarise(ds, points, parts, tables) -> dict:
+    pt, ft = tables["points"], tables["frequencies"]
+    dim = parts["dim"]
+    k = ds.sizes[dim]
+    summary = {}
+    for i, p in enumerate(points):
+        r = pt.iloc[i]
+        row = _empty()
+        row.update(slope=finite_float(r["slope"]), slope_basis=r["basis"] or None,
+                   variance_ratio=finite_float(r["variance_ratio"]),
+                   batch_means_ratio=finite_float(r["batch_means_ratio"]),
+                   max_abs_error=finite_float(r["max_abs_error"]), total_variation=finite_float(r["tv_distance"]),
+                   max_abs_z=finite_float(r["max_abs_z"]), worst_label=r["worst_label"] or None,
+                   exact=r["exact"], reference=r["reference"] or None, replicates=int(r["replicates"]))
+        f = ft.iloc[i * k:(i + 1) * k]
+        if row["replicates"]:
+            top = f.sort_values("estimate", ascending=False, kind="stable").head(3)
+            row["top3"] = [{"label": lab, "frequency": finite_float(v)}
+                           for lab, v in zip(top["label"], top["estimate"])]
+            row["modal"] = r["modal"] or None
+        if parts["headline"] is None:  # the headlines' own estimates are added by _summary_estimates
+            row["estimates"] = {"frequency": {
+                lab: {c: finite_float(v) for c, v in zip(_ESTIMATE, values)}
+                for lab, *values in zip(f["label"], f["estimate"], f["se"], f["low"], f["high"], f["exact"])}}
+        summary[point_key(ds, p)] = row
+    return summary
+
+
+def _precision(ds, points, tables, summary) -> None:
+    """With a [precision] target: a ``precision`` table and, per point of
+    ``summary``, its replicates used, standard error reached and state."""
+    from ...plan.precision import point_columns
+
+    columns = point_columns(ds)
+    if columns is None:
+        return
+    tables["precision"] = pd.DataFrame([{**p, **c} for p, c in zip(points, columns)])
+    for p, c in zip(points, columns):
+        summary[point_key(ds, p)]["precision"] = c

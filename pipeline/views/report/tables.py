@@ -1,0 +1,288 @@
+"""The report's tables, each written as a CSV: grid points, frequencies, comparisons,
+headlines, distributions, the verdict's tests, the deck decomposition and variance."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+
+from ...analysis import convergence as analysis, headlines
+from ...store import metadata
+from ...words import count, finite_float, plural, python_value
+from .columns import _TABLE_COLUMNS
+from .grid import point_key, _axes, _flat, _point_index
+
+
+def _tables(ds, points, parts, meta) -> dict[str, pd.DataFrame]:
+    return {
+        "points": _point_table(ds, points, parts),
+        "frequencies": _frequency_table(ds, points, parts),
+        "comparisons": _comparison_table(ds, parts, meta),
+        "decomposition": _decomposition_table(ds, points, parts, meta),
+    }
+
+
+def _point_table(ds, points, parts) -> pd.DataFrame:
+    axes, dim = _axes(ds), parts["dim"]
+    conv = parts["conv"]
+    last = conv.isel(checkpoint=-1)
+    labels = metadata.label_text(ds[dim])
+    ref = _flat(parts["reference"], axes, [dim])
+    mean = _flat(parts["mean"], axes, [dim])
+    z = _flat(parts["z"], axes, [dim])
+    reps = _flat(last["replicates"], axes)
+    rate = parts["rate"]
+    ratio = parts["ratio"]
+    vr = _flat(ratio["ratio"].isel(checkpoint=-1).median(dim), axes) if ratio is not None else None
+    batch = parts["batch"]
+    bm = _flat(batch["ratio"].mean([d for d in batch["ratio"].dims if d not in axes]), axes) \
+        if batch is not None and "ratio" in batch else None
+    slope = _flat(rate["slope"], axes) if rate is not None else None
+    basis = _flat(rate["basis"], axes) if rate is not None else None
+    rows = []
+    for i, p in enumerate(points):
+        key = point_key(ds, p)
+        err = mean[i] - ref[i]
+        has_ref = bool(np.isfinite(err).all())
+        zi = np.abs(z[i])
+        worst = int(np.nanargmax(zi)) if np.isfinite(zi).any() else None
+        order = np.argsort(-np.nan_to_num(mean[i], nan=-np.inf), kind="stable")[:3]
+        row = {**p, "replicates": int(reps[i]), "exact": parts["states"][key][0],
+               "reference": parts["ref_kind"].get(key, ""),
+               "max_abs_z": finite_float(zi[worst]) if worst is not None else None,
+               "worst_label": labels[worst] if worst is not None else "",
+               "max_abs_error": finite_float(np.abs(err).max()) if has_ref else None,
+               "tv_distance": finite_float(0.5 * np.abs(err).sum()) if has_ref else None,
+               "slope": None, "basis": "", "variance_ratio": None, "batch_means_ratio": None,
+               "modal": "", "top3": ""}
+        if rate is not None:
+            row["slope"], row["basis"] = finite_float(slope[i]), str(basis[i])
+        if vr is not None:
+            row["variance_ratio"] = finite_float(vr[i])
+        if bm is not None:
+            row["batch_means_ratio"] = finite_float(bm[i])
+        if reps[i]:
+            row["top3"] = " ".join(labels[j] for j in order)
+            if parts["modal"] is not None:
+                row["modal"] = parts["modal"](np.asarray(mean[i], dtype=float))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*axes, *_TABLE_COLUMNS["points"]])
+
+
+def _label_names(ds, dim) -> list[str]:
+    name = f"{dim}_name"
+    if name in ds.coords:
+        return [str(x) for x in ds[name].values]
+    return [str(x) for x in ds[dim].values]
+
+
+def _frequency_table(ds, points, parts) -> pd.DataFrame:
+    axes, dim = _axes(ds), parts["dim"]
+    labels = metadata.label_text(ds[dim])
+    names = _label_names(ds, dim)
+    mean, se = _flat(parts["mean"], axes, [dim]), _flat(parts["se"], axes, [dim])
+    ref, z = _flat(parts["reference"], axes, [dim]), _flat(parts["z"], axes, [dim])
+    df = _flat(parts["df"].broadcast_like(parts["mean"]), axes, [dim])
+    low, high = _flat(parts["low"], axes, [dim]), _flat(parts["high"], axes, [dim])
+    n, k = mean.shape
+    grid = {a: np.repeat([p[a] for p in points], k) for a in axes}
+    kinds = np.repeat([parts["ref_kind"].get(point_key(ds, p), "") for p in points], k)
+    df = pd.DataFrame({**grid, "label": np.tile(labels, n), "name": np.tile(names, n),
+                       "estimate": mean.ravel(), "se": se.ravel(), "low": low.ravel(),
+                       "high": high.ravel(), "df": df.ravel(), "exact": ref.ravel(),
+                       "reference": kinds, "z": z.ravel()})
+    return df
+
+
+def _comparison_table(ds, parts, meta) -> pd.DataFrame:
+    dim = parts["dim"]
+    rows, meta["comparisons"] = [], []
+    freq = analysis.frequencies(ds, parts["variable"]).isel(checkpoint=-1)
+    for (axis, a, b), res in parts["compare"].items():
+        fb = freq.sel({axis: b}).mean("replicate")
+        others = [x for x in res["p"].dims if x != dim]
+        for idx in np.ndindex(*(res.sizes[x] for x in others)):
+            at = dict(zip(others, idx))
+            sub, base = res.isel(at), fb.isel(at).values
+            where = {x: python_value(sub[x].values.item()) for x in others}
+            diff = np.abs(sub["difference"].values)
+            j = int(np.nanargmax(diff)) if np.isfinite(diff).any() else None
+            sig = [str(lab) for lab, p in zip(sub[dim].values, sub["p_holm"].values) if p < headlines.ALPHA]
+            row = {**where, "comparison": f"{axis}: {a} vs {b}",
+                   "labels_tested": int(sub["p"].notnull().sum()), "significant": len(sig),
+                   "min_p_holm": finite_float(sub["p_holm"].min()),
+                   "max_abs_difference": finite_float(diff[j]) if j is not None else None,
+                   "at_label": str(sub[dim].values[j]) if j is not None else "",
+                   "relative_difference": finite_float(sub["difference"].values[j] / base[j])
+                   if j is not None and base[j] > 0 else None,
+                   "t_at_label": finite_float(sub["t"].values[j]) if j is not None else None}
+            rows.append(row)
+            meta["comparisons"].append({**row, "axis": axis, "a": a, "b": b, "significant_labels": sig})
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows)
+    front = [c for c in df.columns if c not in _TABLE_COLUMNS["comparisons"]]
+    return df[["comparison", *front, *_TABLE_COLUMNS["comparisons"][1:]]]
+
+
+def _summary(ds, found: dict) -> pd.DataFrame:
+    """:func:`headlines.summary` under the column names every table uses
+    (``estimate``, ``se``), without bins that nothing fell in and whose exact
+    value is 0 (e.g. 0 rolls)."""
+    table = headlines.summary(ds, found=found) if found else pd.DataFrame(columns=["headline", "estimate"])
+    if table.empty:
+        return table
+    return table[table["estimate"].notna() & ~((table["estimate"] == 0) & ~(table["exact"] > 0))]
+
+
+def _pmf_headlines(found: dict) -> list[str]:
+    """Distributions over independent games (histograms with a goodness of
+    fit): drawn as distributions, one panel per grid point, not as rows."""
+    return [n for n, e in found.items() if e.attrs["kind"] == "distribution" and "gof_p" in e]
+
+
+def _with_p_holm(ds, heads: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+    """``heads`` with ``p_holm``: the verdict's Holm-adjusted p of each row's test
+    (a histogram's rows: its goodness of fit's, in the distributions table)."""
+    heads = heads.copy()
+    heads["p_holm"] = np.nan
+    if heads.empty or tests is None or tests.empty:
+        return heads
+    key = pd.Series(list(zip(tests["point"], tests["headline"], tests["label"].astype(str))))
+    holm = dict(zip(key, tests["p_holm"]))
+    idx = _point_index(ds, heads)
+    heads["p_holm"] = [holm.get((i, h, str(lab)), np.nan)
+                       for i, h, lab in zip(idx, heads["headline"], heads["label"])]
+    return heads
+
+
+def _headline_table(heads: pd.DataFrame, found: dict) -> pd.DataFrame:
+    """Every row of the headline answers (scalars first, then each label of a
+    distribution): the CSV behind the page's compact tables."""
+    if heads.empty:
+        return heads
+    kinds = {name: est.attrs["kind"] for name, est in found.items()}
+    order = heads["headline"].map(lambda h: kinds.get(h) == "distribution")
+    return heads.assign(_d=order).sort_values("_d", kind="stable").drop(columns="_d")
+
+
+def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFrame) -> pd.DataFrame:
+    """One row per grid point and distribution headline: its three most
+    frequent labels, the label furthest from its exact value (largest |z|)
+    and the test the verdict makes of it (a goodness of fit, or the smallest
+    p of the per-label t tests), with its Holm-adjusted p."""
+    axes = _axes(ds)
+    dists = [n for n, e in found.items() if e.attrs["kind"] == "distribution"]
+    rows = []
+    if heads.empty or not dists:
+        return pd.DataFrame()
+    idx = _point_index(ds, heads)
+    for name in dists:
+        dim = found[name].attrs["dim"]
+        # as every table writes labels (a histogram's last bin counting every larger value: >=N)
+        texts = dict(zip(headlines.label_values(ds, dim), metadata.label_text(ds[dim]))) if dim else {}
+
+        def text(label, texts=texts) -> str:
+            return texts.get(str(label), str(label))
+
+        mine = heads["headline"] == name
+        for i in dict.fromkeys(idx[mine.to_numpy()]):
+            g = heads[mine & (idx == i)]
+            point = {a: g[a].iloc[0] for a in axes}
+            top = g.sort_values("estimate", ascending=False, kind="stable").head(3)
+            z = g["z"].abs()
+            worst = g.loc[z.idxmax()] if z.notna().any() else None
+            row = {**point, "headline": name, "labels": len(g),
+                   "top3": ", ".join(f"{text(lab)}: {v:.3g}" for lab, v in zip(top["label"], top["estimate"])),
+                   "worst_label": text(worst["label"]) if worst is not None else "",
+                   "worst_estimate": finite_float(worst["estimate"]) if worst is not None else None,
+                   "worst_exact": finite_float(worst["exact"]) if worst is not None else None,
+                   "max_abs_z": finite_float(z.max()) if worst is not None else None,
+                   "test": "", "statistic": None, "test_df": None, "p": None, "p_holm": None}
+            mine_tests = tests[(tests["point"] == i) & (tests["headline"] == name)] \
+                if tests is not None and len(tests) else pd.DataFrame()
+            if len(mine_tests):
+                t = mine_tests.loc[mine_tests["p"].idxmin()]
+                n = len(mine_tests)
+                row.update(test="chi2" if t["test"] == "chi2" else f"t, {n} {plural('label', n)}",
+                           statistic=finite_float(t["statistic"]), test_df=finite_float(t["df"]),
+                           p=finite_float(t["p"]), p_holm=finite_float(t["p_holm"]))
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    if not df.empty and df["test"].eq("").all():
+        df = df.drop(columns=["test", "statistic", "test_df", "p", "p_holm", "worst_exact", "max_abs_z"])
+    return df
+
+
+def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
+    """Every test of the verdict, smallest p first, with its grid point."""
+    if tests is None or tests.empty:
+        return pd.DataFrame()
+    axes = _axes(ds)
+    where = pd.DataFrame([{a: p[a] for a in axes} for p in points]) if axes else None
+    t = tests.sort_values("p", kind="stable").reset_index(drop=True)
+    front = where.iloc[t["point"].to_numpy()].reset_index(drop=True) if where is not None else pd.DataFrame()
+    return pd.concat([front, t.drop(columns="point")], axis=1)
+
+
+def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
+    """Shuffled decks, per grid point and label: total = between-deck +
+    sampling variance, and the paired deck test (each replicate against its
+    own decks).  ``meta["decomposition"]``: per point, the label with the
+    largest between-deck share, and the labels where more turns will not
+    shrink the error."""
+    dec, dim = parts["decomp"], parts["dim"]
+    meta["decomposition"] = {}
+    if dec is None:
+        return None
+    axes, labels = _axes(ds), metadata.label_text(ds[dim])
+    cols = {k: _flat(dec[k], axes, [dim]) for k in ("total", "between", "sampling", "between_share")}
+    pairs = parts.get("pairs")
+    paired = {k: _flat(pairs[k], axes, [dim]) for k in ("sd", "t", "p")} if pairs is not None else {}
+    rows = []
+    for i, p in enumerate(points):
+        between = cols["between"][i]
+        if not np.isfinite(cols["total"][i]).any() or not np.nanmax(np.nan_to_num(between, nan=0.0)) > 0:
+            continue  # independent decks: every replicate plays the same chain
+        share = cols["between_share"][i]
+        worst = int(np.nanargmax(np.where(np.isfinite(share), share, -np.inf)))
+        stuck = [labels[j] for j in np.flatnonzero(share >= analysis.BETWEEN_DOMINATES)]
+        meta["decomposition"][point_key(ds, p)] = {
+            "label": labels[worst], "between_share": finite_float(share[worst]),
+            "median_between_share": finite_float(np.nanmedian(share)), "labels_between_dominates": stuck,
+            "total_var": finite_float(cols["total"][i][worst]), "between_var": finite_float(between[worst]),
+            "sampling_var": finite_float(cols["sampling"][i][worst])}
+        for j, label in enumerate(labels):
+            if not np.isfinite(cols["total"][i][j]):
+                continue
+            rows.append({**p, "label": label, "total_var": finite_float(cols["total"][i][j]),
+                         "between_var": finite_float(between[j]), "sampling_var": finite_float(cols["sampling"][i][j]),
+                         "between_share": finite_float(share[j]),
+                         **{f"paired_{k}": finite_float(v[i][j]) for k, v in paired.items()}})
+    return pd.DataFrame(rows) if rows else None
+
+
+def _variance_table(ds, found: dict, parts) -> pd.DataFrame | None:
+    """:func:`analysis.label_variance`: every headline label's replicate
+    s.d., MCSE, ESS, exact CLT variance and deck parts (variance.csv)."""
+    if not found:
+        return None
+    if parts is None:
+        return analysis.label_variance(ds, found)
+    return analysis.label_variance(ds, found, parts.get("ratio"), parts.get("decomp"), parts["variable"],
+                                   parts.get("theory"))
+
+
+def _variance_words(meta: dict) -> str:
+    """Where more turns will not shrink an error, in one sentence (the page's summary)."""
+    dec = meta.get("decomposition") or {}
+    stuck = {k: v for k, v in dec.items() if v["labels_between_dominates"]}
+    if not stuck:
+        return ""
+    key, worst = max(stuck.items(), key=lambda kv: kv[1]["between_share"] or 0.0)
+    return (f"More turns will not shrink the error at {count(len(stuck), 'point')} with shuffled decks: each "
+            f"replicate plays one deck order for all its turns, and the variance between deck orders is at "
+            f"least half of the replicate variance for {count(len(worst['labels_between_dominates']), 'label')} "
+            f"at {key} (largest: {worst['between_share']:.2f} at {worst['label']}); only more replicates "
+            f"(deck orders) shrink it. Per label: decomposition.csv, variance.csv.")

@@ -1,0 +1,109 @@
+"""The store a command reads, opened once, and the cells its ``--sel`` options pick;
+or one line saying why not (no store, not ours, damaged, a bad selection)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..words import python_value
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+
+def _many_reads() -> None:
+    """Let zarr keep more chunk reads in flight in this (CLI) process: a
+    store holds one small chunk per task and variable."""
+    from ..store import many_reads
+
+    many_reads()
+
+
+def require_store(url: str, error: type[Exception], growing_ok: bool = False) -> Store:
+    """The boardsweep store at ``url``, opened once for the command
+    (:class:`~boardsweep.pipeline.store.Store`: what it finds is kept), or
+    ``error`` in one line: no store, not ours, or (unless ``growing_ok``) one
+    whose growth was interrupted half-way."""
+    from ..plan.growth import interrupted
+    from ..store import Store, StoreMismatch, normalize_url
+
+    try:
+        normalize_url(url)  # an unknown protocol, a missing package: the line `run` gives
+    except StoreMismatch as exc:  # "--store URL: why": this command's STORE argument
+        raise error("store " + str(exc).removeprefix("--store ")) from None
+    st = Store(url)
+    if st.kind == "rootless":
+        from ..store.identity import rootless_line
+        from ..store.integrity import StoreDamaged
+
+        raise StoreDamaged(rootless_line(url))
+    if st.kind in ("absent", "empty"):
+        raise error(f"store {url}: no sweep store there")
+    if st.kind != "boardsweep":
+        raise error(f"store {url}: not a boardsweep sweep store")
+    if not growing_ok and interrupted(st.attrs) is not None:
+        raise error(f"store {url}: growing it to a larger spec was interrupted; rerun "
+                    f"`boardsweep run SPEC --store {url} --extend` with that spec to finish")
+    return st
+
+
+def open_store(url: str | Store, error: type[Exception], check: bool = True, sels: tuple[str, ...] = (),
+               eager: bool = True):
+    """The store's Dataset in memory (only the cells ``--sel`` options pick,
+    when given), or ``error`` in one line: no store, not ours, damaged, a bad
+    selection.  ``url``: a path or URL, or the store :func:`require_store`
+    opened.  ``eager=False``: lazily (:func:`query.open_sweep`), for
+    commands that read a few small arrays."""
+    from ..store import Store
+    from ..store.integrity import StoreDamaged
+    from ..analysis.query import load_sweep, open_sweep
+
+    st = url if isinstance(url, Store) else require_store(url, error)
+    _many_reads()
+    try:
+        if check:  # before the selection: a relabelled store must not pick its cells by the wrong labels
+            st.assert_intact()
+        picked = select(st.open_raw(), sels, error) if sels else None
+        return (load_sweep if eager else open_sweep)(st, check=check, sel=picked)
+    except StoreDamaged as exc:
+        raise error(str(exc)) from None
+
+
+def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]:
+    """The selection ``--sel axis=value`` options make: {axis: [values]}, each
+    value parsed as the axis's type.  ``--sel axis=a,b`` and repeated
+    ``--sel`` options on one axis select every value given, in that order
+    (a value that itself holds a comma, e.g. a per-seat list, matches whole)."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    picked: dict[str, dict] = {}  # axis -> {value: None}: the values in order, each once
+    by_text: dict[str, dict[str, Any]] = {}  # axis -> {str(value): value}, the first value of each text
+    for item in sels:
+        if "=" not in item:
+            raise error(f"--sel {item!r}: expected AXIS=VALUE or AXIS=VALUE,VALUE,...")
+        axis, text = (x.strip() for x in item.split("=", 1))
+        if axis not in axes:
+            raise error(f"--sel {item!r}: no grid axis {axis!r}; axes: {', '.join(axes) or '(none)'}")
+        if axis not in by_text:  # once per axis: a selection costs the axis's length plus its values
+            by_text[axis] = {}
+            for v in ds[axis].values:
+                v = python_value(v)
+                by_text[axis].setdefault(str(v), v)
+        known = by_text[axis]
+        texts = [text] if text in known else [t.strip() for t in text.split(",")]
+        for wanted in texts:
+            if wanted not in known:
+                raise error(f"--sel {item!r}: {wanted!r} is not on axis {axis!r}; values: {_some(list(known))}")
+            picked.setdefault(axis, {})[known[wanted]] = None
+    return {axis: list(values) for axis, values in picked.items()}
+
+
+#: Values an error line lists of an axis, at most (an axis may hold 10^5).
+LISTED_VALUES = 20
+
+
+def _some(texts: list[str]) -> str:
+    """``texts`` joined by commas, at most :data:`LISTED_VALUES` of them and a count of the rest."""
+    if len(texts) <= LISTED_VALUES:
+        return ", ".join(texts)
+    half = LISTED_VALUES // 2
+    return f"{', '.join(texts[:half])}, ... ({len(texts) - 2 * half} more), {', '.join(texts[-half:])}"
