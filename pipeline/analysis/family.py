@@ -2,7 +2,7 @@
 
 Holm's adjustment runs over every test of the family, so its size ``m`` sets
 the level each test is taken at (``alpha / m`` at the least).  One rule,
-:func:`tested`, decides whether a headline's label at a grid point is tested:
+:func:`in_family`, decides whether a headline's label at a grid point is tested:
 the verdict applies it to what a store measured
 (:mod:`boardsweep.pipeline.analysis.headlines`), the planner to what a spec
 will measure, before it runs (:func:`spec_family`), so ``run --dry-run``
@@ -38,10 +38,10 @@ import numpy as np
 from ...core.games import Headline, headlines_of
 from .dataset import MIN_COUNT
 
-__all__ = ["tested", "spec_family", "picked_points"]
+__all__ = ["in_family", "spec_family", "picked_points"]
 
 
-def tested(exact: np.ndarray, se: np.ndarray, df: np.ndarray, share: bool = False,
+def in_family(exact: np.ndarray, se: np.ndarray, df: np.ndarray, share: bool = False,
            mean_count: np.ndarray | None = None) -> np.ndarray:
     """Which labels a headline's tests cover (the rule of the module docstring).
 
@@ -82,22 +82,19 @@ def _headline_tests(spec, h: Headline, params: dict[str, Any], exact: dict[str, 
     reps = spec.replicates
     df = reps - 1 if h.basis == "replicates" else reps * _units(spec) - 1
     if h.kind != "distribution":
-        ex = ex[: int(params["players"])] if _per_seat(spec, h) and "players" in params else ex
-        return int(tested(ex, 1.0, df, share=h.squares == h.numerator).sum())
+        if "seat" in spec.game.exact_variables[h.exact].dims and "players" in params:
+            ex = ex[: int(params["players"])]  # the seats that play
+        return int(in_family(ex, 1.0, df, share=h.squares == h.numerator).sum())
     if h.basis == "units":  # a distribution over games: one chi-square
         return int(bool(ex.size) and bool(np.isfinite(ex).all()))
     total = float(np.nansum(ex))
     ref = ex / total if total > 0 else ex
-    count = ref * (total if total > 1 else _units(spec))
-    if variance is not None and h.numerator == "counts" or variance is not None and variance.shape == ref.shape:
-        se = np.sqrt(np.where(np.isfinite(variance), variance, np.nan))
+    count = ref * (total if total > 1 else _units(spec))  # counts, or a frequency times the units
+    if variance is not None and variance.shape == ref.shape:
+        se = np.sqrt(variance)
     else:
         se = np.where((ref > 0) & (ref < 1), 1.0, 0.0)
-    return int(tested(ref, se, df, mean_count=count).sum())
-
-
-def _per_seat(spec, h: Headline) -> bool:
-    return "seat" in spec.game.exact_variables[h.exact].dims
+    return int(in_family(ref, se, df, mean_count=count).sum())
 
 
 def _point_tests(spec, params: dict[str, Any]) -> dict[str, int]:

@@ -38,7 +38,7 @@ import xarray as xr
 from ...core import stats
 from ...core.games import Headline, headlines_of
 from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
-from .family import tested
+from .family import in_family
 from .reference import headline_exact, variable_headline, voided
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable",
@@ -196,13 +196,13 @@ def _with_exact(ds, h: Headline, cp: int, dim, done, out: xr.Dataset) -> xr.Data
 
 def _test(out: xr.Dataset, share: bool, k, n, mean_count) -> None:
     """Adds ``z`` and ``p`` to ``out``, NaN where the family does not test
-    (:func:`boardsweep.pipeline.analysis.family.tested`; ``mean_count``: per
+    (:func:`boardsweep.pipeline.analysis.family.in_family`; ``mean_count``: per
     replicate, for a distribution estimated per replicate, else None)."""
     est = out["estimate"].values
     se, df, ex = (out[c].broadcast_like(out["estimate"]).values for c in ("se", "df", "exact"))
     z, p = stats.proportion_test(k, n, se, df, ex) if share else stats.t_test(est, se, df, ex)
     count = mean_count.broadcast_like(out["estimate"]).values if mean_count is not None else None
-    keep = tested(ex, se, df, share, count)
+    keep = in_family(ex, se, df, share, count)
     out["z"] = out["estimate"].copy(data=np.where(keep, z, np.nan))
     out["p"] = out["estimate"].copy(data=np.where(keep, p, np.nan))
 
