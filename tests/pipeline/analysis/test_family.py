@@ -4,6 +4,8 @@ then makes: one rule decides both, checked on real runs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -16,10 +18,12 @@ from boardsweep.pipeline.spec.parse import load_spec, parse_spec
 
 from specs import spec_toml  # tests/support is on sys.path
 
+SWEEPS = Path(__file__).resolve().parents[3] / "sweeps"
+
 
 def _small_quickstart():
     """sweeps/quickstart.toml's grid, params and seed with a small run shape."""
-    big = load_spec("sweeps/quickstart.toml")
+    big = load_spec(SWEEPS / "quickstart.toml")
     return parse_spec(spec_toml("monopoly", name="quickstart", seed=big.seed, params=big.fixed,
                                 grid={k: list(v) for k, v in big.grid.items()},
                                 run={"replicates": 4, "games": 2, "players": 1, "turns": 3000},
@@ -27,7 +31,7 @@ def _small_quickstart():
 
 
 def test_the_quickstart_dry_run_states_the_verdicts_family():
-    spec = load_spec("sweeps/quickstart.toml")
+    spec = load_spec(SWEEPS / "quickstart.toml")
     family = spec_family(spec)
     # 6 points with an exact answer (independent decks) x 40 labels (per_roll never counts Go To Jail)
     assert family["tests"] == 240 and family["tested_points"] == 6
