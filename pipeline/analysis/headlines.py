@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ...core import power as tpower
 from ...core import stats
 from ...core.games import Headline, headlines_of
 from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
@@ -461,14 +462,14 @@ def _void_text(found: dict[str, xr.Dataset]) -> str:
     return "".join(f"; {n}" for n in notes)
 
 
-def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = stats.POWER) -> dict[str, Any]:
+def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = tpower.POWER) -> dict[str, Any]:
     """What the verdict could have missed: per headline, the bias its t tests
     detect with probability ``target`` (80%).
 
     Each t test of the family of ``m`` tests is taken at Bonferroni's level
     ``alpha / m`` (Holm's smallest; Holm rejects at least as much, so the
     power stated is a lower bound), two-sided, with its own df and observed
-    s.e. (:func:`boardsweep.core.stats.detectable_bias`); the bias is in the
+    s.e. (:func:`boardsweep.core.power.detectable_bias`); the bias is in the
     estimate's units.  A goodness-of-fit (chi-square) test has no single
     bias in one unit and is left out.  Adds the column ``detectable`` to
     ``table`` (NaN for chi-square rows).
@@ -493,7 +494,7 @@ def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = stats.POWER
     if t_rows.any():
         se = table.loc[t_rows, "se"].to_numpy(float)
         se = np.where(se > 0, se, np.nan)  # a share every game or none had: tested exactly, no t power
-        detect[t_rows.to_numpy()] = stats.detectable_bias(se, table.loc[t_rows, "df"].to_numpy(float),
+        detect[t_rows.to_numpy()] = tpower.detectable_bias(se, table.loc[t_rows, "df"].to_numpy(float),
                                                           alpha / m, target)
     table["detectable"] = detect
     for name, rows in table[t_rows].groupby("headline", sort=False):

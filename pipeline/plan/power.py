@@ -5,7 +5,7 @@ a detectable bias needs, before running it.
 one replicate's estimate at the spec's run shape (``sd``):
 
 * the standard error the spec will reach, ``sd / sqrt(R)``, and the bias its
-  verdict will detect with 80% power (:func:`boardsweep.core.stats.detectable_bias`
+  verdict will detect with 80% power (:func:`boardsweep.core.power.detectable_bias`
   at Holm's least level ``alpha / m``, ``m`` the tests of the verdict's family,
   :func:`boardsweep.pipeline.analysis.family.spec_family`: the tests the
   run's verdict makes, decided by the same rule);
@@ -15,7 +15,7 @@ one replicate's estimate at the spec's run shape (``sd``):
   the turns (the run shape's unit) per replicate that reach it with the spec's
   replicates;
 * for a bias ``d``: the replicates whose t test detects it with 80% power
-  (:func:`boardsweep.core.stats.replicates_for_bias`), and the turns at the
+  (:func:`boardsweep.core.power.replicates_for_bias`), and the turns at the
   spec's replicates.
 
 Where the spread comes from (``source``):
@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import stats
+from ...core import power as tpower
 
 __all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "SHUFFLED_TEXT", "plan_run", "dry_run_lines"]
 
@@ -157,7 +157,7 @@ def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | Non
 
 
 def plan_run(spec, stderr: float | None = None, detectable: float | None = None, pilot=None,
-             alpha: float | None = None, power: float = stats.POWER, max_points: int = MAX_POINTS
+             alpha: float | None = None, power: float = tpower.POWER, max_points: int = MAX_POINTS
              ) -> dict[str, Any]:
     """How many replicates and turns a target s.e. or a detectable bias needs.
 
@@ -237,7 +237,7 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         return
     df = reps - 1 if r["basis"] == "replicates" else reps * units - 1
     r["se"] = sd / math.sqrt(reps)
-    r["detectable"] = float(stats.detectable_bias(r["se"], df, level, power)) if df >= 1 else math.nan
+    r["detectable"] = float(tpower.detectable_bias(r["se"], df, level, power)) if df >= 1 else math.nan
     if stderr:
         r["replicates_for_stderr"] = max(2, math.ceil((sd / stderr) ** 2))
         r["replicates_rule"] = (_rule_replicates(sd, stderr) if r["basis"] == "replicates"
@@ -246,10 +246,10 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
             r["turns_for_stderr"] = math.ceil(per * (r["se"] / stderr) ** 2)
     if detectable:
         if r["basis"] == "replicates":
-            r["replicates_for_bias"] = stats.replicates_for_bias(sd, detectable, level, power)
-            lam = float(stats.detectable_bias(1.0, df, level, power)) if df >= 1 else math.nan
+            r["replicates_for_bias"] = tpower.replicates_for_bias(sd, detectable, level, power)
+            lam = float(tpower.detectable_bias(1.0, df, level, power)) if df >= 1 else math.nan
         else:  # games are the unit: df is large whatever the replicates
-            lam = float(stats.detectable_bias(1.0, 10**6, level, power))
+            lam = float(tpower.detectable_bias(1.0, 10**6, level, power))
             r["replicates_for_bias"] = max(1, math.ceil((lam * sd / detectable) ** 2))
         if r["turns_help"] and math.isfinite(lam):
             r["turns_for_bias"] = math.ceil(per * (lam * r["se"] / detectable) ** 2)
