@@ -132,25 +132,16 @@ def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, d
 
 
 @njit(cache=True, inline="always")
-def _lane_arrays(n_codes, players, n_decks):
-    """Each lane's state: its stream (``rng``, ``tmp``), code histogram,
-    waiting players, deck cards, token state (``base``, its state * n_cols),
-    queue head, deck position, player turns ended, next target and checkpoint."""
-    rng = np.zeros((4, LANES), dtype=np.uint64)
+def _counters():
+    """A stream's scratch state, and per lane: player turns ended, their next target, the next checkpoint."""
     tmp = np.zeros(4, dtype=np.uint64)
-    hist = np.zeros((LANES, n_codes), dtype=np.int64)
-    wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
-    dk = np.zeros((LANES, n_decks), dtype=np.int32)
-    base = np.zeros(LANES, dtype=np.int64)
-    head = np.zeros(LANES, dtype=np.int64)
-    deck = np.zeros(LANES, dtype=np.int64)
     ended = np.zeros(LANES, dtype=np.int64)
     target = np.zeros(LANES, dtype=np.int64)
     k = np.zeros(LANES, dtype=np.int64)
-    return rng, tmp, hist, wait, dk, base, head, deck, ended, target, k
+    return tmp, ended, target, k
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
 def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k):
     """Lane ``lane``'s run is over: lane ``last`` (the last one still playing) takes its place."""
     _swap_rows(lane, last, rng.T)
@@ -161,12 +152,21 @@ def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k)
         arr[lane], arr[last] = arr[last], arr[lane]
 
 
-@njit(cache=True, nogil=True)
-def _reset(lane, hist, wait, base, head, deck, ended, k):
-    """Lane ``lane`` starts a new game: its histogram, queue and counters back to 0."""
+@njit(cache=True, inline="always")
+def _reset(lane, hist, wait, base, head, deck, ended, k, target, first):
+    """Lane ``lane`` starts a new game: its histogram, queue and counters back
+    to 0, its target the first checkpoint's player turns (``first``)."""
     hist[lane, :] = 0
     wait[lane, :] = 0
     base[lane] = head[lane] = deck[lane] = ended[lane] = k[lane] = 0
+    target[lane] = first
+
+
+@njit(cache=True, inline="always")
+def _add_hist(out_hist, at, hist, lane):
+    """Add lane ``lane``'s code histogram to ``out_hist[at]``."""
+    for code in range(hist.shape[1]):  # a loop: an array expression compiles its error messages
+        out_hist[at, code] += hist[lane, code]
 
 
 _MADE = threading.Lock()
@@ -190,9 +190,15 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
         n_pairs = pair_col.shape[0]
         lanes = min(LANES, games)
         n_decks = cc_types.shape[0] * ch_types.shape[0] if shuffled else 0
-        rng, tmp, hist, wait, dk, base, head, deck, ended, target, k = _lane_arrays(
-            out_hist.shape[1], players, n_decks)
+        rng = np.zeros((4, LANES), dtype=np.uint64)
+        hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)
+        wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
+        dk = np.zeros((LANES, n_decks), dtype=np.int32)
         adv = _advance_table(cc_types.shape[0], ch_types.shape[0])
+        base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
+        head = np.zeros(LANES, dtype=np.int64)
+        deck = np.zeros(LANES, dtype=np.int64)
+        tmp, ended, target, k = _counters()  # player turns ended, their next target, the next checkpoint
         ch_scaled = ch_types * n_cc_types
         for lane in range(lanes):
             _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
@@ -218,8 +224,7 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                 if ended[lane] < target[lane]:
                     lane += 1
                     continue
-                for code in range(hist.shape[1]):  # a loop: an array expression compiles its error messages
-                    out_hist[k[lane], code] += hist[lane, code]
+                _add_hist(out_hist, k[lane], hist, lane)
                 k[lane] += 1
                 if k[lane] < checkpoints.shape[0]:
                     target[lane] = checkpoints[k[lane]] * players
@@ -231,7 +236,6 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                     lanes -= 1
                     _retire(lane, lanes, rng, hist, wait, dk, base, head, deck, ended, target, k)
                     continue
-                _reset(lane, hist, wait, base, head, deck, ended, k)
-                target[lane] = checkpoints[0] * players
+                _reset(lane, hist, wait, base, head, deck, ended, k, target, checkpoints[0] * players)
 
     return _run
