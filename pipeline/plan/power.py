@@ -306,6 +306,9 @@ def dry_run_lines(spec) -> list[str]:
     it has none); the CLT variance of at most :data:`DRY_RUN_POINTS` points
     (about 0.3 s each), evenly spread."""
     try:
+        spec = _spec(spec)
+        if "asymptotic_variance" not in spec.game.extras:  # nothing to plan from before a run
+            return []
         plan = plan_run(spec, max_points=DRY_RUN_POINTS)
     except Exception:  # noqa: BLE001 - a dry run says what it can, and goes on
         return []
