@@ -8,8 +8,6 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
   convergence rate; -1/2 for a Monte Carlo error).
 * :func:`ratio_batch_variance`: variance of a ratio estimator
   ``sum c / sum e`` from (possibly unequal) consecutive batches of one run.
-* :func:`batch_means_variance`: asymptotic variance per step of a series
-  from equal batches, with the estimator's own standard error.
 * :func:`welch_test`: difference of two means with unequal variances.
 * :func:`holm`: Holm-Bonferroni adjusted p-values (family-wise error).
 * :func:`variance_decomposition`: total = between-environment + sampling.
@@ -17,7 +15,6 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
   answer, the s.e. from the spread of the paired differences.
 * :func:`effective_sample_size`: arviz's ``ess = N / tau`` of a mean from
   the per-unit variance and its Monte Carlo s.e.
-* :func:`wilson_interval`: score interval of a binomial proportion.
 * :func:`proportion_interval`: exact (Clopper-Pearson) interval of a binomial
   proportion, coverage at least the level for every true value and count.
 * :func:`same_value`: equal within :data:`EXACT_ULPS` units in the last place.
@@ -33,11 +30,9 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
   against Student's t with ``df`` degrees of freedom.
 * :func:`chi2_gof`: chi-square goodness of fit of pooled multinomial counts,
   adjacent bins merged until every expected count is at least 5.
-* :func:`t_power`: power of the two-sided t test against a bias (noncentral t).
-* :func:`detectable_bias`: the smallest bias a two-sided t test detects with
-  a given power (the "what could have been missed" beside an "agree").
-* :func:`replicates_for_bias`: the reverse question, for planning: how many
-  replicates a given detectable bias needs.
+* the power of a t test (:data:`POWER`, :func:`t_power`,
+  :func:`detectable_bias`, :func:`replicates_for_bias`) is
+  :mod:`boardsweep.core.power`'s, re-exported here.
 """
 
 from __future__ import annotations
@@ -45,16 +40,16 @@ from __future__ import annotations
 import numpy as np
 from scipy import special as _sc  # Student's t and chi-square tails; scipy.stats takes ~1.5 s to import
 
+from .power import POWER, detectable_bias, replicates_for_bias, t_power  # noqa: F401  (re-export; importers move at integration)
+
 __all__ = [
     "loglog_slope",
     "ratio_batch_variance",
-    "batch_means_variance",
     "welch_test",
     "holm",
     "variance_decomposition",
     "paired_test",
     "effective_sample_size",
-    "wilson_interval",
     "proportion_interval",
     "EXACT_ULPS",
     "same_value",
@@ -107,19 +102,6 @@ def _align(c: np.ndarray, e: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndar
     return c, np.broadcast_to(e, c.shape)
 
 
-def _ratio_batches(c, e, axis):
-    c, e = _align(c, e, axis)
-    ok = np.isfinite(c) & np.isfinite(e) & (e > 0)
-    c0, e0 = np.where(ok, c, 0.0), np.where(ok, e, 0.0)
-    n = e0.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        R = c0.sum(axis=0) / n
-        r = np.where(ok, c0 - R * e0, 0.0)
-        denom = n - (e0 * e0).sum(axis=0) / n
-        var = (r * r).sum(axis=0) / denom / n
-    return np.where((ok.sum(axis=0) >= 2) & (denom > 0), var, np.nan), n
-
-
 def ratio_batch_variance(c: np.ndarray, e: np.ndarray, axis: int = 0) -> np.ndarray:
     """Variance of ``R = sum c / sum e`` from consecutive batches of one run.
 
@@ -135,31 +117,16 @@ def ratio_batch_variance(c: np.ndarray, e: np.ndarray, axis: int = 0) -> np.ndar
     For equal batches this is the classical ``B / (B - 1)`` batch-means formula.
     Batches with NaN are skipped; fewer than two usable batches give NaN.
     """
-    return _ratio_batches(c, e, axis)[0]
-
-
-def batch_means_variance(
-    c: np.ndarray, e: np.ndarray | None = None, axis: int = 0
-) -> tuple[np.ndarray, np.ndarray]:
-    """Asymptotic variance per unit of ``e``, ``lim n Var(sum c / sum e)``, from
-    ``B`` equal consecutive batches of one long run (``e=None``: a plain
-    mean, one unit per batch).
-
-    Returns ``(sigma2, stderr)`` where ``stderr = sigma2 * sqrt(2 / (B - 1))``
-    is the estimator's own standard error (chi-square with ``B - 1`` degrees
-    of freedom for Gaussian batch means).
-    """
-    c = np.asarray(c, dtype=np.float64)
-    B = c.shape[axis]
-    if e is None:
-        e = np.ones(B)
-        if axis not in (0, -c.ndim):
-            shape = [1] * c.ndim
-            shape[axis] = B
-            e = e.reshape(shape)
-    var, n = _ratio_batches(c, e, axis)
-    sigma2 = var * n
-    return sigma2, sigma2 * np.sqrt(2.0 / (B - 1))
+    c, e = _align(c, e, axis)
+    ok = np.isfinite(c) & np.isfinite(e) & (e > 0)
+    c0, e0 = np.where(ok, c, 0.0), np.where(ok, e, 0.0)
+    n = e0.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = c0.sum(axis=0) / n
+        r = np.where(ok, c0 - R * e0, 0.0)
+        denom = n - (e0 * e0).sum(axis=0) / n
+        var = (r * r).sum(axis=0) / denom / n
+    return np.where((ok.sum(axis=0) >= 2) & (denom > 0), var, np.nan)
 
 
 def welch_test(
@@ -310,28 +277,6 @@ class _quiet:
 
     def __exit__(self, *exc):
         self._w.__exit__(*exc)
-
-
-def wilson_interval(
-    successes: np.ndarray, trials: np.ndarray, z: float = Z95
-) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval of ``successes / trials`` (95% by default).
-
-    ``centre = (p + z^2/2n) / (1 + z^2/n)``, ``half = z sqrt(p(1-p)/n + z^2/4n^2) / (1 + z^2/n)``;
-    NaN where ``trials`` is 0 or missing.  Works elementwise on arrays.
-    """
-    k = np.asarray(successes, dtype=np.float64)
-    n = np.asarray(trials, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n = np.where(n > 0, n, np.nan)
-        p = k / n
-        denom = 1.0 + z * z / n
-        centre = (p + z * z / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # exact at the ends (rounding would leave e.g. 3e-18 above p_hat = 0)
-    low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
-    high = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
-    return low, high
 
 
 def proportion_interval(
@@ -543,135 +488,3 @@ def chi2_gof(counts: np.ndarray, probabilities: np.ndarray, min_expected: float 
     stat = float(((go - ge) ** 2 / ge).sum())
     df = len(go) - 1
     return stat, df, float(_sc.chdtrc(df, stat))
-
-
-#: Power at which a detectable bias is stated.
-POWER = 0.8
-
-
-def t_power(bias: np.ndarray, stderr: np.ndarray, df: np.ndarray, level: float) -> np.ndarray:
-    """Power of the two-sided t test of :func:`t_test` at ``level`` against a bias.
-
-    With the estimate off the reference by ``bias`` and a standard error
-    whose true value is ``stderr`` (estimated with ``df`` degrees of
-    freedom), ``(estimate - reference) / se_hat`` follows the noncentral t
-    with ``df`` and noncentrality ``lambda = bias / stderr``, so the power is
-    ``P(|T| > c) = 1 - F(c; df, lambda) + F(-c; df, lambda)`` with
-    ``c = t(1 - level/2, df)``.
-
-    Parameters
-    ----------
-    bias, stderr, df : array_like
-        Broadcast together; NaN where ``df < 1`` or ``stderr`` is not positive.
-    level : float
-        Two-sided level of the single test (for a test in a Holm family of
-        ``m`` at family-wise ``alpha``, ``alpha / m`` is a conservative choice:
-        Holm rejects at least whatever Bonferroni rejects).
-
-    Returns
-    -------
-    ndarray
-        The probability of a rejection.
-    """
-    d, se, nu = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (bias, stderr, df)))
-    ok = (nu >= 1) & (se > 0) & np.isfinite(d) & np.isfinite(se)
-    nu1 = np.where(ok, nu, 1.0)
-    lam = np.where(ok, np.abs(d) / np.where(ok, se, 1.0), 0.0)
-    c = _sc.stdtrit(nu1, 1.0 - level / 2.0)
-    # the far tail F(-c) (at most level/2 for lambda >= 0) comes back NaN from
-    # scipy for some large c; it is then below double precision's reach: 0
-    far = np.nan_to_num(_sc.nctdtr(nu1, lam, -c), nan=0.0)
-    power = far + (1.0 - _sc.nctdtr(nu1, lam, c))
-    return np.where(ok, np.clip(power, 0.0, 1.0), np.nan)
-
-
-def detectable_bias(stderr: np.ndarray, df: np.ndarray, level: float, power: float = POWER) -> np.ndarray:
-    """The smallest ``|bias|`` that the two-sided t test at ``level`` detects with probability ``power``.
-
-    Solves :func:`t_power` ``(bias, stderr, df, level) = power`` for
-    ``bias >= 0`` (bisection on the noncentrality, to a relative 1e-9): the
-    answer is ``lambda(df, level, power) * stderr``, in the estimate's own
-    units.  With few degrees of freedom ``lambda`` is large (4 replicates,
-    ``df = 3``, at ``level = 1e-4``: about 40 standard errors), with many it
-    tends to ``z(1 - level/2) + z(power)``.
-
-    Parameters
-    ----------
-    stderr : array_like
-        Standard error of the estimate (the observed one stands in for the true).
-    df : array_like
-        Degrees of freedom of the test; NaN or below 1 gives NaN.
-    level : float
-        Two-sided level of the test, in (0, 1).
-    power : float
-        Target power, in (level, 1).
-
-    Returns
-    -------
-    ndarray
-        The detectable bias, NaN where the s.e. or df is missing (or where
-        scipy's noncentral t cannot be evaluated: df = 1 at levels near 1e-6).
-    """
-    se, nu = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (stderr, df)))
-    ok = (nu >= 1) & np.isfinite(se) & (se >= 0)
-    # the noncentrality depends on df alone: solved once per distinct df
-    dfs, where = np.unique(np.where(ok, nu, 1.0), return_inverse=True)
-    lam = _noncentrality(dfs, level, power)[where.reshape(nu.shape)]
-    return np.where(ok & np.isfinite(lam), lam * np.where(ok, se, 0.0), np.nan)
-
-
-def _noncentrality(nu: np.ndarray, level: float, power: float) -> np.ndarray:
-    """The noncentrality at which the two-sided t test (``df = nu``) at
-    ``level`` has ``power``: bisection to a relative 1e-9; NaN where scipy's
-    noncentral t cannot be evaluated."""
-    ones = np.ones_like(nu)
-    lo = np.zeros_like(nu)
-    hi = _sc.stdtrit(nu, 1.0 - level / 2.0) + 1.0
-    for _ in range(200):  # grow until the upper end has the power
-        short = t_power(hi, ones, nu, level) < power
-        if not short.any():
-            break
-        hi = np.where(short, 2.0 * hi, hi)
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        up = t_power(mid, ones, nu, level) >= power
-        lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
-        if np.all(hi - lo <= 1e-9 * hi):
-            break
-    # scipy's noncentral t fails (NaN) in far tails, e.g. df = 1 at level 1e-6: no answer there
-    return np.where(t_power(hi, ones, nu, level) >= power - 1e-6, hi, np.nan)
-
-
-def replicates_for_bias(sd: float, bias: float, level: float, power: float = POWER,
-                        most: int = 100_000) -> int | None:
-    """The fewest replicates ``R >= 2`` whose t test (``df = R - 1``, s.e.
-    ``sd / sqrt(R)``) detects ``bias`` with probability ``power`` at ``level``.
-
-    Parameters
-    ----------
-    sd : float
-        Spread of one replicate's estimate (e.g. ``se * sqrt(R)`` from a pilot
-        run, or ``sqrt(sigma^2 / turns)`` from an exact asymptotic variance).
-    bias : float
-        The bias to detect, in the estimate's units (> 0).
-    level, power : float
-        As in :func:`detectable_bias`.
-    most : int
-        Give up (None) beyond this many replicates.
-
-    Returns
-    -------
-    int or None
-    """
-    if not (sd > 0 and bias > 0):
-        raise ValueError("replicates_for_bias needs sd > 0 and bias > 0")
-    found = lambda r: float(detectable_bias(sd / np.sqrt(r), r - 1, level, power)) <= bias  # noqa: E731
-    if not found(most):
-        return None
-    lo, hi = 1, 2
-    while not found(hi):
-        lo, hi = hi, min(2 * hi, most)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if found(mid) else (mid, hi)
-    return max(hi, 2)

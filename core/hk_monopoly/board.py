@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..games import ParameterError
+from ..errors import BoardError
 
 __all__ = [
     "N_SQUARES",
@@ -55,10 +55,6 @@ IN_JAIL_LABEL = "IN_JAIL"
 
 _KEYS = {"square", "kind", "name", "price", "rent"}
 _DEFAULT = "default"
-
-
-class BoardError(ParameterError):
-    """A board file is missing, unreadable or invalid (message names file, square, key)."""
 
 
 @dataclass(frozen=True)

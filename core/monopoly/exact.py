@@ -149,6 +149,15 @@ def _resolution_tables(decks: _Decks):
     return prob, final, nxt, counted
 
 
+def _checked(rules: Rules, deck_orders):
+    """``deck_orders``, given where the rules shuffle the decks and only there (else ValueError)."""
+    if rules.shuffled and deck_orders is None:
+        raise ValueError("shuffled_cycle needs fixed deck orders for an exact chain")
+    if not rules.shuffled and deck_orders is not None:
+        raise ValueError("deck orders apply to shuffled_cycle only")
+    return deck_orders
+
+
 def build_chain(rules: Rules, deck_orders: tuple[np.ndarray, np.ndarray] | None = None) -> Chain:
     """Transition matrix and expected counts of the roll-by-roll chain.
 
@@ -160,11 +169,7 @@ def build_chain(rules: Rules, deck_orders: tuple[np.ndarray, np.ndarray] | None 
     deck_orders : (community_chest, chance), optional
         Fixed cyclic deck orders (each a permutation of the rules' deck).
     """
-    if rules.shuffled and deck_orders is None:
-        raise ValueError("shuffled_cycle needs fixed deck orders for an exact chain")
-    if not rules.shuffled and deck_orders is not None:
-        raise ValueError("deck orders apply to shuffled_cycle only")
-    decks = _Decks(rules, deck_orders)
+    decks = _Decks(rules, _checked(rules, deck_orders))
     prob, final, nxt, counted = _resolution_tables(decks)
     loc, dbl, thr = _base_states(rules.long_jail)
     nb, nd = loc.size, decks.count
@@ -184,13 +189,8 @@ def build_chain(rules: Rules, deck_orders: tuple[np.ndarray, np.ndarray] | None 
     d_next = np.where(double, d_now + 1, 0)
     jail_next = np.where(stays, jail_base + S + 1, jail_base)
 
-    # Direct jail events: one counted IN_JAIL whatever the tally.
     ds = np.arange(nd)
-    jb, jc = np.nonzero(jailed)
-    rows_j = (W[jb, 0][:, None] * nd + ds).ravel()
-    cols_j = (jail_next[jb, jc][:, None] * nd + ds).ravel()
-    vals_j = np.repeat(w[0, jc], nd)
-
+    rows_j, cols_j, vals_j = _jail_events(jailed, W, jail_next, w, nd)
     # Landing events, gathered from the resolution tables: (events, nd, width).
     mb, mc = np.nonzero(~jailed)
     Lm = landing[mb, mc]
@@ -208,11 +208,32 @@ def build_chain(rules: Rules, deck_orders: tuple[np.ndarray, np.ndarray] | None 
     vals = np.concatenate([vals_j, p[keep]])
     P = sp.csr_array(sp.coo_array((vals, (rows, cols)), shape=(n_states, n_states)))
 
-    # Expected counted events per roll.
+    C = _counted_per_roll(rules.tally, counted[Lm] if rules.tally == "per_landing" else None, rows_m, p, f,
+                          keep if rules.tally == "per_roll" else keep & ends, rows_j, vals_j, n_states)
+
+    state_loc = np.repeat(loc, nd)
+    turn_start = np.repeat(dbl == 0, nd)
+    return Chain(P=P, C=C, location=state_loc, turn_start=turn_start, start=0)
+
+
+def _jail_events(jailed, W, jail_next, w, nd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, columns and probabilities of the rolls that end in jail without
+    moving (one counted IN_JAIL whatever the tally), every deck state alike."""
+    ds = np.arange(nd)
+    jb, jc = np.nonzero(jailed)
+    rows_j = (W[jb, 0][:, None] * nd + ds).ravel()
+    cols_j = (jail_next[jb, jc][:, None] * nd + ds).ravel()
+    vals_j = np.repeat(w[0, jc], nd)
+    return rows_j, cols_j, vals_j
+
+
+def _counted_per_roll(tally: str, ct, rows_m, p, f, sel, rows_j, vals_j, n_states: int) -> np.ndarray:
+    """``C[s, loc]``: the expected events counted at ``loc`` during a roll
+    from ``s`` under the tally (``ct``: per_landing's counted squares of each
+    landing, else ``sel``: the landings counted, their final square)."""
     jail_counts = np.bincount(rows_j, weights=vals_j, minlength=n_states)
-    if rules.tally == "per_landing":
-        ct = counted[Lm]  # (events, nd, width, 4)
-        hit = ct >= 0
+    if tally == "per_landing":
+        hit = ct >= 0  # ct: (events, nd, width, 4)
         c_rows = np.broadcast_to(rows_m[..., None], ct.shape)[hit]
         c_cols = ct[hit]
         c_vals = np.broadcast_to(p[..., None], ct.shape)[hit]
@@ -221,14 +242,10 @@ def build_chain(rules: Rules, deck_orders: tuple[np.ndarray, np.ndarray] | None 
         c_cols = np.concatenate([c_cols, np.full(jail_final.sum(), IN_JAIL)])
         c_vals = np.concatenate([c_vals, p[jail_final]])
     else:
-        sel = keep if rules.tally == "per_roll" else keep & ends
         c_rows, c_cols, c_vals = rows_m[sel], f[sel], p[sel]
     C = sp.coo_array((c_vals, (c_rows, c_cols)), shape=(n_states, N_LOCATIONS)).toarray()
     C[:, IN_JAIL] += jail_counts
-
-    state_loc = np.repeat(loc, nd)
-    turn_start = np.repeat(dbl == 0, nd)
-    return Chain(P=P, C=C, location=state_loc, turn_start=turn_start, start=0)
+    return C
 
 
 @lru_cache(maxsize=256)

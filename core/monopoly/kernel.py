@@ -15,6 +15,13 @@ roll ends at most one player's turn), so the inner loop has no branch that
 depends on the game.  Every index computed from data is cast to uint64: numba
 then leaves out its negative-index wrap-around (a sign test and an add per
 lookup; leaving it out doubled the speed of the shuffled-deck variants).
+
+:func:`run_kernel` compiles the kernel for a deck policy, for one or several
+players and for a throw column that is the pair of faces itself (``direct``)
+or looked up, as closure constants: the branches that do not apply vanish.
+The closure holds only these three booleans, so numba's on-disk cache finds
+it again in a new process (a closure over a jitted function gets a new cache
+key in every process, and is compiled again each time).
 """
 
 from __future__ import annotations
@@ -124,6 +131,44 @@ def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, d
     base[lane] = nxt
 
 
+@njit(cache=True, inline="always")
+def _counters():
+    """A stream's scratch state, and per lane: player turns ended, their next target, the next checkpoint."""
+    tmp = np.zeros(4, dtype=np.uint64)
+    ended = np.zeros(LANES, dtype=np.int64)
+    target = np.zeros(LANES, dtype=np.int64)
+    k = np.zeros(LANES, dtype=np.int64)
+    return tmp, ended, target, k
+
+
+@njit(cache=True, inline="always")
+def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k):
+    """Lane ``lane``'s run is over: lane ``last`` (the last one still playing) takes its place."""
+    _swap_rows(lane, last, rng.T)
+    _swap_rows(lane, last, hist)
+    _swap_rows(lane, last, wait)
+    _swap_rows(lane, last, dk)
+    for arr in (base, head, deck, ended, target, k):
+        arr[lane], arr[last] = arr[last], arr[lane]
+
+
+@njit(cache=True, inline="always")
+def _reset(lane, hist, wait, base, head, deck, ended, k, target, first):
+    """Lane ``lane`` starts a new game: its histogram, queue and counters back
+    to 0, its target the first checkpoint's player turns (``first``)."""
+    hist[lane, :] = 0
+    wait[lane, :] = 0
+    base[lane] = head[lane] = deck[lane] = ended[lane] = k[lane] = 0
+    target[lane] = first
+
+
+@njit(cache=True, inline="always")
+def _add_hist(out_hist, at, hist, lane):
+    """Add lane ``lane``'s code histogram to ``out_hist[at]``."""
+    for code in range(hist.shape[1]):  # a loop: an array expression compiles its error messages
+        out_hist[at, code] += hist[lane, code]
+
+
 _MADE = threading.Lock()
 
 
@@ -136,25 +181,16 @@ def kernel_for(shuffled: bool, several: bool, direct: bool):
 
 @lru_cache(maxsize=None)
 def run_kernel(shuffled: bool, several: bool, direct: bool):
-    """The kernel compiled for a deck policy, for one or several players and
-    for a throw column that is the pair of faces itself (``direct``) or looked
-    up (closure constants: the branches that do not apply vanish).
-
-    The closure holds only these three booleans, so numba's on-disk cache
-    finds it again in a new process (a closure over a jitted function gets a
-    new cache key in every process, and is compiled again each time).
-    """
+    """The kernel compiled for these closure constants (see the module docstring)."""
 
     @njit(cache=True, nogil=True)
     def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
              n_cc_types, shuffle_decks, out_hist):
-        """Play the run; add each game's code histogram at turn ``checkpoints[k]``
-        to ``out_hist[k]``."""
+        """Play the run; add each game's code histogram at turn ``checkpoints[k]`` to ``out_hist[k]``."""
         n_pairs = pair_col.shape[0]
         lanes = min(LANES, games)
         n_decks = cc_types.shape[0] * ch_types.shape[0] if shuffled else 0
         rng = np.zeros((4, LANES), dtype=np.uint64)
-        tmp = np.zeros(4, dtype=np.uint64)
         hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)
         wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
         dk = np.zeros((LANES, n_decks), dtype=np.int32)
@@ -162,9 +198,7 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
         base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
         head = np.zeros(LANES, dtype=np.int64)
         deck = np.zeros(LANES, dtype=np.int64)
-        ended = np.zeros(LANES, dtype=np.int64)  # player turns ended
-        target = np.zeros(LANES, dtype=np.int64)
-        k = np.zeros(LANES, dtype=np.int64)
+        tmp, ended, target, k = _counters()  # player turns ended, their next target, the next checkpoint
         ch_scaled = ch_types * n_cc_types
         for lane in range(lanes):
             _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
@@ -190,8 +224,7 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                 if ended[lane] < target[lane]:
                     lane += 1
                     continue
-                for code in range(hist.shape[1]):  # a loop: an array expression compiles its error messages
-                    out_hist[k[lane], code] += hist[lane, code]
+                _add_hist(out_hist, k[lane], hist, lane)
                 k[lane] += 1
                 if k[lane] < checkpoints.shape[0]:
                     target[lane] = checkpoints[k[lane]] * players
@@ -201,16 +234,8 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                     next_game += 1
                 else:
                     lanes -= 1
-                    _swap_rows(lane, lanes, rng.T)
-                    _swap_rows(lane, lanes, hist)
-                    _swap_rows(lane, lanes, wait)
-                    _swap_rows(lane, lanes, dk)
-                    for arr in (base, head, deck, ended, target, k):
-                        arr[lane], arr[lanes] = arr[lanes], arr[lane]
+                    _retire(lane, lanes, rng, hist, wait, dk, base, head, deck, ended, target, k)
                     continue
-                hist[lane, :] = 0
-                wait[lane, :] = 0
-                base[lane] = head[lane] = deck[lane] = ended[lane] = k[lane] = 0
-                target[lane] = checkpoints[0] * players
+                _reset(lane, hist, wait, base, head, deck, ended, k, target, checkpoints[0] * players)
 
     return _run

@@ -26,7 +26,6 @@ __all__ = [
     "greedy_card",
     "greedy_table",
     "random_weights",
-    "successors",
 ]
 
 #: Largest number of dice sides accepted anywhere (4**10 states).
@@ -106,9 +105,3 @@ def random_weights(n: int) -> np.ndarray:
     double = cand[:, 1] == cand[:, 2]
     w = np.where(double[:, None], [0.5, 0.5, 0.0], 1.0 / 3.0)
     return w.astype(np.float64)
-
-
-def successors(n: int) -> np.ndarray:
-    """``T(s, a)`` for every state and card, shape ``(4**n, 2n)`` (int64)."""
-    s = np.arange(n_states(n), dtype=np.int64)[:, None]
-    return s ^ (np.int64(1) << np.arange(n_cards(n), dtype=np.int64))[None, :]

@@ -1,5 +1,6 @@
-"""What a sweep store's Dataset holds, read by every analysis: its grid
-points, its simulated distributions and their frequencies.
+"""What a sweep store's Dataset holds, read by every analysis: its game,
+spec and run shape, its grid points, its simulated distributions and their
+frequencies.
 
 The lowest layer of the readers (:mod:`boardsweep.pipeline.analysis.query` re-exports
 it): :mod:`~boardsweep.pipeline.analysis.headlines` and
@@ -9,16 +10,84 @@ it): :mod:`~boardsweep.pipeline.analysis.headlines` and
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from typing import Any, Iterable
 
 import numpy as np
 import xarray as xr
 
+from ...core.games import Game, get_game
 from ..store.metadata import simulated_variables
 
 __all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points", "grid_points_at",
-           "grid_size"]
+           "grid_size", "game_of", "point_params", "label_values", "run_shape_of", "grid_params"]
+
+
+#: Games found by :func:`game_of`, per name: finding one scans the installed
+#: entry points (milliseconds), and a summary asks once per grid point.
+_GAMES: dict[str, Game | None] = {}
+
+
+def game_of(ds: xr.Dataset) -> Game | None:
+    """The registered game that made the store (None if not registered here)."""
+    name = ds.attrs.get("game")
+    if not isinstance(name, str):
+        return None
+    if name not in _GAMES:
+        try:
+            _GAMES[name] = get_game(name)
+        except Exception:
+            return None
+    return _GAMES[name]
+
+
+def _canonical(ds: xr.Dataset) -> dict:
+    """The store's canonical spec, parsed (empty where it has none)."""
+    try:
+        return json.loads(ds.attrs["spec_canonical"])
+    except (KeyError, TypeError, ValueError):
+        return {}
+
+
+def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:
+    """Full game parameters of a grid point (the spec's fixed ones + the point)."""
+    params = {**_canonical(ds).get("params", {}), **point}
+    game = game_of(ds)
+    return game.resolve_params(params) if game is not None else params
+
+
+def label_values(ds: xr.Dataset, dim: str) -> list[str]:
+    """The labels of a game dimension as text (the one place that reads them:
+    a numeric histogram coordinate reads the same way)."""
+    return [str(v.item() if isinstance(v, np.generic) else v) for v in ds[dim].values]
+
+
+def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
+    """The run shape of every replicate (without ``replicates``)."""
+    run = dict(_canonical(ds).get("run", {}))
+    run.pop("replicates", None)
+    return run
+
+
+def grid_params(ds: xr.Dataset) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every grid point (store order) with its full game parameters, as
+    :func:`point_params` gives them; the spec is parsed and the game looked
+    up once, not once per point (the spec holds the grid: parsing it per
+    point is quadratic, and a game lookup reads the installed entry points)."""
+    fixed, game = _canonical(ds).get("params", {}), game_of(ds)
+    resolve = game.resolve_params if game is not None else dict
+    return [(point, resolve({**fixed, **point})) for point in grid_points(ds)]
+
+
+def _mem(ds: xr.Dataset) -> xr.Dataset:
+    """The Dataset in memory (a store opened lazily is read once here)."""
+    return ds.compute() if any(v.chunks for v in ds.variables.values()) else ds
+
+
+def _grid(ds: xr.Dataset) -> list[str]:
+    """The store's grid axes."""
+    return list(ds.attrs.get("grid_axes", []))
 
 
 def distribution_variables(ds: xr.Dataset) -> dict[str, str]:

@@ -35,10 +35,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ...core import power as tpower
 from ...core import stats
 from ...core.games import Headline, headlines_of
-from .convergence import _mem, game_of, label_values, point_params
-from .dataset import MIN_COUNT, grid_points, grid_points_at, grid_size
+from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
+from .family import in_family
+from .reference import headline_exact, variable_headline, voided
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable",
            "summary", "tests", "verdict", "power", "label_values"]
@@ -93,27 +95,6 @@ def _denominator(ds, h: Headline, num: xr.DataArray, done: xr.DataArray, cp: int
     return ds[h.denominator].isel(checkpoint=cp).astype(float).where(done)
 
 
-def _exact(ds, h: Headline, cp: int, dim) -> xr.DataArray | None:
-    if h.exact is None or h.exact not in ds:
-        return None
-    ex = ds[h.exact].astype(float)
-    if "checkpoint" in ex.dims:
-        ex = ex.isel(checkpoint=cp)
-    if h.kind == "distribution" and dim is not None:
-        ex = ex / ex.sum(dim, skipna=False)
-    return ex
-
-
-def _voided(ds, h: Headline, cp: int, done: xr.DataArray) -> xr.DataArray | None:
-    """Grid points where ``h.exact_unless`` is above 0 in a finished replicate
-    (its exact answer does not hold there); a seat that does not play (-1 or
-    missing) counts as 0."""
-    if h.exact_unless is None or h.exact_unless not in ds:
-        return None
-    v = ds[h.exact_unless].isel(checkpoint=cp).astype(float).where(done)
-    return (v > 0).any([d for d in v.dims if d not in _axes(ds)])
-
-
 def _seats_in_play(ds: xr.Dataset, da: xr.DataArray) -> xr.DataArray:
     """``da`` with NaN on seats beyond each point's ``players`` (they do not play).
 
@@ -146,6 +127,23 @@ def _fixed_players(ds: xr.Dataset) -> Any:
         return None
 
 
+def _stderr(ds, h: Headline, num, den, total, units, cp: int):
+    """The estimate, per-unit (or per-replicate) sd, its s.e. and df, and the basis."""
+    if h.squares is not None and h.squares in ds:
+        squares = ds[h.squares].isel(checkpoint=cp).astype(float).where(ds["done"].astype(bool))
+        squares = squares.sum("replicate", min_count=1)
+        estimate = total / units
+        sd, se, df = (estimate.copy(data=a) for a in stats.pooled_unit_stderr(
+            total.values, squares.broadcast_like(total).values, units.broadcast_like(total).values))
+        return estimate, sd, se, df, "units"
+    order = ["replicate", *[d for d in num.dims if d != "replicate"]]
+    n_ = num.transpose(*order)
+    d_ = den.transpose("replicate", *[d for d in den.dims if d != "replicate"])
+    est, sd_, se_, df_ = stats.replicate_ratio_stderr(n_.values, d_.values, axis=0)
+    like = n_.isel(replicate=0, drop=True)
+    return (*(like.copy(data=a) for a in (est, sd_, se_, df_)), "replicates")
+
+
 def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | None:
     if h.numerator not in ds:
         return None
@@ -154,50 +152,22 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     num = ds[h.numerator].isel(checkpoint=cp).astype(float).where(done)
     den = _denominator(ds, h, num, done, cp, dim)
     reps = done.sum("replicate")
-    total = num.sum("replicate", min_count=1)
-    units = den.sum("replicate", min_count=1)
-    if h.squares is not None and h.squares in ds:
-        squares = ds[h.squares].isel(checkpoint=cp).astype(float).where(done).sum("replicate", min_count=1)
-        estimate = total / units
-        sd, se, df = (estimate.copy(data=a) for a in stats.pooled_unit_stderr(
-            total.values, squares.broadcast_like(total).values, units.broadcast_like(total).values))
-        basis = "units"
-    else:
-        order = ["replicate", *[d for d in num.dims if d != "replicate"]]
-        n_ = num.transpose(*order)
-        d_ = den.transpose("replicate", *[d for d in den.dims if d != "replicate"])
-        est, sd_, se_, df_ = stats.replicate_ratio_stderr(n_.values, d_.values, axis=0)
-        like = n_.isel(replicate=0, drop=True)
-        estimate, sd, se, df = (like.copy(data=a) for a in (est, sd_, se_, df_))
-        basis = "replicates"
+    total, units = num.sum("replicate", min_count=1), den.sum("replicate", min_count=1)
+    estimate, sd, se, df, basis = _stderr(ds, h, num, den, total, units, cp)
     own = (num / den.where(den > 0)).where(reps >= 2)  # each replicate's own ratio
     out = xr.Dataset({"estimate": estimate, "sd": sd, "se": se, "df": df,
                       "replicate_sd": own.std("replicate", ddof=1), "replicates": reps, "units": units})
     out = out.map(lambda v: _seats_in_play(ds, v) if "seat" in v.dims else v)
     share = basis == "units" and h.squares == h.numerator  # a 0/1 outcome per game: a share, a histogram bin
+    k, n = (a.broadcast_like(out["estimate"]).where(out["estimate"].notnull()).values for a in (total, units))
     if share:  # exact binomial: never [1, 1] where every game won, never [0, 0] in an empty bin
-        k, n = (a.broadcast_like(out["estimate"]).where(out["estimate"].notnull()).values for a in (total, units))
         low, high = stats.proportion_interval(k, n, level)
     else:
         low, high = stats.t_interval(out["estimate"].values, out["se"].values, out["df"].values, level)
     out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
-    exact = _exact(ds, h, cp, dim)
-    out["exact"] = (exact.broadcast_like(out["estimate"]) if exact is not None
-                    else xr.full_like(out["estimate"], np.nan))
-    void = _voided(ds, h, cp, done) if exact is not None else None
-    if void is not None:
-        out["exact"] = out["exact"].where(~void)
-        out.attrs["exact_void"] = int(void.sum())
-        out.attrs["exact_void_text"] = (f"{h.name} is not tested where {h.exact_unless} > 0: its exact answer "
-                                        f"holds only where that never happens")
-    if share:
-        z, p = stats.proportion_test(k, n, out["se"].values, out["df"].values, out["exact"].values)
-    else:
-        z, p = stats.t_test(out["estimate"].values, out["se"].values, out["df"].values, out["exact"].values)
-    out["z"], out["p"] = out["estimate"].copy(data=z), out["estimate"].copy(data=p)
-    if h.kind == "distribution" and basis == "replicates":
-        sparse = (total / reps.where(reps > 0)) < MIN_COUNT
-        out["p"], out["z"] = out["p"].where(~sparse), out["z"].where(~sparse)
+    exact = _with_exact(ds, h, cp, dim, done, out)
+    per_replicate = h.kind == "distribution" and basis == "replicates"
+    _test(out, share, k, n, total / reps.where(reps > 0) if per_replicate else None)
     if h.kind == "distribution" and basis == "units" and dim is not None:
         out = out.merge(_gof(total, out["exact"], dim), compat="override")
     for name, (long_name, description) in DESCRIPTIONS.items():
@@ -207,6 +177,35 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
                      basis_text=h.basis_text, level=level, dim=dim or "",
                      has_exact=exact is not None, interval=INTERVAL_TEXT["share" if share else "t"])
     return out
+
+
+def _with_exact(ds, h: Headline, cp: int, dim, done, out: xr.Dataset) -> xr.DataArray | None:
+    """Adds ``exact`` to ``out``: the reference (NaN where none, or where
+    ``h.exact_unless`` voids it, counted in ``attrs["exact_void"]``); returns
+    the game's exact variable (None where it has none)."""
+    exact = headline_exact(ds, h, cp, dim)
+    out["exact"] = (exact.broadcast_like(out["estimate"]) if exact is not None
+                    else xr.full_like(out["estimate"], np.nan))
+    void = voided(ds, h, cp, done) if exact is not None else None
+    if void is not None:
+        out["exact"] = out["exact"].where(~void)
+        out.attrs["exact_void"] = int(void.sum())
+        out.attrs["exact_void_text"] = (f"{h.name} is not tested where {h.exact_unless} > 0: its exact answer "
+                                        f"holds only where that never happens")
+    return exact
+
+
+def _test(out: xr.Dataset, share: bool, k, n, mean_count) -> None:
+    """Adds ``z`` and ``p`` to ``out``, NaN where the family does not test
+    (:func:`boardsweep.pipeline.analysis.family.in_family`; ``mean_count``: per
+    replicate, for a distribution estimated per replicate, else None)."""
+    est = out["estimate"].values
+    se, df, ex = (out[c].broadcast_like(out["estimate"]).values for c in ("se", "df", "exact"))
+    z, p = stats.proportion_test(k, n, se, df, ex) if share else stats.t_test(est, se, df, ex)
+    count = mean_count.broadcast_like(out["estimate"]).values if mean_count is not None else None
+    keep = in_family(ex, se, df, share, count)
+    out["z"] = out["estimate"].copy(data=np.where(keep, z, np.nan))
+    out["p"] = out["estimate"].copy(data=np.where(keep, p, np.nan))
 
 
 def _gof(total: xr.DataArray, exact: xr.DataArray, dim: str) -> xr.Dataset:
@@ -256,15 +255,7 @@ def of_variable(ds: xr.Dataset, variable: str, checkpoint: int = -1, level: floa
     location counts), by the headline that has it as numerator, else as a
     distribution over its own labels (``variable / variable.sum(DIM)``): the
     same estimator, standard error and test as :func:`estimates`."""
-    game = game_of(ds)
-    found = [h for h in (headlines_of(game) if game is not None else ()) if h.numerator == variable]
-    h = next((h for h in found if h.kind == "distribution"), None) or (found[0] if found else None)
-    if h is None:
-        dim = ds[variable].dims[-1]
-        exact = next((e for e in ds.attrs.get("exact_variables", []) if e in ds and ds[e].dims[-1:] == (dim,)),
-                     None)
-        h = Headline(f"{variable}_frequency", f"relative frequency of each {dim}", variable, None,
-                     exact=exact, kind="distribution")
+    h = variable_headline(ds, variable)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = _one(_mem(ds), h, checkpoint, level)
     if out is None:
@@ -377,54 +368,71 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     points = grid_size(ds)
     table["p_holm"] = stats.holm(table["p"].to_numpy()) if len(table) else []
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": points}
-    tested = sorted(set(table["point"])) if len(table) else []
+    tested_points = sorted(set(table["point"])) if len(table) else []
     per_point: list[bool | None] = [None] * points
-    if tested:  # one pass over the table, not one per tested point
+    if tested_points:  # one pass over the table, not one per tested point
         passed = (table["p_holm"] >= alpha).groupby(table["point"]).all()
         for i, ok in zip(passed.index.tolist(), passed.tolist()):
             per_point[i] = bool(ok)
-    out.update(tested_points=len(tested), agree=sum(bool(a) for a in per_point if a is not None),
+    out.update(tested_points=len(tested_points), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha)
-    level = f"family-wise {alpha:.0%} (Holm)"
     with_exact = _points_with_exact(ds, found)
-    if not tested:
+    if not tested_points:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
                    text="nothing to test: " + (_no_se_text(len(with_exact), points) if with_exact else
                                                f"no grid point has an exact answer ({_count(points, 'point')})")
                    + _void_text(found))
         return out
+    _worst_and_flagged(ds, table, alpha, out)
+    out["text"] = _verdict_text(out, table, alpha) + _untested_text(with_exact, tested_points, points) \
+        + _void_text(found)
+    return out
+
+
+def _worst_and_flagged(ds: xr.Dataset, table: pd.DataFrame, alpha: float, out: dict[str, Any]) -> None:
+    """Adds the smallest p (``min_p_holm``, ``min_p``, ``at``) and the
+    points that disagree, worst first (``flagged_points``, ``flagged``)."""
     worst = table.loc[table["p"].idxmin()]  # Holm keeps the order of the p-values
     where = _where(grid_points_at(ds, [int(worst["point"])])[0])
     out["min_p_holm"], out["min_p"] = float(worst["p_holm"]), float(worst["p"])
     out["at"] = {"point": where, "headline": worst["headline"], "label": worst["label"]}
-    bad = table[table["p_holm"] < alpha].sort_values("p_holm", kind="stable")
-    out["flagged_points"] = [int(r.point) for r in bad.drop_duplicates("point").itertuples()]
+    bad = table[table["p_holm"] < alpha].sort_values("p_holm", kind="stable").drop_duplicates("point")
+    out["flagged_points"] = [int(r.point) for r in bad.itertuples()]
     out["flagged"] = [{"point": _where(point), "headline": r.headline, "label": r.label,
                        "test": r.test, "statistic": r.statistic, "p_holm": r.p_holm}
-                      for r, point in zip(bad.drop_duplicates("point").itertuples(),
-                                          grid_points_at(ds, out["flagged_points"]))]
-    what = f"{worst['headline']}{' ' + str(worst['label']) if worst['label'] else ''} at {where}"
+                      for r, point in zip(bad.itertuples(), grid_points_at(ds, out["flagged_points"]))]
+
+
+def _verdict_text(out: dict[str, Any], table: pd.DataFrame, alpha: float) -> str:
+    """The verdict's sentence: AGREE with the smallest p, or DISAGREE with the worst test."""
+    level = f"family-wise {alpha:.0%} (Holm)"
+    tested_points = out["tested_points"]
+    at = out["at"]
+    what = f"{at['headline']}{' ' + str(at['label']) if at['label'] else ''} at {at['point']}"
     tests_text = _count(len(table), "test")
     if not out["flagged"]:
-        out["text"] = (f"AGREE at {level}: {out['agree']} of {_count(len(tested), 'point')} with an exact answer "
-                       f"({tests_text}); smallest Holm-adjusted p = {out['min_p_holm']:.2g} "
-                       f"(raw p = {out['min_p']:.2g}, {what})")
-    else:
-        f = out["flagged"][0]
-        first = f"{f['headline']}{' ' + str(f['label']) if f['label'] else ''} at {f['point']}"
-        out["text"] = (f"DISAGREE at {level}: {len(tested) - out['agree']} of {_count(len(tested), 'point')} "
-                       f"with an exact answer differ from it ({tests_text}); worst: {first}, "
-                       f"{'z' if f['test'] == 't' else 'chi2'} = {f['statistic']:.3g}, "
-                       f"Holm-adjusted p = {f['p_holm']:.2g}")
-    no_se = len(with_exact - set(tested))
+        return (f"AGREE at {level}: {out['agree']} of {_count(tested_points, 'point')} with an exact answer "
+                f"({tests_text}); smallest Holm-adjusted p = {out['min_p_holm']:.2g} "
+                f"(raw p = {out['min_p']:.2g}, {what})")
+    f = out["flagged"][0]
+    first = f"{f['headline']}{' ' + str(f['label']) if f['label'] else ''} at {f['point']}"
+    return (f"DISAGREE at {level}: {tested_points - out['agree']} of {_count(tested_points, 'point')} "
+            f"with an exact answer differ from it ({tests_text}); worst: {first}, "
+            f"{'z' if f['test'] == 't' else 'chi2'} = {f['statistic']:.3g}, "
+            f"Holm-adjusted p = {f['p_holm']:.2g}")
+
+
+def _untested_text(with_exact: set[int], tested_points: list[int], points: int) -> str:
+    """The points not tested, and why: no standard error, or no exact answer."""
+    text = ""
+    no_se = len(with_exact - set(tested_points))
     if no_se:
-        out["text"] += "; " + _no_se_text(no_se, points)
-    untested = points - len(tested) - no_se
+        text += "; " + _no_se_text(no_se, points)
+    untested = points - len(tested_points) - no_se
     if untested:
-        out["text"] += f"; {_count(untested, 'point')} {'has' if untested == 1 else 'have'} no exact answer"
-    out["text"] += _void_text(found)
-    return out
+        text += f"; {_count(untested, 'point')} {'has' if untested == 1 else 'have'} no exact answer"
+    return text
 
 
 def _points_with_exact(ds: xr.Dataset, found: dict[str, xr.Dataset]) -> set[int]:
@@ -454,14 +462,14 @@ def _void_text(found: dict[str, xr.Dataset]) -> str:
     return "".join(f"; {n}" for n in notes)
 
 
-def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = stats.POWER) -> dict[str, Any]:
+def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = tpower.POWER) -> dict[str, Any]:
     """What the verdict could have missed: per headline, the bias its t tests
     detect with probability ``target`` (80%).
 
     Each t test of the family of ``m`` tests is taken at Bonferroni's level
     ``alpha / m`` (Holm's smallest; Holm rejects at least as much, so the
     power stated is a lower bound), two-sided, with its own df and observed
-    s.e. (:func:`boardsweep.core.stats.detectable_bias`); the bias is in the
+    s.e. (:func:`boardsweep.core.power.detectable_bias`); the bias is in the
     estimate's units.  A goodness-of-fit (chi-square) test has no single
     bias in one unit and is left out.  Adds the column ``detectable`` to
     ``table`` (NaN for chi-square rows).
@@ -486,7 +494,7 @@ def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = stats.POWER
     if t_rows.any():
         se = table.loc[t_rows, "se"].to_numpy(float)
         se = np.where(se > 0, se, np.nan)  # a share every game or none had: tested exactly, no t power
-        detect[t_rows.to_numpy()] = stats.detectable_bias(se, table.loc[t_rows, "df"].to_numpy(float),
+        detect[t_rows.to_numpy()] = tpower.detectable_bias(se, table.loc[t_rows, "df"].to_numpy(float),
                                                           alpha / m, target)
     table["detectable"] = detect
     for name, rows in table[t_rows].groupby("headline", sort=False):

@@ -5,15 +5,17 @@ a detectable bias needs, before running it.
 one replicate's estimate at the spec's run shape (``sd``):
 
 * the standard error the spec will reach, ``sd / sqrt(R)``, and the bias its
-  verdict will detect with 80% power (:func:`boardsweep.core.stats.detectable_bias`
-  at Holm's least level ``alpha / m``, ``m`` the tests of the family);
+  verdict will detect with 80% power (:func:`boardsweep.core.power.detectable_bias`
+  at Holm's least level ``alpha / m``, ``m`` the tests of the verdict's family,
+  :func:`boardsweep.pipeline.analysis.family.spec_family`: the tests the
+  run's verdict makes, decided by the same rule);
 * for a target s.e. ``s``: the replicates that reach it, ``ceil((sd / s)^2)``,
   the replicates at which the precision rule's 90% upper bound
   (:func:`boardsweep.pipeline.plan.precision.upper_factor`) reads it as met, and
   the turns (the run shape's unit) per replicate that reach it with the spec's
   replicates;
 * for a bias ``d``: the replicates whose t test detects it with 80% power
-  (:func:`boardsweep.core.stats.replicates_for_bias`), and the turns at the
+  (:func:`boardsweep.core.power.replicates_for_bias`), and the turns at the
   spec's replicates.
 
 Where the spread comes from (``source``):
@@ -43,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import stats
+from ...core import power as tpower
 
 __all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "SHUFFLED_TEXT", "plan_run", "dry_run_lines"]
 
@@ -76,17 +78,11 @@ def _unit(spec) -> tuple[str, int]:
     return name, int(spec.run_shape[name])
 
 
-def _picked(n: int, most: int) -> list[int]:
-    """At most ``most`` grid points, evenly spread (first and last included)."""
-    if n <= most:
-        return list(range(n))
-    return sorted({int(round(i)) for i in np.linspace(0, n - 1, most)})
-
-
 def _clt_rows(spec, most: int) -> list[dict[str, Any]]:
     """Per grid point (at most MAX_POINTS): the spread of one replicate's
     frequency estimate from the exact CLT variance, largest over labels."""
     from ...core.games import headlines_of
+    from ..analysis.family import picked_points
 
     game = spec.game
     hook = game.extras.get("asymptotic_variance")
@@ -97,7 +93,7 @@ def _clt_rows(spec, most: int) -> list[dict[str, Any]]:
     units = _turns(spec)
     rows = []
     points = spec.resolved_points()
-    for i in _picked(len(points), most):
+    for i in picked_points(len(points), most):
         params = points[i][1]
         shuffled = bool(reason(params)) if reason is not None else False
         row = {"point": i, "params": params, "headline": headline.name, "basis": "replicates",
@@ -127,7 +123,7 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
     ds = pilot if isinstance(pilot, xr.Dataset) else load_sweep(str(pilot), check=False)
     if ds.attrs.get("game") != spec.game_name:
         raise ValueError(f"pilot store is of game {ds.attrs.get('game')!r}, the spec's is {spec.game_name!r}")
-    from ..analysis.convergence import run_shape_of
+    from ..analysis.dataset import run_shape_of
 
     shape = run_shape_of(ds)
     pilot_units = int(np.prod([int(v) for v in shape.values()])) if shape else None
@@ -149,21 +145,6 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
     return rows
 
 
-def _tests(spec, rows: list[dict[str, Any]]) -> int:
-    """The verdict's family size, estimated: one test per label a headline
-    tests at every grid point (a distribution over games: one chi-square)."""
-    points = len(spec.resolved_points())
-    sampled = [r for r in rows if r["point"] is not None]
-    if sampled:  # points with no single exact answer (shuffled decks) are not tested
-        tested = sum(r["source"] != "shuffled decks" for r in sampled) / len(sampled)
-        points = round(points * tested)
-    per_point = {}
-    for r in rows:
-        if r["source"] != "shuffled decks":
-            per_point[r["headline"]] = max(per_point.get(r["headline"], 0), r["labels"] or 1)
-    return max(1, points * sum(per_point.values()))
-
-
 def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | None:
     """The fewest replicates at which the precision rule's 90% upper bound of
     an s.e. at its expected value ``sd / sqrt(R)`` is at most ``target``."""
@@ -176,7 +157,7 @@ def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | Non
 
 
 def plan_run(spec, stderr: float | None = None, detectable: float | None = None, pilot=None,
-             alpha: float | None = None, power: float = stats.POWER, max_points: int = MAX_POINTS
+             alpha: float | None = None, power: float = tpower.POWER, max_points: int = MAX_POINTS
              ) -> dict[str, Any]:
     """How many replicates and turns a target s.e. or a detectable bias needs.
 
@@ -209,14 +190,29 @@ def plan_run(spec, stderr: float | None = None, detectable: float | None = None,
         bound reads it as met), ``turns_for_stderr`` (the run shape's
         ``unit`` entry, e.g. turns or games, per replicate at the spec's
         replicates; None where more of it does not help),
-        ``replicates_for_bias``, ``turns_for_bias``; ``tests`` (the family
-        size assumed), ``level`` (``alpha / tests``), ``unit``, ``sources`` and
+        ``replicates_for_bias``, ``turns_for_bias``; ``tests`` (``m``: the
+        tests the run's verdict makes, :func:`boardsweep.pipeline.analysis.family.spec_family`), ``level`` (``alpha / tests``), ``unit``, ``sources`` and
         ``text``: lines that say it, the source first.
     """
     from ..analysis import headlines
+    from ..analysis.family import spec_family
 
     spec = _spec(spec)
     alpha = headlines.ALPHA if alpha is None else alpha
+    rows = _rows(spec, pilot, max_points)
+    m = spec_family(spec, max_points)["tests"]
+    level = alpha / m
+    for r in rows:
+        _plan_row(spec, r, level, power, stderr, detectable)
+    sources = sorted({r["source"] for r in rows})
+    return {"rows": rows, "tests": m, "level": level, "alpha": alpha, "power": power, "sources": sources,
+            "unit": _unit(spec)[0],
+            "text": _text(spec, rows, m, alpha, power, stderr, detectable)}
+
+
+def _rows(spec, pilot, max_points: int) -> list[dict[str, Any]]:
+    """The rows planned from: the exact CLT variance, and the pilot store's
+    spread where that has none (and for shuffled decks)."""
     rows = _clt_rows(spec, max_points)
     if pilot is not None:
         have = {r["headline"] for r in rows if math.isfinite(r["sd"])}
@@ -225,39 +221,38 @@ def plan_run(spec, stderr: float | None = None, detectable: float | None = None,
             if r["headline"] not in have or shuffled:
                 r["turns_help"] = not shuffled
                 rows.append(r)
-    rows = [r for r in rows if math.isfinite(r["sd"]) or r["source"] == "shuffled decks"]
-    m = _tests(spec, rows) if rows else 1
-    level = alpha / m
+    return [r for r in rows if math.isfinite(r["sd"]) or r["source"] == "shuffled decks"]
+
+
+def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float | None,
+              detectable: float | None) -> None:
+    """Adds to row ``r`` its s.e., detectable bias, and the replicates and
+    turns a target s.e. or bias needs (None where it does not apply)."""
     units, reps = _turns(spec), spec.replicates
-    unit, per = _unit(spec)
-    for r in rows:
-        sd = r["sd"]
-        r.update(replicates=reps, se=math.nan, detectable=math.nan, replicates_for_stderr=None,
-                 replicates_rule=None, turns_for_stderr=None, replicates_for_bias=None, turns_for_bias=None)
-        if not math.isfinite(sd) or sd <= 0:
-            continue
-        df = reps - 1 if r["basis"] == "replicates" else reps * units - 1
-        r["se"] = sd / math.sqrt(reps)
-        r["detectable"] = float(stats.detectable_bias(r["se"], df, level, power)) if df >= 1 else math.nan
-        if stderr:
-            r["replicates_for_stderr"] = max(2, math.ceil((sd / stderr) ** 2))
-            r["replicates_rule"] = (_rule_replicates(sd, stderr) if r["basis"] == "replicates"
-                                    else r["replicates_for_stderr"])
-            if r["turns_help"]:
-                r["turns_for_stderr"] = math.ceil(per * (r["se"] / stderr) ** 2)
-        if detectable:
-            if r["basis"] == "replicates":
-                r["replicates_for_bias"] = stats.replicates_for_bias(sd, detectable, level, power)
-                lam = float(stats.detectable_bias(1.0, df, level, power)) if df >= 1 else math.nan
-            else:  # games are the unit: df is large whatever the replicates
-                lam = float(stats.detectable_bias(1.0, 10**6, level, power))
-                r["replicates_for_bias"] = max(1, math.ceil((lam * sd / detectable) ** 2))
-            if r["turns_help"] and math.isfinite(lam):
-                r["turns_for_bias"] = math.ceil(per * (lam * r["se"] / detectable) ** 2)
-    sources = sorted({r["source"] for r in rows})
-    return {"rows": rows, "tests": m, "level": level, "alpha": alpha, "power": power, "sources": sources,
-            "unit": unit,
-            "text": _text(spec, rows, m, alpha, power, stderr, detectable)}
+    per = _unit(spec)[1]
+    sd = r["sd"]
+    r.update(replicates=reps, se=math.nan, detectable=math.nan, replicates_for_stderr=None,
+             replicates_rule=None, turns_for_stderr=None, replicates_for_bias=None, turns_for_bias=None)
+    if not math.isfinite(sd) or sd <= 0:
+        return
+    df = reps - 1 if r["basis"] == "replicates" else reps * units - 1
+    r["se"] = sd / math.sqrt(reps)
+    r["detectable"] = float(tpower.detectable_bias(r["se"], df, level, power)) if df >= 1 else math.nan
+    if stderr:
+        r["replicates_for_stderr"] = max(2, math.ceil((sd / stderr) ** 2))
+        r["replicates_rule"] = (_rule_replicates(sd, stderr) if r["basis"] == "replicates"
+                                else r["replicates_for_stderr"])
+        if r["turns_help"]:
+            r["turns_for_stderr"] = math.ceil(per * (r["se"] / stderr) ** 2)
+    if detectable:
+        if r["basis"] == "replicates":
+            r["replicates_for_bias"] = tpower.replicates_for_bias(sd, detectable, level, power)
+            lam = float(tpower.detectable_bias(1.0, df, level, power)) if df >= 1 else math.nan
+        else:  # games are the unit: df is large whatever the replicates
+            lam = float(tpower.detectable_bias(1.0, 10**6, level, power))
+            r["replicates_for_bias"] = max(1, math.ceil((lam * sd / detectable) ** 2))
+        if r["turns_help"] and math.isfinite(lam):
+            r["turns_for_bias"] = math.ceil(per * (lam * r["se"] / detectable) ** 2)
 
 
 def _worst(rows: list[dict[str, Any]], key: str) -> dict[str, Any] | None:
@@ -311,6 +306,9 @@ def dry_run_lines(spec) -> list[str]:
     it has none); the CLT variance of at most :data:`DRY_RUN_POINTS` points
     (about 0.3 s each), evenly spread."""
     try:
+        spec = _spec(spec)
+        if "asymptotic_variance" not in spec.game.extras:  # nothing to plan from before a run
+            return []
         plan = plan_run(spec, max_points=DRY_RUN_POINTS)
     except Exception:  # noqa: BLE001 - a dry run says what it can, and goes on
         return []

@@ -11,7 +11,6 @@ import pytest
 from scipy import stats as st
 
 from boardsweep.core.stats import (
-    batch_means_variance,
     holm,
     loglog_slope,
     ratio_batch_variance,
@@ -53,21 +52,6 @@ def test_ratio_batch_variance_unbiased_for_unequal_iid_batches():
     truth = p * (1 - p) / sizes.sum()
     se = est.std(ddof=1) / np.sqrt(reps)
     assert abs(est.mean() - truth) < 4 * se
-
-
-def test_batch_means_variance_of_ar1():
-    # AR(1) with coefficient a and unit innovations: sigma^2 = 1 / (1 - a)^2.
-    rng = np.random.default_rng(3)
-    a, n, B = 0.5, 400_000, 400
-    eps = rng.standard_normal(n)
-    x = np.empty(n)
-    x[0] = eps[0] / np.sqrt(1 - a * a)
-    for i in range(1, n):
-        x[i] = a * x[i - 1] + eps[i]
-    c = x.reshape(B, -1).sum(1)
-    e = np.full(B, n // B)
-    sigma2, se = batch_means_variance(c, e)
-    assert abs(sigma2 - 1 / (1 - a) ** 2) < 4 * se
 
 
 def test_welch_matches_scipy():
@@ -169,21 +153,6 @@ def test_monopoly_variance_hook_through_the_game_interface():
     assert out["variance"].shape == (41,) and np.all(out["variance"] >= 0)
     shuffled = game.extras["asymptotic_variance"]({**params, "deck_policy": "shuffled_cycle"})
     assert np.all(np.isnan(shuffled["variance"]))
-
-
-def test_wilson_interval_solves_the_score_equation():
-    """Each bound p satisfies (k/n - p)^2 = z^2 p (1 - p) / n (the score equation,
-    squared so that it stays smooth at p = 0); empty trials give NaN."""
-    from boardsweep.core.stats import Z95, wilson_interval
-
-    k, n = np.array([0, 3, 50, 100]), np.array([100, 10, 100, 100])
-    low, high = wilson_interval(k, n)
-    p_hat = k / n
-    for bound in (low, high):
-        assert np.allclose((p_hat - bound) ** 2, Z95**2 * bound * (1 - bound) / n, atol=1e-15)
-    assert np.all(low <= p_hat) and np.all(p_hat <= high)
-    assert low[0] == 0.0 and high[3] == 1.0
-    assert np.isnan(wilson_interval(1, 0)[0])
 
 
 # --- standard errors, intervals, tests -------------------------------------------------
