@@ -117,3 +117,26 @@ def contained(exc: BaseException) -> BaseException:
         return exc
     return KernelExited(f"the game's code left with {one_line(exc)} (not an Exception; a kernel must raise "
                         "an Exception, never end the process)")
+
+
+# run/, plan/, cli/
+
+
+class TooLarge(InputError):
+    """The sweep cannot fit; the message names the size, the room and the keys to change."""
+
+
+class BadSchedulerAddress(InputError):
+    """A ``--scheduler`` address that is not one Dask can connect to."""
+
+
+class OutputInvalid(Fault):
+    """A game returned an output that does not match its declaration."""
+
+
+class StoreIncomplete(Fault):
+    """A digest was asked of a store whose sweep is not finished (exit 1)."""
+
+
+class NotInWorker(RuntimeError):
+    """``boardsweep.run`` was called by a worker process importing the user's script."""

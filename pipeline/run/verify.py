@@ -59,7 +59,7 @@ from .. import store
 from .execute import run_sweep
 from ..plan.growth import aligned
 from ..store import normalize_url
-from ..errors import Fault
+from ..errors import StoreIncomplete
 from ..store import integrity
 from ..spec.parse import Spec
 
@@ -181,10 +181,6 @@ def _variable_entry(values: np.ndarray) -> dict[str, Any]:
     else:
         entry["sha256"] = _array_sha256(values)
     return entry
-
-
-class StoreIncomplete(Fault):
-    """A digest was asked of a store whose sweep is not finished (exit 1)."""
 
 
 def missing_cells(url: str, damage: integrity.Damage | None = None) -> dict[str, int]:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...core.games import Game
-from ..errors import Fault
+from ..errors import OutputInvalid
 from ..plan.growth import kept_cells
 from ..plan.tasks import ExactTask, Task, exact_key, replicate_seed
 from ..store import FILL, blank_unplayed, write_exact, write_region
@@ -28,10 +28,6 @@ writable_numba_cache()  # a worker process of any cluster: numba caches the game
 
 __all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
            "time_replicate"]
-
-
-class OutputInvalid(Fault):
-    """A game returned an output that does not match its declaration."""
 
 
 def checked_outputs(game: Game, params: dict, outputs: dict, checkpoints: np.ndarray,
