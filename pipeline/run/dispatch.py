@@ -52,30 +52,26 @@ def contained_call(fn: Callable, *args):
     """``fn(*args)`` on a worker, a game's ``sys.exit()``, ``KeyboardInterrupt``
     or other BaseException turned into the task's error (:func:`errors.contained`):
     left alone, it ends the worker's thread and the run waits for the task forever.
-    Its start is announced on :data:`TASK_STARTED_TOPIC` (the task deadline's clock);
-    a timing record returned gets the worker's name (``worker``)."""
-    worker = _announce_start()
+    Its start is announced on :data:`TASK_STARTED_TOPIC` (the task deadline's clock)."""
+    _announce_start()
     try:
-        result = fn(*args)
+        return fn(*args)
     except Exception:
         raise
     except BaseException as exc:  # noqa: BLE001 - see the docstring
         raise contained(exc) from None
-    return {**result, "worker": worker} if isinstance(result, dict) and worker else result
 
 
-def _announce_start() -> str:
-    """Tell the run that this worker's current task starts now; the worker's
-    address ("" outside a Dask task)."""
+def _announce_start() -> None:
+    """Tell the run that this worker's current task starts now (nothing outside a Dask task)."""
     try:
         from distributed import get_worker
 
         worker = get_worker()
         key = worker.get_current_task()
     except (ImportError, ValueError, AttributeError):  # not in a Dask worker's task
-        return ""
+        return
     worker.log_event(TASK_STARTED_TOPIC, str(key))
-    return str(worker.address)
 
 
 def token(spec: Spec, layout: TaskLayout) -> str:

@@ -97,7 +97,7 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
 
     use_storage_options(url, spec.storage_options)  # before any file system is made, workers included
     check_target(request.target)  # before anything is created or started
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     st = Store(url)
     kind = st.refuse_foreign(request.overwrite)
     if kind == "rootless" and not request.overwrite:  # root metadata lost, arrays and records there: rebuilt
@@ -116,6 +116,7 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
         if kind == "absent":
             st.remove_if_empty()
     report.wall_s = time.perf_counter() - t0
+    report.finish_compile(started, time.time())
     return report
 
 
@@ -277,15 +278,13 @@ def _run_rounds(run: _Run, report: RunReport, tasks: list, points: list, head: l
 
 
 def _finish(run: _Run, report: RunReport, done) -> None:
-    """The compile time as waited for (the warm-up's, where tasks ran), and a
-    complete store packed where asked."""
+    """The warm-up's compile time (where tasks ran), and a complete store packed where asked."""
     warming = run.warming
     if warming is not None and report.tasks_run + report.exact_run:
-        report.finish_compile(warming.finish())
-    else:
-        if warming is not None:  # nothing ran: no task waits for its kernels
-            warming.abandon()
-        report.finish_compile(0.0)
+        report.warm_s = warming.finish()
+        report.compile_spans += warming.spans
+    elif warming is not None:  # nothing ran: no task waits for its kernels
+        warming.abandon()
     if report.complete and run.request.pack:
         t0 = time.perf_counter()
         report.packing = run.st.pack(done)  # read after the last write: packing on S3 need not read it again

@@ -7,7 +7,7 @@ from ..errors import one_line
 from ..spec.parse import Spec
 from ..store import Store
 from .failures import tell_new_failure, where
-from .record import HEAD_START, RunReport
+from .record import RunReport
 from .warm import WarmUp
 from .worker import store_task
 
@@ -50,7 +50,7 @@ def store_head(warming: WarmUp | None, st: Store, spec: Spec, stamp: str, report
         except OSError as exc:  # a full disk, say: as a worker's failing write, the task's cells stay missing
             failed(task, exc)
             continue
-        report.add(record, HEAD_START)
+        report.add(record, head_start=True)
         finished += 1
         if on_progress:
             on_progress(finished, 0)

@@ -156,11 +156,11 @@ def simulate_task(
     game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """(arrays, timings) of ``task`` simulated in this thread, nothing written."""
-    t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
+    t0, c0, mark = time.perf_counter(), COMPILE_CLOCK.seconds(), COMPILE_CLOCK.count()
     arrays = simulate_block(game, root, task, run_shape, checkpoints)
     compile_s = COMPILE_CLOCK.seconds() - c0
     return arrays, {"key": task.key, "kernel_s": time.perf_counter() - t0 - compile_s, "compile_s": compile_s,
-                    "points": len(task.cells), "runs": task.runs}
+                    "compile_spans": COMPILE_CLOCK.spans(mark), "points": len(task.cells), "runs": task.runs}
 
 
 def store_task(url: str, task: Task, arrays: dict[str, np.ndarray], record: dict[str, Any],
@@ -193,7 +193,7 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
     declares what its exact answer depends on (``Game.exact_params``) is
     solved once per distinct set of those values in this process
     (:func:`exact_answer`)."""
-    t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
+    t0, c0, mark = time.perf_counter(), COMPILE_CLOCK.seconds(), COMPILE_CLOCK.count()
     out: dict[str, np.ndarray] = {}
     lows = tuple(lo for lo, _ in task.bounds)
     solves = 0
@@ -220,7 +220,8 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
         done |= stored
     write_exact(url, task.index, task.region, out, done, token)
     return {"key": task.key, "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s,
-            "write_s": time.perf_counter() - t1, "points": len(task.cells), "solves": solves}
+            "compile_spans": COMPILE_CLOCK.spans(mark), "write_s": time.perf_counter() - t1,
+            "points": len(task.cells), "solves": solves}
 
 
 #: Exact answers solved in this process, per (game, what the answer depends
