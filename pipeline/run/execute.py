@@ -42,6 +42,7 @@ from ..plan.layout import TaskLayout
 from ..plan.tasks import plan_exact, plan_tasks, task_count
 from ..spec.parse import Spec
 from ..store import Store, normalize_url
+from ..store.remote import use_storage_options
 from .calibration import recorded_layout, time_on_worker
 from .dispatch import IN_FLIGHT_PER_WORKER, MIN_IN_FLIGHT, RESTART_TIMEOUT_S, submit_and_wait, token  # noqa: F401  (re-export; importers move at integration)
 from .failures import tasks_failed
@@ -93,8 +94,6 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
     this run created and left empty removed."""
     hooks = hooks or Hooks()
     spec, url = request.spec, request.url
-    from ..store.remote import use_storage_options
-
     use_storage_options(url, spec.storage_options)  # before any file system is made, workers included
     check_target(request.target)  # before anything is created or started
     t0, started = time.perf_counter(), time.time()
