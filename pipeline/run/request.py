@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..cluster.client import (START_TIMEOUT_S, NotAScheduler, Target, check_dashboard_address, check_dask_config,
                               check_workers, handshake)
 from ..errors import BadSchedulerAddress, InputError, SchedulerLost, one_line
 from ..spec.parse import Spec
 from .record import RunReport
-from .warm import WarmUp
+
+if TYPE_CHECKING:  # numba: not imported by the command's start
+    from .warm import WarmUp
 
 __all__ = ["RunRequest", "Hooks", "Spelling", "CLI_OPTIONS", "API_ARGUMENTS", "cluster_target", "check_target",
            "check_scheduler_address", "EXTEND_AND_OVERWRITE"]
