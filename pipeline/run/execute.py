@@ -145,6 +145,9 @@ class _Run:
     warming: WarmUp | None = None
     clients: list = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.on_compile = once(self.hooks.on_compile)  # told once, by the warm-up or a worker
+
     def client(self):
         """The Dask client, connected at the first call (:func:`cluster.connect`)."""
         if not self.clients:
@@ -152,9 +155,6 @@ class _Run:
             if self.on_compile:
                 self.clients[0].subscribe_topic(COMPILING_TOPIC, lambda _event: self.on_compile())
         return self.clients[0]
-
-    def __post_init__(self) -> None:
-        self.on_compile = once(self.hooks.on_compile)
 
 
 def _run_locked(run: _Run) -> RunReport:
