@@ -18,6 +18,14 @@ the sweep again.  Should a worker process still import the script and reach
 ``run`` (e.g. a worker restarted after the run), it stops with one line saying
 to add the guard.  A script that makes its own ``LocalCluster`` needs the
 guard anyway, as Dask documents.
+
+Every wait has a deadline: an S3 request gives up after 3 attempts of 3 s
+to connect and 6 s to answer (the spec's ``[storage_options]``
+``config_kwargs`` change them); a scheduler that is not the embedded
+cluster's ends the run once it has had no worker for Dask's
+``boardsweep.no-workers-timeout`` (30 s); a kernel that calls ``sys.exit``
+or raises ``KeyboardInterrupt`` fails its task, listed in the
+:class:`TasksFailed` raised at the end.
 """
 
 from __future__ import annotations
@@ -32,17 +40,14 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from .cluster.client import Target
-from .errors import InputError
-from .run.execute import EXTEND_AND_OVERWRITE, run_sweep
+from .errors import InputError, NotInWorker  # noqa: F401  (NotInWorker: re-export; importers move at integration)
+from .run.execute import execute
 from .run.record import RunReport
+from .run.request import API_ARGUMENTS, Hooks, RunRequest, cluster_target
 from .spec.parse import Spec, SpecError
 from .words import count
 
 __all__ = ["Spec", "Result", "run", "as_spec"]
-
-
-class NotInWorker(RuntimeError):
-    """``run`` was called by a worker process importing the user's script."""
 
 
 @dataclass
@@ -99,20 +104,10 @@ def as_spec(spec: Spec | str | Path | Mapping[str, Any]) -> Spec:
     raise SpecError(f"expected a Spec, a spec file's path, TOML text or a dict, got {type(spec).__name__}")
 
 
-def run(
-    spec: Spec | str | Path | Mapping[str, Any],
-    store: str | Path | None = None,
-    *,
-    client: Any = None,
-    workers: int | None = None,
-    cluster: Any = None,
-    progress: bool = True,
-    overwrite: bool = False,
-    extend: bool = False,
-    jobs: int | str | None = None,
-    dashboard_address: str | None = None,
-    performance_report: str | Path | None = None,
-) -> Result:
+def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = None, *, client: Any = None,
+        workers: int | None = None, cluster: Any = None, progress: bool = True, overwrite: bool = False,
+        extend: bool = False, jobs: int | str | None = None, dashboard_address: str | None = None,
+        performance_report: str | Path | None = None) -> Result:
     """Run (or resume) a sweep and return what it did; ``result.open()`` opens the store.
 
     Parameters
@@ -144,62 +139,53 @@ def run(
     -------
     Result
 
-    Notes
-    -----
-    Every wait has a deadline: an S3 request gives up after 3 attempts of
-    3 s to connect and 6 s to answer (the spec's ``[storage_options]``
-    ``config_kwargs`` change them); a scheduler that is not the embedded
-    cluster's ends the run once it has had no worker for Dask's
-    ``boardsweep.no-workers-timeout`` (30 s); a kernel that calls
-    ``sys.exit`` or raises ``KeyboardInterrupt`` fails its task, listed in
-    the :class:`TasksFailed` raised at the end.
-
     Raises
     ------
     SpecError, StoreMismatch, StoreLocked, SweepError
-        As ``boardsweep run`` (each with a one-line message).
+        As ``boardsweep run`` (each with a one-line message; every wait has a deadline, see above).
     InputError
-        What ``boardsweep run`` refuses: ``extend`` with ``overwrite``, a
+        What ``boardsweep run`` refuses (:class:`~.run.request.RunRequest`,
+        :func:`~.run.request.cluster_target`): ``extend`` with ``overwrite``, a
         ``store`` that is not a path or URL, ``workers`` below 1 or above
         what the machine holds (:func:`cluster.max_workers`), a ``client``
         that is not a :class:`distributed.Client`.
     """
     _refuse_in_worker()
-    _check_arguments(store, client, workers, cluster, overwrite, extend)
+    _check_arguments(store, client, workers, cluster)
     if cluster is not None and not isinstance(cluster, str):  # a cluster object: a client of our own for it
         from distributed import Client
 
         with Client(cluster) as own:
-            return run(spec, store, client=own, workers=workers, progress=progress, overwrite=overwrite,
-                       extend=extend, jobs=jobs, dashboard_address=dashboard_address,
-                       performance_report=performance_report)
-    spec = as_spec(spec)
-    target = _target(client, workers, cluster, jobs, dashboard_address)
+            return run(spec, store, client=own, progress=progress, overwrite=overwrite, extend=extend, jobs=jobs,
+                       dashboard_address=dashboard_address, performance_report=performance_report)
+    batch = cluster if isinstance(cluster, str) and cluster in _batch_systems() else None
+    target = cluster_target(workers=workers, scheduler=None if batch else cluster, batch=batch, jobs=jobs,
+                            client=client, dashboard_address=dashboard_address, names=API_ARGUMENTS)
     target.performance_report = str(performance_report) if performance_report else None
-    show = _progress(target) if progress else None
+    return _run(RunRequest(as_spec(spec), None if store is None else str(store), target, overwrite, extend), progress)
+
+
+def _run(request: RunRequest, progress: bool) -> Result:
+    """:func:`run.execute.execute` of ``request``, its progress shown where asked."""
+    show = _progress(request.target) if progress else None
     with _hidden_main(), (show or _nothing()):
-        report = run_sweep(spec, None if store is None else str(store), overwrite=overwrite, extend=extend,
-                           target=target, on_start=show.start if show else None,
-                           on_progress=show.update if show else None)
-    return Result(report, spec)
+        report = execute(request, Hooks(on_start=show.start if show else None,
+                                        on_progress=show.update if show else None))
+    return Result(report, request.spec)
 
 
-def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, overwrite: bool, extend: bool) -> None:
-    """Refuse, in the CLI's one line (:class:`InputError`), what ``boardsweep run`` refuses."""
-    from .cluster.client import check_workers
-
+def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any) -> None:
+    """Refuse, in the CLI's one line (:class:`InputError`), arguments that are
+    not of their kind, and more than one of ``client``, ``cluster`` and ``workers``."""
     given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
              if value is not None]
     if len(given) > 1:
         raise InputError(f"give one of client=, cluster= and workers=, not {' and '.join(given)}")
-    if extend and overwrite:
-        raise InputError(EXTEND_AND_OVERWRITE)
     if store is not None and not isinstance(store, (str, os.PathLike)):
         raise InputError(f"store={store!r}: expected a folder path or an fsspec URL (a str or a Path), "
                          f"got {type(store).__name__}")
     if isinstance(store, str) and not store.strip():
         raise InputError("store='': expected a folder path or an fsspec URL")
-    check_workers(workers, "workers=")
     if client is not None:
         from distributed import Client
 
@@ -208,21 +194,10 @@ def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, overwr
             raise InputError(f"client={client!r}: expected a distributed.Client{hint}")
 
 
-def _target(client, workers, cluster, jobs, dashboard_address) -> Target:
-    from .cluster import batch
+def _batch_systems():
+    from .cluster.batch import SYSTEMS
 
-    given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
-             if value is not None]
-    if len(given) > 1:
-        raise InputError(f"give one of client=, cluster= and workers=, not {' and '.join(given)}")
-    if jobs is not None and not isinstance(cluster, str):
-        raise InputError("jobs= sizes the worker jobs of cluster='slurm' (or another batch system)")
-    if isinstance(cluster, str) and cluster in batch.SYSTEMS:
-        batch.check_available(cluster)
-        return Target(batch=cluster, jobs=batch.parse_jobs(jobs or 1), dashboard_address=dashboard_address)
-    if isinstance(cluster, str):
-        return Target(scheduler=cluster)
-    return Target(client=client, workers=workers, dashboard_address=dashboard_address)
+    return SYSTEMS
 
 
 def _refuse_in_worker() -> None:

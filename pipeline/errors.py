@@ -220,3 +220,25 @@ class StoreUnreachable(Fault):
 
 class ReportFolderError(InputError):
     """The report's folder holds files boardsweep did not write there, or cannot be written (exit 2)."""
+
+# run/, plan/, cli/
+
+
+class TooLarge(InputError):
+    """The sweep cannot fit; the message names the size, the room and the keys to change."""
+
+
+class BadSchedulerAddress(InputError):
+    """A ``--scheduler`` address that is not one Dask can connect to."""
+
+
+class OutputInvalid(Fault):
+    """A game returned an output that does not match its declaration."""
+
+
+class StoreIncomplete(Fault):
+    """A digest was asked of a store whose sweep is not finished (exit 1)."""
+
+
+class NotInWorker(RuntimeError):
+    """``boardsweep.run`` was called by a worker process importing the user's script."""

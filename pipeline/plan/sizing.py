@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import TooLarge
 from .tasks import task_count
 from ..spec.parse import Spec, grid_chunks
 
@@ -53,10 +53,6 @@ AUTO_TASK_S = 1.0
 AUTO_MIN_TASKS = 100
 #: ... and a task's results (uncompressed, one task's chunk of every simulated array) stay under this.
 AUTO_TASK_BYTES = 64 * 10**6
-
-
-class TooLarge(InputError):
-    """The sweep cannot fit; the message names the size, the room and the keys to change."""
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from .. import store
 from .execute import run_sweep
 from ..plan.growth import aligned
 from ..store import normalize_url
-from ..errors import Fault
+from ..errors import StoreIncomplete
 from ..store import integrity
 from ..spec.parse import Spec
 
@@ -181,10 +181,6 @@ def _variable_entry(values: np.ndarray) -> dict[str, Any]:
     else:
         entry["sha256"] = _array_sha256(values)
     return entry
-
-
-class StoreIncomplete(Fault):
-    """A digest was asked of a store whose sweep is not finished (exit 1)."""
 
 
 def missing_cells(url: str, damage: integrity.Damage | None = None) -> dict[str, int]:
@@ -384,17 +380,8 @@ def is_digest_file(path: str) -> bool:
     return p.is_file()
 
 
-def verify(
-    spec: Spec,
-    against: str,
-    *,
-    rerun_store: str | None = None,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    security=None,
-    on_start=None,
-    on_progress=None,
-) -> VerifyResult:
+def verify(spec: Spec, against: str, *, rerun_store: str | None = None, workers: int | None = None,
+           scheduler: str | None = None, security=None, on_start=None, on_progress=None) -> VerifyResult:
     """Re-run ``spec`` into a fresh store and compare it with ``against``.
 
     ``against`` is a store (compared cell by cell) or a digest file (compared
@@ -402,33 +389,10 @@ def verify(
     runs.  The re-run goes to ``rerun_store`` (kept; it must not exist yet) or
     to a temporary directory that is removed afterwards.
     """
-    if is_digest_file(against):
-        recorded = load_digest(against)
-        if recorded.get("partial"):
-            return VerifyResult(False, against, differences=[
-                f"{against} is a partial digest, recorded of an unfinished store "
-                f"({_missing_text(recorded['partial']) or 'cells missing'}); "
-                "it cannot be a reference: record one of the finished sweep with `boardsweep digest`"])
-        if recorded.get("spec_canonical_sha256") != canonical_sha256(spec.canonical_json()):
-            return VerifyResult(False, against, differences=[
-                f"{against} was recorded for a different spec than {spec.source} "
-                "(canonical spec hashes differ); record a new digest with `boardsweep digest`"
-            ])
-        compare = lambda url: compare_with_digest(recorded, url, against)  # noqa: E731
-    else:
-        against = normalize_url(against)
-        if store.identity.inspect(against) == "rootless":
-            raise integrity.StoreDamaged(store.identity.rootless_line(against))
-        if not store.store_exists(against):
-            raise ValueError(f"--against {against}: neither a digest file nor a sweep store")
-        try:
-            spec = _aligned(spec, against)
-            store.check_spec(against, spec)
-        except store.StoreMismatch as exc:
-            return VerifyResult(False, against, differences=[str(exc)])
-        integrity.assert_intact(against)  # before the re-run: a damaged reference cannot be compared
-        compare = lambda url: compare_with_store(against, url)  # noqa: E731
-
+    reference = _reference(spec, against)
+    if isinstance(reference, VerifyResult):  # a reference of another spec: nothing to run
+        return reference
+    spec, compare = reference
     tmp = None
     if rerun_store is None:
         tmp = tempfile.mkdtemp(prefix="boardsweep-verify-")
@@ -448,3 +412,34 @@ def verify(
             shutil.rmtree(tmp, ignore_errors=True)
     result.rerun_store = None if tmp is not None else url
     return result
+
+
+def _reference(spec: Spec, against: str):
+    """(``spec`` aligned with the reference ``against``, the function comparing
+    a re-run's store with it), or the :class:`VerifyResult` of a reference
+    that cannot be compared with ``spec``."""
+    if is_digest_file(against):
+        recorded = load_digest(against)
+        if recorded.get("partial"):
+            return VerifyResult(False, against, differences=[
+                f"{against} is a partial digest, recorded of an unfinished store "
+                f"({_missing_text(recorded['partial']) or 'cells missing'}); "
+                "it cannot be a reference: record one of the finished sweep with `boardsweep digest`"])
+        if recorded.get("spec_canonical_sha256") != canonical_sha256(spec.canonical_json()):
+            return VerifyResult(False, against, differences=[
+                f"{against} was recorded for a different spec than {spec.source} "
+                "(canonical spec hashes differ); record a new digest with `boardsweep digest`"
+            ])
+        return spec, lambda url: compare_with_digest(recorded, url, against)
+    against = normalize_url(against)
+    if store.identity.inspect(against) == "rootless":
+        raise integrity.StoreDamaged(store.identity.rootless_line(against))
+    if not store.store_exists(against):
+        raise ValueError(f"--against {against}: neither a digest file nor a sweep store")
+    try:
+        spec = _aligned(spec, against)
+        store.check_spec(against, spec)
+    except store.StoreMismatch as exc:
+        return VerifyResult(False, against, differences=[str(exc)])
+    integrity.assert_intact(against)  # before the re-run: a damaged reference cannot be compared
+    return spec, lambda url: compare_with_store(against, url)

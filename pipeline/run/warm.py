@@ -44,7 +44,10 @@ COMPILING_TOPIC = "boardsweep-compiling"
 class CompileClock(event.Listener):
     """Seconds each thread spent holding or waiting for numba's compiler lock:
     compiling, loading compiled kernels from the disk cache, or waiting while
-    another thread compiles the kernel it needs (outermost lock only)."""
+    another thread compiles the kernel it needs (outermost lock only); and
+    when, as spans of wall-clock time (``time.time()``, comparable between
+    the run's processes and machines), so that the time the user waited for
+    is their union, not their sum (:meth:`RunReport.compile_wait`)."""
 
     def __init__(self) -> None:
         self.local = threading.local()
@@ -53,10 +56,18 @@ class CompileClock(event.Listener):
         """This thread's total so far."""
         return getattr(self.local, "total", 0.0)
 
+    def spans(self, since: int = 0) -> list[tuple[float, float]]:
+        """This thread's spans (start, end), from the ``since``-th on (:meth:`count`)."""
+        return list(getattr(self.local, "spans", [])[since:])
+
+    def count(self) -> int:
+        """This thread's spans so far: a mark for :meth:`spans`."""
+        return len(getattr(self.local, "spans", []))
+
     def on_start(self, ev: event.Event) -> None:
         depth = getattr(self.local, "depth", 0)
         if depth == 0:
-            self.local.t0 = time.perf_counter()
+            self.local.t0, self.local.w0 = time.perf_counter(), time.time()
         self.local.depth = depth + 1
 
     def on_end(self, ev: event.Event) -> None:
@@ -65,6 +76,9 @@ class CompileClock(event.Listener):
         self.local.depth -= 1
         if self.local.depth == 0:
             self.local.total = self.seconds() + time.perf_counter() - self.local.t0
+            if not hasattr(self.local, "spans"):
+                self.local.spans = []
+            self.local.spans.append((self.local.w0, time.time()))
 
 
 class _CompilingNotice(event.Listener):
@@ -152,6 +166,7 @@ class WarmUp:
 
     def __init__(self, spec: Spec, on_compile: Callable[[], None] | None = None) -> None:
         self.stop, self.seconds, self.wait = threading.Event(), [0.0], True
+        self.spans: list[tuple[float, float]] = []  # when the warm-up compiled (:meth:`CompileClock.spans`)
         self._offer = threading.Condition()
         self._tasks: list | None = None  # offered for the head start; None: not told yet
         self._closed = False  # the run has claimed the tasks not taken
@@ -167,7 +182,9 @@ class WarmUp:
         self.thread.start()
 
     def _work(self, warm: tuple) -> None:
+        mark = COMPILE_CLOCK.count()
         self.seconds.append(warm_kernels(*warm))
+        self.spans = COMPILE_CLOCK.spans(mark)
         while True:
             with self._offer:
                 while self._tasks is None and not (self._closed or self.stop.is_set()):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...core.games import Game
-from ..errors import Fault
+from ..errors import OutputInvalid
 from ..plan.growth import kept_cells
 from ..plan.tasks import ExactTask, Task, exact_key, replicate_seed
 from ..store import FILL, blank_unplayed, write_exact, write_region
@@ -28,10 +28,6 @@ writable_numba_cache()  # a worker process of any cluster: numba caches the game
 
 __all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
            "time_replicate"]
-
-
-class OutputInvalid(Fault):
-    """A game returned an output that does not match its declaration."""
 
 
 def checked_outputs(game: Game, params: dict, outputs: dict, checkpoints: np.ndarray,
@@ -160,11 +156,11 @@ def simulate_task(
     game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """(arrays, timings) of ``task`` simulated in this thread, nothing written."""
-    t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
+    t0, c0, mark = time.perf_counter(), COMPILE_CLOCK.seconds(), COMPILE_CLOCK.count()
     arrays = simulate_block(game, root, task, run_shape, checkpoints)
     compile_s = COMPILE_CLOCK.seconds() - c0
     return arrays, {"key": task.key, "kernel_s": time.perf_counter() - t0 - compile_s, "compile_s": compile_s,
-                    "points": len(task.cells), "runs": task.runs}
+                    "compile_spans": COMPILE_CLOCK.spans(mark), "points": len(task.cells), "runs": task.runs}
 
 
 def store_task(url: str, task: Task, arrays: dict[str, np.ndarray], record: dict[str, Any],
@@ -197,7 +193,7 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
     declares what its exact answer depends on (``Game.exact_params``) is
     solved once per distinct set of those values in this process
     (:func:`exact_answer`)."""
-    t0, c0 = time.perf_counter(), COMPILE_CLOCK.seconds()
+    t0, c0, mark = time.perf_counter(), COMPILE_CLOCK.seconds(), COMPILE_CLOCK.count()
     out: dict[str, np.ndarray] = {}
     lows = tuple(lo for lo, _ in task.bounds)
     solves = 0
@@ -224,7 +220,8 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
         done |= stored
     write_exact(url, task.index, task.region, out, done, token)
     return {"key": task.key, "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s,
-            "write_s": time.perf_counter() - t1, "points": len(task.cells), "solves": solves}
+            "compile_spans": COMPILE_CLOCK.spans(mark), "write_s": time.perf_counter() - t1,
+            "points": len(task.cells), "solves": solves}
 
 
 #: Exact answers solved in this process, per (game, what the answer depends

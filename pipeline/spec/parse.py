@@ -98,22 +98,24 @@ class Spec:
     checkpoints : numpy.ndarray
         Strictly increasing int64 checkpoint values.
     block : int
-        Replicates per task (with ``task_seconds``: 1 until the run calibrates it).
+        ``[tasks] replicates_per_task`` (1 with ``task_seconds``): what the
+        spec asks; the run's layout is :func:`boardsweep.pipeline.plan.layout.decide`'s.
     task_seconds : float or None
         ``[tasks] seconds``: the time one task should take on a worker; the
-        run picks ``block`` and ``points_per_task`` from a short calibration
-        and records them in the store.
+        run picks its replicates and grid points per task from a short
+        calibration and records them in the store.
     points_per_task : int
         ``[tasks] points_per_task``: at most this many grid points per task
-        (1 until a ``task_seconds`` run calibrates it); see :attr:`task_grid`.
+        (default 1); see :attr:`task_grid`.
     auto_points : bool
         The spec gives neither ``[tasks] points_per_task`` nor ``seconds``: a
         run that creates the store of a large grid chooses the grid points per
         task itself (:func:`boardsweep.pipeline.plan.sizing.groups_points`) and
         records them in the store, not in the spec's identity.
     grid_chunks : tuple of int or None
-        The grid points per task along each axis, where a store fixed them
-        (a grown store keeps its own); ``None``: derived from ``points_per_task``.
+        ``None`` in a parsed spec: the grid points per task along each axis
+        come from ``points_per_task``; set only in a spec laid out for the
+        planner and the store (:meth:`with_block`).
     store : str or None
         Store path or URL from the spec, if any.
     precision_stderr : float or None
@@ -212,14 +214,13 @@ class Spec:
         """A copy of :attr:`canonical_data`, the caller's to change."""
         return copy.deepcopy(self.canonical_data)
 
-    def with_block(self, block: int, points: int | None = None,
-                   grid_chunks: tuple[int, ...] | None = None) -> "Spec":
-        """This spec with ``block`` replicates per task and, where given,
-        ``points`` grid points per task or the store's ``grid_chunks`` (a
-        calibrated or recorded size)."""
+    def with_block(self, block: int, grid_chunks: tuple[int, ...] | None = None) -> "Spec":
+        """This spec laid out with ``block`` replicates per task and, where
+        given, ``grid_chunks`` grid points per task along each axis: the form
+        the planner and the store read.  A run decides its layout once, as a
+        :class:`boardsweep.pipeline.plan.layout.TaskLayout`, and lays the spec
+        out with :meth:`TaskLayout.apply <boardsweep.pipeline.plan.layout.TaskLayout.apply>`."""
         changes: dict[str, Any] = {"block": max(1, min(int(block), self.replicates))}
-        if points is not None:
-            changes["points_per_task"] = max(1, int(points))
         if grid_chunks is not None:
             changes["grid_chunks"] = tuple(int(g) for g in grid_chunks)
         return self.replaced(**changes)

@@ -57,10 +57,10 @@ def run_summary(out: Console, report: RunReport) -> None:
         if report.packing:
             out.print(report.packing)
         overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
-        compile_s = report.compile_s + report.warm_s  # in the tasks, and while the run started
+        compile_s = report.compile_wait_s  # as waited for: while the run started, then the slowest worker's
         compiled = f", compiling kernels {compile_s:.1f} s" if compile_s >= 0.05 else ""
         info(out,
-             f"wall {report.wall_s:.1f} s, kernel {report.kernel_s:.1f} s{compiled} summed over "
+             f"wall {report.wall_s:.1f} s{compiled}, kernel {report.kernel_s:.1f} s summed over "
              f"{count(report.workers or 0, 'worker')}, writes {report.write_s:.2f} s, "
              f"overhead ~ {max(overhead, 0):.1f} s")
         info(out, f"figures and tables: `boardsweep report {_quoted(report.store)}`", soft_wrap=True)

@@ -124,10 +124,10 @@ def test_one_vs_two_workers(reference, tmp_path, spec_text):
 
 def test_futures_in_flight_are_bounded(reference, tmp_path, cluster2, spec_text, monkeypatch):
     """A small window (2 futures at a time) runs every task and gives the same store."""
-    from boardsweep.pipeline.run import execute
+    from boardsweep.pipeline.run import dispatch
 
-    monkeypatch.setattr(execute, "IN_FLIGHT_PER_WORKER", 1)
-    monkeypatch.setattr(execute, "MIN_IN_FLIGHT", 2)
+    monkeypatch.setattr(dispatch, "IN_FLIGHT_PER_WORKER", 1)
+    monkeypatch.setattr(dispatch, "MIN_IN_FLIGHT", 2)
     url = tmp_path / "window.zarr"
     report = run_sweep(parse_spec(spec_text), str(url), scheduler=cluster2)
     assert report.complete and report.tasks_run == 8 and report.exact_run == 4

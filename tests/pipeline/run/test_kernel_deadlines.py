@@ -287,7 +287,8 @@ def _exact_in(package: Path, home: Path, temporary: Path, module: str) -> subpro
                 "print(float(game.exact(params, shape, [shape['games']])['exact_expected_rolls']))")
     else:
         code = (f"import sys; sys.path.insert(0, {str(package)!r}); "
-                f"from boardsweep.pipeline.{module} import command_line; sys.argv[0] = 'boardsweep'; command_line()")
+                f"from boardsweep.pipeline.cli.{'entry' if module == 'entry' else 'commands'} import command_line; "
+                "sys.argv[0] = 'boardsweep'; command_line()")
     return subprocess.run([sys.executable, "-c", code, "exact", "shut_the_box", "--format", "json"],
                           capture_output=True, text=True, env=env, timeout=START_UP_S + 120)  # kernels compiled
 

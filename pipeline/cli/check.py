@@ -1,0 +1,93 @@
+"""Commands that check a sweep: ``digest`` and ``verify``."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import BoardsweepError, Fault, InputError
+from .options import TLS_CA, TLS_CERT, TLS_KEY, WORKERS, SCHEDULER, load_spec, scheduler_address, tls_options
+from .verbosity import Command
+
+__all__ = ["digest", "verify"]
+
+
+@click.command(cls=Command)
+@click.argument("store_url", metavar="STORE")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the digest to this file (default: stdout).")
+@click.option("--partial", is_flag=True, help="Record the digest of an unfinished store too, marked partial "
+              "in the file (verify refuses it as a reference).")
+def digest(store_url: str, out: str | None, partial: bool) -> None:
+    """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
+    from ..store import normalize_url, store_exists
+    from ..store.identity import inspect, rootless_line
+    from ..store.integrity import StoreDamaged
+    from ..run.verify import write_digest
+
+    try:
+        url = normalize_url(store_url)
+        if inspect(url) == "rootless":
+            raise StoreDamaged(rootless_line(url))
+        if not store_exists(url):
+            raise InputError(f"no sweep store at {url}")
+        text = write_digest(url, out, partial)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot write the digest there ({exc.strerror or exc})") from None
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        click.echo(f"digest of {url} written to {out}")
+
+
+@click.command(cls=Command)
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--against", required=True, metavar="STORE_OR_DIGEST",
+              help="A sweep store (compared cell by cell) or a digest file from `boardsweep digest`.")
+@click.option("--store", "rerun_store", default=None,
+              help="Keep the re-run in this new store (default: a temporary directory, removed).")
+@WORKERS
+@SCHEDULER
+@TLS_CA
+@TLS_CERT
+@TLS_KEY
+def verify(
+    spec_path: str,
+    against: str,
+    rerun_store: str | None,
+    workers: int | None,
+    scheduler: str | None,
+    tls_ca_file: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+) -> None:
+    """Re-run SPEC into a fresh store and compare it with --against.
+
+    Integers (counts, events, rolls) must be equal bit for bit; floats (exact
+    answers) within relative 1e-9, since solvers round differently per CPU.
+    Exits 0 when they agree, 1 naming the first differing variable and cell.
+    """
+    from pathlib import Path
+
+    from ..views import display
+    from ..run.verify import verify as _verify
+
+    scheduler = scheduler_address(scheduler)
+    security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
+    spec = load_spec(spec_path)
+    if not Path(against).exists() and "://" not in against:
+        raise InputError(f"--against {against}: no such store or digest file")
+    console = display.console()
+    display.info(console, f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
+    bar = display.TaskBar(console)
+    try:
+        with bar:
+            result = _verify(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,
+                             security=security, on_start=bar.start, on_progress=bar.update)
+    except ValueError as exc:  # not boardsweep's own (those have their line and exit code, in main): bad input
+        if isinstance(exc, BoardsweepError):
+            raise
+        raise InputError(str(exc)) from None
+    if not result.ok:
+        for line in result.differences[1:]:
+            click.echo(f"  also: {line}", err=True)
+        raise Fault(f"verify failed: {result.message}")
+    console.print(f"verify: OK, {result.message}")

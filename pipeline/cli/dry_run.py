@@ -1,0 +1,104 @@
+"""``run --dry-run``: what a run would do, nothing created."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from .diagnose import one_line
+
+__all__ = ["print_plan"]
+
+
+def print_plan(spec, url: str, target) -> None:
+    """``run --dry-run``: what the run would do, nothing created.
+
+    The time is estimated from one replicate of the first, middle and last
+    grid points, simulated here (warm, as the run's ``[tasks] seconds``
+    calibration does; nothing is written), the slowest of them counting for
+    every replicate.  The task layout is the run's own decision
+    (:func:`plan.layout.decide`), from that time.  The store's size is the
+    uncompressed upper bound that the run checks against the free space."""
+    from ..plan import layout as task_layout
+    from ..plan.sizing import AUTO_TASK_S, estimate, groups_points, human
+    from ..plan.tasks import exact_solves, task_count
+    from ..run.calibration import picked_points
+    from ..run.worker import time_replicate
+    from ..words import count
+
+    points, picked = spec.resolved_points(), picked_points(spec)
+    click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
+    url, found, recorded = _store_state(spec, url)
+    click.echo(f"  store:       {url}: {found}")
+    axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
+    click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
+    seconds = time_replicate(spec.game, spec.seed, picked, spec.run_shape, spec.checkpoints,
+                             spec.task_seconds or (AUTO_TASK_S if groups_points(spec) else 0.0))
+    layout = task_layout.decide(spec, recorded, lambda budget: (seconds, len(picked)))
+    laid = layout.apply(spec)
+    how = {task_layout.AUTOMATIC: " (chosen automatically)",
+           task_layout.RECORDED: " (as recorded in the store)" if layout.note else ""}.get(layout.how, "")
+    first = " (the first round)" if spec.precision_stderr is not None else ""
+    click.echo(f"  replicates:  {spec.replicates} per point{first}"
+               + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
+                  if spec.precision_stderr is not None else ""))
+    click.echo(f"  tasks:       {count(task_count(laid), 'simulation task')} of up to {layout.words()}"
+               f" + {count(exact_solves(laid), 'exact solve')}{how}")
+    click.echo(f"  store size:  up to {human(estimate(laid).store_bytes)} (uncompressed)")
+    _print_time(seconds, len(picked), spec.replicates * len(points), target)
+    _print_planning(laid)
+
+
+def _print_time(seconds: float, timed: int, replicates: int, target) -> None:
+    """The time and where the run goes: ``seconds`` a replicate, ``replicates`` in all."""
+    kernel = seconds * replicates
+    workers = target.workers or (os.cpu_count() or 1) if not (target.scheduler or target.batch) else None
+    named = f"{workers} worker{'s' if workers != 1 else ''}" if workers else ""
+    wall = f", about {_duration(kernel / workers)} on {named}" if workers else ""
+    click.echo(f"  time:        one replicate takes up to {_duration(seconds)} (timed at {timed} grid points): "
+               f"{_duration(kernel)} of simulation in all{wall}, plus start-up")
+    click.echo(f"  runs on:     {target.describe()}" + (f" ({named})" if workers else ""))
+
+
+def _print_planning(spec) -> None:
+    """``run --dry-run``'s planning lines (:func:`planning.dry_run_lines`): what
+    the run will be able to see, where the game's exact CLT variance says it."""
+    from ..plan.power import dry_run_lines
+
+    for i, line in enumerate(dry_run_lines(spec)):
+        click.echo(f"  {'planning:' if i == 0 else '':<13}{line}")
+
+
+def _store_state(spec, url: str):
+    """(the store's URL, what a run would do with what is there, the layout
+    it records where the run resumes it: :class:`plan.layout.Recorded`), for
+    ``--dry-run``; reads only."""
+    from ..run.calibration import recorded_layout
+    from ..store import inspect, normalize_url, read_attrs
+
+    try:
+        url = normalize_url(url)
+        found = inspect(url)
+        if found in ("absent", "empty"):
+            return url, "new", None
+        if found != "boardsweep":
+            return url, f"holds a {found}, which a run refuses", None
+        attrs = read_attrs(url, check=False)
+        if json.loads(attrs.get("spec_canonical", "{}")) == spec.canonical():
+            return (url, "exists, made by this spec: the run resumes it (see `boardsweep status`)",
+                    recorded_layout(spec, attrs))
+        return url, ("exists, made by another spec: the run refuses it (--extend grows it to a larger spec, "
+                     "--overwrite replaces it)"), None
+    except Exception as exc:  # noqa: BLE001 - a dry run says what it cannot see, and goes on
+        return url, f"cannot be read ({one_line(exc)})", None
+
+
+def _duration(seconds: float) -> str:
+    """A time for people: ``0.098 s``, ``12 s``, ``4.2 min``, ``3.1 h``."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"

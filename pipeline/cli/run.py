@@ -1,0 +1,118 @@
+"""The ``run`` command: a sweep run (or resumed) from a spec file."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..cluster.batch import SYSTEMS as BATCH_SYSTEMS, WaitingLine, signals_end_run
+from ..cluster.client import START_TIMEOUT_S, performance_report_path
+from ..run.request import CLI_OPTIONS, Hooks, RunRequest, cluster_target
+from .dry_run import print_plan
+from .options import SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, scheduler_address, tls_options
+from .verbosity import Command
+
+__all__ = ["run"]
+
+
+@click.command(cls=Command)
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--store", "store_url", default=None, help=(
+    "Store path or fsspec URL (default: the spec's, else results/<name>.zarr). An S3 request gives up "
+    "after 3 attempts of 3 s to connect and 6 s to answer (18 s), set by the spec's [storage_options] "
+    "config_kwargs (read_timeout, connect_timeout, retries.total_max_attempts)."))
+@WORKERS
+@SCHEDULER
+@click.option("--overwrite", is_flag=True, help=(
+    "Replace a boardsweep store made by a different spec: removes only the arrays, metadata and "
+    "checksum records boardsweep made there (other files in the folder stay). Anything that is "
+    "not a boardsweep store is never replaced."))
+@click.option("--extend", is_flag=True, help=(
+    "Grow the existing store in place to SPEC: SPEC may add grid-axis values and raise "
+    "run.replicates, nothing else; only the new cells run, old cells are kept as they are."))
+@click.option("--cluster", "batch", type=click.Choice(list(BATCH_SYSTEMS)), default=None, help=(
+    "Start worker jobs on this batch system through dask-jobqueue (pip install 'boardsweep[hpc]'), "
+    "configured by its own jobqueue.<system>.* settings (a Dask config file or "
+    "DASK_JOBQUEUE__SLURM__CORES=1 and the like)."))
+@click.option("--jobs", default=None, metavar="N|MIN:MAX", help=(
+    "With --cluster: N worker jobs, or adaptively between MIN and MAX (default 1)."))
+@click.option("--start-timeout", type=click.FloatRange(min=0), default=START_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help=(
+                  "With --cluster: give up when no worker job has started after this long, "
+                  "naming the batch system's reason; with --scheduler: when no worker has joined it. "
+                  "Once every worker has left mid-sweep, the run ends after Dask's boardsweep.no-workers-timeout "
+                  "(30 s; DASK_BOARDSWEEP__NO_WORKERS_TIMEOUT=2m), or this with --cluster if longer."))
+@click.option("--dashboard-address", default=None, metavar="[HOST]:PORT", help=(
+    "Where the dashboard of the cluster boardsweep starts listens, e.g. :8787 for an SSH tunnel "
+    "(default: Dask's distributed.scheduler.dashboard.address, else a free port; the embedded "
+    "cluster's stays on 127.0.0.1 unless HOST says otherwise)."))
+@click.option("--performance-report", is_flag=True, help=(
+    "Save Dask's performance report of the run as STORE.performance.html beside the store."))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=(
+    "Override a spec key by its dotted path, e.g. --set run.replicates=16 --set grid.dice_sides=4,6 "
+    "(repeatable); checked like the file and recorded in the store's spec."))
+@click.option("--dry-run", is_flag=True, help=(
+    "Print the plan (grid points, tasks, estimated time and store size, the store) and create nothing."))
+@click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
+@click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
+@TLS_CA
+@TLS_CERT
+@TLS_KEY
+def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: str | None, overwrite: bool,
+        extend: bool, batch: str | None, jobs: str | None, start_timeout: float, dashboard_address: str | None,
+        performance_report: bool, overrides: tuple[str, ...], dry_run: bool, max_tasks: int | None,
+        report_json: str | None, tls_ca_file: str | None, tls_cert: str | None, tls_key: str | None) -> None:
+    """Run (or resume) the sweep described by the spec file SPEC.
+
+    `--set run.replicates=16` changes one key of SPEC for this run, and
+    `--dry-run` prints what the run would do without doing it.
+
+    `--cluster slurm --jobs 4` runs it on four SLURM worker jobs (likewise pbs,
+    sge, lsf, htcondor, moab and oar), cancelled when the run ends.
+
+    Exits 1 when the scheduler is lost or a task fails (finished tasks stay in
+    the store; rerun the same command to resume).
+    """
+    from ..views import display
+
+    scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
+    security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
+    target = cluster_target(workers=workers, scheduler=scheduler, batch=batch, jobs=jobs, start_timeout=start_timeout,
+                            dashboard_address=dashboard_address, names=CLI_OPTIONS)
+    request = RunRequest(load_spec(spec_path, overrides), store_url, target, overwrite, extend, max_tasks)
+    url = request.store or request.spec.default_store()
+    if dry_run:
+        print_plan(request.spec, url, target)
+        return
+    target.security = security
+    if performance_report:
+        target.performance_report = performance_report_path(url)
+    console = display.console()
+    display.announce(console, request.spec, url, scheduler, target.describe())
+    bar = display.TaskBar(console)
+    compiling, warming = _warm_up(request.spec, target, bar.compiling)
+    from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
+
+    with bar, WaitingLine(console, target), signals_end_run(batch):
+        report = execute(request, Hooks(on_start=bar.start, on_progress=bar.update, on_compile=compiling,
+                                        on_failure=bar.failed, warming=warming))
+    display.run_summary(console, report)
+    if target.performance_report:
+        display.info(console, f"performance report: {target.performance_report}")
+    if report_json:
+        from dataclasses import asdict
+
+        with open(report_json, "w") as f:
+            json.dump(asdict(report), f, indent=2)
+
+
+def _warm_up(spec, target, on_compile):
+    """(``on_compile`` made to tell once, the warm-up): the kernels of
+    ``spec`` loaded or compiled in a thread from now on (:class:`warm.WarmUp`)
+    when the run's workers will be threads of this process, else None."""
+    from ..cluster.client import threads_here
+    from ..run.warm import WarmUp, once
+
+    told = once(on_compile)
+    return told, (WarmUp(spec, told) if threads_here(target) else None)

@@ -1,0 +1,94 @@
+"""Commands that read a sweep store: ``query``, ``status`` and ``report``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+import numpy as np
+
+from ..errors import Fault, InputError
+from .verbosity import Command
+
+__all__ = ["query", "status", "report"]
+
+
+@click.command(cls=Command)
+@click.argument("store_url", metavar="STORE")
+@click.option("--sel", "sels", multiple=True, metavar="AXIS=VALUE", help="Select grid points.")
+@click.option("--variable", default=None, help="Simulated variable (default: the first distribution).")
+@click.option("--top", type=click.IntRange(min=1), default=None, help="Rows per grid point (table default 5).")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--summary", is_flag=True,
+              help="The headline answers on one screen and the verdict (CSV and JSON: every row).")
+@click.option("--all", "every", is_flag=True,
+              help="With --summary: every grid point, headline and label (estimate, se, df, exact, z, p).")
+def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
+          summary: bool, every: bool) -> None:
+    """Estimates, standard errors and exact values from the sweep store STORE."""
+    from ..views import display
+
+    ds = display.open_store(store_url, InputError, sels=sels)
+    if summary or every:
+        display.print_headline_summary(ds, fmt, every=every, store=store_url)
+        return
+    variable = display.pick_variable(ds, variable, InputError)
+    display.print_rows(ds, variable, top, fmt)
+
+
+@click.command(cls=Command)
+@click.argument("store_url", metavar="STORE")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def status(store_url: str, fmt: str) -> None:
+    """Show done/total replicates per grid point of the sweep store STORE.
+
+    Exits 0 only when every cell is done and its data intact, 1 otherwise
+    (damaged cells are named; `run` recomputes them).
+    """
+    from ..views import display
+    from ..plan import growth as grow
+
+    st = display.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows
+    growing = grow.interrupted(st.attrs)
+    if growing is not None:
+        raise Fault(f"store {store_url} is incomplete: growing it to a larger spec was interrupted; "
+                        f"rerun `boardsweep run SPEC --store {store_url} --extend` with that spec to finish")
+    damage = st.check()
+    if damage.labels:
+        raise Fault(f"store {store_url} is damaged: {st.describe(damage)}; rerun `boardsweep run SPEC "
+                        f"--store {store_url}` to write its labels again from its spec")
+    if damage.arrays:
+        raise Fault(f"store {store_url} is incomplete: {st.describe(damage)}; "
+                        f"rerun `boardsweep run SPEC --store {store_url}` to complete it")
+    ds = display.open_store(st, InputError, check=False, eager=False)
+    text = st.describe(damage, limit=10**9) if damage else ""
+    display.print_status(ds, fmt, damage, text)
+    masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
+    if "precision_state" in ds:  # complete: every point met its target or its cap
+        from ..plan.precision import stored_complete
+
+        axes = list(ds.attrs.get("grid_axes", []))
+        done = masks[0] if damage.done is not None else ds["done"].transpose(*axes, "replicate").values
+        masks = (np.array(stored_complete(ds, np.asarray(done, dtype=bool))), masks[1])
+    if damage or not all(bool(m.all()) for m in masks):
+        raise click.exceptions.Exit(1)
+
+
+@click.command(cls=Command)
+@click.argument("store_url", metavar="STORE")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False), help=(
+    "Report folder (default: beside the store, results/x.zarr -> results/x.report).  An earlier report "
+    "there is replaced: only the files it recorded making are removed; a folder holding a page or table "
+    "boardsweep did not write is refused."))
+@click.option("--variable", default=None, help="Simulated variable (default: counts, else the first distribution).")
+def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
+    """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV)."""
+    from ..views import display
+    from ..views.report import build_report, default_out_dir
+
+    ds = display.open_store(store_url, InputError)
+    if variable is not None:
+        variable = display.pick_variable(ds, variable, InputError)
+    out = out_dir if out_dir is not None else str(default_out_dir(store_url))
+    build_report(store_url, out, variable, loaded=ds)
+    click.echo(f"report written to {os.path.join(out, 'index.html')}")

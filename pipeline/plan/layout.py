@@ -1,0 +1,114 @@
+"""The task layout: how many replicates and grid points one task holds, decided once.
+
+A spec says what the user asked for (``[tasks] replicates_per_task``,
+``points_per_task`` or ``seconds``, or nothing); a run decides from it, and
+from the store it resumes, the layout its tasks and the store's chunks take:
+:func:`decide` is that one decision, and :class:`TaskLayout` its value, which
+the run and ``run --dry-run`` both use.  Results never depend on the layout,
+only the store's chunks do, so a resumed store keeps the layout it records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from . import sizing
+from .tasks import task_shape
+from ..spec.parse import grid_chunks
+from ..words import count
+
+if TYPE_CHECKING:
+    from ..spec.parse import Spec
+
+__all__ = ["TaskLayout", "Recorded", "decide", "GIVEN", "AUTOMATIC", "CALIBRATED", "RECORDED"]
+
+#: How a layout was chosen (:attr:`TaskLayout.how`).
+GIVEN, AUTOMATIC, CALIBRATED, RECORDED = "given", "automatic", "calibrated", "recorded"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The layout a store being resumed records: its grid points per task along
+    each axis (``grid_chunks``) and, where the store was made by this very
+    spec, its replicates per task (``block``; None otherwise)."""
+
+    grid_chunks: tuple[int, ...]
+    block: int | None = None
+
+
+@dataclass(frozen=True)
+class TaskLayout:
+    """Replicates per task (``block``) and grid points per task along each axis
+    (``grid_chunks``; ``points_per_task`` is their product), with how they were
+    chosen (``how``: given by the spec, automatic, calibrated on a worker or
+    recorded in the store) and the line that says so (``note``; "" where the
+    spec gave them)."""
+
+    block: int
+    grid_chunks: tuple[int, ...]
+    how: str = GIVEN
+    note: str = ""
+
+    @property
+    def points_per_task(self) -> int:
+        """Grid points per task (at most): :math:`\\prod_a g_a` over the grid axes."""
+        return int(np.prod(self.grid_chunks, dtype=np.int64))
+
+    def words(self) -> str:
+        """``2 replicates`` or ``2 replicates x 10 grid points``: one task, for people."""
+        per_task = self.points_per_task
+        return count(self.block, "replicate") + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
+
+    def apply(self, spec: Spec) -> Spec:
+        """``spec`` laid out so: the form the planner and the store read (:attr:`Spec.task_grid`)."""
+        return spec.with_block(self.block, grid_chunks=self.grid_chunks)
+
+
+def decide(spec: Spec, recorded: Recorded | None, time_replicate: Callable[[float], tuple[float, int]]) -> TaskLayout:
+    """The task layout of a run of ``spec``: the store's where it resumes one
+    (``recorded``), else the spec's, calibrated or chosen automatically from
+    ``time_replicate(budget)`` -> (seconds one replicate takes, grid points
+    timed), called at most once.
+
+    ``[tasks] seconds`` :math:`T`: :math:`b = \\min(R, \\lfloor T/s \\rfloor)`
+    replicates per task, then as many grid points as fit (:func:`tasks.task_shape`);
+    a large grid that says nothing groups its points into tasks of about
+    :data:`sizing.AUTO_TASK_S` (:func:`sizing.auto_task_grid`)."""
+    if recorded is not None:
+        return _resumed(spec, recorded)
+    if spec.task_seconds is not None:
+        seconds, timed = time_replicate(spec.task_seconds)
+        block, per_task = task_shape(spec.task_seconds, seconds, spec.replicates, len(spec.resolved_points()))
+        layout = TaskLayout(max(1, min(block, spec.replicates)), grid_chunks(spec.shape, per_task), CALIBRATED)
+        return _noted(layout, f"{block} replicates x {layout.points_per_task} grid points per task: one replicate "
+                              f"takes {seconds:.3g} s on a worker (the slowest of {timed} grid points), tasks of "
+                              f"about {spec.task_seconds:g} s asked")
+    if sizing.groups_points(spec):
+        seconds, timed = time_replicate(sizing.AUTO_TASK_S)
+        layout = TaskLayout(spec.block, sizing.auto_task_grid(spec, seconds), AUTOMATIC)
+        return _noted(layout, f"{count(layout.points_per_task, 'grid point')} x {count(spec.block, 'replicate')} "
+                              f"per task, chosen automatically: one replicate takes {seconds:.3g} s on a worker "
+                              f"(the slowest of {timed} grid points); [tasks] points_per_task sets it")
+    return TaskLayout(spec.block, tuple(spec.task_grid), GIVEN)
+
+
+def _resumed(spec: Spec, recorded: Recorded) -> TaskLayout:
+    """The layout of a store being resumed: its grid chunks (a grown axis keeps
+    them), and with ``[tasks] seconds`` its recorded replicates per task."""
+    chunks = tuple(int(g) for g in recorded.grid_chunks)
+    if spec.task_seconds is not None and recorded.block is not None:
+        block = max(1, min(int(recorded.block), spec.replicates))
+        return TaskLayout(block, chunks, RECORDED,
+                          f"{recorded.block} replicates and {int(np.prod(chunks, dtype=np.int64))} grid points per "
+                          "task, as recorded in the store")
+    layout = TaskLayout(spec.block, chunks, RECORDED)
+    if sizing.groups_points(spec):
+        return _noted(layout, f"{count(layout.points_per_task, 'grid point')} per task, as recorded in the store")
+    return layout
+
+
+def _noted(layout: TaskLayout, note: str) -> TaskLayout:
+    return TaskLayout(layout.block, layout.grid_chunks, layout.how, note)

@@ -1,0 +1,67 @@
+"""Failed tasks in words: where each ran and what went wrong, each error said once."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import SchedulerLost, TasksFailed
+from ..spec.parse import Spec
+
+__all__ = ["tasks_failed", "tell_new_failure", "failures_text", "where", "point", "lost"]
+
+
+def tasks_failed(failures: list[dict], total: int, url: str) -> TasksFailed:
+    """The run's end where ``failures`` of ``total`` tasks raised (the others are stored)."""
+    return TasksFailed(
+        f"{len(failures)} of {total} tasks failed: {failures_text(failures)}. The other "
+        f"{total - len(failures)} tasks finished and are stored in {url}; fix the cause "
+        "and rerun the same command to compute the missing cells",
+        failures,
+    )
+
+
+def tell_new_failure(failures: list[dict], on_failure: Callable[[str], None] | None) -> None:
+    """Call ``on_failure`` with the newest failure unless an earlier one had the same error."""
+    new = failures[-1]
+    if on_failure and all(f["error"] != new["error"] for f in failures[:-1]):
+        on_failure(f"a task failed at {new['point']} ({new['task']}): {new['error']}; the run goes on "
+                   "(an error is shown once; all failures are listed at the end)")
+
+
+def failures_text(failures: list[dict], limit: int = 5) -> str:
+    """Failures grouped by error, each error said once with where it happened:
+    ``ErrorText (at dice_sides=4 (replicates 0-1), ... and 12 more)``."""
+    by_error: dict[str, list[dict]] = {}
+    for f in failures:
+        by_error.setdefault(f["error"], []).append(f)
+    parts = []
+    for error, found in list(by_error.items())[:limit]:
+        at = ", ".join(f"{f['point']} ({f['task']})" for f in found[:2])
+        more = f" and {len(found) - 2} more" if len(found) > 2 else ""
+        parts.append(f"{error} (at {at}{more})")
+    if len(by_error) > limit:
+        parts.append(f"and {len(by_error) - limit} other errors")
+    return "; ".join(parts)
+
+
+def where(spec: Spec, task) -> str:
+    """The grid points of a task: its one point as :func:`point` says it,
+    else the first and the count (``dice_sides=4, ... and 99 more points``)."""
+    first = point(spec, task.params)
+    more = len(task.cells) - 1
+    return first if more <= 0 else f"{first} and {more} more grid point{'s' if more > 1 else ''}"
+
+
+def point(spec: Spec, params: dict) -> str:
+    """The grid point of ``params`` as ``axis=value, ...`` (or the single point)."""
+    if not spec.axes:
+        return "the single grid point"
+    return ", ".join(f"{axis}={params[axis]!r}" for axis in spec.axes)
+
+
+def lost(address: str, url: str) -> SchedulerLost:
+    """The run's end where the scheduler at ``address`` went away (finished tasks kept in ``url``)."""
+    return SchedulerLost(
+        f"lost the Dask scheduler at {address} mid-sweep; finished tasks are kept in {url}: "
+        "rerun the same command (with --scheduler pointing at a running scheduler) to resume"
+    )

@@ -1,0 +1,157 @@
+"""What a run is asked to do, translated once from the caller's options.
+
+``boardsweep run`` and :func:`boardsweep.run` take options in their own
+spelling (``--cluster slurm --jobs 4``; ``cluster="slurm", jobs=4``);
+:func:`cluster_target` turns either into one :class:`cluster.Target`, and
+:class:`RunRequest` holds the whole request (the spec, the store, the
+target, what may be replaced), checked once as it is made (``extend`` with
+``overwrite`` is refused here and nowhere else).  :class:`Hooks` are who
+hears of the run as it goes.  :func:`check_target` checks a target before
+anything is created, whoever made it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ..cluster.client import (START_TIMEOUT_S, NotAScheduler, Target, check_dashboard_address, check_dask_config,
+                              check_workers, handshake)
+from ..errors import BadSchedulerAddress, InputError, SchedulerLost, one_line
+from ..spec.parse import Spec
+from .record import RunReport
+
+if TYPE_CHECKING:  # numba: not imported by the command's start
+    from .warm import WarmUp
+
+__all__ = ["RunRequest", "Hooks", "Spelling", "CLI_OPTIONS", "API_ARGUMENTS", "cluster_target", "check_target",
+           "check_scheduler_address", "EXTEND_AND_OVERWRITE"]
+
+#: The one line for ``--extend`` with ``--overwrite`` (``extend=True, overwrite=True``).
+EXTEND_AND_OVERWRITE = "--extend grows a store in place and --overwrite replaces it: give one of them"
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How a caller names the options of a target, for its one-line refusals."""
+
+    workers: str
+    scheduler: str
+    batch: str
+    jobs: str
+    dashboard: str
+
+
+#: ``boardsweep run``'s options, and :func:`boardsweep.run`'s arguments.
+CLI_OPTIONS = Spelling("--workers", "--scheduler", "--cluster SYSTEM", "--jobs", "--dashboard-address")
+API_ARGUMENTS = Spelling("workers=", "cluster=", "cluster='slurm' (or another batch system)", "jobs=",
+                         "dashboard_address=")
+
+
+def cluster_target(*, workers: int | None = None, scheduler: str | None = None, batch: str | None = None,
+                   jobs: str | int | None = None, client=None, security=None, start_timeout: float = START_TIMEOUT_S,
+                   dashboard_address: str | None = None, names: Spelling = CLI_OPTIONS) -> Target:
+    """Where a run's tasks go, from the caller's options (``names``: their
+    spelling); options that conflict are refused in one line (:class:`InputError`,
+    exit 2) before anything starts."""
+    from ..cluster.batch import check_available, parse_jobs
+
+    check_workers(workers, names.workers)
+    check_dashboard_address(dashboard_address)
+    if batch is None:
+        if jobs is not None:
+            raise InputError(f"{names.jobs} sizes the worker jobs of {names.batch}; give it too")
+        if scheduler and dashboard_address:
+            raise InputError(f"{names.dashboard} applies to a cluster boardsweep starts; the scheduler at "
+                             f"{scheduler} has its own dashboard")
+        return Target(workers=workers, scheduler=scheduler, security=security, client=client,
+                      start_timeout=start_timeout, dashboard_address=dashboard_address)
+    if scheduler or workers:
+        given = names.scheduler if scheduler else names.workers
+        raise InputError(f"{names.batch.split()[0]} {batch} starts its own workers (sized by {names.jobs}); "
+                         f"drop {given}")
+    check_available(batch)
+    return Target(batch=batch, jobs=parse_jobs(jobs if jobs is not None else "1"), start_timeout=start_timeout,
+                  dashboard_address=dashboard_address)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A run, as asked: ``spec`` into the store at ``store`` (default: the
+    spec's, else results/<name>.zarr) on ``target``; ``overwrite`` replaces a
+    store made by another spec, ``extend`` grows it in place (not both);
+    ``max_tasks`` submits at most that many simulation tasks; ``pack`` packs
+    a complete store."""
+
+    spec: Spec
+    store: str | None = None
+    target: Target | None = None
+    overwrite: bool = False
+    extend: bool = False
+    max_tasks: int | None = None
+    pack: bool = True
+
+    def __post_init__(self) -> None:
+        if self.extend and self.overwrite:
+            raise InputError(EXTEND_AND_OVERWRITE)
+        if self.target is None:
+            object.__setattr__(self, "target", Target())
+
+    @property
+    def url(self) -> str:
+        """The store's URL, normalized (:func:`store.normalize_url`)."""
+        from ..store import normalize_url
+
+        return normalize_url(self.store or self.spec.default_store())
+
+
+@dataclass
+class Hooks:
+    """Who hears of a run: ``on_start`` (the report, once the first tasks are
+    under way), ``on_progress`` (done, total), ``on_compile`` (a worker starts
+    compiling kernels; once), ``on_failure`` (one line per new error); and
+    ``warming``, the kernels of the spec already warming in this process."""
+
+    on_start: Callable[[RunReport], None] | None = None
+    on_progress: Callable[[int, int], None] | None = None
+    on_compile: Callable[[], None] | None = None
+    on_failure: Callable[[str], None] | None = None
+    warming: WarmUp | None = None
+
+
+def check_target(target: Target) -> None:
+    """Refuse, before anything is created or started, a target whose workers,
+    dashboard, Dask settings or scheduler address are wrong, or whose
+    scheduler does not answer."""
+    check_workers(target.workers)
+    check_dashboard_address(target.dashboard_address)
+    check_dask_config()
+    if isinstance(target.scheduler, str) and target.scheduler:
+        check_scheduler_address(target.scheduler)
+        try:
+            handshake(target.scheduler, target.security)
+        except NotAScheduler as exc:
+            raise SchedulerLost(f"cannot reach the Dask scheduler at {target.scheduler}: {exc} "
+                                "(nothing was created)") from None
+
+
+_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?)$")
+
+
+def check_scheduler_address(address: str) -> None:
+    """Raise :class:`BadSchedulerAddress` (one line) unless ``address`` is
+    ``[scheme://]host[:port]`` with a scheme Dask knows and a well-formed host and port."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            host, port = parse_host_port(location, 8786)
+            if not _HOST.match(host) or not 0 < int(port) < 65536:
+                raise ValueError(f"{location!r} is not HOST:PORT")
+    except (ValueError, TypeError) as exc:
+        raise BadSchedulerAddress(f"--scheduler {address!r}: not a Dask scheduler address ({one_line(exc)}); "
+                                  "expected e.g. tcp://HOST:8786 (nothing was created)") from None
