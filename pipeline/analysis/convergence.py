@@ -25,11 +25,11 @@ from .dataset import distribution_variables, frequencies, z_score
 from .reference import exact_reference
 
 # re-exports: importers move at integration
-from .comparisons import axis_comparisons, compare_axis  # noqa: F401
-from .dataset import (_canonical, _mem, game_of, grid_params, label_values, point_params,  # noqa: F401
+from .comparisons import axis_comparisons, compare_axis  # noqa: F401  (re-export; importers move at integration)
+from .dataset import (_canonical, _mem, game_of, grid_params, label_values, point_params,  # noqa: F401  (re-export; importers move at integration)
                       run_shape_of)
-from .decks import BETWEEN_DOMINATES, deck_pairs, shuffle_decomposition  # noqa: F401
-from .variance import (VARIANCE_COLUMNS, batch_means, label_variance, theoretical_variance,  # noqa: F401
+from .decks import BETWEEN_DOMINATES, deck_pairs, shuffle_decomposition  # noqa: F401  (re-export; importers move at integration)
+from .variance import (VARIANCE_COLUMNS, batch_means, label_variance, theoretical_variance,  # noqa: F401  (re-export; importers move at integration)
                        variance_ratio)
 
 __all__ = ["step_variable", "steps", "convergence", "convergence_rate"]

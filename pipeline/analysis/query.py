@@ -15,10 +15,10 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from ..store import (  # noqa: F401  (re-exported: reading is the store's, boardsweep.pipeline.store.open)
+from ..store import (  # noqa: F401  (re-export; importers move at integration)
     READ_CHUNK_BYTES, exact_states, label_text, load_sweep, mask, open_sweep, read_chunks,
 )
-from .dataset import (  # noqa: F401  (re-exported: the readers' public names)
+from .dataset import (  # noqa: F401  (re-export; importers move at integration)
     MIN_COUNT, _EXACT_TEXT, _named, _py, distribution_variables, frequencies, grid_points, z_score,
 )
 

@@ -17,15 +17,15 @@ from .store_access import _many_reads
 from .terminal import info, verbosity
 
 # re-exports: the commands' output at its old path (importers move at integration)
-from ..words import plural  # noqa: F401
-from .games import print_game, print_games  # noqa: F401
-from .progress import PLANNING_LINE_POINTS, TaskBar, announce  # noqa: F401
-from .query_rows import print_headline_summary, print_rows  # noqa: F401
-from .status import _points_at, print_status  # noqa: F401
-from .store_access import open_store, require_store, select  # noqa: F401
-from ..words import fmt_significant, fmt_stderr, fmt_value  # noqa: F401
-from .terminal import console, print_records, print_summary, set_verbosity  # noqa: F401
-from .variable import pick_variable  # noqa: F401
+from ..words import plural  # noqa: F401  (re-export; importers move at integration)
+from .games import print_game, print_games  # noqa: F401  (re-export; importers move at integration)
+from .progress import PLANNING_LINE_POINTS, TaskBar, announce  # noqa: F401  (re-export; importers move at integration)
+from .query_rows import print_headline_summary, print_rows  # noqa: F401  (re-export; importers move at integration)
+from .status import _points_at, print_status  # noqa: F401  (re-export; importers move at integration)
+from .store_access import open_store, require_store, select  # noqa: F401  (re-export; importers move at integration)
+from ..words import fmt_significant, fmt_stderr, fmt_value  # noqa: F401  (re-export; importers move at integration)
+from .terminal import console, print_records, print_summary, set_verbosity  # noqa: F401  (re-export; importers move at integration)
+from .variable import pick_variable  # noqa: F401  (re-export; importers move at integration)
 
 __all__ = ["run_summary", "RUN_LINES"]
 
