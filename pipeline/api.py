@@ -242,9 +242,10 @@ def _in_notebook() -> bool:
 def _progress(target: Target):
     if _in_notebook():
         return NotebookProgress()
-    from .views import display
+    from .views import progress as progress_
+    from .views import terminal
 
-    return display.TaskBar(display.console())
+    return progress_.TaskBar(terminal.console())
 
 
 class NotebookProgress:

@@ -114,12 +114,12 @@ class SpecKeys(_Generated):
     """Every key the parser accepts, as a list; warns for keys the page does not mention."""
 
     def lines(self) -> list[str]:
-        from boardsweep.pipeline.spec import parse as spec
+        from boardsweep.pipeline.spec import tables
 
-        keys = sorted(spec.TOP_KEYS)
-        keys += [f"precision.{k}" for k in sorted(spec.PRECISION_KEYS)]
-        keys += [f"checkpoints.{k}" for k in sorted(spec.CHECKPOINT_KEYS)]
-        keys += [f"tasks.{k}" for k in sorted(spec.TASK_KEYS)]
+        keys = sorted(tables.TOP_KEYS)
+        keys += [f"precision.{k}" for k in sorted(tables.PRECISION_KEYS)]
+        keys += [f"checkpoints.{k}" for k in sorted(tables.CHECKPOINT_KEYS)]
+        keys += [f"tasks.{k}" for k in sorted(tables.TASK_KEYS)]
         page = Path(self.env.doc2path(self.env.docname)).read_text()
         for key in keys:
             if not any(f"`{name}`" in page for name in (key, key.split(".")[-1], f"[{key}]")):

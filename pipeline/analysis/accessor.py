@@ -112,15 +112,16 @@ class SweepAccessor:
         the replicates) and, where the game knows it, the exact CLT variance
         with the replicate s.d. it predicts and their ratio; see
         :func:`boardsweep.pipeline.analysis.convergence.label_variance`."""
-        from . import convergence as analysis
+        from . import dataset
+        from . import variance
         from .dataset import distribution_variables
         from .headlines import estimates
 
-        ds = analysis._mem(self._ds)
+        ds = dataset._mem(self._ds)
         found = estimates(ds)
         variable = next((e.attrs["numerator"] for e in found.values()
                          if e.attrs["numerator"] in distribution_variables(ds) and e.attrs["basis"] == "replicates"),
                         None)
-        theory = analysis.theoretical_variance(ds, variable) if variable else None
-        ratio = analysis.variance_ratio(ds, variable, theory) if theory is not None else None
-        return analysis.label_variance(ds, found, ratio, None, variable, theory)
+        theory = variance.theoretical_variance(ds, variable) if variable else None
+        ratio = variance.variance_ratio(ds, variable, theory) if theory is not None else None
+        return variance.label_variance(ds, found, ratio, None, variable, theory)

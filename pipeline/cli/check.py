@@ -68,6 +68,8 @@ def verify(
     from pathlib import Path
 
     from ..views import display
+    from ..views import progress
+    from ..views import terminal
     from ..run.verify import verify as _verify
 
     scheduler = scheduler_address(scheduler)
@@ -75,9 +77,9 @@ def verify(
     spec = load_spec(spec_path)
     if not Path(against).exists() and "://" not in against:
         raise InputError(f"--against {against}: no such store or digest file")
-    console = display.console()
+    console = terminal.console()
     display.info(console, f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
-    bar = display.TaskBar(console)
+    bar = progress.TaskBar(console)
     try:
         with bar:
             result = _verify(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,

@@ -18,12 +18,12 @@ __all__ = ["games", "exact", "simulate", "replay"]
 def games(game_name: str | None, fmt: str) -> None:
     """List the installed games, or describe GAME: its parameters (type, allowed
     values, default), run shape, output variables and whether an exact answer exists."""
-    from ..views import display
+    from ..views import games as games_
 
     if game_name is None:
-        display.print_games(fmt)
+        games_.print_games(fmt)
     else:
-        display.print_game(load_game(game_name), fmt)
+        games_.print_game(load_game(game_name), fmt)
 
 
 @click.command(cls=Command)

@@ -76,13 +76,13 @@ def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None 
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2))
         return
-    from ..views import display
+    from ..views import terminal
 
     dims: dict[str, tuple] = {}
     if game is not None:
         coords = game.coords_for(params or {p.name: p.default for p in game.params})
         dims = {**coords, **{d: (*coords.get(d, ()), *names) for d, names in game.label_names.items()}}
-    display.print_summary(summary, dims)
+    terminal.print_summary(summary, dims)
 
 
 FORMAT = click.option(

@@ -75,6 +75,8 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     the store; rerun the same command to resume).
     """
     from ..views import display
+    from ..views import progress
+    from ..views import terminal
 
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
@@ -88,9 +90,9 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     target.security = security
     if performance_report:
         target.performance_report = performance_report_path(url)
-    console = display.console()
-    display.announce(console, request.spec, url, scheduler, target.describe())
-    bar = display.TaskBar(console)
+    console = terminal.console()
+    progress.announce(console, request.spec, url, scheduler, target.describe())
+    bar = progress.TaskBar(console)
     compiling, warming = _warm_up(request.spec, target, bar.compiling)
     from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
 

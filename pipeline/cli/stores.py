@@ -13,10 +13,14 @@ from .verbosity import Command
 __all__ = ["query", "status", "report"]
 
 
+#: One default for `query` and `report` (:func:`boardsweep.pipeline.views.variable.pick_variable`).
+VARIABLE_HELP = "Simulated variable (default: counts, else the first over location, else the first)."
+
+
 @click.command(cls=Command)
 @click.argument("store_url", metavar="STORE")
 @click.option("--sel", "sels", multiple=True, metavar="AXIS=VALUE", help="Select grid points.")
-@click.option("--variable", default=None, help="Simulated variable (default: the first distribution).")
+@click.option("--variable", default=None, help=VARIABLE_HELP)
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Rows per grid point (table default 5).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--summary", is_flag=True,
@@ -26,14 +30,15 @@ __all__ = ["query", "status", "report"]
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
           summary: bool, every: bool) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
-    from ..views import display
+    from ..views import query_rows, store_access
+    from ..views import variable as variable_
 
-    ds = display.open_store(store_url, InputError, sels=sels)
+    ds = store_access.open_store(store_url, InputError, sels=sels)
     if summary or every:
-        display.print_headline_summary(ds, fmt, every=every, store=store_url)
+        query_rows.print_headline_summary(ds, fmt, every=every, store=store_url)
         return
-    variable = display.pick_variable(ds, variable, InputError)
-    display.print_rows(ds, variable, top, fmt)
+    variable = variable_.pick_variable(ds, variable, InputError)
+    query_rows.print_rows(ds, variable, top, fmt)
 
 
 @click.command(cls=Command)
@@ -45,10 +50,10 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from ..views import display
     from ..plan import growth as grow
+    from ..views import status as status_view, store_access
 
-    st = display.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows
+    st = store_access.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows
     growing = grow.interrupted(st.attrs)
     if growing is not None:
         raise Fault(f"store {store_url} is incomplete: growing it to a larger spec was interrupted; "
@@ -60,9 +65,9 @@ def status(store_url: str, fmt: str) -> None:
     if damage.arrays:
         raise Fault(f"store {store_url} is incomplete: {st.describe(damage)}; "
                         f"rerun `boardsweep run SPEC --store {store_url}` to complete it")
-    ds = display.open_store(st, InputError, check=False, eager=False)
+    ds = store_access.open_store(st, InputError, check=False, eager=False)
     text = st.describe(damage, limit=10**9) if damage else ""
-    display.print_status(ds, fmt, damage, text)
+    status_view.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
     if "precision_state" in ds:  # complete: every point met its target or its cap
         from ..plan.precision import stored_complete
@@ -80,15 +85,16 @@ def status(store_url: str, fmt: str) -> None:
     "Report folder (default: beside the store, results/x.zarr -> results/x.report).  An earlier report "
     "there is replaced: only the files it recorded making are removed; a folder holding a page or table "
     "boardsweep did not write is refused."))
-@click.option("--variable", default=None, help="Simulated variable (default: counts, else the first distribution).")
+@click.option("--variable", default=None, help=VARIABLE_HELP)
 def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
     """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV)."""
-    from ..views import display
+    from ..views import store_access
+    from ..views import variable as variable_
     from ..views.report import build_report, default_out_dir
 
-    ds = display.open_store(store_url, InputError)
+    ds = store_access.open_store(store_url, InputError)
     if variable is not None:
-        variable = display.pick_variable(ds, variable, InputError)
+        variable = variable_.pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
     build_report(store_url, out, variable, loaded=ds)
     click.echo(f"report written to {os.path.join(out, 'index.html')}")

@@ -61,6 +61,7 @@ from ..plan.growth import aligned
 from ..store import normalize_url
 from ..errors import StoreIncomplete
 from ..store import integrity
+from .. import errors
 from ..spec.parse import Spec
 
 __all__ = [
@@ -433,7 +434,7 @@ def _reference(spec: Spec, against: str):
         return spec, lambda url: compare_with_digest(recorded, url, against)
     against = normalize_url(against)
     if store.identity.inspect(against) == "rootless":
-        raise integrity.StoreDamaged(store.identity.rootless_line(against))
+        raise errors.StoreDamaged(store.identity.rootless_line(against))
     if not store.store_exists(against):
         raise ValueError(f"--against {against}: neither a digest file nor a sweep store")
     try:

@@ -35,6 +35,7 @@ import numpy as np
 import xarray as xr
 
 from . import creation, growth, identity, integrity, lost_records, metadata, packing, reads, writes
+from .. import errors
 from .schema import template
 from .lock import StoreLock
 from .remote import unreachable
@@ -313,7 +314,7 @@ class Store:
             return [], np.zeros((*spec.shape, spec.slots), dtype=bool), np.zeros(spec.shape, dtype=bool)
         damage = self.check()
         if damage.labels:  # prepare rewrote them from the spec: still wrong, the cells cannot be named
-            raise integrity.StoreDamaged(f"store {self.url} is damaged: {self.describe(damage)}, and rewriting "
+            raise errors.StoreDamaged(f"store {self.url} is damaged: {self.describe(damage)}, and rewriting "
                                          "them from the spec did not put them right; replace the store with "
                                          "--overwrite")
         if damage.done is None:  # a store without checksums: its flags are all there is

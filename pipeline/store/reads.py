@@ -13,6 +13,7 @@ import xarray as xr
 import zarr
 
 from . import chunkfiles
+from .. import errors
 from .zarr_private import quiet
 
 __all__ = ["READ_CONCURRENCY", "read_array", "read_done", "read_exact_done", "read_mask", "open_raw",
@@ -62,7 +63,7 @@ def read_mask(group: zarr.Group | None, name: str, url: str | None = None) -> tu
     if url is not None:
         try:
             fast = chunkfiles.read(url, name)
-        except chunkfiles.ChunkUnreadable:
+        except errors.ChunkUnreadable:
             fast = None  # a damaged chunk: find which, below
         if fast is not None:
             return fast.astype(bool), []

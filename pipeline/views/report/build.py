@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ...analysis import convergence as analysis, headlines
+from ...analysis import headlines
+from ...analysis import dataset
 from ...analysis.query import grid_points, load_sweep
 from ...words import python_value
 from ..variable import pick_variable
@@ -134,11 +135,11 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float) ->
 
 def _meta(ds, store, variable) -> dict:
     attrs = ds.attrs
-    run_shape = {**analysis.run_shape_of(ds)}
-    canonical = analysis._canonical(ds)
+    run_shape = {**dataset.run_shape_of(ds)}
+    canonical = dataset._canonical(ds)
     run_shape["replicates"] = canonical.get("run", {}).get("replicates", ds.sizes.get("replicate"))
-    description = attrs.get("description") or (analysis.game_of(ds).description
-                                               if analysis.game_of(ds) is not None else "")
+    description = attrs.get("description") or (dataset.game_of(ds).description
+                                               if dataset.game_of(ds) is not None else "")
     return {
         "title": attrs.get("title") or f"sweep {attrs.get('sweep')} ({attrs.get('game')})",
         "description": description,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 
-from ...analysis import convergence as analysis, headlines
+from ...analysis import headlines
+from ...analysis import decks
 from ...analysis.query import MIN_COUNT
 
 
@@ -58,7 +59,7 @@ COLUMNS: dict[str, str] = {
     "sampling_var": "mean within-replicate sampling variance: the within-deck part, which more turns shrink",
     "within_var": "mean within-replicate sampling variance: the within-deck part, which more turns shrink",
     "between_share": "between / (between + sampling), per label (variance.csv, decomposition.csv); at least "
-                     f"{analysis.BETWEEN_DOMINATES} means more turns will not shrink the error, only replicates",
+                     f"{decks.BETWEEN_DOMINATES} means more turns will not shrink the error, only replicates",
     "paired_sd": "s.d. of the paired differences: each replicate's frequency minus the exact answer of its own "
                  "deck orders (the deck check's s.e. is this over sqrt(replicates), not the total replicate s.d.)",
     "paired_t": "paired t = mean difference / (paired_sd / sqrt(replicates)), df = replicates - 1",
@@ -78,7 +79,7 @@ COLUMNS: dict[str, str] = {
     "deck_df": "replicates - 1",
     "deck_p": "two-sided p of deck_t (raw, before any adjustment)",
     "more_turns": "whether more turns shrink this label's error: 'will not shrink it (between deck orders)' where "
-                  f"between_share >= {analysis.BETWEEN_DOMINATES}",
+                  f"between_share >= {decks.BETWEEN_DOMINATES}",
     "headline": "the game's headline quantity (Game.headlines)",
     "sd": "per game ('units': sd of one game's value) or of one replicate's estimate ('replicates')",
     "df": "degrees of freedom of the t quantile and test: games - 1 ('units') or replicates - 1 ('replicates')",

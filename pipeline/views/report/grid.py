@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ...analysis import convergence as analysis
+from ...analysis import dataset
 from ...store import metadata
 from ...analysis.query import grid_points
 from ...words import python_value
@@ -16,7 +16,7 @@ from ...words import python_value
 
 def point_key(ds: xr.Dataset, point: dict[str, Any]) -> str:
     """``axis=value,...`` of a grid point (all parameters when there is no grid)."""
-    items = point if point else analysis.point_params(ds, {})
+    items = point if point else dataset.point_params(ds, {})
     return ",".join(f"{k}={v}" for k, v in items.items())
 
 

@@ -8,6 +8,10 @@ from typing import Any
 import numpy as np
 
 from ...analysis import convergence as analysis, headlines
+from ...analysis import comparisons
+from ...analysis import dataset
+from ...analysis import decks
+from ...analysis import variance
 from ...analysis.query import z_score
 from .grid import point_key, _axes, _flat, _sel, _exact_states
 
@@ -28,7 +32,7 @@ def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
     """The distribution headline that estimates ``variable``'s frequencies over ``dim``, if any."""
     from ....core.games import headlines_of
 
-    game = analysis.game_of(ds)
+    game = dataset.game_of(ds)
     for h in headlines_of(game) if game is not None else ():
         if h.numerator == variable and h.kind == "distribution" and h.name in found \
                 and found[h.name].attrs.get("dim") == dim:
@@ -42,7 +46,7 @@ def _analyse(ds, variable, points, meta, found: dict) -> dict:
     parts["dim"] = dim = conv.attrs["dim"]
     meta["dim"] = dim
     parts["rate"] = _try(meta, "convergence rate", analysis.convergence_rate, conv) if "steps" in conv else None
-    game = analysis.game_of(ds)
+    game = dataset.game_of(ds)
     has_theory = game is not None and "asymptotic_variance" in game.extras
     parts["theory"] = parts["ratio"] = parts["batch"] = None
     if has_theory and len(points) > MAX_THEORY_POINTS:
@@ -50,16 +54,16 @@ def _analyse(ds, variable, points, meta, found: dict) -> dict:
                              f"of at most {MAX_THEORY_POINTS} points (one chain solve each); this grid has "
                              f"{len(points)}")
     elif has_theory:
-        parts["theory"] = theory = _try(meta, "theoretical variance", analysis.theoretical_variance, ds, variable)
+        parts["theory"] = theory = _try(meta, "theoretical variance", variance.theoretical_variance, ds, variable)
         if theory is not None:
-            parts["ratio"] = _try(meta, "variance ratio", analysis.variance_ratio, ds, variable, theory)
-            parts["batch"] = _try(meta, "batch means", analysis.batch_means, ds, variable, theory)
+            parts["ratio"] = _try(meta, "variance ratio", variance.variance_ratio, ds, variable, theory)
+            parts["batch"] = _try(meta, "batch means", variance.batch_means, ds, variable, theory)
     parts["decomp"] = parts["pairs"] = None
     if game is not None and "replicate_exact" in game.extras:
-        parts["decomp"] = _try(meta, "shuffle decomposition", analysis.shuffle_decomposition, ds, variable)
+        parts["decomp"] = _try(meta, "shuffle decomposition", decks.shuffle_decomposition, ds, variable)
     if parts["decomp"] is not None:
-        parts["pairs"] = _try(meta, "paired deck test", analysis.deck_pairs, ds, parts["decomp"], variable)
-    parts["compare"] = _try(meta, "axis comparisons", analysis.axis_comparisons, ds, variable) or {}
+        parts["pairs"] = _try(meta, "paired deck test", decks.deck_pairs, ds, parts["decomp"], variable)
+    parts["compare"] = _try(meta, "axis comparisons", comparisons.axis_comparisons, ds, variable) or {}
     parts["modal"] = game.extras.get("modal") if game is not None else None
     parts["states"] = _exact_states(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
@@ -93,7 +97,7 @@ def _references(ds, points, parts, meta):
             if bool(np.isfinite(rep.values).all()):
                 ref.loc[p] = rep.transpose(*ref.sel(p).dims).values if p else rep.values
                 kind[key] = "replicate decks"
-    game = analysis.game_of(ds)
+    game = dataset.game_of(ds)
     if game is not None and "replicate_exact" in game.extras and any(
             parts["states"][point_key(ds, p)][0] == "none" for p in points):
         if dec is None:

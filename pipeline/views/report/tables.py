@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import convergence as analysis, headlines
+from ...analysis import decks
+from ...analysis import variance
 from ...store import metadata
 from ...words import count, finite_float, plural, python_value
 from .columns import _TABLE_COLUMNS
@@ -247,7 +249,7 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
             continue  # independent decks: every replicate plays the same chain
         share = cols["between_share"][i]
         worst = int(np.nanargmax(np.where(np.isfinite(share), share, -np.inf)))
-        stuck = [labels[j] for j in np.flatnonzero(share >= analysis.BETWEEN_DOMINATES)]
+        stuck = [labels[j] for j in np.flatnonzero(share >= decks.BETWEEN_DOMINATES)]
         meta["decomposition"][point_key(ds, p)] = {
             "label": labels[worst], "between_share": finite_float(share[worst]),
             "median_between_share": finite_float(np.nanmedian(share)), "labels_between_dominates": stuck,
@@ -269,8 +271,8 @@ def _variance_table(ds, found: dict, parts) -> pd.DataFrame | None:
     if not found:
         return None
     if parts is None:
-        return analysis.label_variance(ds, found)
-    return analysis.label_variance(ds, found, parts.get("ratio"), parts.get("decomp"), parts["variable"],
+        return variance.label_variance(ds, found)
+    return variance.label_variance(ds, found, parts.get("ratio"), parts.get("decomp"), parts["variable"],
                                    parts.get("theory"))
 
 

@@ -12,7 +12,11 @@ import zarr
 from scipy import stats as st
 
 from boardsweep.core.games import game_names, get_game
-from boardsweep.pipeline.analysis import convergence as analysis, query
+from boardsweep.pipeline.analysis import convergence as analysis
+from boardsweep.pipeline.analysis import comparisons
+from boardsweep.pipeline.analysis import dataset
+from boardsweep.pipeline.analysis import decks
+from boardsweep.pipeline.analysis import variance
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.plan.tasks import replicate_seed
 from boardsweep.pipeline.analysis.query import open_sweep
@@ -76,7 +80,7 @@ def test_convergence_matches_hand_computation(mono):
     np.testing.assert_allclose(conv["error"].values, err, rtol=1e-9, atol=1e-15)
     counts = g["counts"][...].astype(float).mean(axis=2)  # every replicate is done here
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where((sd > 0) & (counts >= query.MIN_COUNT), err / (sd / 2.0), np.nan)
+        z = np.where((sd > 0) & (counts >= dataset.MIN_COUNT), err / (sd / 2.0), np.nan)
     np.testing.assert_allclose(conv["z"].values, z, rtol=1e-9)
     assert np.isfinite(z[:, 0, -1]).sum() >= 2 * 39  # independent decks, last checkpoint: nearly every label judged
     np.testing.assert_allclose(conv["max_abs_error"].values, np.abs(err).max(-1), rtol=1e-9)
@@ -104,7 +108,7 @@ def test_convergence_rate_is_the_loglog_fit(mono):
 
 def test_variance_ratio_matches_hand_computation(mono):
     ds = open_sweep(mono)
-    vr = analysis.variance_ratio(ds)
+    vr = variance.variance_ratio(ds)
     assert vr.attrs["per"] == "rolls"
     vr = vr.transpose("dice_sides", "deck_policy", "checkpoint", "location")
     g, freq, done = raw(mono)
@@ -124,7 +128,7 @@ def test_variance_ratio_matches_hand_computation(mono):
 
 def test_batch_means_matches_hand_computation(mono):
     ds = open_sweep(mono)
-    bm = analysis.batch_means(ds)
+    bm = variance.batch_means(ds)
     g, _, _ = raw(mono)
     counts = g["counts"][...].astype(float)[1, 0, 2]  # dice 6, independent, replicate 2
     c = np.diff(counts, axis=0, prepend=0)
@@ -140,7 +144,7 @@ def test_batch_means_matches_hand_computation(mono):
 
 def test_shuffle_decomposition_matches_hand_computation(mono):
     ds = open_sweep(mono)
-    dec = analysis.shuffle_decomposition(ds)
+    dec = decks.shuffle_decomposition(ds)
     assert dec is not None
     game = get_game("monopoly")
     _, freq, _ = raw(mono)
@@ -163,7 +167,7 @@ def test_shuffle_decomposition_matches_hand_computation(mono):
 
 def test_compare_axis_is_welch_with_holm(mono):
     ds = open_sweep(mono)
-    res = analysis.compare_axis(ds, "deck_policy", "independent", "shuffled_cycle")
+    res = comparisons.compare_axis(ds, "deck_policy", "independent", "shuffled_cycle")
     _, freq, _ = raw(mono)
     a, b = freq[1, 0, :, -1], freq[1, 1, :, -1]  # dice 6
     ok = a.std(0) > 0
@@ -178,7 +182,7 @@ def test_compare_axis_is_welch_with_holm(mono):
     holm = np.empty(m)
     holm[order] = adj
     np.testing.assert_allclose(r["p_holm"].values[ok], holm, rtol=1e-9)
-    assert set(analysis.axis_comparisons(ds)) == {("dice_sides", 4, 6),
+    assert set(comparisons.axis_comparisons(ds)) == {("dice_sides", 4, 6),
                                                   ("deck_policy", "independent", "shuffled_cycle")}
 
 
@@ -195,7 +199,7 @@ def test_missing_cells_are_skipped_not_zero(mono_partial):
     assert np.isnan(conv["mean"].values[n == 0]).all()
     rate = analysis.convergence_rate(conv)
     assert np.isnan(rate["slope"].values[n < 2]).all()
-    vr = analysis.variance_ratio(ds)
+    vr = variance.variance_ratio(ds)
     assert np.isnan(vr["ratio"].values[n < 2]).all()
 
 
@@ -211,9 +215,9 @@ def test_toy_game_without_theory(tmp_path, cluster2, toy_spec_text):
     url = str(tmp_path / "toy.zarr")
     assert run_sweep(parse_spec(toy_spec_text, "toy.toml"), url, scheduler=cluster2).complete
     ds = open_sweep(url)
-    assert analysis.theoretical_variance(ds) is None and analysis.variance_ratio(ds) is None
+    assert variance.theoretical_variance(ds) is None and variance.variance_ratio(ds) is None
     conv = analysis.convergence(ds)
     rate = analysis.convergence_rate(conv)
     assert (rate["basis"].sel(rule="plain") == "rms_error").all()
     assert (rate["basis"].sel(rule="sticky") == "sd").all()  # no exact answer
-    assert analysis.shuffle_decomposition(ds) is None
+    assert decks.shuffle_decomposition(ds) is None

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from boardsweep.pipeline.cluster import batch
+from boardsweep.pipeline import errors
 from boardsweep.pipeline.cluster.client import dashboard_address, performance_report_path
 from clirun import run_cli  # tests/support is on sys.path (conftest)
 
@@ -70,7 +71,7 @@ def test_options_that_exclude_each_other(spec_path, tmp_path, capsys, args, said
 
 @pytest.mark.parametrize("text", ["0", "3:2", "0:4", "a", "1:2:3", ""])
 def test_jobs_must_be_n_or_min_max(text):
-    with pytest.raises(batch.BatchUnavailable, match="expected N or MIN:MAX"):
+    with pytest.raises(errors.BatchUnavailable, match="expected N or MIN:MAX"):
         batch.parse_jobs(text)
 
 

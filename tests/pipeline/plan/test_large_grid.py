@@ -11,6 +11,8 @@ import pytest
 from rich.console import Console
 
 from boardsweep.pipeline.views import display
+from boardsweep.pipeline.views import progress
+from boardsweep.pipeline.views import store_access
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import template
 
@@ -19,7 +21,7 @@ from boardsweep.pipeline.store import template
 def large_spec():
     from specs import TOY_SPEC  # tests/support is on sys.path
 
-    sides = ", ".join(str(n) for n in range(2, 2 + display.PLANNING_LINE_POINTS // 2))
+    sides = ", ".join(str(n) for n in range(2, 2 + progress.PLANNING_LINE_POINTS // 2))
     return parse_spec(TOY_SPEC.replace("dice_sides = [2, 3]", f"dice_sides = [{sides}]"), "large.toml")
 
 
@@ -31,12 +33,12 @@ def _normal_verbosity(monkeypatch):
 
 def _banner(spec) -> str:
     out = io.StringIO()
-    display.announce(Console(file=out, width=200), spec, "/tmp/large.zarr")
+    progress.announce(Console(file=out, width=200), spec, "/tmp/large.zarr")
     return out.getvalue()
 
 
 def test_a_large_grid_says_it_is_being_planned(large_spec):
-    points = display.PLANNING_LINE_POINTS
+    points = progress.PLANNING_LINE_POINTS
     assert f"preparing the store and planning {points} grid points" in _banner(large_spec)
 
 
@@ -88,14 +90,14 @@ def test_selecting_every_value_of_a_long_axis_reads_the_axis_once():
     ds = _long_axis(values)
     wanted = ",".join(f"v{n}" for n in reversed(range(LONG_AXIS)))
     Label.made, Label.most = 0, 2 * LONG_AXIS
-    picked = display.select(ds, (f"axis={wanted}",), ValueError)
+    picked = store_access.select(ds, (f"axis={wanted}",), ValueError)
     assert [v.n for v in picked["axis"]] == list(reversed(range(LONG_AXIS)))
 
 
 def test_a_value_not_on_a_long_axis_is_named_in_one_short_line():
     ds = _long_axis([f"reserve:{10 * n}" for n in range(LONG_AXIS)])
     with pytest.raises(ValueError) as caught:
-        display.select(ds, ("axis=reserve:5",), ValueError)
+        store_access.select(ds, ("axis=reserve:5",), ValueError)
     line = str(caught.value)
     assert "'reserve:5' is not on axis 'axis'" in line and "(99980 more)" in line
     assert "reserve:0, reserve:10," in line and line.endswith("reserve:999990") and len(line) < 600

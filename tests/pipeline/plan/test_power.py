@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from boardsweep.core import stats
+from boardsweep.core import power
 from boardsweep.core.games import game_names, get_game
 from boardsweep.pipeline.analysis import headlines
 from boardsweep.pipeline.run.execute import run_sweep
@@ -46,10 +46,10 @@ def test_the_plan_uses_the_exact_clt_variance_and_says_so():
         assert sd**2 / r * float(upper_factor(r - 1)) <= 1e-6 < sd**2 / (r - 1) * float(upper_factor(r - 2))
         assert r >= row["replicates_for_stderr"]
         b = row["replicates_for_bias"]
-        seen = [float(stats.detectable_bias(sd / math.sqrt(n), n - 1, plan["level"])) for n in (b - 1, b)]
+        seen = [float(power.detectable_bias(sd / math.sqrt(n), n - 1, plan["level"])) for n in (b - 1, b)]
         assert seen[1] <= 0.01 < seen[0]
         assert row["turns_for_stderr"] == math.ceil(20000 * (sd / 2 / 1e-3) ** 2)
-        assert row["detectable"] == pytest.approx(float(stats.detectable_bias(sd / 2, 3, plan["level"])))
+        assert row["detectable"] == pytest.approx(float(power.detectable_bias(sd / 2, 3, plan["level"])))
 
 
 def test_shuffled_decks_plan_replicates_and_say_turns_do_not_help():

@@ -21,6 +21,7 @@ from boardsweep.core import stats
 from boardsweep.core.games import get_game, interval_headlines
 from boardsweep.pipeline.views import display
 from boardsweep.pipeline.analysis import headlines, query
+from boardsweep.pipeline import store
 from boardsweep.pipeline.plan import precision
 from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.run.execute import run_sweep
@@ -131,7 +132,7 @@ def test_stopping_rule_met_without_overshooting(reference):
         needed = min(m for m in range(2, n + 1, 2) if upper_stderr(counts[i][:m]) <= TARGET)
         assert n <= 2 * needed, (n, needed)  # never about twice what the target needs
     # as query prints them: its largest stderr over labels is the one the rule reached
-    est = query.estimate(query.load_sweep(str(reference)))
+    est = query.estimate(store.load_sweep(str(reference)))
     worst = est["se"].max("location").transpose("dice_sides", "rule").values
     assert np.allclose(worst, ds["stderr_reached"].values, rtol=1e-9, atol=0)
 
@@ -245,7 +246,7 @@ def test_every_game(tmp_path, make_spec, cluster2, game, tables, target):
                      precision={"stderr": target, "max_replicates": 24}, **tables)
     url = tmp_path / f"{game}.zarr"
     assert run_sweep(parse_spec(text, "p.toml"), str(url), scheduler=cluster2).complete
-    ds = query.load_sweep(str(url))
+    ds = store.load_sweep(str(url))
     axes = ds.attrs["grid_axes"]
     found = headlines.estimates(ds)
     bounded = [h.name for h in interval_headlines(get_game(game))]

@@ -11,6 +11,8 @@ import zarr
 
 from boardsweep.pipeline.views import display, overview
 from boardsweep.pipeline.analysis import headlines, query
+from boardsweep.pipeline import store
+from boardsweep.pipeline.analysis import dataset
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 
@@ -40,7 +42,7 @@ def plain_masked(url: str) -> xr.Dataset:
 
 
 def test_open_sweep_reads_many_zarr_chunks_per_dask_chunk(wide_store):
-    ds = query.open_sweep(wide_store)
+    ds = store.open_sweep(wide_store)
     zarr_chunks = zarr.open_array(wide_store, path="counts", mode="r").nchunks
     assert zarr_chunks == 26 * 2  # one per grid point and task block
     assert ds["counts"].data.npartitions == 1
@@ -50,16 +52,16 @@ def test_open_sweep_reads_many_zarr_chunks_per_dask_chunk(wide_store):
 def test_read_chunks_split_the_first_axis_under_the_limit(wide_store):
     ds = xr.open_zarr(wide_store, chunks=None)
     per_point = max(v.nbytes // v.sizes["dice_sides"] for v in ds.data_vars.values() if "dice_sides" in v.dims)
-    chunks = query.read_chunks(ds, limit=3 * per_point)
+    chunks = store.read_chunks(ds, limit=3 * per_point)
     assert chunks["dice_sides"] == 3 and chunks["rule"] == -1 and chunks["replicate"] == -1
-    opened = query.open_sweep(wide_store, chunks=chunks)
+    opened = store.open_sweep(wide_store, chunks=chunks)
     assert opened["counts"].data.npartitions == -(-13 // 3)
-    xr.testing.assert_identical(opened["counts"].load(), query.open_sweep(wide_store)["counts"].load())
+    xr.testing.assert_identical(opened["counts"].load(), store.open_sweep(wide_store)["counts"].load())
 
 
 def test_selection_reads_the_same_cells(wide_store):
-    picked = query.open_sweep(wide_store, sel={"dice_sides": [5], "rule": ["sticky"]})
-    full = query.open_sweep(wide_store).sel(dice_sides=[5], rule=["sticky"]).load()
+    picked = store.open_sweep(wide_store, sel={"dice_sides": [5], "rule": ["sticky"]})
+    full = store.open_sweep(wide_store).sel(dice_sides=[5], rule=["sticky"]).load()
     assert picked["counts"].shape[:2] == (1, 1)
     xr.testing.assert_identical(picked["counts"], full["counts"])
     assert query.rows(picked) == query.rows(full)
@@ -80,7 +82,7 @@ def test_query_rows_say_the_exact_state(wide_store, tmp_path):
     shutil.copytree(wide_store, copy)
     flags = zarr.open_array(str(copy), path="exact_done", mode="r+")
     flags[0, 1] = False  # dice_sides=2, rule=sticky: exact answer not computed yet
-    found = query.rows(query.open_sweep(str(copy), check=False))
+    found = query.rows(store.open_sweep(str(copy), check=False))
     states = {(r["dice_sides"], r["rule"]): r["exact_state"] for r in found}
     assert states[(2, "sticky")] == "pending"
     assert states[(2, "plain")] == states[(3, "sticky")] == "stored"
@@ -99,7 +101,7 @@ def test_compact_summary_above_24_points(wide_store, capsys):
     assert len(text.splitlines()) <= overview.MAX_LINES - 5  # the banner, bar and compile lines come before
     rows = [len(rows) for rows in _table_rows(text)]  # nearly all 26 fit beside the verdict and its power
     assert len(rows) == 1 and 20 <= rows[0] <= 26 and (rows[0] == 26 or f"showing {rows[0]} of 26" in text)
-    ds = query.load_sweep(wide_store)
+    ds = store.load_sweep(wide_store)
     narrow = Console(width=100, record=True)  # a budget too small for them: cut, flagged points kept
     used = overview.print_overview(narrow, ds, wide_store, 20, every_row="`query --summary --all`")
     text = narrow.export_text()
@@ -107,7 +109,7 @@ def test_compact_summary_above_24_points(wide_store, capsys):
     tables = _table_rows(text)
     assert len(tables) == 1 and 3 <= len(tables[0]) < 26
     verdict = headlines.verdict(ds)
-    points = list(query.grid_points(ds))
+    points = list(dataset.grid_points(ds))
     shown = [tuple(row.split()[:2]) for row in tables[0]]
     assert shown[0] == ("2", "plain") or verdict["flagged"]  # the first points come first
     for i in verdict["flagged_points"][:len(shown)]:  # a flagged point is shown
@@ -208,6 +210,7 @@ def test_chunk_file_reader_matches_zarr(wide_store, tmp_path):
 def test_chunk_file_reader_fill_and_damage(wide_store, tmp_path):
     import shutil
 
+    from boardsweep.pipeline import errors
     from boardsweep.pipeline.store import chunkfiles
 
     copy = tmp_path / "copy.zarr"
@@ -216,15 +219,15 @@ def test_chunk_file_reader_fill_and_damage(wide_store, tmp_path):
     counts = chunkfiles.read(str(copy), "counts")
     assert (counts[0, 0, 0:2] == -1).all() and (counts[0, 0, 2:] >= 0).all()
     (copy / "counts" / "c" / "1" / "0" / "0" / "0" / "0").write_bytes(b"not zstd")
-    with pytest.raises(chunkfiles.ChunkUnreadable, match="does not decode"):
+    with pytest.raises(errors.ChunkUnreadable, match="does not decode"):
         chunkfiles.read(str(copy), "counts")
 
 
 def test_load_sweep_equals_open_sweep(wide_store):
-    xr.testing.assert_identical(query.load_sweep(wide_store), query.open_sweep(wide_store).load())
+    xr.testing.assert_identical(store.load_sweep(wide_store), store.open_sweep(wide_store).load())
     sel = {"dice_sides": [4, 9], "rule": ["sticky"]}
-    xr.testing.assert_identical(query.load_sweep(wide_store, sel=sel),
-                                query.open_sweep(wide_store).sel(sel).load())
+    xr.testing.assert_identical(store.load_sweep(wide_store, sel=sel),
+                                store.open_sweep(wide_store).sel(sel).load())
 
 
 def test_status_of_a_large_grid_fits_a_screen(wide_store, tmp_path, capsys):
@@ -248,6 +251,7 @@ def test_chunk_file_writer_writes_what_zarr_writes(wide_store, tmp_path):
     import shutil
 
     from boardsweep.pipeline.store import chunkfiles
+    from boardsweep.pipeline import errors
 
     ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
     shutil.copytree(wide_store, ours)
@@ -262,7 +266,7 @@ def test_chunk_file_writer_writes_what_zarr_writes(wide_store, tmp_path):
     assert zarr.open_array(str(ours), path="done", mode="r")[region].all()
 
     before = (ours / "counts/c/3/1/0/0/0").read_bytes()
-    with pytest.raises(chunkfiles.LayoutError, match="nothing was written"):  # two chunks: shared with other cells
+    with pytest.raises(errors.LayoutError, match="nothing was written"):  # two chunks: shared with other cells
         chunkfiles.write_chunk(str(ours), "counts", (3, 1, slice(1, 3)), values)
     assert (ours / "counts/c/3/1/0/0/0").read_bytes() == before
     assert not list(ours.rglob("*.tmp"))

@@ -14,6 +14,7 @@ import xarray as xr
 from clirun import run_cli
 from localdask import COMPARED, assert_bitwise_equal
 from boardsweep.pipeline.store import integrity
+from boardsweep.pipeline import errors
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.analysis.query import open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
@@ -85,7 +86,7 @@ def test_damage_is_named_refused_and_repaired(case, copy, pristine, cluster2, ca
         assert run_cli(*command) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"is damaged: {cell}" in err[0], err
-    with pytest.raises(integrity.StoreDamaged, match=cell.split(",")[1].strip()):
+    with pytest.raises(errors.StoreDamaged, match=cell.split(",")[1].strip()):
         open_sweep(str(copy))
 
     assert run_cli("run", str(spec_path), "--store", str(copy), "--scheduler", cluster2) == 0

@@ -18,6 +18,8 @@ import pytest
 from clirun import run_cli
 
 from boardsweep.pipeline.analysis import accessor, headlines, query  # noqa: F401  (accessor: ds.boardsweep)
+from boardsweep.pipeline import store
+from boardsweep.pipeline.analysis import dataset
 from boardsweep.pipeline.views import overview
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -113,7 +115,7 @@ def test_an_empty_column_is_left_out(summaries):
 @pytest.mark.parametrize("name", ["quickstart", "shut_the_box", "hk_monopoly", "chutes_ladders"])
 def test_one_estimate_and_se_whichever_way_it_is_read(summaries, name, capsys):
     _, url = summaries[name]
-    ds = query.load_sweep(url)
+    ds = store.load_sweep(url)
     table = headlines.summary(ds)
     by_accessor = ds.boardsweep.summary()
     pd.testing.assert_frame_equal(table, by_accessor)
@@ -134,7 +136,7 @@ def test_one_estimate_and_se_whichever_way_it_is_read(summaries, name, capsys):
         values = est["estimate"].broadcast_like(est["estimate"]).values
         finite = np.sort(values[np.isfinite(values)].ravel())
         np.testing.assert_allclose(np.sort(mine["estimate"].dropna().to_numpy(float)), finite, rtol=1e-12)
-    variables = query.distribution_variables(ds)
+    variables = dataset.distribution_variables(ds)
     if variables:  # `query` rows of a distribution: its headline's estimate and se
         variable = next(iter(variables))
         capsys.readouterr()

@@ -135,7 +135,7 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
 
     import xarray as xr
 
-    from boardsweep.pipeline.analysis import convergence as analysis, headlines
+    from boardsweep.pipeline.analysis import comparisons, decks, headlines, variance
     from boardsweep.pipeline.analysis.query import modal_string, open_sweep
 
     out = tmp_path / "r"
@@ -187,7 +187,7 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert all(f"Holm-adjusted p < {headlines.ALPHA:.0%}" in text and "5%" not in text
                for text in [*maps.values(), *notes])
     for c in report_meta["comparisons"]:
-        res = analysis.compare_axis(ds, c["axis"], c["a"] if c["axis"] != "dice_sides" else int(c["a"]),
+        res = comparisons.compare_axis(ds, c["axis"], c["a"] if c["axis"] != "dice_sides" else int(c["a"]),
                                     c["b"] if c["axis"] != "dice_sides" else int(c["b"]), "counts")
         where = {k: c[k] for k in ("dice_sides", "deck_policy") if k in res["p_holm"].dims}
         p_holm = res["p_holm"].sel(where)
@@ -214,10 +214,10 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert set(dec["deck_policy"]) == {"shuffled_cycle"} and len(dec) == 2 * 41
     assert (dec["between_share"].dropna() > 0).any() and dec["paired_sd"].notna().any()
     # the deck check is the paired test: each replicate against its own decks, the s.d. of the differences
-    pairs = analysis.deck_pairs(ds.load(), analysis.shuffle_decomposition(ds.load()))
+    pairs = decks.deck_pairs(ds.load(), decks.shuffle_decomposition(ds.load()))
     shuffled = {"dice_sides": 6, "deck_policy": "shuffled_cycle"}
     freq = (ds["counts"].isel(checkpoint=-1).sel(shuffled) / ds["events"].isel(checkpoint=-1).sel(shuffled)).values
-    own = analysis.shuffle_decomposition(ds.load())["replicate_exact"].sel(shuffled)
+    own = decks.shuffle_decomposition(ds.load())["replicate_exact"].sel(shuffled)
     own = own.transpose("replicate", "location").values
     diff = freq - own
     cc1 = list(ds["location"].values).index("CC1")
@@ -231,7 +231,7 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert len(var) == 4 * 41
     mine = var[(var.dice_sides == 6) & (var.deck_policy == "independent")].set_index("label")
     assert mine["mcse"].to_numpy() == pytest.approx(mine["replicate_sd"].to_numpy() / 2, nan_ok=True)
-    ratio = analysis.variance_ratio(ds.load())["ratio"].isel(checkpoint=-1).sel(at)
+    ratio = variance.variance_ratio(ds.load())["ratio"].isel(checkpoint=-1).sel(at)
     assert mine.loc["JAIL", "variance_ratio"] == pytest.approx(float(ratio.sel(location="JAIL")), rel=1e-9)
     assert mine["between_share"].isna().all() and mine["deck_t"].isna().all()
     jail = mine.loc["JAIL"]
