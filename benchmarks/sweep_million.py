@@ -98,7 +98,8 @@ def task_keys(points_per_task: int | None, seconds: float | None) -> tuple[dict[
 
     A ``points_per_task`` this boardsweep does not know is left out at 1 (the
     same layout) and refused otherwise (the why says so, starting ``n/a``)."""
-    from boardsweep.pipeline.spec.parse import SpecError, parse_spec
+    from boardsweep.pipeline.errors import SpecError
+    from boardsweep.pipeline.spec.parse import parse_spec
 
     keys: dict[str, object] = {}
     if seconds is not None:

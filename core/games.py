@@ -48,8 +48,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .errors import GameNotInstalled, ParameterError  # re-exported (importers move at integration)
-from .schema import Headline, Param, Ratio, Variable  # re-exported (importers move at integration)
+from .errors import GameNotInstalled, ParameterError  # the game interface: plugins import these from here
+from .schema import Headline, Param, Ratio, Variable  # the game interface: plugins import these from here
 
 __all__ = [
     "ParameterError",

@@ -40,31 +40,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special as _sc  # Student's t and chi-square tails; scipy.stats takes ~1.5 s to import
 
-from .power import POWER, detectable_bias, replicates_for_bias, t_power  # noqa: F401  (re-export; importers move at integration)
 
-__all__ = [
-    "loglog_slope",
-    "ratio_batch_variance",
-    "welch_test",
-    "holm",
-    "variance_decomposition",
-    "paired_test",
-    "effective_sample_size",
-    "proportion_interval",
-    "EXACT_ULPS",
-    "same_value",
-    "proportion_test",
-    "pooled_unit_stderr",
-    "replicate_ratio_stderr",
-    "t_interval",
-    "t_test",
-    "chi2_gof",
-    "MIN_EXPECTED",
-    "POWER",
-    "t_power",
-    "detectable_bias",
-    "replicates_for_bias",
-]
+__all__ = ["loglog_slope", "ratio_batch_variance", "welch_test", "holm", "variance_decomposition", "paired_test", "effective_sample_size", "proportion_interval", "EXACT_ULPS", "same_value", "proportion_test", "pooled_unit_stderr", "replicate_ratio_stderr", "t_interval", "t_test", "chi2_gof", "MIN_EXPECTED"]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 

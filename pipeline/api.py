@@ -40,11 +40,12 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from .cluster.client import Target
-from .errors import InputError, NotInWorker  # noqa: F401  (NotInWorker: re-export; importers move at integration)
+from .errors import InputError, NotInWorker
 from .run.execute import execute
 from .run.record import RunReport
 from .run.request import API_ARGUMENTS, Hooks, RunRequest, cluster_target
-from .spec.parse import Spec, SpecError
+from .spec.parse import Spec
+from .errors import SpecError
 from .words import count
 
 __all__ = ["Spec", "Result", "run", "as_spec"]
@@ -68,14 +69,14 @@ class Result:
     def open(self, **kwargs: Any):
         """The store as a lazy :class:`xarray.Dataset` (:func:`boardsweep.open_sweep`)."""
         from .analysis import accessor  # noqa: F401  (registers ds.boardsweep)
-        from .analysis.query import open_sweep
+        from .store import open_sweep
 
         return open_sweep(self.store, **kwargs)
 
     def load(self, **kwargs: Any):
         """The store read into memory (:func:`boardsweep.load_sweep`)."""
         from .analysis import accessor  # noqa: F401  (registers ds.boardsweep)
-        from .analysis.query import load_sweep
+        from .store import load_sweep
 
         return load_sweep(self.store, **kwargs)
 

@@ -135,3 +135,90 @@ def test_only_the_store_package_opens_zarr_or_fsspec():
             for root in roots & (STORE_LIBRARIES | {"open_zarr"}):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {root}")
     assert not offenders, "; ".join(offenders)
+
+
+#: The folders of pipeline/ and what each may import (besides itself and core/). A folder's
+#: modules see only what is below it: the user's intent (spec) -> what to run (plan) -> the store
+#: -> analysis -> views, with run/ and cluster/ beside them, and cli/ (and api) on top.
+FOLDERS = {
+    "pipeline.errors": set(),
+    "pipeline.words": set(),
+    "pipeline.spec": {"pipeline.errors", "pipeline.words"},
+    "pipeline.plan": {"pipeline.errors", "pipeline.words", "pipeline.spec"},
+    "pipeline.store": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan"},
+    "pipeline.analysis": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store"},
+    "pipeline.cluster": {"pipeline.errors", "pipeline.words"},
+    "pipeline.run": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+                     "pipeline.cluster"},
+    "pipeline.views": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+                       "pipeline.analysis", "pipeline.run"},
+    "pipeline.api": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+                     "pipeline.analysis", "pipeline.run", "pipeline.cluster", "pipeline.views"},
+    "pipeline.cli": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+                     "pipeline.analysis", "pipeline.run", "pipeline.cluster", "pipeline.views", "pipeline.api"},
+}
+
+
+def _folder(module: str) -> str:
+    """The folder (or top-level module) of pipeline/ a module belongs to; ``core`` for core/."""
+    if module.startswith("core"):
+        return "core"
+    if module == "pipeline":
+        return "pipeline"
+    return ".".join(module.split(".")[:2])
+
+
+def test_every_folder_imports_only_what_is_below_it():
+    offenders = []
+    for name, targets in import_graph().items():
+        source = _folder(name)
+        for target in targets:
+            folder = _folder(target)
+            if folder in (source, "core", "pipeline"):
+                continue
+            if source == "core" or folder not in FOLDERS.get(source, set()):
+                offenders.append(f"{name} -> {target}")
+    assert not offenders, "imports against the folders' order (FOLDERS): " + "; ".join(sorted(offenders))
+
+
+def test_every_pipeline_module_is_in_a_known_folder():
+    assert {_folder(m) for m in _modules()} - {"core", "pipeline"} <= set(FOLDERS)
+
+
+#: The house's size limits (issue 41): a module a reader can hold, a function that fits a screen.
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_module_or_function_is_too_long():
+    long = []
+    for name, (path, _) in _modules().items():
+        text = path.read_text()
+        if text.count("\n") > MAX_MODULE_LINES:
+            long.append(f"{path.relative_to(ROOT)}: {text.count(chr(10))} lines")
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines} lines")
+    assert not long, "; ".join(long)
+
+
+def _is_exception(node: ast.ClassDef) -> bool:
+    names = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases}
+    return any(n.endswith(("Error", "Exception", "Fault", "Exit", "Failed", "Interrupt")) or n in {
+        "BoardsweepError", "InputError", "Fault", "SweepError"} for n in names)
+
+
+def test_every_exception_class_lives_in_an_errors_module():
+    stray = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"
+             for name, (path, _) in _modules().items() if not name.endswith("errors")
+             for node in ast.walk(_tree(path)) if isinstance(node, ast.ClassDef) and _is_exception(node)]
+    assert not stray, "exception classes outside pipeline/errors.py and core/errors.py: " + "; ".join(stray)
+
+
+def test_the_limits_are_checked():
+    """The checks above see what they must: an exception class by its base, a folder by its name."""
+    tree = ast.parse("class A(InputError): pass\nclass B(ValueError): pass\nclass C(object): pass\n")
+    assert [_is_exception(n) for n in tree.body] == [True, True, False]
+    assert _folder("pipeline.store.owner") == "pipeline.store" and _folder("pipeline.api") == "pipeline.api"

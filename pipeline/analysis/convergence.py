@@ -21,16 +21,8 @@ import xarray as xr
 
 from ...core import stats
 from ..store.metadata import simulated_variables
-from .dataset import distribution_variables, frequencies, z_score
+from .dataset import _mem, distribution_variables, frequencies, z_score
 from .reference import exact_reference
-
-# re-exports: importers move at integration
-from .comparisons import axis_comparisons, compare_axis  # noqa: F401  (re-export; importers move at integration)
-from .dataset import (_canonical, _mem, game_of, grid_params, label_values, point_params,  # noqa: F401  (re-export; importers move at integration)
-                      run_shape_of)
-from .decks import BETWEEN_DOMINATES, deck_pairs, shuffle_decomposition  # noqa: F401  (re-export; importers move at integration)
-from .variance import (VARIANCE_COLUMNS, batch_means, label_variance, theoretical_variance,  # noqa: F401  (re-export; importers move at integration)
-                       variance_ratio)
 
 __all__ = ["step_variable", "steps", "convergence", "convergence_rate"]
 

@@ -15,32 +15,14 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from ..store import (  # noqa: F401  (re-export; importers move at integration)
-    READ_CHUNK_BYTES, exact_states, label_text, load_sweep, mask, open_sweep, read_chunks,
+from ..store import (
+    exact_states, label_text,
 )
-from .dataset import (  # noqa: F401  (re-export; importers move at integration)
-    MIN_COUNT, _EXACT_TEXT, _named, _py, distribution_variables, frequencies, grid_points, z_score,
+from .dataset import (
+    _EXACT_TEXT, _named, _py, distribution_variables, grid_points,
 )
 
-__all__ = [
-    "open_sweep",
-    "load_sweep",
-    "distribution_variables",
-    "frequencies",
-    "estimate",
-    "exact_frequencies",
-    "compare_exact",
-    "z_score",
-    "MIN_COUNT",
-    "top_k",
-    "modal_string",
-    "rows",
-    "read_chunks",
-    "mask",
-    "compared",
-    "worst_z",
-    "table_rows",
-]
+__all__ = ["estimate", "exact_frequencies", "compare_exact", "top_k", "modal_string", "rows", "compared", "worst_z", "table_rows"]
 
 
 def estimate(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:

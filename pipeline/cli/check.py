@@ -20,7 +20,7 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
     from ..store import normalize_url, store_exists
     from ..store.identity import inspect, rootless_line
-    from ..store.integrity import StoreDamaged
+    from ..errors import StoreDamaged
     from ..run.verify import write_digest
 
     try:

@@ -14,7 +14,7 @@ import click
 
 from ...core.games import ParameterError
 from ..errors import BoardsweepError, InputError, causes
-from ..spec.parse import SpecError
+from ..errors import SpecError
 from . import check, games, run, stores
 from .diagnose import diagnose, one_line as _one_line
 from .verbosity import Group, set_verbosity

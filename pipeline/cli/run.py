@@ -6,8 +6,10 @@ import json
 
 import click
 
-from ..cluster.batch import SYSTEMS as BATCH_SYSTEMS, WaitingLine, signals_end_run
-from ..cluster.client import START_TIMEOUT_S, performance_report_path
+from ..cluster.batch import SYSTEMS as BATCH_SYSTEMS, signals_end_run
+from ..views.waiting import WaitingLine
+from ..cluster.targets import START_TIMEOUT_S
+from ..cluster.dashboard import performance_report_path
 from ..run.request import CLI_OPTIONS, Hooks, RunRequest, cluster_target
 from .dry_run import print_plan
 from .options import SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, scheduler_address, tls_options
@@ -113,7 +115,7 @@ def _warm_up(spec, target, on_compile):
     """(``on_compile`` made to tell once, the warm-up): the kernels of
     ``spec`` loaded or compiled in a thread from now on (:class:`warm.WarmUp`)
     when the run's workers will be threads of this process, else None."""
-    from ..cluster.client import threads_here
+    from ..cluster.targets import threads_here
     from ..run.warm import WarmUp, once
 
     told = once(on_compile)

@@ -30,10 +30,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import BatchUnavailable, JobsNotStarted  # noqa: F401  (re-export; importers move at integration)
+from ..errors import BatchUnavailable, JobsNotStarted
 
-__all__ = ["SYSTEMS", "BatchUnavailable", "JobsNotStarted", "Jobs", "parse_jobs", "check_available",
-           "start_jobs", "wait_for_worker", "WaitingLine", "signals_end_run"]
+__all__ = ["SYSTEMS", "Jobs", "parse_jobs", "check_available", "start_jobs", "wait_for_worker", "signals_end_run"]
 
 #: ``--cluster`` name -> (dask-jobqueue class, submit command).
 SYSTEMS = {
@@ -270,43 +269,6 @@ def _cancel(submitted: _Submitted) -> None:
         subprocess.run([*command, *submitted.ids], capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         pass
-
-
-class WaitingLine:
-    """A status line while the run waits for its first worker (a batch job, or
-    one joining ``--scheduler``): updated in place on a terminal, else printed
-    when it changes and every ``EVERY_S`` seconds (logs)."""
-
-    EVERY_S = 30.0
-
-    def __init__(self, console, target) -> None:
-        from ..views import display
-
-        self.console, self.status, self.started, self.printed = console, None, False, None
-        if (target.batch or target.scheduler) and display._VERBOSITY >= 0:
-            self.status = console.status("")
-            target.on_wait = self.update
-
-    def update(self, text: str) -> None:
-        import time
-
-        if not self.console.is_terminal:  # a new state at once, the same one every EVERY_S
-            state = text.rsplit(" (", 1)[0]
-            if self.printed is None or state != self.printed[0] or time.monotonic() - self.printed[1] >= self.EVERY_S:
-                self.console.print(text, highlight=False, soft_wrap=True)
-                self.printed = (state, time.monotonic())
-            return
-        if not self.started:
-            self.status.start()
-            self.started = True
-        self.status.update(text)
-
-    def __enter__(self) -> "WaitingLine":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.status is not None:
-            self.status.stop()
 
 
 class signals_end_run:

@@ -26,14 +26,9 @@ from __future__ import annotations
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..errors import BadDashboardAddress, BadDaskConfig, BadWorkers, ClusterNotStarted, NoWorkers, NoWorkersLeft, NotAScheduler  # noqa: F401  (re-export; importers move at integration)
-from .dashboard import WEB_LOGGERS, check_dashboard_address, dashboard_address, dashboard_link, pages_on_first_visit, performance_report_path  # noqa: F401  (re-export; importers move at integration)
 from .dashboard import configured_dashboard, route_web_logs
-from .embedded import embedded_client, embedded_cluster, start_task_threads  # noqa: F401  (re-export; importers move at integration)
-from .scheduler import LOOK_EVERY_S, handshake, wait_for_workers  # noqa: F401  (re-export; importers move at integration)
+from .embedded import embedded_client
 from .scheduler import scheduler_client
-from .settings import TASK_TIMEOUT_S, check_dask_config, check_workers, max_workers, no_workers_timeout, task_timeout  # noqa: F401  (re-export; importers move at integration)
-from .targets import START_TIMEOUT_S, threads_here, tls_security  # noqa: F401  (re-export; importers move at integration)
 from .targets import Target
 
 __all__ = ["connect"]

@@ -118,7 +118,7 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
     import xarray as xr
 
     from ..analysis import headlines
-    from ..analysis.query import load_sweep
+    from ..store import load_sweep
 
     ds = pilot if isinstance(pilot, xr.Dataset) else load_sweep(str(pilot), check=False)
     if ds.attrs.get("game") != spec.game_name:

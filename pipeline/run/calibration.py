@@ -9,7 +9,7 @@ import uuid
 from typing import Any, Callable, Mapping
 
 from ..errors import SweepError, one_line, overdue
-from ..cluster.client import task_timeout
+from ..cluster.settings import task_timeout
 from ..plan.layout import Recorded
 from ..spec.parse import Spec
 from ..store.manifests import store_chunks

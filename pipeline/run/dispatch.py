@@ -21,7 +21,10 @@ import time
 import uuid
 from typing import Callable
 
-from ..cluster.client import LOOK_EVERY_S, NoWorkersLeft, Target, no_workers_timeout, task_timeout
+from ..cluster.scheduler import LOOK_EVERY_S
+from ..errors import NoWorkersLeft
+from ..cluster.client import Target
+from ..cluster.settings import no_workers_timeout, task_timeout
 from ..errors import SchedulerLost, StoreFull, contained, disk_full, one_line, overdue
 from ..plan.layout import TaskLayout
 from ..spec.parse import Spec

@@ -35,8 +35,10 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..cluster.client import Target, connect, dashboard_link, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
-from ..errors import BadSchedulerAddress, SchedulerLost, StoreCreationFailed, SweepError, TasksFailed  # noqa: F401  (re-export; importers move at integration)
+from ..cluster.client import Target, connect
+from ..cluster.dashboard import dashboard_link
+from ..cluster.targets import threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from ..errors import TasksFailed
 from ..plan import growth as grow, layout as task_layout, precision, sizing
 from ..plan.layout import TaskLayout
 from ..plan.tasks import plan_exact, plan_tasks, task_count
@@ -44,18 +46,15 @@ from ..spec.parse import Spec
 from ..store import Store, normalize_url
 from ..store.remote import use_storage_options
 from .calibration import recorded_layout, time_on_worker
-from .dispatch import IN_FLIGHT_PER_WORKER, MIN_IN_FLIGHT, RESTART_TIMEOUT_S, submit_and_wait, token  # noqa: F401  (re-export; importers move at integration)
+from .dispatch import submit_and_wait, token
 from .failures import tasks_failed
 from .head import head_start, store_head
 from .record import RunReport
-from .request import EXTEND_AND_OVERWRITE, Hooks, RunRequest, check_scheduler_address, check_target  # noqa: F401  (re-export; importers move at integration)
+from .request import Hooks, RunRequest, check_target
 from .warm import COMPILING_TOPIC, WarmUp, once
 from .worker import simulate_task
 
-__all__ = [
-    "RunReport", "run_sweep", "execute", "normalize_url", "SweepError", "SchedulerLost", "TasksFailed",
-    "StoreCreationFailed", "tls_security",
-]
+__all__ = ["RunReport", "run_sweep", "execute", "normalize_url", "tls_security"]
 
 
 def run_sweep(spec: Spec, url: str | None = None, *, workers: int | None = None, scheduler: str | None = None,

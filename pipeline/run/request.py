@@ -16,8 +16,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from ..cluster.client import (START_TIMEOUT_S, NotAScheduler, Target, check_dashboard_address, check_dask_config,
-                              check_workers, handshake)
+from ..cluster.targets import START_TIMEOUT_S
+from ..errors import NotAScheduler
+from ..cluster.client import Target
+from ..cluster.dashboard import check_dashboard_address
+from ..cluster.settings import check_dask_config, check_workers
+from ..cluster.scheduler import handshake
 from ..errors import BadSchedulerAddress, InputError, SchedulerLost, one_line
 from ..spec.parse import Spec
 from .record import RunReport

@@ -227,7 +227,7 @@ class WarmUp:
         task deadline (:func:`cluster.task_timeout`), naming it; the thread is
         left to end with the process (a thread cannot be stopped)."""
         if self.claim():
-            from ..cluster.client import task_timeout
+            from ..cluster.settings import task_timeout
 
             deadline = task_timeout()
             self.thread.join(None if deadline is None else max(0.0, self._since + deadline - time.monotonic()))
@@ -251,7 +251,7 @@ class WarmUp:
         """Stop after the point under way; the seconds spent loading or compiling kernels
         (waiting at most the task deadline, :func:`cluster.task_timeout`, for a point
         whose kernel does not return: the thread is a daemon, left to end with the process)."""
-        from ..cluster.client import task_timeout
+        from ..cluster.settings import task_timeout
 
         self._stop()
         self.thread.join(task_timeout())
@@ -268,7 +268,7 @@ class WarmUp:
     def __exit__(self, kind, *exc) -> None:
         self._stop()
         if kind is None and self.wait:
-            from ..cluster.client import task_timeout
+            from ..cluster.settings import task_timeout
 
             self.thread.join(task_timeout())
 

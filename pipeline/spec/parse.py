@@ -58,14 +58,13 @@ from typing import Any
 import numpy as np
 
 from ...core.games import Game, get_game
-from ..errors import SpecError  # noqa: F401  (re-export; importers move at integration)
+from ..errors import SpecError
 from .grid import ResolvedGrid, grid_chunks, resolve_grid
 from .overrides import apply_overrides
-from .tables import CHECKPOINT_KEYS, PRECISION_KEYS, TASK_KEYS, TOP_KEYS  # noqa: F401  (re-export; importers move at integration)
 from .tables import Tables
 from .toml_text import toml_text
 
-__all__ = ["SpecError", "Spec", "ResolvedGrid", "load_spec", "parse_spec", "apply_overrides", "resolve_grid"]
+__all__ = ["Spec", "ResolvedGrid", "load_spec", "parse_spec", "apply_overrides", "resolve_grid"]
 
 
 @dataclass(frozen=True)

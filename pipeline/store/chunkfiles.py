@@ -31,11 +31,9 @@ import fsspec
 import numpy as np
 from numcodecs.zstd import Zstd, decompress
 
-from ..errors import ChunkUnreadable, LayoutError  # noqa: F401  (re-export; importers move at integration)
+from ..errors import ChunkUnreadable, LayoutError
 
-__all__ = ["ChunkUnreadable", "LayoutError", "LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "readable",
-           "ChunkFileArray", "local_root", "encode_chunks", "encode_region",
-           "parse_meta"]
+__all__ = ["LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "readable", "ChunkFileArray", "local_root", "encode_chunks", "encode_region", "parse_meta"]
 
 #: The root attribute recording the packed arrays (JSON text: per array, its
 #: packed and task chunk shapes and its chunk files' sizes and CRC-32s), see

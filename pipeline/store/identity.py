@@ -22,13 +22,11 @@ import zarr
 from ...core.rng import RNG_SCHEME
 from . import manifests, metadata
 from .zarr_private import quiet
-from ..errors import RootDamaged, StoreMismatch, UnknownFormat  # noqa: F401  (re-export; importers move at integration)
+from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan.tasks import SEED_SCHEME
 from ..spec.parse import Spec
 
-__all__ = ["StoreMismatch", "UnknownFormat", "RootDamaged", "check_root", "store_exists", "inspect", "read_attrs",
-           "check_format", "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels",
-           "read_coordinates", "rootless_line"]
+__all__ = ["check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line"]
 
 
 

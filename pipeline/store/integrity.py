@@ -35,7 +35,7 @@ import numpy as np
 import zarr
 
 from . import layout as packing
-from ..errors import StoreDamaged  # noqa: F401  (re-export; importers move at integration)
+from ..errors import StoreDamaged
 from .identity import check_format, check_labels, read_attrs
 from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, _fingerprint, _fs, _read_many, chunk_paths,
                         exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
@@ -44,18 +44,7 @@ from .metadata import simulated_variables
 from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet
 
-__all__ = [
-    "INTEGRITY_SCHEME",
-    "MANIFEST_DIR",
-    "StoreDamaged",
-    "Damage",
-    "record",
-    "check",
-    "read_mask",
-    "describe",
-    "assert_intact",
-    "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY",  # from .manifests and .reads
-]
+__all__ = ["INTEGRITY_SCHEME", "MANIFEST_DIR", "Damage", "record", "check", "read_mask", "describe", "assert_intact", "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY"]
 
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import fsspec
 
-from ..errors import Fault, StoreLocked  # noqa: F401  (re-export; importers move at integration)
+from ..errors import Fault, StoreLocked
 
 try:
     import fcntl
@@ -38,7 +38,7 @@ from ..errors import NoExclusiveCreate
 from .remote import (create_exclusive, is_local, read_tagged, remove_if_unchanged,
                      replace_if_unchanged, storage_errors)
 
-__all__ = ["StoreLocked", "StoreLock", "LOCK_NAME"]
+__all__ = ["StoreLock", "LOCK_NAME"]
 
 LOCK_NAME = ".boardsweep.lock"
 

@@ -37,12 +37,9 @@ import numpy as np
 from fsspec.asyn import sync
 
 from .chunkfiles import encode_region, parse_meta
-from ..errors import NoExclusiveCreate, StoreUnreachable, causes  # noqa: F401  (re-export; importers move at integration)
+from ..errors import NoExclusiveCreate, causes
 
-__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "NoExclusiveCreate", "StoreUnreachable",
-           "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged",
-           "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline",
-           "use_storage_options"]
+__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline", "use_storage_options"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts: a request
 #: to a server that is gone gives up within ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` (9 s), one to

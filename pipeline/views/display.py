@@ -16,33 +16,14 @@ from .status import print_precision
 from .store_access import _many_reads
 from .terminal import info, verbosity
 
-# re-exports: the commands' output at its old path (importers move at integration)
-from ..words import plural  # noqa: F401  (re-export; importers move at integration)
-from .games import print_game, print_games  # noqa: F401  (re-export; importers move at integration)
-from .progress import PLANNING_LINE_POINTS, TaskBar, announce  # noqa: F401  (re-export; importers move at integration)
-from .query_rows import print_headline_summary, print_rows  # noqa: F401  (re-export; importers move at integration)
-from .status import _points_at, print_status  # noqa: F401  (re-export; importers move at integration)
-from .store_access import open_store, require_store, select  # noqa: F401  (re-export; importers move at integration)
-from ..words import fmt_significant, fmt_stderr, fmt_value  # noqa: F401  (re-export; importers move at integration)
-from .terminal import console, print_records, print_summary, set_verbosity  # noqa: F401  (re-export; importers move at integration)
-from .variable import pick_variable  # noqa: F401  (re-export; importers move at integration)
-
 __all__ = ["run_summary", "RUN_LINES"]
-
-
-def __getattr__(name: str):
-    """``display._VERBOSITY``, read at its old path (cluster.batch) until its importer moves:
-    :func:`terminal.verbosity`."""
-    if name == "_VERBOSITY":
-        return verbosity()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_summary(out: Console, report: RunReport) -> None:
     """The headline answers and the verdict on one screen
     (:mod:`boardsweep.pipeline.views.overview`), then the run's work and timings."""
     from .overview import MAX_LINES, print_lines, print_overview
-    from ..analysis.query import load_sweep
+    from ..store import load_sweep
 
     _many_reads()
     ds = load_sweep(report.store, check=False)  # the run has just checked and written it

@@ -228,7 +228,7 @@ def _basis(est) -> str:
 
 
 def _modal(ds):
-    from ..analysis.convergence import game_of
+    from ..analysis.dataset import game_of
 
     game = game_of(ds)
     return None if game is None else game.extras.get("modal")

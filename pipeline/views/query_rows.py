@@ -142,7 +142,7 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
     standard error reached and target, met/capped/running) when ``add`` and
     the store has a precision target."""
     from ..plan.precision import point_columns
-    from ..analysis.query import grid_points
+    from ..analysis.dataset import grid_points
 
     columns = point_columns(ds) if add else None
     if columns is None:

@@ -34,7 +34,7 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
     st = Store(url)
     if st.kind == "rootless":
         from ..store.identity import rootless_line
-        from ..store.integrity import StoreDamaged
+        from ..errors import StoreDamaged
 
         raise StoreDamaged(rootless_line(url))
     if st.kind in ("absent", "empty"):
@@ -55,8 +55,8 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
     opened.  ``eager=False``: lazily (:func:`query.open_sweep`), for
     commands that read a few small arrays."""
     from ..store import Store
-    from ..store.integrity import StoreDamaged
-    from ..analysis.query import load_sweep, open_sweep
+    from ..errors import StoreDamaged
+    from ..store import load_sweep, open_sweep
 
     st = url if isinstance(url, Store) else require_store(url, error)
     _many_reads()

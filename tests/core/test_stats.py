@@ -244,7 +244,7 @@ def test_chi2_gof_false_alarm_rate_on_sparse_multinomials():
 
 
 def test_t_power_is_the_noncentral_t_tail_and_the_level_at_zero_bias():
-    from boardsweep.core.stats import t_power
+    from boardsweep.core.power import t_power
 
     assert t_power(0.0, 1.0, 7, 0.05) == pytest.approx(0.05, rel=1e-9)
     c = st.t.ppf(1 - 0.01 / 2, 5)
@@ -255,7 +255,7 @@ def test_t_power_is_the_noncentral_t_tail_and_the_level_at_zero_bias():
 
 @pytest.mark.parametrize("df", [3, 7, 15, 3999])
 def test_detectable_bias_has_the_stated_power(df):
-    from boardsweep.core.stats import detectable_bias, t_power
+    from boardsweep.core.power import detectable_bias, t_power
 
     level = 0.01 / 240  # a Holm family of 240 tests at 1%
     d = detectable_bias(np.array([0.5, 2.0]), df, level)
@@ -273,7 +273,8 @@ def test_a_planted_bias_at_the_stated_size_is_detected_80_percent_of_the_time(re
     the detectable bias its own s.e. states: the two-sided t test at Holm's
     least level rejects in about 80% of sweeps, within the binomial error.
     The s.e. stated is from the true spread; each sweep estimates its own."""
-    from boardsweep.core.stats import detectable_bias, t_test
+    from boardsweep.core.power import detectable_bias
+    from boardsweep.core.stats import t_test
 
     level, sweeps, sd = 0.01 / 80, 4000, 3.0
     se_true = sd / np.sqrt(replicates)
@@ -291,7 +292,7 @@ def test_a_planted_bias_at_the_stated_size_is_detected_80_percent_of_the_time(re
 
 
 def test_replicates_for_bias_answers_the_reverse_question():
-    from boardsweep.core.stats import detectable_bias, replicates_for_bias
+    from boardsweep.core.power import detectable_bias, replicates_for_bias
 
     level = 0.01 / 80
     r = replicates_for_bias(3.0, 1.0, level)

@@ -15,7 +15,7 @@ import pytest
 
 import boardsweep
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.spec.parse import SpecError
+from boardsweep.pipeline.errors import SpecError
 from boardsweep.pipeline.run.verify import compare_with_store
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,8 @@ import xarray as xr
 
 from ...analysis import headlines
 from ...analysis import dataset
-from ...analysis.query import grid_points, load_sweep
+from ...analysis.dataset import grid_points
+from ...store import load_sweep
 from ...words import python_value
 from ..variable import pick_variable
 from .columns import _define

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...analysis import headlines
 from ...analysis import decks
-from ...analysis.query import MIN_COUNT
+from ...analysis.dataset import MIN_COUNT
 
 
 #: Definition of every table column (axes columns are the grid's own).

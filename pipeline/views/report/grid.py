@@ -10,7 +10,7 @@ import xarray as xr
 
 from ...analysis import dataset
 from ...store import metadata
-from ...analysis.query import grid_points
+from ...analysis.dataset import grid_points
 from ...words import python_value
 
 

@@ -12,7 +12,7 @@ from ...analysis import comparisons
 from ...analysis import dataset
 from ...analysis import decks
 from ...analysis import variance
-from ...analysis.query import z_score
+from ...analysis.dataset import z_score
 from .grid import point_key, _axes, _flat, _sel, _exact_states
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ...analysis.query import grid_points
+from ...analysis.dataset import grid_points
 from .grid import _axes
 from .panels import _facet_grid, _facet_title, _save, DRAWN_MASS
 

@@ -19,7 +19,7 @@ from boardsweep.pipeline.analysis import decks
 from boardsweep.pipeline.analysis import variance
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.plan.tasks import replicate_seed
-from boardsweep.pipeline.analysis.query import open_sweep
+from boardsweep.pipeline.store import open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 
 from specs import spec_toml  # tests/support is on sys.path

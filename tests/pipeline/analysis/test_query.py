@@ -56,7 +56,8 @@ def test_z_is_missing_where_every_replicate_agrees():
 def test_z_is_missing_where_counts_are_too_few():
     """Labels with a mean count below MIN_COUNT per replicate are not judged:
     replicates that landed 4, 4, 4 and 5 times give a tiny s.e."""
-    from boardsweep.pipeline.analysis.query import MIN_COUNT, compare_exact
+    from boardsweep.pipeline.analysis.dataset import MIN_COUNT
+    from boardsweep.pipeline.analysis.query import compare_exact
 
     few = np.array([4, 4, 4, 5])
     many = np.array([500, 520, 480, 510])
@@ -79,7 +80,7 @@ def grid() -> xr.Dataset:
 
 
 def test_sel_takes_several_values_of_one_axis():
-    from boardsweep.pipeline.views.display import select
+    from boardsweep.pipeline.views.store_access import select
 
     ds = grid()
     assert select(ds, ("dice_sides=6,8",), ValueError) == {"dice_sides": [6, 8]}
@@ -93,7 +94,7 @@ def test_sel_takes_several_values_of_one_axis():
 def test_sel_names_the_value_that_is_not_on_the_axis():
     import pytest
 
-    from boardsweep.pipeline.views.display import select
+    from boardsweep.pipeline.views.store_access import select
 
     with pytest.raises(ValueError, match=r"'5' is not on axis 'dice_sides'; values: 4, 6, 8"):
         select(grid(), ("dice_sides=6,5",), ValueError)

@@ -13,7 +13,8 @@ import tomllib
 
 from boardsweep.pipeline.analysis import headlines
 from boardsweep.pipeline.analysis.decks import deck_pairs, shuffle_decomposition
-from boardsweep.pipeline.analysis.query import frequencies, load_sweep
+from boardsweep.pipeline.analysis.dataset import frequencies
+from boardsweep.pipeline.store import load_sweep
 from boardsweep.pipeline.analysis.reference import exact_reference, replicate_reference
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec

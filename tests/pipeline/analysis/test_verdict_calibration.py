@@ -24,7 +24,7 @@ from scipy import stats as st
 
 from boardsweep.pipeline.analysis import headlines
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.analysis.query import load_sweep
+from boardsweep.pipeline.store import load_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 
 from specs import spec_toml  # tests/support is on sys.path

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from boardsweep.pipeline.views.display import fmt_significant, plural
+from boardsweep.pipeline.words import fmt_significant, plural
 
 ROOT = Path(__file__).resolve().parents[3]
 

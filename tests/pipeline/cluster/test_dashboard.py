@@ -10,7 +10,8 @@ import logging
 import pytest
 
 from localdask import finish, free_port, start_client
-from boardsweep.pipeline.cluster.client import WEB_LOGGERS, route_web_logs
+from boardsweep.pipeline.cluster.dashboard import WEB_LOGGERS
+from boardsweep.pipeline.cluster.client import route_web_logs
 
 
 def _said(out: str) -> str:

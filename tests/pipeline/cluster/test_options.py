@@ -11,7 +11,7 @@ import pytest
 
 from boardsweep.pipeline.cluster import batch
 from boardsweep.pipeline import errors
-from boardsweep.pipeline.cluster.client import dashboard_address, performance_report_path
+from boardsweep.pipeline.cluster.dashboard import dashboard_address, performance_report_path
 from clirun import run_cli  # tests/support is on sys.path (conftest)
 
 SLURM_SETTINGS = {"DASK_JOBQUEUE__SLURM__CORES": "1", "DASK_JOBQUEUE__SLURM__MEMORY": "2GiB"}

@@ -19,7 +19,7 @@ import pytest
 
 from clirun import run_cli
 from compare import assert_same_by_value, raw, toy
-from boardsweep.pipeline.views import display
+from boardsweep.pipeline.views import terminal
 from boardsweep.pipeline.plan import sizing
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.plan.tasks import task_count
@@ -31,7 +31,7 @@ DICE = (2, 3, 4, 5, 6)  # x 2 rules: 10 points; chunks of (2, 2) leave a partial
 @pytest.fixture(autouse=True)
 def _normal_verbosity(monkeypatch):
     """An earlier in-process ``boardsweep -q`` leaves the module's verbosity quiet."""
-    monkeypatch.setattr(display, "_VERBOSITY", 0)
+    monkeypatch.setattr(terminal, "_VERBOSITY", 0)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import io
 import pytest
 from rich.console import Console
 
-from boardsweep.pipeline.views import display
+from boardsweep.pipeline.views import terminal
 from boardsweep.pipeline.views import progress
 from boardsweep.pipeline.views import store_access
 from boardsweep.pipeline.spec.parse import parse_spec
@@ -28,7 +28,7 @@ def large_spec():
 @pytest.fixture(autouse=True)
 def _normal_verbosity(monkeypatch):
     """An earlier in-process ``boardsweep -q`` leaves the module's verbosity quiet."""
-    monkeypatch.setattr(display, "_VERBOSITY", 0)
+    monkeypatch.setattr(terminal, "_VERBOSITY", 0)
 
 
 def _banner(spec) -> str:

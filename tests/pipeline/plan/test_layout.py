@@ -12,7 +12,7 @@ from boardsweep.pipeline.plan import layout, sizing
 from boardsweep.pipeline.plan.layout import Recorded, TaskLayout, decide
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
-from boardsweep.pipeline.views import display
+from boardsweep.pipeline.views import terminal
 
 
 def _spec(make_spec, tasks=None, dice=(2, 3), replicates=4):
@@ -70,7 +70,7 @@ def test_the_dry_run_of_a_calibrated_store_says_its_recorded_layout(tmp_path, ma
     at 600 s) would say 1 replicate a task."""
     from boardsweep.pipeline.run import worker
 
-    monkeypatch.setattr(display, "_VERBOSITY", 0)
+    monkeypatch.setattr(terminal, "_VERBOSITY", 0)
     text = make_spec("toy", params={"size": 8}, grid={"dice_sides": [2, 3]}, run={"replicates": 4, "games": 2,
                      "turns": 60}, checkpoints={"count": 5}, tasks={"seconds": 1000})
     url = tmp_path / "timed.zarr"

@@ -16,7 +16,7 @@ from boardsweep.pipeline.analysis import headlines
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.plan.power import dry_run_lines, plan_run
 from boardsweep.pipeline.plan.precision import upper_factor
-from boardsweep.pipeline.analysis.query import load_sweep
+from boardsweep.pipeline.store import load_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 
 from clirun import run_cli

@@ -25,7 +25,8 @@ from boardsweep.pipeline import store
 from boardsweep.pipeline.plan import precision
 from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.spec.parse import SpecError, parse_spec
+from boardsweep.pipeline.errors import SpecError
+from boardsweep.pipeline.spec.parse import parse_spec
 
 TARGET = 0.01
 

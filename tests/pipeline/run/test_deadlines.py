@@ -70,7 +70,7 @@ def test_checkpoint_count_above_the_most_is_refused(tmp_path, capsys):
 
 
 def test_workers_beyond_the_machine_are_refused_at_once(tmp_path, capsys):
-    from boardsweep.pipeline.cluster.client import max_workers
+    from boardsweep.pipeline.cluster.settings import max_workers
 
     spec = tmp_path / "toy.toml"
     spec.write_text(TOY_SPEC)

@@ -15,8 +15,9 @@ import xarray as xr
 import zarr
 
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.store.lock import LOCK_NAME, StoreLocked
-from boardsweep.pipeline.analysis.query import open_sweep
+from boardsweep.pipeline.store.lock import LOCK_NAME
+from boardsweep.pipeline.errors import StoreLocked
+from boardsweep.pipeline.store import open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import StoreMismatch
 from boardsweep.pipeline.run.verify import FLOAT_ATOL, FLOAT_RTOL

@@ -185,7 +185,7 @@ def test_bad_task_deadline_is_named(tmp_path, capsys, value):
 def test_no_task_deadline_when_set_to_zero():
     import dask
 
-    from boardsweep.pipeline.cluster.client import TASK_TIMEOUT_S, task_timeout
+    from boardsweep.pipeline.cluster.settings import TASK_TIMEOUT_S, task_timeout
 
     assert task_timeout() == TASK_TIMEOUT_S == 3600
     for off in (0, "0s", False):
@@ -423,7 +423,7 @@ def test_kernel_that_never_returns_on_a_scheduler_restarts_its_worker(tmp_path):
     saying so, and the rerun is not queued behind the abandoned task."""
     from localdask import local_dask
 
-    from boardsweep.pipeline.run.execute import RESTART_TIMEOUT_S
+    from boardsweep.pipeline.run.dispatch import RESTART_TIMEOUT_S
 
     spec = tmp_path / "hanging.toml"
     spec.write_text(HANGING_SPEC)

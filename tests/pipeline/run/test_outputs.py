@@ -10,7 +10,8 @@ import pytest
 
 from localdask import raw_arrays
 from boardsweep.core import games
-from boardsweep.pipeline.run.execute import TasksFailed, run_sweep
+from boardsweep.pipeline.errors import TasksFailed
+from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.run.worker import OutputInvalid, checked_outputs
 

@@ -9,7 +9,8 @@ import pytest
 
 from boardsweep.core.games import game_names
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.analysis.query import modal_string, open_sweep, rows
+from boardsweep.pipeline.analysis.query import modal_string, rows
+from boardsweep.pipeline.store import open_sweep
 from boardsweep.pipeline.spec.parse import load_spec, parse_spec
 
 from specs import spec_toml  # tests/support is on sys.path

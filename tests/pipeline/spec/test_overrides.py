@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from boardsweep.pipeline.spec.parse import SpecError, apply_overrides, load_spec, parse_spec
+from boardsweep.pipeline.errors import SpecError
+from boardsweep.pipeline.spec.parse import apply_overrides, load_spec, parse_spec
 
 
 @pytest.mark.parametrize("item,expected", [

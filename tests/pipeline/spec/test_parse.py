@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from boardsweep.pipeline.cli.commands import main
-from boardsweep.pipeline.spec.parse import SpecError, load_spec, parse_spec
+from boardsweep.pipeline.errors import SpecError
+from boardsweep.pipeline.spec.parse import load_spec, parse_spec
 
 
 def test_valid_spec_parses(write_spec, toy_spec_text):

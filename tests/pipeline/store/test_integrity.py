@@ -16,7 +16,7 @@ from localdask import COMPARED, assert_bitwise_equal
 from boardsweep.pipeline.store import integrity
 from boardsweep.pipeline import errors
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.analysis.query import open_sweep
+from boardsweep.pipeline.store import open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 
 

@@ -18,7 +18,8 @@ import pytest
 
 from clirun import run_cli
 from lockrace import race
-from boardsweep.pipeline.store.lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock, StoreLocked
+from boardsweep.pipeline.store.lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
+from boardsweep.pipeline.errors import StoreLocked
 
 MALFORMED = {
     "a list": b'["pid", 1]',

@@ -12,7 +12,7 @@ import xarray as xr
 from boardsweep.core.games import get_game
 from boardsweep.pipeline.cli.commands import main
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.analysis.query import load_sweep, open_sweep
+from boardsweep.pipeline.store import load_sweep, open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 
 from specs import spec_toml  # tests/support is on sys.path

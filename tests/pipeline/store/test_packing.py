@@ -21,7 +21,7 @@ from killat import KillServer
 from localdask import COMPARED, assert_bitwise_equal
 from boardsweep.pipeline.store import integrity, packing
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.analysis.query import load_sweep
+from boardsweep.pipeline.store import load_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 
 
@@ -222,7 +222,7 @@ def test_overwrite_removes_the_packed_store_and_keeps_the_users_files(copy, stor
 
 
 def test_a_chunk_that_does_not_decode_stops_packing_and_changes_nothing(stores, tmp_path):
-    from boardsweep.pipeline.store.chunkfiles import ChunkUnreadable
+    from boardsweep.pipeline.errors import ChunkUnreadable
 
     url = tmp_path / "tasks.zarr"
     shutil.copytree(stores[2], url)

@@ -73,7 +73,7 @@ def test_exact_work_has_one_name_in_the_run_and_the_report(hk):
 def test_query_and_report_show_the_same_variable_by_default(hk):
     """hk_monopoly has six distribution variables: ``query`` showed the first
     (wins, by seat), ``report`` the one over location (landings)."""
-    from boardsweep.pipeline.analysis.query import load_sweep
+    from boardsweep.pipeline.store import load_sweep
     from boardsweep.pipeline.views.variable import pick_variable
 
     store, _, meta, _ = hk

@@ -136,7 +136,8 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     import xarray as xr
 
     from boardsweep.pipeline.analysis import comparisons, decks, headlines, variance
-    from boardsweep.pipeline.analysis.query import modal_string, open_sweep
+    from boardsweep.pipeline.analysis.query import modal_string
+    from boardsweep.pipeline.store import open_sweep
 
     out = tmp_path / "r"
     summary = build_report(mono_full, out)
