@@ -108,7 +108,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(reading, name)
     if name == "plan_run":  # replicates and turns for a target s.e. or detectable bias
-        from .pipeline.plan.power import plan_run
+        from .pipeline.analysis.power import plan_run
 
         return plan_run
     if name in ("Spec", "run", "Result"):

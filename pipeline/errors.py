@@ -18,8 +18,12 @@ import errno
 import threading
 
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
-           "TasksFailed", "TaskOverdue", "StoreFull", "overdue", "causes", "disk_full", "KernelExited", "contained", "one_line",
-           "INTERRUPTION_REPORTED", "ReportFolderError"]
+           "TasksFailed", "TaskOverdue", "StoreFull", "KernelExited", "SpecError", "BadWorkers", "BadDashboardAddress",
+           "BadDaskConfig", "ClusterNotStarted", "NoWorkers", "NoWorkersLeft", "NotAScheduler", "BatchUnavailable",
+           "JobsNotStarted", "StoreMismatch", "GrowRefused", "UnknownFormat", "RootDamaged", "StoreDamaged",
+           "ChunkUnreadable", "LayoutError", "StoreLocked", "NoExclusiveCreate", "StoreUnreachable",
+           "ReportFolderError", "TooLarge", "BadSchedulerAddress", "OutputInvalid", "StoreIncomplete", "NotInWorker",
+           "causes", "disk_full", "overdue", "one_line", "contained", "INTERRUPTION_REPORTED"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
 #: grace timer, which ends a process whose cleanup overruns, then prints none).
@@ -167,6 +171,10 @@ class JobsNotStarted(Fault):
 class StoreMismatch(InputError):
     """An existing store does not hold the sweep the spec describes."""
 
+
+
+class GrowRefused(StoreMismatch):
+    """NEW_SPEC is not a growth of the store's spec; nothing was touched."""
 
 class UnknownFormat(InputError):
     """The store was written in a format (or with a random scheme) this code

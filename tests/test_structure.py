@@ -172,6 +172,8 @@ def test_every_folder_imports_only_what_is_below_it():
     offenders = []
     for name, targets in import_graph().items():
         source = _folder(name)
+        if source == "pipeline":
+            continue  # the package's face: boardsweep.pipeline.open_sweep and the like, loaded on first use
         for target in targets:
             folder = _folder(target)
             if folder in (source, "core", "pipeline"):
@@ -192,7 +194,7 @@ MAX_FUNCTION_LINES = 60
 
 def test_no_module_or_function_is_too_long():
     long = []
-    for name, (path, _) in _modules().items():
+    for path, _ in _modules().values():
         text = path.read_text()
         if text.count("\n") > MAX_MODULE_LINES:
             long.append(f"{path.relative_to(ROOT)}: {text.count(chr(10))} lines")
@@ -204,10 +206,23 @@ def test_no_module_or_function_is_too_long():
     assert not long, "; ".join(long)
 
 
+@functools.cache
+def _error_classes() -> frozenset[str]:
+    """Names of the exception classes: Python's own and those the errors modules define."""
+    import builtins
+
+    own = {name for name, value in vars(builtins).items()
+           if isinstance(value, type) and issubclass(value, BaseException)}
+    for name, (path, _) in _modules().items():
+        if name.endswith("errors"):
+            own |= {n.name for n in ast.walk(_tree(path)) if isinstance(n, ast.ClassDef)}
+    return frozenset(own)
+
+
 def _is_exception(node: ast.ClassDef) -> bool:
+    """A class whose base is an exception class: Python's, the errors modules', or named like one."""
     names = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases}
-    return any(n.endswith(("Error", "Exception", "Fault", "Exit", "Failed", "Interrupt")) or n in {
-        "BoardsweepError", "InputError", "Fault", "SweepError"} for n in names)
+    return any(n in _error_classes() or n.endswith(("Error", "Exception")) for n in names)
 
 
 def test_every_exception_class_lives_in_an_errors_module():
@@ -219,6 +234,7 @@ def test_every_exception_class_lives_in_an_errors_module():
 
 def test_the_limits_are_checked():
     """The checks above see what they must: an exception class by its base, a folder by its name."""
-    tree = ast.parse("class A(InputError): pass\nclass B(ValueError): pass\nclass C(object): pass\n")
-    assert [_is_exception(n) for n in tree.body] == [True, True, False]
+    tree = ast.parse("class A(InputError): pass\nclass B(ValueError): pass\nclass C(object): pass\n"
+                     "class D(StoreMismatch): pass\nclass E(click.ClickException): pass\n")
+    assert [_is_exception(n) for n in tree.body] == [True, True, False, True, True]
     assert _folder("pipeline.store.owner") == "pipeline.store" and _folder("pipeline.api") == "pipeline.api"

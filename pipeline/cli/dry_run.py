@@ -65,7 +65,7 @@ def _print_time(seconds: float, timed: int, replicates: int, target) -> None:
 def _print_planning(spec) -> None:
     """``run --dry-run``'s planning lines (:func:`planning.dry_run_lines`): what
     the run will be able to see, where the game's exact CLT variance says it."""
-    from ..plan.power import dry_run_lines
+    from ..analysis.power import dry_run_lines
 
     for i, line in enumerate(dry_run_lines(spec)):
         click.echo(f"  {'planning:' if i == 0 else '':<13}{line}")

@@ -50,7 +50,7 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from ..plan import growth as grow
+    from ..run import growth as grow
     from ..views import status as status_view, store_access
 
     st = store_access.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows

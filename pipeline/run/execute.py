@@ -39,7 +39,8 @@ from ..cluster.client import Target, connect
 from ..cluster.dashboard import dashboard_link
 from ..cluster.targets import threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from ..errors import TasksFailed
-from ..plan import growth as grow, layout as task_layout, precision, sizing
+from . import growth as grow
+from ..plan import layout as task_layout, precision, sizing
 from ..plan.layout import TaskLayout
 from ..plan.tasks import plan_exact, plan_tasks, task_count
 from ..spec.parse import Spec

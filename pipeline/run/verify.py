@@ -57,7 +57,7 @@ import numpy as np
 
 from .. import store
 from .execute import run_sweep
-from ..plan.growth import aligned
+from .growth import aligned
 from ..store import normalize_url
 from ..errors import StoreIncomplete
 from ..store import integrity

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...core.games import Game
 from ..errors import OutputInvalid
-from ..plan.growth import kept_cells
+from .growth import kept_cells
 from ..plan.tasks import ExactTask, Task, exact_key, replicate_seed
 from ..store import FILL, blank_unplayed, write_exact, write_region
 from .warm import COMPILE_CLOCK

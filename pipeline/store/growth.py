@@ -1,6 +1,6 @@
 """Growing a store in place, on disk: the three crash-safe steps.
 
-:mod:`boardsweep.pipeline.plan.growth` decides what a growth is (it compares specs);
+:mod:`boardsweep.pipeline.run.growth` decides what a growth is (it compares specs);
 this module changes the store, lock held, in an order that a kill at any
 point leaves a store that the same command completes:
 

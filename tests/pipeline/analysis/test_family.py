@@ -12,7 +12,7 @@ import pytest
 from boardsweep.pipeline.analysis import headlines
 from boardsweep.pipeline.analysis.family import in_family, spec_family
 from boardsweep.pipeline.store import load_sweep
-from boardsweep.pipeline.plan.power import dry_run_lines, plan_run
+from boardsweep.pipeline.analysis.power import dry_run_lines, plan_run
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import load_spec, parse_spec
 

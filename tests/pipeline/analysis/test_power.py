@@ -14,7 +14,7 @@ from boardsweep.core import power
 from boardsweep.core.games import game_names, get_game
 from boardsweep.pipeline.analysis import headlines
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.plan.power import dry_run_lines, plan_run
+from boardsweep.pipeline.analysis.power import dry_run_lines, plan_run
 from boardsweep.pipeline.plan.precision import upper_factor
 from boardsweep.pipeline.store import load_sweep
 from boardsweep.pipeline.spec.parse import parse_spec

@@ -82,7 +82,7 @@ def _clt_rows(spec, most: int) -> list[dict[str, Any]]:
     """Per grid point (at most MAX_POINTS): the spread of one replicate's
     frequency estimate from the exact CLT variance, largest over labels."""
     from ...core.games import headlines_of
-    from ..analysis.family import picked_points
+    from .family import picked_points
 
     game = spec.game
     hook = game.extras.get("asymptotic_variance")
@@ -117,13 +117,13 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
     whose spread between deck orders does not shrink with turns)."""
     import xarray as xr
 
-    from ..analysis import headlines
+    from . import headlines
     from ..store import load_sweep
 
     ds = pilot if isinstance(pilot, xr.Dataset) else load_sweep(str(pilot), check=False)
     if ds.attrs.get("game") != spec.game_name:
         raise ValueError(f"pilot store is of game {ds.attrs.get('game')!r}, the spec's is {spec.game_name!r}")
-    from ..analysis.dataset import run_shape_of
+    from .dataset import run_shape_of
 
     shape = run_shape_of(ds)
     pilot_units = int(np.prod([int(v) for v in shape.values()])) if shape else None
@@ -148,7 +148,7 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
 def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | None:
     """The fewest replicates at which the precision rule's 90% upper bound of
     an s.e. at its expected value ``sd / sqrt(R)`` is at most ``target``."""
-    from .precision import upper_factor
+    from ..plan.precision import upper_factor
 
     for r in range(2, most + 1):
         if sd * sd / r * float(upper_factor(r - 1)) <= target * target:
@@ -194,8 +194,8 @@ def plan_run(spec, stderr: float | None = None, detectable: float | None = None,
         tests the run's verdict makes, :func:`boardsweep.pipeline.analysis.family.spec_family`), ``level`` (``alpha / tests``), ``unit``, ``sources`` and
         ``text``: lines that say it, the source first.
     """
-    from ..analysis import headlines
-    from ..analysis.family import spec_family
+    from . import headlines
+    from .family import spec_family
 
     spec = _spec(spec)
     alpha = headlines.ALPHA if alpha is None else alpha

@@ -48,14 +48,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..spec.parse import Spec
-from ..store import StoreMismatch, read_array, read_attrs
+from ..errors import GrowRefused
+from ..store import read_array, read_attrs
 from ..store.identity import differences
 from ..store.growth import GROWING, interrupted
 
-__all__ = ["GROWING", "GrowRefused", "Growth", "compare", "aligned", "check", "interrupted", "kept_cells"]
-
-class GrowRefused(StoreMismatch):
-    """NEW_SPEC is not a growth of the store's spec; nothing was touched."""
+__all__ = ["GROWING", "Growth", "compare", "aligned", "check", "interrupted", "kept_cells"]
 
 
 @dataclass(frozen=True)
