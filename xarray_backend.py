@@ -83,7 +83,7 @@ class SweepBackend(BackendEntrypoint):
         """The store at ``filename_or_obj`` (a path or URL, or an opened
         :class:`boardsweep.pipeline.store.Store`) as :func:`boardsweep.open_sweep`
         opens it, less ``drop_variables``."""
-        from boardsweep.pipeline.store.open import open_sweep
+        from boardsweep.pipeline.store import open_sweep
 
         url = os.fspath(filename_or_obj) if isinstance(filename_or_obj, os.PathLike) else filename_or_obj
         ds = open_sweep(url, check=check)

@@ -88,7 +88,7 @@ class Result:
     def __repr__(self) -> str:
         state = "complete" if self.report.complete else "INCOMPLETE"
         return (f"<boardsweep result {self.spec.name!r}: {self.store} {state}, "
-                f"{count(self.report.tasks_run, 'simulation task')} and {count(self.report.exact_run, 'exact solve')} "
+                f"{count(self.report.tasks_run, 'simulation task')} and {count(self.report.exact_run, 'exact task')} "
                 f"run in {self.report.wall_s:.1f} s>")
 
 

@@ -102,10 +102,13 @@ def overdue(where: str, seconds: float) -> TaskOverdue:
         "same command")
 
 
-def one_line(exc: BaseException) -> str:
-    """``exc`` as ``TypeName: message`` on one line."""
+def one_line(exc: BaseException, named: bool = True) -> str:
+    """``exc`` on one line: ``TypeName: message``, or the message alone where
+    not ``named`` (the type's name where it has none)."""
     text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if not text:
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if named else text
 
 
 class KernelExited(RuntimeError):

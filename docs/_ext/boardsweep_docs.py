@@ -93,7 +93,7 @@ class StoreSchema(_Generated):
 
     def lines(self) -> list[str]:
         from boardsweep.pipeline.spec.parse import load_spec
-        from boardsweep.pipeline.store.schema import template
+        from boardsweep.pipeline.store import template
 
         spec = load_spec(ROOT / self.arguments[0])
         ds, _ = template(spec, spec.game)

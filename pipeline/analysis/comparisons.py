@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import xarray as xr
 
 from ...core import stats
 from .dataset import _grid, _mem, distribution_variables, frequencies
+from ..words import python_value
 
 __all__ = ["compare_axis", "axis_comparisons"]
 
@@ -50,10 +50,8 @@ def axis_comparisons(ds: xr.Dataset, variable: str = "counts", checkpoint: int =
     for axis in _grid(ds):
         values = list(ds[axis].values)
         for other in values[1:]:
-            out[(axis, _py(values[0]), _py(other))] = compare_axis(
+            out[(axis, python_value(values[0]), python_value(other))] = compare_axis(
                 ds, axis, values[0], other, variable, checkpoint)
     return out
 
 
-def _py(value):
-    return value.item() if isinstance(value, np.generic) else value

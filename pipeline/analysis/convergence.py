@@ -20,7 +20,7 @@ import numpy as np
 import xarray as xr
 
 from ...core import stats
-from ..store.metadata import simulated_variables
+from ..store import simulated_variables
 from .dataset import _mem, distribution_variables, frequencies, z_score
 from .reference import exact_reference
 

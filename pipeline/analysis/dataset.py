@@ -18,7 +18,8 @@ import numpy as np
 import xarray as xr
 
 from ...core.games import Game, get_game
-from ..store.metadata import simulated_variables
+from ..store import simulated_variables
+from ..words import python_value
 
 __all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points", "grid_points_at",
            "grid_size", "game_of", "point_params", "label_values", "run_shape_of", "grid_params"]
@@ -60,7 +61,7 @@ def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:
 def label_values(ds: xr.Dataset, dim: str) -> list[str]:
     """The labels of a game dimension as text (the one place that reads them:
     a numeric histogram coordinate reads the same way)."""
-    return [str(v.item() if isinstance(v, np.generic) else v) for v in ds[dim].values]
+    return [str(python_value(v)) for v in ds[dim].values]
 
 
 def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
@@ -139,7 +140,7 @@ def _named(values: xr.DataArray, name: str, long_name: str, description: str) ->
 def grid_points(ds: xr.Dataset) -> Iterable[dict[str, Any]]:
     """Every grid point as {axis: value}, in store order."""
     axes = list(ds.attrs.get("grid_axes", []))
-    for values in itertools.product(*([_py(v) for v in ds[a].values] for a in axes)):
+    for values in itertools.product(*([python_value(v) for v in ds[a].values] for a in axes)):
         yield dict(zip(axes, values))
 
 
@@ -157,8 +158,6 @@ def grid_points_at(ds: xr.Dataset, indices) -> list[dict[str, Any]]:
         return [{} for _ in flat]
     coords = np.unravel_index(flat, [ds.sizes[a] for a in axes])
     values = [ds[a].values for a in axes]
-    return [{a: _py(v[i]) for a, v, i in zip(axes, values, point)} for point in zip(*coords)]
+    return [{a: python_value(v[i]) for a, v, i in zip(axes, values, point)} for point in zip(*coords)]
 
 
-def _py(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value

@@ -38,6 +38,7 @@ import xarray as xr
 from ...core import power as tpower
 from ...core import stats
 from ...core.games import Headline, headlines_of
+from ..words import count
 from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
 from .family import in_family
 from .reference import headline_exact, variable_headline, voided
@@ -202,8 +203,8 @@ def _test(out: xr.Dataset, share: bool, k, n, mean_count) -> None:
     est = out["estimate"].values
     se, df, ex = (out[c].broadcast_like(out["estimate"]).values for c in ("se", "df", "exact"))
     z, p = stats.proportion_test(k, n, se, df, ex) if share else stats.t_test(est, se, df, ex)
-    count = mean_count.broadcast_like(out["estimate"]).values if mean_count is not None else None
-    keep = in_family(ex, se, df, share, count)
+    counts = mean_count.broadcast_like(out["estimate"]).values if mean_count is not None else None
+    keep = in_family(ex, se, df, share, counts)
     out["z"] = out["estimate"].copy(data=np.where(keep, z, np.nan))
     out["p"] = out["estimate"].copy(data=np.where(keep, p, np.nan))
 
@@ -381,7 +382,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     if not tested_points:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
                    text="nothing to test: " + (_no_se_text(len(with_exact), points) if with_exact else
-                                               f"no grid point has an exact answer ({_count(points, 'point')})")
+                                               f"no grid point has an exact answer ({count(points, 'point')})")
                    + _void_text(found))
         return out
     _worst_and_flagged(ds, table, alpha, out)
@@ -410,14 +411,14 @@ def _verdict_text(out: dict[str, Any], table: pd.DataFrame, alpha: float) -> str
     tested_points = out["tested_points"]
     at = out["at"]
     what = f"{at['headline']}{' ' + str(at['label']) if at['label'] else ''} at {at['point']}"
-    tests_text = _count(len(table), "test")
+    tests_text = count(len(table), "test")
     if not out["flagged"]:
-        return (f"AGREE at {level}: {out['agree']} of {_count(tested_points, 'point')} with an exact answer "
+        return (f"AGREE at {level}: {out['agree']} of {count(tested_points, 'point')} with an exact answer "
                 f"({tests_text}); smallest Holm-adjusted p = {out['min_p_holm']:.2g} "
                 f"(raw p = {out['min_p']:.2g}, {what})")
     f = out["flagged"][0]
     first = f"{f['headline']}{' ' + str(f['label']) if f['label'] else ''} at {f['point']}"
-    return (f"DISAGREE at {level}: {tested_points - out['agree']} of {_count(tested_points, 'point')} "
+    return (f"DISAGREE at {level}: {tested_points - out['agree']} of {count(tested_points, 'point')} "
             f"with an exact answer differ from it ({tests_text}); worst: {first}, "
             f"{'z' if f['test'] == 't' else 'chi2'} = {f['statistic']:.3g}, "
             f"Holm-adjusted p = {f['p_holm']:.2g}")
@@ -431,7 +432,7 @@ def _untested_text(with_exact: set[int], tested_points: list[int], points: int) 
         text += "; " + _no_se_text(no_se, points)
     untested = points - len(tested_points) - no_se
     if untested:
-        text += f"; {_count(untested, 'point')} {'has' if untested == 1 else 'have'} no exact answer"
+        text += f"; {count(untested, 'point')} not tested (no exact answer applies)"
     return text
 
 
@@ -449,15 +450,15 @@ def _points_with_exact(ds: xr.Dataset, found: dict[str, xr.Dataset]) -> set[int]
     return points
 
 
-def _no_se_text(count: int, total: int) -> str:
+def _no_se_text(n: int, total: int) -> str:
     """Why points with an exact answer were not tested: no standard error to test with."""
-    return (f"{count} of {_count(total, 'point')} {'has' if count == 1 else 'have'} an exact answer but no "
+    return (f"{n} of {count(total, 'point')} {'has' if n == 1 else 'have'} an exact answer but no "
             "standard error to test it with (it needs two replicates, or two games where they are pooled)")
 
 
 def _void_text(found: dict[str, xr.Dataset]) -> str:
     """Why points a headline could test are not (its ``exact_unless``)."""
-    notes = [f"{est.attrs['exact_void_text']} ({_count(est.attrs['exact_void'], 'point')})"
+    notes = [f"{est.attrs['exact_void_text']} ({count(est.attrs['exact_void'], 'point')})"
              for est in found.values() if est.attrs.get("exact_void")]
     return "".join(f"; {n}" for n in notes)
 
@@ -510,17 +511,13 @@ def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = tpower.POWE
     parts = ", ".join(f"{v['median']:.2g} in {k}" for k, v in out["headlines"].items())
     out["text"] = f"power: {target:.0%} to see a bias of {parts} (median; Holm's {alpha:.0%}/{m})"
     if out["few_replicates"] is not None:
-        out["text"] += f"; weak: {_count(out['few_replicates'], 'replicate')}"
+        out["text"] += f"; weak: {count(out['few_replicates'], 'replicate')}"
     return out
 
 
 #: What a Holm-adjusted p is, said wherever one is printed.
 HOLM_TEXT = ("Holm-adjusted p: the k-th smallest raw p times (tests - k + 1), never below the one before, "
              "capped at 1")
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word if n == 1 else word + 's'}"
 
 
 def _where(point: dict[str, Any]) -> str:

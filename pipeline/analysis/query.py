@@ -19,8 +19,9 @@ from ..store import (
     exact_states, label_text,
 )
 from .dataset import (
-    _EXACT_TEXT, _named, _py, distribution_variables, grid_points,
+    _EXACT_TEXT, _named, distribution_variables, grid_points,
 )
+from ..words import python_value
 
 __all__ = ["estimate", "exact_frequencies", "compare_exact", "top_k", "modal_string", "rows", "compared", "worst_z", "table_rows"]
 
@@ -139,7 +140,7 @@ def table_rows(
 
     arrays = {k: table[k].values.reshape(-1, table.sizes[dim]) for k in (*COLUMNS, "replicates")}
     number = numeric and table[dim].dtype.kind in "iuf"
-    labels = [_py(v) for v in table[dim].values] if number else label_text(table[dim])
+    labels = [python_value(v) for v in table[dim].values] if number else label_text(table[dim])
     last = table[dim].attrs.get("overflow_bin") if number else None
     keep = top or len(labels)
     every = list(grid_points(ds))

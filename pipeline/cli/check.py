@@ -19,7 +19,7 @@ __all__ = ["digest", "verify"]
 def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
     from ..store import normalize_url, store_exists
-    from ..store.identity import inspect, rootless_line
+    from ..store import inspect, rootless_line
     from ..errors import StoreDamaged
     from ..run.verify import write_digest
 

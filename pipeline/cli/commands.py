@@ -16,7 +16,8 @@ from ...core.games import ParameterError
 from ..errors import BoardsweepError, InputError, causes
 from ..errors import SpecError
 from . import check, games, run, stores
-from .diagnose import diagnose, one_line as _one_line
+from .diagnose import diagnose
+from ..errors import one_line
 from .verbosity import Group, set_verbosity
 
 __all__ = ["main", "cli"]
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except BoardsweepError as exc:  # the one place a user-facing error becomes a line and an exit code
-        click.echo(f"boardsweep: error: {_one_line(exc)}", err=True)
+        click.echo(f"boardsweep: error: {one_line(exc, named=False)}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _say_interrupted("boardsweep: interrupted")
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(known[1])
         if _verbose():
             raise
-        click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
+        click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {one_line(exc, named=False)} "
                    "(rerun with -v for the traceback)", err=True)
         sys.exit(1)
 

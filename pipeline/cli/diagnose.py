@@ -7,9 +7,9 @@ import errno
 import os
 import sys
 
-from ..errors import causes
+from ..errors import causes, one_line
 
-__all__ = ["diagnose", "one_line"]
+__all__ = ["diagnose"]
 
 
 def diagnose(exc: BaseException) -> tuple[str, int] | None:
@@ -19,13 +19,13 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
     chain = causes(exc)
     stream = _output_stream(exc)
     if stream is not None:
-        return (f"cannot write to {stream}: {one_line(exc)} (the output stream is full or closed, "
+        return (f"cannot write to {stream}: {one_line(exc, named=False)} (the output stream is full or closed, "
                 "not the store: send the output elsewhere)"), 1
     if any(isinstance(e, FileNotFoundError) for e in chain) and _working_folder_gone():
         return ("the working folder was deleted while boardsweep ran in it: cd to an existing folder "
                 "(or give absolute paths) and rerun"), 2
     if _storage_unreachable(exc):  # a storage that does not answer (digest, report, query with the server down)
-        return (f"cannot reach the storage ({one_line(chain[-1])}); check the endpoint (AWS_ENDPOINT_URL or "
+        return (f"cannot reach the storage ({one_line(chain[-1], named=False)}); check the endpoint (AWS_ENDPOINT_URL or "
                 "fsspec's configuration) and that the server is up"), 1
     for e in chain:
         name = type(e).__name__
@@ -38,13 +38,13 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
                     "configuration (nothing was changed by this refusal)"), 2
         if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and "not enough memory" in str(e)) or (
                 (isinstance(e, SystemError) or "returned NULL" in str(e)) and _address_space_limited()):
-            return (f"out of memory ({one_line(e)}): a smaller sweep, or more memory or `ulimit -v` "
+            return (f"out of memory ({one_line(e, named=False)}): a smaller sweep, or more memory or `ulimit -v` "
                     "for this process; finished tasks are kept in the store"), 1
         if isinstance(e, RuntimeError) and "can't start new thread" in str(e):
             return ("cannot start a thread: this process's limits (ulimit -v, ulimit -u) are too low for "
                     "the run's workers; raise them or give fewer --workers"), 1
         if "cannot cache function" in str(e):
-            return (f"numba cannot write its kernel cache ({one_line(e)}): set NUMBA_CACHE_DIR to a "
+            return (f"numba cannot write its kernel cache ({one_line(e, named=False)}): set NUMBA_CACHE_DIR to a "
                     "folder you can write"), 1
     return None
 
@@ -53,7 +53,7 @@ def _storage_unreachable(exc: BaseException) -> bool:
     """:func:`store.remote.unreachable`, False where the store modules cannot be
     loaded (numba unable to cache the kernels they import: named next)."""
     try:
-        from ..store.remote import unreachable
+        from ..store import unreachable
     except Exception:  # noqa: BLE001 - the error being diagnosed may be the reason
         return False
     return unreachable(exc)
@@ -116,6 +116,3 @@ def _working_folder_gone() -> bool:
         return True
     return False
 
-
-def one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__

@@ -7,7 +7,7 @@ import os
 
 import click
 
-from .diagnose import one_line
+from ..errors import one_line
 
 __all__ = ["print_plan"]
 
@@ -23,7 +23,9 @@ def print_plan(spec, url: str, target) -> None:
     uncompressed upper bound that the run checks against the free space."""
     from ..plan import layout as task_layout
     from ..plan.sizing import AUTO_TASK_S, estimate, groups_points, human
-    from ..plan.tasks import exact_solves, task_count
+    from ..plan.exact_work import exact_solves, exact_tasks
+    from ..plan.tasks import task_count
+    from ..views.progress import exact_words
     from ..run.calibration import picked_points
     from ..run.worker import time_replicate
     from ..words import count
@@ -45,7 +47,7 @@ def print_plan(spec, url: str, target) -> None:
                + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
                   if spec.precision_stderr is not None else ""))
     click.echo(f"  tasks:       {count(task_count(laid), 'simulation task')} of up to {layout.words()}"
-               f" + {count(exact_solves(laid), 'exact solve')}{how}")
+               f" + {exact_words(exact_tasks(laid), exact_solves(laid))}{how}")
     click.echo(f"  store size:  up to {human(estimate(laid).store_bytes)} (uncompressed)")
     _print_time(seconds, len(picked), spec.replicates * len(points), target)
     _print_planning(laid)
@@ -92,7 +94,7 @@ def _store_state(spec, url: str):
         return url, ("exists, made by another spec: the run refuses it (--extend grows it to a larger spec, "
                      "--overwrite replaces it)"), None
     except Exception as exc:  # noqa: BLE001 - a dry run says what it cannot see, and goes on
-        return url, f"cannot be read ({one_line(exc)})", None
+        return url, f"cannot be read ({one_line(exc, named=False)})", None
 
 
 def _duration(seconds: float) -> str:

@@ -22,7 +22,7 @@ from ..spec.parse import grid_chunks
 if TYPE_CHECKING:
     from ..spec.parse import Spec  # noqa: F401
 
-__all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "exact_solves", "param_words", "replicate_seed", "plan_tasks"]
+__all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "plan_tasks"]
 
 SEED_SCHEME = (
     "replicate seed = numpy.random.SeedSequence([root_seed, *w, replicate]) where w are the "
@@ -140,19 +140,6 @@ def exact_key(game, params: Mapping[str, Any], run_shape: Mapping[str, int],
 
 def _hashable(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool, type(None)))
-
-
-def exact_solves(spec: Spec) -> int:
-    """Exact solves a whole sweep needs: one per distinct set of the values
-    its exact answer depends on (``Game.exact_params``), else one per point."""
-    game = spec.game
-    if game.exact is None:
-        return 0
-    if game.exact_params is None:
-        return len(spec.resolved_points())
-    checkpoints = tuple(int(c) for c in spec.checkpoints)
-    combinations = spec.resolved_points().combinations(game.exact_params)  # the key reads nothing else
-    return len({exact_key(game, params, spec.run_shape, checkpoints) for params in combinations})
 
 
 def task_shape(target_s: float, replicate_s: float, replicates: int, points: int) -> tuple[int, int]:

@@ -12,7 +12,7 @@ from ..errors import SweepError, one_line, overdue
 from ..cluster.settings import task_timeout
 from ..plan.layout import Recorded
 from ..spec.parse import Spec
-from ..store.manifests import store_chunks
+from ..store import store_chunks
 from .dispatch import contained_call
 from .worker import time_replicate
 

@@ -45,7 +45,7 @@ from ..plan.layout import TaskLayout
 from ..plan.tasks import plan_exact, plan_tasks, task_count
 from ..spec.parse import Spec
 from ..store import Store, normalize_url
-from ..store.remote import use_storage_options
+from ..store import use_storage_options
 from .calibration import recorded_layout, time_on_worker
 from .dispatch import submit_and_wait, token
 from .failures import tasks_failed

@@ -50,8 +50,8 @@ import numpy as np
 from ..spec.parse import Spec
 from ..errors import GrowRefused
 from ..store import read_array, read_attrs
-from ..store.identity import differences
-from ..store.growth import GROWING, interrupted
+from ..store import differences
+from ..store import GROWING, interrupted
 
 __all__ = ["GROWING", "Growth", "compare", "aligned", "check", "interrupted", "kept_cells"]
 

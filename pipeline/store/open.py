@@ -18,6 +18,7 @@ from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
 from .metadata import exact_renames, simulated_variables
 from .owner import Store
+from ..words import python_value
 
 __all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "read_chunks"]
 
@@ -140,7 +141,7 @@ def _values(v: Any) -> list:
     (length 1 for a scalar), so the result is still a sweep every function
     here reads."""
     if isinstance(v, (str, bytes)) or np.ndim(v) == 0:
-        return [v.item() if isinstance(v, np.generic) else v]
+        return [python_value(v)]
     return list(v)
 
 

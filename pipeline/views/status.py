@@ -44,7 +44,7 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     ``pending`` (not computed yet).  A cell counts as done only when its flag
     is set and its data intact (``damage`` excluded; its masks, read by the
     check, are reused)."""
-    from ..store.metadata import exact_states
+    from ..store import exact_states
 
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None

@@ -33,7 +33,7 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
         raise error("store " + str(exc).removeprefix("--store ")) from None
     st = Store(url)
     if st.kind == "rootless":
-        from ..store.identity import rootless_line
+        from ..store import rootless_line
         from ..errors import StoreDamaged
 
         raise StoreDamaged(rootless_line(url))

@@ -17,7 +17,7 @@ import zarr
 
 from boardsweep.pipeline.cli.commands import main
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.store.lock import LOCK_NAME
+from boardsweep.pipeline.store import LOCK_NAME
 from boardsweep.pipeline.spec.parse import parse_spec
 
 from clirun import run_cli  # tests/support is on sys.path (conftest)

@@ -371,7 +371,7 @@ def test_storage_that_never_answers_ends_within_its_deadline(silent_endpoint, fr
     spec = tmp_path / "toy.toml"
     if command == "status":
         saved = json.loads(json.dumps(fsspec.config.conf.get("s3", {})))
-        from boardsweep.pipeline.store.remote import use_storage_options
+        from boardsweep.pipeline.store import use_storage_options
 
         use_storage_options(url, bounds)
         try:

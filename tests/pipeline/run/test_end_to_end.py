@@ -15,7 +15,7 @@ import xarray as xr
 import zarr
 
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.store.lock import LOCK_NAME
+from boardsweep.pipeline.store import LOCK_NAME
 from boardsweep.pipeline.errors import StoreLocked
 from boardsweep.pipeline.store import open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec

@@ -18,7 +18,7 @@ import pytest
 
 from clirun import run_cli
 from lockrace import race
-from boardsweep.pipeline.store.lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
+from boardsweep.pipeline.store import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
 from boardsweep.pipeline.errors import StoreLocked
 
 MALFORMED = {

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from boardsweep.pipeline.store.lock import LOCK_NAME, StoreLock
+from boardsweep.pipeline.store import LOCK_NAME, StoreLock
 from boardsweep.pipeline.errors import StoreLocked
 from lockrace import race as _race
 

@@ -18,7 +18,7 @@ from localdask import COMPARED, assert_bitwise_equal
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import integrity, packing
-from boardsweep.pipeline.store.layout import JOURNAL
+from boardsweep.pipeline.store import JOURNAL
 
 pytestmark = pytest.mark.slow
 
