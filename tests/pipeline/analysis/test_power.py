@@ -1,4 +1,4 @@
-"""Planning (pipeline/plan/power.py): replicates and turns for a target s.e. or
+"""Planning (pipeline/analysis/power.py): replicates and turns for a target s.e. or
 a detectable bias, from the exact CLT variance where the game has one
 (Monopoly), else from a pilot store; real specs, real runs, fixed seeds."""
 

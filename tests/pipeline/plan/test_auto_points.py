@@ -67,9 +67,10 @@ def test_a_grid_at_the_real_threshold_is_grouped_and_says_so(tmp_path, cluster2,
     path, url = write_spec(text), tmp_path / "auto.zarr"
     assert run_cli("run", str(path), "--store", str(url), "--dry-run") == 0
     planned = " ".join(capsys.readouterr().out.split())
-    tasks, planned_points = map(int, re.search(
-        r"tasks: (\d+) simulation tasks of up to 1 replicate x (\d+) grid points \+ 5000 exact solves "
-        r"\(chosen automatically\)", planned).groups())
+    tasks, planned_points, exact_tasks = map(int, re.search(
+        r"tasks: (\d+) simulation tasks of up to 1 replicate x (\d+) grid points \+ (\d+) exact tasks "
+        r"\(5000 exact solves\) \(chosen automatically\)", planned).groups())
+    assert exact_tasks == tasks  # one replicate: one exact task per simulation task's chunk of points
     assert run_cli("run", str(path), "--store", str(url), "--scheduler", cluster2) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "5000 grid points x 1 replicate: simulation tasks of 1 replicate x grid points grouped to about 1 s" \
@@ -119,7 +120,8 @@ def test_an_interrupted_run_resumes_with_its_recorded_chunks(tmp_path, cluster2,
     path = write_spec(toy(make_spec, dice=DICE, tasks={}))
     capsys.readouterr()
     assert run_cli("run", str(path), "--store", str(url), "--dry-run") == 0
-    assert "x 4 grid points + 10 exact solves (as recorded in the store)" in capsys.readouterr().out
+    assert re.search(r"x 4 grid points \+ \d+ exact tasks \(10 exact solves\) \(as recorded in the store\)",
+                     " ".join(capsys.readouterr().out.split()))
     resumed = run_sweep(spec, str(url), scheduler=cluster2, pack=False)
     assert resumed.complete and resumed.tasks_run == 12 - 5 and resumed.points_per_task == 4
     assert resumed.calibration == "4 grid points per task, as recorded in the store"

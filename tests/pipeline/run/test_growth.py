@@ -16,7 +16,7 @@ import zarr
 from clirun import run_cli
 from compare import TOY, assert_same_by_value, files, raw, toy  # noqa: F401
 from localdask import done_count, finish, kill, local_dask, start_client, toy_delay, wait_for
-from boardsweep.pipeline.plan import growth as grow
+from boardsweep.pipeline.run import growth as grow
 from boardsweep.pipeline.store import integrity
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
