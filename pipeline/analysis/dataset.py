@@ -10,7 +10,6 @@ it): :mod:`~boardsweep.pipeline.analysis.headlines` and
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from typing import Any, Iterable
 
@@ -20,6 +19,7 @@ import xarray as xr
 from ...core.games import Game, get_game
 from ..store import simulated_variables
 from ..words import python_value
+from ..store import recorded_spec
 
 __all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points", "grid_points_at",
            "grid_size", "game_of", "point_params", "label_values", "run_shape_of", "grid_params"]
@@ -45,10 +45,7 @@ def game_of(ds: xr.Dataset) -> Game | None:
 
 def _canonical(ds: xr.Dataset) -> dict:
     """The store's canonical spec, parsed (empty where it has none)."""
-    try:
-        return json.loads(ds.attrs["spec_canonical"])
-    except (KeyError, TypeError, ValueError):
-        return {}
+    return recorded_spec(ds.attrs)
 
 
 def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from ..words import count
 from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
 from .family import in_family
 from .reference import headline_exact, variable_headline, voided
+from ..store import recorded_spec
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable",
            "summary", "tests", "verdict", "power", "label_values"]
@@ -120,12 +121,7 @@ def _seats_in_play(ds: xr.Dataset, da: xr.DataArray) -> xr.DataArray:
 
 def _fixed_players(ds: xr.Dataset) -> Any:
     """The spec's fixed ``players`` (its resolved parameters, as the store records them)."""
-    import json
-
-    try:
-        return json.loads(ds.attrs["spec_canonical"]).get("params", {}).get("players")
-    except (KeyError, TypeError, ValueError):
-        return None
+    return recorded_spec(ds.attrs).get("params", {}).get("players")
 
 
 def _stderr(ds, h: Headline, num, den, total, units, cp: int):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
@@ -78,7 +77,7 @@ def _store_state(spec, url: str):
     it records where the run resumes it: :class:`plan.layout.Recorded`), for
     ``--dry-run``; reads only."""
     from ..run.calibration import recorded_layout
-    from ..store import inspect, normalize_url, read_attrs
+    from ..store import inspect, normalize_url, read_attrs, recorded_spec
 
     try:
         url = normalize_url(url)
@@ -88,7 +87,7 @@ def _store_state(spec, url: str):
         if found != "boardsweep":
             return url, f"holds a {found}, which a run refuses", None
         attrs = read_attrs(url, check=False)
-        if json.loads(attrs.get("spec_canonical", "{}")) == spec.canonical():
+        if recorded_spec(attrs) == spec.canonical_data:
             return (url, "exists, made by this spec: the run resumes it (see `boardsweep status`)",
                     recorded_layout(spec, attrs))
         return url, ("exists, made by another spec: the run refuses it (--extend grows it to a larger spec, "

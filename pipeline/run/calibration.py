@@ -4,7 +4,6 @@ makes the decision)."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any, Callable, Mapping
 
@@ -15,6 +14,7 @@ from ..spec.parse import Spec
 from ..store import store_chunks
 from .dispatch import contained_call
 from .worker import time_replicate
+from ..store import recorded_spec
 
 __all__ = ["CALIBRATION_POINTS", "recorded_layout", "time_on_worker"]
 
@@ -27,7 +27,7 @@ def recorded_layout(spec: Spec, attrs: Mapping[str, Any]) -> Recorded:
     (one point per task where it records none) and, where ``spec`` made it,
     its replicates per task."""
     chunks = store_chunks(attrs) or (1,) * len(spec.axes)
-    same = json.loads(attrs.get("spec_canonical", "{}")) == spec.canonical()
+    same = recorded_spec(attrs) == spec.canonical_data
     block = int(attrs["replicates_per_task"]) if same and "replicates_per_task" in attrs else None
     return Recorded(tuple(chunks), block)
 

@@ -52,6 +52,7 @@ from ..errors import GrowRefused
 from ..store import read_array, read_attrs
 from ..store import differences
 from ..store import GROWING, interrupted
+from ..store import recorded_spec
 
 __all__ = ["GROWING", "Growth", "compare", "aligned", "check", "interrupted", "kept_cells"]
 
@@ -102,7 +103,7 @@ def compare(old: Mapping[str, Any], spec: Spec) -> tuple[Growth, list[str]]:
     """The growth from the store's canonical spec ``old`` to ``spec``, and
     the differences that are not a growth (one phrase each, naming the key)."""
     spec = aligned(spec, old)
-    new = spec.canonical()
+    new = spec.canonical_data
     added: dict[str, tuple] = {}
     refused: list[str] = []
     replicates = (int(old.get("run", {}).get("replicates", 0)), spec.replicates)
@@ -148,11 +149,11 @@ def check(url: str, spec: Spec, extend: bool, attrs: Mapping[str, Any] | None = 
     attributes, where the caller has read them.
     """
     attrs = read_attrs(url) if attrs is None else attrs
-    old = json.loads(attrs.get("spec_canonical", "{}"))
+    old = recorded_spec(attrs)
     spec = aligned(spec, old)
     growth, refused = compare(old, spec)
     target = interrupted(attrs)
-    if target is not None and json.loads(target) != spec.canonical():
+    if target is not None and json.loads(target) != spec.canonical_data:
         raise GrowRefused(f"store {url} is being grown to another spec (interrupted); rerun the "
                           f"command that grows it (`boardsweep run SPEC --store {url} --extend` with that "
                           "spec) to finish, nothing was touched")

@@ -63,6 +63,7 @@ from ..errors import StoreIncomplete
 from ..store import integrity
 from .. import errors
 from ..spec.parse import Spec
+from ..store import recorded_spec
 
 __all__ = [
     "StoreIncomplete",
@@ -284,7 +285,7 @@ def _coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
 def _aligned(spec: Spec, url: str) -> Spec:
     """``spec`` with its grid axes in the store's order (a grown store has its
     new values at the end of each axis; cells are identified by value)."""
-    return aligned(spec, json.loads(store.read_attrs(url).get("spec_canonical", "{}")))
+    return aligned(spec, recorded_spec(store.read_attrs(url)))
 
 
 def compare_with_store(expected: str, actual: str) -> VerifyResult:

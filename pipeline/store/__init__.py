@@ -40,7 +40,7 @@ from .integrity import Damage
 from .layout import JOURNAL
 from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
 from .manifests import store_chunks
-from .metadata import exact_renames, exact_state, exact_states, label_text, simulated_variables
+from .metadata import recorded_spec, exact_renames, exact_state, exact_states, label_text, simulated_variables
 from .reads import array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
 from .schema import FILL, blank_unplayed, provenance, source_revision, template, unplayed
 from .writes import clear_done, write_exact, write_region, write_whole
@@ -63,7 +63,7 @@ __all__ = [
     "array_names", "coordinate_labels", "many_reads", "open_raw", "read_array", "read_done", "read_exact_done",
     "read_raw", "write_region", "write_exact", "write_whole", "clear_done", "quiet_zarr",
     # self-description, checksums, layout, growth, lock, object storage
-    "simulated_variables", "label_text", "exact_state", "exact_states", "exact_renames", "store_chunks",
+    "simulated_variables", "recorded_spec", "label_text", "exact_state", "exact_states", "exact_renames", "store_chunks",
     "Damage", "JOURNAL", "GROWING", "interrupted", "StoreLock", "LOCK_NAME", "MALFORMED_GRACE_S",
     "unreachable", "use_storage_options",
     # errors (defined in boardsweep.pipeline.errors)

@@ -201,7 +201,7 @@ def check_spec(url: str, spec: Spec, attrs: Mapping[str, Any] | None = None) -> 
     if "spec_canonical" not in attrs:
         raise StoreMismatch(f"store {url} is not a boardsweep sweep store; boardsweep writes only "
                             "into a new folder or a store it made")
-    old, new = json.loads(attrs["spec_canonical"]), spec.canonical()
+    old, new = json.loads(attrs["spec_canonical"]), spec.canonical_data
     diffs = differences(old, new)
     if diffs:
         shown = "; ".join(f"{k}: {a} in the store, {b} in {spec.source}" for k, a, b in diffs[:5])

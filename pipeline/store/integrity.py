@@ -43,6 +43,7 @@ from ..plan.tasks import per_chunk
 from .metadata import simulated_variables
 from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet
+from .metadata import recorded_spec
 
 __all__ = ["INTEGRITY_SCHEME", "MANIFEST_DIR", "Damage", "record", "check", "read_mask", "describe", "assert_intact", "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY"]
 
@@ -260,7 +261,7 @@ def describe(url: str, damage: Damage, limit: int = 4, attrs: dict[str, Any] | N
     """``damage`` in words, the cells named by the spec's grid values
     (``attrs``: the store's attributes, where the caller has read them)."""
     attrs = read_attrs(url) if attrs is None else attrs
-    spec = json.loads(attrs.get("spec_canonical", "{}"))
+    spec = recorded_spec(attrs)
     grid = spec.get("grid", {})
     damage.chunks = damage.chunks or store_chunks(attrs)
     return damage.describe(list(attrs.get("grid_axes", grid)), grid,

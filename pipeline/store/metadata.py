@@ -48,10 +48,12 @@ The texts come from the game interface: ``Variable.description``,
 
 from __future__ import annotations
 
+import json
+
 import datetime as _dt
 import re
 from importlib.metadata import version
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import xarray as xr
@@ -61,6 +63,7 @@ from ...core.games import EXACT_PREFIX
 from .zarr_private import quiet
 
 __all__ = [
+    "recorded_spec",
     "CONVENTIONS",
     "STORE_FORMAT",
     "store_format",
@@ -117,6 +120,16 @@ def store_format(attrs: dict) -> int:
     """The layout version of a store from its attributes (1 where none is recorded)."""
     value = attrs.get("boardsweep_format", attrs.get("store_format", 1))
     return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def recorded_spec(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """The canonical spec a store records (its root attribute ``spec_canonical``),
+    parsed: a new dict each call, the caller's to change; empty where it has none."""
+    try:
+        found = json.loads(attrs["spec_canonical"])
+    except (KeyError, TypeError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def simulated_variables(attrs: dict) -> list[str]:
