@@ -92,8 +92,8 @@ def test_wheel_installs_one_import_name(built):
 
 
 def test_users_own_core_and_pipeline_do_not_shadow_it(built, user_repo):
-    code = ("import boardsweep, boardsweep.core.games as g; from boardsweep.pipeline.analysis import query; "
-            "print(boardsweep.__file__); print(boardsweep.open_sweep is query.open_sweep); "
+    code = ("import boardsweep, boardsweep.core.games as g; from boardsweep.pipeline import store; "
+            "print(boardsweep.__file__); print(boardsweep.open_sweep is store.open_sweep); "
             "print(sorted(g.game_names()))")
     out = _python(code, built["site"], user_repo)
     assert out.returncode == 0, out.stderr

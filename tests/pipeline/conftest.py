@@ -12,14 +12,7 @@ import pytest
 HERE = Path(__file__).resolve().parents[1] / "support"  # toy games and helpers, by module name
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
-# Worker processes import the toy game by module name.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(HERE), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-)
-
-from boardsweep.core import games  # noqa: E402
-
-games.register("toy", "toy_game")
+import toy_registry  # noqa: E402,F401  (the toy game, and tests/support on the workers' path)
 
 from specs import MONOPOLY_SPEC, TOY_SPEC, spec_toml  # noqa: E402,F401  (the one spec builder)
 

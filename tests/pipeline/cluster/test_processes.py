@@ -145,7 +145,8 @@ def test_embedded_cluster_listens_on_loopback_only(tmp_path, toy_spec_text, writ
 FIRST_VISIT = """
 import sys, urllib.error, urllib.request
 from distributed import Client
-from boardsweep.pipeline.cluster.client import dashboard_link, embedded_cluster
+from boardsweep.pipeline.cluster.dashboard import dashboard_link
+from boardsweep.pipeline.cluster.embedded import embedded_cluster
 with embedded_cluster(1) as cluster, Client(cluster) as client:
     base = dashboard_link(client).rsplit("/", 1)[0]
     print("before", "bokeh" in sys.modules)

@@ -113,7 +113,7 @@ def test_the_seats_of_a_long_axis_are_found_with_one_reading_of_the_spec(monkeyp
     import numpy as np
     import xarray as xr
 
-    from boardsweep.pipeline.analysis import convergence as analysis, headlines
+    from boardsweep.pipeline.analysis import dataset, headlines
 
     reserves = [f"reserve:{10 * n}" for n in range(LONG_AXIS)]
     seats = ["P1", "P2", "P3", "P4", "P5", "P6"]
@@ -129,11 +129,12 @@ def test_the_seats_of_a_long_axis_are_found_with_one_reading_of_the_spec(monkeyp
             return real(ds)
         return call
 
-    for name in ("_canonical", "game_of"):
-        monkeypatch.setattr(analysis, name, counted(name, getattr(analysis, name)))
+    for module, name in ((dataset, "_canonical"), (dataset, "game_of"), (headlines, "game_of"),
+                         (headlines, "recorded_spec")):  # each reading of the spec, where headlines makes it
+        monkeypatch.setattr(module, name, counted(name, getattr(module, name)))
     wins = xr.DataArray(np.ones((LONG_AXIS, len(seats))), dims=("buy_policy", "seat"))
     out = headlines._seats_in_play(ds, wins).values
-    assert len(calls) <= 2
+    assert 1 <= len(calls) <= 2, calls
     assert (out[:, :3] == 1).all() and np.isnan(out[:, 3:]).all()
 
 

@@ -138,7 +138,7 @@ def test_sigkill_during_creation_then_rerun(tmp_path, toy_spec_text, write_spec)
     url = tmp_path / "toy.zarr"
     code = (
         "import os, signal, sys\n"
-        f"sys.path.insert(0, {SUPPORT!r})\n"
+        f"sys.path.insert(0, {str(SUPPORT)!r})\n"
         "from boardsweep.core import games\n"
         "games.GAME_MODULES.setdefault('toy', 'toy_game')\n"
         "from boardsweep.pipeline import store\n"

@@ -31,7 +31,7 @@ def test_a_lost_server_ends_the_run_in_one_line_and_a_rerun_completes_it(s3serve
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC)
     fs = s3server.filesystem()
-    command = [sys.executable, "-c", "import conftest; from boardsweep.pipeline.cli.commands import main; main()",
+    command = [sys.executable, "-c", "import toy_registry; from boardsweep.pipeline.cli.commands import main; main()",
                "-q", "run", str(spec), "--store", bucket_url]
     run = subprocess.Popen(command, cwd=HERE, env=os.environ.copy(), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)

@@ -47,7 +47,7 @@ def test_storage_options_reach_the_workers(s3server, bucket_url, tmp_path):
     spec = tmp_path / "spec.toml"
     spec.write_text(_with_options({"endpoint_url": s3server.endpoint}))
     env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}  # the endpoint is the spec's only
-    command = [sys.executable, "-c", "import conftest; from boardsweep.pipeline.cli.commands import main; main()",
+    command = [sys.executable, "-c", "import toy_registry; from boardsweep.pipeline.cli.commands import main; main()",
                "-q", "run", str(spec), "--store", bucket_url, "--workers", "1"]
     done = subprocess.run(command, cwd=HERE, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
