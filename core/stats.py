@@ -31,8 +31,8 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
 * :func:`chi2_gof`: chi-square goodness of fit of pooled multinomial counts,
   adjacent bins merged until every expected count is at least 5.
 * the power of a t test (:data:`POWER`, :func:`t_power`,
-  :func:`detectable_bias`, :func:`replicates_for_bias`) is
-  :mod:`boardsweep.core.power`'s, re-exported here.
+  :func:`detectable_bias`, :func:`replicates_for_bias`) is in
+  :mod:`boardsweep.core.power`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""The sweep pipeline: spec -> Dask -> zarr -> query.
+"""The sweep pipeline: spec -> plan -> run (Dask) -> store (zarr) -> analysis -> views.
+
+One folder per stage (``docs/how-to/develop.md`` draws them): ``spec/`` the
+user's intent, ``plan/`` what to run, ``store/`` the store on disk,
+``analysis/`` the answers, ``cluster/`` where tasks run, ``run/`` running a
+sweep, ``views/`` what a user sees, ``cli/`` the command; ``api.py`` the
+Python API, ``errors.py`` every exception, ``words.py`` every word and number.
 
 ``boardsweep.pipeline.open_sweep(path)`` (also ``boardsweep.open_sweep``) opens
 a sweep store as a lazy xarray Dataset; ``load_sweep(path)`` reads it into
@@ -15,7 +21,7 @@ __all__ = ["open_sweep", "load_sweep"]
 
 def __getattr__(name: str) -> Any:
     if name in ("open_sweep", "load_sweep"):
-        from .analysis import accessor, query  # noqa: F401  (accessor: registers ds.boardsweep)
+        from .store import open as reading  # registers ds.boardsweep (boardsweep.xarray_backend)
 
-        return getattr(query, name)
+        return getattr(reading, name)
     raise AttributeError(f"module 'boardsweep.pipeline' has no attribute {name!r}")

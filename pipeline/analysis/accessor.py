@@ -111,7 +111,7 @@ class SweepAccessor:
         Monte Carlo s.e. and effective sample size (arviz's definitions, on
         the replicates) and, where the game knows it, the exact CLT variance
         with the replicate s.d. it predicts and their ratio; see
-        :func:`boardsweep.pipeline.analysis.convergence.label_variance`."""
+        :func:`boardsweep.pipeline.analysis.variance.label_variance`."""
         from . import dataset
         from . import variance
         from .dataset import distribution_variables

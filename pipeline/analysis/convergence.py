@@ -1,6 +1,6 @@
 """Convergence of a sweep's frequencies, on the store's xarray Dataset.
 
-Every function takes the Dataset of :func:`boardsweep.pipeline.analysis.query.open_sweep` (cells
+Every function takes the Dataset of :func:`boardsweep.pipeline.store.open.open_sweep` (cells
 not done are NaN and are skipped, never read as zeros) and keeps the grid
 dimensions; the maths is in :mod:`boardsweep.core.stats`.
 

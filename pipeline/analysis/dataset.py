@@ -2,8 +2,8 @@
 spec and run shape, its grid points, its simulated distributions and their
 frequencies.
 
-The lowest layer of the readers (:mod:`boardsweep.pipeline.analysis.query` re-exports
-it): :mod:`~boardsweep.pipeline.analysis.headlines` and
+The lowest layer of the analysis: :mod:`~boardsweep.pipeline.analysis.query`,
+:mod:`~boardsweep.pipeline.analysis.headlines` and
 :mod:`~boardsweep.pipeline.analysis.convergence` build on it.
 """
 

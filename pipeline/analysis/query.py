@@ -4,8 +4,9 @@ answer (z, p), the top labels, tidy rows.
 The helpers work on any game whose simulated variables have the form
 ``(checkpoint, DIM)`` (a distribution over DIM, e.g. ``location``).  Reading
 a store (:func:`open_sweep`, :func:`load_sweep`, :func:`mask`,
-:func:`read_chunks`) is :mod:`boardsweep.pipeline.store.open`'s; those names
-are re-exported here.
+:func:`read_chunks`) is :mod:`boardsweep.pipeline.store.open`'s; what a
+Dataset holds (grid points, distributions, frequencies) is
+:mod:`boardsweep.pipeline.analysis.dataset`'s.
 """
 
 from __future__ import annotations
@@ -15,13 +16,9 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from ..store import (
-    exact_states, label_text,
-)
-from .dataset import (
-    _EXACT_TEXT, _named, distribution_variables, grid_points,
-)
+from ..store import exact_states, label_text
 from ..words import python_value
+from .dataset import _EXACT_TEXT, _named, distribution_variables, grid_points
 
 __all__ = ["estimate", "exact_frequencies", "compare_exact", "top_k", "modal_string", "rows", "compared", "worst_z", "table_rows"]
 
