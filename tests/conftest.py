@@ -56,7 +56,7 @@ SLOW_MODULES = {
     "tests/pipeline/run/test_faults_cluster.py",
     "tests/pipeline/run/test_deadlines.py",
     "tests/pipeline/run/test_kernel_deadlines.py",
-    "tests/pipeline/plan/test_growth.py",
+    "tests/pipeline/run/test_growth.py",
     "tests/pipeline/store/test_integrity.py",
     "tests/pipeline/store/test_packing.py",
     "tests/pipeline/run/test_plugins.py",
@@ -86,7 +86,7 @@ SLOW_TESTS = {
 COSTLY_FIRST = [
     "tests/pipeline/store/s3/test_packing.py",
     "tests/pipeline/run/test_faults_cluster.py",
-    "tests/pipeline/plan/test_growth.py",
+    "tests/pipeline/run/test_growth.py",
     "tests/pipeline/cluster/test_slurm.py",
     "tests/pipeline/plan/test_precision.py",
     "tests/pipeline/cluster/test_processes.py",
