@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from .numba_cache import writable_numba_cache
 writable_numba_cache()  # a worker process of any cluster: numba caches the games' kernels where it can write
 
 __all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
-           "time_replicate"]
+           "time_replicate", "at_point", "failed_at", "POINT_ATTRIBUTE"]
 
 
 def checked_outputs(game: Game, params: dict, outputs: dict, checkpoints: np.ndarray,
@@ -85,12 +86,13 @@ def simulate_block(
     for index, params, replicates in task.cells:
         shapes = _declared_shapes(game, params, checkpoints)
         where = tuple(i - lo for i, lo in zip(index, lows))
-        for r in replicates:
-            outputs = game.simulate(params, replicate_seed(root, params, r), run_shape, checkpoints)
-            for name, values in _checked_run(game, params, outputs, shapes).items():
-                if name not in raw:
-                    raw[name] = _buffer(task.extent + values.shape, np.dtype(game.variables[name].dtype))
-                raw[name][where][r - task.start] = values
+        with at_point(params):
+            for r in replicates:
+                outputs = game.simulate(params, replicate_seed(root, params, r), run_shape, checkpoints)
+                for name, values in _checked_run(game, params, outputs, shapes).items():
+                    if name not in raw:
+                        raw[name] = _buffer(task.extent + values.shape, np.dtype(game.variables[name].dtype))
+                    raw[name][where][r - task.start] = values
         blank_unplayed(game, params, raw, where)
     return {name: _as_declared(f"game {game.name!r} (simulate) in task {task.key}", name, values,
                                np.dtype(game.variables[name].dtype))
@@ -121,8 +123,50 @@ def _checked_run(game: Game, params: dict, outputs: dict, shapes: dict) -> dict[
                                 "counts only: no NaN, no fractions); nothing stored")
         if kind not in "iufb":
             raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {declared} declared; nothing stored")
+        if declared.kind in "iu":
+            _check_range(where, name, values, declared)
         out[name] = values
     return out
+
+
+def _check_range(where: str, name: str, values: np.ndarray, declared: np.dtype) -> None:
+    """Refuse integer ``values`` outside ``declared``'s range or int64's (the
+    task's buffer, :func:`_buffer`): stored as they are, they would wrap."""
+    if not values.size:
+        return
+    low = max(np.iinfo(declared).min, np.iinfo(np.int64).min)
+    high = min(np.iinfo(declared).max, np.iinfo(np.int64).max)
+    least, most = int(values.min()), int(values.max())
+    if least < low or most > high:
+        bad = most if most > high else least
+        raise OutputInvalid(f"{where}: output {name!r} has the value {bad}, outside {declared} "
+                            f"({low} to {high}); nothing stored")
+
+
+#: The attribute a kernel's error carries the grid point it was raised at in (its parameters).
+POINT_ATTRIBUTE = "boardsweep_params"
+
+
+@contextmanager
+def at_point(params: dict):
+    """Mark an Exception raised inside with ``params`` (:data:`POINT_ATTRIBUTE`,
+    the innermost kept): a task of many points names the one that failed.
+    The mark travels with the error from a worker (pickled with its ``__dict__``)."""
+    try:
+        yield
+    except Exception as exc:
+        if getattr(exc, POINT_ATTRIBUTE, None) is None:
+            try:
+                setattr(exc, POINT_ATTRIBUTE, dict(params))
+            except (AttributeError, TypeError):  # an error that takes no attributes: the task's first point
+                pass
+        raise
+
+
+def failed_at(exc: BaseException) -> dict | None:
+    """The parameters of the grid point ``exc`` was raised at (:func:`at_point`), or None."""
+    found = getattr(exc, POINT_ATTRIBUTE, None)
+    return found if isinstance(found, dict) else None
 
 
 def _buffer(shape: tuple[int, ...], declared: np.dtype) -> np.ndarray:
@@ -199,7 +243,8 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
     solves = 0
     points = tuple(int(c) for c in checkpoints)
     for index, params in task.cells:
-        arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
+        with at_point(params):
+            arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
         solves += solved
         where = tuple(i - lo for i, lo in zip(index, lows))
         for name, values in arrays.items():
@@ -277,12 +322,13 @@ def time_replicate(
     worst = 0.0
     for params in points:
         seed = replicate_seed(root, params, 0)
-        t0 = time.perf_counter()
-        game.simulate(params, seed, run_shape, checkpoints)
-        took = time.perf_counter() - t0
-        if took < max(COLD_LIMIT_S, 2 * budget):
+        with at_point(params):
             t0 = time.perf_counter()
             game.simulate(params, seed, run_shape, checkpoints)
             took = time.perf_counter() - t0
+            if took < max(COLD_LIMIT_S, 2 * budget):
+                t0 = time.perf_counter()
+                game.simulate(params, seed, run_shape, checkpoints)
+                took = time.perf_counter() - t0
         worst = max(worst, took)
     return worst
