@@ -29,7 +29,7 @@ from ..errors import SchedulerLost, StoreFull, contained, disk_full, one_line, o
 from ..plan.layout import TaskLayout
 from ..spec.parse import Spec
 from ..store import Store
-from .failures import lost, tasks_failed, tell_new_failure, where
+from .failures import failed_point, lost, tasks_failed, tell_new_failure, where
 from .record import RunReport
 from .worker import run_exact, run_task
 
@@ -173,10 +173,11 @@ def _restart_stuck_workers(client, stuck: list[str]) -> bool:
 class _Round:
     """One round's tasks in flight: a window of futures, the watchers, and what each future is."""
 
-    def __init__(self, client, st: Store, jobs, address: str, no_workers_s: float | None, window: int) -> None:
+    def __init__(self, client, spec: Spec, st: Store, jobs, address: str, no_workers_s: float | None,
+                 window: int) -> None:
         from distributed import as_completed
 
-        self.client, self.st, self.jobs, self.address = client, st, jobs, address
+        self.client, self.spec, self.st, self.jobs, self.address = client, spec, st, jobs, address
         self.no_workers_s, self.window = no_workers_s, window
         self.in_flight, self.what, self.live = as_completed(), {}, set()
         self.gone, self.stop = threading.Event(), threading.Event()
@@ -232,7 +233,9 @@ class _Round:
             raise StoreFull(f"the store's disk is full ({one_line(error)}) at {self.what[future.key]['point']}: "
                             f"the run stopped there; finished tasks are kept in {self.st.url}: free space, "
                             "then rerun the same command")
-        self.failures.append({**self.what.pop(future.key), "error": one_line(error)})
+        described = self.what.pop(future.key)
+        at = failed_point(self.spec, error, described["point"])  # the point whose kernel failed, of many
+        self.failures.append({**described, "point": at, "error": one_line(error)})
         tell_new_failure(self.failures, on_failure)
 
     def record(self, future) -> dict:
@@ -262,7 +265,7 @@ def submit_and_wait(client, spec: Spec, layout: TaskLayout, st: Store, tasks: li
     jobs = _jobs(spec, st.url, token(spec, layout), tasks, points, uuid.uuid4().hex[:8])
     address = target.scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
     window = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * max(report.workers, 1))
-    flight = _Round(client, st, jobs, address, no_workers_deadline(target), window)
+    flight = _Round(client, spec, st, jobs, address, no_workers_deadline(target), window)
     total, finished = len(tasks) + len(points), 0
     try:
         flight.start()

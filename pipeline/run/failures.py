@@ -7,7 +7,7 @@ from typing import Callable
 from ..errors import SchedulerLost, TasksFailed
 from ..spec.parse import Spec
 
-__all__ = ["tasks_failed", "tell_new_failure", "failures_text", "where", "point", "lost"]
+__all__ = ["tasks_failed", "tell_new_failure", "failures_text", "where", "point", "failed_point", "lost"]
 
 
 def tasks_failed(failures: list[dict], total: int, url: str) -> TasksFailed:
@@ -50,6 +50,17 @@ def where(spec: Spec, task) -> str:
     first = point(spec, task.params)
     more = len(task.cells) - 1
     return first if more <= 0 else f"{first} and {more} more grid point{'s' if more > 1 else ''}"
+
+
+def failed_point(spec: Spec, error: BaseException, described: str) -> str:
+    """Where ``error`` was raised: the grid point its kernel was simulating
+    (:func:`worker.at_point`), else ``described`` (the task's own points)."""
+    from .worker import failed_at  # numpy and the game registry: a worker's, loaded once a task fails
+
+    params = failed_at(error)
+    if params is None or any(axis not in params for axis in spec.axes):
+        return described
+    return point(spec, params)
 
 
 def point(spec: Spec, params: dict) -> str:
