@@ -25,19 +25,19 @@ def print_plan(spec, url: str, target) -> None:
     from ..plan.exact_work import exact_solves, exact_tasks
     from ..plan.tasks import task_count
     from ..views.progress import exact_words
-    from ..run.calibration import picked_points
-    from ..run.worker import time_replicate
+    from ..run.calibration import time_here
+    from ..store.owner import check_location
     from ..words import count
 
-    points, picked = spec.resolved_points(), picked_points(spec)
+    check_location(url)  # the run's own refusal of a location it cannot write, before anything is said
+    points = spec.resolved_points()
     click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
     url, found, recorded = _store_state(spec, url)
     click.echo(f"  store:       {url}: {found}")
     axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
     click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
-    seconds = time_replicate(spec.game, spec.seed, picked, spec.run_shape, spec.checkpoints,
-                             spec.task_seconds or (AUTO_TASK_S if groups_points(spec) else 0.0))
-    layout = task_layout.decide(spec, recorded, lambda budget: (seconds, len(picked)))
+    seconds, timed = time_here(spec, spec.task_seconds or (AUTO_TASK_S if groups_points(spec) else 0.0))
+    layout = task_layout.decide(spec, recorded, lambda budget: (seconds, timed))
     laid = layout.apply(spec)
     how = {task_layout.AUTOMATIC: " (chosen automatically)",
            task_layout.RECORDED: " (as recorded in the store)" if layout.note else ""}.get(layout.how, "")
@@ -48,7 +48,7 @@ def print_plan(spec, url: str, target) -> None:
     click.echo(f"  tasks:       {count(task_count(laid), 'simulation task')} of up to {layout.words()}"
                f" + {exact_words(exact_tasks(laid), exact_solves(laid))}{how}")
     click.echo(f"  store size:  up to {human(estimate(laid).store_bytes)} (uncompressed)")
-    _print_time(seconds, len(picked), spec.replicates * len(points), target)
+    _print_time(seconds, timed, spec.replicates * len(points), target)
     _print_planning(laid)
 
 

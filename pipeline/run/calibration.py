@@ -4,6 +4,7 @@ makes the decision)."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import Any, Callable, Mapping
 
@@ -13,10 +14,11 @@ from ..plan.layout import Recorded
 from ..spec.parse import Spec
 from ..store import store_chunks
 from .dispatch import contained_call
-from .worker import time_replicate
+from .failures import point
+from .worker import failed_at, time_replicate
 from ..store import recorded_spec
 
-__all__ = ["CALIBRATION_POINTS", "recorded_layout", "time_on_worker"]
+__all__ = ["CALIBRATION_POINTS", "recorded_layout", "time_on_worker", "time_here"]
 
 #: Grid points whose replicate is timed to size the tasks of a ``[tasks] seconds`` spec.
 CALIBRATION_POINTS = 3
@@ -52,4 +54,46 @@ def time_on_worker(spec: Spec, budget: float, client_once: Callable[[], Any]) ->
     except TimeoutError:
         raise overdue(f"timing one replicate at {len(picked)} grid points to size the tasks", deadline) from None
     except Exception as exc:  # noqa: BLE001 - the game's own error, in one line
-        raise SweepError(f"timing one replicate to size the tasks failed: {one_line(exc)}") from None
+        raise SweepError(f"timing one replicate to size the tasks failed: {_kernel_error(spec, exc)}") from None
+
+
+def _kernel_error(spec: Spec, exc: BaseException) -> str:
+    """A kernel's error in one line, with the game and the grid point it was raised at where known."""
+    params = failed_at(exc)
+    at = f" at {point(spec, params)}" if params is not None and all(a in params for a in spec.axes) else ""
+    return f"game {spec.game_name!r}{at}: {one_line(exc)}"
+
+
+def time_here(spec: Spec, budget: float) -> tuple[float, int]:
+    """(seconds one replicate takes here, grid points timed), as
+    :func:`time_on_worker` times it but in a thread of this process
+    (``run --dry-run``), under the task deadline the run's tasks have (Dask's
+    ``boardsweep.task-timeout``): past it, :class:`TaskOverdue` naming the
+    point under way (the thread is left to the process's end: a kernel cannot
+    be stopped); a kernel's error, :class:`SweepError` naming the game and
+    the point."""
+    picked, deadline = picked_points(spec), task_timeout()
+    under_way: list[dict] = []
+    outcome: dict[str, Any] = {}
+
+    def timing() -> None:
+        try:
+            worst = 0.0
+            for params in picked:
+                under_way.append(params)
+                worst = max(worst, time_replicate(spec.game, spec.seed, [params], spec.run_shape,
+                                                  spec.checkpoints, budget))
+            outcome["seconds"] = worst
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread, in one line
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=timing, name="boardsweep-dry-run-timing", daemon=True)
+    thread.start()
+    thread.join(deadline)
+    if thread.is_alive():
+        at = point(spec, under_way[-1]) if under_way else "its first grid point"
+        raise overdue(f"timing one replicate of game {spec.game_name!r} at {at} for the dry run", deadline)
+    if "error" in outcome:
+        raise SweepError(f"the dry run's replicate failed: {_kernel_error(spec, outcome['error'])}; "
+                         "the run would fail there too: fix the game's kernel") from None
+    return outcome["seconds"], len(picked)

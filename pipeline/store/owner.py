@@ -26,6 +26,7 @@ are made, each once.
 from __future__ import annotations
 
 import errno
+import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -39,11 +40,11 @@ from .. import errors
 from .schema import template
 from .lock import StoreLock
 from .remote import unreachable
-from ..errors import (ChunkUnreadable, SchedulerLost, StoreCreationFailed, StoreMismatch, StoreUnreachable,
-                      TaskOverdue, one_line)
+from ..errors import (ChunkUnreadable, SchedulerLost, StoreCreationFailed, StoreLocked, StoreMismatch,
+                      StoreUnreachable, TaskOverdue, one_line)
 from ..spec.parse import Spec
 
-__all__ = ["Store", "normalize_url"]
+__all__ = ["Store", "normalize_url", "check_location"]
 
 #: What ``--overwrite`` may replace, and what boardsweep never touches.
 _REFUSED = {
@@ -89,6 +90,30 @@ def _check_protocol(url: str) -> None:
     except ValueError:
         raise StoreMismatch(f"--store {url}: unknown protocol {protocol!r}; give a folder or an fsspec URL "
                             "such as s3://bucket/path") from None
+
+
+def check_location(url: str) -> None:
+    """Refuse, in the line the run's lock gives (:class:`.lock.StoreLock`), a
+    local store location the run could not write: under a regular file, in a
+    folder it may not write, on a read-only file system.  Reads only (``run
+    --dry-run``); a URL's storage is not probed (that would write)."""
+    url = normalize_url(url)
+    if "://" in url:
+        return
+    path = Path(url)
+    found = path
+    while not found.exists() and found != found.parent:  # the nearest folder the run would create from
+        found = found.parent
+    if found.is_dir():
+        if os.access(found, os.W_OK | os.X_OK):
+            return
+        code = errno.EROFS if os.statvfs(found).f_flag & os.ST_RDONLY else errno.EACCES
+    elif found == path:
+        return  # a regular file where the store would be: the run refuses it as what it is (:meth:`Store.kind`)
+    else:
+        code = errno.ENOTDIR
+    raise StoreLocked(f"store {url}: cannot write there ({os.strerror(code)}); choose a writable --store "
+                      "(status, query and report only read a store)")
 
 
 class Store:
