@@ -8,7 +8,7 @@ import threading
 import uuid
 from typing import Any, Callable, Mapping
 
-from ..errors import SweepError, one_line, overdue
+from ..errors import SweepError, TaskOverdue, one_line, overdue
 from ..cluster.settings import task_timeout
 from ..plan.layout import Recorded
 from ..spec.parse import Spec
@@ -92,7 +92,11 @@ def time_here(spec: Spec, budget: float) -> tuple[float, int]:
     thread.join(deadline)
     if thread.is_alive():
         at = point(spec, under_way[-1]) if under_way else "its first grid point"
-        raise overdue(f"timing one replicate of game {spec.game_name!r} at {at} for the dry run", deadline)
+        raise TaskOverdue(
+            f"the dry run's replicate of game {spec.game_name!r} at {at} ran past the task deadline of "
+            f"{deadline:g} s and was abandoned (nothing was created; the run would end there too): fix the "
+            "game's kernel (a loop that never ends?) or raise the deadline (Dask's boardsweep.task-timeout, "
+            "e.g. DASK_BOARDSWEEP__TASK_TIMEOUT=2h)")
     if "error" in outcome:
         raise SweepError(f"the dry run's replicate failed: {_kernel_error(spec, outcome['error'])}; "
                          "the run would fail there too: fix the game's kernel") from None
