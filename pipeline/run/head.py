@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..errors import one_line
 from ..spec.parse import Spec
 from ..store import Store
-from .failures import tell_new_failure, where
+from .failures import failed_point, tell_new_failure, where
 from .record import RunReport
 from .warm import WarmUp
 from .worker import store_task
@@ -38,7 +38,7 @@ def store_head(warming: WarmUp | None, st: Store, spec: Spec, stamp: str, report
     new: list[dict] = []
 
     def failed(task, exc: BaseException) -> None:
-        new.append({"point": where(spec, task), "task": f"replicates {task.start}-{task.stop - 1}",
+        new.append({"point": failed_point(spec, exc, where(spec, task)), "task": f"replicates {task.start}-{task.stop - 1}",
                     "error": one_line(exc)})
         tell_new_failure(failures + new, on_failure)
 
