@@ -110,6 +110,12 @@ def _start(out: Path) -> tuple[Path, dict[str, str]]:
     files there an earlier report can show it wrote ({name: sha256}).  Refused
     (nothing written): a page or table of the report's names that no boardsweep
     report wrote, a manifest that cannot show its files are the report's."""
+    from ...run.verify import store_above
+
+    inside = store_above(out)
+    if inside is not None:
+        raise ReportFolderError(f"report folder {out}: inside the sweep store {inside}; a report is written "
+                                "outside the store: choose another folder with --out (nothing was written)")
     recorded = _recorded(out) if out.is_dir() else {}
     theirs = _foreign(out, _ALWAYS, recorded)
     if theirs:

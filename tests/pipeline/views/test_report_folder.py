@@ -247,3 +247,16 @@ def test_a_report_file_the_user_edited_is_kept(store, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "summary.json" in err[0], err
     assert (out / "summary.json").read_text() == "my edits"
+
+
+@pytest.mark.parametrize("where", ["", "rep", "counts/rep"])
+def test_a_report_is_never_written_inside_a_store(where, store, capsys):
+    """``report --out`` pointing into a store (or at it) is refused in one line; the store is unchanged."""
+    def tree():
+        return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()}
+
+    before = tree()
+    assert run_cli("report", str(store), "--out", str(store / where)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "inside the sweep store" in err[0], err
+    assert tree() == before
