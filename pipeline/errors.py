@@ -265,3 +265,7 @@ def expect_flag(value, name: str) -> bool:
     if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
         return bool(value)
     raise ArgumentTypeError(f"{name}={value!r}: expected True or False, got {type(value).__name__}")
+
+
+class NotASweep(InputError):
+    """``ds.boardsweep`` on a Dataset that is not a sweep store's, or lacks what an answer needs (one line)."""
