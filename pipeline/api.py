@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from .cluster.client import Target
-from .errors import InputError, NotInWorker
+from .errors import ArgumentTypeError, InputError, NotInWorker, expect_flag
 from .run.execute import execute
 from .run.record import RunReport
 from .run.request import API_ARGUMENTS, Hooks, RunRequest, cluster_target
@@ -98,11 +98,19 @@ def as_spec(spec: Spec | str | Path | Mapping[str, Any]) -> Spec:
         return spec
     if isinstance(spec, Mapping):
         return Spec.from_dict(dict(spec))
-    if isinstance(spec, Path) or (isinstance(spec, str) and "\n" not in spec and "=" not in spec):
+    if isinstance(spec, os.PathLike) or (isinstance(spec, str) and _a_path(spec)):
         return Spec.from_file(spec)
     if isinstance(spec, str):
         return Spec.from_toml(spec)
     raise SpecError(f"expected a Spec, a spec file's path, TOML text or a dict, got {type(spec).__name__}")
+
+
+def _a_path(text: str) -> bool:
+    """``text`` names a spec file (one that exists, or one line without ``=``
+    or ending in ``.toml``), not TOML text."""
+    if "\n" in text:
+        return False
+    return os.path.exists(text) or "=" not in text or text.rstrip().endswith(".toml")
 
 
 def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = None, *, client: Any = None,
@@ -152,7 +160,8 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
         that is not a :class:`distributed.Client`.
     """
     _refuse_in_worker()
-    _check_arguments(store, client, workers, cluster)
+    progress, overwrite, extend = map(expect_flag, (progress, overwrite, extend), ("progress", "overwrite", "extend"))
+    _check_arguments(store, client, workers, cluster, performance_report)
     if cluster is not None and not isinstance(cluster, str):  # a cluster object: a client of our own for it
         from distributed import Client
 
@@ -175,15 +184,18 @@ def _run(request: RunRequest, progress: bool) -> Result:
     return Result(report, request.spec)
 
 
-def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any) -> None:
+def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, performance_report: Any = None) -> None:
     """Refuse, in the CLI's one line (:class:`InputError`), arguments that are
-    not of their kind, and more than one of ``client``, ``cluster`` and ``workers``."""
+    not of their kind (:class:`ArgumentTypeError`), a closed ``client``, and
+    more than one of ``client``, ``cluster`` and ``workers``."""
+    if performance_report is not None and not isinstance(performance_report, (str, os.PathLike)):
+        raise ArgumentTypeError(f"performance_report={performance_report!r}: expected a file path (a str or a Path)")
     given = [name for name, value in (("client", client), ("cluster", cluster), ("workers", workers))
              if value is not None]
     if len(given) > 1:
         raise InputError(f"give one of client=, cluster= and workers=, not {' and '.join(given)}")
     if store is not None and not isinstance(store, (str, os.PathLike)):
-        raise InputError(f"store={store!r}: expected a folder path or an fsspec URL (a str or a Path), "
+        raise ArgumentTypeError(f"store={store!r}: expected a folder path or an fsspec URL (a str or a Path), "
                          f"got {type(store).__name__}")
     if isinstance(store, str) and not store.strip():
         raise InputError("store='': expected a folder path or an fsspec URL")
@@ -192,7 +204,9 @@ def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any) -> Non
 
         if not isinstance(client, Client):
             hint = " (a scheduler address goes in cluster=)" if isinstance(client, str) else ""
-            raise InputError(f"client={client!r}: expected a distributed.Client{hint}")
+            raise ArgumentTypeError(f"client={client!r}: expected a distributed.Client{hint}")
+        if client.status in ("closing", "closed"):
+            raise InputError("client=: the client is closed; pass an open distributed.Client (nothing was started)")
 
 
 def _batch_systems():

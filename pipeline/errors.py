@@ -253,3 +253,19 @@ class StoreIncomplete(Fault):
 
 class NotInWorker(RuntimeError):
     """``boardsweep.run`` was called by a worker process importing the user's script."""
+
+
+class ArgumentTypeError(InputError, TypeError):
+    """A Python API argument of the wrong type (``overwrite="False"``, ``sel="a=2"``):
+    one line naming the argument and what was expected, nothing touched (exit 2)."""
+
+
+def expect_flag(value, name: str) -> bool:
+    """``value`` as a bool where it is one (numpy's too); else :class:`ArgumentTypeError`."""
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
+        return bool(value)
+    raise ArgumentTypeError(f"{name}={value!r}: expected True or False, got {type(value).__name__}")
+
+
+class NotASweep(InputError):
+    """``ds.boardsweep`` on a Dataset that is not a sweep store's, or lacks what an answer needs (one line)."""

@@ -46,7 +46,26 @@ class SweepAccessor:
     """
 
     def __init__(self, ds: xr.Dataset) -> None:
-        self._ds = ds
+        self._given = ds
+
+    @property
+    def _ds(self) -> xr.Dataset:
+        """The Dataset, refused in one line (:class:`NotASweep`) unless it is
+        a sweep's; a grid axis a scalar ``sel`` made a coordinate is its
+        length-1 axis again (``ds.sel(dice_sides=6)`` answers as ``[6]``)."""
+        from ..errors import NotASweep
+
+        ds = self._given
+        if "spec_canonical" not in ds.attrs:
+            raise NotASweep("not a boardsweep sweep: the Dataset has no spec_canonical attribute (open a sweep "
+                            "store with boardsweep.open_sweep or xr.open_zarr; keep its attributes)")
+        if "done" not in ds.data_vars:
+            raise NotASweep("the Dataset lacks the variable done (which replicates are finished), needed by "
+                            "every estimate; keep it when selecting variables")
+        scalar = [a for a in ds.attrs.get("grid_axes", []) if a in ds.coords and a not in ds.dims]
+        if scalar:
+            ds = ds.expand_dims(scalar).transpose(*ds.attrs["grid_axes"], ..., missing_dims="ignore")
+        return ds
 
     @property
     def headlines(self) -> list[str]:
@@ -77,11 +96,11 @@ class SweepAccessor:
         """
         from .headlines import LEVEL, estimates, of_variable
 
-        level = LEVEL if level is None else level
+        level = _fraction(LEVEL if level is None else level, "level")
         found = estimates(self._ds, checkpoint, level)
         if name is None:
             if not found:
-                raise KeyError("this store's game declares no headline quantity")
+                raise _nothing_to_estimate(self._ds)
             return next(iter(found.values()))
         if name in found:
             return found[name]
@@ -95,7 +114,7 @@ class SweepAccessor:
         ``low``, ``high``, ``df``, ``exact``, ``z``, ``p``, ...)."""
         from .headlines import LEVEL, summary
 
-        return summary(self._ds, checkpoint, LEVEL if level is None else level)
+        return summary(self._ds, checkpoint, _fraction(LEVEL if level is None else level, "level"))
 
     def verdict(self, alpha: float | None = None) -> dict[str, Any]:
         """Agreement with the exact answers at family-wise level ``alpha``
@@ -103,7 +122,7 @@ class SweepAccessor:
         :func:`boardsweep.pipeline.analysis.headlines.verdict`."""
         from .headlines import ALPHA, verdict
 
-        return verdict(self._ds, ALPHA if alpha is None else alpha)
+        return verdict(self._ds, _fraction(ALPHA if alpha is None else alpha, "alpha"))
 
     def variance(self) -> pd.DataFrame:
         """Variance per grid point, headline and label (the report's
@@ -125,3 +144,33 @@ class SweepAccessor:
         theory = variance.theoretical_variance(ds, variable) if variable else None
         ratio = variance.variance_ratio(ds, variable, theory) if theory is not None else None
         return variance.label_variance(ds, found, ratio, None, variable, theory)
+
+
+def _fraction(value: Any, name: str) -> float:
+    """``value`` where it is a number strictly between 0 and 1; else one line naming the accepted range."""
+    from numbers import Real
+
+    from ..errors import NotASweep
+
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < float(value) < 1:
+        raise NotASweep(f"{name}={value!r}: expected a number strictly between 0 and 1 (e.g. 0.95 for a level, "
+                        "0.01 for alpha)")
+    return float(value)
+
+
+def _nothing_to_estimate(ds: xr.Dataset) -> Exception:
+    """The one line for a sweep Dataset with no headline to estimate: its game
+    not registered here, or the variables its headlines need dropped."""
+    from ...core.games import headlines_of
+    from ..errors import NotASweep
+    from .dataset import game_of
+
+    game = game_of(ds)
+    if game is None:
+        return NotASweep(f"the game {ds.attrs.get('game')!r} of this sweep is not registered here: import or "
+                         "install its plugin to estimate its headlines")
+    missing = sorted({h.numerator for h in headlines_of(game)} - set(ds.data_vars))
+    if missing:
+        return NotASweep(f"no headline can be estimated: the Dataset lacks {', '.join(missing)} (what the "
+                         f"headlines of {game.name} count); keep them when selecting variables")
+    return NotASweep(f"the game {game.name} declares no headline quantity")

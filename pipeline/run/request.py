@@ -22,7 +22,7 @@ from ..cluster.client import Target
 from ..cluster.dashboard import check_dashboard_address
 from ..cluster.settings import check_dask_config, check_workers
 from ..cluster.scheduler import handshake
-from ..errors import BadSchedulerAddress, InputError, SchedulerLost, one_line
+from ..errors import ArgumentTypeError, BadSchedulerAddress, InputError, SchedulerLost, expect_flag, one_line
 from ..spec.parse import Spec
 from .record import RunReport
 
@@ -97,6 +97,12 @@ class RunRequest:
     pack: bool = True
 
     def __post_init__(self) -> None:
+        for name in ("overwrite", "extend", "pack"):  # "False" is not False: refused, not read as true
+            object.__setattr__(self, name, expect_flag(getattr(self, name), name))
+        if self.max_tasks is not None and (isinstance(self.max_tasks, bool) or not isinstance(self.max_tasks, int)):
+            raise ArgumentTypeError(f"max_tasks={self.max_tasks!r}: expected a whole number")
+        if self.store is not None and not isinstance(self.store, str):
+            raise ArgumentTypeError(f"store={self.store!r}: expected a folder path or an fsspec URL (a str)")
         if self.extend and self.overwrite:
             raise InputError(EXTEND_AND_OVERWRITE)
         if self.target is None:

@@ -75,6 +75,8 @@ __all__ = [
     "data_variables",
     "digest",
     "write_digest",
+    "store_above",
+    "check_digest_out",
     "load_digest",
     "compare_with_store",
     "compare_with_digest",
@@ -252,9 +254,54 @@ def digest(url: str, partial: bool = False) -> dict[str, Any]:
     }
 
 
+def store_above(path: str | Path) -> Path | None:
+    """The boardsweep store folder ``path`` is in or is (a folder whose
+    ``zarr.json`` says it is a sweep store, or that holds boardsweep's
+    manifests), looking at every folder above it, as written and with its
+    symlinks resolved; None when there is none.  No command writes there."""
+    import os
+
+    found = None
+    for start in dict.fromkeys((Path(os.path.abspath(path)), Path(os.path.realpath(path)))):
+        found = found or next((d for d in (start, *start.parents) if _is_store(d)), None)
+    return found
+
+
+def _is_store(folder: Path) -> bool:
+    if (folder / integrity.MANIFEST_DIR).is_dir():
+        return True
+    try:
+        meta = json.loads((folder / "zarr.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and isinstance(meta.get("attributes"), dict) \
+        and "spec_canonical" in meta["attributes"]
+
+
+def check_digest_out(out: str | Path) -> None:
+    """Refuse (:class:`InputError`, one line, nothing written) a digest file
+    inside a sweep store, or over an existing file that is not a digest."""
+    inside = store_above(out)
+    if inside is not None:
+        raise errors.InputError(f"--out {out}: inside the sweep store {inside}; a digest is written outside "
+                                "the store (nothing was written)")
+    path = Path(out)
+    if path.exists() or path.is_symlink():
+        try:
+            ours = str(json.loads(path.read_text()).get("format", "")).startswith("boardsweep-digest/")
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise errors.InputError(f"--out {out}: a file that is not a boardsweep digest is there; choose "
+                                    "another path or move it away (nothing was written)")
+
+
 def write_digest(url: str, out: str | Path | None = None, partial: bool = False) -> str:
     """The digest of ``url`` as JSON text; also written to ``out`` when given
-    (``partial``: of an unfinished store too, :func:`digest`)."""
+    (``partial``: of an unfinished store too, :func:`digest`): refused, before
+    any work, inside a store or over a file that is not a digest (:func:`check_digest_out`)."""
+    if out is not None:
+        check_digest_out(out)
     text = json.dumps(digest(url, partial), indent=2, sort_keys=True) + "\n"
     if out is not None:
         Path(out).write_text(text)

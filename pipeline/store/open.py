@@ -9,6 +9,7 @@ engine="boardsweep")`` calls :func:`open_sweep` (:mod:`boardsweep.xarray_backend
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping
 
 import numpy as np
@@ -18,6 +19,7 @@ from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
 from .metadata import exact_renames, simulated_variables
 from .owner import Store
+from ..errors import ArgumentTypeError, expect_flag
 from ..words import python_value
 
 __all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "read_chunks"]
@@ -53,6 +55,7 @@ def open_sweep(
     ``url`` may be a :class:`~boardsweep.pipeline.store.Store` a command has
     opened: what it has read of the store is used, not read again.
     """
+    _check_arguments(url, check, sel, chunks)
     st = _opened(url)
     if sel:
         return load_sweep(st, check=check, sel=sel)
@@ -63,6 +66,19 @@ def open_sweep(
     for name, var in raw.data_vars.items():
         raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
     return mask(_as_current(xr.decode_cf(raw)))
+
+
+def _check_arguments(url: Any, check: Any, sel: Any, chunks: Any = None) -> None:
+    """Refuse arguments not of their kind in one line (:class:`ArgumentTypeError`), before anything is read."""
+    if not isinstance(url, (str, os.PathLike, Store)):
+        raise ArgumentTypeError(f"store: expected a path or URL of a sweep store (a str or a Path), got "
+                                f"{type(url).__name__}")
+    expect_flag(check, "check")
+    for name, value in (("sel", sel), ("chunks", chunks)):
+        if value is not None and not isinstance(value, Mapping):
+            example = "{'dice_sides': 2}" if name == "sel" else "{'replicate': 4}"
+            raise ArgumentTypeError(f"{name}={value!r}: expected a mapping of dimension to "
+                                    f"{'value(s)' if name == 'sel' else 'chunk size'}, e.g. {example}")
 
 
 def _opened(url: str | Store) -> Store:
@@ -96,6 +112,7 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     decodes them; ``sel`` ({axis: [values]}) reads only those cells.
     ``url`` may be an opened :class:`~boardsweep.pipeline.store.Store`.
     """
+    _check_arguments(url, check, sel)
     st = _opened(url)
     if check:
         st.assert_intact()

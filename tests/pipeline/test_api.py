@@ -62,6 +62,90 @@ def test_run_refuses_two_places_at_once(toy_spec_text):
         boardsweep.run(toy_spec_text, jobs=2)
 
 
+
+def _tree(url: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(url)): p.read_bytes() for p in sorted(url.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def seed7_store(tmp_path, toy_spec_text, cluster2):
+    url = tmp_path / "seed7.zarr"
+    assert run_sweep(boardsweep.Spec.from_toml(toy_spec_text), str(url), scheduler=cluster2).complete
+    return url
+
+
+@pytest.mark.parametrize("argument, value", [("overwrite", "False"), ("overwrite", 0), ("extend", "no"),
+                                             ("progress", None)])
+def test_a_flag_that_is_not_a_bool_is_refused_and_nothing_touched(argument, value, seed7_store, toy_spec_text,
+                                                                  write_spec, cluster2):
+    """``overwrite="False"`` was read as true and replaced another spec's store."""
+    from distributed import Client
+
+    from boardsweep.pipeline.errors import ArgumentTypeError, InputError
+
+    other = write_spec(toy_spec_text.replace("seed = 7", "seed = 99"), "seed99.toml")
+    before = _tree(seed7_store)
+    with Client(cluster2) as client, pytest.raises(ArgumentTypeError) as raised:
+        boardsweep.run(str(other), seed7_store, client=client, **{"progress": False, argument: value})
+    assert isinstance(raised.value, (InputError, TypeError)) and "\n" not in str(raised.value)
+    assert str(raised.value).startswith(f"{argument}={value!r}: expected True or False")
+    assert _tree(seed7_store) == before
+
+
+def test_numpy_bools_are_bools_and_other_arguments_have_their_types(toy_spec_text):
+    import numpy as np
+
+    from boardsweep.pipeline.errors import ArgumentTypeError, InputError
+    from boardsweep.pipeline.run.request import RunRequest
+
+    request = RunRequest(boardsweep.Spec.from_toml(toy_spec_text), overwrite=np.True_, pack=np.False_)
+    assert request.overwrite is True and request.pack is False
+    with pytest.raises(ArgumentTypeError, match=r"^pack='yes': expected True or False"):
+        RunRequest(boardsweep.Spec.from_toml(toy_spec_text), pack="yes")
+    with pytest.raises(ArgumentTypeError, match=r"^max_tasks=2.5: expected a whole number"):
+        RunRequest(boardsweep.Spec.from_toml(toy_spec_text), max_tasks=2.5)
+    with pytest.raises(InputError, match=r"^workers='2': expected a positive integer"):
+        boardsweep.run(toy_spec_text, workers="2")
+    with pytest.raises(ArgumentTypeError, match=r"^performance_report=3: expected a file path"):
+        boardsweep.run(toy_spec_text, performance_report=3)
+
+
+def test_a_spec_path_holding_an_equals_sign_is_a_path(tmp_path, toy_spec_text):
+    from boardsweep.pipeline.api import as_spec
+
+    path = tmp_path / "seed=7.toml"
+    path.write_text(toy_spec_text)
+    for given in (str(path), path):
+        spec = as_spec(given)
+        assert spec.source == str(path) and spec.canonical() == boardsweep.Spec.from_toml(toy_spec_text).canonical()
+    with pytest.raises(SpecError, match="seed=8.toml"):  # a missing file, named as one
+        as_spec(str(tmp_path / "seed=8.toml"))
+
+
+def test_open_sweep_refuses_what_is_not_a_path_or_a_mapping(seed7_store):
+    from boardsweep.pipeline.errors import ArgumentTypeError
+
+    ds = boardsweep.load_sweep(str(seed7_store))
+    with pytest.raises(ArgumentTypeError, match=r"^store: expected a path or URL of a sweep store .*got Dataset$"):
+        boardsweep.open_sweep(ds)
+    for read in (boardsweep.open_sweep, boardsweep.load_sweep):
+        with pytest.raises(ArgumentTypeError, match=r"^sel='dice_sides=2': expected a mapping"):
+            read(str(seed7_store), sel="dice_sides=2")
+    assert boardsweep.open_sweep(seed7_store, sel={"dice_sides": 2}).sizes["dice_sides"] == 1
+
+
+def test_run_on_a_closed_client_says_so_in_one_line(tmp_path, toy_spec_text, cluster2):
+    from distributed import Client
+
+    from boardsweep.pipeline.errors import InputError
+
+    client = Client(cluster2)
+    client.close()
+    with pytest.raises(InputError, match=r"^client=: the client is closed; pass an open distributed.Client"):
+        boardsweep.run(toy_spec_text, tmp_path / "x.zarr", client=client, progress=False)
+    assert not (tmp_path / "x.zarr").exists()
+
+
 SCRIPT = """\
 import sys
 sys.path.insert(0, {here!r})

@@ -195,3 +195,45 @@ def test_digest_and_verify_refuse_a_damaged_store_in_one_line(damage, toy_store,
     assert run_cli("verify", str(spec_path), "--against", str(url), "--scheduler", cluster2) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is damaged" in err[0], err
+
+
+def _tree(url: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(url)): p.read_bytes() for p in sorted(url.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("where", ["zarr.json", "counts/zarr.json", "new.json", "sub/new.json"])
+def test_digest_is_never_written_inside_a_store(where, toy_store, capsys):
+    """``digest --out STORE/zarr.json`` replaced the store's root metadata
+    (exit 0): a path anywhere inside a store is refused in one line, exit 2, nothing written."""
+    _, url = toy_store
+    (url / "sub").mkdir()
+    before = _tree(url)
+    assert run_cli("digest", str(url), "--out", str(url / where)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "inside the sweep store" in err[0] and str(url) in err[0], err
+    assert _tree(url) == before
+    assert run_cli("status", str(url)) == 0
+
+
+def test_digest_is_not_written_inside_a_store_through_a_symlink(toy_store, tmp_path, capsys):
+    _, url = toy_store
+    (tmp_path / "link").symlink_to(url)
+    before = _tree(url)
+    assert run_cli("digest", str(url), "--out", str(tmp_path / "link" / "zarr.json")) == 2
+    assert "inside the sweep store" in capsys.readouterr().err
+    assert _tree(url) == before
+
+
+def test_digest_never_overwrites_a_file_it_did_not_write(toy_store, tmp_path, capsys):
+    """An existing file that is not a digest is refused, kept; a digest is rewritten."""
+    _, url = toy_store
+    mine = tmp_path / "notes.json"
+    mine.write_text('{"my": "notes"}')
+    assert run_cli("digest", str(url), "--out", str(mine)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a boardsweep digest" in err[0], err
+    assert mine.read_text() == '{"my": "notes"}'
+    out = tmp_path / "toy.digest.json"
+    assert run_cli("digest", str(url), "--out", str(out)) == 0
+    assert run_cli("digest", str(url), "--out", str(out)) == 0  # its own digest: rewritten
+    assert json.loads(out.read_text())["format"] == "boardsweep-digest/2"

@@ -156,8 +156,10 @@ def test_the_runs_suggestion_works_as_printed(tmp_path, write_spec, cluster2, ca
     assert (tmp_path / "toy.report" / "index.html").is_file()
 
 
-def test_a_report_made_before_manifests_is_replaced(store, tmp_path):
-    """A folder with an earlier boardsweep's report (no manifest): the files its report.json names go."""
+def test_a_report_made_before_checksums_is_refused_untouched(store, tmp_path, capsys):
+    """A folder with an earlier boardsweep's report (no manifest, or one without
+    checksums): nothing there can be shown to be the report's, so the folder is
+    refused in one line naming the file and what to do; nothing is removed."""
     out = tmp_path / "old"
     out.mkdir()
     old = {"figures": {"old_figure.png": "caption"}, "tables": {"old": {"csv": "old.csv", "columns": {}}},
@@ -165,6 +167,96 @@ def test_a_report_made_before_manifests_is_replaced(store, tmp_path):
     (out / "report.json").write_text(json.dumps(old))
     for name in ("index.html", "summary.json", "old_figure.png", "old_figure.svg", "old.csv", "notes.txt"):
         (out / name).write_text("old")
+    before = {p.name: p.read_text() for p in out.iterdir()}
+    assert run_cli("report", str(store), "--out", str(out)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "report.json" in err[0] and "choose a new or empty folder" in err[0], err
+    assert {p.name: p.read_text() for p in out.iterdir()} == before
+
+    from boardsweep.pipeline.views.report import MANIFEST
+
+    (out / MANIFEST).write_text(json.dumps({"boardsweep_report": 1, "complete": True,
+                                            "files": sorted(before)}))
+    assert run_cli("report", str(store), "--out", str(out)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and MANIFEST in err[0] and "records no checksums" in err[0], err
+    assert {p.name: p.read_text() for p in out.iterdir() if p.name != MANIFEST} == before
+
+
+def _claim(out: Path, name: str, sha) -> None:
+    """Add ``name`` to the report's manifest, as a user (or a tool) editing it would."""
+    from boardsweep.pipeline.views.report import MANIFEST
+
+    manifest = json.loads((out / MANIFEST).read_text())
+    if isinstance(manifest["files"], list):  # the manifest before checksums: a list of names
+        manifest["files"].append(name)
+    else:
+        manifest["files"][name] = sha
+    (out / MANIFEST).write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("sha", [None, "0" * 64, "same as index.html"])
+def test_a_file_added_to_the_manifest_is_never_removed(sha, store, tmp_path, capsys):
+    """The manifest is a claim: a user's file listed there without the checksum
+    of its content (none, another, another file's) is not the report's: the
+    folder is refused in one line, every file kept."""
+    from boardsweep.pipeline.views.report import MANIFEST
+
+    out = tmp_path / "rep"
     assert run_cli("report", str(store), "--out", str(out)) == 0
-    assert not {"old_figure.png", "old_figure.svg", "old.csv"} & files(out)
-    assert (out / "notes.txt").read_text() == "old" and (out / "index.html").read_text() != "old"
+    (out / "thesis.txt").write_text("three years of work")
+    if sha == "same as index.html":
+        sha = dict(json.loads((out / MANIFEST).read_text())["files"]).get("index.html")
+    _claim(out, "thesis.txt", sha)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert run_cli("report", str(store), "--out", str(out)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "thesis.txt" in err[0] and "did not write" in err[0], err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.parametrize("name", ["../outside.txt", "/ABSOLUTE", "link.txt"])
+def test_a_manifest_never_reaches_out_of_its_folder(name, store, tmp_path, capsys):
+    """Entries naming a path outside the folder, or a symlink (even with the
+    checksum of the file it points to), are refused; the file outside stays."""
+    import hashlib
+
+    out = tmp_path / "rep"
+    assert run_cli("report", str(store), "--out", str(out)) == 0
+    target = tmp_path / "outside.txt"
+    target.write_text("not the report's")
+    sha = hashlib.sha256(target.read_bytes()).hexdigest()
+    if name == "/ABSOLUTE":
+        name = str(target)
+    if name == "link.txt":
+        (out / name).symlink_to(target)
+    _claim(out, name, sha)
+    assert run_cli("report", str(store), "--out", str(out)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and ("did not write" in err[0] or "outside the folder" in err[0]), err
+    assert target.read_text() == "not the report's"
+    assert name != "link.txt" or (out / name).is_symlink()
+
+
+def test_a_report_file_the_user_edited_is_kept(store, tmp_path, capsys):
+    """A page of the report the user changed is no longer the report's: refused, kept."""
+    out = tmp_path / "rep"
+    assert run_cli("report", str(store), "--out", str(out)) == 0
+    (out / "summary.json").write_text("my edits")
+    assert run_cli("report", str(store), "--out", str(out)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "summary.json" in err[0], err
+    assert (out / "summary.json").read_text() == "my edits"
+
+
+@pytest.mark.parametrize("where", ["", "rep", "counts/rep"])
+def test_a_report_is_never_written_inside_a_store(where, store, capsys):
+    """``report --out`` pointing into a store (or at it) is refused in one line; the store is unchanged."""
+    def tree():
+        return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()}
+
+    before = tree()
+    assert run_cli("report", str(store), "--out", str(store / where)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "inside the sweep store" in err[0], err
+    assert tree() == before
