@@ -21,11 +21,17 @@ def _verbosity_options() -> list[click.Option]:
                          help="Only results and errors: no banner, progress or timings.")]
 
 
+#: ``-h`` and ``--help`` on every command, however it is invoked: click keeps the help option of a
+#: command's first context, so a command first parsed alone (documentation, a test) must not lose ``-h``.
+HELP_NAMES = {"help_option_names": ["-h", "--help"]}
+
+
 class Command(click.Command):
     """A subcommand that also takes ``-q`` and ``-v`` after its name
     (``boardsweep run SPEC -q``), added to those given before it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["context_settings"] = {**HELP_NAMES, **(kwargs.get("context_settings") or {})}
         super().__init__(*args, **kwargs)
         self.params += _verbosity_options()
 
@@ -41,6 +47,7 @@ class Group(click.Group):
     command_class = Command
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["context_settings"] = {**HELP_NAMES, **(kwargs.get("context_settings") or {})}
         super().__init__(*args, **kwargs)
         self.params += _verbosity_options()
 

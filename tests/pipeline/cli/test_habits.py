@@ -95,3 +95,15 @@ def test_bad_set_is_one_line_naming_the_key(tmp_path, toy_spec_text, write_spec,
     assert len(err) == 1 and err[0].startswith("boardsweep: error: ") and message in err[0], err
     assert str(spec) in err[0]
     assert not (tmp_path / "bad.zarr").exists()
+
+
+@pytest.mark.parametrize("name", ["run", "query", "status", "report", "digest"])
+def test_h_survives_a_command_parsed_alone_first(name, capsys):
+    """click keeps a command's help option from its first context: a command
+    parsed on its own first (as documentation tools and tests do) still takes
+    ``-h`` when it is then invoked through ``boardsweep``."""
+    from boardsweep.pipeline.cli.commands import cli
+
+    cli.commands[name].make_context(f"boardsweep {name}", ["--help"], resilient_parsing=True)
+    assert run_cli(name, "-h") == 0
+    assert "-h, --help" in capsys.readouterr().out
