@@ -49,7 +49,19 @@ for _module in (games, run, stores, check):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the CLI, turning user errors into one line and exit code 2."""
+    """Entry point: run the CLI, turning user errors into one line and exit code 2.
+    An output stream that cannot encode a character (``PYTHONIOENCODING=ascii``)
+    gets its ASCII spelling (``±`` as ``+/-``)."""
+    from ..views.terminal import fit_streams, restore_streams
+
+    changed = fit_streams()
+    try:
+        _main(argv)
+    finally:
+        restore_streams(changed)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         code = cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
         if isinstance(code, int) and code:

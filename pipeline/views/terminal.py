@@ -38,7 +38,88 @@ def set_verbosity(level: int) -> None:
 
 
 def console() -> Console:
-    return Console(highlight=False)
+    """The console every command prints to; where stdout cannot encode a
+    character boardsweep prints, its text is spelled in ASCII before tables are
+    laid out (so columns still line up)."""
+    return _AsciiConsole(highlight=False) if not _writes("±") else Console(highlight=False)
+
+
+class _AsciiConsole(Console):
+    """A console whose strings are spelled with :data:`ASCII_SPELLINGS`."""
+
+    def render_str(self, text: str, **kwargs: Any):  # type: ignore[override]
+        return super().render_str(ascii_spelling(text), **kwargs)
+
+
+def ascii_spelling(text: str) -> str:
+    """``text`` with each character of :data:`ASCII_SPELLINGS` in its ASCII spelling."""
+    return "".join(ASCII_SPELLINGS.get(c, c) for c in text) if not text.isascii() else text
+
+
+def _writes(text: str) -> bool:
+    """Whether stdout's encoding can write ``text``."""
+    import sys
+
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+#: The ASCII spelling of each character boardsweep prints outside ASCII, for an
+#: output stream whose encoding cannot write it (``PYTHONIOENCODING=ascii``, a C locale).
+ASCII_SPELLINGS = {"±": "+/-", "–": "-", "—": "-", "≥": ">=", "≤": "<=", "×": "x", "…": "...",
+                   "≈": "~", "→": "->", "µ": "u", "·": "."}
+_FALLBACK = "boardsweep-ascii"
+
+
+def _spell(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text = exc.object[exc.start:exc.end]
+    return "".join(ASCII_SPELLINGS.get(c, "?") for c in text), exc.end
+
+
+def fit_streams() -> list[tuple[Any, str]]:
+    """Let stdout and stderr write what their encoding cannot: each such
+    character in its ASCII spelling (``±`` as ``+/-``, others as ``?``) rather
+    than a UnicodeEncodeError.  Returns [(stream, its former errors)] for
+    :func:`restore_streams`; streams that can write ``±`` are left alone."""
+    import codecs
+    import sys
+
+    try:
+        codecs.lookup_error(_FALLBACK)
+    except LookupError:
+        codecs.register_error(_FALLBACK, _spell)
+    changed = []
+    for stream in (sys.stdout, sys.stderr):
+        encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
+        if not encoding or errors != "strict" or not hasattr(stream, "reconfigure"):
+            continue
+        try:
+            "±".encode(encoding)
+            continue
+        except UnicodeEncodeError:
+            pass
+        except LookupError:  # an encoding Python does not know: not ours to change
+            continue
+        try:
+            stream.reconfigure(errors=_FALLBACK)
+        except (OSError, ValueError):  # a closed stream, or one that cannot change now
+            continue
+        changed.append((stream, errors))
+    return changed
+
+
+def restore_streams(changed: list[tuple[Any, str]]) -> None:
+    """Undo :func:`fit_streams` (a Python caller of the CLI keeps its streams as they were)."""
+    for stream, errors in changed:
+        try:
+            stream.reconfigure(errors=errors)
+        except (OSError, ValueError):
+            pass
 
 
 def info(out: Console, text: str, soft_wrap: bool = False) -> None:
@@ -127,6 +208,8 @@ def print_records(out: Console, title: str | None, records: list[dict[str, str]]
     else as ``column: value`` lines; full headers and values in every case."""
     columns = list(records[0]) if records else [*group_by]
     right = right or set()
+    if isinstance(out, _AsciiConsole):  # widths measured as printed: `+/-` for `±`
+        records = [{c: ascii_spelling(v) for c, v in r.items()} for r in records]
     if _width(records, columns) <= out.width or not group_by:
         if _width(records, columns) <= out.width:
             out.print(_table(title, columns, records, right))
