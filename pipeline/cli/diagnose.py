@@ -7,6 +7,7 @@ import errno
 import os
 import sys
 
+from ..cluster.settings import malformed_config_file
 from ..errors import causes, one_line
 
 __all__ = ["diagnose"]
@@ -17,6 +18,9 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
     (the output stream, the working folder, storage credentials, the
     process's limits), else None: "unexpected" is kept for bugs."""
     chain = causes(exc)
+    config = next(filter(None, map(malformed_config_file, chain)), None)
+    if config is not None:  # a Dask config file dask cannot read, met when dask is first imported
+        return config, 2
     stream = _output_stream(exc)
     if stream is not None:
         return (f"cannot write to {stream}: {one_line(exc, named=False)} (the output stream is full or closed, "

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import BadDaskConfig, BadWorkers
 
 __all__ = ["check_workers", "max_workers", "cpus", "check_dask_config", "no_workers_timeout", "task_timeout",
-           "connect_timeout", "NO_WORKERS_TIMEOUT_S", "TASK_TIMEOUT_S"]
+           "connect_timeout", "NO_WORKERS_TIMEOUT_S", "TASK_TIMEOUT_S", "malformed_config_file"]
 
 
 #: The embedded cluster's workers per CPU at most (and never fewer than :data:`MIN_MAX_WORKERS`):
@@ -77,6 +77,30 @@ def check_dask_config() -> None:
             raise BadDaskConfig(f"Dask setting {key} = {value!r} (from {where}): {problem}; fix or unset it")
     no_workers_timeout()  # boardsweep's own deadlines, read as the run will read them
     task_timeout()
+
+
+def malformed_config_file(exc: BaseException) -> str | None:
+    """One line for Dask's error on a config file it cannot read (raised when
+    ``dask`` is first imported): the file, the line and column of YAML's mark,
+    the problem and what to do; None for any other error."""
+    import re
+
+    found = re.match(r"A dask config file at '(.+)' is malformed(?:, original error message:|\s*-)\s*(.*)\Z",
+                     str(exc), re.S) if isinstance(exc, ValueError) else None
+    if found is None:
+        return None
+    path, detail = found.groups()
+    lines = detail.splitlines()
+    marks = [i for i, line in enumerate(lines) if re.search(r"line \d+, column \d+", line)]
+    if marks:  # YAML's own: the problem is the last unindented text before its mark
+        where = re.search(r"line (\d+), column (\d+)", lines[marks[-1]]).groups()
+        problem = next((line.strip() for line in reversed(lines[:marks[-1]]) if line and not line[0].isspace()),
+                       "not YAML")
+        detail = f"line {where[0]}, column {where[1]}: {problem}"
+    else:
+        detail = " ".join(detail.split())
+    return (f"the Dask config file {path} is malformed ({detail}): fix or remove it (Dask reads every "
+            "YAML file in DASK_CONFIG, ~/.config/dask and /etc/dask); nothing was changed")
 
 
 def _leaves(defaults: dict, config: dict, prefix: str = ""):
