@@ -269,3 +269,8 @@ def expect_flag(value, name: str) -> bool:
 
 class NotASweep(InputError):
     """``ds.boardsweep`` on a Dataset that is not a sweep store's, or lacks what an answer needs (one line)."""
+
+
+class ReportDiskFull(Fault):
+    """``report``'s folder ran out of space (ENOSPC, EDQUOT): one line naming the
+    folder, its partial files removed, exit 1 (not the user's input)."""

@@ -14,6 +14,7 @@ import pandas as pd
 import xarray as xr
 
 from ...analysis import headlines
+from ...errors import ReportDiskFull, disk_full
 from ...analysis import dataset
 from ...analysis.dataset import grid_points
 from ...store import load_sweep
@@ -62,13 +63,23 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     else:
         ds = loaded if loaded is not None else load_sweep(str(store), check=False)
     final = Path(out_dir)
-    out, recorded = _start(final)
+    made = not final.exists()
     try:
-        summary = _write(ds, store, out, variable, t0)
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    _publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
+        out, recorded = _start(final)
+        try:
+            summary = _write(ds, store, out, variable, t0)
+            _publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
+        except BaseException:
+            shutil.rmtree(out, ignore_errors=True)
+            raise
+    except OSError as exc:
+        if not disk_full(exc):
+            raise
+        if made and final.is_dir() and not any(final.iterdir()):  # the folder this report made, left empty
+            final.rmdir()
+        raise ReportDiskFull(f"report folder {final}: the disk is full ({exc.strerror or exc}); free space there "
+                             "or choose another folder with --out, and rerun report (the partial report was "
+                             "removed)") from None
     return summary
 
 

@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 
-from ...errors import ReportFolderError
+from ...errors import ReportFolderError, disk_full
 
 
 #: The report's record of the files it wrote into its folder (read by the next report there).
@@ -128,6 +128,8 @@ def _start(out: Path) -> tuple[Path, dict[str, str]]:
             shutil.rmtree(staging)
         staging.mkdir()
     except OSError as exc:
+        if disk_full(exc):
+            raise  # named by build_report: the disk is full
         raise ReportFolderError(f"report folder {out}: cannot write the report there ({exc.strerror or exc})") from None
     return staging, recorded
 
@@ -136,9 +138,13 @@ def _write_manifest(out: Path, files: dict, store: str | None, complete: bool) -
     """The manifest: every file the report may have written, with the SHA-256
     of each content it may hold (a list of two while one is being replaced)."""
     tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps({"boardsweep_report": 2, "store": store, "complete": complete,
-                               "files": dict(sorted(files.items()))}, indent=1))
-    os.replace(tmp, out / MANIFEST)
+    try:
+        tmp.write_text(json.dumps({"boardsweep_report": 2, "store": store, "complete": complete,
+                                   "files": dict(sorted(files.items()))}, indent=1))
+        os.replace(tmp, out / MANIFEST)
+    except OSError:  # a full disk: no half-written manifest left beside the report
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _publish(out: Path, staging: Path, recorded: dict[str, str], store: str | None) -> list[str]:
