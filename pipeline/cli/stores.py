@@ -17,6 +17,16 @@ __all__ = ["query", "status", "report"]
 VARIABLE_HELP = "Simulated variable (default: counts, else the first over location, else the first)."
 
 
+def _lock_only(store_url: str) -> None:
+    """Refuse, in one line (exit 1), a store folder holding only a run's lock:
+    a run interrupted before it made the store (or making it now), not bad input."""
+    from ..store.identity import lock_only_line
+
+    line = lock_only_line(store_url)
+    if line is not None:
+        raise Fault(line)
+
+
 @click.command(cls=Command)
 @click.argument("store_url", metavar="STORE")
 @click.option("--sel", "sels", multiple=True, metavar="AXIS=VALUE", help="Select grid points.")
@@ -33,6 +43,7 @@ def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int 
     from ..views import query_rows, store_access
     from ..views import variable as variable_
 
+    _lock_only(store_url)
     ds = store_access.open_store(store_url, InputError, sels=sels)
     if summary or every:
         query_rows.print_headline_summary(ds, fmt, every=every, store=store_url)
@@ -53,6 +64,7 @@ def status(store_url: str, fmt: str) -> None:
     from ..run import growth as grow
     from ..views import status as status_view, store_access
 
+    _lock_only(store_url)
     st = store_access.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows
     growing = grow.interrupted(st.attrs)
     if growing is not None:
@@ -92,6 +104,7 @@ def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
     from ..views import variable as variable_
     from ..views.report import build_report, default_out_dir
 
+    _lock_only(store_url)
     ds = store_access.open_store(store_url, InputError)
     if variable is not None:
         variable = variable_.pick_variable(ds, variable, InputError)

@@ -26,7 +26,7 @@ from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan.tasks import SEED_SCHEME
 from ..spec.parse import Spec
 
-__all__ = ["check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line"]
+__all__ = ["check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line"]
 
 
 
@@ -78,6 +78,33 @@ def rootless_line(url: str) -> str:
     return (f"store {url} is damaged: its root metadata (zarr.json) is missing, its arrays and task records "
             f"are there; rebuild it with `boardsweep run SPEC --store {url}` and the spec that made it "
             "(or replace it with --overwrite)")
+
+
+def lock_only_line(url: str) -> str | None:
+    """What a command that reads a store says of a folder holding only
+    boardsweep's lock (a run killed after taking it, before its store was
+    made; or one making it now): the run's pid, host and start, and how to
+    resume; None for anything else (a store, an empty folder, no folder)."""
+    from .lock import LOCK_NAME, StoreLock, _alive
+
+    fs, root = fsspec.core.url_to_fs(url)
+    try:
+        if not fs.isdir(root) or {Path(p).name for p in fs.ls(root, detail=False)} != {LOCK_NAME}:
+            return None
+        lock = StoreLock(url)
+        holder = lock.holder() or {}
+    except (OSError, ValueError):
+        return None
+    who = (f"pid {holder['pid']} on host {holder['host']} since {holder.get('since')}" if holder
+           else "a run whose record is unreadable")
+    resume = f"`boardsweep run SPEC --store {url}` with the spec you ran"
+    if holder and holder["host"] == lock.me["host"] and _alive(holder["pid"]):
+        return f"store {url}: a run ({who}) is making the store now, nothing to read yet; rerun in a moment"
+    if holder and holder["host"] != lock.me["host"]:
+        return (f"store {url}: holds only the lock of a run on another host ({who}), no store yet: that run is "
+                f"making it or was interrupted before; if it is gone, remove {lock.path} and resume with {resume}")
+    return (f"store {url}: a run was interrupted before it made the store (only its lock is there, {who}); "
+            f"resume with {resume} (the stale lock is taken over)")
 
 
 def read_attrs(url: str, check: bool = True) -> dict[str, Any]:
