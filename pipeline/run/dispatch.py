@@ -25,11 +25,11 @@ from ..cluster.scheduler import LOOK_EVERY_S
 from ..errors import NoWorkersLeft
 from ..cluster.client import Target
 from ..cluster.settings import no_workers_timeout, task_timeout
-from ..errors import SchedulerLost, StoreFull, contained, disk_full, one_line, overdue
+from ..errors import SchedulerLost, contained, disk_full, one_line, overdue
 from ..plan.layout import TaskLayout
 from ..spec.parse import Spec
 from ..store import Store
-from .failures import failed_point, lost, tasks_failed, tell_new_failure, where
+from .failures import failed_point, lost, store_full, tasks_failed, tell_new_failure, where
 from .record import RunReport
 from .worker import run_exact, run_task
 
@@ -230,9 +230,7 @@ class _Round:
         if lost_store is not None:  # every other task would fail the same way: stop now
             raise lost_store
         if disk_full(error):  # so would they here
-            raise StoreFull(f"the store's disk is full ({one_line(error)}) at {self.what[future.key]['point']}: "
-                            f"the run stopped there; finished tasks are kept in {self.st.url}: free space, "
-                            "then rerun the same command")
+            raise store_full(one_line(error), self.what[future.key]["point"], self.st.url)
         described = self.what.pop(future.key)
         at = failed_point(self.spec, error, described["point"])  # the point whose kernel failed, of many
         self.failures.append({**described, "point": at, "error": one_line(error)})

@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Callable
 
-from ..errors import SchedulerLost, TasksFailed
+from ..errors import SchedulerLost, StoreFull, SweepError, TasksFailed
 from ..spec.parse import Spec
 
-__all__ = ["tasks_failed", "tell_new_failure", "failures_text", "where", "point", "failed_point", "lost"]
+__all__ = ["tasks_failed", "store_full", "tell_new_failure", "failures_text", "where", "point", "failed_point", "lost"]
 
 
-def tasks_failed(failures: list[dict], total: int, url: str) -> TasksFailed:
-    """The run's end where ``failures`` of ``total`` tasks raised (the others are stored)."""
+def store_full(error: str, at: str, url: str) -> StoreFull:
+    """The run's end at the first task that could not write (``error``, in one
+    line) because the store's disk or quota is full: every other would fail so too."""
+    return StoreFull(f"the store's disk is full ({error}) at {at}: the run stopped there; finished tasks are kept "
+                     f"in {url}: free space, then rerun the same command")
+
+
+#: How a full disk or quota reads in a failure's one line (``OSError: [Errno 28] No space left on device``).
+_FULL = tuple(f"[Errno {code}] {os.strerror(code)}" for code in (errno.ENOSPC, errno.EDQUOT))
+
+
+def tasks_failed(failures: list[dict], total: int, url: str) -> SweepError:
+    """The run's end where ``failures`` of ``total`` tasks raised (the others
+    are stored); where one could not write for a full disk (the head start's,
+    written after the workers' tasks), :func:`store_full`'s line, not a count
+    of tasks that all failed the same way."""
+    full = [f for f in failures if any(mark in f["error"] for mark in _FULL)]
+    if full:
+        error = store_full(full[0]["error"], full[0]["point"], url)
+        others = [f for f in failures if not any(mark in f["error"] for mark in _FULL)]
+        if others:
+            error = StoreFull(f"{error}; other tasks failed too: {failures_text(others)}")
+        return error
     return TasksFailed(
         f"{len(failures)} of {total} tasks failed: {failures_text(failures)}. The other "
         f"{total - len(failures)} tasks finished and are stored in {url}; fix the cause "
