@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import click
 import numpy as np
@@ -17,14 +18,20 @@ __all__ = ["query", "status", "report"]
 VARIABLE_HELP = "Simulated variable (default: counts, else the first over location, else the first)."
 
 
-def _lock_only(store_url: str) -> None:
-    """Refuse, in one line (exit 1), a store folder holding only a run's lock:
-    a run interrupted before it made the store (or making it now), not bad input."""
+@contextmanager
+def _lock_only(store_url: str):
+    """Where opening the store finds none: a folder holding only a run's lock
+    is said in one line (exit 1), a run interrupted before it made the store
+    (or making it now), not bad input."""
     from ..store.identity import lock_only_line
 
-    line = lock_only_line(store_url)
-    if line is not None:
-        raise Fault(line)
+    try:
+        yield
+    except InputError as exc:
+        line = lock_only_line(store_url) if str(exc).endswith("no sweep store there") else None
+        if line is None:
+            raise
+        raise Fault(line) from None
 
 
 @click.command(cls=Command)
@@ -43,8 +50,8 @@ def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int 
     from ..views import query_rows, store_access
     from ..views import variable as variable_
 
-    _lock_only(store_url)
-    ds = store_access.open_store(store_url, InputError, sels=sels)
+    with _lock_only(store_url):
+        ds = store_access.open_store(store_url, InputError, sels=sels)
     if summary or every:
         query_rows.print_headline_summary(ds, fmt, every=every, store=store_url)
         return
@@ -64,8 +71,8 @@ def status(store_url: str, fmt: str) -> None:
     from ..run import growth as grow
     from ..views import status as status_view, store_access
 
-    _lock_only(store_url)
-    st = store_access.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows
+    with _lock_only(store_url):
+        st = store_access.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows
     growing = grow.interrupted(st.attrs)
     if growing is not None:
         raise Fault(f"store {store_url} is incomplete: growing it to a larger spec was interrupted; "
@@ -104,8 +111,8 @@ def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
     from ..views import variable as variable_
     from ..views.report import build_report, default_out_dir
 
-    _lock_only(store_url)
-    ds = store_access.open_store(store_url, InputError)
+    with _lock_only(store_url):
+        ds = store_access.open_store(store_url, InputError)
     if variable is not None:
         variable = variable_.pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
