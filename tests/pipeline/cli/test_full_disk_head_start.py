@@ -69,8 +69,9 @@ def test_a_full_disk_in_the_head_start_says_the_disk_is_full(tmpfs, monkeypatch,
     spec.write_text(TOY_SPEC.replace('game = "toy"', 'game = "headfill"'))
     filler = disk / "filler"
     monkeypatch.setenv("FILL_DISK", str(filler))
-    assert run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2") == 1
+    code = run_cli("-q", "run", str(spec), "--store", str(store), "--workers", "2")
     assert filler.exists(), "the head start took no task (the cluster started before the warm-up thread)"
+    assert code == 1
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "unexpected" not in err[0] and "tasks failed" not in err[0], err
     assert "the store's disk is full" in err[0] and "No space left on device" in err[0], err
