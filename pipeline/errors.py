@@ -23,7 +23,8 @@ __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLos
            "JobsNotStarted", "StoreMismatch", "GrowRefused", "UnknownFormat", "RootDamaged", "StoreDamaged",
            "ChunkUnreadable", "LayoutError", "StoreLocked", "NoExclusiveCreate", "StoreUnreachable",
            "ReportFolderError", "TooLarge", "BadSchedulerAddress", "OutputInvalid", "StoreIncomplete", "NotInWorker",
-           "causes", "disk_full", "overdue", "one_line", "contained", "INTERRUPTION_REPORTED"]
+           "ArgumentTypeError", "NotASweep", "ReportDiskFull", "causes", "disk_full", "overdue", "one_line",
+           "contained", "expect_flag", "INTERRUPTION_REPORTED"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
 #: grace timer, which ends a process whose cleanup overruns, then prints none).
