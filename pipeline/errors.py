@@ -23,7 +23,7 @@ __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLos
            "JobsNotStarted", "StoreMismatch", "GrowRefused", "UnknownFormat", "RootDamaged", "StoreDamaged",
            "ChunkUnreadable", "LayoutError", "StoreLocked", "NoExclusiveCreate", "StoreUnreachable",
            "ReportFolderError", "TooLarge", "BadSchedulerAddress", "OutputInvalid", "StoreIncomplete", "NotInWorker",
-           "causes", "disk_full", "overdue", "one_line", "contained", "INTERRUPTION_REPORTED"]
+           "StoreBeingRewritten", "causes", "disk_full", "overdue", "one_line", "contained", "INTERRUPTION_REPORTED"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
 #: grace timer, which ends a process whose cleanup overruns, then prints none).
@@ -269,3 +269,7 @@ def expect_flag(value, name: str) -> bool:
 
 class NotASweep(InputError):
     """``ds.boardsweep`` on a Dataset that is not a sweep store's, or lacks what an answer needs (one line)."""
+
+
+class StoreBeingRewritten(Fault):
+    """A store read while a run changed its layout or grew it, again and again: read it when the run ends (exit 1)."""
