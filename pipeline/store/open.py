@@ -67,8 +67,13 @@ def open_sweep(
         st.assert_intact()
     raw = st.open_raw()
     chunks = dict(chunks or read_chunks(raw))
-    for name, var in raw.data_vars.items():
-        raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
+    for name in _masks_first(raw):  # the masks read now, the data when computed: after them
+        var = raw[name]
+        if name in ("done", "exact_done"):
+            data = chunkfiles.read(st.url, name)
+            raw[name] = var.copy(data=data if data is not None else var.values)
+        else:
+            raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
     return mask(_as_current(xr.decode_cf(raw)))
 
 
