@@ -121,15 +121,16 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
 
 def _decide(st: Store, request: RunRequest, held: bool) -> tuple[str, bool]:
     """(the store's kind, whether the run resumes it): anything boardsweep may
-    not write refused, lost root metadata rebuilt, the size and the growth
-    checked.  Done once before the lock (refusals that touch nothing) and
+    not write refused, lost root metadata rebuilt, the growth checked (and,
+    before the lock, the size).  Done once before the lock (refusals that touch nothing) and
     again once it is ``held``: every decision a writer acts on is made with
     the lock held, on the store as it is then."""
     spec = request.spec
     kind = st.refuse_foreign(request.overwrite)
     if kind == "rootless" and not request.overwrite:  # root metadata lost, arrays and records there: rebuilt
         kind = st.rebuild_root(spec, held)
-    sizing.check_fits(spec, st.url, existing=kind == "boardsweep")
+    if not held:  # the free space, once: the lock file itself takes some
+        sizing.check_fits(spec, st.url, existing=kind == "boardsweep")
     resumed = kind == "boardsweep" and not request.overwrite
     if resumed:
         st.check_writable()
