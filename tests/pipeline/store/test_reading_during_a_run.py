@@ -76,3 +76,20 @@ def test_every_cell_read_as_done_has_its_data_while_a_run_writes(tmp_path):
     assert not bad, f"{len(bad)} of {reads} reads had cells done without data (cells, done): {bad[:5]}"
     final = load_sweep(str(store))
     assert bool(final["done"].all()) and _done_without_data(final) == 0
+
+
+@pytest.mark.slow  # the reader waits about 5 s for the change to end
+def test_a_read_during_a_live_layout_change_is_told_not_misled(tmp_path, toy_spec_text, write_spec):
+    from clirun import run_cli
+
+    from boardsweep.pipeline.store import JOURNAL, StoreLock
+
+    store = tmp_path / "s.zarr"
+    assert run_cli("run", str(write_spec(toy_spec_text)), "--store", str(store), "--workers", "1") == 0
+    journal = store / JOURNAL
+    journal.write_text('{"state": "unpacking", "arrays": []}')  # a layout change under way ...
+    with StoreLock(str(store)):  # ... by a live run (this process holds the lock)
+        with pytest.raises(StoreBeingRewritten, match="read it again once the run ends"):
+            load_sweep(str(store), check=False)
+    ds = load_sweep(str(store), check=False)  # a journal whose run is gone: read as it is
+    assert bool(ds["done"].all()) and _done_without_data(ds) == 0
