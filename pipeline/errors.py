@@ -23,8 +23,8 @@ __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLos
            "JobsNotStarted", "StoreMismatch", "GrowRefused", "UnknownFormat", "RootDamaged", "StoreDamaged",
            "ChunkUnreadable", "LayoutError", "StoreLocked", "NoExclusiveCreate", "StoreUnreachable",
            "ReportFolderError", "TooLarge", "BadSchedulerAddress", "OutputInvalid", "StoreIncomplete", "NotInWorker",
-           "ArgumentTypeError", "NotASweep", "ReportDiskFull", "causes", "disk_full", "overdue", "one_line",
-           "contained", "expect_flag", "INTERRUPTION_REPORTED"]
+           "ArgumentTypeError", "NotASweep", "ReportDiskFull", "StoreBeingRewritten", "causes", "disk_full", "overdue",
+           "one_line", "contained", "expect_flag", "INTERRUPTION_REPORTED"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
 #: grace timer, which ends a process whose cleanup overruns, then prints none).
@@ -275,3 +275,7 @@ class NotASweep(InputError):
 class ReportDiskFull(Fault):
     """``report``'s folder ran out of space (ENOSPC, EDQUOT): one line naming the
     folder, its partial files removed, exit 1 (not the user's input)."""
+
+
+class StoreBeingRewritten(Fault):
+    """A store read while a run changed its layout or grew it, again and again: read it when the run ends (exit 1)."""

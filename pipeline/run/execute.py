@@ -38,7 +38,7 @@ from typing import Callable
 from ..cluster.client import Target, connect
 from ..cluster.dashboard import dashboard_link
 from ..cluster.targets import threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
-from ..errors import TasksFailed
+from ..errors import BoardsweepError, StoreUnreachable, TasksFailed
 from . import growth as grow
 from ..plan import layout as task_layout, precision, sizing
 from ..plan.layout import TaskLayout
@@ -98,17 +98,17 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
     check_target(request.target)  # before anything is created or started
     t0, started = time.perf_counter(), time.time()
     st = Store(url)
-    kind = st.refuse_foreign(request.overwrite)
-    if kind == "rootless" and not request.overwrite:  # root metadata lost, arrays and records there: rebuilt
-        kind = st.rebuild_root(spec)
-    sizing.check_fits(spec, url, existing=kind == "boardsweep")
-    resumed = kind == "boardsweep" and not request.overwrite
-    if resumed:  # refusals before the lock: nothing touched
-        st.check_writable()
-        grow.check(url, spec, request.extend, st.attrs)
+    try:  # refusals before the lock: nothing touched
+        kind, _ = _decide(st, request, held=False)
+    except BoardsweepError as exc:
+        if not isinstance(exc, StoreUnreachable):
+            st.lock().refuse_if_held()  # what was read may be another run's change under way: that run is named
+        raise
     try:
         with st.losing_storage_ends_the_run(), ExitStack() as stack:
             stack.enter_context(st.lock())
+            st.changed()  # decided again with the lock held: another run may have changed the store meanwhile
+            _, resumed = _decide(st, request, held=True)
             aligned = _grow(st, spec, request.extend) if resumed else spec
             report = _run_locked(_Run(request, hooks, st, aligned, resumed, stack))
     finally:
@@ -117,6 +117,25 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
     report.wall_s = time.perf_counter() - t0
     report.finish_compile(started, time.time())
     return report
+
+
+def _decide(st: Store, request: RunRequest, held: bool) -> tuple[str, bool]:
+    """(the store's kind, whether the run resumes it): anything boardsweep may
+    not write refused, lost root metadata rebuilt, the growth checked (and,
+    before the lock, the size).  Done once before the lock (refusals that touch nothing) and
+    again once it is ``held``: every decision a writer acts on is made with
+    the lock held, on the store as it is then."""
+    spec = request.spec
+    kind = st.refuse_foreign(request.overwrite)
+    if kind == "rootless" and not request.overwrite:  # root metadata lost, arrays and records there: rebuilt
+        kind = st.rebuild_root(spec, held)
+    if not held:  # the free space, once: the lock file itself takes some
+        sizing.check_fits(spec, st.url, existing=kind == "boardsweep")
+    resumed = kind == "boardsweep" and not request.overwrite
+    if resumed:
+        st.check_writable()
+        grow.check(st.url, spec, request.extend, st.attrs)
+    return kind, resumed
 
 
 def _grow(st: Store, spec: Spec, extend: bool) -> Spec:

@@ -108,14 +108,27 @@ class StoreLock:
             if holder is None:
                 continue  # released meanwhile: create it again
             if not self._stale(holder):
-                raise StoreLocked(
-                    f"store {self.url} is in use by pid {holder.get('pid')} on host "
-                    f"{holder.get('host')} since {holder.get('since')} (lock file {self.path})"
-                )
+                raise self._in_use(holder)
             if self._take_over(holder, etag):
                 return self
             # another run took the stale lock first: read it again (now its live holder's)
         raise StoreLocked(f"store {self.url}: could not take the lock file {self.path}")
+
+    def _in_use(self, holder: dict) -> StoreLocked:
+        """The one line for a lock ``holder`` that is alive."""
+        return StoreLocked(f"store {self.url} is in use by pid {holder.get('pid')} on host "
+                           f"{holder.get('host')} since {holder.get('since')} (lock file {self.path})")
+
+    def refuse_if_held(self) -> None:
+        """Raise :class:`StoreLocked` (the line :meth:`__enter__` gives) where
+        another run holds the lock now; writes nothing.  For a refusal decided
+        without the lock: what was read may be that run's change under way."""
+        try:
+            holder = self.holder()
+        except OSError:
+            return
+        if holder is not None and not self._stale(holder):
+            raise self._in_use(holder)
 
     def _read(self) -> tuple[dict | None, str | None]:
         """The holder's record (as :meth:`holder`) and, on object storage, the

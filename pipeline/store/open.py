@@ -10,8 +10,10 @@ engine="boardsweep")`` calls :func:`open_sweep` (:mod:`boardsweep.xarray_backend
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Mapping
 
+import fsspec
 import numpy as np
 import xarray as xr
 
@@ -19,7 +21,9 @@ from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
 from .metadata import exact_renames, simulated_variables
 from .owner import Store
-from ..errors import ArgumentTypeError, expect_flag
+from .layout import JOURNAL
+from .lock import StoreLock
+from ..errors import ArgumentTypeError, StoreBeingRewritten, StoreLocked, expect_flag
 from ..words import python_value
 
 __all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "read_chunks"]
@@ -63,8 +67,13 @@ def open_sweep(
         st.assert_intact()
     raw = st.open_raw()
     chunks = dict(chunks or read_chunks(raw))
-    for name, var in raw.data_vars.items():
-        raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
+    for name in _masks_first(raw):  # the masks read now, the data when computed: after them
+        var = raw[name]
+        if name in ("done", "exact_done"):
+            data = chunkfiles.read(st.url, name)
+            raw[name] = var.copy(data=data if data is not None else var.values)
+        else:
+            raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
     return mask(_as_current(xr.decode_cf(raw)))
 
 
@@ -116,6 +125,64 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     st = _opened(url)
     if check:
         st.assert_intact()
+    for wait in (*_REREAD_WAITS_S, None):
+        before = _layout_stamp(st.url)
+        try:
+            ds = _load(st, sel)
+        except (KeyError, ValueError, OSError, TypeError):
+            if wait is None or _steady(st.url, before):
+                raise  # the store did not change under the read: the error is the store's own
+        else:
+            if _steady(st.url, before):
+                return ds
+        if wait is None:
+            raise StoreBeingRewritten(
+                f"store {st.url} changed while it was read, {len(_REREAD_WAITS_S) + 1} times (a run is packing, "
+                "unpacking or growing it): read it again once the run ends")
+        st.changed()  # its metadata read again
+        time.sleep(wait)
+    raise AssertionError("unreachable")
+
+
+#: Waits (seconds) before reading a store again that changed layout while
+#: :func:`load_sweep` read it (a run packing it as it completes, unpacking
+#: or growing it as it starts): about 5 s in all.
+_REREAD_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.2, 1.2, 1.2)
+
+
+def _layout_stamp(url: str) -> tuple[bool, bytes | None]:
+    """What says how the store at ``url`` is laid out: whether its layout
+    journal is there (while a run packs or unpacks it) and its root
+    metadata (rewritten as a layout change starts and ends, and by growth)."""
+    fs, root = fsspec.core.url_to_fs(url)
+    found = []
+    for path in (f"{root}/{JOURNAL}", f"{root}/zarr.json"):
+        try:
+            found.append(fs.cat_file(path))
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            found.append(None)
+    return found[0] is not None, found[1]
+
+
+def _steady(url: str, before: tuple[bool, bytes | None]) -> bool:
+    """Whether the store kept one layout through a read that started at
+    ``before``: the same root metadata after it, and no layout change under
+    way (a journal left by a run that is gone is no change under way)."""
+    after = _layout_stamp(url)
+    if after != before:
+        return False
+    if not after[0]:
+        return True
+    lock = StoreLock(url)
+    holder = lock.holder()
+    try:
+        return holder is None or lock._stale(holder)
+    except StoreLocked:  # a lock record being written: a run is starting
+        return False
+
+
+def _load(st: Store, sel: Mapping[str, Any] | None) -> xr.Dataset:
+    """:func:`load_sweep`'s one read of the store, done masks first."""
     raw = st.open_raw()
     axes = [a for a in raw.attrs.get("grid_axes", []) if a in raw.dims]
     picked = {a: raw.get_index(a).get_indexer(_values(v)) for a, v in (sel or {}).items()}
@@ -124,7 +191,8 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     window = {a: slice(int(p.min()), int(p.max()) + 1) for a, p in picked.items()}
     raw = raw.isel(window)
     region = tuple(window.get(a, slice(None)) for a in axes)
-    for name, var in raw.data_vars.items():
+    for name in _masks_first(raw):  # a cell read as done has its data written: a run may be writing
+        var = raw[name]
         data = chunkfiles.read(st.url, str(name), region) if var.dims[:len(axes)] == tuple(axes) else None
         raw[name] = var.copy(data=data if data is not None else var.values)
     raw = raw.isel({a: p - window[a].start for a, p in picked.items()})
@@ -134,6 +202,17 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
             raw[name] = var.copy(data=var.values)
             raw[name].attrs = {k: v for k, v in var.attrs.items() if k != "_FillValue"}
     return mask(_as_current(xr.decode_cf(raw.load())))
+
+
+def _masks_first(raw: xr.Dataset) -> list[str]:
+    """The data variables of ``raw`` in the order :func:`load_sweep` reads
+    them: the done masks first, the data after.  A task writes its data,
+    then its done flags (:mod:`.writes`); so a cell read as done while a run
+    writes has its data on disk before its data is read.  (Read the other
+    way round, a task finishing between the two reads left cells done whose
+    values read as NaN.)"""
+    masks = [n for n in ("done", "exact_done") if n in raw.data_vars]
+    return masks + [str(n) for n in raw.data_vars if n not in masks]
 
 
 def _as_current(ds: xr.Dataset) -> xr.Dataset:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import errno
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -181,12 +181,12 @@ class Store:
             )
         return kind
 
-    def rebuild_root(self, spec: Spec) -> str:
+    def rebuild_root(self, spec: Spec, held: bool = False) -> str:
         """Rebuild the lost root metadata of a ``rootless`` store from ``spec``
         (:func:`.creation.rebuild_root`, lock held: one line, nothing touched,
         where ``spec`` does not describe its arrays); returns :attr:`kind`,
-        now ``boardsweep``."""
-        with self.lock():
+        now ``boardsweep``.  ``held``: the caller holds the lock already."""
+        with nullcontext() if held else self.lock():
             if identity.inspect(self.url) == "rootless":
                 self._rebuilt = creation.rebuild_root(self.url, spec)
         self.changed()
