@@ -22,13 +22,15 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
     from ..store import inspect, rootless_line
     from ..errors import StoreDamaged
     from ..run.verify import write_digest
+    from ..store.identity import lock_only_line
 
     try:
         url = normalize_url(store_url)
         if inspect(url) == "rootless":
             raise StoreDamaged(rootless_line(url))
         if not store_exists(url):
-            raise InputError(f"no sweep store at {url}")
+            line = lock_only_line(url)  # a run interrupted before it made the store: not bad input
+            raise Fault(line) if line else InputError(f"no sweep store at {url}")
         text = write_digest(url, out, partial)
     except OSError as exc:
         raise InputError(f"--out {out}: cannot write the digest there ({exc.strerror or exc})") from None

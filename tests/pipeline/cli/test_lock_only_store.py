@@ -1,6 +1,6 @@
 """A store folder holding only a run's lock (a real run process killed after
-taking its lock, before it made the store): ``status``, ``query`` and
-``report`` say a run was interrupted before the store was made and how to
+taking its lock, before it made the store): ``status``, ``query``,
+``report`` and ``digest`` say a run was interrupted before the store was made and how to
 resume, exit 1 (not "no sweep store there", exit 2: it is not bad input); a
 run making the store now is named as such; the resume it names works."""
 
@@ -33,7 +33,7 @@ def _one_line(capsys) -> str:
     return err[0]
 
 
-@pytest.mark.parametrize("command", ["status", "query", "report"])
+@pytest.mark.parametrize("command", ["status", "query", "report", "digest"])
 def test_an_interrupted_run_is_named_with_its_resume(tmp_path, command, capsys):
     store = tmp_path / "s.zarr"
     proc = _lock_holder(store, signal.SIGKILL)
