@@ -123,8 +123,8 @@ def _checked_run(game: Game, params: dict, outputs: dict, shapes: dict) -> dict[
                                 "counts only: no NaN, no fractions); nothing stored")
         if kind not in "iufb":
             raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {declared} declared; nothing stored")
-        if declared.kind in "iu":
-            _check_range(where, name, values, declared)
+        if declared.kind in "iu" and not (np.can_cast(values.dtype, declared) and np.can_cast(values.dtype, np.int64)):
+            _check_range(where, name, values, declared)  # a type that may hold a value neither can: look
         out[name] = values
     return out
 
