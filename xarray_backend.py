@@ -46,25 +46,37 @@ if not hasattr(xr.Dataset, "boardsweep"):  # once, whichever copy of this module
     xr.register_dataset_accessor("boardsweep")(SweepAccessor)
 
 
+def root_metadata(path: Any) -> dict | None:
+    """The root ``zarr.json`` of the local folder ``path`` (a path, or a
+    ``file://`` URL), parsed; None for remote URLs (never looked at), other
+    objects, and a folder without a readable one."""
+    if not isinstance(path, (str, os.PathLike)):
+        return None
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        return None
+    text = text.removeprefix("file://")
+    if "://" in text:
+        return None
+    try:
+        meta = json.loads((Path(text) / "zarr.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def records_a_sweep(meta: dict | None) -> bool:
+    """Whether root metadata ``meta`` carries a sweep's ``spec_canonical`` attribute."""
+    return meta is not None and isinstance(meta.get("attributes"), dict) and "spec_canonical" in meta["attributes"]
+
+
 def is_sweep_store(path: Any) -> bool:
     """Whether ``path`` is a local folder holding a store boardsweep made: a
     zarr group whose root attributes carry the sweep's ``spec_canonical``
     (as :func:`boardsweep.pipeline.store.identity.inspect` tells it).  Remote
     URLs are not looked at (``engine="boardsweep"`` opens them)."""
-    if not isinstance(path, (str, os.PathLike)):
-        return False
-    text = os.fspath(path)
-    if isinstance(text, bytes):
-        return False
-    text = text.removeprefix("file://")
-    if "://" in text:
-        return False
-    try:
-        meta = json.loads((Path(text) / "zarr.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return (isinstance(meta, dict) and meta.get("node_type") == "group"
-            and isinstance(meta.get("attributes"), dict) and "spec_canonical" in meta["attributes"])
+    meta = root_metadata(path)
+    return records_a_sweep(meta) and meta.get("node_type") == "group"
 
 
 class SweepBackend(BackendEntrypoint):

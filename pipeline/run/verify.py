@@ -268,14 +268,11 @@ def store_above(path: str | Path) -> Path | None:
 
 
 def _is_store(folder: Path) -> bool:
-    if (folder / integrity.MANIFEST_DIR).is_dir():
-        return True
-    try:
-        meta = json.loads((folder / "zarr.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and isinstance(meta.get("attributes"), dict) \
-        and "spec_canonical" in meta["attributes"]
+    """A folder holding boardsweep's checksum records, or whose root metadata records a sweep."""
+    from ... import xarray_backend
+
+    return (folder / integrity.MANIFEST_DIR).is_dir() or xarray_backend.records_a_sweep(
+        xarray_backend.root_metadata(folder))
 
 
 def check_digest_out(out: str | Path) -> None:
