@@ -23,7 +23,7 @@ from .verbosity import Group, set_verbosity
 __all__ = ["main", "cli"]
 
 
-@click.group(cls=Group, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, invoke_without_command=True)  # -h and --help: verbosity.HELP_NAMES
 @click.version_option(package_name="boardsweep")
 @click.pass_context
 def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
