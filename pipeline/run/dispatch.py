@@ -239,10 +239,12 @@ class _Round:
     def record(self, future) -> dict:
         """The timing record ``future`` returned."""
         if future.status == "cancelled":
+            self.check_watchers()  # cancelled by a watcher: its own line
             raise lost(self.address, self.st.url)
         try:
             result = future.result()
         except (OSError, asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
+            self.check_watchers()
             raise lost(self.address, self.st.url) from exc
         self.what.pop(future.key, None)
         return result
@@ -271,13 +273,13 @@ def submit_and_wait(client, spec: Spec, layout: TaskLayout, st: Store, tasks: li
             on_submitted()
         flight.watch_workers()
         for future in flight.in_flight:
-            flight.live.discard(future)
             flight.started.pop(future.key, None)
             flight.check_watchers()
             if future.status == "error":
                 flight.failed(future, on_failure)
-            else:
-                report.add(flight.record(future))
+            else:  # live while its record is gathered: a watcher's cancel also ends a gather that waits
+                report.add(flight.record(future))  # for a dead worker's result to be computed again
+            flight.live.discard(future)
             report.max_in_flight = max(report.max_in_flight, len(flight.live) + 1)
             flight.submit_next()
             finished += 1
