@@ -6,6 +6,7 @@ import click
 
 from ..errors import BoardsweepError, Fault, InputError
 from .options import TLS_CA, TLS_CERT, TLS_KEY, WORKERS, SCHEDULER, load_spec, scheduler_address, tls_options
+from .stores import refuse_lock_only
 from .verbosity import Command
 
 __all__ = ["digest", "verify"]
@@ -22,15 +23,14 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
     from ..store import inspect, rootless_line
     from ..errors import StoreDamaged
     from ..run.verify import write_digest
-    from ..store.identity import lock_only_line
 
     try:
         url = normalize_url(store_url)
         if inspect(url) == "rootless":
             raise StoreDamaged(rootless_line(url))
         if not store_exists(url):
-            line = lock_only_line(url)  # a run interrupted before it made the store: not bad input
-            raise Fault(line) if line else InputError(f"no sweep store at {url}")
+            refuse_lock_only(url)  # a run interrupted before it made the store: not bad input
+            raise InputError(f"no sweep store at {url}")
         text = write_digest(url, out, partial)
     except OSError as exc:
         raise InputError(f"--out {out}: cannot write the digest there ({exc.strerror or exc})") from None
@@ -79,6 +79,7 @@ def verify(
     spec = load_spec(spec_path)
     if not Path(against).exists() and "://" not in against:
         raise InputError(f"--against {against}: no such store or digest file")
+    refuse_lock_only(against)
     console = terminal.console()
     display.info(console, f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
     bar = progress.TaskBar(console)

@@ -11,27 +11,34 @@ import numpy as np
 from ..errors import Fault, InputError
 from .verbosity import Command
 
-__all__ = ["query", "status", "report"]
+__all__ = ["query", "status", "report"]  # the commands (cli.commands registers each name here)
 
 
 #: One default for `query` and `report` (:func:`boardsweep.pipeline.views.variable.pick_variable`).
 VARIABLE_HELP = "Simulated variable (default: counts, else the first over location, else the first)."
 
 
-@contextmanager
-def _lock_only(store_url: str):
-    """Where opening the store finds none: a folder holding only a run's lock
-    is said in one line (exit 1), a run interrupted before it made the store
-    (or making it now), not bad input."""
+def refuse_lock_only(url: str) -> None:
+    """Raise the one line (exit 1) for a folder holding only a run's lock: a
+    run interrupted before it made the store (or making it now), not bad
+    input; return for anything else.  Every command that reads a store asks
+    this where it finds none."""
     from ..store.identity import lock_only_line
 
+    line = lock_only_line(url)
+    if line is not None:
+        raise Fault(line)
+
+
+@contextmanager
+def _lock_only(store_url: str):
+    """Where opening the store finds none, :func:`refuse_lock_only`."""
     try:
         yield
     except InputError as exc:
-        line = lock_only_line(store_url) if str(exc).endswith("no sweep store there") else None
-        if line is None:
-            raise
-        raise Fault(line) from None
+        if str(exc).endswith("no sweep store there"):
+            refuse_lock_only(store_url)
+        raise
 
 
 @click.command(cls=Command)

@@ -69,3 +69,14 @@ def test_an_empty_folder_is_still_no_store(tmp_path, capsys):
     (tmp_path / "s.zarr").mkdir()
     assert run_cli("status", str(tmp_path / "s.zarr")) == 2
     assert "no sweep store there" in _one_line(capsys)
+
+
+def test_verify_against_an_interrupted_run_names_it(tmp_path, write_spec, toy_spec_text, capsys):
+    store = tmp_path / "s.zarr"
+    proc = _lock_holder(store, signal.SIGKILL)
+    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert run_cli("verify", str(write_spec(toy_spec_text)), "--against", str(store)) == 1
+    line = _one_line(capsys)
+    assert f"a run was interrupted before it made the store (only its lock is there, pid {proc.pid}" in line
+    assert f"resume with `boardsweep run SPEC --store {store}`" in line
+    assert [p.name for p in store.iterdir()] == [".boardsweep.lock"]  # nothing changed, nothing re-run
