@@ -3,10 +3,10 @@ taken from the workers' share and written as a worker writes its own."""
 
 from __future__ import annotations
 
-from ..errors import one_line
+from ..errors import disk_full, one_line
 from ..spec.parse import Spec
 from ..store import Store
-from .failures import failed_point, tell_new_failure, where
+from .failures import failed_point, tasks_failed, tell_new_failure, where
 from .record import RunReport
 from .warm import WarmUp
 from .worker import store_task
@@ -31,7 +31,11 @@ def store_head(warming: WarmUp | None, st: Store, spec: Spec, stamp: str, report
     ``stamp``: the run's :func:`dispatch.token`), and count them in
     ``report``; return the failures of those it could not simulate,
     described as a worker's are (told through ``on_failure`` as they would
-    be, after the round's ``failures``)."""
+    be, after the round's ``failures``).
+
+    Raises :class:`errors.StoreFull` at the first task that cannot write for a
+    full disk (with the round's ``failures``), as a worker's task ends the
+    run: no later task is written."""
     if warming is None:
         return []
     results, errors = warming.head_results()
@@ -40,6 +44,8 @@ def store_head(warming: WarmUp | None, st: Store, spec: Spec, stamp: str, report
     def failed(task, exc: BaseException) -> None:
         new.append({"point": failed_point(spec, exc, where(spec, task)), "task": f"replicates {task.start}-{task.stop - 1}",
                     "error": one_line(exc)})
+        if disk_full(exc):  # every later task would fail so too: the run stops here
+            raise tasks_failed(failures + new, len(failures + new), st.url)  # a full disk among them: StoreFull
         tell_new_failure(failures + new, on_failure)
 
     for task, exc in sorted(errors, key=lambda error: (error[0].index, error[0].start)):  # task order
@@ -47,7 +53,7 @@ def store_head(warming: WarmUp | None, st: Store, spec: Spec, stamp: str, report
     for task, arrays, record in results:
         try:
             record = store_task(st.url, task, arrays, record, stamp)
-        except OSError as exc:  # a full disk, say: as a worker's failing write, the task's cells stay missing
+        except OSError as exc:  # as a worker's failing write: the task's cells stay missing
             failed(task, exc)
             continue
         report.add(record, head_start=True)
