@@ -279,3 +279,9 @@ class ReportDiskFull(Fault):
 
 class StoreBeingRewritten(Fault):
     """A store read while a run changed its layout or grew it, again and again: read it when the run ends (exit 1)."""
+
+
+class WorkerDied(RuntimeError):
+    """A task's worker process died while running it (a kernel's ``abort()``,
+    a crash, a signal, memory): the task's error, naming the game (Dask's
+    ``KilledWorker`` in words)."""

@@ -45,7 +45,10 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
     scheduler in-process (``inproc://``: no message is serialised or sent
     through a socket, about 4 ms less per task); worker processes, over TCP on
     127.0.0.1, when Dask's config says ``boardsweep.processes: true``
-    (``DASK_BOARDSWEEP__PROCESSES=True``).  Either way only web servers
+    (``DASK_BOARDSWEEP__PROCESSES=True``): each given one task at a time,
+    and a task whose worker process died (a kernel that calls ``abort()``)
+    failed at once (Dask's ``KilledWorker``), not given to every worker in
+    turn to kill it too.  Either way only web servers
     listen, on ``dashboard``'s host (the scheduler's) and 127.0.0.1 (the
     workers'); :func:`dashboard_link` gives the scheduler's link.
 
@@ -58,20 +61,25 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
 
     processes = bool(dask.config.get("boardsweep.processes", False))
     late = importlib.util.find_spec("bokeh") is not None  # without Bokeh: Dask's own "needs bokeh" page at once
-    cluster = LocalCluster(
-        n_workers=workers or os.cpu_count() or 1,
-        threads_per_worker=1,
-        processes=processes,
-        memory_limit="auto" if processes else 0,  # threads share one process: no per-worker limit
-        protocol="tcp://" if processes else "inproc://",
-        host="127.0.0.1" if processes else None,  # processes: scheduler and workers on loopback only
-        worker_class=None if processes else _loopback_worker(),
-        dashboard_address=dashboard,
-        # a failing task is reported once by the run, not by each worker; -v keeps Dask's own records
-        silence_logs=False if logging.getLogger().handlers else logging.CRITICAL,
-        scheduler_kwargs={"dashboard": False} if late else None,
-        **({"preload": ["boardsweep.pipeline.cluster.worker_logs"]} if processes else {}),  # Ctrl-C left to this process
-    )
+    scheduler_kwargs = {"dashboard": False} if late else {}
+    if processes:  # a task whose worker process died (a kernel's abort()) fails, not given to the next
+        scheduler_kwargs["allowed_failures"] = 0  # worker to kill too; one task a worker: only it is blamed
+    one_each = {"distributed.scheduler.worker-saturation": 1.0} if processes else {}
+    with dask.config.set(one_each):
+        cluster = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=processes,
+            memory_limit="auto" if processes else 0,  # threads share one process: no per-worker limit
+            protocol="tcp://" if processes else "inproc://",
+            host="127.0.0.1" if processes else None,  # processes: scheduler and workers on loopback only
+            worker_class=None if processes else _loopback_worker(),
+            dashboard_address=dashboard,
+            # a failing task is reported once by the run, not by each worker; -v keeps Dask's own records
+            silence_logs=False if logging.getLogger().handlers else logging.CRITICAL,
+            scheduler_kwargs=scheduler_kwargs or None,
+            **({"preload": ["boardsweep.pipeline.cluster.worker_logs"]} if processes else {}),  # Ctrl-C left here
+        )
     if late:
         pages_on_first_visit(cluster.scheduler)
     return cluster

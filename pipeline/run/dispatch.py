@@ -29,7 +29,7 @@ from ..errors import SchedulerLost, contained, disk_full, one_line, overdue
 from ..plan.layout import TaskLayout
 from ..spec.parse import Spec
 from ..store import Store
-from .failures import failed_point, lost, store_full, tasks_failed, tell_new_failure, where
+from .failures import failed_point, lost, store_full, tasks_failed, tell_new_failure, where, worker_died
 from .record import RunReport
 from .worker import run_exact, run_task
 
@@ -225,7 +225,7 @@ class _Round:
 
     def failed(self, future, on_failure) -> None:
         """Note the error of ``future``; raise where it says the store is lost or full."""
-        error = _remote_error(future, self.address, self.st.url)
+        error = worker_died(self.spec, _remote_error(future, self.address, self.st.url))
         lost_store = self.st.lost(error)
         if lost_store is not None:  # every other task would fail the same way: stop now
             raise lost_store
@@ -236,8 +236,10 @@ class _Round:
         self.failures.append({**described, "point": at, "error": one_line(error)})
         tell_new_failure(self.failures, on_failure)
 
-    def record(self, future) -> dict:
-        """The timing record ``future`` returned."""
+    def record(self, future) -> dict | None:
+        """The timing record ``future`` returned; None where it erred while
+        gathered (its worker died with the result, and the task, computed
+        again, failed: its error is the future's, :meth:`failed`)."""
         if future.status == "cancelled":
             self.check_watchers()  # cancelled by a watcher: its own line
             raise lost(self.address, self.st.url)
@@ -246,6 +248,10 @@ class _Round:
         except (OSError, asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
             self.check_watchers()
             raise lost(self.address, self.st.url) from exc
+        except Exception:  # noqa: BLE001 - the task's own error, raised by the gather: a failure, as any
+            if future.status != "error":
+                raise
+            return None
         self.what.pop(future.key, None)
         return result
 
@@ -275,10 +281,13 @@ def submit_and_wait(client, spec: Spec, layout: TaskLayout, st: Store, tasks: li
         for future in flight.in_flight:
             flight.started.pop(future.key, None)
             flight.check_watchers()
-            if future.status == "error":
+            # live while its record is gathered: a watcher's cancel also ends a gather that waits for
+            # a dead worker's result to be computed again; one that failed then is a failure as any
+            record = None if future.status == "error" else flight.record(future)
+            if record is None:
                 flight.failed(future, on_failure)
-            else:  # live while its record is gathered: a watcher's cancel also ends a gather that waits
-                report.add(flight.record(future))  # for a dead worker's result to be computed again
+            else:
+                report.add(record)
             flight.live.discard(future)
             report.max_in_flight = max(report.max_in_flight, len(flight.live) + 1)
             flight.submit_next()

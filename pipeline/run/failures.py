@@ -6,10 +6,11 @@ import errno
 import os
 from typing import Callable
 
-from ..errors import SchedulerLost, StoreFull, SweepError, TasksFailed
+from ..errors import SchedulerLost, StoreFull, SweepError, TasksFailed, WorkerDied
 from ..spec.parse import Spec
 
-__all__ = ["tasks_failed", "store_full", "tell_new_failure", "failures_text", "where", "point", "failed_point", "lost"]
+__all__ = ["tasks_failed", "store_full", "tell_new_failure", "failures_text", "where", "point", "failed_point", "lost",
+           "worker_died"]
 
 
 def store_full(error: str, at: str, url: str) -> StoreFull:
@@ -84,6 +85,22 @@ def failed_point(spec: Spec, error: BaseException, described: str) -> str:
     if params is None or any(axis not in params for axis in spec.axes):
         return described
     return point(spec, params)
+
+
+def worker_died(spec: Spec, error: BaseException) -> BaseException:
+    """``error`` in words where it is Dask's ``KilledWorker`` (the worker
+    process running the task died, as many times as Dask tries a task):
+    a :class:`WorkerDied` naming the game; any other error as it is."""
+    try:
+        from distributed import KilledWorker
+    except ImportError:  # no Dask here: no worker to die
+        return error
+    if not isinstance(error, KilledWorker):
+        return error
+    tries = getattr(error, "allowed_failures", 0) + 1
+    each = "" if tries == 1 else f", each of the {tries} times it was tried"
+    return WorkerDied(f"the worker process running it died{each}: the kernel of game {spec.game.name!r} killed "
+                      "it (abort(), a crash, a signal) or it ran out of memory")
 
 
 def point(spec: Spec, params: dict) -> str:
