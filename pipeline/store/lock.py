@@ -28,7 +28,7 @@ from typing import Any
 
 import fsspec
 
-from ..errors import Fault, StoreLocked
+from ..errors import Fault, StoreLocked, StoreUnreachable
 
 try:
     import fcntl
@@ -36,7 +36,7 @@ except ImportError:  # not on this platform: local takeover by remove and create
     fcntl = None
 from ..errors import NoExclusiveCreate
 from .remote import (create_exclusive, is_local, read_tagged, remove_if_unchanged,
-                     replace_if_unchanged, storage_errors)
+                     replace_if_unchanged, storage_errors, unreachable)
 
 __all__ = ["StoreLock", "LOCK_NAME"]
 
@@ -187,6 +187,8 @@ class StoreLock:
     def __exit__(self, *exc: Any) -> None:
         try:
             if not self.local and self.etag is not None:
+                if isinstance(exc[1], StoreUnreachable) or (exc[0] and unreachable(exc[1])):  # storage gone: a rerun
+                    return  # here takes the stale lock over; another request would wait its deadline again
                 remove_if_unchanged(self.fs, self.path, self.etag)  # never a lock another run took over
                 return
             holder = self.holder()

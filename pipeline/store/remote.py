@@ -50,6 +50,8 @@ __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_fa
 S3_ATTEMPTS = 3
 S3_CONNECT_TIMEOUT_S = 3
 S3_READ_TIMEOUT_S = 6
+#: Seconds a write's deadline grows per MiB it sends (:func:`write_deadline`): 1 MiB/s at the least.
+WRITE_S_PER_MIB = 1.0
 #: s3fs's own retries of a request that botocore already retried (its class default).
 S3FS_RETRIES = 5
 
@@ -119,19 +121,23 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def write_deadline(fs) -> float:
-    """Seconds one task's writes may take in all: every attempt of every
-    request connecting and waiting for its answer, plus a second (27 s with
-    the defaults).  botocore's read timeout does not cover a PUT whose
-    server accepted the connection and froze (SIGSTOP, a cut network): the
-    write would wait forever; past this deadline it raises
+def write_deadline(fs, nbytes: int = 0) -> float:
+    """Seconds a request through this module may take in all (one task's
+    writes, put concurrently, are one): every attempt waiting its longest
+    for the server, ``attempts * max(connect, read timeout)``, 18 s with the
+    defaults as the docs say, plus a second per MiB of ``nbytes`` sent
+    (:data:`WRITE_S_PER_MIB`: a large write on a slow link is not cut
+    short).  botocore's read timeout does not cover a PUT whose server
+    accepted the connection and froze (SIGSTOP, a cut network): the write
+    would wait forever; past this deadline it raises
     :class:`fsspec.exceptions.FSTimeoutError` (a TimeoutError: the run ends
     in one line, :func:`unreachable`)."""
     conf = dict(getattr(fs, "storage_options", {}).get("config_kwargs") or {})
     retries = conf.get("retries") or {}
     attempts = retries.get("total_max_attempts") or (retries.get("max_attempts", S3_ATTEMPTS - 1) + 1)
-    per_attempt = float(conf.get("connect_timeout", S3_CONNECT_TIMEOUT_S)) + float(conf.get("read_timeout", S3_READ_TIMEOUT_S))
-    return attempts * per_attempt + 1.0
+    per_attempt = max(float(conf.get("connect_timeout", S3_CONNECT_TIMEOUT_S)),
+                      float(conf.get("read_timeout", S3_READ_TIMEOUT_S)))
+    return attempts * per_attempt + WRITE_S_PER_MIB * nbytes / 2**20
 
 
 def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
@@ -173,7 +179,7 @@ def create_exclusive(fs, path: str, data: bytes) -> bool:
     once per file system with a probe object next to ``path``)."""
     _check_conditional_put(fs, path.rsplit("/", 1)[0])
     try:
-        fs.pipe_file(path, data, mode="create", timeout=write_deadline(fs))
+        fs.pipe_file(path, data, mode="create", timeout=write_deadline(fs, len(data)))
     except (FileExistsError, OSError) as exc:
         if _precondition_failed(exc):
             return False
@@ -224,7 +230,8 @@ def _s3(fs, operation: str, path: str, **kwargs: Any) -> Any:
     if not hasattr(fs, "_call_s3") or not hasattr(fs, "split_path"):
         raise NoExclusiveCreate(f"{type(fs).__name__} offers no conditional replace (If-Match)")
     bucket, key, _ = fs.split_path(path)
-    return sync(fs.loop, fs._call_s3, operation, Bucket=bucket, Key=key, timeout=write_deadline(fs), **kwargs)
+    sent = len(kwargs.get("Body") or b"")
+    return sync(fs.loop, fs._call_s3, operation, Bucket=bucket, Key=key, timeout=write_deadline(fs, sent), **kwargs)
 
 
 def read_tagged(fs, path: str) -> tuple[bytes, str] | None:
@@ -340,8 +347,9 @@ def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, 
     done = encode_region(metas[flag], f"array {flag} of {url}", region, flags)
     if done is None:
         return None
-    deadline = write_deadline(fs)  # a PUT to a frozen server waits past botocore's read timeout
-    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()}, timeout=deadline)
-    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1], timeout=deadline)  # only once the data is stored
+    # a PUT to a frozen server waits past botocore's read timeout
+    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()},
+            timeout=write_deadline(fs, sum(len(raw) for raw in data.values())))
+    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1], timeout=write_deadline(fs))  # only once the data is stored
     data[f"{flag}/{done[0]}"] = done[1]
     return {path: [len(raw), zlib.crc32(raw)] for path, raw in data.items()}
