@@ -13,6 +13,7 @@ from ...analysis import dataset
 from ...analysis import decks
 from ...analysis import variance
 from ...analysis.dataset import z_score
+from ...errors import disk_full
 from .grid import point_key, _axes, _flat, _sel, _exact_states
 
 
@@ -23,7 +24,9 @@ MAX_THEORY_POINTS = 64
 def _try(meta: dict, what: str, fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
-    except Exception as exc:  # report what failed, keep going
+    except Exception as exc:  # report what failed, keep going; a full disk ends the report (ReportDiskFull)
+        if disk_full(exc):
+            raise
         meta["notes"].append(f"{what}: not available ({type(exc).__name__}: {exc})")
         return None
 
