@@ -60,8 +60,10 @@ VARIANTS.update({
         {"tally": "per_landing", "deck_policy": "shuffled_cycle", "jail_strategy": "long",
          "chance_deck": "classic15"}, 2),
 })
-GAMES = 8
-_LANES = 8
+GAMES = 32  # the kernel plays them side by side (core/monopoly/kernel.py LANES)
+_LANES = 32  # the reference's lanes
+_BATCH = 16  # the reference's rolls drawn at once
+_PE84_LANES = 8
 _LOW = np.uint64(0xFFFFFFFF)
 
 _TIMED = """
@@ -76,6 +78,19 @@ print(out["rolls"][-1] / (time.process_time() - t0))
 """
 
 
+@njit(cache=True, inline="always")
+def _draw(s0, s1, s2, s3, rolls, lanes, n_pairs, width, cols, cards):
+    """``rolls`` words of each lane's stream, the lanes side by side (vector
+    instructions): throw column and independent card draw of roll ``i``, lane
+    ``lane`` at ``i * lanes + lane``."""
+    for i in range(rolls):
+        for lane in range(lanes):
+            x, a, b, c, d = xoshiro(s0[lane], s1[lane], s2[lane], s3[lane])
+            s0[lane], s1[lane], s2[lane], s3[lane] = a, b, c, d
+            cols[i * lanes + lane] = below(x >> uint64(32), n_pairs)
+            cards[i * lanes + lane] = below(x & _LOW, width)
+
+
 @lru_cache(maxsize=None)
 def reference_for(shuffled: bool, several: bool):
     """The reference compiled for a deck policy and one or several players
@@ -86,39 +101,37 @@ def reference_for(shuffled: bool, several: bool):
 
     @njit(cache=True)
     def reference(rng, rolls, players, n_pairs, width, t1, t2, dk, adv, hist):
-        """``rolls`` rolls of each of 8 interleaved games; ``hist[code * 8 + lane]``
-        counts tally codes.  ``rng`` (4, 8): the lanes' xoshiro256** states;
+        """``rolls`` rolls of each of ``rng.shape[1]`` interleaved games, drawn
+        :data:`_BATCH` rolls at a time; ``hist[code * lanes + lane]`` counts
+        tally codes.  ``rng`` (4, lanes): the lanes' xoshiro256** states;
         ``dk[lane, deck]`` the t2 card index at deck position ``deck``,
         ``adv[4 * deck + used]`` the next deck position."""
-        rng = rng.copy()  # (4, 8), shape known to the compiler
-        base = np.zeros(_LANES, np.int64)
-        deck = np.zeros(_LANES, np.int64)
-        seat = np.zeros(_LANES, np.int64)
-        seats = np.zeros((_LANES, max(players - 1, 1)), np.int64)
-        for _ in range(rolls):
-            for lane in range(_LANES):
-                x, a, b, c, d = xoshiro(rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane])
-                rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane] = a, b, c, d
-                col = below(x >> uint64(32), n_pairs)
-                if shuffled:
-                    card = np.int64(dk[lane, uint64(deck[lane])])
-                else:
-                    card = below(x & _LOW, width)
-                e1 = np.int64(t1[uint64(base[lane] + col)])
-                e2 = np.int64(t2[uint64((e1 >> 1) + (card & -(e1 & 1)))])
-                hist[uint64(((e2 >> CODE_BIT) << 3) + lane)] += 1
-                nxt = e2 & state_mask
-                if shuffled:
-                    deck[lane] = adv[uint64(4 * deck[lane] + ((e2 >> USED_BIT) & 3))]
-                if several:  # at a turn's end the token sits down and the next one rises
-                    ends = (e2 >> CODE_BIT) & 1
-                    p = seat[lane]
-                    seated = seats[lane, uint64(p)]
-                    seats[lane, uint64(p)] = nxt if ends else seated
-                    p += ends
-                    seat[lane] = 0 if p == players - 1 else p
-                    nxt = seated if ends else nxt
-                base[lane] = nxt
+        lanes = rng.shape[1]
+        rng = rng.copy()
+        cols, cards = np.zeros(_BATCH * lanes, np.int32), np.zeros(_BATCH * lanes, np.int32)
+        base, deck, head = np.zeros(lanes, np.int64), np.zeros(lanes, np.int64), np.zeros(lanes, np.int64)
+        wait = np.zeros((lanes, max(players - 1, 1)), np.int64)
+        for done in range(0, rolls, _BATCH):
+            batch = min(_BATCH, rolls - done)
+            _draw(rng[0], rng[1], rng[2], rng[3], batch, lanes, n_pairs, width, cols, cards)
+            for i in range(batch):
+                for lane in range(lanes):
+                    card = np.int64(dk[lane, uint64(deck[lane])]) if shuffled else np.int64(cards[i * lanes + lane])
+                    e1 = np.int64(t1[uint64(base[lane] + cols[i * lanes + lane])])
+                    e2 = np.int64(t2[uint64((e1 >> 1) + (card & -(e1 & 1)))])
+                    hist[uint64((e2 >> CODE_BIT) * lanes + lane)] += 1
+                    nxt = e2 & state_mask
+                    if shuffled:
+                        deck[lane] = adv[uint64(4 * deck[lane] + ((e2 >> USED_BIT) & 3))]
+                    if several:  # at a turn's end the token sits down and the next one rises
+                        ends = (e2 >> CODE_BIT) & 1
+                        p = head[lane]
+                        seated = wait[lane, uint64(p)]
+                        wait[lane, uint64(p)] = nxt if ends else seated
+                        p += ends
+                        head[lane] = 0 if p == players - 1 else p
+                        nxt = seated if ends else nxt
+                    base[lane] = nxt
 
     return reference
 
@@ -137,7 +150,7 @@ def _decks(rules, seed: int) -> tuple[np.ndarray, np.ndarray]:
                     + gen.permutation(cc_types)[:, None]).ravel() for _ in range(_LANES)])
     i, j, used = np.meshgrid(np.arange(n_cc), np.arange(n_ch), np.arange(4), indexing="ij")
     adv = ((i + (used & 1)) % n_cc) * n_ch + (j + (used >> 1)) % n_ch
-    return dk.astype(np.int32), adv.ravel().astype(np.int32)
+    return dk.astype(np.int16), adv.ravel().astype(np.int16)
 
 
 def _reference_rate(params: dict, players: int, rolls: int, seed: int) -> float:
@@ -207,17 +220,17 @@ def _rotl(x, k):
 def pe84_reference(seed, rolls, t1, t2, counts):
     """The previous yardstick, indices made unsigned: ``rolls`` rolls of each of
     8 interleaved games on its own PE84 tables; counts[game, state]."""
-    s = np.empty((4, _LANES), np.uint64)
-    for lane in range(_LANES):
-        x = uint64(seed * _LANES + lane + 1) * uint64(0x9E3779B97F4A7C15)
+    s = np.empty((4, _PE84_LANES), np.uint64)
+    for lane in range(_PE84_LANES):
+        x = uint64(seed * _PE84_LANES + lane + 1) * uint64(0x9E3779B97F4A7C15)
         for i in range(4):
             x ^= x >> uint64(31)
             x *= uint64(0xBF58476D1CE4E5B9)
             s[i, lane] = x
-    state = np.full(_LANES, 0, np.int64)
+    state = np.full(_PE84_LANES, 0, np.int64)
     s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
     for _ in range(rolls):
-        for lane in range(_LANES):
+        for lane in range(_PE84_LANES):
             a, b, c, d = s0[lane], s1[lane], s2[lane], s3[lane]
             x = _rotl(b * uint64(5), 7) * uint64(9)
             t = b << uint64(17)
@@ -236,7 +249,7 @@ def pe84_reference(seed, rolls, t1, t2, counts):
 
 
 def _kernel_rate(params: dict, players: int, turns: int, seed: int) -> tuple[float, int]:
-    """(rolls/s, rolls per game) of the kernel: 8 games of ``turns`` player turns."""
+    """(rolls/s, rolls per game) of the kernel: :data:`GAMES` games of ``turns`` player turns."""
     from boardsweep.core.monopoly.rules import Rules
     from boardsweep.core.monopoly.simulate import simulate_rules
 
@@ -246,10 +259,10 @@ def _kernel_rate(params: dict, players: int, turns: int, seed: int) -> tuple[flo
 
 
 def _pe84_rate(tables: tuple, rolls: int, seed: int) -> float:
-    counts = np.zeros((_LANES, 121), np.int64)
+    counts = np.zeros((_PE84_LANES, 121), np.int64)
     t0 = time.process_time()
     pe84_reference(seed, rolls, *tables, counts)
-    return _LANES * rolls / (time.process_time() - t0)
+    return _PE84_LANES * rolls / (time.process_time() - t0)
 
 
 def python_rate(params: dict, players: int, turns: int) -> float:
