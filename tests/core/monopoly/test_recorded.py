@@ -7,9 +7,10 @@ events and rolls in clear.  It was written by the kernel before it was
 rebuilt on transition tables, so the test pins every variant to the same
 random stream bit for bit.  ``recorded_lanes.json`` does the same for
 :data:`LANE_VARIANTS` and :data:`LANE_SHAPE`: more games than the kernel has
-lanes (lanes refilled and retired), three players, dice of 10 sides (a throw
-column looked up, not the pair of faces) and fixed deck orders; it was written
-by the kernel of issue 43's release, before issue 44 rebuilt it.  To regenerate (only after an intended change of
+lanes (41 games: every lane at play, lanes refilled, then retired down to the
+few that draw roll by roll), three players, dice of 10 sides (a throw column
+looked up, not the pair of faces) and fixed deck orders; it was written by the
+kernel of issue 43's release (8 lanes, no batches), before issue 44 rebuilt it.  To regenerate (only after an intended change of
 the RNG scheme, which must also bump it)::
 
     .venv/bin/python tests/core/monopoly/test_recorded.py
@@ -40,8 +41,8 @@ VARIANTS = [
 
 
 LANES_FILE = Path(__file__).with_name("recorded_lanes.json")
-LANE_SHAPE = {"games": 19, "turns": 90}
-LANE_CHECKPOINTS = np.array([3, 40, 90])
+LANE_SHAPE = {"games": 41, "turns": 60}
+LANE_CHECKPOINTS = np.array([3, 40, 60])
 LANE_VARIANTS = [
     {"dice_sides": n, "jail_strategy": j, "deck_policy": d, "chance_deck": c, "tally": t,
      "players": p, "orders": o}
