@@ -45,7 +45,7 @@ from ..rng import below, game_state, shuffle, xoshiro
 from .tables import CODE_BIT as _CODE_BIT
 from .tables import USED_BIT as _USED_BIT
 
-__all__ = ["LANES", "BATCH", "kernel_for", "run_kernel"]
+__all__ = ["LANES", "BATCH", "deck_advance", "kernel_for", "run_kernel"]
 
 LANES = 32  # games played side by side: 4 vectors of 8 streams, enough loads in flight
 BATCH = 16  # rolls of every lane drawn at once
@@ -73,16 +73,14 @@ def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
         rng[i, lane] = tmp[i]
 
 
-@njit(cache=True, nogil=True)
-def _advance_table(n_cc, n_ch):
-    """Deck state ``i_cc * n_ch + i_ch`` after a roll, per used-decks code (bit 0 CC, bit 1 CH)."""
-    adv = np.zeros(4 * n_cc * n_ch, dtype=np.int16)
-    for i in range(n_cc):
-        for j in range(n_ch):
-            for used in range(4):
-                adv[4 * (i * n_ch + j) + used] = ((i + (used & 1)) % n_cc * n_ch
-                                                  + (j + (used >> 1)) % n_ch)
-    return adv
+def deck_advance(n_cc: int, n_ch: int) -> np.ndarray:
+    """Deck position ``i_cc * n_ch + i_ch`` after a roll, at ``4 * position + used``
+    (``used``: bit 0 the Community Chest deck advanced, bit 1 Chance); int16.
+
+    Built with numpy, not compiled: one numba function less to compile on a first run.
+    """
+    i, j, used = np.meshgrid(np.arange(n_cc), np.arange(n_ch), np.arange(4), indexing="ij")
+    return (((i + (used & 1)) % n_cc) * n_ch + (j + (used >> 1)) % n_ch).ravel().astype(np.int16)
 
 
 @njit(cache=True, nogil=True)
@@ -172,7 +170,7 @@ def _play(rolls, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base
         _draw(s0, s1, s2, s3, batch, lanes, n_pairs, width, cols, cards, shuffled)
         for i in range(batch):
             for lane in range(lanes):
-                _roll(lane, np.int64(cols[i * LANES + lane]), np.int64(cards[i * LANES + lane]),
+                _roll(lane, cols[i * LANES + lane], cards[i * LANES + lane],
                       pair_col, t1, t2, base, hist, wait, head, dk, deck, adv,
                       shuffled, several, direct)
         done += batch
@@ -232,8 +230,9 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
 
     @njit(cache=True, nogil=True)
     def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
-             n_cc_types, shuffle_decks, out_hist):
-        """Play the run; add each game's code histogram at turn ``checkpoints[k]`` to ``out_hist[k]``."""
+             n_cc_types, shuffle_decks, adv, out_hist):
+        """Play the run; add each game's code histogram at turn ``checkpoints[k]`` to
+        ``out_hist[k]``.  ``adv``: :func:`deck_advance` of the decks' sizes."""
         n_pairs = pair_col.shape[0]
         lanes = min(LANES, games)
         n_decks = cc_types.shape[0] * ch_types.shape[0] if shuffled else 0
@@ -241,9 +240,8 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
         hist = np.zeros(out_hist.shape[1] * LANES, dtype=np.int64)  # code * LANES + lane
         wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
         dk = np.zeros((LANES, n_decks), dtype=np.int16)  # small: 32 lanes' decks in the L1 cache
-        cols = np.zeros(BATCH * LANES, dtype=np.int32)
-        cards = np.zeros(BATCH * LANES, dtype=np.int32)
-        adv = _advance_table(cc_types.shape[0], ch_types.shape[0])
+        cols = np.zeros(BATCH * LANES, dtype=np.int64)  # int64 like the counters: one np.zeros less to compile
+        cards = np.zeros(BATCH * LANES, dtype=np.int64)
         base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
         head = np.zeros(LANES, dtype=np.int64)
         deck = np.zeros(LANES, dtype=np.int64)
