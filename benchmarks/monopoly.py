@@ -82,13 +82,13 @@ print(out["rolls"][-1] / (time.process_time() - t0))
 def _draw(s0, s1, s2, s3, rolls, lanes, n_pairs, width, cols, cards):
     """``rolls`` words of each lane's stream, the lanes side by side (vector
     instructions): throw column and independent card draw of roll ``i``, lane
-    ``lane`` at ``i * lanes + lane``."""
+    ``lane`` at ``i * _LANES + lane``."""
     for i in range(rolls):
         for lane in range(lanes):
             x, a, b, c, d = xoshiro(s0[lane], s1[lane], s2[lane], s3[lane])
             s0[lane], s1[lane], s2[lane], s3[lane] = a, b, c, d
-            cols[i * lanes + lane] = below(x >> uint64(32), n_pairs)
-            cards[i * lanes + lane] = below(x & _LOW, width)
+            cols[i * _LANES + lane] = below(x >> uint64(32), n_pairs)
+            cards[i * _LANES + lane] = below(x & _LOW, width)
 
 
 @lru_cache(maxsize=None)
@@ -101,12 +101,12 @@ def reference_for(shuffled: bool, several: bool):
 
     @njit(cache=True)
     def reference(rng, rolls, players, n_pairs, width, t1, t2, dk, adv, hist):
-        """``rolls`` rolls of each of ``rng.shape[1]`` interleaved games, drawn
-        :data:`_BATCH` rolls at a time; ``hist[code * lanes + lane]`` counts
-        tally codes.  ``rng`` (4, lanes): the lanes' xoshiro256** states;
+        """``rolls`` rolls of each of :data:`_LANES` interleaved games, drawn
+        :data:`_BATCH` rolls at a time; ``hist[code * _LANES + lane]`` counts
+        tally codes.  ``rng`` (4, _LANES): the lanes' xoshiro256** states;
         ``dk[lane, deck]`` the t2 card index at deck position ``deck``,
         ``adv[4 * deck + used]`` the next deck position."""
-        lanes = rng.shape[1]
+        lanes = rng.shape[1]  # _LANES, as a loop bound the compiler does not unroll
         rng = rng.copy()
         cols, cards = np.zeros(_BATCH * lanes, np.int32), np.zeros(_BATCH * lanes, np.int32)
         base, deck, head = np.zeros(lanes, np.int64), np.zeros(lanes, np.int64), np.zeros(lanes, np.int64)
@@ -116,10 +116,10 @@ def reference_for(shuffled: bool, several: bool):
             _draw(rng[0], rng[1], rng[2], rng[3], batch, lanes, n_pairs, width, cols, cards)
             for i in range(batch):
                 for lane in range(lanes):
-                    card = np.int64(dk[lane, uint64(deck[lane])]) if shuffled else np.int64(cards[i * lanes + lane])
-                    e1 = np.int64(t1[uint64(base[lane] + cols[i * lanes + lane])])
+                    card = np.int64(dk[lane, uint64(deck[lane])]) if shuffled else np.int64(cards[i * _LANES + lane])
+                    e1 = np.int64(t1[uint64(base[lane] + cols[i * _LANES + lane])])
                     e2 = np.int64(t2[uint64((e1 >> 1) + (card & -(e1 & 1)))])
-                    hist[uint64((e2 >> CODE_BIT) * lanes + lane)] += 1
+                    hist[uint64((e2 >> CODE_BIT) * _LANES + lane)] += 1
                     nxt = e2 & state_mask
                     if shuffled:
                         deck[lane] = adv[uint64(4 * deck[lane] + ((e2 >> USED_BIT) & 3))]

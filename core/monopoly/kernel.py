@@ -240,8 +240,8 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
         hist = np.zeros(out_hist.shape[1] * LANES, dtype=np.int64)  # code * LANES + lane
         wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
         dk = np.zeros((LANES, n_decks), dtype=np.int16)  # small: 32 lanes' decks in the L1 cache
-        cols = np.zeros(BATCH * LANES, dtype=np.int64)  # int64 like the counters: one np.zeros less to compile
-        cards = np.zeros(BATCH * LANES, dtype=np.int64)
+        cols = np.zeros(BATCH * LANES, dtype=np.int32)  # int32: 16 columns to a vector store
+        cards = np.zeros(BATCH * LANES, dtype=np.int32)
         base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
         head = np.zeros(LANES, dtype=np.int64)
         deck = np.zeros(LANES, dtype=np.int64)
