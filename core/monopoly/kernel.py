@@ -90,13 +90,15 @@ def _swap_rows(a, b, arr):
         arr[a, j], arr[b, j] = arr[b, j], arr[a, j]
 
 
-@njit(cache=True, nogil=True)
-def _ended(hist, lane):
-    """Player turns lane ``lane``'s game has ended: the odd codes of its histogram."""
-    total = 0
-    for code in range(1, hist.shape[0] // LANES, 2):
-        total += hist[code * LANES + lane]
-    return total
+@njit(cache=True, inline="always")
+def _count_ended(hist, lanes, ended):
+    """Player turns each lane's game has ended (the odd codes of its histogram)
+    into ``ended[:lanes]``."""
+    for lane in range(lanes):
+        total = 0
+        for code in range(1, hist.shape[1], 2):
+            total += hist[lane, code]
+        ended[lane] = total
 
 
 @njit(cache=True, inline="always")
@@ -135,7 +137,7 @@ def _roll(lane, col, card, pair_col, t1, t2, base, hist, wait, head, dk, deck, a
     e1 = np.int64(t1[uint64(base[lane] + col)])
     e2 = np.int64(t2[uint64((e1 >> 1) + (card & -(e1 & 1)))])
     code = e2 >> _CODE
-    hist[uint64(code * LANES + lane)] += 1
+    hist[lane, uint64(code)] += 1
     nxt = e2 & _STATE
     if shuffled:
         deck[lane] = adv[uint64(4 * deck[lane] + ((e2 >> _USED) & 3))]
@@ -190,7 +192,7 @@ def _counters():
 def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k):
     """Lane ``lane``'s run is over: lane ``last`` (the last one still playing) takes its place."""
     _swap_rows(lane, last, rng.T)
-    _swap_rows(lane, last, hist.reshape(-1, LANES).T)
+    _swap_rows(lane, last, hist)
     _swap_rows(lane, last, wait)
     _swap_rows(lane, last, dk)
     for arr in (base, head, deck, ended, target, k):
@@ -201,7 +203,7 @@ def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k)
 def _reset(lane, hist, wait, base, head, deck, ended, k, target, first):
     """Lane ``lane`` starts a new game: its histogram, queue and counters back
     to 0, its target the first checkpoint's player turns (``first``)."""
-    hist[lane::LANES] = 0
+    hist[lane, :] = 0
     wait[lane, :] = 0
     base[lane] = head[lane] = deck[lane] = ended[lane] = k[lane] = 0
     target[lane] = first
@@ -211,7 +213,7 @@ def _reset(lane, hist, wait, base, head, deck, ended, k, target, first):
 def _add_hist(out_hist, at, hist, lane):
     """Add lane ``lane``'s code histogram to ``out_hist[at]``."""
     for code in range(out_hist.shape[1]):  # a loop: an array expression compiles its error messages
-        out_hist[at, code] += hist[code * LANES + lane]
+        out_hist[at, code] += hist[lane, code]
 
 
 _MADE = threading.Lock()
@@ -237,7 +239,7 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
         lanes = min(LANES, games)
         n_decks = cc_types.shape[0] * ch_types.shape[0] if shuffled else 0
         rng = np.zeros((4, LANES), dtype=np.uint64)
-        hist = np.zeros(out_hist.shape[1] * LANES, dtype=np.int64)  # code * LANES + lane
+        hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)  # a lane's codes side by side
         wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
         dk = np.zeros((LANES, n_decks), dtype=np.int16)  # small: 32 lanes' decks in the L1 cache
         cols = np.zeros(BATCH * LANES, dtype=np.int32)  # int32: 16 columns to a vector store
@@ -257,9 +259,9 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                 block = min(block, target[lane] - ended[lane])
             _play(block, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base, hist,
                   wait, head, dk, deck, adv, shuffled, several, direct)
+            _count_ended(hist, lanes, ended)
             lane = 0
             while lane < lanes:
-                ended[lane] = _ended(hist, lane)
                 if ended[lane] < target[lane]:
                     lane += 1
                     continue
