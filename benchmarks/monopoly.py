@@ -102,8 +102,7 @@ def reference_for(shuffled: bool, several: bool):
     @njit(cache=True)
     def reference(rng, rolls, players, n_pairs, width, t1, t2, dk, adv, hist):
         """``rolls`` rolls of each of :data:`_LANES` interleaved games, drawn
-        :data:`_BATCH` rolls at a time; ``hist[code * _LANES + lane]`` counts
-        tally codes.  ``rng`` (4, _LANES): the lanes' xoshiro256** states;
+        :data:`_BATCH` rolls at a time; ``hist[lane, code]`` counts tally codes.  ``rng`` (4, _LANES): the lanes' xoshiro256** states;
         ``dk[lane, deck]`` the t2 card index at deck position ``deck``,
         ``adv[4 * deck + used]`` the next deck position."""
         lanes = rng.shape[1]  # _LANES, as a loop bound the compiler does not unroll
@@ -119,7 +118,7 @@ def reference_for(shuffled: bool, several: bool):
                     card = np.int64(dk[lane, uint64(deck[lane])]) if shuffled else np.int64(cards[i * _LANES + lane])
                     e1 = np.int64(t1[uint64(base[lane] + cols[i * _LANES + lane])])
                     e2 = np.int64(t2[uint64((e1 >> 1) + (card & -(e1 & 1)))])
-                    hist[uint64((e2 >> CODE_BIT) * _LANES + lane)] += 1
+                    hist[lane, uint64(e2 >> CODE_BIT)] += 1
                     nxt = e2 & state_mask
                     if shuffled:
                         deck[lane] = adv[uint64(4 * deck[lane] + ((e2 >> USED_BIT) & 3))]
@@ -163,7 +162,7 @@ def _reference_rate(params: dict, players: int, rolls: int, seed: int) -> float:
     assert t.n_cols == rules.dice_sides ** 2  # the pair of faces is the column
     dk, adv = _decks(rules, seed)
     rng = np.random.default_rng(seed).integers(1, 2**63, size=(4, _LANES)).astype(np.uint64)
-    hist = np.zeros(t.codes.shape[0] * _LANES, np.int64)
+    hist = np.zeros((_LANES, t.codes.shape[0]), np.int64)
     run = reference_for(rules.shuffled, players > 1)
     t0 = time.process_time()
     run(rng, rolls, players, t.n_cols, t.width, t.t1, t.t2, dk, adv, hist)
