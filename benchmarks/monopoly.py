@@ -318,7 +318,7 @@ def cpu_name() -> str:
         with open("/proc/cpuinfo") as f:
             names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
         flags = open("/proc/cpuinfo").read()
-        return names[0] + (", AVX2" if " avx2" in flags else "")
+        return names[0] + (", AVX-512" if " avx512f" in flags else ", AVX2" if " avx2" in flags else "")
     except (OSError, IndexError):
         return platform.processor() or platform.machine()
 
