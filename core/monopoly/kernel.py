@@ -14,8 +14,12 @@ same arithmetic on every lane, which the compiler turns into vector
 instructions, 8 streams at once with AVX-512), keeping only the throw column
 and the card draw of each; then it plays the lookups, one roll of each lane
 per pass of the inner loop, so that the lanes' independent chains of table
-lookups overlap in the processor.  Each stream is drawn exactly as one roll
-after the other would draw it: the results do not depend on the batching.
+lookups overlap in the processor.  With fewer than :data:`_FEW` lanes at play
+(a run of a few games, or its last games) each roll draws its own word
+instead: a batch would then wait for its draws, then for its lookups, where
+roll after roll lets the processor overlap them.  Each stream is drawn exactly
+as one roll after the other would draw it: the results do not depend on the
+batching.
 
 Games are played in order and handed to a lane as one finishes; a block of
 rolls runs without any test while no lane can reach its next checkpoint (a
@@ -191,7 +195,8 @@ def _counters():
 @njit(cache=True, inline="always")
 def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k):
     """Lane ``lane``'s run is over: lane ``last`` (the last one still playing) takes its place."""
-    _swap_rows(lane, last, rng.T)
+    for i in range(4):  # a loop, not _swap_rows(rng.T): one specialisation less to compile
+        rng[i, lane], rng[i, last] = rng[i, last], rng[i, lane]
     _swap_rows(lane, last, hist)
     _swap_rows(lane, last, wait)
     _swap_rows(lane, last, dk)
