@@ -5,23 +5,29 @@ exact solve times.
     python benchmarks/monopoly.py [--turns 1000000] [--repeats 5] [--json]
 
 For each variant, in one process and interleaved repeat by repeat (best of
-``--repeats``, and the spread of the ratios over the repeats): the boardsweep
-kernel (``simulate_rules``, 8 games of ``--turns`` turns, one core) and
-:func:`reference_for`, the yardstick: the same rolls with nothing else.  The
-reference plays 8 games interleaved per loop iteration; a roll draws one
-64-bit xoshiro256** word (its high half the ordered pair of faces, its low
-half an independent card draw), takes a branch-free lookup in the variant's
-per-state transition tables (:func:`.tables.transition_tables`: jail, doubles
-and cards already resolved), the next card of the lane's shuffled decks
-through a deck-position table when the decks cycle, and adds one to the
-tally code's count; with several players the lane's tokens take turns
-through a per-lane seat array.  It keeps no turn count, no checkpoints and no
-games after the first 8, its indices are unsigned (no negative-index
-wrap-around) and its streams are not the simulator's: a speed bound on the
-kernel's own design, not a second simulator.  ``pe84 reference`` is the
-previous yardstick kept for comparison: its own tables written from the PE84
-rules (per_roll, independent, short).  The ratio kernel / reference is the
-issue's figure (goal: >= 1.0 for every variant).  The plain-Python figure
+``--repeats``, and the ratio of every repeat, the two timed back to back): the
+boardsweep kernel (``simulate_rules``, :data:`GAMES` games of ``--turns``
+player turns, one core) and :func:`reference_for`, the yardstick: the same
+rolls with nothing else.  The reference plays :data:`_LANES` games side by
+side.  It draws the words of :data:`_BATCH` rolls of every game at once, the
+games side by side (vector instructions), one 64-bit xoshiro256** word per
+roll: its high half the ordered pair of faces, its low half an independent
+card draw.  Then, roll by roll, a game at a time: a branch-free lookup in the
+variant's per-state transition tables (:func:`.tables.transition_tables`:
+jail, doubles and cards already resolved), the next card of the game's
+shuffled decks through a deck-position table when the decks cycle, one count
+in the game's row of the tally histogram, and with several players the
+game's tokens taking turns through a waiting queue.  It keeps no turn count,
+no checkpoints and no games after the first :data:`_LANES`, its indices are
+unsigned (no negative-index wrap-around) and its streams are not the
+simulator's: a speed bound on the kernel's own design, not a second
+simulator.  Each of its choices was measured against its alternatives and
+the faster kept (``benchmarks/README.md``).  ``pe84 reference`` is the
+issue's yardstick kept for comparison: 8 games interleaved, one draw per
+roll, its own tables written from the PE84 rules (per_roll, independent,
+short).  The ratio kernel / reference is the issue's figure (goal: >= 1.0 for
+every variant).  Times are the process's CPU time, which other processes on
+a shared machine change far less than wall time.  The plain-Python figure
 runs the very same kernel with NUMBA_DISABLE_JIT=1 in a subprocess
 (tests/core/monopoly/test_simulate.py proves both give the same arrays).  The
 machine is shared: pin it (``taskset -c 1``) and compare ratios taken in one
