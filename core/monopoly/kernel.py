@@ -1,17 +1,29 @@
 """The Monopoly simulator's kernel: table-driven rolls, games interleaved.
 
-Up to :data:`LANES` games are played side by side, one roll of each per pass
-of the inner loop, so that their independent chains of table lookups overlap
-in the processor.  A roll draws one 64-bit word of its game's xoshiro256**
-stream (:mod:`boardsweep.core.rng`): the high half picks the ordered pair of
-faces, the low half an independent card draw; it then takes two lookups in
-the transition tables of :mod:`.tables` and adds one to the tally code it
-produced.  Per game and checkpoint the code histogram is added to
-``out_hist``; the caller turns it into counted locations.
+Up to :data:`LANES` games are played side by side.  A roll draws one 64-bit
+word of its game's xoshiro256** stream (:mod:`boardsweep.core.rng`): the high
+half picks the ordered pair of faces, the low half an independent card draw;
+it then takes two lookups in the transition tables of :mod:`.tables` and adds
+one to the tally code it produced.  Per game and checkpoint the code
+histogram is added to ``out_hist``; the caller turns it into counted
+locations.
+
+The rolls are played in batches of up to :data:`BATCH` rolls of every lane.
+A batch first draws its words, the lanes side by side (:func:`_draw`: the
+same arithmetic on every lane, which the compiler turns into vector
+instructions, 8 streams at once with AVX-512), keeping only the throw column
+and the card draw of each; then it plays the lookups, one roll of each lane
+per pass of the inner loop, so that the lanes' independent chains of table
+lookups overlap in the processor.  With fewer than :data:`_FEW` lanes at play
+(a run of a few games, or its last games) each roll draws its own word
+instead: a batch would then wait for its draws, then for its lookups, where
+roll after roll lets the processor overlap them.  Each stream is drawn exactly
+as one roll after the other would draw it: the results do not depend on the
+batching.
 
 Games are played in order and handed to a lane as one finishes; a block of
 rolls runs without any test while no lane can reach its next checkpoint (a
-roll ends at most one player's turn), so the inner loop has no branch that
+roll ends at most one player's turn), so the inner loops have no branch that
 depends on the game.  Every index computed from data is cast to uint64: numba
 then leaves out its negative-index wrap-around (a sign test and an add per
 lookup; leaving it out doubled the speed of the shuffled-deck variants).
@@ -37,9 +49,11 @@ from ..rng import below, game_state, shuffle, xoshiro
 from .tables import CODE_BIT as _CODE_BIT
 from .tables import USED_BIT as _USED_BIT
 
-__all__ = ["LANES", "kernel_for", "run_kernel"]
+__all__ = ["LANES", "BATCH", "deck_advance", "kernel_for", "run_kernel"]
 
-LANES = 8
+LANES = 32  # games played side by side: 4 vectors of 8 streams, enough loads in flight
+BATCH = 16  # rolls of every lane drawn at once
+_FEW = 8  # with fewer lanes at play, each roll draws its own word (no vector to fill)
 _LOW = np.uint64(0xFFFFFFFF)
 _STATE, _USED, _CODE = (1 << _USED_BIT) - 1, _USED_BIT, _CODE_BIT
 
@@ -63,16 +77,14 @@ def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
         rng[i, lane] = tmp[i]
 
 
-@njit(cache=True, nogil=True)
-def _advance_table(n_cc, n_ch):
-    """Deck state ``i_cc * n_ch + i_ch`` after a roll, per used-decks code (bit 0 CC, bit 1 CH)."""
-    adv = np.zeros(4 * n_cc * n_ch, dtype=np.int32)
-    for i in range(n_cc):
-        for j in range(n_ch):
-            for used in range(4):
-                adv[4 * (i * n_ch + j) + used] = ((i + (used & 1)) % n_cc * n_ch
-                                                  + (j + (used >> 1)) % n_ch)
-    return adv
+def deck_advance(n_cc: int, n_ch: int) -> np.ndarray:
+    """Deck position ``i_cc * n_ch + i_ch`` after a roll, at ``4 * position + used``
+    (``used``: bit 0 the Community Chest deck advanced, bit 1 Chance); int16.
+
+    Built with numpy, not compiled: one numba function less to compile on a first run.
+    """
+    i, j, used = np.meshgrid(np.arange(n_cc), np.arange(n_ch), np.arange(4), indexing="ij")
+    return (((i + (used & 1)) % n_cc) * n_ch + (j + (used >> 1)) % n_ch).ravel().astype(np.int16)
 
 
 @njit(cache=True, nogil=True)
@@ -82,19 +94,37 @@ def _swap_rows(a, b, arr):
         arr[a, j], arr[b, j] = arr[b, j], arr[a, j]
 
 
-@njit(cache=True, nogil=True)
-def _ended(hist, lane):
-    """Player turns lane ``lane``'s game has ended: the odd codes of its histogram."""
-    total = 0
-    for code in range(1, hist.shape[1], 2):
-        total += hist[lane, code]
-    return total
+@njit(cache=True, inline="always")
+def _count_ended(hist, lanes, ended):
+    """Player turns each lane's game has ended (the odd codes of its histogram)
+    into ``ended[:lanes]``."""
+    for lane in range(lanes):
+        total = 0
+        for code in range(1, hist.shape[1], 2):
+            total += hist[lane, code]
+        ended[lane] = total
 
 
 @njit(cache=True, inline="always")
-def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, dk, deck,
-          adv, shuffled, several, direct):
-    """One roll of the game in ``lane``: draw, two lookups, tally, next state.
+def _draw(s0, s1, s2, s3, rolls, lanes, n_pairs, width, cols, cards, shuffled):
+    """Draw ``rolls`` words of each of the first ``lanes`` streams (state words
+    ``s0..s3[lane]``): roll ``i`` of lane ``lane`` gets the throw column
+    ``cols[i * LANES + lane]`` from the high half of its word and, with
+    independent decks, the card draw ``cards[i * LANES + lane]`` from the low half."""
+    for i in range(rolls):
+        for lane in range(lanes):  # the same arithmetic on every lane: vector instructions
+            x, a, b, c, d = xoshiro(s0[lane], s1[lane], s2[lane], s3[lane])
+            s0[lane], s1[lane], s2[lane], s3[lane] = a, b, c, d
+            cols[i * LANES + lane] = below(x >> uint64(32), n_pairs)
+            if not shuffled:
+                cards[i * LANES + lane] = below(x & _LOW, width)
+
+
+@njit(cache=True, inline="always")
+def _roll(lane, col, card, pair_col, t1, t2, base, hist, wait, head, dk, deck, adv,
+          shuffled, several, direct):
+    """One roll of the game in ``lane`` from its drawn ``col`` and ``card``:
+    two lookups, tally, next state.
 
     ``shuffled``, ``several`` and ``direct`` are constants of the calling
     kernel (:func:`run_kernel`): inlined there, the branches that do not
@@ -104,15 +134,10 @@ def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, d
     (``wait[lane]`` from ``head[lane]``): at a turn's end the token just
     played joins it and the one at its head rolls next, without a branch.
     """
-    x, a, b, c, d = xoshiro(rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane])
-    rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane] = a, b, c, d
-    col = below(x >> uint64(32), n_pairs)
     if not direct:
         col = pair_col[uint64(col)]
     if shuffled:
         card = np.int64(dk[lane, uint64(deck[lane])])
-    else:
-        card = below(x & _LOW, width)
     e1 = np.int64(t1[uint64(base[lane] + col)])
     e2 = np.int64(t2[uint64((e1 >> 1) + (card & -(e1 & 1)))])
     code = e2 >> _CODE
@@ -132,6 +157,32 @@ def _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait, head, d
 
 
 @njit(cache=True, inline="always")
+def _play(rolls, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base, hist, wait,
+          head, dk, deck, adv, shuffled, several, direct):
+    """Play ``rolls`` rolls of each of the first ``lanes`` lanes: batch by batch,
+    or with fewer lanes than a vector holds (:data:`_FEW`), drawing roll by roll."""
+    if lanes < _FEW:
+        for _ in range(rolls):
+            for lane in range(lanes):
+                x, a, b, c, d = xoshiro(rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane])
+                rng[0, lane], rng[1, lane], rng[2, lane], rng[3, lane] = a, b, c, d
+                _roll(lane, below(x >> uint64(32), n_pairs), below(x & _LOW, width), pair_col,
+                      t1, t2, base, hist, wait, head, dk, deck, adv, shuffled, several, direct)
+        return
+    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    done = 0
+    while done < rolls:
+        batch = min(BATCH, rolls - done)
+        _draw(s0, s1, s2, s3, batch, lanes, n_pairs, width, cols, cards, shuffled)
+        for i in range(batch):
+            for lane in range(lanes):
+                _roll(lane, cols[i * LANES + lane], cards[i * LANES + lane],
+                      pair_col, t1, t2, base, hist, wait, head, dk, deck, adv,
+                      shuffled, several, direct)
+        done += batch
+
+
+@njit(cache=True, inline="always")
 def _counters():
     """A stream's scratch state, and per lane: player turns ended, their next target, the next checkpoint."""
     tmp = np.zeros(4, dtype=np.uint64)
@@ -144,7 +195,8 @@ def _counters():
 @njit(cache=True, inline="always")
 def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k):
     """Lane ``lane``'s run is over: lane ``last`` (the last one still playing) takes its place."""
-    _swap_rows(lane, last, rng.T)
+    for i in range(4):  # a loop, not _swap_rows(rng.T): one specialisation less to compile
+        rng[i, lane], rng[i, last] = rng[i, last], rng[i, lane]
     _swap_rows(lane, last, hist)
     _swap_rows(lane, last, wait)
     _swap_rows(lane, last, dk)
@@ -165,7 +217,7 @@ def _reset(lane, hist, wait, base, head, deck, ended, k, target, first):
 @njit(cache=True, inline="always")
 def _add_hist(out_hist, at, hist, lane):
     """Add lane ``lane``'s code histogram to ``out_hist[at]``."""
-    for code in range(hist.shape[1]):  # a loop: an array expression compiles its error messages
+    for code in range(out_hist.shape[1]):  # a loop: an array expression compiles its error messages
         out_hist[at, code] += hist[lane, code]
 
 
@@ -185,16 +237,18 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
 
     @njit(cache=True, nogil=True)
     def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
-             n_cc_types, shuffle_decks, out_hist):
-        """Play the run; add each game's code histogram at turn ``checkpoints[k]`` to ``out_hist[k]``."""
+             n_cc_types, shuffle_decks, adv, out_hist):
+        """Play the run; add each game's code histogram at turn ``checkpoints[k]`` to
+        ``out_hist[k]``.  ``adv``: :func:`deck_advance` of the decks' sizes."""
         n_pairs = pair_col.shape[0]
         lanes = min(LANES, games)
         n_decks = cc_types.shape[0] * ch_types.shape[0] if shuffled else 0
         rng = np.zeros((4, LANES), dtype=np.uint64)
-        hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)
+        hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)  # a lane's codes side by side
         wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
-        dk = np.zeros((LANES, n_decks), dtype=np.int32)
-        adv = _advance_table(cc_types.shape[0], ch_types.shape[0])
+        dk = np.zeros((LANES, n_decks), dtype=np.int16)  # small: 32 lanes' decks in the L1 cache
+        cols = np.zeros(BATCH * LANES, dtype=np.int32)  # int32: 16 columns to a vector store
+        cards = np.zeros(BATCH * LANES, dtype=np.int32)
         base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
         head = np.zeros(LANES, dtype=np.int64)
         deck = np.zeros(LANES, dtype=np.int64)
@@ -208,19 +262,11 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
             block = target[0] - ended[0]
             for lane in range(1, lanes):
                 block = min(block, target[lane] - ended[lane])
-            if lanes == LANES:  # a constant trip count, unrolled
-                for _ in range(block):
-                    for lane in range(LANES):
-                        _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait,
-                              head, dk, deck, adv, shuffled, several, direct)
-            else:
-                for _ in range(block):
-                    for lane in range(lanes):
-                        _roll(lane, n_pairs, pair_col, width, t1, t2, rng, base, hist, wait,
-                              head, dk, deck, adv, shuffled, several, direct)
+            _play(block, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base, hist,
+                  wait, head, dk, deck, adv, shuffled, several, direct)
+            _count_ended(hist, lanes, ended)
             lane = 0
             while lane < lanes:
-                ended[lane] = _ended(hist, lane)
                 if ended[lane] < target[lane]:
                     lane += 1
                     continue

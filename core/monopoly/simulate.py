@@ -19,7 +19,7 @@ from numba import njit
 from ..rng import seed_key, game_state, shuffle
 
 from .board import N_LOCATIONS
-from .kernel import kernel_for
+from .kernel import deck_advance, kernel_for
 from .rules import Rules
 from .step import PER_LANDING, PER_ROLL, PER_TURN, MAX_COUNTED, land, throw
 from .tables import card_types, transition_tables
@@ -127,7 +127,8 @@ def simulate_rules(
     ch_types = card_types(chance)[1]
     kernel_for(rules.shuffled, players > 1, tables.n_cols == rules.dice_sides ** 2)(
         seed_key(seed), games, players, cp, tables.pair_col, tables.width, tables.t1, tables.t2,
-        cc_types, ch_types, cc_kinds.size, deck_orders is None, hist,
+        cc_types, ch_types, cc_kinds.size, deck_orders is None,
+        deck_advance(cc_types.size, ch_types.size), hist,
     )
     return {"counts": hist @ tables.codes, "events": hist @ tables.codes.sum(axis=1),
             "rolls": hist.sum(axis=1)}

@@ -8,7 +8,8 @@ roll, the high half for the pair of faces, the low half for an independent
 draw (each card of the landing's deck, or Chance then Community Chest from
 CH3, equally often), or the next card of each game's shuffled decks.  Every
 variant, several players and more games than the kernel has lanes (lanes
-refilled and retired) must give the same integer arrays.
+refilled and retired; :func:`test_every_lane_at_play_equals_the_rules`) must
+give the same integer arrays.
 """
 
 from __future__ import annotations
@@ -109,6 +110,29 @@ def test_kernel_equals_the_rules_played_roll_by_roll(variant):
     seed = 7000 + VARIANTS.index(variant)
     fast = simulate_rules(rules, seed, GAMES, players, TURNS, CHECKPOINTS)
     slow = play_by_rules(rules, seed, GAMES, players, TURNS, CHECKPOINTS)
+    for key in ("counts", "events", "rolls"):
+        assert np.array_equal(fast[key], slow[key]), key
+
+
+LANE_VARIANTS = [
+    {"dice_sides": 6, "jail_strategy": "short", "deck_policy": "independent",
+     "chance_deck": "standard", "tally": "per_landing"},
+    {"dice_sides": 6, "jail_strategy": "long", "deck_policy": "shuffled_cycle",
+     "chance_deck": "classic15", "tally": "per_turn"},
+    {"dice_sides": 9, "jail_strategy": "long", "deck_policy": "independent",
+     "chance_deck": "standard", "tally": "per_roll"},
+]
+
+
+@pytest.mark.parametrize("variant", LANE_VARIANTS, ids=name)
+def test_every_lane_at_play_equals_the_rules(variant):
+    """More games than the kernel's LANES: every lane drawn in batches, lanes
+    refilled, then retired down to the few that draw roll by roll."""
+    from boardsweep.core.monopoly.kernel import LANES
+
+    rules, games = Rules(**variant), LANES + 9
+    fast = simulate_rules(rules, 5, games, 3, 6, np.array([2, 6]))
+    slow = play_by_rules(rules, 5, games, 3, 6, np.array([2, 6]))
     for key in ("counts", "events", "rolls"):
         assert np.array_equal(fast[key], slow[key]), key
 
