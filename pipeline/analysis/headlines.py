@@ -40,7 +40,7 @@ from ...core import stats
 from ...core.games import Headline, headlines_of
 from ..words import count
 from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
-from .family import in_family
+from .family import UNTESTABLE_TEXT, label_tests
 from .reference import headline_exact, variable_headline, voided
 from ..store import recorded_spec
 
@@ -198,11 +198,10 @@ def _test(out: xr.Dataset, share: bool, k, n, mean_count) -> None:
     replicate, for a distribution estimated per replicate, else None)."""
     est = out["estimate"].values
     se, df, ex = (out[c].broadcast_like(out["estimate"]).values for c in ("se", "df", "exact"))
-    z, p = stats.proportion_test(k, n, se, df, ex) if share else stats.t_test(est, se, df, ex)
     counts = mean_count.broadcast_like(out["estimate"]).values if mean_count is not None else None
-    keep = in_family(ex, se, df, share, counts)
-    out["z"] = out["estimate"].copy(data=np.where(keep, z, np.nan))
-    out["p"] = out["estimate"].copy(data=np.where(keep, p, np.nan))
+    found = label_tests(est, se, df, ex, share, k, n, counts)
+    out["z"], out["p"] = out["estimate"].copy(data=found["z"]), out["estimate"].copy(data=found["p"])
+    out.attrs["untestable"] = int(found["untestable"].sum())
 
 
 def _gof(total: xr.DataArray, exact: xr.DataArray, dim: str) -> xr.Dataset:
@@ -354,8 +353,10 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     with the test that flags them), ``point_agree`` (per grid point: True,
     False, or None where nothing was tested), ``p_holm`` (the table of
     tests with a ``p_holm`` column and, per t test, ``detectable``: the bias
-    it detects with 80% power, see :func:`power`), ``power`` (:func:`power`)
-    and ``text``: the sentence to print.
+    it detects with 80% power, see :func:`power`), ``power`` (:func:`power`),
+    ``untestable`` (labels with an exact answer left out because their
+    spread is exactly 0: :func:`boardsweep.pipeline.analysis.family.untestable`,
+    said in the text) and ``text``: the sentence to print.
 
     The family is the store's own: every test of :func:`tests`, the same
     hypotheses whoever asks (``run``, ``query``, the accessor, the report).
@@ -374,17 +375,23 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     out.update(tested_points=len(tested_points), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha)
+    out["untestable"] = sum(int(est.attrs.get("untestable", 0)) for est in found.values())
     with_exact = _points_with_exact(ds, found)
     if not tested_points:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
                    text="nothing to test: " + (_no_se_text(len(with_exact), points) if with_exact else
                                                f"no grid point has an exact answer ({count(points, 'point')})")
-                   + _void_text(found))
+                   + _void_text(found) + _untestable_text(out["untestable"]))
         return out
     _worst_and_flagged(ds, table, alpha, out)
     out["text"] = _verdict_text(out, table, alpha) + _untested_text(with_exact, tested_points, points) \
-        + _void_text(found)
+        + _void_text(found) + _untestable_text(out["untestable"])
     return out
+
+
+def _untestable_text(n: int) -> str:
+    """The labels left out of the family because their spread is 0 (:func:`.family.untestable`)."""
+    return f"; {count(n, 'label')} {UNTESTABLE_TEXT}" if n else ""
 
 
 def _worst_and_flagged(ds: xr.Dataset, table: pd.DataFrame, alpha: float, out: dict[str, Any]) -> None:

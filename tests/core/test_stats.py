@@ -405,3 +405,27 @@ def test_effective_sample_size_of_independent_units_is_their_number():
     ess = float(effective_sample_size(0.3 * 0.7, mcse))
     assert abs(ess / 400_000 - 1) < 3 * np.sqrt(2 / 399)
     assert np.isnan(effective_sample_size(0.21, 0.0)) and np.isnan(effective_sample_size(np.nan, 0.1))
+
+
+def test_the_exact_share_test_keeps_its_size_with_few_expected_wins():
+    """The size of the share test at nominal 1%, computed exactly (the sum of
+    the binomial pmf over the counts it rejects), for 10 to 4,000 games and
+    0.5 to 20 expected wins: at most 1% everywhere.  The z test on the pooled
+    s.e. that it replaces rejected far too often there (7.3% measured)."""
+    from boardsweep.core.stats import pooled_unit_stderr, proportion_test, t_test
+
+    worst_old = 0.0
+    for n in (10, 50, 200, 1000, 4000):
+        for expected in (0.5, 1, 2, 5, 20):
+            p0 = expected / n
+            if p0 >= 1:
+                continue
+            k = np.arange(n + 1)
+            pmf = st.binom.pmf(k, n, p0)
+            _, p = proportion_test(k, n, np.nan, n - 1, p0)
+            assert pmf[p < 0.01].sum() <= 0.01 + 1e-12, (n, expected)
+            assert np.all(p[np.isclose(k, n * p0)] == 1.0)  # the expected count itself agrees
+            _, se, df = pooled_unit_stderr(k, k, n)
+            _, p_old = t_test(k / n, se, df, p0)
+            worst_old = max(worst_old, pmf[np.nan_to_num(p_old, nan=1.0) < 0.01].sum())
+    assert worst_old > 0.03  # the z test (where k > 0): over 3x its nominal size where few wins are expected
