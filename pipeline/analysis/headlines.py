@@ -41,6 +41,7 @@ from ...core.games import Headline, headlines_of
 from ..words import count
 from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
 from .family import UNTESTABLE_TEXT, label_tests
+from .intervals import INTERVAL_TEXT, frequency_interval
 from .reference import headline_exact, variable_headline, voided
 from ..store import recorded_spec
 
@@ -54,13 +55,6 @@ ALPHA = 0.01
 #: The columns every estimate table has, under these names everywhere
 #: (``run``, ``query``, ``query --summary``, the report's CSV, JSON, the accessor).
 COLUMNS = ("estimate", "se", "low", "high", "df", "exact", "z", "p")
-
-#: How each kind of interval is computed, in words (an estimate table's ``interval`` attribute).
-INTERVAL_TEXT = {
-    "t": "estimate -+ t(df) s.e., Student's t with the table's df",
-    "share": "exact binomial (Clopper-Pearson) interval of games with the outcome / games: coverage at least "
-             "the level for every share and count, never a single point where none or every game had it",
-}
 
 #: long_name and description of each array of an estimate table.
 DESCRIPTIONS = {
@@ -157,14 +151,18 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     out = out.map(lambda v: _seats_in_play(ds, v) if "seat" in v.dims else v)
     share = basis == "units" and h.squares == h.numerator  # a 0/1 outcome per game: a share, a histogram bin
     k, n = (a.broadcast_like(out["estimate"]).where(out["estimate"].notnull()).values for a in (total, units))
+    per_replicate = h.kind == "distribution" and basis == "replicates"
+    mean_count = total / reps.where(reps > 0) if per_replicate else None
     if share:  # exact binomial: never [1, 1] where every game won, never [0, 0] in an empty bin
         low, high = stats.proportion_interval(k, n, level)
+    elif per_replicate:  # t, or count-based where counts are few or replicates tie; inside [0, 1]
+        low, high = frequency_interval(out["estimate"].values, out["se"].values, out["df"].values, k, n,
+                                       mean_count.broadcast_like(out["estimate"]).values, level)
     else:
         low, high = stats.t_interval(out["estimate"].values, out["se"].values, out["df"].values, level)
     out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
     exact = _with_exact(ds, h, cp, dim, done, out)
-    per_replicate = h.kind == "distribution" and basis == "replicates"
-    _test(out, share, k, n, total / reps.where(reps > 0) if per_replicate else None)
+    _test(out, share, k, n, mean_count)
     if h.kind == "distribution" and basis == "units" and dim is not None:
         out = out.merge(_gof(total, out["exact"], dim), compat="override")
     for name, (long_name, description) in DESCRIPTIONS.items():
@@ -172,7 +170,8 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
             out[name].attrs = {"long_name": long_name, "description": description}
     out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis, numerator=h.numerator,
                      basis_text=h.basis_text, level=level, dim=dim or "",
-                     has_exact=exact is not None, interval=INTERVAL_TEXT["share" if share else "t"])
+                     has_exact=exact is not None,
+                     interval=INTERVAL_TEXT["share" if share else "frequency" if per_replicate else "t"])
     return out
 
 
