@@ -111,7 +111,7 @@ def test_points_without_a_standard_error_are_said_so_not_without_an_exact_answer
 def test_the_stated_power_is_what_a_planted_bias_meets(tmp_path, cluster2):
     """The detectable bias the verdict states for Monopoly's frequencies with
     4 replicates, planted in synthetic replicates with the store's own
-    spread (fixed seed), is flagged by the same test about 80% of the time."""
+    spread (fixed seed), is flagged by the same test at least 80% of the time."""
     from boardsweep.core.stats import t_test
 
     ds = load_sweep(run(tmp_path, cluster2, "monopoly", SMALL["monopoly"], seed=22), check=False)
@@ -121,8 +121,9 @@ def test_the_stated_power_is_what_a_planted_bias_meets(tmp_path, cluster2):
     sweeps, reps = 3000, int(row["df"]) + 1
     x = np.random.default_rng(3).normal(bias, se * np.sqrt(reps), (sweeps, reps))
     _, p = t_test(x.mean(axis=1), x.std(axis=1, ddof=1) / np.sqrt(reps), reps - 1, 0.0)
-    lo, hi = st.binom.ppf([0.0005, 0.9995], sweeps, 0.8)
-    assert lo <= (p < level).sum() <= hi
+    lo = st.binom.ppf(0.0005, sweeps, 0.8)
+    assert lo <= (p < level).sum()  # at least 80% where the store's s.e. is the truth (more: it allows for
+    # the s.e. being estimated, tests/pipeline/analysis/test_detection.py plants it where it is)
 
 
 def test_money_game_landings_are_tested_only_where_nobody_retires(tmp_path, cluster2):
@@ -311,7 +312,8 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
     text = " ".join(capsys.readouterr().out.split())  # as read, not as wrapped
     assert "mean_rolls ± 95%" in text and "95% t interval" in text and "verdict: " in text
     assert "family-wise 1%" in text and "Holm-adjusted p: " in text
-    assert "power: 80% to see a bias of " in text and " in mean_rolls (median; Holm's 1%/4)" in text
+    assert "power: 80% to see a bias of " in text and " in mean_rolls (weakest: " in text \
+        and "Holm's 1%/4, over the estimated s.e.'s spread" in text
     assert "rolls_distribution: " in text and "chi2 / df" in text
     main(["query", url, "--summary", "--all"])
     text = capsys.readouterr().out
