@@ -160,7 +160,8 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     mean_count = total / reps.where(reps > 0) if per_replicate else None
     _interval(out, share, per_replicate, k, n, mean_count, level)
     exact = _with_exact(ds, h, cp, dim, done, out)
-    known = clt_stderr(ds, cp, done, out["estimate"], dim) if per_replicate and exact is not None else None
+    known = (clt_stderr(ds, cp, done, out["estimate"], dim, out["exact"], out["units"])
+             if per_replicate and exact is not None else None)
     _test(out, share, k, n, mean_count, known)
     if h.kind == "distribution" and basis == "units" and dim is not None:
         out = out.merge(_gof(total, out["exact"], dim), compat="override")
