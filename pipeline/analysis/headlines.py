@@ -376,7 +376,8 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     it detects with 80% power, see :func:`power`), ``power`` (:func:`power`),
     ``untestable`` (labels with an exact answer left out because their
     spread is exactly 0: :func:`boardsweep.pipeline.analysis.family.untestable`,
-    said in the text) and ``text``: the sentence to print.
+    said in the text), ``test_of`` (headline -> which test it uses, in words:
+    :data:`boardsweep.pipeline.analysis.clt.TEST_TEXT`) and ``text``: the sentence to print.
 
     The family is the store's own: every test of :func:`tests`, the same
     hypotheses whoever asks (``run``, ``query``, the accessor, the report).
@@ -396,6 +397,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha, found=found, ds=ds)
     out["untestable"] = sum(int(est.attrs.get("untestable", 0)) for est in found.values())
+    out["test_of"] = {name: est.attrs["test"] for name, est in found.items() if "test" in est.attrs}
     with_exact = _points_with_exact(ds, found)
     if not tested_points:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],

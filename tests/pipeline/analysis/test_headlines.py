@@ -277,6 +277,18 @@ def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
     one = est.sel(dice_sides=6, location="JAIL")
     assert np.isclose(one["estimate"], r) and np.isclose(one["se"], se)
     assert np.isclose(one["high"] - one["estimate"], st.t.ppf(0.975, 3) * se)
+    # its test: z on the exact CLT s.e., sqrt(sigma^2 / rolls) over the 4 replicates (known: df = inf)
+    from boardsweep.core.games import get_game
+    from boardsweep.pipeline.analysis.clt import TEST_TEXT
+
+    variance = get_game("monopoly").extras["asymptotic_variance"](
+        {"tally": "per_roll", "dice_sides": 6, "deck_policy": "independent", "jail_strategy": "short",
+         "chance_deck": "standard"})["variance"]
+    rolls = ds["rolls"].isel(checkpoint=-1).sel(dice_sides=6).values.sum()
+    assert est.attrs["test"] == TEST_TEXT["clt"] and np.isinf(one["test_df"])
+    assert np.isclose(one["test_se"], np.sqrt(variance[jail] / rolls), rtol=1e-12)
+    assert np.isclose(one["z"], (one["estimate"] - one["exact"]) / one["test_se"], rtol=1e-12)
+    assert headlines.verdict(ds)["test_of"] == {"frequency": TEST_TEXT["clt"]}
 
 
 def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, capsys):
