@@ -429,3 +429,26 @@ def test_the_exact_share_test_keeps_its_size_with_few_expected_wins():
             _, p_old = t_test(k / n, se, df, p0)
             worst_old = max(worst_old, pmf[np.nan_to_num(p_old, nan=1.0) < 0.01].sum())
     assert worst_old > 0.03  # the z test (where k > 0): over 3x its nominal size where few wins are expected
+
+
+def test_a_spread_of_round_off_is_read_as_zero():
+    """Two replicates with equal counts and events: ``c - R_hat e`` is float
+    round-off for about one count in seven (1e-12 of a count, an s.e. of
+    ~1e-17 and z ~ 1e14 before); it is exactly 0 now.  So is the per-game
+    variance of games that all took 7 rolls.  A real spread of one count
+    in 10^12 stays."""
+    from boardsweep.core.stats import ROUNDOFF, pooled_unit_stderr, replicate_ratio_stderr
+
+    counts = np.arange(1.0, 20000.0)
+    num, den = np.stack([counts, counts]), np.array([100000.0, 100000.0])
+    old = np.abs(counts - (2 * counts) / 200000.0 * 100000.0)
+    assert (old > 0).sum() > 1000  # round-off, where the old s.e. was positive
+    _, _, se, df = replicate_ratio_stderr(num, den, axis=0)
+    assert (se == 0).all() and (df == 1).all()
+    est, _, se, _ = replicate_ratio_stderr(np.array([1e12, 1e12 + 1]), np.array([1e13, 1e13]))
+    assert se > ROUNDOFF * est  # a real spread of one count in 10^12
+    n = np.arange(2.0, 5000.0)
+    sd, se, _ = pooled_unit_stderr(7 * n, 49 * n, n)
+    assert (sd == 0).all() and (se == 0).all()
+    sd, _, _ = pooled_unit_stderr(7 * n + 1, 49 * n + 15, n + 1)  # one game of 8 rolls among 7s
+    assert (sd > 0).all()

@@ -333,3 +333,20 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
     text = capsys.readouterr().out
     assert "power: 80% to see a bias of " in text and "before the Holm adjustment" in " ".join(text.split())
     assert "headline answers" in text and "estimate" in text and " ± " in text and "-+" not in text
+
+
+def test_tied_replicates_are_said_not_testable_not_dropped_unsaid(tmp_path, cluster2):
+    """Two Monopoly replicates of 500 turns (about 12 counts a label, too few
+    for the CLT test: the t test across replicates): labels whose two counts
+    are equal have a spread of exactly 0; the verdict counts them as not
+    testable at this size, says so, and never reads them as a huge z."""
+    shape = dict(params={"tally": "per_turn"}, grid={"dice_sides": [6], "jail_strategy": ["short", "long"]},
+                 run={"replicates": 2, "games": 1, "players": 1, "turns": 500})
+    ds = load_sweep(run(tmp_path, cluster2, "monopoly", shape, seed=61), check=False)
+    v = headlines.verdict(ds)
+    est = headlines.estimates(ds)["frequency"]
+    tied = (est["se"] == 0) & (est["replicates"] == 2) & (est["units"] / 2 * est["exact"] >= 10)
+    assert v["untestable"] >= 1 and v["untestable"] == est.attrs["untestable"], v["text"]
+    assert f"; {v['untestable']} label{'s' if v['untestable'] > 1 else ''} not testable at this size" in v["text"]
+    assert int(tied.sum()) >= 1 and np.isnan(est["z"].where(est["se"] == 0)).all()
+    assert v["p_holm"]["statistic"].abs().max() < 1e4
