@@ -19,7 +19,10 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
   proportion, coverage at least the level for every true value and count.
 * :func:`same_value`: equal within :data:`EXACT_ULPS` units in the last place.
 * :func:`proportion_test`: z and p of a 0/1 share against an exact value,
-  exact binomial tails where every unit or none had the outcome.
+  the exact binomial test (doubled smaller tail), whatever the count.
+* :data:`ROUNDOFF`: the relative floor below which a spread is float round-off, read as 0.
+* :func:`count_interval`: a count-based (Poisson, dispersion-scaled) interval of
+  a frequency whose labels have too few counts for a t interval.
 * :func:`pooled_unit_stderr`: standard error of a mean over units (games)
   from pooled sums and sums of squares, ``df = N - 1``.
 * :func:`replicate_ratio_stderr`: standard error of a ratio of sums from
@@ -41,7 +44,7 @@ import numpy as np
 from scipy import special as _sc  # Student's t and chi-square tails; scipy.stats takes ~1.5 s to import
 
 
-__all__ = ["loglog_slope", "ratio_batch_variance", "welch_test", "holm", "variance_decomposition", "paired_test", "effective_sample_size", "proportion_interval", "EXACT_ULPS", "same_value", "proportion_test", "pooled_unit_stderr", "replicate_ratio_stderr", "t_interval", "t_test", "chi2_gof", "MIN_EXPECTED"]
+__all__ = ["loglog_slope", "ratio_batch_variance", "welch_test", "holm", "variance_decomposition", "paired_test", "effective_sample_size", "proportion_interval", "EXACT_ULPS", "same_value", "proportion_test", "ROUNDOFF", "count_interval", "pooled_unit_stderr", "replicate_ratio_stderr", "t_interval", "t_test", "chi2_gof", "MIN_EXPECTED"]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -309,32 +312,83 @@ def same_value(a: np.ndarray, b: np.ndarray, ulps: int = EXACT_ULPS) -> np.ndarr
 def proportion_test(
     successes: np.ndarray, trials: np.ndarray, stderr: np.ndarray, df: np.ndarray, reference: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Test a 0/1 share ``successes / trials`` against ``reference``.
+    """Exact binomial test of a 0/1 share ``successes / trials`` against ``reference``.
 
-    Where the pooled s.e. is positive: :func:`t_test`.  Where it is 0 (every
-    unit had the outcome or none did), ``z = (p - p0) / 0`` means nothing;
-    the exact binomial tail does: ``p = min(1, 2 p0^n)`` where all ``n`` had it,
-    ``min(1, 2 (1 - p0)^n)`` where none did, with ``p0`` taken as 1 or 0 when
-    it is that within :data:`EXACT_ULPS` (a solver's rounding).  ``z`` is then
-    the normal deviate of that p, signed like ``p_hat - p0``: 0 where they agree.
+    The units (games) are independent, so the count ``k`` of ``n`` is
+    Binomial(n, p0) under the reference: ``p = min(1, 2 min(P(X <= k), P(X >= k)))``
+    (the doubled smaller tail), whose size is at most the nominal level for
+    every ``n`` and ``p0`` (a z test on the pooled s.e. had 7.3% at nominal 1%
+    where few wins were expected; where every unit or none had the outcome
+    its s.e. is 0 and its z nothing).  ``p0`` is read as 1 or 0 when it is
+    that within :data:`EXACT_ULPS` (a solver's rounding).  ``z`` is the normal
+    deviate of that p, signed like ``p_hat - p0``: 0 where they agree.
+    ``stderr`` and ``df`` are accepted for the call's shape and not used.
 
     Returns
     -------
     (ndarray, ndarray)
         ``z`` and the two-sided ``p``, NaN where the reference or the counts are missing.
     """
-    k, n, se, nu, ref = np.broadcast_arrays(
+    k, n, _, _, ref = np.broadcast_arrays(
         *(np.asarray(a, dtype=np.float64) for a in (successes, trials, stderr, df, reference)))
-    z, p = t_test(k / np.where(n > 0, n, np.nan), se, nu, ref)
+    ok = np.isfinite(k) & np.isfinite(n) & (n > 0) & (k >= 0) & (k <= n) & np.isfinite(ref)
+    k1, n1 = np.where(ok, k, 0.0), np.where(ok, n, 1.0)
+    p0 = np.where(same_value(ref, 1.0), 1.0, np.where(same_value(ref, 0.0), 0.0, np.clip(np.nan_to_num(ref), 0.0, 1.0)))
     with np.errstate(invalid="ignore", divide="ignore"):
-        p0 = np.where(same_value(ref, 1.0), 1.0, np.where(same_value(ref, 0.0), 0.0, np.clip(ref, 0.0, 1.0)))
-        whole = (n > 0) & (k == n) & np.isfinite(ref)
-        none = (n > 0) & (k == 0) & np.isfinite(ref)
-        tail = np.where(whole, p0 ** n, np.where(none, (1.0 - p0) ** n, np.nan))
-        p_exact = np.minimum(1.0, 2.0 * tail)
-        z_exact = np.where(whole, 1.0, -1.0) * np.where(p_exact >= 1.0, 0.0, -_sc.ndtri(p_exact / 2.0))
-    degenerate = (whole | none) & ~(se > 0)
-    return np.where(degenerate, z_exact, z), np.where(degenerate, p_exact, p)
+        # P(X <= k) = I_{1-p0}(n - k, k + 1), P(X >= k) = I_{p0}(k, n - k + 1)
+        below = np.where(k1 >= n1, 1.0, _sc.betainc(np.maximum(n1 - k1, 1.0), k1 + 1.0, 1.0 - p0))
+        above = np.where(k1 <= 0, 1.0, _sc.betainc(np.maximum(k1, 1.0), n1 - k1 + 1.0, p0))
+        p = np.clip(2.0 * np.minimum(below, above), 0.0, 1.0)
+        sign = np.sign(k1 / n1 - p0)
+        z = sign * np.where(p >= 1.0, 0.0, -_sc.ndtri(p / 2.0))
+    return np.where(ok, z, np.nan), np.where(ok, p, np.nan)
+
+
+#: Relative floor of a spread: a replicate s.e. at most ``ROUNDOFF |estimate|``,
+#: or a per-unit variance at most ``ROUNDOFF`` times the mean square, is float
+#: round-off of a spread that is exactly 0 (tied replicates, equal games), and
+#: is read as 0: 450 times double precision's round-off, and below any real
+#: spread of integer counts under 10^12.
+ROUNDOFF = 1e-13
+
+
+def count_interval(
+    total: np.ndarray, units: np.ndarray, dispersion: np.ndarray, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Count-based interval of a frequency ``total / units`` with few counts.
+
+    The pooled count ``K`` of events over ``N`` units is taken as Poisson
+    with its variance scaled by ``phi = max(1, dispersion)`` (a Markov
+    chain's visits cluster): ``K / phi`` is a Poisson count of mean
+    ``f N / phi``, and the exact (Garwood) interval of its mean,
+    ``[G^-1((1 - level)/2; K/phi), G^-1((1 + level)/2; K/phi + 1)] phi / N``
+    (``G`` the regularised gamma), is clipped to ``[0, 1]``.  At ``K = 0``
+    the low end is 0 and the high end positive: never a single point.
+
+    Parameters
+    ----------
+    total, units : array_like
+        The pooled count and the pooled units (events, turns), broadcast together.
+    dispersion : array_like
+        Observed variance of the counts over the Poisson variance (NaN or
+        below 1 reads as 1).
+    level : float
+        Two-sided level.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        ``low`` and ``high``; NaN where ``units`` is not positive.
+    """
+    k, n, d = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (total, units, dispersion)))
+    ok = np.isfinite(k) & np.isfinite(n) & (n > 0) & (k >= 0)
+    phi = np.where(np.isfinite(d) & (d > 1.0), d, 1.0)
+    keff = np.where(ok, k, 0.0) / phi
+    tail = (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(keff > 0, _sc.gammaincinv(np.maximum(keff, 1e-300), tail), 0.0) * phi / n
+        high = _sc.gammaincinv(keff + 1.0, 1.0 - tail) * phi / n
+    return np.where(ok, np.clip(low, 0.0, 1.0), np.nan), np.where(ok, np.clip(high, 0.0, 1.0), np.nan)
 
 
 def pooled_unit_stderr(
@@ -346,13 +400,16 @@ def pooled_unit_stderr(
     ``total = sum x``, ``squares = sum x^2`` over the ``N = units`` units, so
     ``s^2 = (sum x^2 - (sum x)^2 / N) / (N - 1)``, ``se = s / sqrt(N)`` and
     ``df = N - 1``.  A 0/1 outcome (a win, a game in a histogram bin) has
-    ``squares = total``.  Returns ``(s, se, df)``, NaN where ``N < 2``.
+    ``squares = total``.  A variance at most :data:`ROUNDOFF` times the
+    mean square is round-off of 0 (every unit equal) and is returned as 0.
+    Returns ``(s, se, df)``, NaN where ``N < 2``.
     """
     t = np.asarray(total, dtype=np.float64)
     q = np.asarray(squares, dtype=np.float64)
     n = np.asarray(units, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.maximum(q - t * t / n, 0.0) / (n - 1)
+        var = np.where(var <= ROUNDOFF * q / n, 0.0, var)  # every unit equal: round-off of 0
         sd = np.sqrt(var)
         se = sd / np.sqrt(n)
     few = ~(n >= 2)
@@ -369,7 +426,9 @@ def replicate_ratio_stderr(
     denominator, ``se^2 = sum d_r^2 / (n (n - 1) e_bar^2)`` and ``df = n - 1``
     (equal denominators: the sd of the replicates' own ratios over sqrt(n)).
     Returns ``(estimate, sd, se, df)`` with ``sd = se sqrt(n)`` (the spread
-    of one replicate's ratio); se NaN where fewer than 2 replicates.
+    of one replicate's ratio); se NaN where fewer than 2 replicates, and
+    exactly 0 where it is at most :data:`ROUNDOFF` ``|R_hat|`` (replicates
+    whose ratios are equal: ``d_r`` is float round-off, ~1e-17, not a spread).
     """
     c, e = _align(numerator, denominator, axis)
     ok = np.isfinite(c) & np.isfinite(e) & (e > 0)
@@ -380,6 +439,7 @@ def replicate_ratio_stderr(
         d = np.where(ok, c0 - est * e0, 0.0)
         ebar = e0.sum(axis=0) / n
         se = np.sqrt((d * d).sum(axis=0) / (n * (n - 1))) / ebar
+        se = np.where(se <= ROUNDOFF * np.abs(est), 0.0, se)  # tied replicates: round-off of 0
     few = n < 2
     est = np.where(n < 1, np.nan, est)
     se = np.where(few, np.nan, se)

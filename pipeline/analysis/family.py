@@ -38,7 +38,11 @@ import numpy as np
 from ...core.games import Headline, headlines_of
 from .dataset import MIN_COUNT
 
-__all__ = ["in_family", "spec_family", "picked_points"]
+__all__ = ["in_family", "untestable", "label_tests", "UNTESTABLE_TEXT", "spec_family", "picked_points"]
+
+#: Why a label with an exact answer and a zero spread is not tested, and what would test it.
+UNTESTABLE_TEXT = ("not testable at this size: every replicate (or game) had the same value, so there is no "
+                   "spread to test the difference with; more replicates or turns would test it")
 
 
 def in_family(exact: np.ndarray, se: np.ndarray, df: np.ndarray, share: bool = False,
@@ -57,6 +61,52 @@ def in_family(exact: np.ndarray, se: np.ndarray, df: np.ndarray, share: bool = F
         if mean_count is not None:
             ok = ok & (np.asarray(mean_count, dtype=np.float64) >= MIN_COUNT)
     return ok
+
+
+def untestable(estimate: np.ndarray, exact: np.ndarray, se: np.ndarray, df: np.ndarray, share: bool = False,
+               mean_count: np.ndarray | None = None) -> np.ndarray:
+    """Labels the family would test but cannot at this size: an exact answer,
+    ``df >= 1`` and enough counts, but a spread of exactly 0 (replicates or
+    games all equal: ties, decided by :data:`boardsweep.core.stats.ROUNDOFF`)
+    and an estimate that is not the exact answer.  ``t = d / 0`` is no
+    evidence (with discrete counts ties have positive probability under a
+    correct simulator: a tie read as infinite z was a false alarm), so such a
+    label is left out of the family and counted in the verdict's words
+    (:data:`UNTESTABLE_TEXT`).  A 0/1 share is never untestable (its exact
+    binomial test needs no spread); an estimate equal to its exact answer
+    (e.g. a location a tally never counts, 0 of 0) has nothing to test.
+    """
+    if share:
+        return np.zeros(np.broadcast(np.asarray(estimate), np.asarray(exact)).shape, dtype=bool)
+    from ...core.stats import same_value
+
+    est, exact, se, df = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (estimate, exact, se, df)))
+    with np.errstate(invalid="ignore"):
+        out = np.isfinite(exact) & np.isfinite(est) & (se == 0) & (df >= 1) & ~same_value(est, exact)
+        if mean_count is not None:
+            out = out & (np.asarray(mean_count, dtype=np.float64) >= MIN_COUNT)
+    return out
+
+
+def label_tests(estimate: np.ndarray, se: np.ndarray, df: np.ndarray, exact: np.ndarray, share: bool = False,
+                successes: np.ndarray | None = None, units: np.ndarray | None = None,
+                mean_count: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Every label's test against its exact answer, as the verdict makes it.
+
+    A 0/1 share (``share``, with its ``successes`` of ``units``): the exact
+    binomial test (:func:`boardsweep.core.stats.proportion_test`); anything
+    else: ``t = (estimate - exact) / se`` with ``df``
+    (:func:`boardsweep.core.stats.t_test`).  Returns ``z`` and ``p`` (NaN
+    where :func:`in_family` leaves the label out), ``tested`` and
+    ``untestable`` (:func:`untestable`), all broadcast together.
+    """
+    from ...core import stats
+
+    est, se, df, exact = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (estimate, se, df, exact)))
+    z, p = stats.proportion_test(successes, units, se, df, exact) if share else stats.t_test(est, se, df, exact)
+    keep = in_family(exact, se, df, share, mean_count)
+    return {"z": np.where(keep, z, np.nan), "p": np.where(keep, p, np.nan), "tested": keep,
+            "untestable": untestable(est, exact, se, df, share, mean_count)}
 
 
 def picked_points(n: int, most: int | None) -> list[int]:

@@ -40,7 +40,10 @@ from ...core import stats
 from ...core.games import Headline, headlines_of
 from ..words import count
 from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
-from .family import in_family
+from .family import UNTESTABLE_TEXT, label_tests
+from .intervals import INTERVAL_TEXT, frequency_interval
+from . import detection
+from .clt import TEST_TEXT, clt_stderr
 from .reference import headline_exact, variable_headline, voided
 from ..store import recorded_spec
 
@@ -55,13 +58,6 @@ ALPHA = 0.01
 #: (``run``, ``query``, ``query --summary``, the report's CSV, JSON, the accessor).
 COLUMNS = ("estimate", "se", "low", "high", "df", "exact", "z", "p")
 
-#: How each kind of interval is computed, in words (an estimate table's ``interval`` attribute).
-INTERVAL_TEXT = {
-    "t": "estimate -+ t(df) s.e., Student's t with the table's df",
-    "share": "exact binomial (Clopper-Pearson) interval of games with the outcome / games: coverage at least "
-             "the level for every share and count, never a single point where none or every game had it",
-}
-
 #: long_name and description of each array of an estimate table.
 DESCRIPTIONS = {
     "estimate": ("estimate", "ratio of sums over the finished replicates: sum numerator / sum denominator"),
@@ -71,8 +67,11 @@ DESCRIPTIONS = {
                               "attribute)"),
     "df": ("degrees of freedom", "degrees of freedom of the t interval and test"),
     "exact": ("exact value", "the exact answer (NaN where none exists or it is not computed yet)"),
-    "z": ("z", "(estimate - exact) / se"),
-    "p": ("p", "two-sided p of z from Student's t with df (not adjusted for multiple tests)"),
+    "z": ("z", "(estimate - exact) / test_se"),
+    "p": ("p", "two-sided p of z from Student's t with test_df (not adjusted for multiple tests)"),
+    "test_se": ("test standard error", "the s.e. the test divides by: se, or the exact CLT s.e. where the game "
+                                       "knows it (see the table's test attribute)"),
+    "test_df": ("test degrees of freedom", "df of the test: df, or inf where the s.e. is known (exact CLT)"),
     "sd": ("standard deviation", "per game where the basis is units, of one replicate's ratio where replicates"),
     "replicate_sd": ("replicate s.d.", "standard deviation of the replicates' own ratios (ddof 1)"),
     "replicates": ("replicates", "finished replicates behind the estimate"),
@@ -157,14 +156,13 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     out = out.map(lambda v: _seats_in_play(ds, v) if "seat" in v.dims else v)
     share = basis == "units" and h.squares == h.numerator  # a 0/1 outcome per game: a share, a histogram bin
     k, n = (a.broadcast_like(out["estimate"]).where(out["estimate"].notnull()).values for a in (total, units))
-    if share:  # exact binomial: never [1, 1] where every game won, never [0, 0] in an empty bin
-        low, high = stats.proportion_interval(k, n, level)
-    else:
-        low, high = stats.t_interval(out["estimate"].values, out["se"].values, out["df"].values, level)
-    out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
-    exact = _with_exact(ds, h, cp, dim, done, out)
     per_replicate = h.kind == "distribution" and basis == "replicates"
-    _test(out, share, k, n, total / reps.where(reps > 0) if per_replicate else None)
+    mean_count = total / reps.where(reps > 0) if per_replicate else None
+    _interval(out, share, per_replicate, k, n, mean_count, level)
+    exact = _with_exact(ds, h, cp, dim, done, out)
+    known = (clt_stderr(ds, cp, done, out["estimate"], dim, out["exact"], out["units"])
+             if per_replicate and exact is not None else None)
+    _test(out, share, k, n, mean_count, known)
     if h.kind == "distribution" and basis == "units" and dim is not None:
         out = out.merge(_gof(total, out["exact"], dim), compat="override")
     for name, (long_name, description) in DESCRIPTIONS.items():
@@ -172,8 +170,21 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
             out[name].attrs = {"long_name": long_name, "description": description}
     out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis, numerator=h.numerator,
                      basis_text=h.basis_text, level=level, dim=dim or "",
-                     has_exact=exact is not None, interval=INTERVAL_TEXT["share" if share else "t"])
+                     has_exact=exact is not None,
+                     interval=INTERVAL_TEXT["share" if share else "frequency" if per_replicate else "t"])
     return out
+
+
+def _interval(out: xr.Dataset, share: bool, per_replicate: bool, k, n, mean_count, level: float) -> None:
+    """Adds ``low`` and ``high`` to ``out`` (:mod:`boardsweep.pipeline.analysis.intervals`)."""
+    if share:  # exact binomial: never [1, 1] where every game won, never [0, 0] in an empty bin
+        low, high = stats.proportion_interval(k, n, level)
+    elif per_replicate:  # t, or count-based where counts are few or replicates tie; inside [0, 1]
+        low, high = frequency_interval(out["estimate"].values, out["se"].values, out["df"].values, k, n,
+                                       mean_count.broadcast_like(out["estimate"]).values, level)
+    else:
+        low, high = stats.t_interval(out["estimate"].values, out["se"].values, out["df"].values, level)
+    out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
 
 
 def _with_exact(ds, h: Headline, cp: int, dim, done, out: xr.Dataset) -> xr.DataArray | None:
@@ -192,17 +203,25 @@ def _with_exact(ds, h: Headline, cp: int, dim, done, out: xr.Dataset) -> xr.Data
     return exact
 
 
-def _test(out: xr.Dataset, share: bool, k, n, mean_count) -> None:
-    """Adds ``z`` and ``p`` to ``out``, NaN where the family does not test
-    (:func:`boardsweep.pipeline.analysis.family.in_family`; ``mean_count``: per
-    replicate, for a distribution estimated per replicate, else None)."""
+def _test(out: xr.Dataset, share: bool, k, n, mean_count, known: xr.DataArray | None = None) -> None:
+    """Adds ``z``, ``p``, ``test_se`` and ``test_df`` to ``out`` (NaN where the
+    family does not test, :func:`boardsweep.pipeline.analysis.family.label_tests`;
+    ``mean_count``: per replicate, for a distribution estimated per replicate,
+    else None; ``known``: the exact CLT s.e., which replaces the estimated one
+    with ``df = inf`` where it is finite, :mod:`boardsweep.pipeline.analysis.clt`)."""
     est = out["estimate"].values
     se, df, ex = (out[c].broadcast_like(out["estimate"]).values for c in ("se", "df", "exact"))
-    z, p = stats.proportion_test(k, n, se, df, ex) if share else stats.t_test(est, se, df, ex)
+    kind = "share" if share else "t"
+    if known is not None and np.isfinite(known.values).any():
+        use = np.isfinite(known.values) & (known.values > 0)
+        se, df, kind = np.where(use, known.values, se), np.where(use, np.inf, df), "clt"
     counts = mean_count.broadcast_like(out["estimate"]).values if mean_count is not None else None
-    keep = in_family(ex, se, df, share, counts)
-    out["z"] = out["estimate"].copy(data=np.where(keep, z, np.nan))
-    out["p"] = out["estimate"].copy(data=np.where(keep, p, np.nan))
+    found = label_tests(est, se, df, ex, share, k, n, counts)
+    like = out["estimate"]
+    out["z"], out["p"] = like.copy(data=found["z"]), like.copy(data=found["p"])
+    out["test_se"], out["test_df"] = like.copy(data=se), like.copy(data=df)
+    out.attrs["untestable"] = int(found["untestable"].sum())
+    out.attrs["test"] = TEST_TEXT[kind]
 
 
 def _gof(total: xr.DataArray, exact: xr.DataArray, dim: str) -> xr.Dataset:
@@ -319,8 +338,8 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.Data
         dims = [*axes, *([dim] if dim else [])]
         p = est["p"].transpose(*dims).values if dims else est["p"].values
         z = est["z"].transpose(*dims).values if dims else est["z"].values
-        df = est["df"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["df"].values
-        se = est["se"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["se"].values
+        df = est["test_df"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["test_df"].values
+        se = est["test_se"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["test_se"].values
         labels = label_values(ds, dim) if dim else [""]
         p2, z2, df2, se2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se))
         i, j = np.nonzero(np.isfinite(p2))
@@ -354,8 +373,11 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     with the test that flags them), ``point_agree`` (per grid point: True,
     False, or None where nothing was tested), ``p_holm`` (the table of
     tests with a ``p_holm`` column and, per t test, ``detectable``: the bias
-    it detects with 80% power, see :func:`power`), ``power`` (:func:`power`)
-    and ``text``: the sentence to print.
+    it detects with 80% power, see :func:`power`), ``power`` (:func:`power`),
+    ``untestable`` (labels with an exact answer left out because their
+    spread is exactly 0: :func:`boardsweep.pipeline.analysis.family.untestable`,
+    said in the text), ``test_of`` (headline -> which test it uses, in words:
+    :data:`boardsweep.pipeline.analysis.clt.TEST_TEXT`) and ``text``: the sentence to print.
 
     The family is the store's own: every test of :func:`tests`, the same
     hypotheses whoever asks (``run``, ``query``, the accessor, the report).
@@ -373,18 +395,25 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
             per_point[i] = bool(ok)
     out.update(tested_points=len(tested_points), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
-    out["power"] = power(table, alpha)
+    out["power"] = power(table, alpha, found=found, ds=ds)
+    out["untestable"] = sum(int(est.attrs.get("untestable", 0)) for est in found.values())
+    out["test_of"] = {name: est.attrs["test"] for name, est in found.items() if "test" in est.attrs}
     with_exact = _points_with_exact(ds, found)
     if not tested_points:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
                    text="nothing to test: " + (_no_se_text(len(with_exact), points) if with_exact else
                                                f"no grid point has an exact answer ({count(points, 'point')})")
-                   + _void_text(found))
+                   + _void_text(found) + _untestable_text(out["untestable"]))
         return out
     _worst_and_flagged(ds, table, alpha, out)
     out["text"] = _verdict_text(out, table, alpha) + _untested_text(with_exact, tested_points, points) \
-        + _void_text(found)
+        + _void_text(found) + _untestable_text(out["untestable"])
     return out
+
+
+def _untestable_text(n: int) -> str:
+    """The labels left out of the family because their spread is 0 (:func:`.family.untestable`)."""
+    return f"; {count(n, 'label')} {UNTESTABLE_TEXT}" if n else ""
 
 
 def _worst_and_flagged(ds: xr.Dataset, table: pd.DataFrame, alpha: float, out: dict[str, Any]) -> None:
@@ -459,56 +488,16 @@ def _void_text(found: dict[str, xr.Dataset]) -> str:
     return "".join(f"; {n}" for n in notes)
 
 
-def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = tpower.POWER) -> dict[str, Any]:
-    """What the verdict could have missed: per headline, the bias its t tests
-    detect with probability ``target`` (80%).
-
-    Each t test of the family of ``m`` tests is taken at Bonferroni's level
-    ``alpha / m`` (Holm's smallest; Holm rejects at least as much, so the
-    power stated is a lower bound), two-sided, with its own df and observed
-    s.e. (:func:`boardsweep.core.power.detectable_bias`); the bias is in the
-    estimate's units.  A goodness-of-fit (chi-square) test has no single
-    bias in one unit and is left out.  Adds the column ``detectable`` to
-    ``table`` (NaN for chi-square rows).
-
-    Returns
-    -------
-    dict
-        ``power`` (the target), ``level`` (``alpha / m``), ``tests`` (m),
-        ``headlines``: name -> ``median`` and ``largest`` detectable bias over
-        its points and labels, ``df_min``; ``few_replicates``: the fewest
-        replicates behind a t test where that is 4 or fewer (only large biases
-        can show), else None; ``text``: one short line, the medians (empty when
-        no t test).
-    """
-    m = len(table)
-    out: dict[str, Any] = {"power": target, "level": alpha / m if m else None, "tests": m,
-                           "headlines": {}, "few_replicates": None, "text": ""}
-    if not m:
-        return out
-    t_rows = table["test"] == "t"
-    detect = np.full(m, np.nan)
-    if t_rows.any():
-        se = table.loc[t_rows, "se"].to_numpy(float)
-        se = np.where(se > 0, se, np.nan)  # a share every game or none had: tested exactly, no t power
-        detect[t_rows.to_numpy()] = tpower.detectable_bias(se, table.loc[t_rows, "df"].to_numpy(float),
-                                                          alpha / m, target)
-    table["detectable"] = detect
-    for name, rows in table[t_rows].groupby("headline", sort=False):
-        d = rows["detectable"].to_numpy(float)
-        d = d[np.isfinite(d)]
-        if d.size:
-            out["headlines"][name] = {"median": float(np.median(d)), "largest": float(d.max()),
-                                      "df_min": float(rows["df"].min())}
-    if not out["headlines"]:
-        return out
-    few = table.loc[t_rows & (table["df"] <= 3), "df"]
-    out["few_replicates"] = int(few.min()) + 1 if len(few) else None
-    parts = ", ".join(f"{v['median']:.2g} in {k}" for k, v in out["headlines"].items())
-    out["text"] = f"power: {target:.0%} to see a bias of {parts} (median; Holm's {alpha:.0%}/{m})"
-    if out["few_replicates"] is not None:
-        out["text"] += f"; weak: {count(out['few_replicates'], 'replicate')}"
-    return out
+def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = tpower.POWER,
+          found: dict[str, xr.Dataset] | None = None, ds: xr.Dataset | None = None) -> dict[str, Any]:
+    """What the verdict could have missed: :func:`boardsweep.pipeline.analysis.detection.power`
+    (per headline, the bias its weakest t test detects with probability ``target``),
+    frequencies and shares bounded by 1 (from ``found``), the weakest test's
+    point named from ``ds``."""
+    bounded = frozenset(name for name, est in (found or {}).items()
+                        if est.attrs.get("kind") == "distribution" or est.attrs.get("interval") == INTERVAL_TEXT["share"])
+    where = (lambda i: _where(grid_points_at(ds, [i])[0])) if ds is not None else None
+    return detection.power(table, alpha, target, bounded, where)
 
 
 #: What a Holm-adjusted p is, said wherever one is printed.

@@ -5,10 +5,13 @@ a detectable bias needs, before running it.
 one replicate's estimate at the spec's run shape (``sd``):
 
 * the standard error the spec will reach, ``sd / sqrt(R)``, and the bias its
-  verdict will detect with 80% power (:func:`boardsweep.core.power.detectable_bias`
-  at Holm's least level ``alpha / m``, ``m`` the tests of the verdict's family,
+  verdict's t test across replicates will detect with 80% power given that
+  spread (:func:`boardsweep.core.power.detectable_bias` at Holm's least
+  level ``alpha / m``, ``m`` the tests of the verdict's family,
   :func:`boardsweep.pipeline.analysis.family.spec_family`: the tests the
-  run's verdict makes, decided by the same rule);
+  run's verdict makes, decided by the same rule); where the verdict tests
+  a label against the exact CLT variance instead
+  (:mod:`boardsweep.pipeline.analysis.clt`), it sees smaller biases;
 * for a target s.e. ``s``: the replicates that reach it, ``ceil((sd / s)^2)``,
   the replicates at which the precision rule's 90% upper bound
   (:func:`boardsweep.pipeline.plan.precision.upper_factor`) reads it as met, and
@@ -55,7 +58,8 @@ MAX_POINTS = 64
 DRY_RUN_POINTS = 12
 #: How the exact CLT variance is used, in words.
 CLT_TEXT = ("the exact CLT variance of the game's Markov chain (one roll counted per turn: a lower bound on "
-            "the rolls, so the numbers are upper bounds)")
+            "the rolls, so the numbers are upper bounds; the biases are the t test's across replicates, and "
+            "where the verdict tests a label against the CLT variance itself it sees smaller ones)")
 #: Why more turns do not help with shuffled decks.
 SHUFFLED_TEXT = ("shuffled decks: each replicate plays one deck order for all its turns, so more turns do not "
                  "shrink the error between deck orders; only more replicates do")

@@ -405,3 +405,50 @@ def test_effective_sample_size_of_independent_units_is_their_number():
     ess = float(effective_sample_size(0.3 * 0.7, mcse))
     assert abs(ess / 400_000 - 1) < 3 * np.sqrt(2 / 399)
     assert np.isnan(effective_sample_size(0.21, 0.0)) and np.isnan(effective_sample_size(np.nan, 0.1))
+
+
+def test_the_exact_share_test_keeps_its_size_with_few_expected_wins():
+    """The size of the share test at nominal 1%, computed exactly (the sum of
+    the binomial pmf over the counts it rejects), for 10 to 4,000 games and
+    0.5 to 20 expected wins: at most 1% everywhere.  The z test on the pooled
+    s.e. that it replaces rejected far too often there (7.3% measured)."""
+    from boardsweep.core.stats import pooled_unit_stderr, proportion_test, t_test
+
+    worst_old = 0.0
+    for n in (10, 50, 200, 1000, 4000):
+        for expected in (0.5, 1, 2, 5, 20):
+            p0 = expected / n
+            if p0 >= 1:
+                continue
+            k = np.arange(n + 1)
+            pmf = st.binom.pmf(k, n, p0)
+            _, p = proportion_test(k, n, np.nan, n - 1, p0)
+            assert pmf[p < 0.01].sum() <= 0.01 + 1e-12, (n, expected)
+            assert np.all(p[np.isclose(k, n * p0)] == 1.0)  # the expected count itself agrees
+            _, se, df = pooled_unit_stderr(k, k, n)
+            _, p_old = t_test(k / n, se, df, p0)
+            worst_old = max(worst_old, pmf[np.nan_to_num(p_old, nan=1.0) < 0.01].sum())
+    assert worst_old > 0.03  # the z test (where k > 0): over 3x its nominal size where few wins are expected
+
+
+def test_a_spread_of_round_off_is_read_as_zero():
+    """Two replicates with equal counts and events: ``c - R_hat e`` is float
+    round-off for about one count in seven (1e-12 of a count, an s.e. of
+    ~1e-17 and z ~ 1e14 before); it is exactly 0 now.  So is the per-game
+    variance of games that all took 7 rolls.  A real spread of one count
+    in 10^12 stays."""
+    from boardsweep.core.stats import ROUNDOFF, pooled_unit_stderr, replicate_ratio_stderr
+
+    counts = np.arange(1.0, 20000.0)
+    num, den = np.stack([counts, counts]), np.array([100000.0, 100000.0])
+    old = np.abs(counts - (2 * counts) / 200000.0 * 100000.0)
+    assert (old > 0).sum() > 1000  # round-off, where the old s.e. was positive
+    _, _, se, df = replicate_ratio_stderr(num, den, axis=0)
+    assert (se == 0).all() and (df == 1).all()
+    est, _, se, _ = replicate_ratio_stderr(np.array([1e12, 1e12 + 1]), np.array([1e13, 1e13]))
+    assert se > ROUNDOFF * est  # a real spread of one count in 10^12
+    n = np.arange(2.0, 5000.0)
+    sd, se, _ = pooled_unit_stderr(7 * n, 49 * n, n)
+    assert (sd == 0).all() and (se == 0).all()
+    sd, _, _ = pooled_unit_stderr(7 * n + 1, 49 * n + 15, n + 1)  # one game of 8 rolls among 7s
+    assert (sd > 0).all()

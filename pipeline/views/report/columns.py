@@ -98,8 +98,9 @@ COLUMNS: dict[str, str] = {
     "family": "'verdict': the store's tests, Holm-adjusted together (the verdict run and query print); "
               "'deck check': the report's comparison of points without a single exact answer with their "
               "replicates' own deck orders, Holm-adjusted among themselves, not part of the verdict",
-    "detectable": "the bias (in the estimate's units) this t test detects with 80% power at Holm's least "
-                  "level, alpha / tests, two-sided, with its df and s.e.",
+    "detectable": "the bias (in the estimate's units) this test detects with 80% power at Holm's least "
+                  "level, alpha / tests, two-sided, with its df and s.e., averaged over the estimated s.e.'s "
+                  "sampling spread (exact where the s.e. is known, df = inf)",
     "p_holm": f"Holm-adjusted p-value over every test of its family (see family; the verdict's: every test of the "
               f"store, as run and query adjust it; the k-th smallest of "
               f"m p-values times m - k + 1, keeping the order, at most 1); below {headlines.ALPHA} the verdict "

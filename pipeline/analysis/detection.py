@@ -1,0 +1,128 @@
+"""What the verdict could have missed: per headline, the bias its weakest test
+detects with 80% power, from the s.e.s the run estimated.
+
+Each t test of the family of ``m`` is taken at Bonferroni's level
+``alpha / m`` (Holm's least; Holm rejects at least as much), two-sided, with
+its own df and estimated s.e.; the bias is
+:func:`boardsweep.core.power.estimated_detectable_bias`: the power of a run
+like this one, averaged over what its estimated s.e. could have been (the
+observed s.e. taken as the truth caught the printed bias in 66% of Monopoly
+sweeps at four replicates).  A headline's line states its **weakest** test
+(the largest such bias) and names it, with the smallest beside it: a median
+over labels and points hid the half that see less (a Shut the Box point
+needed 50.2 where 7.58 was printed).  Where the weakest bias of a frequency
+or share is over 1, no bias can be seen; the line says so and what would see
+one: the replicates (or, where turns shrink the error, the turns) at which
+the weakest test sees a bias of :data:`SEEN_BIAS`.  A goodness of fit
+(chi-square) has no single bias in one unit and is left out; a test with a
+zero or missing s.e. too (a share tested exactly where every game or none
+had it).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from ...core import power as tpower
+from ..words import count
+
+__all__ = ["SEEN_BIAS", "power"]
+
+#: The bias (in a frequency's or share's units) that "what would see one" plans for.
+SEEN_BIAS = 0.01
+
+
+def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bounded: frozenset = frozenset(),
+          where: Callable[[int], str] | None = None) -> dict[str, Any]:
+    """Per headline, the bias its weakest t test detects with probability ``target``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The verdict's tests (``point``, ``headline``, ``label``, ``test``,
+        ``df``, ``se``); the column ``detectable`` (each t test's bias, NaN
+        for a chi-square or a zero s.e.) is added to it.
+    alpha : float
+        Family-wise level; each test is taken at ``alpha / len(table)``.
+    bounded : frozenset
+        Headlines whose values lie in [0, 1] (frequencies, shares).
+    where : callable, optional
+        Point index -> words naming it (the weakest test's point).
+
+    Returns
+    -------
+    dict
+        ``power``, ``level``, ``tests``; ``headlines``: name -> ``largest``
+        (the weakest test's bias), ``smallest``, ``median``, ``df_min``,
+        ``weakest`` (point and label), ``t_tests``, ``visible`` (False where
+        ``largest`` is over 1 for a bounded headline) and ``would`` (words:
+        what would see a bias); ``few_replicates`` (fewest replicates behind
+        a t test where 4 or fewer, else None); ``text``: one line.
+    """
+    m = len(table)
+    out: dict[str, Any] = {"power": target, "level": alpha / m if m else None, "tests": m,
+                           "headlines": {}, "few_replicates": None, "text": ""}
+    if not m:
+        return out
+    t_rows = (table["test"] == "t").to_numpy()
+    detect = np.full(m, np.nan)
+    if t_rows.any():
+        detect[t_rows] = tpower.estimated_detectable_bias(table.loc[t_rows, "se"].to_numpy(float),
+                                                          table.loc[t_rows, "df"].to_numpy(float), alpha / m, target)
+    table["detectable"] = detect
+    for name, rows in table[t_rows].groupby("headline", sort=False):
+        d = rows["detectable"].to_numpy(float)
+        if np.isfinite(d).any():
+            out["headlines"][name] = _headline(rows, d, name in bounded, alpha / m, target, where)
+    if not out["headlines"]:
+        return out
+    few = table.loc[t_rows & (table["df"] <= 3).to_numpy(), "df"]
+    out["few_replicates"] = int(few.min()) + 1 if len(few) else None
+    out["text"] = _text(out, alpha, target)
+    return out
+
+
+def _headline(rows: pd.DataFrame, d: np.ndarray, bounded: bool, level: float, target: float,
+              where: Callable[[int], str] | None) -> dict[str, Any]:
+    """One headline's weakest and strongest t test, and what would see a bias where none can be."""
+    i = int(np.nanargmax(d))
+    weak = rows.iloc[i]
+    label = f"{weak['label']} at " if str(weak["label"]) else ""
+    found = {"largest": float(d[i]), "smallest": float(np.nanmin(d)), "median": float(np.nanmedian(d)),
+             "df_min": float(rows["df"].min()), "t_tests": int(np.isfinite(d).sum()),
+             "weakest": label + (where(int(weak["point"])) if where else f"point {int(weak['point'])}"),
+             "visible": not (bounded and d[i] > 1.0), "would": ""}
+    if not found["visible"]:
+        found["would"] = _would(float(weak["se"]), float(weak["df"]), level, target)
+    return found
+
+
+def _would(se: float, df: float, level: float, target: float) -> str:
+    """The replicates at which a test with this s.e. and df sees a bias of :data:`SEEN_BIAS`."""
+    if not math.isfinite(df) or df > 10_000:  # a known or pooled per-game s.e.: more of the units help
+        times = math.ceil((tpower.estimated_detectable_bias(se, math.inf, level, target) / SEEN_BIAS) ** 2)
+        return f"{times}x the {'rolls' if not math.isfinite(df) else 'games'} would see {SEEN_BIAS:g}"
+    reps = tpower.replicates_for_bias(se * math.sqrt(df + 1), SEEN_BIAS, level, target)
+    return (f"{reps} replicates would see {SEEN_BIAS:g}" if reps else
+            f"no number of replicates under 100,000 sees {SEEN_BIAS:g}")
+
+
+def _text(out: dict[str, Any], alpha: float, target: float) -> str:
+    """``power: 80% to see a bias of X in h (weakest: ...)``, then each headline no bias can be seen in."""
+    seen, unseen = [], []
+    for name, h in out["headlines"].items():
+        if h["visible"]:
+            spread = f", strongest {h['smallest']:.2g}" if h["t_tests"] > 1 else ""
+            seen.append(f"{h['largest']:.2g} in {name} (weakest: {h['weakest']}{spread})")
+        else:
+            unseen.append(f"no bias in {name} can be seen at this size ({target:.0%} power needs "
+                          f"{h['largest']:.2g}, over 1; {h['would']})")
+    parts = ([f"{target:.0%} to see a bias of " + "; ".join(seen)] if seen else []) + unseen
+    text = "power: " + "; ".join(parts) + f" (Holm's {alpha:.0%}/{out['tests']}, over the estimated s.e.'s spread)"
+    if out["few_replicates"] is not None:
+        text += f"; weak: {count(out['few_replicates'], 'replicate')}"
+    return text
