@@ -1,0 +1,80 @@
+"""The verdict and the run's overview block by block: the same answer as
+over the whole grid at once, whatever the block size, on a real store with
+a planted disagreement (two grid points' mean rolls moved by a few
+standard errors)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from boardsweep.pipeline.analysis import blocks, headlines
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import load_sweep, open_sweep
+from boardsweep.pipeline.views.overview import print_overview, shown_points
+
+from specs import spec_toml  # tests/support is on sys.path
+
+#: The verdict's keys a block-by-block verdict gives as the whole grid's does.
+SAME = ("alpha", "tests", "points", "tested_points", "agree", "min_p", "min_p_holm", "at", "flagged_points",
+        "text", "power")
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory, cluster2):
+    """Shut the Box on 3 x 3 grid points, 4 replicates: every point tested;
+    points 2 and 7 (flat, grid order) get mean rolls 3% off their truth."""
+    url = str(tmp_path_factory.mktemp("blocks") / "stb.zarr")
+    text = spec_toml("shut_the_box", name="stb", seed=5, grid={"dice_sides": [2, 3, 4],
+                     "policy": ["optimal", "greedy", "random"]}, run={"replicates": 4, "games": 2000},
+                     tasks={"replicates_per_task": 4})
+    assert run_sweep(parse_spec(text, "stb.toml"), url, scheduler=cluster2).complete
+    ds = load_sweep(url, check=False)
+    rolls = ds["rolls_sum"].transpose("dice_sides", "policy", ...)
+    moved = rolls.values.astype(float)
+    moved.reshape(9, *moved.shape[2:])[[2, 7]] *= 1.03
+    ds["rolls_sum"] = rolls.copy(data=moved.astype(rolls.dtype))
+    return url, ds
+
+
+def test_grid_blocks_cover_the_grid_in_order_within_the_bound():
+    for shape, most in (((3, 4, 5), 7), ((3, 4, 5), 20), ((3, 4, 5), 1000), ((7,), 3), ((), 5), ((2, 30), 4)):
+        seen = []
+        for offset, region in blocks.grid_blocks(shape, most):
+            flat = np.arange(int(np.prod(shape))).reshape(shape)[region].ravel()
+            assert 0 < flat.size <= most and flat.tolist() == list(range(offset, offset + flat.size))
+            seen += flat.tolist()
+        assert seen == list(range(int(np.prod(shape))))
+
+
+@pytest.mark.parametrize("most", [1, 2, 4, 9])
+def test_the_verdict_block_by_block_is_the_whole_grids(planted, most):
+    _, ds = planted
+    whole, streamed = headlines.verdict(ds), blocks.block_verdict(ds, most=most)
+    assert whole["flagged_points"] and whole["text"].startswith("DISAGREE")  # the planted bias is seen
+    for key in SAME:
+        assert streamed[key] == whole[key], key
+    assert [(f["point"], f["p_holm"]) for f in streamed["flagged"]] == \
+           [(f["point"], f["p_holm"]) for f in whole["flagged"]]
+
+
+@pytest.mark.parametrize("rows", [3, 30])
+def test_the_run_overview_block_by_block_prints_the_whole_grids(planted, rows):
+    """What a run prints from the points shown and the verdict over the
+    blocks is what it printed from the whole grid in memory."""
+    url, ds = planted
+    shown = blocks.run_overview(ds, rows, shown_points, most=2)
+    assert shown.points == 9 and len(shown.ds["dice_sides"]) * len(shown.ds["policy"]) <= 9
+    whole = Console(file=io.StringIO(), width=120, color_system=None)
+    print_overview(whole, ds, "stb.zarr", rows, "every point")
+    mine = Console(file=io.StringIO(), width=120, color_system=None)
+    print_overview(mine, shown.ds, "stb.zarr", rows, "every point", found=shown.found, verdict=shown.verdict,
+                   points=shown.points)
+    assert mine.file.getvalue() == whole.file.getvalue()
+    assert "DISAGREE" in mine.file.getvalue()
+    lazy = blocks.run_overview(open_sweep(url, check=False), rows, shown_points, most=2)  # read from the store
+    assert lazy.verdict["text"] == headlines.verdict(load_sweep(url, check=False))["text"]
