@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import dask
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -34,7 +35,7 @@ from ..words import count
 from . import headlines
 from .dataset import grid_points_at
 
-__all__ = ["BLOCK_POINTS", "grid_blocks", "block_verdict", "run_overview"]
+__all__ = ["BLOCK_POINTS", "grid_blocks", "block_chunks", "block_verdict", "run_overview"]
 
 #: Grid points estimated at once (about 100 MB of the money game's estimates).
 BLOCK_POINTS = 20_000
@@ -57,6 +58,15 @@ def grid_blocks(shape: tuple[int, ...], most: int = BLOCK_POINTS) -> Iterator[tu
             offset = int(np.ravel_multi_index((*outer, lo), shape[:k + 1])) * inner
             region = (*(slice(i, i + 1) for i in outer), slice(lo, min(lo + step, shape[k])))
             yield offset, region + (slice(None),) * (len(shape) - k - 1)
+
+
+def block_chunks(ds: xr.Dataset, most: int = BLOCK_POINTS) -> dict[str, int]:
+    """Dask chunks along the grid axes of ``ds`` that hold one block of
+    :func:`grid_blocks` each ({axis: size}, ``open_sweep``'s ``chunks``): a
+    store opened so reads each block once, not a larger chunk per block."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    _, region = next(grid_blocks(tuple(ds.sizes[a] for a in axes), most))
+    return {a: (ds.sizes[a] if r.stop is None else r.stop - r.start) for a, r in zip(axes, region)}
 
 
 @dataclass
@@ -116,8 +126,8 @@ def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BL
     axes = list(ds.attrs.get("grid_axes", []))
     shape = tuple(ds.sizes[a] for a in axes)
     family = _Family(math.prod(shape))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for offset, region in grid_blocks(shape, most):
+    with np.errstate(divide="ignore", invalid="ignore"), dask.config.set(scheduler="synchronous"):
+        for offset, region in grid_blocks(shape, most):  # one block's reads at a time
             family.add(ds.isel(dict(zip(axes, region))).load(), offset, alpha)
     p = np.concatenate(family.p) if family.p else np.zeros(0)
     ordered, adjusted = _holm_of(p)
@@ -194,7 +204,8 @@ def run_overview(ds: xr.Dataset, rows: int, shown_points: Callable[[dict, int, i
     picked = shown_points(verdict, verdict["points"], min(verdict["points"], rows))
     where = np.unravel_index(np.asarray(picked, dtype=np.int64), shape) if axes else ()
     keep = [np.unique(w) for w in where]
-    sub = ds.isel({a: k for a, k in zip(axes, keep)}).load()
+    with dask.config.set(scheduler="synchronous"):
+        sub = ds.isel({a: k for a, k in zip(axes, keep)}).load()
     sub_shape = tuple(len(k) for k in keep)
 
     def inside(points) -> list[int]:  # whole-grid flat indices -> the cut grid's

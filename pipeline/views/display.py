@@ -23,14 +23,16 @@ def run_summary(out: Console, report: RunReport) -> None:
     """The headline answers and the verdict on one screen
     (:mod:`boardsweep.pipeline.views.overview`), then the run's work and timings."""
     from .overview import MAX_LINES, print_lines
-    from ..analysis.blocks import BLOCK_POINTS
+    from ..analysis.blocks import BLOCK_POINTS, block_chunks
     from ..analysis.dataset import grid_size
     from ..store import load_sweep, open_sweep
 
     _many_reads()
     ds = open_sweep(report.store, check=False)  # the run has just checked and written it
-    if grid_size(ds) <= BLOCK_POINTS:  # else read and estimated block by block
+    if grid_size(ds) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
         ds = load_sweep(report.store, check=False)
+    else:
+        ds = open_sweep(report.store, check=False, chunks=block_chunks(ds))
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if report.calibration:

@@ -51,6 +51,16 @@ def test_grid_blocks_cover_the_grid_in_order_within_the_bound():
         assert seen == list(range(int(np.prod(shape))))
 
 
+def test_a_store_opened_in_block_chunks_reads_each_block_from_one_chunk(planted):
+    url, _ = planted
+    for most in (1, 2, 3, 4, 9):
+        ds = open_sweep(url, check=False, chunks=blocks.block_chunks(open_sweep(url, check=False), most))
+        axes = ["dice_sides", "policy"]
+        for _, region in blocks.grid_blocks((3, 3), most):
+            part = ds["rolls_sum"].isel(dict(zip(axes, region))).data
+            assert part.npartitions == 1, (most, region)
+
+
 @pytest.mark.parametrize("most", [1, 2, 4, 9])
 def test_the_verdict_block_by_block_is_the_whole_grids(planted, most):
     _, ds = planted
