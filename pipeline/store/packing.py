@@ -107,27 +107,34 @@ def _write_journal(root: Path, journal: dict[str, Any] | None) -> None:
 
 def _write_packed(root: Path, name: str, complete: bool) -> dict[str, Any]:
     """Write array ``name`` (task-chunked, at the root) packed into
-    ``.boardsweep/packing/name``; return its record (chunk shapes, chunk
-    files' fingerprints).  ``complete``: every replicate is done."""
+    ``.boardsweep/packing/name``, one packed chunk read and written at a
+    time (memory: one chunk of at most :data:`PACKED_CHUNK_BYTES`, whatever
+    the array's size); return its record (chunk shapes, chunk files'
+    fingerprints).  ``complete``: every replicate is done."""
     meta = json.loads((root / name / "zarr.json").read_text())
     shape = tuple(meta["shape"])
-    data = chunkfiles.read(str(root), name)
-    if data is None:
+    probe = chunkfiles.read(str(root), name, (slice(0, min(1, shape[0])),) if shape else ())  # its dtype
+    if probe is None:
         raise ValueError(f"array {name} is not in boardsweep's chunk format")
-    chunks = packed_chunks(shape, data.dtype.itemsize)
+    dtype = probe.dtype
+    chunks = packed_chunks(shape, dtype.itemsize)
     task_chunks = chunk_shape(meta)
     with_chunk_shape(meta, chunks)
-    integer_fill(meta, data, complete)
     target = root / PACKING / name
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
-    files = {}
+    fill = (meta.get("attributes") or {}).get("_FillValue")
+    files, filled = {}, False
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
-        key = chunkfiles.write_chunk(str(root / PACKING), name, region, data[region], packed=True)
+        data = chunkfiles.read(str(root), name, region)
+        filled = filled or (fill is not None and bool((data == fill).any()))
+        key = chunkfiles.write_chunk(str(root / PACKING), name, region, data, packed=True)
         if key is None:
             raise ValueError(f"array {name}: packed chunk {coord} could not be written")
         files[key] = _fingerprint(root / PACKING / key)
+    seen = np.array([fill] if filled else [], dtype=dtype)  # what integer_fill asks: is a fill value held?
+    (target / "zarr.json").write_text(json.dumps(integer_fill(meta, seen, complete), indent=2))
     return {"state": PACKED, "chunks": list(chunks), "separator": "/", "task_chunks": task_chunks, "files": files}
 
 
