@@ -32,7 +32,7 @@ def run_summary(out: Console, report: RunReport) -> None:
     if grid_size(ds) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
         ds = load_sweep(report.store, check=False)
     else:
-        ds = open_sweep(report.store, check=False, chunks=block_chunks(ds))
+        ds = open_sweep(report.store, check=False, chunks=block_chunks(ds, BLOCK_POINTS))
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if report.calibration:
@@ -68,7 +68,7 @@ def _overview(out: Console, ds, store: str, budget: int) -> None:
     if grid_size(ds) <= BLOCK_POINTS:
         print_overview(out, ds, store, budget, every_row=_every_row(store))
         return
-    shown = run_overview(ds, max(3, budget), shown_points)
+    shown = run_overview(ds, max(3, budget), shown_points, most=BLOCK_POINTS)
     print_overview(out, shown.ds, store, budget, every_row=_every_row(store), found=shown.found,
                    verdict=shown.verdict, points=shown.points)
 

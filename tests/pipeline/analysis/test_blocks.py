@@ -88,3 +88,26 @@ def test_the_run_overview_block_by_block_prints_the_whole_grids(planted, rows):
     assert "DISAGREE" in mine.file.getvalue()
     lazy = blocks.run_overview(open_sweep(url, check=False), rows, shown_points, most=2)  # read from the store
     assert lazy.verdict["text"] == headlines.verdict(load_sweep(url, check=False))["text"]
+
+
+def test_the_runs_summary_of_a_grid_larger_than_a_block_is_the_same(planted, monkeypatch):
+    """What ``run`` prints at its end: a grid of more blocks than one (the
+    block made 2 points here) is summarised block by block, with the same lines."""
+    from boardsweep.pipeline.run.record import RunReport
+    from boardsweep.pipeline.views import display
+
+    url, _ = planted
+    report = RunReport(store=url, tasks_total=9, complete=True, workers=2)
+
+    def printed() -> str:
+        out = Console(file=io.StringIO(), width=120, color_system=None)
+        display.run_summary(out, report)
+        return out.file.getvalue()
+
+    whole = printed()
+    monkeypatch.setattr(blocks, "BLOCK_POINTS", 2)
+    calls = []
+    real = blocks.run_overview
+    monkeypatch.setattr(blocks, "run_overview", lambda *a, **k: calls.append(k) or real(*a, **k))
+    assert printed() == whole and calls == [{"most": 2}]
+    assert "verdict: AGREE" in whole
