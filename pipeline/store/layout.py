@@ -42,8 +42,8 @@ JOURNAL = ".boardsweep/layout.json"
 #: per chunk and dimension).
 CELLS = ".boardsweep/flat-cells"
 #: Where packing kept them before, nested as zarr writes them: still read and
-#: moved back, never written (a boardsweep that knows only this folder finds
-#: no kept copy in a newer store and rebuilds it from the packed data).
+#: moved back, never written (a boardsweep that knows only this folder finds,
+#: by its code, no kept copy in a newer store and rebuilds it from the packed data).
 NESTED_CELLS = ".boardsweep/cells"
 PACKING = ".boardsweep/packing"
 
