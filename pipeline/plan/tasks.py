@@ -12,23 +12,65 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
+from ..spec.grid import ResolvedGrid
 from ..spec.parse import grid_chunks
 
 if TYPE_CHECKING:
     from ..spec.parse import Spec  # noqa: F401
 
-__all__ = ["Task", "ExactTask", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "plan_tasks"]
+__all__ = ["Task", "ExactTask", "Cells", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "plan_tasks"]
 
 SEED_SCHEME = (
     "replicate seed = numpy.random.SeedSequence([root_seed, *w, replicate]) where w are the "
     "8 little-endian uint32 words of SHA-256(JSON of the sorted [name, value] pairs of all "
     "game parameters)"
 )
+
+
+class Cells(Sequence):
+    """The cells a task computes, each grid point's parameters made when asked.
+
+    Held as the task's chunk of the grid (``grid``: each axis cut to the
+    chunk, a few values), the chunk's grid points it computes (``members``:
+    flat indices in the chunk, row-major) and their replicates (``rows``:
+    per member, which of the chunk's replicates ``start + j`` to run; None
+    for the exact cells, which have none).  Item ``i`` is (index on the whole
+    grid, parameter dict, replicates) for simulation, (index, parameter dict)
+    for exact answers: the same tuples a tuple of cells gives, but no dict is
+    held, so a plan's memory is its tasks', whatever the grid's size."""
+
+    def __init__(self, grid: ResolvedGrid, lows: tuple[int, ...], members: np.ndarray,
+                 start: int = 0, rows: np.ndarray | None = None) -> None:
+        self.grid, self.lows, self.members, self.start = grid, lows, members, start
+        self.rows = rows if rows is None or not rows.all() else np.ones((1, rows.shape[1]), dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return [self[i] for i in range(*item.indices(len(self)))]
+        local = tuple(int(k) for k in np.unravel_index(int(self.members[item]), self.grid.shape))
+        index, params = self.grid._point(local)
+        index = tuple(lo + k for lo, k in zip(self.lows, index))
+        if self.rows is None:
+            return index, params
+        row = self.rows[item if len(self.rows) > 1 else 0]
+        return index, params, tuple(int(self.start + r) for r in np.flatnonzero(row))
+
+    def __iter__(self) -> Iterator[tuple]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -38,7 +80,8 @@ class Task:
     ``index``: the chunk's coordinates along the grid axes (a grid point's
     index divided by :attr:`Spec.task_grid`); ``start``/``stop``: its
     replicates ``[start, stop)``, the whole chunk's; ``cells``: what the
-    task computes, per grid point (index, parameters, replicates), every
+    task computes, per grid point (index, parameters, replicates; a
+    :class:`Cells` where planned, which makes each dict when read), every
     other cell of the chunk being either stored already (read back and
     written again unchanged) or not wanted yet (left missing).
     """
@@ -46,7 +89,7 @@ class Task:
     index: tuple[int, ...]
     start: int
     stop: int
-    cells: tuple[tuple[tuple[int, ...], dict[str, Any], tuple[int, ...]], ...]
+    cells: Sequence[tuple[tuple[int, ...], dict[str, Any], tuple[int, ...]]]
     bounds: tuple[tuple[int, int], ...] = ()  # the chunk's [lo, hi) along each grid axis
     keeps: bool = False  # some cells of the chunk are stored already
 
@@ -82,7 +125,7 @@ class ExactTask:
     (:attr:`keeps`) or outside the grid."""
 
     index: tuple[int, ...]
-    cells: tuple[tuple[tuple[int, ...], dict[str, Any]], ...]
+    cells: Sequence[tuple[tuple[int, ...], dict[str, Any]]]
     bounds: tuple[tuple[int, int], ...] = ()
     keeps: bool = False
 
@@ -107,15 +150,14 @@ def plan_exact(spec: Spec, exact_done: np.ndarray | None = None) -> list[ExactTa
     """The chunks of grid points with an exact answer still to compute."""
     shape, chunks = spec.shape, spec.task_grid
     todo = np.ones(shape, dtype=bool) if exact_done is None else ~np.asarray(exact_done, dtype=bool)
-    points = spec.resolved_points()  # read only: the tasks share each point's dict
-    order = np.arange(len(points)).reshape(shape)
-    flat = todo.reshape(len(points))
+    grid = spec.resolved_points()
     tasks = []
     for index in map(tuple, np.argwhere(per_chunk(todo, chunks))):
         bounds = chunk_bounds(index, chunks, shape)
-        members = order[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
-        cells = tuple(points.shared(p) for p in members.tolist() if flat[p])
-        tasks.append(ExactTask(tuple(int(i) for i in index), cells, bounds, len(cells) < len(members)))
+        part = todo[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
+        members = np.flatnonzero(part).astype(np.int32)
+        cells = Cells(grid.chunk(bounds), tuple(lo for lo, _ in bounds), members)
+        tasks.append(ExactTask(tuple(int(i) for i in index), cells, bounds, len(members) < part.size))
     return tasks
 
 
@@ -192,23 +234,17 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
     todo = np.arange(slots) < want[..., None]
     stored = np.zeros(todo.shape, dtype=bool) if done is None else np.asarray(done, dtype=bool)
     todo &= ~stored
-    points = spec.resolved_points()
-    flat_todo = todo.reshape(len(points), slots)
-    flat_stored = stored.reshape(len(points), slots)
-    order = np.arange(len(points)).reshape(shape)
+    grid = spec.resolved_points()
     tasks = []
     for *index, b in map(tuple, np.argwhere(per_chunk(todo, chunks, block))):  # row-major: chunks, then blocks
         bounds = chunk_bounds(index, chunks, shape)
-        members = order[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
         start = int(b) * block
         stop = min(start + block, slots)
-        part = flat_todo[members, start:stop]
-        whole, some = part.all(axis=1).tolist(), part.any(axis=1).tolist()
-        every = tuple(range(start, stop))
-        cells = tuple((*points.shared(p), every if full else tuple(int(start + r) for r in np.flatnonzero(row)))
-                      for p, row, full, anything in zip(members.tolist(), part, whole, some) if anything)
-        keeps = bool(flat_stored[members, start:stop].any())
-        tasks.append(Task(tuple(int(i) for i in index), start, stop, cells, bounds, keeps))
+        region = (*(slice(lo, hi) for lo, hi in bounds), slice(start, stop))
+        part = todo[region].reshape(-1, stop - start)  # the chunk's points in row-major order
+        members = np.flatnonzero(part.any(axis=1)).astype(np.int32)
+        cells = Cells(grid.chunk(bounds), tuple(lo for lo, _ in bounds), members, start, part[members])
+        tasks.append(Task(tuple(int(i) for i in index), start, stop, cells, bounds, bool(stored[region].any())))
     return tasks
 
 

@@ -1,7 +1,9 @@
 """A spec's grid resolved: every grid point's parameters, and the points per task.
 
 :func:`resolve_grid` validates each axis value once and gives a
-:class:`ResolvedGrid`, which makes each point's parameter dict when asked;
+:class:`ResolvedGrid`, which makes each point's parameter dict when asked
+(never a dict per point for the whole grid: a task's chunk of it is
+:meth:`ResolvedGrid.chunk`);
 :func:`grid_chunks` splits a grid into tasks of at most ``points`` points.
 """
 
@@ -51,7 +53,6 @@ class ResolvedGrid(Sequence):
         self.axis_values = values
         self.shape = tuple(len(v) for v in values.values())
         self._size = math.prod(self.shape)
-        self._shared: list | None = None  # the points :meth:`shared` has made
 
     def __len__(self) -> int:
         return self._size
@@ -83,17 +84,12 @@ class ResolvedGrid(Sequence):
             params.update(zip(axes, combo))
             yield index, params
 
-    def shared(self, i: int) -> tuple[tuple[int, ...], dict[str, Any]]:
-        """Grid point ``i`` (flat, in grid order) as ``self[i]`` gives it, but
-        made once and then shared: the planner's tasks hold it, and a run
-        plans its tasks twice (a head start and the run).  The caller must not
-        change the dict."""
-        if self._shared is None:
-            self._shared = [None] * self._size
-        point = self._shared[i]
-        if point is None:
-            point = self._shared[i] = self[i]
-        return point
+    def chunk(self, bounds: tuple[tuple[int, int], ...]) -> "ResolvedGrid":
+        """The grid points within ``bounds`` (``[lo, hi)`` along each axis) as a
+        grid of their own: each axis's values cut to its bounds (a task's few
+        values, whatever the whole grid's size); index ``i`` here is ``lo + i``
+        on the whole grid."""
+        return ResolvedGrid(self.base, {a: v[lo:hi] for (a, v), (lo, hi) in zip(self.axis_values.items(), bounds)})
 
     def values(self, name: str) -> tuple:
         """The values parameter ``name`` takes on the grid (an axis's, in order; else its one value)."""

@@ -31,13 +31,20 @@ from .manifests import store_chunks
 from .metadata import simulated_variables
 from .zarr_private import chunk_shape
 
-__all__ = ["JOURNAL", "CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED",
+__all__ = ["JOURNAL", "CELLS", "NESTED_CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED",
            "UNKNOWN", "LAYOUT_ATTR", "PACKED_CHUNK_BYTES", "Files", "layout", "packed_chunks", "array_metas",
            "fingerprint", "unrecognised", "task_arrays", "damaged_chunks", "chunk_region", "root_records",
            "records_text", "packed_record"]
 
 JOURNAL = ".boardsweep/layout.json"
-CELLS = ".boardsweep/cells"
+#: Where packing keeps the task-chunked arrays, each chunk file flat in its
+#: array's folder (``c.3.0.0``, not ``c/3/0/0``: one folder per array, not one
+#: per chunk and dimension).
+CELLS = ".boardsweep/flat-cells"
+#: Where packing kept them before, nested as zarr writes them: still read and
+#: moved back, never written (a boardsweep that knows only this folder finds,
+#: by its code, no kept copy in a newer store and rebuilds it from the packed data).
+NESTED_CELLS = ".boardsweep/cells"
 PACKING = ".boardsweep/packing"
 
 REBUILD = ".boardsweep/rebuild"

@@ -10,7 +10,10 @@ chunks of a shard, and per-inner-chunk reads are slower still).
 So once a run leaves the store complete and intact, it is *packed*: every
 array that tasks write is rewritten into large chunks (whole, or split along
 the leading axes above :data:`PACKED_CHUNK_BYTES`), and the task-chunked
-arrays are moved, not rewritten, to ``.boardsweep/cells/``.  Plain xarray
+arrays are moved, not rewritten, to ``.boardsweep/flat-cells/``, each chunk
+file renamed flat into its array's folder (``c.3.0.0`` for ``c/3/0/0``: a
+folder per array, not one per chunk and dimension; a store packed before
+keeps them nested under ``.boardsweep/cells/``, still moved back).  Plain xarray
 then reads a few large chunks.  Anything that must write cells again (a
 repair, growing the store) first *unpacks*: the task-chunked arrays are
 moved back (their bytes untouched) and the packed copies dropped; the run
@@ -62,7 +65,7 @@ from .identity import read_attrs
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, local_root
 from . import packing_inplace
-from .layout import (CELLS, JOURNAL, MIXED, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
+from .layout import (CELLS, JOURNAL, MIXED, NESTED_CELLS, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
                      UNKNOWN, UNPACKING, _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region,
                      damaged_chunks, layout, packed_chunks, packed_record, recover_unpacking, task_arrays,
                      unrecognised)
@@ -85,7 +88,7 @@ __all__ = [
     "recover",
     "damaged_chunks",
     "chunk_region",
-    "CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED", "UNKNOWN",
+    "CELLS", "NESTED_CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED", "UNKNOWN",
 ]
 
 
@@ -104,27 +107,34 @@ def _write_journal(root: Path, journal: dict[str, Any] | None) -> None:
 
 def _write_packed(root: Path, name: str, complete: bool) -> dict[str, Any]:
     """Write array ``name`` (task-chunked, at the root) packed into
-    ``.boardsweep/packing/name``; return its record (chunk shapes, chunk
-    files' fingerprints).  ``complete``: every replicate is done."""
+    ``.boardsweep/packing/name``, one packed chunk read and written at a
+    time (memory: one chunk of at most :data:`PACKED_CHUNK_BYTES`, whatever
+    the array's size); return its record (chunk shapes, chunk files'
+    fingerprints).  ``complete``: every replicate is done."""
     meta = json.loads((root / name / "zarr.json").read_text())
     shape = tuple(meta["shape"])
-    data = chunkfiles.read(str(root), name)
-    if data is None:
+    probe = chunkfiles.read(str(root), name, (slice(0, min(1, shape[0])),) if shape else ())  # its dtype
+    if probe is None:
         raise ValueError(f"array {name} is not in boardsweep's chunk format")
-    chunks = packed_chunks(shape, data.dtype.itemsize)
+    dtype = probe.dtype
+    chunks = packed_chunks(shape, dtype.itemsize)
     task_chunks = chunk_shape(meta)
     with_chunk_shape(meta, chunks)
-    integer_fill(meta, data, complete)
     target = root / PACKING / name
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
-    files = {}
+    fill = (meta.get("attributes") or {}).get("_FillValue")
+    files, filled = {}, False
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
-        key = chunkfiles.write_chunk(str(root / PACKING), name, region, data[region], packed=True)
+        data = chunkfiles.read(str(root), name, region)
+        filled = filled or (fill is not None and bool((data == fill).any()))
+        key = chunkfiles.write_chunk(str(root / PACKING), name, region, data, packed=True)
         if key is None:
             raise ValueError(f"array {name}: packed chunk {coord} could not be written")
         files[key] = _fingerprint(root / PACKING / key)
+    seen = np.array([fill] if filled else [], dtype=dtype)  # what integer_fill asks: is a fill value held?
+    (target / "zarr.json").write_text(json.dumps(integer_fill(meta, seen, complete), indent=2))
     return {"state": PACKED, "chunks": list(chunks), "separator": "/", "task_chunks": task_chunks, "files": files}
 
 
@@ -189,12 +199,13 @@ def _roll_back(root: Path, names: list[str]) -> None:
     arrays move back, the packed copies and the journal go.  Renames and
     removals only: this works on a full disk."""
     for name in names:
-        here, cells = root / name, root / CELLS / name
+        here, cells = root / name, _kept(root, name)
         if cells.exists():
+            _nest(cells)
             if here.exists():
                 shutil.rmtree(here)
             os.replace(cells, here)
-    shutil.rmtree(root / CELLS, ignore_errors=True)
+    _drop_kept(root)
     shutil.rmtree(root / PACKING, ignore_errors=True)
     try:
         set_records(str(root), None)
@@ -205,8 +216,9 @@ def _roll_back(root: Path, names: list[str]) -> None:
 
 def _finish_packing(root: Path, url: str) -> None:
     """Record the packed arrays in the root attributes, move each
-    task-chunked array to ``.boardsweep/cells/`` and its packed copy into its
-    place (each step skipped where already done), rewrite the root metadata,
+    task-chunked array to ``.boardsweep/flat-cells/`` and its packed copy into its
+    place (each step skipped where already done), its chunk files flat
+    (:func:`_flatten`), rewrite the root metadata,
     then drop the journal (the root record and the arrays' chunks say they
     are packed)."""
     journal = _journal(url)
@@ -222,6 +234,8 @@ def _finish_packing(root: Path, url: str) -> None:
         elif here.exists():
             shutil.rmtree(here)  # a half-removed leftover; the task-chunked copy is in cells/
         os.replace(packed, here)
+    for name in journal.get("arrays", []):
+        _flatten(root / CELLS / name)
     shutil.rmtree(root / PACKING, ignore_errors=True)
     _consolidate(url)
     _write_journal(root, None)
@@ -251,13 +265,14 @@ def unpack(url: str) -> bool:
         journal = {"state": UNPACKING, "arrays": moved, "record": rebuild}
         _write_journal(root, journal)
     for name in journal.get("arrays", []):
-        here, cells = root / name, root / CELLS / name
+        here, cells = root / name, _kept(root, name)
         if not cells.exists():
             continue  # already moved back
+        _nest(cells)
         if here.exists():
             shutil.rmtree(here)
         os.replace(cells, here)
-    shutil.rmtree(root / CELLS, ignore_errors=True)
+    _drop_kept(root)
     set_records(url, None)
     _consolidate(url)
     if journal.get("record"):
@@ -266,10 +281,48 @@ def unpack(url: str) -> bool:
     return True
 
 
+def _kept(root: Path, name: str) -> Path:
+    """The folder of the kept task-chunked copy of array ``name``: flat, or
+    nested where a store was packed before (:data:`NESTED_CELLS`)."""
+    flat = root / CELLS / name
+    return flat if flat.exists() or not (root / NESTED_CELLS / name).exists() else root / NESTED_CELLS / name
+
+
+def _drop_kept(root: Path) -> None:
+    shutil.rmtree(root / CELLS, ignore_errors=True)
+    shutil.rmtree(root / NESTED_CELLS, ignore_errors=True)
+
+
+def _flatten(array: Path) -> None:
+    """Each chunk file ``array/c/3/0/0`` renamed ``array/c.3.0.0``, then the
+    emptied folders removed.  Renames only, each done once: a process killed
+    midway leaves some of each, which this (or :func:`_nest`) finishes."""
+    nested = array / "c"
+    if not nested.is_dir():
+        return
+    for folder, _, files in os.walk(nested):
+        for name in files:
+            path = Path(folder, name)
+            os.replace(path, array / ".".join(path.relative_to(array).parts))
+    shutil.rmtree(nested, ignore_errors=True)
+
+
+def _nest(array: Path) -> None:
+    """The inverse of :func:`_flatten`: each flat chunk file ``c.3.0.0`` back
+    to ``c/3/0/0``, where zarr reads it."""
+    if not array.is_dir():
+        return
+    for entry in list(os.scandir(array)):
+        if entry.name.startswith("c.") and entry.is_file():
+            target = array.joinpath(*entry.name.split("."))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(entry.path, target)
+
+
 def _needs_rebuild(root: Path, packed: list[str]) -> bool:
     """Whether the kept task-chunked copy of a packed array, or the checksum
     records of the task chunks, are gone."""
-    missing = [n for n in packed if _read_json(root / CELLS / n / "zarr.json") is None]
+    missing = [n for n in packed if _read_json(_kept(root, n) / "zarr.json") is None]
     return bool(missing) or not (root / manifests.MANIFEST_DIR).is_dir()
 
 

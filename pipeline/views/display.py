@@ -22,11 +22,17 @@ __all__ = ["run_summary", "RUN_LINES"]
 def run_summary(out: Console, report: RunReport) -> None:
     """The headline answers and the verdict on one screen
     (:mod:`boardsweep.pipeline.views.overview`), then the run's work and timings."""
-    from .overview import MAX_LINES, print_lines, print_overview
-    from ..store import load_sweep
+    from .overview import MAX_LINES, print_lines
+    from ..analysis.blocks import BLOCK_POINTS, block_chunks
+    from ..analysis.dataset import grid_size
+    from ..store import load_sweep, open_sweep
 
     _many_reads()
-    ds = load_sweep(report.store, check=False)  # the run has just checked and written it
+    ds = open_sweep(report.store, check=False)  # the run has just checked and written it
+    if grid_size(ds) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
+        ds = load_sweep(report.store, check=False)
+    else:
+        ds = open_sweep(report.store, check=False, chunks=block_chunks(ds, BLOCK_POINTS))
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if report.calibration:
@@ -48,8 +54,23 @@ def run_summary(out: Console, report: RunReport) -> None:
     last = tail.get()
     if verbosity() >= 0:
         budget = MAX_LINES - RUN_LINES - len(last.splitlines())
-        print_overview(out, ds, report.store, budget, every_row=_every_row(report.store))
+        _overview(out, ds, report.store, budget)
     print_lines(out, last.splitlines())
+
+
+def _overview(out: Console, ds, store: str, budget: int) -> None:
+    """The headline tables and the verdict; a grid of more than a block's
+    points block by block (:func:`boardsweep.pipeline.analysis.blocks.run_overview`)."""
+    from .overview import print_overview, shown_points
+    from ..analysis.blocks import BLOCK_POINTS, run_overview
+    from ..analysis.dataset import grid_size
+
+    if grid_size(ds) <= BLOCK_POINTS:
+        print_overview(out, ds, store, budget, every_row=_every_row(store))
+        return
+    shown = run_overview(ds, max(3, budget), shown_points, most=BLOCK_POINTS)
+    print_overview(out, shown.ds, store, budget, every_row=_every_row(store), found=shown.found,
+                   verdict=shown.verdict, points=shown.points)
 
 
 #: Lines a run prints before its summary: the banner (2), a precision line,

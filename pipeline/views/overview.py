@@ -304,12 +304,15 @@ def shown_points(verdict: dict, points: int, rows: int) -> list[int]:
     return sorted(chosen)
 
 
-def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, every_row: str) -> list[str]:
-    """The overview's lines at ``rows`` grid points per table."""
+def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, every_row: str,
+           points: int | None = None) -> list[str]:
+    """The overview's lines at ``rows`` grid points per table (``points``: the
+    whole grid's, where ``ds`` holds only the points shown)."""
     from ..analysis.dataset import grid_size
     from ..analysis.headlines import HOLM_TEXT
 
     n = grid_size(ds)
+    whole = points or n
     picked = shown_points(verdict, n, rows)
     with out.capture() as cap:
         for block in blocks(ds, found, verdict, picked):
@@ -323,18 +326,20 @@ def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, 
         if verdict.get("tests"):
             out.print(f"agree: no Holm-adjusted p of the headline at the point below {verdict['alpha']:.0%}. "
                       f"{HOLM_TEXT}", markup=False, style="dim")
-        if len(picked) < n:
+        if len(picked) < whole:
             flagged = len(verdict.get("flagged", []))
             which = f" (every one of the {flagged} that disagree)" if flagged and flagged <= len(picked) else ""
-            out.print(f"showing {len(picked)} of {n} grid points{which}; every point: {every_row}",
+            out.print(f"showing {len(picked)} of {whole} grid points{which}; every point: {every_row}",
                       soft_wrap=True, markup=False)
     return cap.get().splitlines()
 
 
 def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
-                   found: dict | None = None, verdict: dict | None = None) -> int:
+                   found: dict | None = None, verdict: dict | None = None, points: int | None = None) -> int:
     """Print the headline tables and the verdict in at most ``max_lines``
-    lines (at least three grid points per table); returns the lines printed."""
+    lines (at least three grid points per table); returns the lines printed.
+    ``points``: the whole grid's, where ``ds`` holds only the points shown
+    (:func:`boardsweep.pipeline.analysis.blocks.run_overview`)."""
     from ..analysis import headlines
     from ..analysis.dataset import grid_size
 
@@ -342,10 +347,10 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
     n = grid_size(ds)
     rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take
-    lines = render(out, ds, found, verdict, store, rows, every_row)
+    lines = render(out, ds, found, verdict, store, rows, every_row, points)
     while len(lines) > max_lines and rows > 3:
         rows = max(3, rows - max(1, (len(lines) - max_lines) // max(len(found), 1)))
-        lines = render(out, ds, found, verdict, store, rows, every_row)
+        lines = render(out, ds, found, verdict, store, rows, every_row, points)
     print_lines(out, lines)
     return len(lines)
 

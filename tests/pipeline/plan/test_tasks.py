@@ -60,13 +60,31 @@ def test_wanted_replicates_leave_the_rest_of_a_chunk_missing(spec):
         ((0, 0), 0, [(0, 1)]), ((0, 0), 2, [(2,)])]
 
 
-def test_plans_share_each_points_parameters(spec):
-    """A run plans its tasks twice (a head start and the run), and a point's
-    blocks are tasks of their own: each grid point's parameters are made
-    once and shared, not once per task and plan (the client's memory)."""
-    first, again = plan_tasks(spec), plan_tasks(spec)
-    by_point = {}
-    for task in first + again:
-        for index, params, _ in task.cells:
-            assert by_point.setdefault(index, params) is params
-    assert len(by_point) == 4 and by_point[(1, 0)] == spec.points()[2][1]
+def test_a_plan_holds_no_parameters_per_grid_point():
+    """A task's cells make each point's parameters when read, from its own
+    chunk of the grid: a plan of 10^5 grid points in 10 tasks holds a few
+    values per task, not a dict per point (the client's memory at 10^6-10^7
+    points), and its cells are the points' as the spec resolves them."""
+    import pickle
+    import tracemalloc
+
+    from specs import spec_toml
+
+    sides = list(range(2, 12))
+    text = spec_toml("hk_monopoly", grid={"dice_sides": sides, "rounds": list(range(1, 10_001))},
+                     run={"replicates": 1, "games": 1}, tasks={"points_per_task": 10_000})
+    spec = parse_spec(text, "many.toml")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        tasks = plan_tasks(spec)
+        held = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    finally:
+        tracemalloc.stop()
+    assert len(tasks) == 10 and sum(len(t.cells) for t in tasks) == 100_000
+    assert held < 2_000_000, held  # a dict per point: ~50 MB; the tasks' member indices: 0.4 MB
+    assert len(pickle.dumps(tasks[3])) < 100_000  # a worker is sent the task's chunk of the grid, not the grid
+    points = spec.resolved_points()
+    for task, i in ((tasks[0], 0), (tasks[3], 4_321), (tasks[9], 9_999)):
+        index, params, reps = task.cells[i]
+        assert (index, params) == points[task.index[0] * 10_000 + i] and reps == (0,)

@@ -68,9 +68,9 @@ def test_store_layout(reference, spec_text):
     assert ds["exact_frequency"].dims == ("dice_sides", "deck_policy", "location")
     assert ds["done"].dims == ("dice_sides", "deck_policy", "replicate") and bool(ds["done"].all())
     assert raw(reference).dtype == np.int64
-    # tasks wrote one chunk each (kept under .boardsweep/cells/); the complete store is packed whole
-    assert zarr.open_array(str(reference), path=".boardsweep/cells/counts").chunks == (1, 1, 2, 5, 41)
-    assert zarr.open_array(str(reference), path=".boardsweep/cells/done").chunks == (1, 1, 2)
+    # tasks wrote one chunk each (kept under .boardsweep/flat-cells/); the complete store is packed whole
+    assert zarr.open_array(str(reference), path=".boardsweep/flat-cells/counts").chunks == (1, 1, 2, 5, 41)
+    assert zarr.open_array(str(reference), path=".boardsweep/flat-cells/done").chunks == (1, 1, 2)
     assert zarr.open_array(str(reference), path="counts").chunks == (2, 2, 4, 5, 41)
     assert ds["counts"].data.numblocks == (1, 1, 1, 1, 1)  # plain xarray: one dask chunk
     attrs = ds.attrs
@@ -141,7 +141,7 @@ def test_task_block_size_does_not_matter(reference, tmp_path, cluster2, spec_tex
         url = tmp_path / f"b{block}.zarr"
         text = spec_text.replace("replicates_per_task = 2", f"replicates_per_task = {block}")
         run_sweep(parse_spec(text), str(url), scheduler=cluster2)
-        assert zarr.open_array(str(url), path=".boardsweep/cells/counts").chunks[2] == block
+        assert zarr.open_array(str(url), path=".boardsweep/flat-cells/counts").chunks[2] == block
         assert_same_arrays(url, reference)
 
 

@@ -40,10 +40,10 @@ def test_grow_axis_and_replicates_equals_a_fresh_run(tmp_path, cluster2, make_sp
     """dice_sides gains 4 (written first in the new spec, to show that order
     does not matter) and replicates 4 -> 6: 2 x 2 old points get one new block
     each, the 2 new points three; old chunk files are not touched."""
-    # a complete store is packed: the chunk files tasks wrote are kept, moved, under .boardsweep/cells/
-    cells = tuple(f".boardsweep/cells/{name}/" for name in
+    # a complete store is packed: the chunk files tasks wrote are kept, moved, under .boardsweep/flat-cells/
+    cells = tuple(f".boardsweep/flat-cells/{name}/" for name in
                   ("counts", "events", "rolls", "done", "exact_frequency", "exact_done"))
-    before = {k: v for k, v in files(base).items() if k.startswith(cells) and "/c/" in k and v[2]}
+    before = {k: v for k, v in files(base).items() if k.startswith(cells) and "/c." in k and v[2]}  # flat chunk files
     text = toy(make_spec, dice=(4, 2, 3), replicates=6)
     report = run_sweep(parse_spec(text, "new.toml"), str(base), scheduler=cluster2, extend=True)
     assert report.complete
@@ -234,7 +234,7 @@ def test_calibrated_task_size_is_reused(tmp_path, cluster2, make_spec):
     assert report.block == 4
     assert report.calibration == "4 replicates and 4 grid points per task, as recorded in the store"
     assert report.complete and report.tasks_run == 1  # the one chunk of 2 x 2 points, replicates 4-5
-    assert zarr.open_array(str(url), path=".boardsweep/cells/counts").chunks[2] == 4  # the task chunks (packed store)
+    assert zarr.open_array(str(url), path=".boardsweep/flat-cells/counts").chunks[2] == 4  # the task chunks (packed store)
     assert_same_by_value(url, fresh(tmp_path, cluster2, timed(6)))
 
 

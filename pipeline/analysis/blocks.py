@@ -1,0 +1,221 @@
+"""The headline answers and the verdict of a large grid, block by block.
+
+:func:`headlines.estimates` holds about a dozen float arrays of grid points x
+labels per headline (some 5 KB a grid point for the money game: GBs at 10^6
+points).  Here the store is read and estimated one block of grid points at
+a time (:func:`grid_blocks`: consecutive points in grid order, at most
+:data:`BLOCK_POINTS`), and what the verdict needs is kept per test as
+floats: its raw p, and for the power its s.e. and df.
+
+Holm over the whole family needs only the p-values: with p_(1) <= ... <=
+p_(m), the adjusted p of p_(k) is max_{j <= k} min(1, (m - j + 1) p_(j)), a
+non-decreasing function of the raw p, so a grid point's worst adjusted p is
+that of its smallest raw p, and a test can be rejected at ``alpha`` only if
+its raw p is below ``alpha`` (the only rows kept with their labels).
+
+:func:`run_overview` is what the run's summary prints from: the verdict over
+every block, and the estimates of the few points shown, as
+:func:`headlines.verdict` and :func:`headlines.estimates` give them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import dask
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ...core import stats
+from ..words import count
+from . import headlines
+from .dataset import grid_points_at
+
+__all__ = ["BLOCK_POINTS", "grid_blocks", "block_chunks", "block_verdict", "run_overview"]
+
+#: Grid points estimated at once (about 100 MB of the money game's estimates).
+BLOCK_POINTS = 20_000
+
+
+def grid_blocks(shape: tuple[int, ...], most: int = BLOCK_POINTS) -> Iterator[tuple[int, tuple[slice, ...]]]:
+    """(offset, region) of consecutive blocks of at most ``most`` grid points
+    covering the grid in order: each block is a slice of one axis ``k`` (the
+    first whose later axes hold at most ``most`` points) at one index of
+    every earlier axis, whole along the later ones, so its points are the
+    flat indices ``[offset, offset + size)``."""
+    if not shape:
+        yield 0, ()
+        return
+    k = next(a for a in range(len(shape)) if math.prod(shape[a + 1:]) <= most)
+    inner = math.prod(shape[k + 1:])
+    step = max(1, most // max(inner, 1))
+    for outer in np.ndindex(*shape[:k]):
+        for lo in range(0, shape[k], step):
+            offset = int(np.ravel_multi_index((*outer, lo), shape[:k + 1])) * inner
+            region = (*(slice(i, i + 1) for i in outer), slice(lo, min(lo + step, shape[k])))
+            yield offset, region + (slice(None),) * (len(shape) - k - 1)
+
+
+def block_chunks(ds: xr.Dataset, most: int = BLOCK_POINTS) -> dict[str, int]:
+    """Dask chunks along the grid axes of ``ds`` that hold one block of
+    :func:`grid_blocks` each ({axis: size}, ``open_sweep``'s ``chunks``): a
+    store opened so reads each block once, not a larger chunk per block."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    _, region = next(grid_blocks(tuple(ds.sizes[a] for a in axes), most))
+    return {a: (ds.sizes[a] if r.stop is None else r.stop - r.start) for a, r in zip(axes, region)}
+
+
+@dataclass
+class _Family:
+    """What the verdict keeps of the tests, block after block."""
+
+    points: int
+    p: list[np.ndarray] = field(default_factory=list)
+    power: list[pd.DataFrame] = field(default_factory=list)  # headline, test, se, df: what power() reads
+    candidates: list[pd.DataFrame] = field(default_factory=list)  # each point's smallest p, where below alpha
+    worst: pd.Series | None = None
+    tested: int = 0
+    no_se: int = 0
+    void: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def add(self, block: xr.Dataset, offset: int, alpha: float) -> None:
+        """The tests of one block (its grid points at ``offset`` on)."""
+        found = headlines.estimates(block)
+        table = headlines.tests(block, found)
+        table["point"] += offset
+        for name, est in found.items():
+            if est.attrs.get("exact_void"):
+                before = self.void.get(name, (0, ""))[0]
+                self.void[name] = (before + int(est.attrs["exact_void"]), est.attrs["exact_void_text"])
+        tested = set(table["point"].tolist())
+        self.tested += len(tested)
+        self.no_se += len({i + offset for i in headlines._points_with_exact(block, found)} - tested)
+        if not len(table):
+            return
+        self.p.append(table["p"].to_numpy(np.float64))
+        self.power.append(table[["headline", "test", "se", "df"]])
+        smallest = table.sort_values("p", kind="stable").drop_duplicates("point")
+        if self.worst is None or smallest["p"].iloc[0] < self.worst["p"]:
+            self.worst = smallest.iloc[0]
+        self.candidates.append(smallest[smallest["p"] < alpha])
+
+
+def _holm_of(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted raw p, their Holm-adjusted p): the adjusted p of any raw p of
+    the family is that of its rank in the first array (:func:`stats.holm`)."""
+    ordered = np.sort(p, kind="stable")
+    return ordered, stats.holm(ordered)
+
+
+def _adjusted(raw: np.ndarray, ordered: np.ndarray, adjusted: np.ndarray) -> np.ndarray:
+    """The Holm-adjusted p of each ``raw`` p of the family."""
+    if not len(ordered):
+        return np.full(len(raw), np.nan)
+    return adjusted[np.minimum(np.searchsorted(ordered, raw, side="left"), len(ordered) - 1)]
+
+
+def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BLOCK_POINTS) -> dict[str, Any]:
+    """:func:`headlines.verdict` of ``ds`` (lazy: each block is read when
+    estimated), in memory of one block of ``most`` grid points and a few
+    floats per test.  The same keys, except ``point_agree`` (not made) and
+    ``p_holm`` (no rows: :func:`run_overview` gives the shown points')."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    shape = tuple(ds.sizes[a] for a in axes)
+    family = _Family(math.prod(shape))
+    with np.errstate(divide="ignore", invalid="ignore"), dask.config.set(scheduler="synchronous"):
+        for offset, region in grid_blocks(shape, most):  # one block's reads at a time
+            family.add(ds.isel(dict(zip(axes, region))).load(), offset, alpha)
+    p = np.concatenate(family.p) if family.p else np.zeros(0)
+    ordered, adjusted = _holm_of(p)
+    out: dict[str, Any] = {"alpha": alpha, "tests": int(len(p)), "points": family.points,
+                           "tested_points": family.tested, "holm": (ordered, adjusted)}
+    table = pd.concat(family.power, ignore_index=True) if family.power else pd.DataFrame(
+        columns=["headline", "test", "se", "df"])
+    out["power"] = headlines.power(table, alpha)
+    flagged = pd.concat(family.candidates, ignore_index=True) if family.candidates else pd.DataFrame()
+    if len(flagged):
+        flagged["p_holm"] = _adjusted(flagged["p"].to_numpy(), ordered, adjusted)
+        flagged = flagged[flagged["p_holm"] < alpha].sort_values(["p_holm", "p"], kind="stable")
+    out["agree"] = family.tested - len(flagged)
+    void = "".join(f"; {text} ({count(n, 'point')})" for n, text in family.void.values())
+    if not family.tested:
+        with_exact = family.no_se
+        out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
+                   text="nothing to test: " + (headlines._no_se_text(with_exact, family.points) if with_exact
+                                               else f"no grid point has an exact answer "
+                                                    f"({count(family.points, 'point')})") + void)
+        return out
+    _worst(ds, family.worst, flagged, (ordered, adjusted), out)
+    out["text"] = headlines._verdict_text(out, p, alpha) + _untested(family) + void
+    return out
+
+
+def _worst(ds: xr.Dataset, worst: pd.Series, flagged: pd.DataFrame, holm, out: dict[str, Any]) -> None:
+    """The smallest p (``min_p_holm``, ``min_p``, ``at``) and the points that
+    disagree, worst first (``flagged_points``, ``flagged``), as the verdict says them."""
+    where = headlines._where(grid_points_at(ds, [int(worst["point"])])[0])
+    out["min_p_holm"] = float(_adjusted(np.array([worst["p"]]), *holm)[0])
+    out["min_p"] = float(worst["p"])
+    out["at"] = {"point": where, "headline": worst["headline"], "label": worst["label"]}
+    out["flagged_points"] = [int(i) for i in flagged["point"]] if len(flagged) else []
+    out["flagged"] = [{"point": headlines._where(point), "headline": r.headline, "label": r.label,
+                       "test": r.test, "statistic": r.statistic, "p_holm": r.p_holm}
+                      for r, point in zip(flagged.itertuples(), grid_points_at(ds, out["flagged_points"]))]
+
+
+def _untested(family: _Family) -> str:
+    """The points not tested, and why (:func:`headlines._untested_text`, from counts)."""
+    text = ""
+    if family.no_se:
+        text += "; " + headlines._no_se_text(family.no_se, family.points)
+    untested = family.points - family.tested - family.no_se
+    if untested:
+        text += f"; {count(untested, 'point')} not tested (no exact answer applies)"
+    return text
+
+
+@dataclass
+class Overview:
+    """What the run's summary prints: the shown points' store (``ds``: the
+    grid cut to the values of the points shown), their estimates
+    (``found``), the verdict over the whole grid with its tests at the points
+    shown (``verdict``; points are indices into ``ds``'s grid) and the
+    whole grid's size (``points``)."""
+
+    ds: xr.Dataset
+    found: dict[str, xr.Dataset]
+    verdict: dict[str, Any]
+    points: int
+
+
+def run_overview(ds: xr.Dataset, rows: int, shown_points: Callable[[dict, int, int], list[int]],
+                 most: int = BLOCK_POINTS) -> Overview:
+    """The verdict of ``ds`` block by block, and the estimates of at most
+    ``rows`` points to show, ``shown_points(verdict, points, rows)`` (flat
+    indices: :func:`boardsweep.pipeline.views.overview.shown_points`), with
+    their tests' Holm-adjusted p over the whole family."""
+    verdict = block_verdict(ds, most=most)
+    axes = list(ds.attrs.get("grid_axes", []))
+    shape = tuple(ds.sizes[a] for a in axes)
+    picked = shown_points(verdict, verdict["points"], min(verdict["points"], rows))
+    where = np.unravel_index(np.asarray(picked, dtype=np.int64), shape) if axes else ()
+    keep = [np.unique(w) for w in where]
+    with dask.config.set(scheduler="synchronous"):
+        sub = ds.isel({a: k for a, k in zip(axes, keep)}).load()
+    sub_shape = tuple(len(k) for k in keep)
+
+    def inside(points) -> list[int]:  # whole-grid flat indices -> the cut grid's
+        idx = np.unravel_index(np.asarray(points, dtype=np.int64), shape) if axes else ()
+        return np.ravel_multi_index([np.searchsorted(k, i) for k, i in zip(keep, idx)], sub_shape).tolist() \
+            if axes else [0] * len(points)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        found = headlines.estimates(sub)
+    table = headlines.tests(sub, found)
+    table["p_holm"] = _adjusted(table["p"].to_numpy(np.float64), *verdict.pop("holm"))
+    verdict.update(p_holm=table, flagged_points=inside(verdict["flagged_points"][:rows]))
+    return Overview(sub, found, verdict, verdict["points"])

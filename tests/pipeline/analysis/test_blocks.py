@@ -1,0 +1,113 @@
+"""The verdict and the run's overview block by block: the same answer as
+over the whole grid at once, whatever the block size, on a real store with
+a planted disagreement (two grid points' mean rolls moved by a few
+standard errors)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from boardsweep.pipeline.analysis import blocks, headlines
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import load_sweep, open_sweep
+from boardsweep.pipeline.views.overview import print_overview, shown_points
+
+from specs import spec_toml  # tests/support is on sys.path
+
+#: The verdict's keys a block-by-block verdict gives as the whole grid's does.
+SAME = ("alpha", "tests", "points", "tested_points", "agree", "min_p", "min_p_holm", "at", "flagged_points",
+        "text", "power")
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory, cluster2):
+    """Shut the Box on 3 x 3 grid points, 4 replicates: every point tested;
+    points 2 and 7 (flat, grid order) get mean rolls 3% off their truth."""
+    url = str(tmp_path_factory.mktemp("blocks") / "stb.zarr")
+    text = spec_toml("shut_the_box", name="stb", seed=5, grid={"dice_sides": [2, 3, 4],
+                     "policy": ["optimal", "greedy", "random"]}, run={"replicates": 4, "games": 2000},
+                     tasks={"replicates_per_task": 4})
+    assert run_sweep(parse_spec(text, "stb.toml"), url, scheduler=cluster2).complete
+    ds = load_sweep(url, check=False)
+    rolls = ds["rolls_sum"].transpose("dice_sides", "policy", ...)
+    moved = rolls.values.astype(float)
+    moved.reshape(9, *moved.shape[2:])[[2, 7]] *= 1.03
+    ds["rolls_sum"] = rolls.copy(data=moved.astype(rolls.dtype))
+    return url, ds
+
+
+def test_grid_blocks_cover_the_grid_in_order_within_the_bound():
+    for shape, most in (((3, 4, 5), 7), ((3, 4, 5), 20), ((3, 4, 5), 1000), ((7,), 3), ((), 5), ((2, 30), 4)):
+        seen = []
+        for offset, region in blocks.grid_blocks(shape, most):
+            flat = np.arange(int(np.prod(shape))).reshape(shape)[region].ravel()
+            assert 0 < flat.size <= most and flat.tolist() == list(range(offset, offset + flat.size))
+            seen += flat.tolist()
+        assert seen == list(range(int(np.prod(shape))))
+
+
+def test_a_store_opened_in_block_chunks_reads_each_block_from_one_chunk(planted):
+    url, _ = planted
+    for most in (1, 2, 3, 4, 9):
+        ds = open_sweep(url, check=False, chunks=blocks.block_chunks(open_sweep(url, check=False), most))
+        axes = ["dice_sides", "policy"]
+        for _, region in blocks.grid_blocks((3, 3), most):
+            part = ds["rolls_sum"].isel(dict(zip(axes, region))).data
+            assert part.npartitions == 1, (most, region)
+
+
+@pytest.mark.parametrize("most", [1, 2, 4, 9])
+def test_the_verdict_block_by_block_is_the_whole_grids(planted, most):
+    _, ds = planted
+    whole, streamed = headlines.verdict(ds), blocks.block_verdict(ds, most=most)
+    assert whole["flagged_points"] and whole["text"].startswith("DISAGREE")  # the planted bias is seen
+    for key in SAME:
+        assert streamed[key] == whole[key], key
+    assert [(f["point"], f["p_holm"]) for f in streamed["flagged"]] == \
+           [(f["point"], f["p_holm"]) for f in whole["flagged"]]
+
+
+@pytest.mark.parametrize("rows", [3, 30])
+def test_the_run_overview_block_by_block_prints_the_whole_grids(planted, rows):
+    """What a run prints from the points shown and the verdict over the
+    blocks is what it printed from the whole grid in memory."""
+    url, ds = planted
+    shown = blocks.run_overview(ds, rows, shown_points, most=2)
+    assert shown.points == 9 and len(shown.ds["dice_sides"]) * len(shown.ds["policy"]) <= 9
+    whole = Console(file=io.StringIO(), width=120, color_system=None)
+    print_overview(whole, ds, "stb.zarr", rows, "every point")
+    mine = Console(file=io.StringIO(), width=120, color_system=None)
+    print_overview(mine, shown.ds, "stb.zarr", rows, "every point", found=shown.found, verdict=shown.verdict,
+                   points=shown.points)
+    assert mine.file.getvalue() == whole.file.getvalue()
+    assert "DISAGREE" in mine.file.getvalue()
+    lazy = blocks.run_overview(open_sweep(url, check=False), rows, shown_points, most=2)  # read from the store
+    assert lazy.verdict["text"] == headlines.verdict(load_sweep(url, check=False))["text"]
+
+
+def test_the_runs_summary_of_a_grid_larger_than_a_block_is_the_same(planted, monkeypatch):
+    """What ``run`` prints at its end: a grid of more blocks than one (the
+    block made 2 points here) is summarised block by block, with the same lines."""
+    from boardsweep.pipeline.run.record import RunReport
+    from boardsweep.pipeline.views import display
+
+    url, _ = planted
+    report = RunReport(store=url, tasks_total=9, complete=True, workers=2)
+
+    def printed() -> str:
+        out = Console(file=io.StringIO(), width=120, color_system=None)
+        display.run_summary(out, report)
+        return out.file.getvalue()
+
+    whole = printed()
+    monkeypatch.setattr(blocks, "BLOCK_POINTS", 2)
+    calls = []
+    real = blocks.run_overview
+    monkeypatch.setattr(blocks, "run_overview", lambda *a, **k: calls.append(k) or real(*a, **k))
+    assert printed() == whole and calls == [{"most": 2}]
+    assert "verdict: AGREE" in whole
