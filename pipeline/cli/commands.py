@@ -15,7 +15,7 @@ import click
 from ...core.games import ParameterError
 from ..errors import BoardsweepError, InputError, causes
 from ..errors import SpecError
-from . import check, games, run, stores
+from . import check, examples, games, run, stores
 from .diagnose import diagnose
 from ..errors import one_line
 from .verbosity import Group, set_verbosity
@@ -46,6 +46,7 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
 for _module in (games, run, stores, check):
     for _name in _module.__all__:
         cli.add_command(getattr(_module, _name))
+cli.add_command(examples.examples)
 
 
 def main(argv: list[str] | None = None) -> None:
