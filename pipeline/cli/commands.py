@@ -72,8 +72,8 @@ def _main(argv: list[str] | None) -> None:
         message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         click.echo(f"boardsweep: error: {message}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        _say_interrupted(interrupt.line("boardsweep: aborted"))
+    except click.exceptions.Abort:  # click's form of a Ctrl-C while it parses or runs a command
+        _say_interrupted(interrupt.line())
         sys.exit(130)
     except click.ClickException as exc:
         click.echo(f"boardsweep: error: {exc.format_message()}", err=True)
