@@ -45,12 +45,16 @@ def example_file(name: str) -> Path:
 def spec_path(given: str) -> str:
     """The spec file a command reads for SPEC ``given``: ``given`` itself where
     such a file exists or it names a folder; else, for a bare example name
-    (``quickstart`` or ``quickstart.toml``), the shipped example's file."""
+    (``quickstart`` or ``quickstart.toml``), the shipped example's file; a
+    bare name that is neither: :class:`InputError` naming the examples."""
     path = Path(given)
     if path.exists() or len(path.parts) != 1:
         return given
     stem = given[:-5] if given.endswith(".toml") else given
-    return str(_folder() / f"{stem}.toml") if stem in example_names() else given
+    if stem in example_names():
+        return str(_folder() / f"{stem}.toml")
+    raise InputError(f"{given}: no such spec file here, and no example of that name (examples: "
+                     f"{', '.join(example_names())}; `boardsweep examples` lists them)")
 
 
 def _description(path: Path) -> tuple[str, str]:

@@ -39,10 +39,15 @@ def test_examples_show_prints_the_spec(capsys):
     assert capsys.readouterr().out == (ROOT / "sweeps" / "shut_the_box.toml").read_text()
 
 
-def test_an_unknown_example_is_one_line_naming_the_examples(capsys):
+def test_an_unknown_example_is_one_line_naming_the_examples(tmp_path, monkeypatch, capsys):
     assert run_cli("examples", "copy", "nope") == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "no example named 'nope'" in err and "quickstart" in err
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("run", "nope", "--dry-run") == 2  # neither a file nor an example
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "nope: no such spec file here, and no example" in err, err
+    assert "quickstart" in err and list(tmp_path.iterdir()) == []
 
 
 def test_run_takes_a_bare_example_name_where_no_such_file_exists(tmp_path, monkeypatch, capsys):
