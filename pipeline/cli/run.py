@@ -15,7 +15,8 @@ from . import interrupt
 from .dry_run import print_plan
 from ..errors import InputError
 from ..words import json_text
-from .options import JSON_FORMAT, quiet_for_json, SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, scheduler_address, tls_options
+from .options import (JSON_FORMAT, SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, quiet_for_json,
+                      scheduler_address, tls_options)
 from .verbosity import Command
 
 __all__ = ["run"]

@@ -76,8 +76,9 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
 
 
 def summary_record(ds, table=None, verdict: dict | None = None) -> dict:
-    """The headline summary for machine readers, every number at full precision
-    (:func:`boardsweep.pipeline.words.json_ready`): ``{"verdict": ..., "rows": [...]}``,
+    """The headline summary for machine readers, to be written with
+    :func:`boardsweep.pipeline.words.json_text` (every number at full precision, NaN as null):
+    ``{"verdict": ..., "rows": [...]}``,
     one row per grid point, headline and label (``query --summary --format json``,
     ``run --format json``).  ``table``: :func:`headlines.summary` with its labels, made here if None."""
     import pandas as pd
