@@ -161,6 +161,15 @@ def test_format_json_is_the_only_output_and_keeps_every_digit(tmp_path, cluster2
     assert run_cli("verify", str(spec), "--against", str(store), "--scheduler", cluster2, "--format", "json") == 0
     checked = _json(capsys.readouterr().out)
     assert checked["ok"] is True and checked["differences"] == [] and checked["variables"] > 0
+    digest = tmp_path / "d.json"
+    assert run_cli("digest", str(store), "--out", str(digest)) == 0
+    other = write_spec(monopoly_spec_text.replace("seed = ", "seed = 1"), name="other.toml")
+    capsys.readouterr()
+    assert run_cli("verify", str(other), "--against", str(digest), "--format", "json") == 1  # another sweep
+    captured = capsys.readouterr()
+    failed = _json(captured.out)
+    assert failed["ok"] is False and "different spec" in failed["differences"][0]
+    assert captured.err.startswith("boardsweep: error: verify failed")
     assert run_cli("run", str(spec), "--store", str(store), "--dry-run", "--format", "json") == 2
     assert "--format json" in capsys.readouterr().err
 
