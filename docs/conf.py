@@ -34,13 +34,15 @@ extensions = [
     "sphinx.ext.autodoc",         # the Python API from its docstrings ...
     "numpydoc",                   # ... which are numpy style
     "sphinx.ext.doctest",
+    "sphinx.ext.mathjax",         # $...$ and $$...$$ (MyST dollarmath, amsmath) and :math: rendered
+    "sphinx.ext.intersphinx",     # links into xarray, Dask, zarr, numpy and scipy
     "sphinx_click",               # every command and option, from the click definitions
     "boardsweep_docs",            # tables generated from the games' definitions; the notebook page
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", ".gitignore"]
-myst_enable_extensions = ["colon_fence", "deflist"]
+exclude_patterns = ["_build", ".gitignore", "_intersphinx"]
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "amsmath"]
 myst_heading_anchors = 3
 
 # numpydoc: no autosummary tables of members (the API page lists what it documents).
@@ -50,6 +52,14 @@ numpydoc_xref_param_type = False
 autodoc_typehints = "none"          # the signatures and the numpydoc sections say the types
 autodoc_member_order = "bysource"
 nitpicky = False
+
+
+# The build is offline (CI): each project's inventory is read from docs/_intersphinx/ (the objects the pages
+# name; docs/_intersphinx/make_inventories.py writes them), never fetched.  Links go to the stable docs.
+_INTERSPHINX = {"xarray": "https://docs.xarray.dev/en/stable/", "dask": "https://docs.dask.org/en/stable/",
+                "distributed": "https://distributed.dask.org/en/stable/", "zarr": "https://zarr.readthedocs.io/en/stable/",
+                "numpy": "https://numpy.org/doc/stable/", "scipy": "https://docs.scipy.org/doc/scipy/"}
+intersphinx_mapping = {name: (url, str(HERE / "_intersphinx" / f"{name}.inv")) for name, url in _INTERSPHINX.items()}
 
 
 html_theme = "pydata_sphinx_theme"

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["plural", "count", "python_value", "finite_float", "fmt_value", "fmt_stderr", "fmt_significant",
-           "decimals", "fmt_to", "fmt_pm", "fmt_interval", "fmt_z", "fmt_p", "fmt_int"]
+           "decimals", "fmt_to", "fmt_pm", "fmt_interval", "fmt_z", "fmt_p", "fmt_int", "json_ready", "json_text"]
 
 
 def plural(word: str, count: int = 2) -> str:
@@ -32,6 +32,30 @@ def python_value(value: Any) -> Any:
     """A numpy scalar as the Python value it holds (``np.int64(3)`` -> ``3``,
     ``np.str_("a")`` -> ``"a"``); anything else as it is."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def json_ready(value: Any) -> Any:
+    """``value`` as JSON can hold it, every number at full precision (a float as
+    Python's shortest repr that reads back to the same double): mappings,
+    sequences and arrays as plain dicts and lists, numpy scalars as Python's,
+    NaN and infinities as None (null), other objects as their text."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, np.ndarray)):
+        return [json_ready(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
+    value = python_value(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return str(value)
+
+
+def json_text(value: Any) -> str:
+    """``value`` (:func:`json_ready`) as indented JSON text: what ``--format json`` prints."""
+    import json
+
+    return json.dumps(json_ready(value), indent=2)
 
 
 def finite_float(value: Any) -> float | None:

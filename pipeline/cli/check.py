@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..errors import BoardsweepError, Fault, InputError
-from .options import TLS_CA, TLS_CERT, TLS_KEY, WORKERS, SCHEDULER, load_spec, scheduler_address, tls_options
+from ..words import json_text
+from .options import JSON_FORMAT, quiet_for_json, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, SCHEDULER, load_spec, scheduler_address, tls_options
 from .stores import refuse_lock_only
 from .verbosity import Command
 
@@ -51,6 +52,7 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
 @TLS_CA
 @TLS_CERT
 @TLS_KEY
+@JSON_FORMAT
 def verify(
     spec_path: str,
     against: str,
@@ -60,12 +62,14 @@ def verify(
     tls_ca_file: str | None,
     tls_cert: str | None,
     tls_key: str | None,
+    fmt: str,
 ) -> None:
     """Re-run SPEC into a fresh store and compare it with --against.
 
     Integers (counts, events, rolls) must be equal bit for bit; floats (exact
     answers) within relative 1e-9, since solvers round differently per CPU.
-    Exits 0 when they agree, 1 naming the first differing variable and cell.
+    Exits 0 when they agree, 1 naming the first differing variable and cell
+    (`--format json`: the outcome as JSON on stdout, with every difference).
     """
     from pathlib import Path
 
@@ -74,6 +78,7 @@ def verify(
     from ..views import terminal
     from ..run.verify import verify as _verify
 
+    quiet_for_json(fmt)
     scheduler = scheduler_address(scheduler)
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
@@ -91,8 +96,12 @@ def verify(
         if isinstance(exc, BoardsweepError):
             raise
         raise InputError(str(exc)) from None
+    if fmt == "json":
+        click.echo(json_text({"ok": result.ok, "against": against, "spec": spec.source, "message": result.message,
+                              "variables": result.variables, "differences": result.differences}))
     if not result.ok:
         for line in result.differences[1:]:
             click.echo(f"  also: {line}", err=True)
         raise Fault(f"verify failed: {result.message}")
-    console.print(f"verify: OK, {result.message}")
+    if fmt != "json":
+        console.print(f"verify: OK, {result.message}")

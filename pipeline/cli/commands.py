@@ -15,7 +15,7 @@ import click
 from ...core.games import ParameterError
 from ..errors import BoardsweepError, InputError, causes
 from ..errors import SpecError
-from . import check, games, run, stores
+from . import check, examples, games, interrupt, run, stores
 from .diagnose import diagnose
 from ..errors import one_line
 from .verbosity import Group, set_verbosity
@@ -24,7 +24,7 @@ __all__ = ["main", "cli"]
 
 
 @click.group(cls=Group, invoke_without_command=True)  # -h and --help: verbosity.HELP_NAMES
-@click.version_option(package_name="boardsweep")
+@click.version_option(None, "-V", "--version", package_name="boardsweep", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     """Exact and Monte Carlo odds of dice-driven board games.
@@ -46,6 +46,7 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
 for _module in (games, run, stores, check):
     for _name in _module.__all__:
         cli.add_command(getattr(_module, _name))
+cli.add_command(examples.examples)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main(argv: list[str] | None) -> None:
+    interrupt.starts(argv)
     try:
         code = cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
         if isinstance(code, int) and code:
@@ -70,8 +72,8 @@ def _main(argv: list[str] | None) -> None:
         message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         click.echo(f"boardsweep: error: {message}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        _say_interrupted("boardsweep: aborted")
+    except click.exceptions.Abort:  # click's form of a Ctrl-C while it parses or runs a command
+        _say_interrupted(interrupt.line())
         sys.exit(130)
     except click.ClickException as exc:
         click.echo(f"boardsweep: error: {exc.format_message()}", err=True)
@@ -82,11 +84,11 @@ def _main(argv: list[str] | None) -> None:
         click.echo(f"boardsweep: error: {one_line(exc, named=False)}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        _say_interrupted("boardsweep: interrupted")
+        _say_interrupted(interrupt.line())
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - never a traceback for users; -v shows it
         if any(isinstance(e, KeyboardInterrupt) for e in causes(exc)):  # a Ctrl-C wrapped by what it interrupted
-            _say_interrupted("boardsweep: interrupted")
+            _say_interrupted(interrupt.line())
             sys.exit(130)
         known = diagnose(exc)
         if known is not None:  # a cause in the environment, named: not a bug

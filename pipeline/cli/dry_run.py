@@ -7,6 +7,7 @@ import os
 import click
 
 from ..errors import one_line
+from ..words import count
 
 __all__ = ["print_plan"]
 
@@ -14,20 +15,20 @@ __all__ = ["print_plan"]
 def print_plan(spec, url: str, target) -> None:
     """``run --dry-run``: what the run would do, nothing created.
 
-    The time is estimated from one replicate of the first, middle and last
-    grid points, simulated here (warm, as the run's ``[tasks] seconds``
-    calibration does; nothing is written), the slowest of them counting for
-    every replicate.  The task layout is the run's own decision
-    (:func:`plan.layout.decide`), from that time.  The store's size is the
+    The time is estimated from replicates of every grid point (up to
+    :data:`calibration.ESTIMATE_POINTS`, spread evenly), simulated here as a
+    worker thread runs them (their CPU time, compile time apart; nothing is
+    written): :func:`calibration.time_here`.  The task layout is the run's own
+    decision (:func:`plan.layout.decide`), from the slowest of the first,
+    middle and last points, as the run's calibration times them.  The store's size is the
     uncompressed upper bound that the run checks against the free space."""
     from ..plan import layout as task_layout
-    from ..plan.sizing import AUTO_TASK_S, estimate, groups_points, human
+    from ..plan.sizing import estimate, human
     from ..plan.exact_work import exact_solves, exact_tasks
     from ..plan.tasks import task_count
     from ..views.progress import exact_words
-    from ..run.calibration import time_here
+    from ..run.calibration import CALIBRATION_POINTS, time_here
     from ..store.owner import check_location
-    from ..words import count
 
     check_location(url)  # the run's own refusal of a location it cannot write, before anything is said
     points = spec.resolved_points()
@@ -36,8 +37,8 @@ def print_plan(spec, url: str, target) -> None:
     click.echo(f"  store:       {url}: {found}")
     axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
     click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
-    seconds, timed = time_here(spec, spec.task_seconds or (AUTO_TASK_S if groups_points(spec) else 0.0))
-    layout = task_layout.decide(spec, recorded, lambda budget: (seconds, timed))
+    timed = time_here(spec)
+    layout = task_layout.decide(spec, recorded, lambda budget: (timed.slowest, min(timed.points, CALIBRATION_POINTS)))
     laid = layout.apply(spec)
     how = {task_layout.AUTOMATIC: " (chosen automatically)",
            task_layout.RECORDED: " (as recorded in the store)" if layout.note else ""}.get(layout.how, "")
@@ -48,18 +49,22 @@ def print_plan(spec, url: str, target) -> None:
     click.echo(f"  tasks:       {count(task_count(laid), 'simulation task')} of up to {layout.words()}"
                f" + {exact_words(exact_tasks(laid), exact_solves(laid))}{how}")
     click.echo(f"  store size:  up to {human(estimate(laid).store_bytes)} (uncompressed)")
-    _print_time(seconds, timed, spec.replicates * len(points), target)
+    _print_time(timed, target)
     _print_planning(laid)
 
 
-def _print_time(seconds: float, timed: int, replicates: int, target) -> None:
-    """The time and where the run goes: ``seconds`` a replicate, ``replicates`` in all."""
-    kernel = seconds * replicates
+def _print_time(timed, target) -> None:
+    """The time and where the run goes: ``timed`` (:class:`calibration.HereTiming`).
+
+    The simulation's time is ``timed.kernel_s`` (:func:`calibration.time_here`);
+    on :math:`W` workers the run takes about that over :math:`W`."""
+    kernel = timed.kernel_s
     workers = target.workers or (os.cpu_count() or 1) if not (target.scheduler or target.batch) else None
     named = f"{workers} worker{'s' if workers != 1 else ''}" if workers else ""
     wall = f", about {_duration(kernel / workers)} on {named}" if workers else ""
-    click.echo(f"  time:        one replicate takes up to {_duration(seconds)} (timed at {timed} grid points): "
-               f"{_duration(kernel)} of simulation in all{wall}, plus start-up")
+    click.echo(f"  time:        one replicate takes {_duration(timed.mean)} of CPU on average (timed at "
+               f"{count(timed.points, 'grid point')}): {_duration(kernel)} of simulation in all{wall}, plus start-up "
+               "(longer while other programs share the cores)")
     click.echo(f"  runs on:     {target.describe()}" + (f" ({named})" if workers else ""))
 
 

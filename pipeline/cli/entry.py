@@ -47,8 +47,10 @@ def _end_now() -> None:
 
     if not INTERRUPTION_REPORTED.is_set():
         try:
-            os.write(2, b"boardsweep: interrupted\n")
-        except OSError:
+            from .interrupt import line
+
+            os.write(2, f"{line()}\n".encode())
+        except (OSError, ImportError):
             pass
     os._exit(130)
 

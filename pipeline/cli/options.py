@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -10,9 +9,10 @@ import numpy as np
 
 from ...core.games import Game, ParameterError, game_names, get_game
 from ..errors import InputError
+from ..words import json_text
 
 __all__ = ["parse_sets", "load_spec", "load_game", "complete_game", "scheduler_address", "emit", "FORMAT", "SET",
-           "WORKERS", "SCHEDULER", "TLS_CA", "TLS_CERT", "TLS_KEY", "tls_options"]
+           "JSON_FORMAT", "quiet_for_json", "WORKERS", "SCHEDULER", "TLS_CA", "TLS_CERT", "TLS_KEY", "tls_options"]
 
 
 def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
@@ -28,10 +28,12 @@ def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
 
 def load_spec(path: str, overrides: tuple[str, ...] = ()):
     """Parse and validate a sweep spec, with ``--set KEY=VALUE`` overrides
-    (SpecError -> one-line error, exit 2)."""
+    (SpecError -> one-line error, exit 2).  A bare name that is no file
+    (``quickstart``) is the shipped example of that name (:func:`.examples.spec_path`)."""
     from ..spec.parse import load_spec as _load
+    from .examples import spec_path
 
-    return _load(path, overrides)
+    return _load(spec_path(path), overrides)
 
 
 def load_game(name: str) -> Game:
@@ -72,10 +74,10 @@ def _jsonable(value: Any) -> Any:
 
 def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None = None) -> None:
     """Print a JSON-ready summary as JSON or as plain tables (one per set of labels)."""
-    summary = _jsonable(summary)
     if fmt == "json":
-        click.echo(json.dumps(summary, indent=2))
+        click.echo(json_text(summary))  # full precision; NaN as null
         return
+    summary = _jsonable(summary)
     from ..views import terminal
 
     dims: dict[str, tuple] = {}
@@ -88,6 +90,20 @@ def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None 
 FORMAT = click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
+#: ``--format json`` of the commands that otherwise print for people (run, report, verify).
+JSON_FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+                           show_default=True, help="json: only the result, as JSON, every number at full precision "
+                           "(no banner or progress; errors still on stderr).")
+
+
+def quiet_for_json(fmt: str) -> None:
+    """``--format json``: nothing but the JSON on stdout (as ``-q``, and quieter: no summary lines)."""
+    if fmt == "json":
+        from ..views import terminal
+
+        terminal.set_verbosity(-1)
+
+
 SET = click.option(
     "--set", "sets", multiple=True, metavar="NAME=VALUE", help="Set a game parameter."
 )

@@ -11,8 +11,12 @@ from ..views.waiting import WaitingLine
 from ..cluster.targets import START_TIMEOUT_S
 from ..cluster.dashboard import performance_report_path
 from ..run.request import CLI_OPTIONS, Hooks, RunRequest, cluster_target
+from . import interrupt
 from .dry_run import print_plan
-from .options import SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, scheduler_address, tls_options
+from ..errors import InputError
+from ..words import json_text
+from .options import (JSON_FORMAT, SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, quiet_for_json,
+                      scheduler_address, tls_options)
 from .verbosity import Command
 
 __all__ = ["run"]
@@ -56,6 +60,7 @@ __all__ = ["run"]
     "(repeatable); checked like the file and recorded in the store's spec."))
 @click.option("--dry-run", is_flag=True, help=(
     "Print the plan (grid points, tasks, estimated time and store size, the store) and create nothing."))
+@JSON_FORMAT
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
 @TLS_CA
@@ -63,7 +68,7 @@ __all__ = ["run"]
 @TLS_KEY
 def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: str | None, overwrite: bool,
         extend: bool, batch: str | None, jobs: str | None, start_timeout: float, dashboard_address: str | None,
-        performance_report: bool, overrides: tuple[str, ...], dry_run: bool, max_tasks: int | None,
+        performance_report: bool, overrides: tuple[str, ...], dry_run: bool, fmt: str, max_tasks: int | None,
         report_json: str | None, tls_ca_file: str | None, tls_cert: str | None, tls_key: str | None) -> None:
     """Run (or resume) the sweep described by the spec file SPEC.
 
@@ -74,12 +79,14 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     sge, lsf, htcondor, moab and oar), cancelled when the run ends.
 
     Exits 1 when the scheduler is lost or a task fails (finished tasks stay in
-    the store; rerun the same command to resume).
+    the store; rerun the same command to resume).  `--format json` prints
+    only the run's record, headline rows and verdict, as JSON.
     """
     from ..views import display
     from ..views import progress
     from ..views import terminal
 
+    quiet_for_json(fmt)
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     target = cluster_target(workers=workers, scheduler=scheduler, batch=batch, jobs=jobs, start_timeout=start_timeout,
@@ -91,6 +98,8 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
 
         normalize_url(url)
     if dry_run:
+        if fmt == "json":
+            raise InputError("--format json: a dry run prints its plan as text; leave out one of the two")
         print_plan(request.spec, url, target)
         return
     target.security = security
@@ -102,17 +111,38 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     compiling, warming = _warm_up(request.spec, target, bar.compiling)
     from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
 
+    interrupt.keeps(f"the finished tasks, in {url},")
     with bar, WaitingLine(console, target), signals_end_run(batch):
         report = execute(request, Hooks(on_start=bar.start, on_progress=bar.update, on_compile=compiling,
                                         on_failure=bar.failed, warming=warming))
-    display.run_summary(console, report)
-    if target.performance_report:
+    if fmt == "json":
+        _print_json(request.spec, report)
+    else:
+        display.run_summary(console, report)
+    if target.performance_report and fmt != "json":
         display.info(console, f"performance report: {target.performance_report}")
     if report_json:
         from dataclasses import asdict
 
         with open(report_json, "w") as f:
             json.dump(asdict(report), f, indent=2)
+
+
+#: What ``run --format json`` records of the run (:class:`RunReport`'s fields; not its per-task records).
+JSON_RUN_FIELDS = ("complete", "tasks_total", "tasks_run", "exact_run", "exact_solves", "points_per_task", "block",
+                   "workers", "wall_s", "kernel_s", "compile_s", "write_s", "repaired", "calibration", "dashboard")
+
+
+def _print_json(spec, report) -> None:
+    """``run --format json``: the store, the run's record and the headline summary
+    (:func:`query_rows.summary_record`), every number at full precision."""
+    from ..store import load_sweep
+    from ..views.query_rows import summary_record
+
+    ds = load_sweep(report.store, check=False)  # the run has just checked and written it
+    click.echo(json_text({"sweep": spec.name, "store": report.store,
+                          "run": {name: getattr(report, name) for name in JSON_RUN_FIELDS},
+                          **summary_record(ds)}))
 
 
 def _warm_up(spec, target, on_compile):

@@ -9,6 +9,8 @@ import click
 import numpy as np
 
 from ..errors import Fault, InputError
+from ..words import json_text
+from .options import JSON_FORMAT, quiet_for_json
 from .verbosity import Command
 
 __all__ = ["query", "status", "report"]  # the commands (cli.commands registers each name here)
@@ -112,8 +114,11 @@ def status(store_url: str, fmt: str) -> None:
     "there is replaced: only the files it recorded making are removed; a folder holding a page or table "
     "boardsweep did not write is refused."))
 @click.option("--variable", default=None, help=VARIABLE_HELP)
-def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
-    """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV)."""
+@JSON_FORMAT
+def report(store_url: str, out_dir: str | None, variable: str | None, fmt: str) -> None:
+    """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV).
+
+    `--format json` prints where it is and its summary (the report's summary.json) as JSON."""
     from ..views import store_access
     from ..views import variable as variable_
     from ..views.report import build_report, default_out_dir
@@ -123,5 +128,10 @@ def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
     if variable is not None:
         variable = variable_.pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
-    build_report(store_url, out, variable, loaded=ds)
-    click.echo(f"report written to {os.path.join(out, 'index.html')}")
+    quiet_for_json(fmt)
+    summary = build_report(store_url, out, variable, loaded=ds)
+    index = os.path.join(out, "index.html")
+    if fmt == "json":
+        click.echo(json_text({"store": store_url, "report": index, "folder": out, "summary": summary}))
+    else:
+        click.echo(f"report written to {index}")

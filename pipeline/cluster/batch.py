@@ -57,6 +57,11 @@ REASONS = {
     "oar": (["oarstat", "-f", "-j", "{ids}"], ("state", "message")),
 }
 
+#: The batch cluster's dashboard, where neither --dashboard-address nor Dask's configuration names one:
+#: a free port on every interface (as Dask's own default listens), never a fixed 8787 that another
+#: program may hold (distributed then warns "Port 8787 is already in use" into the run's output).
+FREE_DASHBOARD_PORT = ":0"
+
 #: Seconds between checks that the wanted jobs are there (lost ones are resubmitted).
 KEEP_JOBS_EVERY_S = 5.0
 #: Seconds between two queries of the batch system while waiting for the first worker.
@@ -186,6 +191,7 @@ def start_jobs(stack: ExitStack, system: str, jobs: Jobs, dashboard_address: str
     options = dict(dask.config.get(f"jobqueue.{system}.scheduler-options", None) or {})
     if dashboard_address:
         options["dashboard_address"] = dashboard_address
+    options.setdefault("dashboard_address", FREE_DASHBOARD_PORT)
     try:
         cluster = cls(job_cls=_recording(cls.job_cls, submitted), scheduler_options=options)
     except ValueError as exc:  # a setting dask-jobqueue refuses

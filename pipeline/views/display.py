@@ -14,7 +14,7 @@ from .progress import store_line, work_line
 from .query_rows import _every_row, _quoted
 from .status import print_precision
 from .store_access import _many_reads
-from .terminal import info, verbosity
+from .terminal import info
 
 __all__ = ["run_summary", "RUN_LINES"]
 
@@ -52,9 +52,8 @@ def run_summary(out: Console, report: RunReport) -> None:
              f"overhead ~ {max(overhead, 0):.1f} s")
         info(out, f"figures and tables: `boardsweep report {_quoted(report.store)}`", soft_wrap=True)
     last = tail.get()
-    if verbosity() >= 0:
-        budget = MAX_LINES - RUN_LINES - len(last.splitlines())
-        _overview(out, ds, report.store, budget)
+    budget = MAX_LINES - RUN_LINES - len(last.splitlines())  # the answers and the verdict: results, even under -q
+    _overview(out, ds, report.store, budget)
     print_lines(out, last.splitlines())
 
 

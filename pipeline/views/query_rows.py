@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from ..words import fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, plural
+from ..words import fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, json_text, plural
 from .terminal import console, print_records
 from .status import print_precision, _EXACT_WORD
 
@@ -47,9 +47,7 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
         table.to_csv(sys.stdout, index=False)
         return
     if fmt == "json":
-        rows = json.loads(table.to_json(orient="records"))
-        print(json.dumps({"verdict": {k: v for k, v in verdict.items() if k != "p_holm"}, "rows": rows},
-                         indent=2, default=str))
+        print(json_text(summary_record(ds, table, verdict)))
         return
     out = console()
     axes = list(ds.attrs.get("grid_axes", []))
@@ -75,6 +73,25 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
         out.print(verdict["power"]["text"], markup=False)
 
 
+
+
+def summary_record(ds, table=None, verdict: dict | None = None) -> dict:
+    """The headline summary for machine readers, to be written with
+    :func:`boardsweep.pipeline.words.json_text` (every number at full precision, NaN as null):
+    ``{"verdict": ..., "rows": [...]}``,
+    one row per grid point, headline and label (``query --summary --format json``,
+    ``run --format json``).  ``table``: :func:`headlines.summary` with its labels, made here if None."""
+    import pandas as pd
+
+    from ..analysis import headlines
+
+    if table is None:
+        found = headlines.estimates(ds)
+        verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
+        table = headlines.summary(ds, found=found)
+        table = table.assign(label=pd.Series(_label_values(ds, table, found), index=table.index, dtype=object))
+    verdict = headlines.verdict(ds) if verdict is None else verdict
+    return {"verdict": {k: v for k, v in verdict.items() if k != "p_holm"}, "rows": table.to_dict("records")}
 
 
 def _label_values(ds, table, found) -> list:

@@ -109,9 +109,10 @@ def test_quiet_run_prints_only_the_result(tmp_path, toy_spec_text, write_spec):
                                          str(tmp_path / "q.zarr"), "--workers", "1", env=PIPED))
     assert code == 0, err
     lines = out.strip().splitlines()
-    assert len(lines) == 2, out
-    assert re.fullmatch(r"this run: 12 tasks \(8 simulation, 4 exact\)(, \d+ during start-up)?", lines[0])
-    assert lines[1] == f"store complete: 16 of 16 replicates and 4 of 4 exact answers done: {tmp_path / 'q.zarr'}"
+    assert any(line.startswith("verdict: ") for line in lines), out  # the answers and the verdict are results
+    assert "sweep toy" not in out and "wall " not in out and "dashboard" not in out  # no banner, no timings
+    assert re.fullmatch(r"this run: 12 tasks \(8 simulation, 4 exact\)(, \d+ during start-up)?", lines[-2])
+    assert lines[-1] == f"store complete: 16 of 16 replicates and 4 of 4 exact answers done: {tmp_path / 'q.zarr'}"
 
 
 def test_dask_scheduler_address_is_honoured_without_scheduler_option(tmp_path, toy_spec_text, write_spec):

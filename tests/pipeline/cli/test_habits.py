@@ -107,3 +107,108 @@ def test_h_survives_a_command_parsed_alone_first(name, capsys):
     cli.commands[name].make_context(f"boardsweep {name}", ["--help"], resilient_parsing=True)
     assert run_cli(name, "-h") == 0
     assert "-h, --help" in capsys.readouterr().out
+
+
+# -- issue 43: -V, -q's answers, --format json at full precision, Ctrl-C's resume line --------------------
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_version_flags(flag, capsys):
+    from importlib.metadata import version
+
+    assert run_cli(flag) == 0
+    assert capsys.readouterr().out == f"boardsweep {version('boardsweep')}\n"
+
+
+def test_quiet_keeps_the_answers_and_the_verdict(tmp_path, cluster2, monopoly_spec_text, write_spec, capsys):
+    spec, store = write_spec(monopoly_spec_text), tmp_path / "q.zarr"
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q") == 0
+    quiet = capsys.readouterr().out
+    assert "verdict: AGREE" in quiet and "frequency" in quiet  # the results (were dropped under -q)
+    assert "sweep small" not in quiet and "wall " not in quiet  # no banner, no timings
+    assert run_cli("query", str(store), "--summary", "-q") == 0
+    assert "verdict: AGREE" in capsys.readouterr().out
+
+
+def _json(out: str) -> dict:
+    """stdout that is one JSON document and nothing else."""
+    return json.loads(out)
+
+
+@pytest.mark.slow
+def test_format_json_is_the_only_output_and_keeps_every_digit(tmp_path, cluster2, monopoly_spec_text,
+                                                               write_spec, capsys):
+    from boardsweep.pipeline.analysis import headlines
+    from boardsweep.pipeline.store import load_sweep
+
+    spec, store = write_spec(monopoly_spec_text), tmp_path / "j.zarr"
+    assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "--format", "json") == 0
+    ran = _json(capsys.readouterr().out)
+    assert ran["sweep"] == "small" and ran["run"]["complete"] is True and ran["verdict"]["text"].startswith("AGREE")
+    truth = headlines.summary(load_sweep(str(store)))
+    for rows in (ran["rows"], None):
+        if rows is None:
+            assert run_cli("query", str(store), "--summary", "--format", "json") == 0
+            rows = _json(capsys.readouterr().out)["rows"]
+        assert len(rows) == len(truth)
+        for row, want in zip(rows, truth.to_dict("records")):  # the same CPU: every bit (was: 9 and 6 digits)
+            for column in ("estimate", "se", "exact", "z"):
+                assert row[column] == (want[column] if np.isfinite(want[column]) else None), (column, row)
+    out = tmp_path / "rep"
+    assert run_cli("report", str(store), "--out", str(out), "--format", "json") == 0
+    made = _json(capsys.readouterr().out)
+    assert made["report"] == str(out / "index.html") and (out / "index.html").is_file() and made["summary"]
+    assert run_cli("verify", str(spec), "--against", str(store), "--scheduler", cluster2, "--format", "json") == 0
+    checked = _json(capsys.readouterr().out)
+    assert checked["ok"] is True and checked["differences"] == [] and checked["variables"] > 0
+    digest = tmp_path / "d.json"
+    assert run_cli("digest", str(store), "--out", str(digest)) == 0
+    other = write_spec(monopoly_spec_text.replace("seed = ", "seed = 1"), name="other.toml")
+    capsys.readouterr()
+    assert run_cli("verify", str(other), "--against", str(digest), "--format", "json") == 1  # another sweep
+    captured = capsys.readouterr()
+    failed = _json(captured.out)
+    assert failed["ok"] is False and "different spec" in failed["differences"][0]
+    assert captured.err.startswith("boardsweep: error: verify failed")
+    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", "--format", "json") == 2
+    assert "--format json" in capsys.readouterr().err
+
+
+def test_json_words_keep_full_precision_and_write_nan_as_null():
+    from boardsweep.pipeline.words import json_text
+
+    x = 0.1 + 0.2  # 0.30000000000000004: 17 significant digits
+    text = json_text({"x": np.float64(x), "n": np.int64(3), "bad": float("nan"), "a": np.array([1.5, np.inf])})
+    assert json.loads(text) == {"x": x, "n": 3, "bad": None, "a": [1.5, None]}
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_what_is_kept_and_the_command_that_resumes(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pathlib import Path
+
+    quickstart = Path(__file__).resolve().parents[3] / "sweeps" / "quickstart.toml"
+    args = ["run", str(quickstart), "--store", str(tmp_path / "c.zarr"), "--workers", "2", "--set", "run.games=4000"]
+    proc = subprocess.Popen([sys.executable, "-m", "boardsweep", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        t0 = time.monotonic()
+        while not (tmp_path / "c.zarr" / "zarr.json").exists() and time.monotonic() - t0 < 120:
+            time.sleep(0.1)  # the run has made its store: its tasks run now (minutes of them)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 130 and len(lines) == 1, err
+    assert lines[0].startswith("boardsweep: interrupted; the finished tasks, in ") and " are kept; " in lines[0]
+    import shlex
+
+    assert f"`{shlex.join(['boardsweep', *args])}` resumes" in lines[0]  # the very command, to copy
+    assert run_cli("status", str(tmp_path / "c.zarr"), "-q") == 1  # kept, incomplete, not damaged: resumable

@@ -1,0 +1,36 @@
+"""What a Ctrl-C's one line says: what the interrupted command keeps and the command that resumes it.
+
+A command that keeps its work when interrupted (``run``: every finished task is in
+the store) names it here (:func:`keeps`) before the work starts; the line the
+command ends with (:func:`line`) then says so, with the command to resume,
+instead of a bare ``boardsweep: interrupted``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+__all__ = ["starts", "keeps", "line"]
+
+_KEPT: dict[str, str] = {}
+_ARGS: list[str] = []
+
+
+def starts(argv: list[str] | None) -> None:
+    """A command starts with the arguments ``argv`` (None: this process's): nothing kept yet."""
+    _KEPT.clear()
+    _ARGS[:] = sys.argv[1:] if argv is None else list(argv)
+
+
+def keeps(what: str) -> None:
+    """The command keeps ``what`` if interrupted from now on (``the finished tasks, in
+    results/x.zarr``); the same command line resumes it."""
+    _KEPT.update(what=what, again=shlex.join(["boardsweep", *_ARGS]))
+
+
+def line(first: str = "boardsweep: interrupted") -> str:
+    """The interruption's one line: ``first``, then what is kept and how to resume, where a command said so."""
+    if not _KEPT:
+        return first
+    return f"{first}; {_KEPT['what']} are kept; `{_KEPT['again']}` resumes"
