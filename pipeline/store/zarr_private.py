@@ -27,6 +27,7 @@ zarr versions boardsweep supports are pinned in ``pyproject.toml``
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import warnings
@@ -102,6 +103,12 @@ class quiet:
     thread, worker threads and the client all reading the store, one
     thread leaving its context restored the filters under another that was
     still inside).
+
+    A process that is boardsweep's own (the command line, and the workers it
+    starts, which inherit :data:`KEEP_ENV` = ``1``) keeps them for good: there
+    a thread leaving ``catch_warnings`` (numba's compiler, numpy's reductions)
+    while another is inside could restore a list without them, and a zarr
+    warning then reached the terminal now and then.
     """
 
     _lock = threading.Lock()
@@ -117,9 +124,13 @@ class quiet:
     def __exit__(self, *exc: Any) -> None:
         with quiet._lock:
             quiet._inside -= 1
-            if quiet._inside == 0:
+            if quiet._inside == 0 and os.environ.get(KEEP_ENV) != "1":
                 _set_filters(_without(_filters()))
 
+
+#: Environment variable that makes :class:`quiet`'s filters stay once
+#: installed (set by the command line for itself and its worker processes).
+KEEP_ENV = "BOARDSWEEP_QUIET_ZARR"
 
 _OURS: list[tuple] = []
 
