@@ -340,6 +340,28 @@ def test_an_old_format_store_is_read_but_not_written(stores, tmp_path, capsys):
     assert len(err) == 1 and "store format 1" in err[0] and "--overwrite" in err[0]
 
 
+@pytest.mark.parametrize("older", [3, 4])
+def test_a_store_with_fixed_width_text_is_read_but_not_resumed(stores, tmp_path, capsys, older):
+    """Formats 3 and 4 kept text in zarr-python's fixed_length_utf32: read as
+    before, never resumed or grown by a run writing format 5 (one line, what to do)."""
+    import shutil
+    import zarr
+
+    old = tmp_path / "old.zarr"
+    shutil.copytree(stores["shut_the_box"], old)
+    group = zarr.open_group(str(old), mode="r+")
+    group.attrs["boardsweep_format"] = older
+    zarr.consolidate_metadata(str(old))
+    assert main_rc(["query", str(old), "--format", "json", "--top", "1"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 4
+    spec = tmp_path / "stb.toml"
+    spec.write_text(SPECS["shut_the_box"].replace("replicates = 2", "replicates = 4"))
+    for extra in ([], ["--extend"]):
+        assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"store format {older}" in err[0] and "--overwrite" in err[0], err
+
+
 def test_growing_a_text_axis_keeps_its_longer_values_whole(tmp_path, cluster2):
     """A grid value longer than the stored ones ('sticky' after 'plain') is kept whole (variable-length text)."""
     def toy(rules):
