@@ -47,7 +47,7 @@ for _w in _caught:
 __all__ = ["SUPPORTED", "ARRAY_LAYOUT", "sync", "chunk_key", "chunk_shape", "with_chunk_shape", "quiet"]
 
 #: The zarr-python releases boardsweep supports (``pyproject.toml`` pins the same).
-SUPPORTED = ">=3.1.0,<3.2"
+SUPPORTED = ">=3.1.1,<3.2"  # 3.1.0 warned that vlen-utf8 (store format 5's text) is not in the v3 spec
 
 #: What an array of a boardsweep store holds in its ``zarr.json`` (keys read by
 #: :mod:`.chunkfiles` and edited by :mod:`.packing`).
