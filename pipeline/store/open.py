@@ -19,6 +19,7 @@ import xarray as xr
 
 from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
+from .reads import fixed_width
 from .metadata import exact_renames, simulated_variables
 from .owner import Store
 from .layout import JOURNAL
@@ -74,7 +75,23 @@ def open_sweep(
             raw[name] = var.copy(data=data if data is not None else var.values)
         else:
             raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
-    return native(mask(_as_current(xr.decode_cf(raw))))
+    return _text_as_objects(native(mask(_as_current(xr.decode_cf(raw)))))
+
+
+def _text_as_objects(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` (lazy) with its text data variables (``exact_note``, numpy
+    ``StringDType`` as zarr-python reads zarr's ``string``) as Python strings
+    when computed: numpy's object dtype, whose width a lazy array need not know."""
+    for var in ds.data_vars.values():
+        if var.dtype.kind == "T":
+            data = var.variable.data
+            var.variable.data = data.map_blocks(_objects, dtype=object) if hasattr(data, "map_blocks") else _objects(data)
+    return ds
+
+
+def _objects(block: np.ndarray) -> np.ndarray:
+    """``block`` of text as an object array of Python strings."""
+    return np.asarray(block).astype(object)
 
 
 def native(ds: xr.Dataset) -> xr.Dataset:
@@ -220,7 +237,7 @@ def _load(st: Store, sel: Mapping[str, Any] | None) -> xr.Dataset:
         if "_FillValue" in var.attrs and var.dtype.kind in "iu" and not (var.values == var.attrs["_FillValue"]).any():
             raw[name] = var.copy(data=var.values)
             raw[name].attrs = {k: v for k, v in var.attrs.items() if k != "_FillValue"}
-    return native(mask(_as_current(xr.decode_cf(raw.load()))))
+    return fixed_width(native(mask(_as_current(xr.decode_cf(raw.load())))))
 
 
 def _masks_first(raw: xr.Dataset) -> list[str]:

@@ -90,17 +90,20 @@ def read_mask(group: zarr.Group | None, name: str, url: str | None = None) -> tu
 def open_raw(url: str, mask_and_scale: bool = False) -> xr.Dataset:
     """The store as xarray reads it, lazily and without dask (``chunks=None``),
     values as stored unless ``mask_and_scale`` (the callers decode and mask);
-    text as fixed-width ``<U`` whatever its zarr data type (:func:`fixed_width`)."""
+    text coordinates as fixed-width ``<U`` whatever their zarr data type
+    (:func:`fixed_width`; a text data variable, ``exact_note``, is read
+    when asked for: one chunk per task)."""
     with quiet():
-        return fixed_width(xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale))
+        return fixed_width(xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale), coordinates_only=True)
 
 
-def fixed_width(ds: xr.Dataset) -> xr.Dataset:
+def fixed_width(ds: xr.Dataset, coordinates_only: bool = False) -> xr.Dataset:
     """``ds`` with every text variable (numpy ``StringDType``: zarr's
     variable-length ``string``, store format 5) as fixed-width ``<U``, as
     boardsweep has always read its labels (format 2 to 4 stored them so):
-    the same values, the same types, whichever format the store has."""
-    texts = [n for n in ds.variables if ds[n].dtype.kind == "T"]
+    the same values, the same types, whichever format the store has.
+    ``coordinates_only``: the data variables are left as they are (lazy)."""
+    texts = [n for n in ds.variables if ds[n].dtype.kind == "T" and (n in ds.coords or not coordinates_only)]
     if not texts:
         return ds
     ds = ds.copy(deep=False)
