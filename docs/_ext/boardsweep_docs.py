@@ -103,8 +103,9 @@ class StoreSchema(_Generated):
                 var = ds[name]
                 attrs = var.attrs
                 meaning = attrs.get("description") or attrs.get("long_name") or ""
-                units = attrs.get("units", "")
-                rows.append([f"`{name}`", kind, "(" + ", ".join(map(str, var.dims)) + ")", f"`{var.dtype}`",
+                units = attrs.get("units") or attrs.get("currency", "")  # a currency is not a CF unit
+                stored = "string" if var.dtype.kind == "O" else var.dtype  # text: zarr's variable-length string
+                rows.append([f"`{name}`", kind, "(" + ", ".join(map(str, var.dims)) + ")", f"`{stored}`",
                              meaning + (f" [{units}]" if units else "")])
         return _table(f"The store of `{self.arguments[0]}` (game `{spec.game_name}`)",
                       ["name", "kind", "dimensions", "dtype", "description [units]"], rows)

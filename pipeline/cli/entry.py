@@ -158,6 +158,7 @@ def command_line() -> None:
         # multiprocessing's resource tracker (worker processes) inherits these: after a Ctrl-C
         # ends the process at once it would warn of the semaphores its workers leave
         sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
+        os.environ["BOARDSWEEP_QUIET_ZARR"] = "1"  # this process and its workers are boardsweep's (store.zarr_private.quiet)
         from .commands import command_line as run
     except BaseException as exc:  # a Ctrl-C may surface as another error (a class body's __set_name__ wraps it)
         if not (isinstance(exc, KeyboardInterrupt) or _INTERRUPTED.is_set()):

@@ -18,7 +18,7 @@ import zarr
 from . import manifests, metadata
 from .chunkfiles import PACKED_SEPARATOR
 from ..errors import StoreMismatch
-from .identity import check_labels, read_attrs
+from .identity import check_labels, fixed_width_text, read_attrs
 from .schema import template
 from .zarr_private import quiet
 from ..spec.parse import Spec
@@ -164,6 +164,9 @@ def rebuild_root(url: str, spec: Spec) -> str:
     spec = spec.with_block(block, grid_chunks=tuple(chunk[:-1]))  # the store's chunks, however chosen
     ds, _ = template(spec, spec.game)
     attrs = json.loads(json.dumps(dict(ds.attrs), default=_plain))
+    if old := fixed_width_text(url, [str(n) for n in ds.variables if ds[n].dtype.kind == "O"]):  # no mixed formats
+        raise StoreMismatch(f"{lost}; it was written in an older store format (its {old[0]!r} holds fixed-width "
+                            f"text): replace it with `boardsweep run SPEC --store {url} --overwrite`")
     wrong = check_labels(url, attrs)
     if wrong:
         name, why = next(iter(wrong.items()))

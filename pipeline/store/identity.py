@@ -26,7 +26,7 @@ from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan.tasks import SEED_SCHEME
 from ..spec.parse import Spec
 
-__all__ = ["check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line"]
+__all__ = ["check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line"]
 
 
 
@@ -237,6 +237,22 @@ def check_spec(url: str, spec: Spec, attrs: Mapping[str, Any] | None = None) -> 
             f"store {url} was made by a different spec ({shown}{more}); "
             "use --overwrite to replace it or choose another --store"
         )
+
+
+def fixed_width_text(url: str, names: list[str]) -> list[str]:
+    """The arrays among ``names`` that hold text in zarr-python's
+    ``fixed_length_utf32`` (store formats 2 to 4; format 5 writes zarr's
+    ``string``): what says a store's format where its root metadata is lost."""
+    fs, root = fsspec.core.url_to_fs(url)
+    found = []
+    for name in names:
+        try:
+            kind = json.loads(fs.cat_file(f"{root}/{name}/zarr.json")).get("data_type")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(kind, dict) and kind.get("name") == "fixed_length_utf32":
+            found.append(name)
+    return found
 
 
 def check_writable(url: str, attrs: Mapping[str, Any] | None = None) -> None:

@@ -6,16 +6,19 @@ and finds:
 
 * on every variable and coordinate a short ``long_name`` (a plot label) and a
   ``description`` (the explanation); ``units`` only where a unit exists (a
-  game declares them in ``extras["units"]``, e.g. ``{"money": "HKD"}``):
-  counts, shares, dice sides and checkpoints carry none;
-* label coordinates as fixed-width unicode (numpy ``<U``), histogram bins as
+  game declares them in ``extras["units"]``): counts, shares, dice sides
+  and checkpoints carry none, and a currency (``{"money": "HKD"}``), which
+  UDUNITS has not, is the attribute ``currency``;
+* label coordinates as text in zarr's variable-length ``string`` data type
+  (:func:`text`; plain xarray reads it as numpy ``StringDType``,
+  boardsweep's readers as fixed-width ``<U``), histogram bins as
   integers (``0, 1, ..., N``; the last bin, ``>= N``, is named by the
   coordinate's ``overflow_bin`` attribute), see :func:`label_coordinate`;
-* ``axis`` attributes CF tools understand: ``T`` on ``checkpoint`` (the
-  sequence along which results accumulate), ``X`` on one of the game's own
-  dims, the labels of its first distribution (:func:`x_dim`: Monopoly's
-  ``location``, Shut the Box's ``rolls``), so that ``ds.cf["X"]`` is one
-  coordinate;
+* no CF ``axis`` attribute: a board's locations are not longitudes, nor
+  checkpoints (turns played) times, and CF tools read ``X`` and ``T`` so;
+* seats that do not play at a grid point with fewer players at the fill
+  value, declared as ``_FillValue``: plain xarray reads NaN there, so
+  ``ds.wins.sum("seat")`` sums the players;
 * exact answers named ``exact_*`` (:data:`boardsweep.core.games.EXACT_PREFIX`),
   simulated sums by what they count;
 * ``<dim>_name`` beside a label coordinate whose labels are codes (Monopoly's
@@ -24,7 +27,7 @@ and finds:
   ``history`` (one line per run that changed the store), ``comment`` (how to
   compute a frequency) and the run shape as plain integers (``games``,
   ``players``, ``turns``, ``replicates``, ...);
-* ``exact_exists`` (grid dims, int8) and ``exact_note`` (why no exact answer
+* ``exact_exists`` (grid dims, boolean) and ``exact_note`` (why no exact answer
   exists): with ``exact_done`` they tell the three states apart, see
   :func:`exact_state`;
 * ``boardsweep_format`` (:data:`STORE_FORMAT`); a store without it is format 1
@@ -33,8 +36,12 @@ and finds:
   the packed layout's record on each array (``boardsweep_layout``), named
   some exact variables without the ``exact_`` prefix and marked every game
   dim as CF axis X; format 4 is format 3 with tasks of several grid points
-  (root attribute ``grid_chunks``, :data:`MULTI_POINT_FORMAT`).  Readers take all four (:func:`simulated_variables`,
-  :func:`exact_renames`), runs refuse to write into an older format
+  (root attribute ``grid_chunks``, :data:`MULTI_POINT_FORMAT`); format 5
+  (:data:`STORE_FORMAT`) stores text as zarr's ``string``, where 2 to 4
+  stored zarr-python's ``fixed_length_utf32``.  Readers take all five
+  (:func:`simulated_variables`, :func:`exact_renames`,
+  :func:`boardsweep.pipeline.store.reads.fixed_width`), runs refuse to
+  write into an older format, in one line naming what to do
   (:func:`boardsweep.pipeline.store.check_writable`);
 * boardsweep's own bookkeeping only in the root attributes (the packed
   layout's record, ``boardsweep_layout``) and the ``.boardsweep/`` folder
@@ -71,6 +78,7 @@ __all__ = [
     "short_name",
     "label_coordinate",
     "label_text",
+    "text",
     "EXACT_STATES",
     "describe",
     "global_attrs",
@@ -79,7 +87,6 @@ __all__ = [
     "exact_state",
     "exact_states",
     "exact_renames",
-    "x_dim",
     "no_exact_reason",
 ]
 
@@ -91,20 +98,27 @@ CONVENTIONS = "CF-1.10"
 #: packed layout recorded in each array.  3: every exact variable named
 #: ``exact_*``, the packed layout recorded in the root attributes (no
 #: bookkeeping on the variables), one CF X axis, ``.boardsweep/`` a zarr
-#: group, complete packed integer arrays without ``_FillValue``.
-STORE_FORMAT = 3
+#: group, complete packed integer arrays without ``_FillValue``.  4: format
+#: 3 with tasks of several grid points (:data:`MULTI_POINT_FORMAT`).  5:
+#: text in zarr's variable-length ``string`` data type (format 2 to 4:
+#: zarr-python's ``fixed_length_utf32``, which other zarr implementations
+#: do not read), seats that do not play at the fill value declared as
+#: ``_FillValue`` in a complete store too (plain xarray reads NaN there), no
+#: CF ``axis`` (the game's labels are not space, checkpoints not time),
+#: ``done``/``exact_done``/``exact_exists`` booleans, whatever a task holds.
+STORE_FORMAT = 5
 
-#: The format of a store whose tasks hold several grid points (root
-#: attribute ``grid_chunks``): format 3 otherwise, so that a store of one
-#: point per task stays readable and writable by the releases before it,
-#: while they refuse, in one line, a store whose chunks they would misread.
+#: Format 4: a store whose tasks hold several grid points (root attribute
+#: ``grid_chunks``), which the releases that wrote format 3 refuse in one
+#: line; format 5 stores of either kind.
 MULTI_POINT_FORMAT = 4
 
 #: The formats this boardsweep reads (it adds to :data:`STORE_FORMAT` only).
-READABLE_FORMATS = (1, 2, 3, 4)
+READABLE_FORMATS = (1, 2, 3, 4, 5)
 
-#: The formats this boardsweep writes into.
-WRITABLE_FORMATS = (STORE_FORMAT, MULTI_POINT_FORMAT)
+#: The formats this boardsweep writes into: :data:`STORE_FORMAT` only, so
+#: that a store never mixes fixed-width and variable-length text.
+WRITABLE_FORMATS = (STORE_FORMAT,)
 
 def exact_renames(attrs: dict) -> dict[str, str]:
     """Old name -> format-3 name of the exact variables of an older store
@@ -152,8 +166,7 @@ def label_coordinate(labels) -> tuple[np.ndarray, dict[str, Any]]:
 
     Histogram bins ``'0', '1', ..., '>=N'`` become the integers ``0..N``
     with ``overflow_bin = N`` (the last bin counts every value >= N); other
-    labels become fixed-width unicode (numpy ``<U``), which zarr and
-    xarray give back as such."""
+    labels become text (:func:`text`)."""
     texts = [str(x) for x in labels]
     overflow = bool(texts) and texts[-1].startswith(">=")
     body = texts[:-1] + [texts[-1][2:].strip()] if overflow else texts
@@ -166,7 +179,17 @@ def label_coordinate(labels) -> tuple[np.ndarray, dict[str, Any]]:
                 attrs = {"overflow_bin": last,
                          "comment": f"bin {last} counts every value >= {last}; every other bin its own value"}
             return values, attrs
-    return np.asarray(texts, dtype=str), {}
+    return text(texts), {}
+
+
+def text(values) -> np.ndarray:
+    """``values`` as an object array of Python strings: what xarray writes
+    in zarr's variable-length ``string`` data type (``vlen-utf8``), which
+    any zarr v3 reader knows, rather than a fixed width."""
+    items = np.asarray(values, dtype=object)
+    out = np.empty(items.shape, dtype=object)
+    out.reshape(-1)[:] = [str(v) for v in items.reshape(-1)]
+    return out
 
 
 def label_text(coord: xr.DataArray) -> list[str]:
@@ -264,21 +287,25 @@ def playing(game, params: dict) -> int | None:
     return int(params["players"])
 
 
+#: A declared unit of this form (ISO 4217: ``HKD``, ``USD``) is a currency,
+#: which UDUNITS (CF's units) has not: recorded as ``currency``, not ``units``.
+_CURRENCY = re.compile(r"[A-Z]{3}")
+
+
 def _variable_attrs(game, name: str, var) -> dict[str, Any]:
-    """``long_name``, ``description`` and, where the game declares one, ``units``."""
+    """``long_name``, ``description`` and, where the game declares one,
+    ``units`` (a currency code as ``currency``, :data:`_CURRENCY`)."""
     attrs: dict[str, Any] = {"long_name": short_name(var.description, name),
                              "description": var.description or name.replace("_", " ")}
     unit = game.extras.get("units", {}).get(name) if isinstance(game.extras.get("units"), dict) else None
     if unit:
-        attrs["units"] = str(unit)
+        attrs["currency" if _CURRENCY.fullmatch(str(unit)) else "units"] = str(unit)
     notes = []
     if name in game.exact_variables:
         notes.append("NaN where no single exact answer exists (exact_exists = 0, reason in exact_note) "
                      "or it is not computed yet (exact_done = 0)")
     if SEAT_DIM in var.dims and any(p.name == "players" for p in game.params):
-        notes.append("NaN for the seats beyond the grid point's number of players (they do not play)"
-                     + (", -1 (below valid_min) where a complete store reads as integers"
-                        if np.dtype(var.dtype).kind in "iu" else ""))
+        notes.append("NaN for the seats beyond the grid point's number of players (they do not play)")
     if notes:
         attrs["comment"] = "; ".join(notes)
     for h in getattr(game, "headlines", ()):
@@ -288,21 +315,6 @@ def _variable_attrs(game, name: str, var) -> dict[str, Any]:
     return attrs
 
 
-def x_dim(game) -> str | None:
-    """The game dim marked CF axis ``X`` (one only, so ``ds.cf["X"]`` is one
-    coordinate): the labels of the game's first distribution headline (the
-    histogram bins, the board's locations), else of its first simulated
-    ``(checkpoint, DIM)`` variable, else its first own dim."""
-    for h in getattr(game, "headlines", ()):
-        var = game.variables.get(h.numerator)
-        if h.kind == "distribution" and var is not None and len(var.dims) >= 2:
-            return var.dims[-1]
-    for var in game.variables.values():
-        if len(var.dims) >= 2 and var.dims[0] == "checkpoint":
-            return var.dims[-1]
-    return next(iter(game.coords), None)
-
-
 def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
     """``ds`` (a store template) with every CF attribute and the exact markers added."""
     ds = ds.copy()
@@ -310,30 +322,26 @@ def describe(ds: xr.Dataset, spec, game) -> xr.Dataset:
     for name, var in {**game.variables, **game.exact_variables}.items():
         if name in ds:
             ds[name].attrs.update(_variable_attrs(game, name, var))
-    ds["done"].attrs.update(long_name="replicate done", description="replicate finished and written (1) or not yet (0)",
-                            flag_values=[0, 1], flag_meanings="not_done done")
+    # booleans, no CF flags: netCDF stores them as int8, a list attribute as int64, and CF wants the two alike
+    ds["done"].attrs.update(long_name="replicate done", description="replicate finished and written (true) or not yet")
     ds["exact_done"].attrs.update(long_name="exact answer computed",
-                                  description="exact solver ran for this grid point (1) or not yet (0)",
-                                  flag_values=[0, 1], flag_meanings="not_computed_yet computed")
+                                  description="exact solver ran for this grid point (true) or not yet")
     for axis in spec.axes:
         ds[axis].attrs.update(long_name=axis.replace("_", " "), description=_param_help(game, axis))
     ds["replicate"].attrs.update(long_name="replicate",
                                  description="independent replicate (own random stream) of the run shape")
     ds["checkpoint"].attrs.update(
-        long_name=f"{game.checkpoint_of} played", axis="T",
+        long_name=f"{game.checkpoint_of} played",
         description=f"{game.checkpoint_of} played so far: simulated arrays are cumulative up to here")
-    x = x_dim(game)
-    for dim in game.coords_for(spec.resolved_points()[0][1]):
+    for dim in game.coords_for(spec.resolved_points()[0][1]):  # no CF axis: labels are not space, nor checkpoints time
         if dim in ds.coords:
             last = ds[dim].attrs.get("overflow_bin")
-            if dim == x:
-                ds[dim].attrs["axis"] = "X"
             ds[dim].attrs.update(long_name=dim.replace("_", " "), description=(
                 f"the game's {dim} labels" if last is None else
                 f"histogram bin: the number of {dim} it counts (bin {last}: {last} or more)"))
             names = getattr(game, "label_names", {}).get(dim)
             if names is not None and len(names) == ds.sizes[dim]:
-                ds = ds.assign_coords({f"{dim}_name": (dim, np.asarray(names, dtype=str))})
+                ds = ds.assign_coords({f"{dim}_name": (dim, text(list(names)))})
                 ds[f"{dim}_name"].attrs.update(long_name=f"{dim} name", description=f"full name of each {dim} label")
     return _tidied(_exact_markers(ds, spec, game))
 
@@ -355,17 +363,17 @@ def _tidied(ds: xr.Dataset) -> xr.Dataset:
 def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:
     """``exact_exists`` (1/0 per grid point) and ``exact_note`` (the reason when 0)."""
     shape = spec.shape
-    exists = np.ones(shape, dtype=np.int8)
+    exists = np.ones(shape, dtype=bool)
     notes = np.full(shape, "", dtype=object)
     for index, params in spec.resolved_points():
         reason = no_exact_reason(game, params)
         if reason:
-            exists[index], notes[index] = 0, reason
+            exists[index], notes[index] = False, reason
     dims = tuple(spec.axes)
     ds["exact_exists"] = xr.Variable(dims, exists, {
-        "long_name": "exact answer exists", "description": "a single exact answer exists for this grid point (1) "
-        "or none exists (0)", "flag_values": [0, 1], "flag_meanings": "no_single_exact_answer exact_answer_exists"})
-    ds["exact_note"] = xr.Variable(dims, notes.astype(str), {
+        "long_name": "exact answer exists",
+        "description": "a single exact answer exists for this grid point (true) or none exists"})
+    ds["exact_note"] = xr.Variable(dims, text(notes), {
         "long_name": "why no exact answer", "description": "why no single exact answer exists (empty where one exists)"})
     return ds
 

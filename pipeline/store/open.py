@@ -19,6 +19,7 @@ import xarray as xr
 
 from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
+from .reads import fixed_width
 from .metadata import exact_renames, simulated_variables
 from .owner import Store
 from .layout import JOURNAL
@@ -26,7 +27,7 @@ from .lock import StoreLock
 from ..errors import ArgumentTypeError, StoreBeingRewritten, StoreLocked, expect_flag
 from ..words import python_value
 
-__all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "read_chunks"]
+__all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "native", "read_chunks"]
 
 
 #: Largest dask chunk :func:`open_sweep` makes (bytes, uncompressed).
@@ -74,7 +75,42 @@ def open_sweep(
             raw[name] = var.copy(data=data if data is not None else var.values)
         else:
             raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
-    return mask(_as_current(xr.decode_cf(raw)))
+    return _text_as_objects(native(mask(_as_current(xr.decode_cf(raw)))))
+
+
+def _text_as_objects(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` (lazy) with its text data variables (``exact_note``, numpy
+    ``StringDType`` as zarr-python reads zarr's ``string``) as Python strings
+    when computed: numpy's object dtype, whose width a lazy array need not know."""
+    for var in ds.data_vars.values():
+        if var.dtype.kind == "T":
+            data = var.variable.data
+            var.variable.data = data.map_blocks(_objects, dtype=object) if hasattr(data, "map_blocks") else _objects(data)
+    return ds
+
+
+def _objects(block: np.ndarray) -> np.ndarray:
+    """``block`` of text as an object array of Python strings."""
+    return np.asarray(block).astype(object)
+
+
+def native(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` with every number in the machine's own byte order, declared so
+    (``=``, not zarr-python's explicit ``<``; no copy), in its data and in
+    the ``dtype`` it would be written back as: ``to_netcdf`` then gives no
+    warning that the 'endian-ness of dtype and endian kwarg do not match'."""
+    for name, var in ds.variables.items():
+        stored = var.encoding.get("dtype")
+        if stored is not None and _explicit(np.dtype(stored)):
+            var.encoding["dtype"] = np.dtype(stored).newbyteorder("=")
+        if _explicit(var.dtype) and name not in ds.indexes:
+            var.data = var.data.view(var.dtype.newbyteorder("="))
+    return ds
+
+
+def _explicit(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is a number in this machine's byte order declared as ``<`` or ``>``."""
+    return dtype.kind in "biufc" and dtype.byteorder in "<>" and dtype.isnative
 
 
 def _check_arguments(url: Any, check: Any, sel: Any, chunks: Any = None) -> None:
@@ -201,7 +237,7 @@ def _load(st: Store, sel: Mapping[str, Any] | None) -> xr.Dataset:
         if "_FillValue" in var.attrs and var.dtype.kind in "iu" and not (var.values == var.attrs["_FillValue"]).any():
             raw[name] = var.copy(data=var.values)
             raw[name].attrs = {k: v for k, v in var.attrs.items() if k != "_FillValue"}
-    return mask(_as_current(xr.decode_cf(raw.load())))
+    return fixed_width(native(mask(_as_current(xr.decode_cf(raw.load())))))
 
 
 def _masks_first(raw: xr.Dataset) -> list[str]:

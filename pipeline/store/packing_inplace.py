@@ -96,21 +96,16 @@ def set_records(url: str, records: dict[str, Any] | None) -> None:
 
 def integer_fill(meta: dict[str, Any], data: np.ndarray, complete: bool) -> dict[str, Any]:
     """``meta`` (a packed array's ``zarr.json``) without the ``_FillValue``
-    attribute where the array holds integers and every replicate is done
-    (``complete``): plain xarray then reads it as integers, not float64.
-    Cells still at the fill value (seats that do not play) are then declared
-    by ``valid_min = 0`` (CF: a value below it is missing; boardsweep's
-    readers mask it, :func:`boardsweep.pipeline.store.open.mask`).
-
-    Why not keep ``_FillValue`` there: xarray decodes a zarr v3 integer
-    array it masks with the array's explicitly little-endian dtype, and
-    ``to_netcdf`` then warns about endian-ness; an integer array has no
-    such warning."""
+    attribute where the array holds integers, every replicate is done
+    (``complete``) and no cell holds the fill value: plain xarray then reads
+    it as integers, not float64.  Where cells hold it (seats that do not
+    play at a grid point with fewer players) it stays, so that plain xarray
+    reads them as NaN (``ds.wins.sum("seat")`` sums the players), as
+    boardsweep's readers do (store format 5; format 3 declared them by
+    ``valid_min = 0``, which :func:`boardsweep.pipeline.store.open.mask` still reads)."""
     attrs = meta.get("attributes") or {}
-    if "_FillValue" in attrs and complete and data.dtype.kind in "iu":
-        fill = attrs.pop("_FillValue")
-        if bool((data == fill).any()):
-            attrs["valid_min"] = 0
+    if "_FillValue" in attrs and complete and data.dtype.kind in "iu" and not bool((data == attrs["_FillValue"]).any()):
+        del attrs["_FillValue"]
     return meta
 
 

@@ -16,7 +16,7 @@ from . import chunkfiles
 from .. import errors
 from .zarr_private import quiet
 
-__all__ = ["READ_CONCURRENCY", "read_array", "read_done", "read_exact_done", "read_mask", "open_raw",
+__all__ = ["READ_CONCURRENCY", "fixed_width", "read_array", "read_done", "read_exact_done", "read_mask", "open_raw",
            "array_names", "read_raw", "coordinate_labels", "many_reads"]
 
 
@@ -89,9 +89,33 @@ def read_mask(group: zarr.Group | None, name: str, url: str | None = None) -> tu
 
 def open_raw(url: str, mask_and_scale: bool = False) -> xr.Dataset:
     """The store as xarray reads it, lazily and without dask (``chunks=None``),
-    values as stored unless ``mask_and_scale`` (the callers decode and mask)."""
+    values as stored unless ``mask_and_scale`` (the callers decode and mask);
+    text coordinates as fixed-width ``<U`` whatever their zarr data type
+    (:func:`fixed_width`; a text data variable, ``exact_note``, is read
+    when asked for: one chunk per task)."""
     with quiet():
-        return xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale)
+        return fixed_width(xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale), coordinates_only=True)
+
+
+def fixed_width(ds: xr.Dataset, coordinates_only: bool = False) -> xr.Dataset:
+    """``ds`` with every text variable (numpy ``StringDType``: zarr's
+    variable-length ``string``, store format 5) as fixed-width ``<U``, as
+    boardsweep has always read its labels (format 2 to 4 stored them so):
+    the same values, the same types, whichever format the store has.
+    ``coordinates_only``: the data variables are left as they are (lazy)."""
+    texts = [n for n in ds.variables if ds[n].dtype.kind == "T" and (n in ds.coords or not coordinates_only)]
+    if not texts:
+        return ds
+    ds = ds.copy(deep=False)
+    for name in texts:
+        var = ds[name].variable
+        values = np.array(var.values.tolist(), dtype=str).reshape(var.shape)
+        fixed = xr.Variable(var.dims, values, var.attrs, var.encoding)
+        if name in ds.coords:
+            ds = ds.assign_coords({name: fixed})
+        else:
+            ds[name] = fixed
+    return ds
 
 
 def array_names(url: str) -> set[str]:

@@ -7,9 +7,9 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
 * every simulated variable ``v`` of the game: dims ``(*axes, replicate, *v.dims)``,
   its integer dtype, fill value -1 declared as ``_FillValue`` while the store
   is being filled, so that cells no task has written read as NaN, never as
-  zero; once complete and packed, without it (integers read as integers;
-  seats that do not play, still -1, declared by ``valid_min = 0``), see
-  :func:`.packing_inplace.integer_fill`;
+  zero; once complete and packed, without it where no cell holds it
+  (integers read as integers) and with it where seats do not play (they
+  read as NaN), see :func:`.packing_inplace.integer_fill`;
 * every exact variable, named ``exact_*``: dims ``(*axes, *v.dims)``, float64
   (NaN = no exact value);
 * ``done`` ``(*axes, replicate)`` and ``exact_done`` ``(*axes)``: completion masks;
@@ -89,7 +89,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         "integrity": manifests.INTEGRITY_SCHEME,
         manifests.BINDING_ATTR: manifests.BINDING_SCHEME,
         "seed_scheme": SEED_SCHEME,
-        "boardsweep_format": STORE_FORMAT if set(spec.task_grid) <= {1} else metadata.MULTI_POINT_FORMAT,
+        "boardsweep_format": STORE_FORMAT,
         **({manifests.GRID_CHUNKS_ATTR: list(spec.task_grid)} if set(spec.task_grid) - {1} else {}),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -175,16 +175,16 @@ def precision_variables(spec: Spec) -> dict[str, xr.Variable]:
         "stderr_reached": xr.Variable(dims, np.full(shape, np.nan), {
             "long_name": "largest standard error of the game's estimates over the replicates used "
                          f"(target {target})", "units": "1"}),
-        "precision_state": xr.Variable(dims, np.zeros(shape, dtype=np.int8), {
+        "precision_state": xr.Variable(dims, np.zeros(shape, dtype=np.int64), {  # int64: CF flag_values (JSON) alike
             "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
             "flag_values": list(range(len(STATES))), "flag_meanings": " ".join(STATES)}),
     }
 
 
 def _axis_values(values: list) -> np.ndarray:
-    """A grid axis's values: numbers as they are, text as fixed-width unicode."""
+    """A grid axis's values: numbers as they are, text as variable-length text (:func:`metadata.text`)."""
     array = np.asarray(values)
-    return array.astype(str) if array.dtype.kind in "OUT" else array
+    return metadata.text(array) if array.dtype.kind in "OUT" else array
 
 
 def unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

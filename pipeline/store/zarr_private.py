@@ -18,13 +18,16 @@ zarr versions boardsweep supports are pinned in ``pyproject.toml``
 * :class:`quiet`: the warnings zarr gives about what boardsweep does on
   purpose (consolidated metadata, which is not in the v3 spec yet; the lock
   file and the ``.boardsweep/`` folder beside the arrays); matched by the
-  warning classes and message texts of every supported zarr release.  zarr
+  warning classes and message texts of every supported zarr release, and
+  in force only while a boardsweep call is inside it (the user's
+  ``warnings.filters`` are as they were before and after).  zarr
   itself is imported here first, quietly (zarr 3.0 imports a codec that
   numcodecs deprecates).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import warnings
@@ -44,7 +47,7 @@ for _w in _caught:
 __all__ = ["SUPPORTED", "ARRAY_LAYOUT", "sync", "chunk_key", "chunk_shape", "with_chunk_shape", "quiet"]
 
 #: The zarr-python releases boardsweep supports (``pyproject.toml`` pins the same).
-SUPPORTED = ">=3.1.0,<3.2"
+SUPPORTED = ">=3.1.1,<3.2"  # 3.1.0 warned that vlen-utf8 (store format 5's text) is not in the v3 spec
 
 #: What an array of a boardsweep store holds in its ``zarr.json`` (keys read by
 #: :mod:`.chunkfiles` and edited by :mod:`.packing`).
@@ -84,39 +87,76 @@ def with_chunk_shape(meta: dict[str, Any], chunks: tuple[int, ...] | list[int]) 
 _MESSAGES = ".*(onsolidated|not recognized|does not have a Zarr V3|not part (of|in) the Zarr|Object at).*"
 
 
-#: The filter :class:`quiet` adds last (so it comes first in ``warnings.filters``).
-_QUIET_MARK = ("ignore", re.compile(_MESSAGES, re.I), Warning, None, 0)
-
-
 class quiet:
-    """Silence zarr's warnings about consolidated metadata and the files beside the arrays.
+    """Silence zarr's warnings about consolidated metadata and the files
+    beside the arrays, while boardsweep's own calls run.
 
     zarr 3.1 raises them as ``ZarrUserWarning``, 3.0 as plain ``UserWarning``
     or ``RuntimeWarning`` with other texts; every warning a ``zarr`` module
     raises is silenced, and those others by message text.
 
-    The filters are added to the process once and stay: ``warnings.catch_warnings``
-    is not thread-safe, and with the warm-up thread, worker threads and the
-    client all reading the store, one thread leaving its context restored the
-    filters under another that was still inside (zarr's warnings then reached
-    the terminal, now and then).
+    The filters go to the front of ``warnings.filters`` when the first
+    caller enters and are taken out (those entries only, by identity) when
+    the last one leaves: the user's process keeps its own filters, as they
+    were, outside boardsweep's calls.  A count rather than
+    ``warnings.catch_warnings`` (which is not thread-safe: with the warm-up
+    thread, worker threads and the client all reading the store, one
+    thread leaving its context restored the filters under another that was
+    still inside).
+
+    A process that is boardsweep's own (the command line, and the workers it
+    starts, which inherit :data:`KEEP_ENV` = ``1``) keeps them for good: there
+    a thread leaving ``catch_warnings`` (numba's compiler, numpy's reductions)
+    while another is inside could restore a list without them, and a zarr
+    warning then reached the terminal now and then.
     """
 
     _lock = threading.Lock()
+    _inside = 0  # callers inside, over all threads
 
     def __enter__(self) -> None:
-        if warnings.filters and warnings.filters[0] == _QUIET_MARK:  # in place, first (nothing put before)
-            return
-        with quiet._lock:  # (re)installed: at first use, and after filters were reset or added before them
-            if not (warnings.filters and warnings.filters[0] == _QUIET_MARK):
-                category = _zarr_warning()
-                if category is not None:
-                    warnings.filterwarnings("ignore", category=category)
-                warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
-                warnings.filterwarnings("ignore", message=_MESSAGES)
+        with quiet._lock:
+            quiet._inside += 1
+            ours = _filters()
+            if warnings.filters[:len(ours)] != ours:  # first caller in, or filters reset or added before ours
+                _set_filters([*ours, *_without(ours)])
 
     def __exit__(self, *exc: Any) -> None:
-        return None
+        with quiet._lock:
+            quiet._inside -= 1
+            if quiet._inside == 0 and os.environ.get(KEEP_ENV) != "1":
+                _set_filters(_without(_filters()))
+
+
+#: Environment variable that makes :class:`quiet`'s filters stay once
+#: installed (set by the command line for itself and its worker processes).
+KEEP_ENV = "BOARDSWEEP_QUIET_ZARR"
+
+_OURS: list[tuple] = []
+
+
+def _filters() -> list[tuple]:
+    """The filter entries :class:`quiet` installs (made once; the same objects every time)."""
+    if not _OURS:
+        category = _zarr_warning()
+        if category is not None:
+            _OURS.append(("ignore", None, category, None, 0))
+        _OURS.append(("ignore", None, Warning, re.compile(r"zarr(\.|$)"), 0))
+        _OURS.append(("ignore", re.compile(_MESSAGES, re.I), Warning, None, 0))
+    return _OURS
+
+
+def _without(ours: list[tuple]) -> list[tuple]:
+    """``warnings.filters`` less the entries in ``ours`` (by identity: an equal filter of the user's stays)."""
+    return [f for f in warnings.filters if not any(f is o for o in ours)]
+
+
+def _set_filters(items: list[tuple]) -> None:
+    """``warnings.filters`` (the list in place) set to ``items``, and the warning caches told."""
+    warnings.filters[:] = items
+    mutated = getattr(warnings, "_filters_mutated", None)  # CPython: resets the 'once'/'default' registries
+    if mutated is not None:
+        mutated()
 
 
 def _zarr_warning() -> type[Warning] | None:

@@ -61,7 +61,7 @@ def test_many_points_per_task_equal_one_point_per_task_bit_for_bit(tmp_path, clu
     assert (r1.tasks_run, r1.exact_run) == (20, 10) and (r4.tasks_run, r4.exact_run) == (6, 3)
     assert_same_by_value(one, many)
     ds = raw(many)
-    assert ds.attrs["grid_chunks"] == [2, 2] and ds.attrs["boardsweep_format"] == 4
+    assert ds.attrs["grid_chunks"] == [2, 2] and ds.attrs["boardsweep_format"] == 5
     assert zarr.open_array(str(many), path="counts", mode="r").chunks[:3] == (2, 2, 2)
     assert len(files(many)) < len(files(one)) / 2
     assert run_cli("status", str(many)) == 0

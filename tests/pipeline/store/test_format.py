@@ -31,7 +31,7 @@ def made(tmp_path_factory, cluster2):
 EDITS = {
     "integrity scheme": {"integrity": "chunk-crc64/2"},
     "newer release": {"boardsweep_version": "9.3.0"},
-    "format": {"boardsweep_format": 5},
+    "format": {"boardsweep_format": 99},
     "rng and seed schemes": {"rng_scheme": "philox-4x64 by key", "seed_scheme": "blake3 of the values"},
     "integrity removed": {"integrity": None},
 }

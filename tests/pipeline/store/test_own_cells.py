@@ -200,6 +200,22 @@ def test_a_lost_root_zarr_json_is_not_rebuilt_from_another_grid(copy, stores, wr
     assert sorted(p.name for p in copy.rglob("*")) == before
 
 
+def test_a_lost_root_zarr_json_of_an_older_format_is_not_rebuilt_into_a_mixed_one(copy, stores, cluster2, capsys):
+    """A store of format 4 or before (text in fixed width) that lost its root
+    metadata is refused in one line, not given format 5's attributes."""
+    old = _coordinate(copy, "rule")
+    values, attrs, dims = old[...].tolist(), dict(old.attrs), old.metadata.dimension_names
+    group = zarr.open_group(str(copy), mode="r+", use_consolidated=False)
+    group.create_array("rule", shape=(len(values),), dtype="<U6", fill_value="", attributes=attrs,
+                       dimension_names=dims, overwrite=True)[...] = np.array(values, dtype="<U6")
+    (copy / "zarr.json").unlink()
+    before = sorted(p.name for p in copy.rglob("*"))
+    assert run_cli("run", str(stores[7][0]), "--store", str(copy), "--scheduler", cluster2) == 2
+    line = _one_line(capsys)
+    assert "older store format" in line and "'rule'" in line and "--overwrite" in line, line
+    assert sorted(p.name for p in copy.rglob("*")) == before
+
+
 def test_a_lost_root_zarr_json_rebuilt_with_another_seed_recomputes_every_cell(copy, stores, cluster2):
     (copy / "zarr.json").unlink()
     spec_path, reference = stores[8]

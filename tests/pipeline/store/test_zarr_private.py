@@ -101,3 +101,65 @@ def test_quiet_silences_zarrs_warnings_about_consolidated_metadata(tmp_path):
             zarr.open_group(str(tmp_path / "g.zarr"), mode="r")
     assert loud, "zarr no longer warns about consolidated metadata: the filter may go"
     assert not caught, [str(w.message) for w in caught]
+
+
+def _loud(folder) -> list[str]:
+    """The warnings zarr gives now when consolidating a scratch group (nothing filtered)."""
+    group = zarr.open_group(str(folder), mode="w")
+    group.create_array("x", shape=(2,), dtype="int8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        zarr.consolidate_metadata(str(folder))
+    return [str(w.message) for w in caught]
+
+
+def test_quiet_is_in_force_only_inside_and_leaves_the_users_filters_as_they_were(tmp_path):
+    """Nested and in several threads at once: zarr is quiet while any caller is
+    inside; once the last leaves, warnings.filters is the user's list again, entry by entry."""
+    import threading
+
+    before = list(warnings.filters)
+    inside, release = threading.Barrier(3), threading.Event()
+
+    def hold() -> None:
+        with zarr_private.quiet():
+            inside.wait()
+            release.wait(10)
+
+    threads = [threading.Thread(target=hold) for _ in range(2)]
+    for t in threads:
+        t.start()
+    inside.wait()
+    with zarr_private.quiet(), zarr_private.quiet():
+        assert warnings.filters[:len(zarr_private._filters())] == zarr_private._filters()
+    release.set()
+    for t in threads:
+        t.join()
+    assert len(warnings.filters) == len(before) and all(a is b for a, b in zip(warnings.filters, before))
+    assert _loud(tmp_path / "g.zarr"), "zarr's warnings stay filtered after boardsweep's calls"
+
+
+def test_open_sweep_leaves_the_users_warning_filters_as_they_were(tmp_path):
+    """Reading a store (open_sweep, computed; load_sweep) through boardsweep
+    changes nothing in the caller's warnings.filters (xarray's own reading
+    puts its 'once' filter for decode_timedelta first, each call: done once
+    before, with plain xarray, it is the user's already)."""
+    import shutil
+
+    import xarray as xr
+
+    from boardsweep.pipeline.store import load_sweep, open_sweep
+
+    store = tmp_path / "old.zarr"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "support" / "old_stores" / "format2_shut_the_box.zarr", store)
+    warnings.filterwarnings("default", message="a filter of the user's")
+    mine = warnings.filters[0]
+    xr.open_zarr(store).close()
+    before = list(warnings.filters)
+    try:
+        open_sweep(store).load()
+        load_sweep(store)
+        assert warnings.filters == before  # equal, in order (xarray's entry is a new, equal tuple each call)
+    finally:
+        warnings.filters.remove(mine)
+    assert _loud(tmp_path / "g.zarr")
