@@ -39,6 +39,15 @@ The factor ``df / chi2_q(df)`` is a :class:`fractions.Fraction`
 Wilson-Hilferty quantile in integer arithmetic above, so that the decision
 stays exact and the same on every CPU.
 
+Which s.e. and which ``U`` (:func:`headline_bound`): a per-game mean pooled
+over games also has a bound from the game's fourth moment
+(:func:`pooled_upper`; the chi-square law assumes normal games, and Shut the
+Box's excess kurtosis of 7 made it say "met" too early in 21-27% of runs at
+the worst targets); a ratio over independent games (checkpoints count games)
+reads its s.e. from the checkpoint increments of every replicate
+(:func:`batch_stderr_squared`), whose degrees of freedom spare replicates
+(tests/pipeline/plan/test_precision_skewed.py).
+
 Replaying this from the stored data gives the same decisions for any number
 of workers, after a kill, and on a rerun; a killed run resumes mid-round.
 The decisions are stored per grid point (``replicates_used``,
@@ -269,8 +278,8 @@ def pooled_upper(t: list[list[int]], q: list[list[int]], m: list[int]) -> tuple[
     ``v`` the batch estimate of the variance of ``s^2 = Q/N - T^2/N^2``
     (``E_b / N^2``: the batch's sum of ``(x - mean)^2 - s^2``, the influence
     of a game on ``s^2``), ``z_df = z_0.95 (1 + 1/df)`` (``v`` is itself
-    estimated: module constant ``_Z_FOURTH``; ``df``: :func:`boardsweep.core.batches.effective_df` degrees of
-    freedom).  A skewed game (Shut the Box: excess kurtosis 7) has ``v``
+    estimated: module constant ``_Z_FOURTH``; ``df``:
+    :func:`boardsweep.core.batches.effective_df`).  A skewed game (Shut the Box: excess kurtosis 7) has ``v``
     about 4.5x the normal ``2 s^4 / N`` the chi-square bound assumes.
     ``None`` where fewer than 2 batches have games."""
     keep = [b for b in range(len(m)) if m[b] != 0]
