@@ -10,8 +10,11 @@ Pure numpy: no dask, xarray or zarr.
 from __future__ import annotations
 
 import numpy as np
+from scipy import special
 
-__all__ = ["increments", "effective_df"]
+from .stats import loglog_slope
+
+__all__ = ["increments", "effective_df", "slope_interval"]
 
 
 def increments(cumulative: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -55,3 +58,26 @@ def effective_df(sizes: np.ndarray) -> int:
     if len(m) < 2:
         return 1
     return max(1, sum(m) ** 2 // sum(v * v for v in m) - 1)
+
+
+def slope_interval(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float, float]:
+    """Least-squares slope of ``log y`` on ``log x`` with its s.e., degrees
+    of freedom (points - 2) and ``level`` interval ``slope -+ t(df) se``.
+
+    The s.e. is the ordinary one (:func:`boardsweep.core.stats.loglog_slope`):
+    it holds where the points' errors are independent, as for batches
+    (increments), not for nested cumulative checkpoints.  All NaN with
+    fewer than 3 usable points.
+
+    Returns
+    -------
+    slope, stderr, df, low, high : float
+    """
+    slope, se = loglog_slope(x, y)
+    ok = np.isfinite(np.asarray(x, float)) & np.isfinite(np.asarray(y, float))
+    ok &= (np.asarray(x, float) > 0) & (np.asarray(y, float) > 0)
+    df = float(ok.sum() - 2)
+    if not (np.isfinite(slope) and np.isfinite(se)) or df < 1:
+        return slope, se, np.nan, np.nan, np.nan
+    half = float(special.stdtrit(df, 0.5 + level / 2)) * se
+    return slope, se, df, slope - half, slope + half
