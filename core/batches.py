@@ -14,7 +14,8 @@ from scipy import special
 
 from .stats import loglog_slope
 
-__all__ = ["increments", "effective_df", "slope_interval"]
+__all__ = ["increments", "effective_df", "slope_interval", "long_batches", "heterogeneity_test",
+           "variance_interval"]
 
 
 def increments(cumulative: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -81,3 +82,74 @@ def slope_interval(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> tuple[f
         return slope, se, np.nan, np.nan, np.nan
     half = float(special.stdtrit(df, 0.5 + level / 2)) * se
     return slope, se, df, slope - half, slope + half
+
+
+def long_batches(checkpoints: np.ndarray) -> np.ndarray:
+    """Indices of the checkpoints that end the batches long enough to be
+    independent stretches of a chain: those in the upper half of the log
+    range of ``checkpoints`` (the first batch runs from the start to the
+    first of them, so no data are dropped; a chain's short early
+    increments, dominated by the start and by neighbours, are merged).
+
+    Returns
+    -------
+    ndarray of int
+        Increasing indices into ``checkpoints``, the last one included.
+    """
+    c = np.log(np.asarray(checkpoints, dtype=float))
+    return np.flatnonzero(c >= (c[0] + c[-1]) / 2)
+
+
+def heterogeneity_test(a: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
+    """Do replicates estimate one ratio?  A one-way analysis of variance of
+    batch ratios ``f_rb = a_rb / m_rb`` weighted by their sizes:
+
+        F = [sum_r M_r (R_r - R)^2 / (n - 1)] / [sum_rb m_rb (f_rb - R_r)^2 / sum_r (B_r - 1)],
+
+    ``R_r = A_r / M_r`` replicate ``r``'s ratio, ``R`` the pooled one; with
+    independent batches whose ratio has variance ``sigma^2 / m`` both parts
+    estimate ``sigma^2`` and ``F ~ F(n - 1, sum (B_r - 1))`` when replicates
+    agree.  ``a``: (replicates, batches, labels), ``m``: (replicates,
+    batches); a replicate with a missing (NaN) or empty batch is left out.
+
+    Returns
+    -------
+    dict
+        ``F``, ``df_between``, ``df_within``, ``p`` (upper tail), per label;
+        NaN where fewer than 2 replicates or no within variance.
+    """
+    a = np.asarray(a, dtype=float)
+    m = np.asarray(m, dtype=float)
+    keep = np.isfinite(m).all(axis=1) & (m > 0).all(axis=1) & np.isfinite(a).all(axis=(1, 2))
+    a, m = a[keep], m[keep]
+    n, b = m.shape[0], m.shape[1] if m.ndim == 2 else 0
+    nan = np.full(a.shape[-1], np.nan)
+    if n < 2 or b < 2:
+        return {"F": nan, "df_between": nan, "df_within": nan, "p": nan}
+    big_m, big_a = m.sum(axis=1), a.sum(axis=1)  # (n,), (n, L)
+    r_rep = big_a / big_m[:, None]
+    r_all = big_a.sum(axis=0) / big_m.sum()
+    ssb = (big_m[:, None] * (r_rep - r_all) ** 2).sum(axis=0)
+    ssw = ((a - r_rep[:, None, :] * m[..., None]) ** 2 / m[..., None]).sum(axis=(0, 1))
+    df1, df2 = n - 1.0, float(n * (b - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(ssw > 0, (ssb / df1) / (ssw / df2), np.nan)
+    return {"F": f, "df_between": np.full_like(f, df1), "df_within": np.full_like(f, df2),
+            "p": special.fdtrc(df1, df2, f)}
+
+
+def variance_interval(estimate: np.ndarray, df: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` interval of a variance (or a variance over a known one)
+    estimated with ``df`` degrees of freedom, from its chi-square law:
+    ``[v df / chi2_{(1+level)/2}(df), v df / chi2_{(1-level)/2}(df)]``.
+
+    Returns
+    -------
+    low, high : ndarray
+    """
+    v, d = np.asarray(estimate, dtype=float), np.asarray(df, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(d >= 1, d, np.nan)
+        low = v * d / special.chdtri(d, (1 - level) / 2)
+        high = v * d / special.chdtri(d, (1 + level) / 2)
+    return low, high

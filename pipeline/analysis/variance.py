@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from ...core import stats
-from .dataset import _grid, _mem, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
+from ...core.batches import heterogeneity_test, long_batches, variance_interval
+from .dataset import MIN_COUNT, _grid, _mem, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
 from .decks import BETWEEN_DOMINATES, deck_pairs
 
-__all__ = ["theoretical_variance", "variance_ratio", "batch_means", "VARIANCE_COLUMNS", "label_variance"]
+__all__ = ["theoretical_variance", "variance_ratio", "batch_means", "long_increments", "heterogeneity",
+           "batch_diagnostics", "VARIANCE_COLUMNS", "label_variance"]
 
 
 def theoretical_variance(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray | None:
@@ -62,7 +64,11 @@ def variance_ratio(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArra
     (grid..., checkpoint, DIM); it should approach 1 as steps grow.
 
     The prediction for replicate ``r`` is ``sigma^2 / N_r``; the ratio uses
-    their mean over finished replicates.  Also ``measured`` and ``predicted``.
+    their mean over finished replicates.  Also ``measured`` and ``predicted``,
+    and ``ratio_low`` / ``ratio_high``: its 95% interval from the measured
+    variance's chi-square law on replicates - 1 degrees of freedom
+    (:func:`boardsweep.core.batches.variance_interval`; at R = 4 a ratio of 1
+    reads anywhere in [0.32, 13.9] of the truth's reach).
     None when the game has no theory.  ``theory``: a :func:`theoretical_variance`
     already computed (it is computed here otherwise).
     """
@@ -77,8 +83,10 @@ def variance_ratio(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArra
     measured = freq.var("replicate", ddof=1).where(freq.notnull().sum("replicate") > 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (measured / predicted).where(predicted > 0)
-    return xr.Dataset({"measured": measured, "predicted": predicted, "ratio": ratio},
-                      attrs={"per": theory.attrs["per"]})
+    df = freq.notnull().sum("replicate") - 1
+    low, high = xr.apply_ufunc(variance_interval, ratio, df, output_core_dims=[[], []])
+    return xr.Dataset({"measured": measured, "predicted": predicted, "ratio": ratio, "ratio_low": low,
+                       "ratio_high": high}, attrs={"per": theory.attrs["per"]})
 
 
 def batch_means(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArray | None = None
@@ -112,6 +120,79 @@ def batch_means(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArray |
         N = ds[theory.attrs["per"]].isel(checkpoint=-1).astype(float)
         out["ratio"] = (var / (theory / N)).where(theory > 0)
     return out
+
+
+def long_increments(ds: xr.Dataset, variable: str = "counts") -> tuple[xr.DataArray, xr.DataArray]:
+    """Batches of ``variable`` long enough to be independent stretches of a
+    run: its increments between the checkpoints in the upper half of the log
+    checkpoint range (:func:`boardsweep.core.batches.long_batches`; the
+    first batch from the start), as ``(counts, steps)``: (grid...,
+    replicate, checkpoint, DIM) and their totals over DIM."""
+    dim = distribution_variables(ds)[variable]
+    c = ds[variable].astype(float).isel(checkpoint=long_batches(ds["checkpoint"].values))
+    a = xr.concat([c.isel(checkpoint=[0]), c.diff("checkpoint")], "checkpoint")
+    return a, a.sum(dim, min_count=1)
+
+
+def heterogeneity(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
+    """Do the replicates of a grid point estimate one frequency?  Per
+    (grid..., DIM) the weighted one-way analysis of variance of
+    :func:`long_increments` (:func:`boardsweep.core.batches.heterogeneity_test`):
+    ``F``, ``df_between``, ``df_within``, ``p``.  Valid for every game whose
+    batches are independent (games; a chain's long stretches); NaN where a
+    label's mean count per replicate is below ``MIN_COUNT`` (too discrete)."""
+    ds = _mem(ds)
+    dim = distribution_variables(ds)[variable]
+    a, m = long_increments(ds, variable)
+    keys = ("F", "df_between", "df_within", "p")
+    parts = xr.apply_ufunc(
+        lambda aa, mm: tuple(heterogeneity_test(aa, mm)[k] for k in keys),
+        a.transpose(..., "replicate", "checkpoint", dim), m.transpose(..., "replicate", "checkpoint"),
+        input_core_dims=[["replicate", "checkpoint", dim], ["replicate", "checkpoint"]],
+        output_core_dims=[[dim]] * len(keys), vectorize=True,
+    )
+    enough = ds[variable].isel(checkpoint=-1).mean("replicate") >= MIN_COUNT
+    return xr.Dataset({k: v.where(enough) for k, v in zip(keys, parts)})
+
+
+def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
+    """ArviZ's diagnostics on per-batch series, one chain per replicate, one
+    draw per batch of :func:`long_increments`, standardised so that every
+    draw has the same variance: ``z_rb = sqrt(m_rb) (f_rb - f)``, ``f`` the
+    point's pooled frequency.  Per (grid..., DIM): ``ess_bulk``,
+    ``ess_tail`` (about the number of batches where batches are
+    independent; far fewer where they are not), ``rhat`` (rank-normalised
+    split R-hat: above 1.01 where replicates disagree), ``mcse`` (of the
+    frequency: arviz's MCSE of the mean of ``z`` over ``sqrt(mean m)``) and
+    ``mcse_median`` (of the median of ``z``, same scale); NaN at a point
+    with a replicate not done and for labels whose mean count per replicate
+    is below ``MIN_COUNT``."""
+    from arviz_stats.base import array_stats
+
+    ds = _mem(ds)
+    dim = distribution_variables(ds)[variable]
+    enough = ds[variable].isel(checkpoint=-1).mean("replicate") >= MIN_COUNT  # arviz: about 1 ms a label
+    a, m = long_increments(ds, variable)
+    a = a.isel({dim: np.flatnonzero(enough.any([d for d in enough.dims if d != dim]).values)})
+    pooled = a.sum(["replicate", "checkpoint"]) / m.sum(["replicate", "checkpoint"])
+    z = (np.sqrt(m) * (a / m - pooled)).transpose(..., dim, "replicate", "checkpoint")
+    scale = np.sqrt(m.mean(["replicate", "checkpoint"]))
+
+    def diag(x):  # (..., replicate, batch), arviz vectorised over the leading dims
+        if x.shape[-2] < 2 or x.shape[-1] < 4:
+            return (np.full(x.shape[:-2], np.nan),) * 5
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (array_stats.ess(x, method="bulk"), array_stats.ess(x, method="tail", prob=(0.05, 0.95)),
+                    array_stats.rhat(x, method="rank"), array_stats.mcse(x, method="mean"),
+                    array_stats.mcse(x, method="quantile", prob=0.5))
+
+    keys = ("ess_bulk", "ess_tail", "rhat", "mcse", "mcse_median")
+    parts = xr.apply_ufunc(diag, z, input_core_dims=[["replicate", "checkpoint"]],
+                           output_core_dims=[[]] * len(keys))
+    out = xr.Dataset(dict(zip(keys, parts)))
+    out["mcse"] = out["mcse"] / scale
+    out["mcse_median"] = out["mcse_median"] / scale
+    return out.reindex({dim: ds[dim]}).where(enough)
 
 
 #: The columns of :func:`label_variance` after the grid axes, headline and label.

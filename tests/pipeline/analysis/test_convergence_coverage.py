@@ -16,39 +16,15 @@ from scipy import stats as st
 
 from boardsweep.core.stats import loglog_slope
 from boardsweep.pipeline.analysis import convergence as analysis
-from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.spec.parse import parse_spec
-from boardsweep.pipeline.store import open_sweep
 
-from specs import spec_toml
+from lawdraws import draw  # tests/support is on sys.path
 
 SWEEPS = 200
 
 
-@pytest.fixture(scope="module")
-def box(tmp_path_factory, cluster2):
-    text = spec_toml("shut_the_box", params={"dice_sides": 3, "policy": "optimal"}, seed=5,
-                     run={"replicates": 4, "games": 4096}, checkpoints={"count": 16})
-    url = str(tmp_path_factory.mktemp("coverage") / "box.zarr")
-    assert run_sweep(parse_spec(text, "box.toml"), url, scheduler=cluster2).complete
-    return open_sweep(url).load()
-
-
-def draw(ds, rng):
-    """A fresh histogram from the exact law, cumulative at the store's checkpoints."""
-    p = ds["exact_pmf"].values.ravel()
-    p = p / p.sum()
-    cp = ds["checkpoint"].values.astype(np.int64)
-    sizes = np.diff(np.r_[0, cp])
-    hist = ds["hist"].copy()
-    reps = hist.sizes["replicate"]
-    batches = np.stack([[rng.multinomial(m, p) for m in sizes] for _ in range(reps)])
-    hist.values = np.cumsum(batches, axis=1).reshape(hist.shape)
-    return ds.assign(hist=hist)
-
-
 @pytest.mark.slow
-def test_slope_interval_covers_minus_one_half_at_its_stated_rate(box):
+def test_slope_interval_covers_minus_one_half_at_its_stated_rate(box_store):
+    box = box_store
     rng = np.random.default_rng(42)
     covered = old = 0
     for _ in range(SWEEPS):
