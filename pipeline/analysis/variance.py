@@ -197,7 +197,8 @@ def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
 
 #: The columns of :func:`label_variance` after the grid axes, headline and label.
 VARIANCE_COLUMNS = ("estimate", "replicates", "units", "replicate_sd", "mcse", "se", "ess", "ess_per_unit",
-                    "clt_variance", "clt_sd", "variance_ratio", "between_var", "within_var", "between_share",
+                    "clt_variance", "clt_sd", "variance_ratio", "variance_ratio_low", "variance_ratio_high",
+                    "heterogeneity_p", "rhat", "ess_bulk", "between_var", "within_var", "between_share",
                     "deck_difference", "deck_sd", "deck_t", "deck_df", "deck_p", "more_turns")
 
 
@@ -245,7 +246,10 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
         frequency per event, ``sd^2`` per game; NaN for a mean with no
         per-unit variance), ``ess_per_unit`` (``1 / tau``), ``clt_variance``
         (the exact ``sigma^2`` per unit) with ``clt_sd`` (the replicate s.d.
-        it predicts) and ``variance_ratio`` (``replicate_sd^2 / clt_sd^2``),
+        it predicts) and ``variance_ratio`` (``replicate_sd^2 / clt_sd^2``)
+        with its 95% interval (``variance_ratio_low``, ``_high``),
+        ``heterogeneity_p`` (:func:`heterogeneity`), ``rhat`` and
+        ``ess_bulk`` (:func:`batch_diagnostics`, the batches of ``variable``),
         and for shuffled decks ``between_var``, ``within_var``,
         ``between_share`` and the paired deck test (``deck_*``: the
         replicates against their own decks, the s.d. of the differences);
@@ -260,12 +264,55 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
     game = game_of(ds)
     # decks a replicate keeps for all its turns can only be assessed with their exact answers
     assessed = decomp is not None or game is None or "replicate_exact" not in game.extras
+    batch = _batch_columns(ds, variable)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rows = _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed)
+        rows = _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed, batch)
     return pd.DataFrame(rows, columns=[*axes, "headline", "label", *VARIANCE_COLUMNS])
 
 
-def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed) -> list[dict[str, Any]]:
+#: label_variance computes the batch diagnostics (arviz: about 5 ms a label) up to this many labels x points.
+MAX_DIAGNOSED = 4000
+
+
+def _batch_columns(ds, variable) -> xr.Dataset | None:
+    """:func:`heterogeneity`'s p and :func:`batch_diagnostics`' R-hat and
+    bulk ESS of ``variable``, or None (no variable, or too many labels)."""
+    if variable is None or variable not in distribution_variables(ds):
+        return None
+    dim = distribution_variables(ds)[variable]
+    if ds[variable].isel(checkpoint=-1, replicate=0).size > MAX_DIAGNOSED or ds.sizes["checkpoint"] < 4:
+        return None
+    diag = batch_diagnostics(ds, variable)
+    return xr.Dataset({"heterogeneity_p": heterogeneity(ds, variable)["p"], "rhat": diag["rhat"],
+                       "ess_bulk": diag["ess_bulk"]}).transpose(..., dim)
+
+
+def _extra(flat, f, ratio, decomp, theory, pairs, batch) -> dict[str, np.ndarray]:
+    """The columns of the distribution variable's own headline (``f``: its
+    flat estimate columns)."""
+    extra: dict[str, np.ndarray] = {}
+    if ratio is not None:
+        predicted = ratio["predicted"].isel(checkpoint=-1)
+        extra["clt_sd"] = np.sqrt(flat(predicted))
+        extra["variance_ratio"] = f["replicate_sd"] ** 2 / flat(predicted)
+        extra["variance_ratio_low"], extra["variance_ratio_high"] = variance_interval(
+            extra["variance_ratio"], f["replicates"] - 1)
+        if theory is not None:
+            extra["clt_variance"] = flat(theory)
+    if batch is not None:
+        extra.update({k: flat(batch[k]) for k in batch.data_vars})
+    if decomp is not None:
+        between = flat(decomp["between"])
+        # only where replicates play different decks (independent draws: one chain, nothing to split)
+        shuffled = (np.nan_to_num(between, nan=0.0) > 0).any(axis=1, keepdims=True)
+        parts = {"between_var": between, "within_var": flat(decomp["sampling"]),
+                 "between_share": flat(decomp["between_share"]),
+                 **{f"deck_{k}": flat(pairs[k]) for k in ("difference", "sd", "t", "df", "p")}}
+        extra.update({k: np.where(shuffled, v, np.nan) for k, v in parts.items()})
+    return extra
+
+
+def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed, batch) -> list[dict[str, Any]]:
     """The rows of :func:`label_variance`."""
     axes = _grid(ds)
     points = list(grid_points(ds))
@@ -285,21 +332,7 @@ def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed) 
             unit_var = np.full_like(mcse, np.nan)
         ess = stats.effective_sample_size(unit_var, mcse)
         mine = variable is not None and est.attrs.get("numerator") == variable
-        extra: dict[str, np.ndarray] = {}
-        if mine and ratio is not None:
-            predicted = ratio["predicted"].isel(checkpoint=-1)
-            extra["clt_sd"] = np.sqrt(flat(predicted))
-            extra["variance_ratio"] = f["replicate_sd"] ** 2 / flat(predicted)
-            if theory is not None:
-                extra["clt_variance"] = flat(theory)
-        if mine and decomp is not None:
-            between = flat(decomp["between"])
-            # only where replicates play different decks (independent draws: one chain, nothing to split)
-            shuffled = (np.nan_to_num(between, nan=0.0) > 0).any(axis=1, keepdims=True)
-            parts = {"between_var": between, "within_var": flat(decomp["sampling"]),
-                     "between_share": flat(decomp["between_share"]),
-                     **{f"deck_{k}": flat(pairs[k]) for k in ("difference", "sd", "t", "df", "p")}}
-            extra.update({k: np.where(shuffled, v, np.nan) for k, v in parts.items()})
+        extra = _extra(flat, f, ratio, decomp, theory, pairs, batch if dim else None) if mine else {}
         for i, point in enumerate(points):
             for j, label in enumerate(labels):
                 if not np.isfinite(f["estimate"][i, j]):

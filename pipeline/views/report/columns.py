@@ -28,6 +28,15 @@ COLUMNS: dict[str, str] = {
                       "variance / Markov-chain CLT variance "
                       "(a variance from R replicates is sigma^2 chi2(R-1)/(R-1), whose median is 0.79 for R = 4 "
                       "and 0.91 for R = 8: that, not 1, is the reference)",
+    "variance_ratio_low": "lower end of the variance ratio's 95% interval: the measured variance has replicates - 1 "
+                          "degrees of freedom, ratio (R-1) / chi2_0.975(R-1)",
+    "variance_ratio_high": "upper end of the variance ratio's 95% interval, ratio (R-1) / chi2_0.025(R-1)",
+    "heterogeneity_p": "p of the test that the replicates estimate one frequency: weighted one-way ANOVA of the "
+                       "checkpoint batches, F(R-1, R(B-1)); empty below 10 counts per replicate",
+    "rhat": "arviz's rank-normalised split R-hat of the per-batch series (one chain per replicate): about 1 "
+            "where replicates agree",
+    "ess_bulk": "arviz's bulk effective sample size of the per-batch series: about the number of batches "
+                "(replicates x batches) where batches are independent",
     "batch_means_ratio": "mean of each replicate's batch-means variance / CLT variance",
     "modal": "the game's short name of the most frequent labels (Monopoly: PE84's modal string, IN_JAIL "
              "merged into JAIL)",

@@ -138,6 +138,9 @@ def test_variance_ratio_matches_hand_computation(mono):
         with np.errstate(divide="ignore", invalid="ignore"):
             expected = np.where(predicted > 0, measured / predicted, np.nan)
         np.testing.assert_allclose(vr["ratio"].values[i, 0], expected, rtol=1e-9)
+        # its 95% interval: the measured variance has 4 - 1 degrees of freedom
+        np.testing.assert_allclose(vr["ratio_low"].values[i, 0], expected * 3 / st.chi2.ppf(0.975, 3), rtol=1e-9)
+        np.testing.assert_allclose(vr["ratio_high"].values[i, 0], expected * 3 / st.chi2.ppf(0.025, 3), rtol=1e-9)
     assert np.isnan(vr["ratio"].sel(deck_policy="shuffled_cycle")).all()
 
 

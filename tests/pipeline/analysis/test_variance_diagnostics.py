@@ -51,3 +51,20 @@ def test_rhat_and_ess_on_batches_read_agreement_and_see_a_planted_replicate(box_
     off = [float(variance.batch_diagnostics(draw(box_store, rng, shift), "hist")["rhat"].isel(rolls=label))
            for _ in range(20)]
     assert np.median(off) > np.quantile(rhat, 0.9), (off, rhat)
+
+
+def test_variance_csv_columns_are_the_diagnostics(box_store):
+    """label_variance (the report's variance.csv) carries the heterogeneity
+    p, R-hat and bulk ESS of the distribution variable's own labels."""
+    from boardsweep.pipeline.analysis import headlines
+
+    ds = draw(box_store, np.random.default_rng(9))
+    table = variance.label_variance(ds, headlines.estimates(ds), variable="hist")
+    label = modal(ds)
+    row = table[(table["headline"] == "rolls_distribution") & (table["label"] == str(ds["rolls"].values[label]))]
+    assert len(row) == 1
+    het = variance.heterogeneity(ds, "hist").isel(rolls=label)
+    diag = variance.batch_diagnostics(ds, "hist").isel(rolls=label)
+    assert float(row["heterogeneity_p"].iloc[0]) == pytest.approx(float(het["p"]), rel=1e-12)
+    assert float(row["rhat"].iloc[0]) == pytest.approx(float(diag["rhat"]), rel=1e-12)
+    assert float(row["ess_bulk"].iloc[0]) == pytest.approx(float(diag["ess_bulk"]), rel=1e-12)
