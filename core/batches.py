@@ -15,7 +15,7 @@ from scipy import special
 from .stats import loglog_slope
 
 __all__ = ["increments", "effective_df", "slope_interval", "long_batches", "heterogeneity_test",
-           "variance_interval"]
+           "variance_interval", "share_interval"]
 
 
 def increments(cumulative: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -153,3 +153,26 @@ def variance_interval(estimate: np.ndarray, df: np.ndarray, level: float = 0.95)
         low = v * d / special.chdtri(d, (1 - level) / 2)
         high = v * d / special.chdtri(d, (1 + level) / 2)
     return low, high
+
+
+def share_interval(between: np.ndarray, sampling: np.ndarray, n: np.ndarray,
+                   level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` interval of a between share ``s = B / (B + S)`` from
+    ``n`` replicates: ``B`` the sample variance of the replicates' exact
+    answers (``n - 1`` df), ``S`` the mean squared difference of estimate
+    and exact answer (``n`` df), so ``(B / S) / rho ~ F(n - 1, n)`` with
+    ``rho`` the true ratio of the parts (normal parts); the interval of
+    ``rho`` mapped by ``rho / (1 + rho)``.
+
+    Returns
+    -------
+    low, high : ndarray
+    """
+    b, w = np.asarray(between, dtype=float), np.asarray(sampling, dtype=float)
+    d1 = np.where(np.asarray(n, dtype=float) >= 2, np.asarray(n, dtype=float) - 1, np.nan)
+    d2 = d1 + 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = b / w
+        lo = ratio / special.fdtri(d1, d2, (1 + level) / 2)
+        hi = ratio / special.fdtri(d1, d2, (1 - level) / 2)
+    return lo / (1 + lo), hi / (1 + hi)

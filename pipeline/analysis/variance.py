@@ -199,6 +199,7 @@ def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
 VARIANCE_COLUMNS = ("estimate", "replicates", "units", "replicate_sd", "mcse", "se", "ess", "ess_per_unit",
                     "clt_variance", "clt_sd", "variance_ratio", "variance_ratio_low", "variance_ratio_high",
                     "heterogeneity_p", "rhat", "ess_bulk", "between_var", "within_var", "between_share",
+                    "between_share_low", "between_share_high",
                     "deck_difference", "deck_sd", "deck_t", "deck_df", "deck_p", "more_turns")
 
 
@@ -251,7 +252,8 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
         ``heterogeneity_p`` (:func:`heterogeneity`), ``rhat`` and
         ``ess_bulk`` (:func:`batch_diagnostics`, the batches of ``variable``),
         and for shuffled decks ``between_var``, ``within_var``,
-        ``between_share`` and the paired deck test (``deck_*``: the
+        ``between_share`` (with its 95% interval ``between_share_low``,
+        ``_high``) and the paired deck test (``deck_*``: the
         replicates against their own decks, the s.d. of the differences);
         ``more_turns``: "shrink it", or "will not shrink it (between deck
         orders)" where the between share is at least :data:`BETWEEN_DOMINATES`,
@@ -307,6 +309,8 @@ def _extra(flat, f, ratio, decomp, theory, pairs, batch) -> dict[str, np.ndarray
         shuffled = (np.nan_to_num(between, nan=0.0) > 0).any(axis=1, keepdims=True)
         parts = {"between_var": between, "within_var": flat(decomp["sampling"]),
                  "between_share": flat(decomp["between_share"]),
+                 "between_share_low": flat(decomp["between_share_low"]),
+                 "between_share_high": flat(decomp["between_share_high"]),
                  **{f"deck_{k}": flat(pairs[k]) for k in ("difference", "sd", "t", "df", "p")}}
         extra.update({k: np.where(shuffled, v, np.nan) for k, v in parts.items()})
     return extra

@@ -37,6 +37,8 @@ COLUMNS: dict[str, str] = {
             "where replicates agree",
     "ess_bulk": "arviz's bulk effective sample size of the per-batch series: about the number of batches "
                 "(replicates x batches) where batches are independent",
+    "between_share_low": "lower end of the between share's 95% interval: between / sampling ~ rho F(R-1, R)",
+    "between_share_high": "upper end of the between share's 95% interval",
     "batch_means_ratio": "mean of each replicate's batch-means variance / CLT variance",
     "modal": "the game's short name of the most frequent labels (Monopoly: PE84's modal string, IN_JAIL "
              "merged into JAIL)",
