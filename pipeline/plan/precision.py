@@ -45,8 +45,10 @@ over games also has a bound from the game's fourth moment
 Box's excess kurtosis of 7 made it say "met" too early in 21-27% of runs at
 the worst targets); a ratio over independent games (checkpoints count games)
 reads its s.e. from the checkpoint increments of every replicate
-(:func:`batch_stderr_squared`), whose degrees of freedom spare replicates
-(tests/pipeline/plan/test_precision_skewed.py).
+(:func:`batch_stderr_squared`), whose degrees of freedom spare replicates,
+and a ratio over the turns of one game (Monopoly) from the long stretches
+between its later checkpoints (tests/pipeline/plan/test_precision_skewed.py,
+test_precision_chain.py).
 
 Replaying this from the stored data gives the same decisions for any number
 of workers, after a kill, and on a rerun; a killed run resumes mid-round.
@@ -64,7 +66,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from ...core.batches import effective_df, increments
+from ...core.batches import effective_df, increments, long_batches
 from .tasks import Task, plan_tasks
 
 if TYPE_CHECKING:
@@ -311,7 +313,10 @@ def headline_bound(h, arrays: dict[str, np.ndarray], checkpoints: np.ndarray,
       batches' :func:`~boardsweep.core.batches.effective_df` where that
       exceeds replicates - 1 (about 4 per replicate at 16 log-spaced
       checkpoints), else the replicates';
-    * a ratio over turns of one game (batches of one chain): the replicates'.
+    * a ratio over turns of one game (batches of one chain): the same, on
+      the long stretches only (:func:`boardsweep.core.batches.long_batches`:
+      the increments in the upper half of the log checkpoint range, the
+      short early ones merged into the first).
     """
     n = arrays[h.numerator].shape[0]
     se2, df = headline_se2_df(h, arrays, int(checkpoints[-1]))
@@ -319,7 +324,9 @@ def headline_bound(h, arrays: dict[str, np.ndarray], checkpoints: np.ndarray,
         return None, None
     chi = se2 * upper_factor(df)
     if h.squares is None and not independent:
-        return se2, chi
+        keep = long_batches(checkpoints)
+        arrays = {name: v[:, keep] for name, v in arrays.items()}
+        checkpoints = np.asarray(checkpoints)[keep]
     m = _batch_sizes(arrays, h, checkpoints, n)
     if h.squares is not None:
         found = pooled_upper(_batches(arrays, h.numerator), _batches(arrays, h.squares), m)

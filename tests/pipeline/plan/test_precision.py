@@ -233,12 +233,15 @@ def test_extend_of_a_precision_sweep_is_refused(tmp_path, make_spec, reference, 
 def batch_stderrs(ds, game, axes, printed: dict) -> dict:
     """Per headline and point, the s.e. the rule decides on, in floats: per-game
     means pooled (``printed``: what query prints), ratios over the
-    checkpoint increments of independent games ``se^2 = sum (a_b M - A
+    checkpoint increments (a chain's long ones) of independent games ``se^2 = sum (a_b M - A
     m_b)^2 / (M^2 (M^2 - sum m^2))`` where their effective df exceeds the
     replicates' (else the replicates' s.e., ``printed`` again)."""
-    from boardsweep.core.batches import effective_df, increments
+    from boardsweep.core.batches import effective_df, increments, long_batches
 
     out = {name: v.copy() for name, v in printed.items()}
+    keep = (np.arange(ds.sizes["checkpoint"]) if game.checkpoint_of == "games"  # a chain: its long stretches
+            else long_batches(ds["checkpoint"].values))
+    ds = ds.isel(checkpoint=keep)
     cp = np.asarray(ds["checkpoint"].values, dtype=np.int64)
     for i in np.ndindex(*ds["replicates_used"].shape):
         n = int(ds["replicates_used"].transpose(*axes).values[i])
@@ -282,8 +285,7 @@ def test_every_game(tmp_path, make_spec, cluster2, game, tables, target):
     assert bounded and set(bounded) <= set(found)
     per = {n: found[n]["se"].max([d for d in found[n]["se"].dims if d not in axes]).transpose(*axes).values
            for n in bounded}
-    if get_game(game).checkpoint_of == "games":  # ratios read from independent batches where they have more df
-        per = batch_stderrs(ds, get_game(game), axes, per)
+    per = batch_stderrs(ds, get_game(game), axes, per)  # ratios read from batches where they have more df
     worst = np.max(np.stack(list(per.values())), axis=0)
     assert np.allclose(worst, ds["stderr_reached"].transpose(*axes).values, rtol=1e-9)
     state = ds["precision_state"].values
