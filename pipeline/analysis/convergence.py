@@ -66,8 +66,8 @@ def steps(ds: xr.Dataset, variable: str = "counts") -> tuple[xr.DataArray, str]:
 
 def increments(cumulative: xr.DataArray) -> xr.DataArray:
     """What happened between consecutive checkpoints (from the start for the
-    first): disjoint stretches of each replicate, the batches of its run
-    (:func:`boardsweep.core.batches.increments`)."""
+    first): disjoint stretches of each replicate, the batches of its run;
+    :func:`boardsweep.core.batches.increments` on a DataArray."""
     return xr.concat([cumulative.isel(checkpoint=[0]), cumulative.diff("checkpoint")], "checkpoint")
 
 

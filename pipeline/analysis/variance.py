@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 from ...core import stats
 from ...core.batches import heterogeneity_test, long_batches, variance_interval
 from .dataset import MIN_COUNT, _grid, _mem, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
+from .convergence import increments
 from .decks import BETWEEN_DOMINATES, deck_pairs
 
 __all__ = ["theoretical_variance", "variance_ratio", "batch_means", "long_increments", "heterogeneity",
@@ -129,8 +130,7 @@ def long_increments(ds: xr.Dataset, variable: str = "counts") -> tuple[xr.DataAr
     first batch from the start), as ``(counts, steps)``: (grid...,
     replicate, checkpoint, DIM) and their totals over DIM."""
     dim = distribution_variables(ds)[variable]
-    c = ds[variable].astype(float).isel(checkpoint=long_batches(ds["checkpoint"].values))
-    a = xr.concat([c.isel(checkpoint=[0]), c.diff("checkpoint")], "checkpoint")
+    a = increments(ds[variable].astype(float).isel(checkpoint=long_batches(ds["checkpoint"].values)))
     return a, a.sum(dim, min_count=1)
 
 
