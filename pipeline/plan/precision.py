@@ -74,7 +74,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STATES", "UPPER_LEVEL", "Decision", "targets", "stderr_squared", "pooled_stderr_squared",
            "headline_se2", "headline_se2_df", "upper_factor", "batch_stderr_squared",
-           "pooled_upper", "headline_bound", "point_bound", "decide", "plan",
+           "pooled_upper", "headline_bound", "point_bound", "MIN_STRETCH", "decide", "plan",
            "decision_arrays", "complete", "stored_complete", "point_columns"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
@@ -103,6 +103,13 @@ _Z_UPPER = Fraction(12816, 10000)  # z(0.9) = 1.28155..., rounded up
 # tails): at z(0.9) the bound covered 87-88% of emulated Shut the Box rounds
 # (tests/pipeline/plan/test_precision_skewed.py), at z(0.95) 93%.
 _Z_FOURTH = Fraction(16449, 10000)
+
+#: The shortest stretch of one chain (in checkpoint units: turns) read as an
+#: independent batch.  A heuristic: Monopoly's long jail stays, the slowest
+#: mixing shipped, keep the stated 10% from stretches of 38 turns
+#: (tests/pipeline/plan/test_precision_chain.py); a toy of 60 turns does not
+#: get batches of 3.
+MIN_STRETCH = 16
 _SCALE = 10 ** 24
 
 
@@ -316,7 +323,8 @@ def headline_bound(h, arrays: dict[str, np.ndarray], checkpoints: np.ndarray,
     * a ratio over turns of one game (batches of one chain): the same, on
       the long stretches only (:func:`boardsweep.core.batches.long_batches`:
       the increments in the upper half of the log checkpoint range, the
-      short early ones merged into the first).
+      short early ones merged into the first), where each is at least
+      :data:`MIN_STRETCH` steps; else the replicates'.
     """
     n = arrays[h.numerator].shape[0]
     se2, df = headline_se2_df(h, arrays, int(checkpoints[-1]))
@@ -325,6 +333,8 @@ def headline_bound(h, arrays: dict[str, np.ndarray], checkpoints: np.ndarray,
     chi = se2 * upper_factor(df)
     if h.squares is None and not independent:
         keep = long_batches(checkpoints)
+        if np.diff(np.r_[0, np.asarray(checkpoints)[keep]]).min() < MIN_STRETCH:
+            return se2, chi  # stretches too short to be independent: the replicates'
         arrays = {name: v[:, keep] for name, v in arrays.items()}
         checkpoints = np.asarray(checkpoints)[keep]
     m = _batch_sizes(arrays, h, checkpoints, n)

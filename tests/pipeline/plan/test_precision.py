@@ -239,9 +239,11 @@ def batch_stderrs(ds, game, axes, printed: dict) -> dict:
     from boardsweep.core.batches import effective_df, increments, long_batches
 
     out = {name: v.copy() for name, v in printed.items()}
-    keep = (np.arange(ds.sizes["checkpoint"]) if game.checkpoint_of == "games"  # a chain: its long stretches
-            else long_batches(ds["checkpoint"].values))
-    ds = ds.isel(checkpoint=keep)
+    if game.checkpoint_of != "games":  # a chain: its long stretches, if long enough
+        keep = long_batches(ds["checkpoint"].values)
+        if np.diff(np.r_[0, ds["checkpoint"].values[keep]]).min() < precision.MIN_STRETCH:
+            return out  # too short to be batches: the replicates' s.e.
+        ds = ds.isel(checkpoint=keep)
     cp = np.asarray(ds["checkpoint"].values, dtype=np.int64)
     for i in np.ndindex(*ds["replicates_used"].shape):
         n = int(ds["replicates_used"].transpose(*axes).values[i])
