@@ -20,10 +20,15 @@ COLUMNS: dict[str, str] = {
     "worst_label": "the label with that largest |z|",
     "max_abs_error": "max |error|: largest |estimate - reference| over labels (frequency units)",
     "tv_distance": "TV distance: total variation distance sum |estimate - reference| / 2",
-    "slope": "log-log slope of the error (basis) against steps on the upper half of the log-step range; "
+    "slope": "log-log slope of the error (basis) of each checkpoint increment against its steps, on the upper "
+             "half of the log range; "
              "-1/2 expected",
-    "basis": "what the slope is fitted to: 'rms_error' (RMS error of one replicate against the exact answer) "
-             "or 'sd' (RMS across-replicate sd, where no exact answer exists)",
+    "slope_low": "lower end of the slope's 95% interval, slope - t_0.975(df) s.e. (fitted on independent "
+                 "checkpoint increments, df = points - 2)",
+    "slope_high": "upper end of the slope's 95% interval; -1/2 inside it is the Monte Carlo rate",
+    "basis": "what the slope is fitted to: 'rms_error' (RMS error of each increment's frequency against the "
+             "exact answer of that stretch) or 'sd' (RMS across-replicate sd of the increments' frequencies, "
+             "where no exact answer exists)",
     "variance_ratio": "points.csv: median over labels (each label's in variance.csv) of measured across-replicate "
                       "variance / Markov-chain CLT variance "
                       "(a variance from R replicates is sigma^2 chi2(R-1)/(R-1), whose median is 0.79 for R = 4 "
@@ -144,7 +149,7 @@ _TABLE_DEFINITIONS: dict[str, dict[str, str]] = {
 
 _TABLE_COLUMNS = {
     "points": ["replicates", "exact", "reference", "max_abs_z", "worst_label", "max_abs_error",
-               "tv_distance", "slope", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
+               "tv_distance", "slope", "slope_low", "slope_high", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
     "frequencies": ["label", "name", "estimate", "se", "low", "high", "df", "exact", "reference", "z"],
     "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
                     "at_label", "relative_difference", "t_at_label"],

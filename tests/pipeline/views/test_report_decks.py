@@ -33,3 +33,7 @@ def test_no_shuffled_decks_section_for_independent_decks(tmp_path, cluster2):
     assert "Shuffled decks" not in page and "paired deck test" not in page
     assert not (out / "decomposition.csv").exists()
     assert "Every grid point" in page  # the rest of the report is there
+    import pandas as pd
+
+    pts = pd.read_csv(out / "points.csv")  # the convergence slope with its interval
+    assert (pts["slope_low"] <= pts["slope"]).all() and (pts["slope"] <= pts["slope_high"]).all()
