@@ -13,6 +13,7 @@ import numpy as np
 import xarray as xr
 
 from ...core import stats
+from ...core.batches import share_interval
 from ..plan.tasks import replicate_seed
 from .dataset import _canonical, _grid, _mem, distribution_variables, frequencies, game_of, grid_params, run_shape_of
 from .reference import replicate_reference
@@ -36,8 +37,9 @@ def shuffle_decomposition(
     and feasible; ``None`` when the game has no hook, an error was raised
     (e.g. too many games per replicate) or it would need more than
     ``max_solves`` calls.  Returns (grid..., DIM): ``total``, ``between``,
-    ``sampling``, ``between_share``, and ``replicate_exact`` (grid...,
-    replicate, DIM).
+    ``sampling``, ``between_share`` with its 95% interval
+    ``between_share_low`` / ``_high`` (:func:`boardsweep.core.batches.share_interval`),
+    and ``replicate_exact`` (grid..., replicate, DIM).
     """
     ds = _mem(ds)
     game = game_of(ds)
@@ -70,6 +72,9 @@ def shuffle_decomposition(
         input_core_dims=[["replicate"], ["replicate"]], output_core_dims=[[], [], [], []],
     )
     out = xr.Dataset(dict(zip(("total", "between", "sampling", "between_share"), parts)))
+    n = (freq.notnull() & exact.notnull()).sum("replicate")
+    out["between_share_low"], out["between_share_high"] = xr.apply_ufunc(
+        share_interval, out["between"], out["sampling"], n, output_core_dims=[[], []])
     out["replicate_exact"] = exact
     out.attrs["grid_axes"] = axes
     return out

@@ -7,7 +7,9 @@ long-run frequency), except where the headline's ``exact_unless`` happened
 (:func:`voided`).  Every other comparison takes its reference from here:
 
 * :func:`exact_reference`: what a distribution variable's frequencies
-  estimate at each checkpoint (the convergence tables and plots);
+  estimate at each checkpoint (the convergence tables and plots), and
+  :func:`batch_reference` what they estimate between two checkpoints (the
+  convergence slope's increments);
 * :func:`replicate_reference`: what each replicate is compared with in the
   paired deck test: the verdict's reference where the point has one, else
   the exact answer of the deck orders the replicate played;
@@ -23,7 +25,7 @@ from ...core.games import Headline, headlines_of
 from .dataset import _grid, distribution_variables, game_of
 
 __all__ = ["variable_headline", "headline_exact", "voided", "point_reference", "exact_reference",
-           "replicate_reference"]
+           "batch_reference", "replicate_reference"]
 
 
 def variable_headline(ds: xr.Dataset, variable: str) -> Headline:
@@ -75,6 +77,24 @@ def point_reference(ds: xr.Dataset, variable: str = "counts", checkpoint: int = 
         return None
     void = voided(ds, h, checkpoint, ds["done"].astype(bool))
     return exact if void is None else exact.where(~void)
+
+
+def batch_reference(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray | None:
+    """The exact frequency of ``variable`` between consecutive checkpoints
+    (from the start for the first): the increments of a finite-horizon exact
+    variable (expected counts at each checkpoint), normalised, else the
+    long-run one.  None when there is neither."""
+    dim = distribution_variables(ds)[variable]
+    h = variable_headline(ds, variable)
+    if h.exact is None or h.exact not in ds:
+        return None
+    ex = ds[h.exact].astype(float)
+    if "checkpoint" in ex.dims:
+        ex = xr.concat([ex.isel(checkpoint=[0]), ex.diff("checkpoint")], "checkpoint")
+    ref = ex / ex.sum(dim, min_count=1)
+    if "checkpoint" not in ref.dims:
+        ref = ref.expand_dims(checkpoint=ds["checkpoint"])
+    return ref.transpose(..., "checkpoint", dim)
 
 
 def replicate_reference(ds: xr.Dataset, decomp: xr.Dataset, variable: str = "counts",

@@ -18,10 +18,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from ...core import stats
-from .dataset import _grid, _mem, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
+from ...core.batches import heterogeneity_test, long_batches, variance_interval
+from .dataset import MIN_COUNT, _grid, _mem, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
+from .convergence import increments
 from .decks import BETWEEN_DOMINATES, deck_pairs
 
-__all__ = ["theoretical_variance", "variance_ratio", "batch_means", "VARIANCE_COLUMNS", "label_variance"]
+__all__ = ["theoretical_variance", "variance_ratio", "batch_means", "long_increments", "heterogeneity",
+           "batch_diagnostics", "VARIANCE_COLUMNS", "label_variance"]
 
 
 def theoretical_variance(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray | None:
@@ -62,7 +65,11 @@ def variance_ratio(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArra
     (grid..., checkpoint, DIM); it should approach 1 as steps grow.
 
     The prediction for replicate ``r`` is ``sigma^2 / N_r``; the ratio uses
-    their mean over finished replicates.  Also ``measured`` and ``predicted``.
+    their mean over finished replicates.  Also ``measured`` and ``predicted``,
+    and ``ratio_low`` / ``ratio_high``: its 95% interval from the measured
+    variance's chi-square law on replicates - 1 degrees of freedom
+    (:func:`boardsweep.core.batches.variance_interval`; at R = 4 a ratio of 1
+    reads anywhere in [0.32, 13.9] of the truth's reach).
     None when the game has no theory.  ``theory``: a :func:`theoretical_variance`
     already computed (it is computed here otherwise).
     """
@@ -77,8 +84,10 @@ def variance_ratio(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArra
     measured = freq.var("replicate", ddof=1).where(freq.notnull().sum("replicate") > 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (measured / predicted).where(predicted > 0)
-    return xr.Dataset({"measured": measured, "predicted": predicted, "ratio": ratio},
-                      attrs={"per": theory.attrs["per"]})
+    df = freq.notnull().sum("replicate") - 1
+    low, high = xr.apply_ufunc(variance_interval, ratio, df, output_core_dims=[[], []])
+    return xr.Dataset({"measured": measured, "predicted": predicted, "ratio": ratio, "ratio_low": low,
+                       "ratio_high": high}, attrs={"per": theory.attrs["per"]})
 
 
 def batch_means(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArray | None = None
@@ -114,9 +123,83 @@ def batch_means(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArray |
     return out
 
 
+def long_increments(ds: xr.Dataset, variable: str = "counts") -> tuple[xr.DataArray, xr.DataArray]:
+    """Batches of ``variable`` long enough to be independent stretches of a
+    run: its increments between the checkpoints in the upper half of the log
+    checkpoint range (:func:`boardsweep.core.batches.long_batches`; the
+    first batch from the start), as ``(counts, steps)``: (grid...,
+    replicate, checkpoint, DIM) and their totals over DIM."""
+    dim = distribution_variables(ds)[variable]
+    a = increments(ds[variable].astype(float).isel(checkpoint=long_batches(ds["checkpoint"].values)))
+    return a, a.sum(dim, min_count=1)
+
+
+def heterogeneity(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
+    """Do the replicates of a grid point estimate one frequency?  Per
+    (grid..., DIM) the weighted one-way analysis of variance of
+    :func:`long_increments` (:func:`boardsweep.core.batches.heterogeneity_test`):
+    ``F``, ``df_between``, ``df_within``, ``p``.  Valid for every game whose
+    batches are independent (games; a chain's long stretches); NaN where a
+    label's mean count per replicate is below ``MIN_COUNT`` (too discrete)."""
+    ds = _mem(ds)
+    dim = distribution_variables(ds)[variable]
+    a, m = long_increments(ds, variable)
+    keys = ("F", "df_between", "df_within", "p")
+    parts = xr.apply_ufunc(
+        lambda aa, mm: tuple(heterogeneity_test(aa, mm)[k] for k in keys),
+        a.transpose(..., "replicate", "checkpoint", dim), m.transpose(..., "replicate", "checkpoint"),
+        input_core_dims=[["replicate", "checkpoint", dim], ["replicate", "checkpoint"]],
+        output_core_dims=[[dim]] * len(keys), vectorize=True,
+    )
+    enough = ds[variable].isel(checkpoint=-1).mean("replicate") >= MIN_COUNT
+    return xr.Dataset({k: v.where(enough) for k, v in zip(keys, parts)})
+
+
+def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
+    """ArviZ's diagnostics on per-batch series, one chain per replicate, one
+    draw per batch of :func:`long_increments`, standardised so that every
+    draw has the same variance: ``z_rb = sqrt(m_rb) (f_rb - f)``, ``f`` the
+    point's pooled frequency.  Per (grid..., DIM): ``ess_bulk``,
+    ``ess_tail`` (about the number of batches where batches are
+    independent; far fewer where they are not), ``rhat`` (rank-normalised
+    split R-hat: above 1.01 where replicates disagree), ``mcse`` (of the
+    frequency: arviz's MCSE of the mean of ``z`` over ``sqrt(mean m)``) and
+    ``mcse_median`` (of the median of ``z``, same scale); NaN at a point
+    with a replicate not done and for labels whose mean count per replicate
+    is below ``MIN_COUNT``."""
+    from arviz_stats.base import array_stats
+
+    ds = _mem(ds)
+    dim = distribution_variables(ds)[variable]
+    enough = ds[variable].isel(checkpoint=-1).mean("replicate") >= MIN_COUNT  # arviz: about 1 ms a label
+    a, m = long_increments(ds, variable)
+    a = a.isel({dim: np.flatnonzero(enough.any([d for d in enough.dims if d != dim]).values)})
+    pooled = a.sum(["replicate", "checkpoint"]) / m.sum(["replicate", "checkpoint"])
+    z = (np.sqrt(m) * (a / m - pooled)).transpose(..., dim, "replicate", "checkpoint")
+    scale = np.sqrt(m.mean(["replicate", "checkpoint"]))
+
+    def diag(x):  # (..., replicate, batch), arviz vectorised over the leading dims
+        if x.shape[-2] < 2 or x.shape[-1] < 4:
+            return (np.full(x.shape[:-2], np.nan),) * 5
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (array_stats.ess(x, method="bulk"), array_stats.ess(x, method="tail", prob=(0.05, 0.95)),
+                    array_stats.rhat(x, method="rank"), array_stats.mcse(x, method="mean"),
+                    array_stats.mcse(x, method="quantile", prob=0.5))
+
+    keys = ("ess_bulk", "ess_tail", "rhat", "mcse", "mcse_median")
+    parts = xr.apply_ufunc(diag, z, input_core_dims=[["replicate", "checkpoint"]],
+                           output_core_dims=[[]] * len(keys))
+    out = xr.Dataset(dict(zip(keys, parts)))
+    out["mcse"] = out["mcse"] / scale
+    out["mcse_median"] = out["mcse_median"] / scale
+    return out.reindex({dim: ds[dim]}).where(enough)
+
+
 #: The columns of :func:`label_variance` after the grid axes, headline and label.
 VARIANCE_COLUMNS = ("estimate", "replicates", "units", "replicate_sd", "mcse", "se", "ess", "ess_per_unit",
-                    "clt_variance", "clt_sd", "variance_ratio", "between_var", "within_var", "between_share",
+                    "clt_variance", "clt_sd", "variance_ratio", "variance_ratio_low", "variance_ratio_high",
+                    "heterogeneity_p", "rhat", "ess_bulk", "between_var", "within_var", "between_share",
+                    "between_share_low", "between_share_high",
                     "deck_difference", "deck_sd", "deck_t", "deck_df", "deck_p", "more_turns")
 
 
@@ -164,9 +247,13 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
         frequency per event, ``sd^2`` per game; NaN for a mean with no
         per-unit variance), ``ess_per_unit`` (``1 / tau``), ``clt_variance``
         (the exact ``sigma^2`` per unit) with ``clt_sd`` (the replicate s.d.
-        it predicts) and ``variance_ratio`` (``replicate_sd^2 / clt_sd^2``),
+        it predicts) and ``variance_ratio`` (``replicate_sd^2 / clt_sd^2``)
+        with its 95% interval (``variance_ratio_low``, ``_high``),
+        ``heterogeneity_p`` (:func:`heterogeneity`), ``rhat`` and
+        ``ess_bulk`` (:func:`batch_diagnostics`, the batches of ``variable``),
         and for shuffled decks ``between_var``, ``within_var``,
-        ``between_share`` and the paired deck test (``deck_*``: the
+        ``between_share`` (with its 95% interval ``between_share_low``,
+        ``_high``) and the paired deck test (``deck_*``: the
         replicates against their own decks, the s.d. of the differences);
         ``more_turns``: "shrink it", or "will not shrink it (between deck
         orders)" where the between share is at least :data:`BETWEEN_DOMINATES`,
@@ -179,12 +266,57 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
     game = game_of(ds)
     # decks a replicate keeps for all its turns can only be assessed with their exact answers
     assessed = decomp is not None or game is None or "replicate_exact" not in game.extras
+    batch = _batch_columns(ds, variable)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rows = _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed)
+        rows = _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed, batch)
     return pd.DataFrame(rows, columns=[*axes, "headline", "label", *VARIANCE_COLUMNS])
 
 
-def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed) -> list[dict[str, Any]]:
+#: label_variance computes the batch diagnostics (arviz: about 5 ms a label) up to this many labels x points.
+MAX_DIAGNOSED = 4000
+
+
+def _batch_columns(ds, variable) -> xr.Dataset | None:
+    """:func:`heterogeneity`'s p and :func:`batch_diagnostics`' R-hat and
+    bulk ESS of ``variable``, or None (no variable, or too many labels)."""
+    if variable is None or variable not in distribution_variables(ds):
+        return None
+    dim = distribution_variables(ds)[variable]
+    if ds[variable].isel(checkpoint=-1, replicate=0).size > MAX_DIAGNOSED or ds.sizes["checkpoint"] < 4:
+        return None
+    diag = batch_diagnostics(ds, variable)
+    return xr.Dataset({"heterogeneity_p": heterogeneity(ds, variable)["p"], "rhat": diag["rhat"],
+                       "ess_bulk": diag["ess_bulk"]}).transpose(..., dim)
+
+
+def _extra(flat, f, ratio, decomp, theory, pairs, batch) -> dict[str, np.ndarray]:
+    """The columns of the distribution variable's own headline (``f``: its
+    flat estimate columns)."""
+    extra: dict[str, np.ndarray] = {}
+    if ratio is not None:
+        predicted = ratio["predicted"].isel(checkpoint=-1)
+        extra["clt_sd"] = np.sqrt(flat(predicted))
+        extra["variance_ratio"] = f["replicate_sd"] ** 2 / flat(predicted)
+        extra["variance_ratio_low"], extra["variance_ratio_high"] = variance_interval(
+            extra["variance_ratio"], f["replicates"] - 1)
+        if theory is not None:
+            extra["clt_variance"] = flat(theory)
+    if batch is not None:
+        extra.update({k: flat(batch[k]) for k in batch.data_vars})
+    if decomp is not None:
+        between = flat(decomp["between"])
+        # only where replicates play different decks (independent draws: one chain, nothing to split)
+        shuffled = (np.nan_to_num(between, nan=0.0) > 0).any(axis=1, keepdims=True)
+        parts = {"between_var": between, "within_var": flat(decomp["sampling"]),
+                 "between_share": flat(decomp["between_share"]),
+                 "between_share_low": flat(decomp["between_share_low"]),
+                 "between_share_high": flat(decomp["between_share_high"]),
+                 **{f"deck_{k}": flat(pairs[k]) for k in ("difference", "sd", "t", "df", "p")}}
+        extra.update({k: np.where(shuffled, v, np.nan) for k, v in parts.items()})
+    return extra
+
+
+def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed, batch) -> list[dict[str, Any]]:
     """The rows of :func:`label_variance`."""
     axes = _grid(ds)
     points = list(grid_points(ds))
@@ -204,21 +336,7 @@ def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed) 
             unit_var = np.full_like(mcse, np.nan)
         ess = stats.effective_sample_size(unit_var, mcse)
         mine = variable is not None and est.attrs.get("numerator") == variable
-        extra: dict[str, np.ndarray] = {}
-        if mine and ratio is not None:
-            predicted = ratio["predicted"].isel(checkpoint=-1)
-            extra["clt_sd"] = np.sqrt(flat(predicted))
-            extra["variance_ratio"] = f["replicate_sd"] ** 2 / flat(predicted)
-            if theory is not None:
-                extra["clt_variance"] = flat(theory)
-        if mine and decomp is not None:
-            between = flat(decomp["between"])
-            # only where replicates play different decks (independent draws: one chain, nothing to split)
-            shuffled = (np.nan_to_num(between, nan=0.0) > 0).any(axis=1, keepdims=True)
-            parts = {"between_var": between, "within_var": flat(decomp["sampling"]),
-                     "between_share": flat(decomp["between_share"]),
-                     **{f"deck_{k}": flat(pairs[k]) for k in ("difference", "sd", "t", "df", "p")}}
-            extra.update({k: np.where(shuffled, v, np.nan) for k, v in parts.items()})
+        extra = _extra(flat, f, ratio, decomp, theory, pairs, batch if dim else None) if mine else {}
         for i, point in enumerate(points):
             for j, label in enumerate(labels):
                 if not np.isfinite(f["estimate"][i, j]):

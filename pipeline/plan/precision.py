@@ -39,6 +39,17 @@ The factor ``df / chi2_q(df)`` is a :class:`fractions.Fraction`
 Wilson-Hilferty quantile in integer arithmetic above, so that the decision
 stays exact and the same on every CPU.
 
+Which s.e. and which ``U`` (:func:`headline_bound`): a per-game mean pooled
+over games also has a bound from the game's fourth moment
+(:func:`pooled_upper`; the chi-square law assumes normal games, and Shut the
+Box's excess kurtosis of 7 made it say "met" too early in 21-27% of runs at
+the worst targets); a ratio over independent games (checkpoints count games)
+reads its s.e. from the checkpoint increments of every replicate
+(:func:`batch_stderr_squared`), whose degrees of freedom spare replicates,
+and a ratio over the turns of one game (Monopoly) from the long stretches
+between its later checkpoints (tests/pipeline/plan/test_precision_skewed.py,
+test_precision_chain.py).
+
 Replaying this from the stored data gives the same decisions for any number
 of workers, after a kill, and on a rerun; a killed run resumes mid-round.
 The decisions are stored per grid point (``replicates_used``,
@@ -55,13 +66,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
+from ...core.batches import effective_df, increments, long_batches
 from .tasks import Task, plan_tasks
 
 if TYPE_CHECKING:
     import xarray as xr
 
 __all__ = ["STATES", "UPPER_LEVEL", "Decision", "targets", "stderr_squared", "pooled_stderr_squared",
-           "headline_se2", "headline_se2_df", "upper_factor", "decide", "plan",
+           "headline_se2", "headline_se2_df", "upper_factor", "batch_stderr_squared",
+           "pooled_upper", "headline_bound", "point_bound", "MIN_STRETCH", "decide", "plan",
            "decision_arrays", "complete", "stored_complete", "point_columns"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
@@ -85,6 +98,18 @@ _UPPER_TABLE = tuple(Fraction(v) for v in (
     "1.3009", "1.29766", "1.29452", "1.29147", "1.28851", "1.28563", "1.28283", "1.2801",
 ))
 _Z_UPPER = Fraction(12816, 10000)  # z(0.9) = 1.28155..., rounded up
+# z(0.95) = 1.64485..., rounded up: the fourth-moment bound's quantile.  Its
+# variance is itself a noisy fourth-moment estimate (biased low for heavy
+# tails): at z(0.9) the bound covered 87-88% of emulated Shut the Box rounds
+# (tests/pipeline/plan/test_precision_skewed.py), at z(0.95) 93%.
+_Z_FOURTH = Fraction(16449, 10000)
+
+#: The shortest stretch of one chain (in checkpoint units: turns) read as an
+#: independent batch.  A heuristic: Monopoly's long jail stays, the slowest
+#: mixing shipped, keep the stated 10% from stretches of 38 turns
+#: (tests/pipeline/plan/test_precision_chain.py); a toy of 60 turns does not
+#: get batches of 3.
+MIN_STRETCH = 16
 _SCALE = 10 ** 24
 
 
@@ -213,6 +238,116 @@ def pooled_stderr_squared(total: np.ndarray, squares: np.ndarray, units: int) ->
     return Fraction(top, units * units * (units - 1))
 
 
+def _sqrt_up(x: Fraction) -> Fraction:
+    """``sqrt(x)`` rounded up to a multiple of 1e-12 of its scale, in integers."""
+    num, den = x.numerator * 10 ** 24, x.denominator
+    return Fraction(math.isqrt(num * den) + 1, den * 10 ** 12)
+
+
+def _batches(arrays: dict[str, np.ndarray], name: str) -> list[list[int]]:
+    """``name``'s checkpoint increments (:func:`boardsweep.core.batches.increments`)
+    as Python integers, one row per (replicate, increment), one column per label."""
+    a = increments(arrays[name], axis=1)
+    return [[int(v) for v in row] for row in a.reshape(a.shape[0] * a.shape[1], -1)]
+
+
+def _batch_sizes(arrays: dict[str, np.ndarray], h, checkpoints: np.ndarray, n: int) -> list[int]:
+    if h.denominator == "checkpoint":
+        return [int(v) for v in increments(np.asarray(checkpoints, dtype=np.int64)[None, :], axis=1)[0]] * n
+    if h.denominator is None:
+        return [sum(row) for row in _batches(arrays, h.numerator)]
+    return [row[0] for row in _batches(arrays, h.denominator)]
+
+
+def batch_stderr_squared(a: list[list[int]], m: list[int]) -> Fraction | None:
+    """The largest squared s.e. over labels of ``R = A / M`` from independent
+    batches of unequal sizes ``m_b`` (``A = sum a_b``, ``M = sum m_b``), exactly:
+
+        se^2 = sum_b (a_b M - A m_b)^2 / (M^2 (M^2 - sum_b m_b^2))
+
+    (unbiased for independent units: ``E sum (a_b - R m_b)^2 = sigma^2 (M - sum m^2 / M)``).
+    ``None`` where fewer than 2 batches have units."""
+    keep = [b for b in range(len(m)) if m[b] != 0]
+    if len(keep) < 2:
+        return None
+    big_m, m2 = sum(m), sum(m[b] * m[b] for b in keep)
+    totals = [sum(a[b][j] for b in keep) for j in range(len(a[0]))]
+    top = max(sum((a[b][j] * big_m - totals[j] * m[b]) ** 2 for b in keep) for j in range(len(totals)))
+    return Fraction(top, big_m * big_m * (big_m * big_m - m2))
+
+
+def pooled_upper(t: list[list[int]], q: list[list[int]], m: list[int]) -> tuple[Fraction, Fraction] | None:
+    """The largest pooled per-game squared s.e. over labels and its 90% upper
+    bound allowing for the game's fourth moment, from independent batches
+    (``t``, ``q``: per batch and label, sums of ``x`` and ``x^2``; ``m``: games):
+
+        U = se^2 + z_df sqrt(v) / (N - 1),  v = sum_b E_b^2 / (N^4 (N^2 - sum m_b^2)),
+        E_b = N^2 Q_b - N m_b Q - 2 N T T_b + 2 m_b T^2,
+
+    ``v`` the batch estimate of the variance of ``s^2 = Q/N - T^2/N^2``
+    (``E_b / N^2``: the batch's sum of ``(x - mean)^2 - s^2``, the influence
+    of a game on ``s^2``), ``z_df = z_0.95 (1 + 1/df)`` (``v`` is itself
+    estimated: module constant ``_Z_FOURTH``; ``df``:
+    :func:`boardsweep.core.batches.effective_df`).  A skewed game (Shut the Box: excess kurtosis 7) has ``v``
+    about 4.5x the normal ``2 s^4 / N`` the chi-square bound assumes.
+    ``None`` where fewer than 2 batches have games."""
+    keep = [b for b in range(len(m)) if m[b] != 0]
+    big_n = sum(m)
+    if len(keep) < 2 or big_n < 2:
+        return None
+    m2 = sum(m[b] * m[b] for b in keep)
+    z = _Z_FOURTH * (1 + Fraction(1, effective_df(np.array([m[b] for b in keep]))))
+    se2 = upper = Fraction(0)
+    for j in range(len(t[0])):
+        big_t, big_q = sum(t[b][j] for b in keep), sum(q[b][j] for b in keep)
+        s2 = Fraction(max(big_n * big_q - big_t * big_t, 0), big_n * big_n * (big_n - 1))
+        e2 = sum((big_n * big_n * q[b][j] - big_n * m[b] * big_q - 2 * big_n * big_t * t[b][j]
+                  + 2 * m[b] * big_t * big_t) ** 2 for b in keep)
+        v = Fraction(e2, big_n ** 4 * (big_n * big_n - m2))
+        se2, upper = max(se2, s2), max(upper, s2 + z * _sqrt_up(v) / (big_n - 1))
+    return se2, upper
+
+
+def headline_bound(h, arrays: dict[str, np.ndarray], checkpoints: np.ndarray,
+                   independent: bool) -> tuple[Fraction | None, Fraction | None]:
+    """Headline ``h``'s largest squared s.e. and its 90% upper bound ``U``
+    over one grid point's ``arrays`` (replicate, checkpoint, ...), exactly.
+
+    * pooled per game (``h.squares``): the larger of the chi-square bound and
+      :func:`pooled_upper`'s (the fourth moment's, from the checkpoint batches);
+    * a ratio over ``independent`` batches (checkpoints count games): the
+      batch s.e. (:func:`batch_stderr_squared`) with ``upper_factor`` at the
+      batches' :func:`~boardsweep.core.batches.effective_df` where that
+      exceeds replicates - 1 (about 4 per replicate at 16 log-spaced
+      checkpoints), else the replicates';
+    * a ratio over turns of one game (batches of one chain): the same, on
+      the long stretches only (:func:`boardsweep.core.batches.long_batches`:
+      the increments in the upper half of the log checkpoint range, the
+      short early ones merged into the first), where each is at least
+      :data:`MIN_STRETCH` steps; else the replicates'.
+    """
+    n = arrays[h.numerator].shape[0]
+    se2, df = headline_se2_df(h, arrays, int(checkpoints[-1]))
+    if se2 is None:
+        return None, None
+    chi = se2 * upper_factor(df)
+    if h.squares is None and not independent:
+        keep = long_batches(checkpoints)
+        if np.diff(np.r_[0, np.asarray(checkpoints)[keep]]).min() < MIN_STRETCH:
+            return se2, chi  # stretches too short to be independent: the replicates'
+        arrays = {name: v[:, keep] for name, v in arrays.items()}
+        checkpoints = np.asarray(checkpoints)[keep]
+    m = _batch_sizes(arrays, h, checkpoints, n)
+    if h.squares is not None:
+        found = pooled_upper(_batches(arrays, h.numerator), _batches(arrays, h.squares), m)
+        return se2, chi if found is None else max(chi, found[1])
+    batch_df = effective_df(np.array(m))
+    batch_se2 = batch_stderr_squared(_batches(arrays, h.numerator), m)
+    if batch_se2 is None or batch_df <= df:
+        return se2, chi
+    return batch_se2, batch_se2 * upper_factor(batch_df)
+
+
 def _blocks(n: int, block: int) -> int:
     return -(-n // block) * block
 
@@ -238,6 +373,17 @@ def decide(se2_of, done: np.ndarray, first: int, target: float, cap: int, block:
         n = min(cap, _blocks(min(2 * n, max(n + 1, needed)), block))
 
 
+def point_bound(terms: list, arrays: dict[str, np.ndarray], checkpoints: np.ndarray,
+                independent: bool) -> tuple[Fraction | None, Fraction | None]:
+    """One grid point's largest squared s.e. over the headlines ``terms`` and
+    the largest upper bound (:func:`headline_bound`): what :func:`decide`
+    reads over its first ``n`` replicates; ``(None, None)`` while unknown."""
+    found = [headline_bound(h, arrays, checkpoints, independent) for h in terms]
+    if any(se2 is None or upper is None for se2, upper in found):
+        return None, None
+    return max(se2 for se2, _ in found), max(upper for _, upper in found)
+
+
 def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dict[tuple, Decision], list[Task]]:
     """Every grid point's :class:`Decision` from the stored arrays (``read``:
     variable name -> its whole array, grid axes first) and the intact
@@ -246,16 +392,13 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
     names = sorted({v for h in terms for v in (h.numerator, h.denominator, h.squares)
                     if v is not None and v != "checkpoint"})
     values = {name: read(name) for name in names}
-    checkpoint = int(spec.checkpoints[-1])
+    independent = spec.game.checkpoint_of == "games"
     decisions = {}
     wanted = np.zeros(spec.shape, dtype=np.int64)
     for index in np.ndindex(*spec.shape):
         def se2_of(n: int, index=index) -> tuple[Fraction | None, Fraction | None]:
-            arrays = {name: v[index][:n] for name, v in values.items()}
-            found = [headline_se2_df(h, arrays, checkpoint) for h in terms]
-            if any(se2 is None for se2, _ in found):
-                return None, None
-            return max(se2 for se2, _ in found), max(se2 * upper_factor(df) for se2, df in found)
+            return point_bound(terms, {name: v[index][:n] for name, v in values.items()},
+                               spec.checkpoints, independent)
 
         decision = decide(se2_of, done[index], spec.replicates, spec.precision_stderr,
                           spec.max_replicates, spec.block)

@@ -20,14 +20,30 @@ COLUMNS: dict[str, str] = {
     "worst_label": "the label with that largest |z|",
     "max_abs_error": "max |error|: largest |estimate - reference| over labels (frequency units)",
     "tv_distance": "TV distance: total variation distance sum |estimate - reference| / 2",
-    "slope": "log-log slope of the error (basis) against steps on the upper half of the log-step range; "
+    "slope": "log-log slope of the error (basis) of each checkpoint increment against its steps, on the upper "
+             "half of the log range; "
              "-1/2 expected",
-    "basis": "what the slope is fitted to: 'rms_error' (RMS error of one replicate against the exact answer) "
-             "or 'sd' (RMS across-replicate sd, where no exact answer exists)",
+    "slope_low": "lower end of the slope's 95% interval, slope - t_0.975(df) s.e. (fitted on independent "
+                 "checkpoint increments, df = points - 2)",
+    "slope_high": "upper end of the slope's 95% interval; -1/2 inside it is the Monte Carlo rate",
+    "basis": "what the slope is fitted to: 'rms_error' (RMS error of each increment's frequency against the "
+             "exact answer of that stretch) or 'sd' (RMS across-replicate sd of the increments' frequencies, "
+             "where no exact answer exists)",
     "variance_ratio": "points.csv: median over labels (each label's in variance.csv) of measured across-replicate "
                       "variance / Markov-chain CLT variance "
                       "(a variance from R replicates is sigma^2 chi2(R-1)/(R-1), whose median is 0.79 for R = 4 "
                       "and 0.91 for R = 8: that, not 1, is the reference)",
+    "variance_ratio_low": "lower end of the variance ratio's 95% interval: the measured variance has replicates - 1 "
+                          "degrees of freedom, ratio (R-1) / chi2_0.975(R-1)",
+    "variance_ratio_high": "upper end of the variance ratio's 95% interval, ratio (R-1) / chi2_0.025(R-1)",
+    "heterogeneity_p": "p of the test that the replicates estimate one frequency: weighted one-way ANOVA of the "
+                       "checkpoint batches, F(R-1, R(B-1)); empty below 10 counts per replicate",
+    "rhat": "arviz's rank-normalised split R-hat of the per-batch series (one chain per replicate): about 1 "
+            "where replicates agree",
+    "ess_bulk": "arviz's bulk effective sample size of the per-batch series: about the number of batches "
+                "(replicates x batches) where batches are independent",
+    "between_share_low": "lower end of the between share's 95% interval: between / sampling ~ rho F(R-1, R)",
+    "between_share_high": "upper end of the between share's 95% interval",
     "batch_means_ratio": "mean of each replicate's batch-means variance / CLT variance",
     "modal": "the game's short name of the most frequent labels (Monopoly: PE84's modal string, IN_JAIL "
              "merged into JAIL)",
@@ -134,7 +150,7 @@ _TABLE_DEFINITIONS: dict[str, dict[str, str]] = {
 
 _TABLE_COLUMNS = {
     "points": ["replicates", "exact", "reference", "max_abs_z", "worst_label", "max_abs_error",
-               "tv_distance", "slope", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
+               "tv_distance", "slope", "slope_low", "slope_high", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
     "frequencies": ["label", "name", "estimate", "se", "low", "high", "df", "exact", "reference", "z"],
     "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
                     "at_label", "relative_difference", "t_at_label"],

@@ -40,8 +40,8 @@ def _point_table(ds, points, parts) -> pd.DataFrame:
     batch = parts["batch"]
     bm = _flat(batch["ratio"].mean([d for d in batch["ratio"].dims if d not in axes]), axes) \
         if batch is not None and "ratio" in batch else None
-    slope = _flat(rate["slope"], axes) if rate is not None else None
-    basis = _flat(rate["basis"], axes) if rate is not None else None
+    slope, low, high, basis = ((_flat(rate[k], axes) for k in ("slope", "slope_low", "slope_high", "basis"))
+                               if rate is not None else (None,) * 4)
     rows = []
     for i, p in enumerate(points):
         key = point_key(ds, p)
@@ -56,10 +56,11 @@ def _point_table(ds, points, parts) -> pd.DataFrame:
                "worst_label": labels[worst] if worst is not None else "",
                "max_abs_error": finite_float(np.abs(err).max()) if has_ref else None,
                "tv_distance": finite_float(0.5 * np.abs(err).sum()) if has_ref else None,
-               "slope": None, "basis": "", "variance_ratio": None, "batch_means_ratio": None,
+               "slope": None, "slope_low": None, "slope_high": None, "basis": "", "variance_ratio": None, "batch_means_ratio": None,
                "modal": "", "top3": ""}
         if rate is not None:
-            row["slope"], row["basis"] = finite_float(slope[i]), str(basis[i])
+            row.update(slope=finite_float(slope[i]), slope_low=finite_float(low[i]),
+                       slope_high=finite_float(high[i]), basis=str(basis[i]))
         if vr is not None:
             row["variance_ratio"] = finite_float(vr[i])
         if bm is not None:

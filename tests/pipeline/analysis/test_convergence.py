@@ -90,20 +90,35 @@ def test_convergence_matches_hand_computation(mono):
     assert np.isnan(conv["max_abs_error"].sel(deck_policy="shuffled_cycle")).all()
 
 
-def test_convergence_rate_is_the_loglog_fit(mono):
+def test_convergence_rate_is_the_loglog_fit_on_increments(mono):
+    """The slope is fitted on the increments between checkpoints (batches),
+    recomputed here from the raw counts: batch frequency against the
+    increments of the finite-horizon exact counts, or across-replicate sd."""
     ds = open_sweep(mono)
     conv = analysis.convergence(ds)
     rate = analysis.convergence_rate(conv)
-    for dice in (4, 6):
-        for deck, basis in (("independent", "rms_error"), ("shuffled_cycle", "sd")):
-            c = conv.sel(dice_sides=dice, deck_policy=deck)
-            steps = c["steps"].values
-            y = c["rms_error"].values if basis == "rms_error" else np.sqrt((c["sd"].values ** 2).mean(-1))
+    g, _, _ = raw(mono)
+    counts = g["counts"][...].astype(float)  # (dice, deck, rep, cp, loc)
+    inc = np.concatenate([counts[:, :, :, :1], np.diff(counts, axis=3)], axis=3)
+    freq = inc / inc.sum(-1, keepdims=True)
+    ec = g["exact_counts"][...]
+    einc = np.concatenate([ec[:, :, :1], np.diff(ec, axis=2)], axis=2)
+    exact = einc / einc.sum(-1, keepdims=True)
+    ev = g["events"][...].astype(float)
+    steps_all = np.concatenate([ev[..., :1], np.diff(ev, axis=-1)], axis=-1).mean(axis=2)
+    for i, dice in enumerate((4, 6)):
+        for j, (deck, basis) in enumerate((("independent", "rms_error"), ("shuffled_cycle", "sd"))):
+            steps = steps_all[i, j]
+            y = (np.sqrt(((freq[i, j] - exact[i, j][None]) ** 2).mean(axis=(0, 2))) if basis == "rms_error"
+                 else np.sqrt(freq[i, j].var(axis=0, ddof=1).mean(-1)))
             keep = np.log(steps) >= np.log(steps).max() - 0.5 * (np.log(steps).max() - np.log(steps).min())
-            slope = np.polyfit(np.log(steps[keep]), np.log(y[keep]), 1)[0]
+            fit = st.linregress(np.log(steps[keep]), np.log(y[keep]))
             r = rate.sel(dice_sides=dice, deck_policy=deck)
             assert str(r["basis"].values) == basis
-            assert float(r["slope"]) == pytest.approx(slope, rel=1e-9)
+            assert float(r["slope"]) == pytest.approx(fit.slope, rel=1e-9)
+            assert float(r["slope_stderr"]) == pytest.approx(fit.stderr, rel=1e-9)
+            half = st.t.ppf(0.975, keep.sum() - 2) * fit.stderr
+            assert float(r["slope_low"]) == pytest.approx(fit.slope - half, rel=1e-9)
 
 
 def test_variance_ratio_matches_hand_computation(mono):
@@ -123,6 +138,9 @@ def test_variance_ratio_matches_hand_computation(mono):
         with np.errstate(divide="ignore", invalid="ignore"):
             expected = np.where(predicted > 0, measured / predicted, np.nan)
         np.testing.assert_allclose(vr["ratio"].values[i, 0], expected, rtol=1e-9)
+        # its 95% interval: the measured variance has 4 - 1 degrees of freedom
+        np.testing.assert_allclose(vr["ratio_low"].values[i, 0], expected * 3 / st.chi2.ppf(0.975, 3), rtol=1e-9)
+        np.testing.assert_allclose(vr["ratio_high"].values[i, 0], expected * 3 / st.chi2.ppf(0.025, 3), rtol=1e-9)
     assert np.isnan(vr["ratio"].sel(deck_policy="shuffled_cycle")).all()
 
 

@@ -70,3 +70,18 @@ def test_the_convergence_reference_is_the_verdicts(store):
     conv = exact_reference(ds).isel(checkpoint=-1).sel(deck_policy="independent")
     verdict_exact = headlines.estimates(ds)["frequency"]["exact"].sel(deck_policy="independent")
     np.testing.assert_allclose(conv.values, verdict_exact.transpose(*conv.dims).values, rtol=1e-15)
+
+
+def test_the_between_share_has_its_f_interval(store):
+    """between / sampling ~ rho F(R - 1, R): the share's 95% interval, by hand."""
+    from scipy import stats as st
+
+    dec = shuffle_decomposition(store).sel(deck_policy="shuffled_cycle")
+    b, s, share = dec["between"].values, dec["sampling"].values, dec["between_share"].values
+    ok = np.isfinite(share) & (s > 0)
+    assert ok.sum() > 20
+    lo = b[ok] / s[ok] / st.f.ppf(0.975, 3, 4)
+    hi = b[ok] / s[ok] / st.f.ppf(0.025, 3, 4)
+    np.testing.assert_allclose(dec["between_share_low"].values[ok], lo / (1 + lo), rtol=1e-9)
+    np.testing.assert_allclose(dec["between_share_high"].values[ok], hi / (1 + hi), rtol=1e-9)
+    assert (dec["between_share_low"].values[ok] <= share[ok]).all() and (share[ok] <= dec["between_share_high"].values[ok]).all()

@@ -1,0 +1,178 @@
+"""Batches from cumulative checkpoints: the increments between consecutive
+checkpoints of one replicate are disjoint stretches of its run, so every
+(replicate, increment) pair is one batch.  Where a checkpoint counts
+independent games the batches are independent; where it counts turns of one
+long game they are consecutive stretches of one chain.
+
+Pure numpy: no dask, xarray or zarr.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from .stats import loglog_slope
+
+__all__ = ["increments", "effective_df", "slope_interval", "long_batches", "heterogeneity_test",
+           "variance_interval", "share_interval"]
+
+
+def increments(cumulative: np.ndarray, axis: int = 1) -> np.ndarray:
+    """The batches of cumulative results: ``x_k - x_{k-1}`` along ``axis``
+    (``x_{-1} = 0``), so that summing them along ``axis`` gives the last
+    checkpoint again.
+
+    Parameters
+    ----------
+    cumulative : ndarray
+        Cumulative results, checkpoints along ``axis``.
+    axis : int
+        The checkpoint axis.
+
+    Returns
+    -------
+    ndarray
+        The same shape and dtype: the increment of each checkpoint.
+    """
+    c = np.asarray(cumulative)
+    first = np.take(c, [0], axis=axis)
+    return np.concatenate([first, np.diff(c, axis=axis)], axis=axis)
+
+
+def effective_df(sizes: np.ndarray) -> int:
+    """Degrees of freedom of a variance pooled over batches of unequal
+    ``sizes`` ``m_b`` (Satterthwaite, each batch's squared deviation weighing
+    ``m_b``): ``floor((sum m)^2 / sum m^2) - 1``, at least 1; ``B - 1`` for
+    ``B`` equal batches.  Integer arithmetic: the same on every CPU.
+
+    Parameters
+    ----------
+    sizes : ndarray
+        The batch sizes (units per batch, integers >= 0).
+
+    Returns
+    -------
+    int
+    """
+    m = [int(v) for v in np.ravel(sizes) if int(v) > 0]
+    if len(m) < 2:
+        return 1
+    return max(1, sum(m) ** 2 // sum(v * v for v in m) - 1)
+
+
+def slope_interval(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float, float]:
+    """Least-squares slope of ``log y`` on ``log x`` with its s.e., degrees
+    of freedom (points - 2) and ``level`` interval ``slope -+ t(df) se``.
+
+    The s.e. is the ordinary one (:func:`boardsweep.core.stats.loglog_slope`):
+    it holds where the points' errors are independent, as for batches
+    (increments), not for nested cumulative checkpoints.  All NaN with
+    fewer than 3 usable points.
+
+    Returns
+    -------
+    slope, stderr, df, low, high : float
+    """
+    slope, se = loglog_slope(x, y)
+    ok = np.isfinite(np.asarray(x, float)) & np.isfinite(np.asarray(y, float))
+    ok &= (np.asarray(x, float) > 0) & (np.asarray(y, float) > 0)
+    df = float(ok.sum() - 2)
+    if not (np.isfinite(slope) and np.isfinite(se)) or df < 1:
+        return slope, se, np.nan, np.nan, np.nan
+    half = float(special.stdtrit(df, 0.5 + level / 2)) * se
+    return slope, se, df, slope - half, slope + half
+
+
+def long_batches(checkpoints: np.ndarray) -> np.ndarray:
+    """Indices of the checkpoints that end the batches long enough to be
+    independent stretches of a chain: those in the upper half of the log
+    range of ``checkpoints`` (the first batch runs from the start to the
+    first of them, so no data are dropped; a chain's short early
+    increments, dominated by the start and by neighbours, are merged).
+
+    Returns
+    -------
+    ndarray of int
+        Increasing indices into ``checkpoints``, the last one included.
+    """
+    c = np.log(np.asarray(checkpoints, dtype=float))
+    return np.flatnonzero(c >= (c[0] + c[-1]) / 2)
+
+
+def heterogeneity_test(a: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
+    """Do replicates estimate one ratio?  A one-way analysis of variance of
+    batch ratios ``f_rb = a_rb / m_rb`` weighted by their sizes:
+
+        F = [sum_r M_r (R_r - R)^2 / (n - 1)] / [sum_rb m_rb (f_rb - R_r)^2 / sum_r (B_r - 1)],
+
+    ``R_r = A_r / M_r`` replicate ``r``'s ratio, ``R`` the pooled one; with
+    independent batches whose ratio has variance ``sigma^2 / m`` both parts
+    estimate ``sigma^2`` and ``F ~ F(n - 1, sum (B_r - 1))`` when replicates
+    agree.  ``a``: (replicates, batches, labels), ``m``: (replicates,
+    batches); a replicate with a missing (NaN) or empty batch is left out.
+
+    Returns
+    -------
+    dict
+        ``F``, ``df_between``, ``df_within``, ``p`` (upper tail), per label;
+        NaN where fewer than 2 replicates or no within variance.
+    """
+    a = np.asarray(a, dtype=float)
+    m = np.asarray(m, dtype=float)
+    keep = np.isfinite(m).all(axis=1) & (m > 0).all(axis=1) & np.isfinite(a).all(axis=(1, 2))
+    a, m = a[keep], m[keep]
+    n, b = m.shape[0], m.shape[1] if m.ndim == 2 else 0
+    nan = np.full(a.shape[-1], np.nan)
+    if n < 2 or b < 2:
+        return {"F": nan, "df_between": nan, "df_within": nan, "p": nan}
+    big_m, big_a = m.sum(axis=1), a.sum(axis=1)  # (n,), (n, L)
+    r_rep = big_a / big_m[:, None]
+    r_all = big_a.sum(axis=0) / big_m.sum()
+    ssb = (big_m[:, None] * (r_rep - r_all) ** 2).sum(axis=0)
+    ssw = ((a - r_rep[:, None, :] * m[..., None]) ** 2 / m[..., None]).sum(axis=(0, 1))
+    df1, df2 = n - 1.0, float(n * (b - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(ssw > 0, (ssb / df1) / (ssw / df2), np.nan)
+    return {"F": f, "df_between": np.full_like(f, df1), "df_within": np.full_like(f, df2),
+            "p": special.fdtrc(df1, df2, f)}
+
+
+def variance_interval(estimate: np.ndarray, df: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` interval of a variance (or a variance over a known one)
+    estimated with ``df`` degrees of freedom, from its chi-square law:
+    ``[v df / chi2_{(1+level)/2}(df), v df / chi2_{(1-level)/2}(df)]``.
+
+    Returns
+    -------
+    low, high : ndarray
+    """
+    v, d = np.asarray(estimate, dtype=float), np.asarray(df, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(d >= 1, d, np.nan)
+        low = v * d / special.chdtri(d, (1 - level) / 2)
+        high = v * d / special.chdtri(d, (1 + level) / 2)
+    return low, high
+
+
+def share_interval(between: np.ndarray, sampling: np.ndarray, n: np.ndarray,
+                   level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` interval of a between share ``s = B / (B + S)`` from
+    ``n`` replicates: ``B`` the sample variance of the replicates' exact
+    answers (``n - 1`` df), ``S`` the mean squared difference of estimate
+    and exact answer (``n`` df), so ``(B / S) / rho ~ F(n - 1, n)`` with
+    ``rho`` the true ratio of the parts (normal parts); the interval of
+    ``rho`` mapped by ``rho / (1 + rho)``.
+
+    Returns
+    -------
+    low, high : ndarray
+    """
+    b, w = np.asarray(between, dtype=float), np.asarray(sampling, dtype=float)
+    d1 = np.where(np.asarray(n, dtype=float) >= 2, np.asarray(n, dtype=float) - 1, np.nan)
+    d2 = d1 + 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = b / w
+        lo = ratio / special.fdtri(d1, d2, (1 + level) / 2)
+        hi = ratio / special.fdtri(d1, d2, (1 - level) / 2)
+    return lo / (1 + lo), hi / (1 + hi)
