@@ -105,7 +105,10 @@ def status(store_url: str, fmt: str) -> None:
     "there is replaced: only the files it recorded making are removed; a folder holding a page or table "
     "boardsweep did not write is refused."))
 @click.option("--variable", default=None, help=VARIABLE_HELP)
-def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
+@click.option("--deck-orders", is_flag=True, help=(
+    "Also compare the points without a single exact answer (shuffled decks) with the exact answers of the deck "
+    "orders each replicate played: a chain solve per game, about a second each (minutes for a large sweep)."))
+def report(store_url: str, out_dir: str | None, variable: str | None, deck_orders: bool) -> None:
     """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV)."""
     from ..views import store_access
     from ..views import variable as variable_
@@ -116,5 +119,6 @@ def report(store_url: str, out_dir: str | None, variable: str | None) -> None:
     if variable is not None:
         variable = variable_.pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
-    build_report(store_url, out, variable, loaded=ds)
+    build_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders,
+                 progress=lambda line: click.echo(line, err=True))
     click.echo(f"report written to {os.path.join(out, 'index.html')}")

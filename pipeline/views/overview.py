@@ -30,13 +30,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 
-__all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "print_overview", "print_lines", "point_agreement"]
+__all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "answer_block", "short_verdict", "print_overview",
+           "print_lines", "point_agreement"]
 
 #: Lines a whole run's summary may take (banner, bar, tables, verdict, counts).
 MAX_LINES = 45
@@ -44,6 +46,8 @@ MAX_LINES = 45
 LABEL_COLUMNS = 6
 #: Most frequent labels shown for a distribution over many labels.
 TOP = 3
+#: Grid points the answer table shows where the spec names no ``[answer]`` (one that names it: every asked point).
+ANSWER_ROWS = 12
 
 
 @dataclass
@@ -173,7 +177,8 @@ def _worst(z: np.ndarray, labels: list[str]) -> str:
     return f"{labels[j]} {z[j]:.2f}"
 
 
-def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
+def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str],
+         modal=None) -> tuple[list[Column], str]:
     dim = est.attrs["dim"]
     labels = _text(ds, dim)
     get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "exact", "z", "p")}
@@ -189,13 +194,12 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
         cols.append(Column(f"#{rank + 1}", cells, drop=0 if rank == 0 else 3 + rank))
     tested = np.where(np.isfinite(get["p"]), get["z"], np.nan)
     cols.append(Column("largest |z|", [_worst(tested[i], labels) for i in picked], drop=2))
-    modal = _modal(ds)
     if modal is not None:
         cells = []
         for i in picked:
             exact = modal(get["exact"][i]) if np.isfinite(get["exact"][i]).all() else None
             cells.append(modal(get["estimate"][i]) + (f" ({exact})" if exact else ""))
-        cols.append(Column("modal (exact)", cells, drop=3))
+        cols.append(Column("modal (exact)", cells))  # shown only where the spec asks for it: kept
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = (f"#n: the n-th most frequent {dim}, its estimate to 2 digits of its s.e. ({_basis(est)}); "
               f"z = (estimate - exact) / s.e.")
@@ -227,39 +231,76 @@ def _basis(est) -> str:
     return "per game" if est.attrs["basis"] == "units" else "across replicates"
 
 
-def _modal(ds):
+def _modal(ds, shown: bool):
+    """The game's modal string (PE84's), where the spec's ``[answer]`` asks for it (``modal = true``)."""
     from ..analysis.dataset import game_of
 
     game = game_of(ds)
-    return None if game is None else game.extras.get("modal")
+    return None if game is None or not shown else game.extras.get("modal")
 
 
-def blocks(ds, found: dict, verdict: dict, picked: list[int]) -> list[Block]:
-    """One :class:`Block` per headline for the grid points ``picked`` (flat
-    indices in grid order)."""
+def _block(ds, name: str, est, verdict: dict, picked: list[int], modal: bool = False,
+           headline: str | None = None) -> Block:
+    """One headline's :class:`Block` at the grid points ``picked`` (flat
+    indices in grid order); ``headline``: the name its verdict tests go by."""
+    from ..analysis.answer import cap_note
     from ..analysis.dataset import grid_points_at, grid_size
 
     axes = list(ds.attrs.get("grid_axes", []))
     shown = grid_points_at(ds, picked)  # only the points shown are made
     axis_cols = [Column(a, [str(point[a]) for point in shown], right=False) for a in axes]
-    out = []
-    for name, est in found.items():
-        a = est.attrs
-        agree = point_agreement(verdict, name, grid_size(ds))
-        if a["kind"] == "distribution" and "gof_p" in est:
-            cols, legend = _fit(ds, est, name, picked, axes, agree)
-        elif a["kind"] == "distribution" or (a["dim"] and len(_playing(est, picked, axes)) > LABEL_COLUMNS):
-            cols, legend = _top(ds, est, name, picked, axes, agree)
-        elif a["dim"]:
-            cols, legend = _labels(ds, est, name, picked, axes, agree)
-        else:
-            cols, legend = _scalar(est, name, picked, axes, agree)
-        cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
-        reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
-        if len(set(reps[picked].tolist())) > 1:
-            cols.append(Column("reps", [str(int(reps[i])) for i in picked], drop=4))
-        out.append(Block(f"{name}: {a['description']}", cols, legend, axis_cols))
-    return out
+    a = est.attrs
+    agree = point_agreement(verdict, headline or name, grid_size(ds))
+    if a["kind"] == "distribution" and "gof_p" in est:
+        cols, legend = _fit(ds, est, name, picked, axes, agree)
+    elif a["kind"] == "distribution" or (a["dim"] and len(_playing(est, picked, axes)) > LABEL_COLUMNS):
+        cols, legend = _top(ds, est, name, picked, axes, agree, _modal(ds, modal))
+    elif a["dim"]:
+        cols, legend = _labels(ds, est, name, picked, axes, agree)
+    else:
+        cols, legend = _scalar(est, name, picked, axes, agree)
+    cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
+    reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
+    if len(set(reps[picked].tolist())) > 1:
+        cols.append(Column("reps", [str(int(reps[i])) for i in picked], drop=4))
+    capped = cap_note(ds, est)
+    return Block(f"{name}: {a['description']}", cols, legend + (f"; {capped}" if capped else ""), axis_cols)
+
+
+def blocks(ds, found: dict, verdict: dict, picked: list[int], modal: bool = False) -> list[Block]:
+    """One :class:`Block` per headline for the grid points ``picked`` (flat
+    indices in grid order); ``modal``: show the game's modal string."""
+    return [_block(ds, name, est, verdict, picked, modal) for name, est in found.items()]
+
+
+def answer_block(ds, found: dict, verdict: dict, answer) -> tuple[Block, list[int]] | None:
+    """The block that answers the spec's question (:func:`boardsweep.pipeline.analysis.answer.answer_of`):
+    its headline (one label of it where the spec names one) at every asked
+    grid point, titled with the question; and those points."""
+    from ..analysis.answer import asked_points
+    from ..analysis.dataset import grid_size
+
+    if answer is None or answer.headline not in found:
+        return None
+    est, name = found[answer.headline], answer.headline
+    if answer.label is not None and est.attrs["dim"]:
+        dim = est.attrs["dim"]
+        est = est.sel({dim: _label_value(ds, dim, answer.label)}).drop_vars(dim)
+        est.attrs = {**found[answer.headline].attrs, "dim": "", "kind": "mean"}
+        name = f"{name} {answer.label}"
+    picked = asked_points(ds, answer)
+    if not answer.given and len(picked) > ANSWER_ROWS:  # no [answer]: the flagged points, then the first
+        picked = shown_points(verdict, len(picked), ANSWER_ROWS)
+    block = _block(ds, name, est, verdict, picked, answer.modal, headline=answer.headline)
+    block.title = answer.question
+    if len(picked) < grid_size(ds) and not answer.at:
+        block.legend += f"; showing {len(picked)} of {grid_size(ds)} grid points"
+    return block, picked
+
+
+def _label_value(ds, dim: str, label: str):
+    """The stored label whose text is ``label``."""
+    return ds[dim].values[_text(ds, dim).index(label)]
 
 
 def _width(columns: list[Column]) -> int:
@@ -304,26 +345,55 @@ def shown_points(verdict: dict, points: int, rows: int) -> list[int]:
     return sorted(chosen)
 
 
-def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, every_row: str) -> list[str]:
-    """The overview's lines at ``rows`` grid points per table."""
+def short_verdict(verdict: dict) -> str:
+    """The verdict in one line: its first clause (AGREE/DISAGREE, how many
+    points and tests), the rest of the sentence left to the details."""
+    return verdict["text"].split("; ")[0]
+
+
+def _print_block(out: Console, block: Block) -> None:
+    cols, note = _fitted(block, out.width)
+    out.print(f"[bold]{escape(block.title)}[/bold]", soft_wrap=False)
+    out.print(_table(cols))
+    out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
+
+
+def render_answer(out: Console, ds, found: dict, verdict: dict, answer, details: str) -> tuple[list[str], list[int]]:
+    """The first lines: the question, its answer at every asked point, the
+    verdict in one line and where the details are; and the points shown."""
+    with out.capture() as cap:
+        made = answer_block(ds, found, verdict, answer)
+        if made is not None:
+            _print_block(out, made[0])
+        out.print(f"[bold]verdict[/bold]: {escape(short_verdict(verdict))}")
+        out.print(f"details: {details}", markup=False, style="dim", soft_wrap=True)
+    return cap.get().splitlines(), (made[1] if made else [])
+
+
+def render(out: Console, ds, found: dict, verdict: dict, rows: int, every_row: str,
+           modal: bool = False, full: bool = True, hidden: tuple[str, ...] = ()) -> list[str]:
+    """The details' lines at ``rows`` grid points per table: every headline
+    of ``found`` but the ``hidden`` ones (named, with the command that shows
+    them), the whole verdict (``full``), its power and how many points are shown."""
     from ..analysis.dataset import grid_size
     from ..analysis.headlines import HOLM_TEXT
 
     n = grid_size(ds)
     picked = shown_points(verdict, n, rows)
+    tables = {k: v for k, v in found.items() if k not in hidden}
     with out.capture() as cap:
-        for block in blocks(ds, found, verdict, picked):
-            cols, note = _fitted(block, out.width)
-            out.print(f"[bold]{block.title}[/bold]", soft_wrap=False)
-            out.print(_table(cols))
-            out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
-        out.print(f"[bold]verdict[/bold]: {verdict['text']}")
+        for block in blocks(ds, tables, verdict, picked, modal):
+            _print_block(out, block)
+        if hidden:
+            out.print(f"also {', '.join(hidden)}, at every point: {every_row}", markup=False, soft_wrap=True)
+        if full and short_verdict(verdict) != verdict["text"]:
+            out.print(f"[bold]verdict in full[/bold]: {escape(verdict['text'])}")
         if (verdict.get("power") or {}).get("text"):
             out.print(verdict["power"]["text"], markup=False)
-        if verdict.get("tests"):
+        if full and verdict.get("tests"):
             out.print(f"agree: no Holm-adjusted p of the headline at the point below {verdict['alpha']:.0%}. "
                       f"{HOLM_TEXT}", markup=False, style="dim")
-        if len(picked) < n:
+        if tables and len(picked) < n:
             flagged = len(verdict.get("flagged", []))
             which = f" (every one of the {flagged} that disagree)" if flagged and flagged <= len(picked) else ""
             out.print(f"showing {len(picked)} of {n} grid points{which}; every point: {every_row}",
@@ -331,23 +401,45 @@ def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, 
     return cap.get().splitlines()
 
 
+def _details(found: dict, answer) -> dict:
+    """The headlines the details show: all but the answer's own where the
+    answer table shows it whole (no single label of it); the rest at every
+    point is in ``query --summary --all``."""
+    if answer is not None and answer.label is None:
+        return {k: v for k, v in found.items() if k != answer.headline}
+    return found
+
+
 def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
-                   found: dict | None = None, verdict: dict | None = None) -> int:
-    """Print the headline tables and the verdict in at most ``max_lines``
-    lines (at least three grid points per table); returns the lines printed."""
+                   found: dict | None = None, verdict: dict | None = None, report: str = "") -> int:
+    """Print the spec's question and its answer (every asked point, whatever
+    ``max_lines``), the verdict in one line and where the details are, then
+    the other headline tables in what is left of ``max_lines`` (at least
+    three grid points per table); returns the lines printed."""
     from ..analysis import headlines
+    from ..analysis.answer import answer_of
     from ..analysis.dataset import grid_size
 
     found = headlines.estimates(ds) if found is None else found
     verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
+    answer = answer_of(ds)
+    modal = answer is not None and answer.modal
     n = grid_size(ds)
-    rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take
-    lines = render(out, ds, found, verdict, store, rows, every_row)
-    while len(lines) > max_lines and rows > 3:
-        rows = max(3, rows - max(1, (len(lines) - max_lines) // max(len(found), 1)))
-        lines = render(out, ds, found, verdict, store, rows, every_row)
-    print_lines(out, lines)
-    return len(lines)
+    rest = _details(found, answer)
+    where = ("the tables below" if rest else f"every point: {every_row}") + (f"; figures: {report}" if report else "")
+    first, _ = render_answer(out, ds, found, verdict, answer, where)
+    budget = max_lines - len(first)
+    rows = min(n, max(3, budget))  # a table never shows more rows than the lines it may take
+    lines = render(out, ds, rest, verdict, rows, every_row, modal)
+    while len(lines) > budget and rows > 3:
+        rows = max(3, rows - max(1, (len(lines) - budget) // max(len(rest), 1)))
+        lines = render(out, ds, rest, verdict, rows, every_row, modal)
+    hidden: tuple[str, ...] = ()
+    while len(lines) > budget and len(hidden) < len(rest):  # the answer took the screen: the last tables go
+        hidden = tuple(list(rest)[len(rest) - len(hidden) - 1:])  # first the whole verdict, in the report
+        lines = render(out, ds, rest, verdict, rows, every_row, modal, full=False, hidden=hidden)
+    print_lines(out, first + lines)
+    return len(first) + len(lines)
 
 
 def print_lines(out: Console, lines: list[str]) -> None:

@@ -40,11 +40,18 @@ def _small(path: Path) -> dict:
     return spec
 
 
+def _value(v) -> str:
+    """A TOML value: an inline table for a dict (``[answer] at``), JSON for the rest."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} = {_value(x)}" for k, x in v.items()) + "}"
+    return json.dumps(v)
+
+
 def _toml(spec: dict) -> str:
-    lines = [f"{k} = {json.dumps(v)}" for k, v in spec.items() if not isinstance(v, dict)]
+    lines = [f"{k} = {_value(v)}" for k, v in spec.items() if not isinstance(v, dict)]
     for table, content in spec.items():
         if isinstance(content, dict):
-            lines += ["", f"[{table}]", *(f"{k} = {json.dumps(v)}" for k, v in content.items())]
+            lines += ["", f"[{table}]", *(f"{k} = {_value(v)}" for k, v in content.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -101,6 +108,52 @@ def test_run_summary_fits_one_screen_and_counts_the_bar(summaries, name):
     assert planned.groups() == ran.groups()  # what the bar counted is what the last lines count
     assert int(ran[1]) == int(ran[2]) + int(ran[3])
     assert re.search(r"store complete: (\d+) of \1 replicates? and (\d+) of \2 exact answers? done", words)
+
+
+def _answer_rows(text: str, question: str) -> tuple[list[str], list[str]]:
+    """The lines of the summary's first table (from the question to the first
+    verdict line) and the lines after it."""
+    words = question.split()
+    start = next(i for i, line in enumerate(text.splitlines()) if line.startswith(" ".join(words[:3])))
+    lines = text.splitlines()[start:]
+    end = next(i for i, line in enumerate(lines) if line.startswith("verdict: "))
+    return lines[:end], lines[end:]
+
+
+@pytest.mark.parametrize("name", [*SWEEPS])
+def test_the_summary_answers_the_specs_question_first(summaries, name):
+    """The question, then a row for every grid point it asks (whatever the
+    cut), then the verdict in one line and where the details are."""
+    from boardsweep.pipeline.analysis.answer import answer_of, asked_points
+
+    text, url = summaries[name]
+    ds = store.load_sweep(url)
+    answer = answer_of(ds)
+    assert " ".join(answer.question.split()) in " ".join(text.split())
+    block, after = _answer_rows(text, answer.question)
+    asked = dataset.grid_points_at(ds, asked_points(ds, answer))
+    if not answer.given:  # no [answer] (a plugin's sweep): the first points, as many as fit
+        asked = asked[:overview.ANSWER_ROWS]
+    for point in asked if ds.attrs["grid_axes"] else ():
+        rows = [line for line in block if re.split(r"[,\s]+", line)[:len(point)] == [str(v) for v in point.values()]]
+        assert len(rows) == 1, (point, block)
+    assert len(asked) == min(len(list(dataset.grid_points(ds))) if not answer.at else
+                             len(list(dataset.grid_points(ds.sel({a: list(v) for a, v in answer.at.items()})))),
+                             len(asked) if answer.given else overview.ANSWER_ROWS)
+    assert after[0].startswith("verdict: ") and after[1].startswith("details: ")
+    if answer.label:
+        assert any(f"{answer.label} ± 95%" in line for line in block)  # its column
+    assert ("modal" in text) == answer.modal  # PE84's modal string only where asked (not in stats102a)
+
+
+def test_the_summary_says_a_capped_value_is_the_cap(summaries):
+    """hk_monopoly's rounds cap: a mean of 100 with no spread is every game reaching it."""
+    text, url = summaries["hk_monopoly"]
+    est = store.load_sweep(url).boardsweep.estimate("mean_rounds")
+    capped = int(((est["estimate"] == 100) & (est["se"] == 0)).sum())
+    words = " ".join(text.split())
+    assert capped > 0  # 20 games of 100 rounds: most tables end at the cap
+    assert f"mean_rounds 100 ± 0 at {capped} points: every game reached the cap rounds = 100" in words
 
 
 def test_an_empty_column_is_left_out(summaries):

@@ -96,7 +96,7 @@ def test_report_cli_on_interrupted_store(tmp_path, write_spec, cluster2):
     # interrupted: 3 of 8 tasks
     run_sweep(parse_spec(MONO, str(spec)), str(store), scheduler=cluster2, max_tasks=3)
     out = tmp_path / "report"
-    main(["report", str(store), "--out", str(out)])
+    main(["report", str(store), "--out", str(out), "--deck-orders"])
     check_figures(out, MONOPOLY_FIGURES)
     summary = json.loads((out / "summary.json").read_text())
     keys = {f"dice_sides={d},deck_policy={p}" for d in (4, 6) for p in ("independent", "shuffled_cycle")}
@@ -140,7 +140,7 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     from boardsweep.pipeline.store import open_sweep
 
     out = tmp_path / "r"
-    summary = build_report(mono_full, out)
+    summary = build_report(mono_full, out, deck_orders=True)
     ds = open_sweep(mono_full)
     at = {"dice_sides": 6, "deck_policy": "independent"}
     counts = ds["counts"].isel(checkpoint=-1).sel(at).values.astype(float)  # (replicate, location)
