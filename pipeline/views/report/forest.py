@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import headlines
+from ...analysis.figures import words
 from .grid import _axes
 
 
@@ -54,7 +55,7 @@ def _forest(ds, heads: pd.DataFrame, found: dict, out: Path) -> dict[str, str]:
             ax.set_xlabel("(estimate / exact - 1), %  (0: the exact value)", fontsize=10)
         else:
             x, lo, hi = t["estimate"], t["low"], t["high"]
-            ax.set_xlabel(f"{name} (no exact value)", fontsize=10)
+            ax.set_xlabel(f"{words(name)} (no exact value)", fontsize=10)
         flagged = (t["p_holm"].notna() & (t["p_holm"] < headlines.ALPHA)).to_numpy()
         y = np.arange(len(t))[::-1]
         ax.errorbar(x, y, xerr=[x - lo, hi - x], fmt="o", ms=4, color="#1f5f9f", ecolor="#1f5f9f", capsize=2)
@@ -62,17 +63,18 @@ def _forest(ds, heads: pd.DataFrame, found: dict, out: Path) -> dict[str, str]:
             ax.plot(np.asarray(x)[flagged], y[flagged], "o", ms=7, color="#c33")
         labels = [", ".join(str(r[a]) for a in axes) + (f" {r['label']}" if r["label"] else "")
                   for r in t.to_dict("records")]
-        ax.set_yticks(y, labels, fontsize=8)
+        ax.set_yticks(y, labels, fontsize=9)
         ax.set_ylim(-0.8, len(t) - 0.2)
-        ax.set_title(f"{name}: estimate and 95% t interval", fontsize=10)
-        ax.set_ylabel(", ".join(axes) + (" and label" if t["label"].astype(bool).any() else ""), fontsize=9)
-        ax.tick_params(axis="x", labelsize=9)
+        what = "relative error (estimate / exact - 1)" if relative else "estimate"
+        ax.set_title(f"{words(name)}: {what} and its 95% interval", fontsize=11)
+        ax.set_ylabel(", ".join(map(words, axes)) + (" and label" if t["label"].astype(bool).any() else ""), fontsize=10)
+        ax.tick_params(axis="x", labelsize=10)
         ax.grid(axis="x", color="#ddd")
         total = int((table["headline"] == name).sum())
         if len(t) < total:
             notes.append(f"{name} shows {len(t)} of its {total} rows (every flagged row, then the first ones)")
     fig.tight_layout()
-    fig.savefig(out / "forest.png", dpi=150)
+    fig.savefig(out / "forest.png", dpi=max(100, min(150, 1250 / fig.get_size_inches()[0])))
     fig.savefig(out / "forest.svg")
     plt.close(fig)
     grid = ", ".join(axes) or "the single point"

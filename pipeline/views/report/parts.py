@@ -78,6 +78,8 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
     # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score)
     parts["z"] = z_score(parts["mean"] - parts["reference"], parts["se"],
                          ds[variable].isel(checkpoint=-1).mean("replicate"))
+    if "exact" in est and "replicate decks" not in parts["ref_kind"].values():  # no z where the verdict's
+        parts["z"] = parts["z"].where(np.isfinite(est["exact"]))  # exact answer does not apply (exact_unless)
     return parts
 
 

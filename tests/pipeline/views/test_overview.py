@@ -277,3 +277,71 @@ def test_the_accessor_gives_the_variance_per_label(summaries):
                                        equal_nan=True)  # G2J: never counted, 0 / 0
     ok = tested[tested["mcse"] > 0]
     assert np.allclose(ok["ess"], ok["estimate"] * (1 - ok["estimate"]) / ok["mcse"] ** 2)
+
+
+#: The smallest text a report figure may show, in pixels of the page (1250 pixels wide): 9 points at 100 dpi.
+MIN_PAGE_PX = 12
+
+
+def _panels(fig) -> list:
+    """The panels of a figure: visible axes that draw axes, colour bars left out."""
+    return [ax for ax in fig.axes if ax.get_visible() and ax.axison and not hasattr(ax, "_colorbar")]
+
+
+def _layout_faults(fig, name: str, dpi: float) -> list[str]:
+    """What a reader would trip over: titles that overlap, text too small at
+    the page's width, axis labels in snake_case."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    titles = [t for t in [fig._suptitle, *(ax.title for ax in fig.axes if ax.get_visible())]
+              if t is not None and t.get_text()]
+    boxes = [t.get_window_extent(renderer) for t in titles]
+    faults = [f"{name}: titles {titles[i].get_text()!r} and {titles[j].get_text()!r} overlap"
+              for i in range(len(boxes)) for j in range(i + 1, len(boxes)) if boxes[i].overlaps(boxes[j])]
+    scale = min(1.0, 1250 / (fig.get_size_inches()[0] * dpi))  # the page shows the PNG at most 1250 pixels wide
+    for ax in _panels(fig):
+        for text in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label, ax.title]:
+            px = text.get_fontsize() * dpi / 72 * scale
+            if text.get_text() and px < MIN_PAGE_PX:
+                faults.append(f"{name}: {text.get_text()!r} is {px:.1f} px on the page")
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", label):
+                faults.append(f"{name}: axis label {label!r} in snake_case")
+    return faults
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [*SWEEPS])
+def test_every_shipped_report_leads_with_the_answer_and_reads_cleanly(summaries, name, tmp_path, monkeypatch):
+    """Every shipped sweep's report (grids as shipped, tiny runs): the answer
+    figure first on the page, every caption's panel count the panels drawn,
+    no two titles overlapping, no text under 12 page pixels, no snake_case
+    axis; checked on the matplotlib figures as they are saved."""
+    import matplotlib.figure
+
+    from boardsweep.pipeline.views.report import build_report
+
+    _, url = summaries[name]
+    seen: dict[str, tuple[int, list[str]]] = {}
+    save = matplotlib.figure.Figure.savefig
+
+    def checked(fig, fname, *args, **kwargs):
+        path = Path(fname)
+        if path.suffix == ".png":
+            seen[path.name] = (len(_panels(fig)), _layout_faults(fig, path.name, kwargs.get("dpi", 100)))
+        return save(fig, fname, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", checked)
+    out = tmp_path / "r"
+    build_report(url, out)
+    meta = json.loads((out / "report.json").read_text())
+    page = (out / "index.html").read_text()
+    assert page[page.index("<img"):].startswith('<img src="answer.png"')
+    assert list(meta["figures"])[0] == "answer.png" and set(meta["figures"]) == set(seen)
+    faults = [f for _, found in seen.values() for f in found]
+    assert not faults, faults
+    for fname, caption in meta["figures"].items():
+        for said in re.findall(r"(\d+) panels?\b", caption):
+            assert int(said) == seen[fname][0], (fname, caption)
+    if "frequency_heatmap.png" in seen:  # the page's line on the heatmaps counts their panels
+        assert meta["layout"]["panels_per_figure"] == seen["frequency_heatmap.png"][0]

@@ -13,6 +13,7 @@ from boardsweep.pipeline.cli.commands import main
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.views.report import build_report
 from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import load_sweep
 
 from specs import spec_toml  # tests/support is on sys.path
 
@@ -51,6 +52,8 @@ def check_figures(out, expected: set) -> set:
     """The figures written are ``expected``, except difference heatmaps left
     out because no label differs (then the report's notes say so)."""
     names = {p.name for p in check_pngs(out)}
+    expected = expected | {"answer.png"}  # the answer figure leads every report
+    assert "answer.png" in names
     notes = json.loads((out / "report.json").read_text())["notes"]
     for name in expected - names:
         assert name.startswith("difference_"), name
@@ -82,10 +85,16 @@ def check_tables(out, points: int, labels: int) -> dict:
 
 
 def check_summary_first(out, meta) -> str:
+    """The answer first (the question, the verdict in one line, the answer
+    figure), then the sweep's summary, before the validation figures."""
     page = (out / "index.html").read_text()
     first_figure = page.index("<img")
+    assert page[first_figure:].startswith('<img src="answer.png"')
+    for text in (meta["answer"]["question"], meta["answer"]["verdict"]):
+        assert page.index(text.replace("'", "&#39;")) < first_figure, text
+    second = page.find("<img", first_figure + 1)
     for text in (meta["description"], "run shape", meta["verdict"]["text"][:40] if meta.get("verdict") else ""):
-        assert text and page.index(text.replace("'", "&#39;")) < first_figure, text
+        assert text and page.index(text.replace("'", "&#39;")) < (second if second > 0 else len(page)), text
     return page
 
 
@@ -290,8 +299,9 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
     assert "win_share shows 3 of its 4 rows" in caption and "Every row is in headlines.csv" in caption
     assert all(v["variance_ratio"] is None and v["top3"] for v in summary.values())
     assert all(v["modal"] is None for v in summary.values())  # PE84's string is Monopoly's
-    assert {p.name for p in check_pngs(tmp_path / "h")} == {
-        "forest.png", "frequency_heatmap.png", "z_heatmap.png", "convergence.png"}  # one axis: no facets
+    applies = bool(np.isfinite(load_sweep(store).boardsweep.estimate("landing_frequency")["exact"]).any())
+    assert {p.name for p in check_pngs(tmp_path / "h")} == {  # one axis; z only where an exact answer applies
+        "answer.png", "forest.png", "frequency_heatmap.png", "convergence.png", *(["z_heatmap.png"] * applies)}
     meta = check_tables(tmp_path / "h", 2, 21)
     check_summary_first(tmp_path / "h", meta)
     assert meta["verdict"]["exact_stored"] == 2
@@ -350,7 +360,7 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     meta = check_tables(tmp_path / "s", 2, 1024)
     check_summary_first(tmp_path / "s", meta)
     # the rolls drawn as distributions (one panel per point), not as 1,024-row heatmaps
-    assert {p.name for p in check_pngs(tmp_path / "s")} == {"forest.png", "rolls_distribution.png",
+    assert {p.name for p in check_pngs(tmp_path / "s")} == {"answer.png", "forest.png", "rolls_distribution.png",
                                                             "convergence.png"}
     assert (tmp_path / "s" / "forest.svg").read_text().lstrip().startswith("<?xml")
     import pandas as pd
