@@ -76,7 +76,7 @@ def _readable(fig) -> int:
             text = re.sub(r"\b([a-z][a-z0-9_]*)=", lambda m: words(m[1]) + ": ", title)
             wrapped = textwrap.wrap(text, chars) or [text]
             lines = max(lines, len(wrapped))
-            ax.set_title("\n".join(wrapped), fontsize=size)
+            ax.set_title("\n".join(wrapped), fontsize=size, y=1.0)  # placed, not searched for: a quarter of a draw
         for get, put in ((ax.get_xlabel, ax.set_xlabel), (ax.get_ylabel, ax.set_ylabel)):
             if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", get()):
                 put(words(get()))
