@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...analysis.answer import answer_of
+from ...analysis.answer import answer_of, cap_note
 from ...analysis.figures import answer_figure, words
 from ..overview import answer_block, short_verdict
 from .page import _df_html
@@ -27,8 +27,10 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
     if answer is None:
         return None
     made = answer_block(ds, found, verdict, answer)
+    caps = [note for note in (cap_note(ds, est) for name, est in found.items() if name != answer.headline) if note]
     part = {"question": answer.question, "headline": answer.headline, "label": answer.label,
-            "axis": answer.axis, "verdict": short_verdict(verdict), "figure": None, "table": "", "legend": ""}
+            "axis": answer.axis, "modal": answer.modal, "verdict": short_verdict(verdict), "figure": None,
+            "table": "", "legend": "", "caps": caps}
     if made is not None:
         block, _ = made
         frame = pd.DataFrame({c.header: c.cells for c in [*block.axes, *block.columns]})
@@ -36,6 +38,8 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
     fig = answer_figure(ds, found, title=False)
     if fig is not None:
         panels = sum(ax.get_visible() for ax in fig.axes)
+        fig.get_layout_engine().execute(fig)  # laid out once, not once per file
+        fig.set_layout_engine("none")
         fig.savefig(out / "answer.png", dpi=DPI)
         fig.savefig(out / "answer.svg")
         plt.close(fig)

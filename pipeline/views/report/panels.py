@@ -83,10 +83,23 @@ def _readable(fig) -> int:
         for text in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label]:
             if text.get_fontsize() < MIN_FONT:
                 text.set_fontsize(MIN_FONT)
+    _room_for_labels(fig)
     if lines > 1 and len(fig.axes) > 1:
         height = fig.axes[0].get_position().height * fig.get_size_inches()[1]
         fig.subplots_adjust(hspace=fig.subplotpars.hspace + 0.2 * (lines - 1) / max(height, 0.5))
     return lines
+
+
+def _room_for_labels(fig) -> None:
+    """A left margin wide enough for the longest y tick label (a square's
+    name, "Jail/Just Visiting") and the axis label, estimated from their
+    characters (measuring would cost a draw)."""
+    width = fig.get_size_inches()[0]
+    longest = max((len(t.get_text()) * 0.6 * t.get_fontsize() / 72 for ax in fig.axes
+                   for t in ax.get_yticklabels()), default=0.0)
+    need = longest + 0.55
+    if fig.subplotpars.left * width < need < width / 3:
+        fig.subplots_adjust(left=need / width)
 
 
 def _save(fig, out: Path, name: str, title: str) -> str:

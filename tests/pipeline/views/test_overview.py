@@ -337,6 +337,9 @@ def test_every_shipped_report_leads_with_the_answer_and_reads_cleanly(summaries,
     meta = json.loads((out / "report.json").read_text())
     page = (out / "index.html").read_text()
     assert page[page.index("<img"):].startswith('<img src="answer.png"')
+    from boardsweep.pipeline.analysis.answer import answer_of
+
+    assert ("<th>modal" in page) == answer_of(store.load_sweep(url)).modal  # PE84's string: pe84's, not stats102a's
     assert list(meta["figures"])[0] == "answer.png" and set(meta["figures"]) == set(seen)
     faults = [f for _, found in seen.values() for f in found]
     assert not faults, faults
