@@ -25,6 +25,7 @@ then the least important columns are left out.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -273,10 +274,12 @@ def blocks(ds, found: dict, verdict: dict, picked: list[int], modal: bool = Fals
     return [_block(ds, name, est, verdict, picked, modal) for name, est in found.items()]
 
 
-def answer_block(ds, found: dict, verdict: dict, answer) -> tuple[Block, list[int]] | None:
+def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = None) -> tuple[Block, list[int]] | None:
     """The block that answers the spec's question (:func:`boardsweep.pipeline.analysis.answer.answer_of`):
     its headline (one label of it where the spec names one) at every asked
-    grid point, titled with the question; and those points."""
+    grid point, titled with the question; and those points.  Where the spec
+    names no ``[answer]``, at most ``limit`` points (default
+    :data:`ANSWER_ROWS`): those the verdict flags, then the first."""
     from ..analysis.answer import asked_points
     from ..analysis.dataset import grid_size
 
@@ -289,13 +292,24 @@ def answer_block(ds, found: dict, verdict: dict, answer) -> tuple[Block, list[in
         est.attrs = {**found[answer.headline].attrs, "dim": "", "kind": "mean"}
         name = f"{name} {answer.label}"
     picked = asked_points(ds, answer)
-    if not answer.given and len(picked) > ANSWER_ROWS:  # no [answer]: the flagged points, then the first
-        picked = shown_points(verdict, len(picked), ANSWER_ROWS)
+    most = ANSWER_ROWS if limit is None else limit
+    if not answer.given and len(picked) > most:  # no [answer]: the flagged points, then the first
+        picked = shown_points(verdict, len(picked), most)
     block = _block(ds, name, est, verdict, picked, answer.modal, headline=answer.headline)
-    block.title = answer.question
+    if answer.given or _asks(ds, answer.headline):  # else (a plugin's headline, no question): its name and words
+        block.title = answer.question
     if len(picked) < grid_size(ds) and not answer.at:
         block.legend += f"; showing {len(picked)} of {grid_size(ds)} grid points"
     return block, picked
+
+
+def _asks(ds, name: str) -> bool:
+    """Whether the game declares the question its headline ``name`` answers."""
+    from ...core.games import headlines_of
+    from ..analysis.dataset import game_of
+
+    game = game_of(ds)
+    return game is not None and any(h.name == name and h.question for h in headlines_of(game))
 
 
 def _label_value(ds, dim: str, label: str):
@@ -358,16 +372,25 @@ def _print_block(out: Console, block: Block) -> None:
     out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
 
 
-def render_answer(out: Console, ds, found: dict, verdict: dict, answer, details: str) -> tuple[list[str], list[int]]:
-    """The first lines: the question, its answer at every asked point, the
-    verdict in one line and where the details are; and the points shown."""
+def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: tuple[bool, str, str],
+                  limit: int | None = None) -> list[str]:
+    """The first lines: the question, its answer at every asked point (at most
+    ``limit`` where the spec asks none), the verdict in one line and where the
+    details are: ``where`` = (tables follow, the command that shows every
+    point, the command that writes the report)."""
+    from ..analysis.dataset import grid_size
+
+    below, every_row, report = where
     with out.capture() as cap:
-        made = answer_block(ds, found, verdict, answer)
+        made = answer_block(ds, found, verdict, answer, limit)
         if made is not None:
             _print_block(out, made[0])
         out.print(f"[bold]verdict[/bold]: {escape(short_verdict(verdict))}")
+        cut = made is not None and len(made[1]) < grid_size(ds) and not answer.at
+        details = ("the tables below" if below else f"every point: {every_row}" if cut
+                   else f"figures, tables and every test: {report}")
         out.print(f"details: {details}", markup=False, style="dim", soft_wrap=True)
-    return cap.get().splitlines(), (made[1] if made else [])
+    return cap.get().splitlines()
 
 
 def render(out: Console, ds, found: dict, verdict: dict, rows: int, every_row: str,
@@ -411,7 +434,7 @@ def _details(found: dict, answer) -> dict:
 
 
 def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
-                   found: dict | None = None, verdict: dict | None = None, report: str = "") -> int:
+                   found: dict | None = None, verdict: dict | None = None) -> int:
     """Print the spec's question and its answer (every asked point, whatever
     ``max_lines``), the verdict in one line and where the details are, then
     the other headline tables in what is left of ``max_lines`` (at least
@@ -426,14 +449,17 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     modal = answer is not None and answer.modal
     n = grid_size(ds)
     rest = _details(found, answer)
-    where = ("the tables below" if rest else f"every point: {every_row}") + (f"; figures: {report}" if report else "")
-    first, _ = render_answer(out, ds, found, verdict, answer, where)
-    budget = max_lines - len(first)
-    rows = min(n, max(3, budget))  # a table never shows more rows than the lines it may take
+    where = (bool(rest), every_row, f"`boardsweep report {shlex.quote(store)}`")
+    given = answer is None or answer.given  # a spec's question: every asked point, whatever the budget
+    rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take
+    first = render_answer(out, ds, found, verdict, answer, where, None if given else rows)
     lines = render(out, ds, rest, verdict, rows, every_row, modal)
-    while len(lines) > budget and rows > 3:
-        rows = max(3, rows - max(1, (len(lines) - budget) // max(len(rest), 1)))
+    while len(first) + len(lines) > max_lines and rows > 3:
+        over = len(first) + len(lines) - max_lines
+        rows = max(3, rows - max(1, over // max(len(rest) + (not given), 1)))
+        first = render_answer(out, ds, found, verdict, answer, where, None if given else rows)
         lines = render(out, ds, rest, verdict, rows, every_row, modal)
+    budget = max_lines - len(first)
     hidden: tuple[str, ...] = ()
     while len(lines) > budget and len(hidden) < len(rest):  # the answer took the screen: the last tables go
         hidden = tuple(list(rest)[len(rest) - len(hidden) - 1:])  # first the whole verdict, in the report

@@ -149,7 +149,9 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     from boardsweep.pipeline.store import open_sweep
 
     out = tmp_path / "r"
-    summary = build_report(mono_full, out, deck_orders=True)
+    said: list[str] = []
+    summary = build_report(mono_full, out, deck_orders=True, progress=said.append)
+    assert len(said) == 2 and said[0].startswith("deck orders: solving") and " done in " in said[1]
     ds = open_sweep(mono_full)
     at = {"dice_sides": 6, "deck_policy": "independent"}
     counts = ds["counts"].isel(checkpoint=-1).sel(at).values.astype(float)  # (replicate, location)
@@ -248,6 +250,20 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert jail["ess"] == pytest.approx(jail["estimate"] * (1 - jail["estimate"]) / jail["mcse"] ** 2)
     theirs = var[(var.dice_sides == 6) & (var.deck_policy == "shuffled_cycle")]
     assert theirs["between_share"].notna().any() and theirs["clt_sd"].isna().all()
+
+
+@pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
+def test_deck_orders_are_solved_only_when_asked(tmp_path, mono_full):
+    """The deck-order chains (a solve per game) are opt-in: without them the
+    shuffled points are compared with nothing and the notes name the option."""
+    said: list[str] = []
+    build_report(mono_full, tmp_path / "r", progress=said.append)
+    meta = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert not said and not (tmp_path / "r" / "decomposition.csv").exists()
+    assert any("compared with nothing" in n and "--deck-orders" in n for n in meta["notes"])
+    assert "Deck check" not in meta["verdict"]["text"]
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert all(v["reference"] is None for k, v in summary.items() if "shuffled" in k)
 
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
