@@ -36,10 +36,25 @@ def answer_of(ds: xr.Dataset) -> Answer | None:
     if table is None:
         return default_answer(game, grid)
     labels = {d: tuple(str(python_value(v)) for v in ds[d].values) for d in game.coords if d in ds.coords}
+    table = {**table, "at": _selected(table.get("at"), grid)}
     try:
         return check_answer(table, game, grid, labels, lambda key, message: SpecError(f"{key}: {message}"))
     except SpecError:
         return default_answer(game, grid)
+
+
+def _selected(at: Any, grid: dict[str, tuple]) -> Any:
+    """``[answer] at`` within a selection of the store (``query --sel``): the
+    asked values it holds; an axis none of whose asked values it holds asks
+    every selected point."""
+    if not isinstance(at, dict):
+        return {} if at is None else at
+    out = {}
+    for axis, values in at.items():
+        kept = [v for v in (values if isinstance(values, list) else [values]) if v in grid.get(axis, ())]
+        if kept or axis not in grid:
+            out[axis] = kept or values
+    return out
 
 
 def asked_points(ds: xr.Dataset, answer: Answer | None) -> list[int]:

@@ -351,3 +351,15 @@ def test_every_shipped_report_leads_with_the_answer_and_reads_cleanly(summaries,
             assert int(said) == seen[fname][0], (fname, caption)
     if "frequency_heatmap.png" in seen:  # the page's line on the heatmaps counts their panels
         assert meta["layout"]["panels_per_figure"] == seen["frequency_heatmap.png"][0]
+
+
+def test_a_selection_without_the_asked_points_keeps_the_question(summaries):
+    """``query --sel dice_sides=6`` of pe84, which asks 4 sides: the question
+    stays, every selected point answers it."""
+    from boardsweep.pipeline.analysis.answer import answer_of, asked_points
+
+    ds = store.load_sweep(summaries["pe84"][1])
+    whole, part = answer_of(ds), answer_of(ds.sel(dice_sides=[6]))
+    assert whole.at == {"dice_sides": (4,)} and part.given and part.question == whole.question and part.modal
+    assert not part.at  # 4 sides is not in the selection: every selected point is asked
+    assert len(asked_points(ds.sel(dice_sides=[6]), part)) == 2  # both deck policies at 6 sides
