@@ -74,13 +74,15 @@ def _readable(fig) -> int:
             size = max(ax.title.get_fontsize(), MIN_FONT + 1)
             chars = max(12, int(ax.get_position().width * fig.get_size_inches()[0] * 72 / (0.55 * size)))
             text = re.sub(r"\b([a-z][a-z0-9_]*)=", lambda m: words(m[1]) + ": ", title)
-            wrapped = textwrap.wrap(text, chars) or [text]
+            wrapped = [w for line in text.split("\n") for w in (textwrap.wrap(line, chars) or [line])]
             lines = max(lines, len(wrapped))
             ax.set_title("\n".join(wrapped), fontsize=size, y=1.0)  # placed, not searched for: a quarter of a draw
         for get, put in ((ax.get_xlabel, ax.set_xlabel), (ax.get_ylabel, ax.set_ylabel)):
             if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", get()):
                 put(words(get()))
-        for text in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label]:
+        legend = ax.get_legend()
+        for text in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label,
+                     *ax.texts, *(legend.get_texts() if legend is not None else ())]:
             if text.get_fontsize() < MIN_FONT:
                 text.set_fontsize(MIN_FONT)
     _room_for_labels(fig)
