@@ -363,3 +363,31 @@ def test_a_selection_without_the_asked_points_keeps_the_question(summaries):
     assert whole.at == {"dice_sides": (4,)} and part.given and part.question == whole.question and part.modal
     assert not part.at  # 4 sides is not in the selection: every selected point is asked
     assert len(asked_points(ds.sel(dice_sides=[6]), part)) == 2  # both deck policies at 6 sides
+
+
+def test_the_accessor_draws_the_answer(summaries):
+    """``ds.boardsweep.plot_answer()``: one panel per combination of the other
+    axes (at the asked values), the estimate along the studied axis with its
+    interval and the exact curve, as the report draws it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ds = store.load_sweep(summaries["shut_the_box"][1])
+    fig = ds.boardsweep.plot_answer()
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["policy: optimal", "policy: greedy", "policy: random"]
+    assert panels[0].get_xlabel() == "dice sides" and "rolls" in panels[0].get_ylabel().lower()
+    est = ds.boardsweep.estimate("mean_rolls").sel(policy="optimal")
+    line, exact = panels[0].get_lines()[0], [x for x in panels[0].get_lines() if x.get_label() == "exact"][0]
+    np.testing.assert_array_equal(line.get_xdata(), est["dice_sides"].values)
+    np.testing.assert_allclose(line.get_ydata(), est["estimate"].values, rtol=1e-12)
+    np.testing.assert_allclose(exact.get_ydata(), est["exact"].values, rtol=1e-12)
+    plt.close(fig)
+    quick = store.load_sweep(summaries["quickstart"][1])
+    fig = quick.boardsweep.plot("frequency", axis="dice_sides", label="IN_JAIL", at={"deck_policy": "independent"})
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2  # jail strategies, independent decks only
+    plt.close(fig)
+    with pytest.raises(KeyError, match="no headline 'nope'"):
+        quick.boardsweep.plot("nope")
