@@ -30,11 +30,11 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
     caps = [note for note in (cap_note(ds, est) for name, est in found.items() if name != answer.headline) if note]
     part = {"question": answer.question, "headline": answer.headline, "label": answer.label,
             "axis": answer.axis, "modal": answer.modal, "verdict": short_verdict(verdict), "figure": None,
-            "table": "", "legend": "", "caps": caps}
+            "table": "", "legend": "", "rows": 0, "caps": caps}
     if made is not None:
         block, _ = made
         frame = pd.DataFrame({c.header: c.cells for c in [*block.axes, *block.columns]})
-        part["table"], part["legend"] = _df_html(frame), block.legend
+        part["table"], part["legend"], part["rows"] = _df_html(frame), block.legend, len(frame)
     fig = answer_figure(ds, found, title=False)
     if fig is not None:
         panels = sum(ax.get_visible() for ax in fig.axes)
@@ -54,7 +54,8 @@ def _caption(answer, panels: int) -> str:
     along = f"against {words(answer.axis)}" if answer.axis else "at the single grid point"
     asked = (" Marked: the grid points the question asks (" + ", ".join(
         f"{words(a)} = {', '.join(str(v) for v in vals)}" for a, vals in answer.at.items()) + ").") if answer.at else ""
-    return (f"The answer: {what} {along}, {panels} panel{'s' if panels != 1 else ''} (one per combination of the "
-            f"other grid axes). Dots: the estimates; band or bars: their 95% intervals; dashed black: the exact "
-            f"answer where one exists.{asked} SVG: answer.svg; the same figure in Python: "
+    facets = " (one per combination of the other grid axes)" if panels > 1 else ""
+    return (f"The answer: {what} {along}, {panels} panel{'s' if panels != 1 else ''}{facets}. Dots: the "
+            f"estimates; band or bars: their 95% intervals; black: the exact answer where one exists (a dashed "
+            f"curve along the axis, or a tick at each label).{asked} SVG: answer.svg; the same figure in Python: "
             f"ds.boardsweep.plot_answer().")
