@@ -191,6 +191,16 @@ class Headline:
         and its labels, at the checkpoint) the exact value is not the
         simulator's expectation there and the point is not tested (hk_monopoly's
         ``retired``: its landing reference assumes nobody retires).
+    question : str, optional
+        The question the headline answers, as a user would ask it (a sentence
+        ending in ``?``): what ``run``, ``query --summary`` and the report
+        print above its answer.  A game may leave it out (plugin games): the
+        description stands in.
+    cap : str, optional
+        A parameter that bounds the per-unit value from above (hk_monopoly's
+        ``rounds``: a game that nobody wins stops there).  An estimate equal to
+        the cap with no spread is every game reaching the cap, censored rather
+        than measured: the summaries say so.
     """
 
     name: str
@@ -201,6 +211,8 @@ class Headline:
     exact: str | None = None
     kind: str = "mean"
     exact_unless: str | None = None
+    question: str = ""
+    cap: str | None = None
 
     @property
     def basis(self) -> str:

@@ -318,15 +318,18 @@ GAME = Game(
         "retirement_share": Ratio("retired", "games"),
     },
     headlines=(
-        Headline("win_share", "share of games the seat wins alone", "wins", "games", "wins"),
-        Headline("mean_rounds", "mean game length in rounds", "rounds", "games"),
+        Headline("win_share", "share of games the seat wins alone", "wins", "games", "wins",
+                 question="How often does each seat win the game alone?"),
+        Headline("mean_rounds", "mean game length in rounds", "rounds", "games",
+                 question="How many rounds does a game last (at most the rounds cap)?", cap="rounds"),
         # the movement chain is the expectation only if every token plays every
         # round: a retirement ends a token's (or the whole game's) turns at a time
         # that depends on where it landed, so points where a seat retired are
         # not tested against it (a correct simulator would read "disagree")
         Headline("landing_frequency", "share of turns ending on each location (exact: the movement "
                  "chain over the game's rounds, tested only where nobody retired)", "landings", "turns",
-                 exact="exact_horizon_frequency", kind="distribution", exact_unless="retired"),
+                 exact="exact_horizon_frequency", kind="distribution", exact_unless="retired",
+                 question="How often does a turn end on each square of the board?"),
     ),
     # the rules' document counts money in Hong Kong dollars (start HKD 1500, salary HKD 1500)
     extras={"units": {"money": "HKD"}},

@@ -144,6 +144,7 @@ GAME = Game(
     headlines=(
         Headline("frequency", "relative frequency of each location (PE84's long-run question; "
                  "the exact answer at the run's horizon)", "counts", "events",
-                 exact="exact_counts", kind="distribution"),
+                 exact="exact_counts", kind="distribution",
+                 question="How often, in the long run, does a token end a move on each square of the board?"),
     ),
 )

@@ -164,8 +164,10 @@ GAME = Game(
     ratios={"mean_rolls": Ratio("rolls_sum", "checkpoint", kind="mean", exact="exact_expected_rolls")},
     headlines=(
         Headline("mean_rolls", "mean number of rolls to turn every card on (PE640: n = 6, optimal play)",
-                 "rolls_sum", "checkpoint", "rolls_sq_sum", "exact_expected_rolls"),
+                 "rolls_sum", "checkpoint", "rolls_sq_sum", "exact_expected_rolls",
+                 question="How many rolls does it take, on average, to turn every card on?"),
         Headline("rolls_distribution", "distribution of the number of rolls", "hist", "checkpoint",
-                 "hist", "exact_pmf", "distribution"),
+                 "hist", "exact_pmf", "distribution",
+                 question="How likely is each number of rolls to turn every card on?"),
     ),
 )

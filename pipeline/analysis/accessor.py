@@ -19,6 +19,8 @@ is imported on the first use of ``ds.boardsweep``::
     >>> ds.boardsweep.summary()                                # doctest: +SKIP
     >>> ds.boardsweep.verdict()["text"]                        # doctest: +SKIP
     >>> ds.boardsweep.variance()                               # per label: sd, MCSE, ESS  # doctest: +SKIP
+    >>> ds.boardsweep.plot_answer()                            # the answer figure  # doctest: +SKIP
+    >>> ds.boardsweep.plot("frequency", axis="dice_sides", label="IN_JAIL")  # doctest: +SKIP
 
 Every number is the one ``run``, ``query`` and the report print: they all
 come from :mod:`boardsweep.pipeline.analysis.headlines`.
@@ -107,6 +109,39 @@ class SweepAccessor:
         if name in self._ds.data_vars:
             return of_variable(self._ds, name, checkpoint, level)
         raise KeyError(f"no headline or simulated variable {name!r}; headlines: {', '.join(found) or '(none)'}")
+
+    def plot_answer(self):
+        """The figure that answers the spec's question (its ``[answer]``
+        table): the headline against the studied axis with its 95% band and the
+        exact curve, one panel per combination of the other axes; the report's
+        first figure (:func:`boardsweep.pipeline.analysis.figures.answer_figure`).
+
+        Returns
+        -------
+        matplotlib.figure.Figure or None
+            None where the headline cannot be estimated from this Dataset.
+        """
+        from .figures import answer_figure
+
+        return answer_figure(self._ds)
+
+    def plot(self, name: str | None = None, axis: str | None = None, label: str | None = None,
+             at: dict[str, Any] | None = None):
+        """Headline ``name`` (default: the spec's answer's) against grid axis
+        ``axis`` (default: the first) with its 95% band and the exact curve,
+        one panel per combination of the other axes; ``label``: one label of
+        the headline (e.g. ``"IN_JAIL"``); ``at``: grid axis -> value(s) to
+        keep (``{"players": 4}``).  Returns a matplotlib Figure."""
+        from .answer import answer_of
+        from .figures import headline_figure
+
+        answer = answer_of(self._ds)
+        name = name or (answer.headline if answer is not None else None) or self.headlines[0]
+        kept = {k: tuple(v) if isinstance(v, (list, tuple)) else (v,) for k, v in (at or {}).items()}
+        fig = headline_figure(self._ds, name, axis, label, kept)
+        if fig is None:
+            raise KeyError(f"no headline {name!r}; headlines: {', '.join(self.headlines) or '(none)'}")
+        return fig
 
     def summary(self, checkpoint: int = -1, level: float | None = None) -> pd.DataFrame:
         """One row per grid point, headline and label: the columns ``query

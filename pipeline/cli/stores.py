@@ -114,8 +114,11 @@ def status(store_url: str, fmt: str) -> None:
     "there is replaced: only the files it recorded making are removed; a folder holding a page or table "
     "boardsweep did not write is refused."))
 @click.option("--variable", default=None, help=VARIABLE_HELP)
+@click.option("--deck-orders", is_flag=True, help=(
+    "Also compare the points without a single exact answer (shuffled decks) with the exact answers of the deck "
+    "orders each replicate played: a chain solve per game, about a second each (minutes for a large sweep)."))
 @JSON_FORMAT
-def report(store_url: str, out_dir: str | None, variable: str | None, fmt: str) -> None:
+def report(store_url: str, out_dir: str | None, variable: str | None, deck_orders: bool, fmt: str) -> None:
     """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV).
 
     `--format json` prints where it is and its summary (the report's summary.json) as JSON."""
@@ -129,7 +132,8 @@ def report(store_url: str, out_dir: str | None, variable: str | None, fmt: str) 
         variable = variable_.pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
     quiet_for_json(fmt)
-    summary = build_report(store_url, out, variable, loaded=ds)
+    summary = build_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders,
+                           progress=lambda line: click.echo(line, err=True))
     index = os.path.join(out, "index.html")
     if fmt == "json":
         click.echo(json_text({"store": store_url, "report": index, "folder": out, "summary": summary}))

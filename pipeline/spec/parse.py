@@ -35,6 +35,12 @@ A spec is a small TOML file::
     [storage_options]              # optional: fsspec options of the store's protocol (run)
     endpoint_url = "https://s3.example.org"   # never credentials: refused
 
+    [answer]                       # optional: the question the sweep asks (:mod:`.answer`)
+    headline = "frequency"         # the headline that answers it, its label,
+    label = "IN_JAIL"              # the grid axis it is studied against
+    axis = "dice_sides"            # and the points asked: shown first by
+    at = {deck_policy = "independent"}   # run, query --summary and the report
+
 Everything is validated before anything is written.  Every error is a
 :class:`~boardsweep.pipeline.errors.SpecError` whose message names the file, the key and what was expected.
 
@@ -59,6 +65,7 @@ import numpy as np
 
 from ...core.games import Game, get_game
 from ..errors import SpecError
+from .answer import Answer
 from .grid import ResolvedGrid, grid_chunks, resolve_grid
 from .overrides import apply_overrides
 from .tables import Tables
@@ -123,6 +130,10 @@ class Spec:
         the first round.
     max_replicates : int or None
         ``[precision] max_replicates``: the replicates a grid point may reach.
+    answer : Answer or None
+        ``[answer]``: the question the sweep asks, the headline, label, axis
+        and grid points that answer it (:mod:`boardsweep.pipeline.spec.answer`);
+        presentation only, not part of :attr:`canonical_data`.
     """
 
     source: str
@@ -146,6 +157,7 @@ class Spec:
     max_replicates: int | None = None
     files: dict[str, str] = field(default_factory=dict)  # file a parameter names -> SHA-256 of its bytes
     storage_options: dict[str, Any] = field(default_factory=dict)  # fsspec options of the store's protocol
+    answer: Answer | None = None  # [answer]: the question the sweep asks (not part of its identity)
 
     @property
     def slots(self) -> int:

@@ -19,12 +19,13 @@ import numpy as np
 
 from ...core.games import Game, ParameterError, get_game
 from ..errors import SpecError
+from .answer import Answer, check_answer, default_answer
 from .grid import ResolvedGrid, resolve_grid
 
 __all__ = ["Tables", "TOP_KEYS", "PRECISION_KEYS", "CHECKPOINT_KEYS", "TASK_KEYS"]
 
 TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks",
-            "precision", "storage_options"}
+            "precision", "storage_options", "answer"}
 #: Keys of ``[storage_options]`` (at any depth) that hold credentials, refused: a spec's text is
 #: stored in the store.  Any key naming a secret, password, token or credential is refused too.
 SECRET_KEYS = {"key", "secret", "access_key", "secret_key", "aws_access_key_id", "aws_secret_access_key",
@@ -107,7 +108,15 @@ class Tables:
             precision_stderr=stderr, max_replicates=most, storage_options=self.parse_storage_options(),
         )
         resolved = self.check_points(game, fixed, grid)
+        fields["answer"] = self.parse_answer(game, grid, resolved)
         return {**fields, "files": self.named_files(resolved, game)}, resolved
+
+    def parse_answer(self, game: Game, grid: dict[str, tuple], resolved: ResolvedGrid) -> Answer:
+        """``[answer]``: the question the sweep asks (:mod:`boardsweep.pipeline.spec.answer`)."""
+        if "answer" not in self.raw:
+            return default_answer(game, grid)
+        labels = game.coords_for(resolved[0][1])
+        return check_answer(self.raw["answer"], game, grid, labels, self.error)
 
     def parse_storage_options(self) -> dict[str, Any]:
         """``[storage_options]``: options fsspec gives the store's file system

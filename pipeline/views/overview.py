@@ -25,18 +25,21 @@ then the least important columns are left out.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 import numpy as np
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 
-__all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "print_overview", "print_lines", "point_agreement"]
+__all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "answer_block", "short_verdict", "print_overview",
+           "print_lines", "point_agreement"]
 
 #: Lines a whole run's summary may take (banner, bar, tables, verdict, counts).
 MAX_LINES = 45
@@ -44,6 +47,8 @@ MAX_LINES = 45
 LABEL_COLUMNS = 6
 #: Most frequent labels shown for a distribution over many labels.
 TOP = 3
+#: Grid points the answer table shows where the spec names no ``[answer]`` (one that names it: every asked point).
+ANSWER_ROWS = 12
 
 
 @dataclass
@@ -173,7 +178,8 @@ def _worst(z: np.ndarray, labels: list[str]) -> str:
     return f"{labels[j]} {z[j]:.2f}"
 
 
-def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
+def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str],
+         modal=None) -> tuple[list[Column], str]:
     dim = est.attrs["dim"]
     labels = _text(ds, dim)
     get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "exact", "z", "p")}
@@ -189,13 +195,12 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
         cols.append(Column(f"#{rank + 1}", cells, drop=0 if rank == 0 else 3 + rank))
     tested = np.where(np.isfinite(get["p"]), get["z"], np.nan)
     cols.append(Column("largest |z|", [_worst(tested[i], labels) for i in picked], drop=2))
-    modal = _modal(ds)
     if modal is not None:
         cells = []
         for i in picked:
             exact = modal(get["exact"][i]) if np.isfinite(get["exact"][i]).all() else None
             cells.append(modal(get["estimate"][i]) + (f" ({exact})" if exact else ""))
-        cols.append(Column("modal (exact)", cells, drop=3))
+        cols.append(Column("modal (exact)", cells))  # shown only where the spec asks for it: kept
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = (f"#n: the n-th most frequent {dim}, its estimate to 2 digits of its s.e. ({_basis(est)}); "
               f"z = (estimate - exact) / s.e.")
@@ -227,39 +232,89 @@ def _basis(est) -> str:
     return "per game" if est.attrs["basis"] == "units" else "across replicates"
 
 
-def _modal(ds):
+def _modal(ds, shown: bool):
+    """The game's modal string (PE84's), where the spec's ``[answer]`` asks for it (``modal = true``)."""
     from ..analysis.dataset import game_of
 
     game = game_of(ds)
-    return None if game is None else game.extras.get("modal")
+    return None if game is None or not shown else game.extras.get("modal")
 
 
-def blocks(ds, found: dict, verdict: dict, picked: list[int]) -> list[Block]:
-    """One :class:`Block` per headline for the grid points ``picked`` (flat
-    indices in grid order)."""
+def _block(ds, name: str, est, verdict: dict, picked: list[int], modal: bool = False,
+           headline: str | None = None) -> Block:
+    """One headline's :class:`Block` at the grid points ``picked`` (flat
+    indices in grid order); ``headline``: the name its verdict tests go by."""
+    from ..analysis.answer import cap_note
     from ..analysis.dataset import grid_points_at, grid_size
 
     axes = list(ds.attrs.get("grid_axes", []))
     shown = grid_points_at(ds, picked)  # only the points shown are made
     axis_cols = [Column(a, [str(point[a]) for point in shown], right=False) for a in axes]
-    out = []
-    for name, est in found.items():
-        a = est.attrs
-        agree = point_agreement(verdict, name, grid_size(ds))
-        if a["kind"] == "distribution" and "gof_p" in est:
-            cols, legend = _fit(ds, est, name, picked, axes, agree)
-        elif a["kind"] == "distribution" or (a["dim"] and len(_playing(est, picked, axes)) > LABEL_COLUMNS):
-            cols, legend = _top(ds, est, name, picked, axes, agree)
-        elif a["dim"]:
-            cols, legend = _labels(ds, est, name, picked, axes, agree)
-        else:
-            cols, legend = _scalar(est, name, picked, axes, agree)
-        cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
-        reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
-        if len(set(reps[picked].tolist())) > 1:
-            cols.append(Column("reps", [str(int(reps[i])) for i in picked], drop=4))
-        out.append(Block(f"{name}: {a['description']}", cols, legend, axis_cols))
-    return out
+    a = est.attrs
+    agree = point_agreement(verdict, headline or name, grid_size(ds))
+    if a["kind"] == "distribution" and "gof_p" in est:
+        cols, legend = _fit(ds, est, name, picked, axes, agree)
+    elif a["kind"] == "distribution" or (a["dim"] and len(_playing(est, picked, axes)) > LABEL_COLUMNS):
+        cols, legend = _top(ds, est, name, picked, axes, agree, _modal(ds, modal))
+    elif a["dim"]:
+        cols, legend = _labels(ds, est, name, picked, axes, agree)
+    else:
+        cols, legend = _scalar(est, name, picked, axes, agree)
+    cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
+    reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
+    if len(set(reps[picked].tolist())) > 1:
+        cols.append(Column("reps", [str(int(reps[i])) for i in picked], drop=4))
+    capped = cap_note(ds, est)
+    return Block(f"{name}: {a['description']}", cols, legend + (f"; {capped}" if capped else ""), axis_cols)
+
+
+def blocks(ds, found: dict, verdict: dict, picked: list[int], modal: bool = False) -> list[Block]:
+    """One :class:`Block` per headline for the grid points ``picked`` (flat
+    indices in grid order); ``modal``: show the game's modal string."""
+    return [_block(ds, name, est, verdict, picked, modal) for name, est in found.items()]
+
+
+def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = None) -> tuple[Block, list[int]] | None:
+    """The block that answers the spec's question (:func:`boardsweep.pipeline.analysis.answer.answer_of`):
+    its headline (one label of it where the spec names one) at every asked
+    grid point, titled with the question; and those points.  Where the spec
+    names no ``[answer]``, at most ``limit`` points (default
+    :data:`ANSWER_ROWS`): those the verdict flags, then the first."""
+    from ..analysis.answer import asked_points
+    from ..analysis.dataset import grid_size
+
+    if answer is None or answer.headline not in found:
+        return None
+    est, name = found[answer.headline], answer.headline
+    if answer.label is not None and est.attrs["dim"]:
+        dim = est.attrs["dim"]
+        est = est.sel({dim: _label_value(ds, dim, answer.label)}).drop_vars(dim)
+        est.attrs = {**found[answer.headline].attrs, "dim": "", "kind": "mean"}
+        name = f"{name} {answer.label}"
+    picked = asked_points(ds, answer)
+    most = ANSWER_ROWS if limit is None else limit
+    if not answer.given and len(picked) > most:  # no [answer]: the flagged points, then the first
+        picked = shown_points(verdict, len(picked), most)
+    block = _block(ds, name, est, verdict, picked, answer.modal, headline=answer.headline)
+    if answer.given or _asks(ds, answer.headline):  # else (a plugin's headline, no question): its name and words
+        block.title = answer.question
+    if len(picked) < grid_size(ds) and not answer.at:
+        block.legend += f"; showing {len(picked)} of {grid_size(ds)} grid points"
+    return block, picked
+
+
+def _asks(ds, name: str) -> bool:
+    """Whether the game declares the question its headline ``name`` answers."""
+    from ...core.games import headlines_of
+    from ..analysis.dataset import game_of
+
+    game = game_of(ds)
+    return game is not None and any(h.name == name and h.question for h in headlines_of(game))
+
+
+def _label_value(ds, dim: str, label: str):
+    """The stored label whose text is ``label``."""
+    return ds[dim].values[_text(ds, dim).index(label)]
 
 
 def _width(columns: list[Column]) -> int:
@@ -304,29 +359,67 @@ def shown_points(verdict: dict, points: int, rows: int) -> list[int]:
     return sorted(chosen)
 
 
-def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, every_row: str,
+def short_verdict(verdict: dict) -> str:
+    """The verdict in one line: its first clause (AGREE/DISAGREE, how many
+    points and tests), the rest of the sentence left to the details."""
+    return verdict["text"].split("; ")[0]
+
+
+def _print_block(out: Console, block: Block) -> None:
+    cols, note = _fitted(block, out.width)
+    out.print(f"[bold]{escape(block.title)}[/bold]", soft_wrap=False)
+    out.print(_table(cols))
+    out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
+
+
+def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: tuple[bool, str, str],
+                  limit: int | None = None) -> list[str]:
+    """The first lines: the question, its answer at every asked point (at most
+    ``limit`` where the spec asks none), the verdict in one line and where the
+    details are: ``where`` = (tables follow, the command that shows every
+    point, the command that writes the report)."""
+    from ..analysis.dataset import grid_size
+
+    below, every_row, report = where
+    with out.capture() as cap:
+        made = answer_block(ds, found, verdict, answer, limit)
+        if made is not None:
+            _print_block(out, made[0])
+        out.print(f"[bold]verdict[/bold]: {escape(short_verdict(verdict))}")
+        cut = made is not None and len(made[1]) < grid_size(ds) and not answer.at
+        details = ("the tables below" if below else f"every point: {every_row}" if cut
+                   else f"figures, tables and every test: {report}")
+        out.print(f"details: {details}", markup=False, style="dim", soft_wrap=True)
+    return cap.get().splitlines()
+
+
+def render(out: Console, ds, found: dict, verdict: dict, rows: int, every_row: str,
+           modal: bool = False, full: bool = True, hidden: tuple[str, ...] = (),
            points: int | None = None) -> list[str]:
-    """The overview's lines at ``rows`` grid points per table (``points``: the
-    whole grid's, where ``ds`` holds only the points shown)."""
+    """The details' lines at ``rows`` grid points per table: every headline
+    of ``found`` but the ``hidden`` ones (named, with the command that shows
+    them), the whole verdict (``full``), its power and how many points are shown
+    (``points``: the whole grid's, where ``ds`` holds only the points shown)."""
     from ..analysis.dataset import grid_size
     from ..analysis.headlines import HOLM_TEXT
 
     n = grid_size(ds)
     whole = points or n
     picked = shown_points(verdict, n, rows)
+    tables = {k: v for k, v in found.items() if k not in hidden}
     with out.capture() as cap:
-        for block in blocks(ds, found, verdict, picked):
-            cols, note = _fitted(block, out.width)
-            out.print(f"[bold]{block.title}[/bold]", soft_wrap=False)
-            out.print(_table(cols))
-            out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
-        out.print(f"[bold]verdict[/bold]: {verdict['text']}")
+        for block in blocks(ds, tables, verdict, picked, modal):
+            _print_block(out, block)
+        if hidden:
+            out.print(f"also {', '.join(hidden)}, at every point: {every_row}", markup=False, soft_wrap=True)
+        if full and short_verdict(verdict) != verdict["text"]:
+            out.print(f"[bold]verdict in full[/bold]: {escape(verdict['text'])}")
         if (verdict.get("power") or {}).get("text"):
             out.print(verdict["power"]["text"], markup=False)
-        if verdict.get("tests"):
+        if full and verdict.get("tests"):
             out.print(f"agree: no Holm-adjusted p of the headline at the point below {verdict['alpha']:.0%}. "
                       f"{HOLM_TEXT}", markup=False, style="dim")
-        if len(picked) < whole:
+        if tables and len(picked) < whole:
             flagged = len(verdict.get("flagged", []))
             which = f" (every one of the {flagged} that disagree)" if flagged and flagged <= len(picked) else ""
             out.print(f"showing {len(picked)} of {whole} grid points{which}; every point: {every_row}",
@@ -334,25 +427,50 @@ def render(out: Console, ds, found: dict, verdict: dict, store: str, rows: int, 
     return cap.get().splitlines()
 
 
+def _details(found: dict, answer) -> dict:
+    """The headlines the details show: all but the answer's own where the
+    answer table shows it whole (no single label of it); the rest at every
+    point is in ``query --summary --all``."""
+    if answer is not None and answer.label is None:
+        return {k: v for k, v in found.items() if k != answer.headline}
+    return found
+
+
 def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
                    found: dict | None = None, verdict: dict | None = None, points: int | None = None) -> int:
-    """Print the headline tables and the verdict in at most ``max_lines``
-    lines (at least three grid points per table); returns the lines printed.
-    ``points``: the whole grid's, where ``ds`` holds only the points shown
+    """Print the spec's question and its answer (every asked point, whatever
+    ``max_lines``), the verdict in one line and where the details are, then
+    the other headline tables in what is left of ``max_lines`` (at least
+    three grid points per table); returns the lines printed.  ``points``: the
+    whole grid's, where ``ds`` holds only the points shown
     (:func:`boardsweep.pipeline.analysis.blocks.run_overview`)."""
     from ..analysis import headlines
+    from ..analysis.answer import answer_of
     from ..analysis.dataset import grid_size
 
     found = headlines.estimates(ds) if found is None else found
     verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
+    answer = answer_of(ds)
+    modal = answer is not None and answer.modal
     n = grid_size(ds)
+    rest = _details(found, answer)
+    where = (bool(rest), every_row, f"`boardsweep report {shlex.quote(store)}`")
+    given = answer is None or answer.given  # a spec's question: every asked point, whatever the budget
     rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take
-    lines = render(out, ds, found, verdict, store, rows, every_row, points)
-    while len(lines) > max_lines and rows > 3:
-        rows = max(3, rows - max(1, (len(lines) - max_lines) // max(len(found), 1)))
-        lines = render(out, ds, found, verdict, store, rows, every_row, points)
-    print_lines(out, lines)
-    return len(lines)
+    first = render_answer(out, ds, found, verdict, answer, where, None if given else rows)
+    lines = render(out, ds, rest, verdict, rows, every_row, modal, points=points)
+    while len(first) + len(lines) > max_lines and rows > 3:
+        over = len(first) + len(lines) - max_lines
+        rows = max(3, rows - max(1, over // max(len(rest) + (not given), 1)))
+        first = render_answer(out, ds, found, verdict, answer, where, None if given else rows)
+        lines = render(out, ds, rest, verdict, rows, every_row, modal, points=points)
+    budget = max_lines - len(first)
+    hidden: tuple[str, ...] = ()
+    while len(lines) > budget and len(hidden) < len(rest):  # the answer took the screen: the last tables go
+        hidden = tuple(list(rest)[len(rest) - len(hidden) - 1:])  # first the whole verdict, in the report
+        lines = render(out, ds, rest, verdict, rows, every_row, modal, full=False, hidden=hidden, points=points)
+    print_lines(out, first + lines)
+    return len(first) + len(lines)
 
 
 def print_lines(out: Console, lines: list[str]) -> None:

@@ -3,14 +3,13 @@ differences between rule variants (significant labels only)."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import numpy as np
 
 from ...analysis import headlines
 from ...store import metadata
-from ...words import plural, python_value
+from ...words import count, plural, python_value
 from .grid import _axes
 from .panels import _layout, _facet_grid, _colorbar, _facet_title, _save, DRAWN_MASS, _trim_labels, _heatmap, _field
 from .convergence_figure import _line_figures
@@ -28,14 +27,14 @@ def _figures(ds, parts, out: Path, meta: dict, heatmaps: bool = True) -> dict[st
     dim = parts["dim"]
     labels = [str(v) for v in ds[dim].values]
     keep = _trim_labels(parts["mean"].values, labels)
-    h = max(3.2, 0.11 * min(keep, 60) + 1.2)
+    h = max(3.2, 0.15 * min(keep, 60) + 1.2)  # a 9-point label per row
     trimmed = "" if keep == len(labels) else (
         f" Rows: the first {keep} of {len(labels)} {dim} labels, holding {DRAWN_MASS:.1%} of every "
         "point's frequency; the rest are left out.")
-    w = max(3.6, min(6.0, 0.16 * len(xvals) + 2.2))
+    w = max(2.6, min(6.0, 0.16 * len(xvals) + 1.8))
     layout = (x, xvals, x or "(single grid point)", facets, labels[:keep], keep, w, h)
     figs = _frequency_figure(ds, parts, out, layout, others, trimmed)
-    if np.isfinite(parts["z"].values).any():
+    if np.isfinite(parts["z"].values).any():  # where an exact answer applies (parts: not where the verdict voids it)
         figs.update(_z_figure(ds, parts, out, meta, layout, trimmed))
     else:  # no exact answer anywhere: no figure of empty panels
         meta["notes"].append("z_heatmap.png left out: no grid point has both an exact answer and a finished "
@@ -52,20 +51,42 @@ def _frequency_figure(ds, parts, out: Path, layout: tuple, others: list[str], tr
     x, xvals, xlabel, facets, labels_k, keep, w, h = layout
     dim = parts["dim"]
     fig, axs = _facet_grid(len(facets), w, h)
-    # the 99th percentile: a few extreme cells (jail with 2-sided dice) would darken every other
     mean = parts["mean"]
-    vmax = float(np.nanpercentile(mean.values, 99)) if np.isfinite(mean.values).any() else 1.0
+    vmax, above = _colour_top(mean, dim)
     img = None
     for i, (ax, facet) in enumerate(zip(axs, facets)):
         img = _heatmap(ax, _field(mean, facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
-                       xlabel, dim, i % 4 == 0)
-        ax.set_title(_facet_title(facet), fontsize=9)
+                       xlabel, dim, _first_column(axs, i))
+        ax.set_title(_facet_title(facet), fontsize=10)
     how = "ratio of sums over the finished replicates"
-    _colorbar(fig, img, "relative frequency (capped at the 99th percentile)")
+    _colorbar(fig, img, f"relative frequency (scale ends at {vmax:.3g})")
     name = _save(fig, out, "frequency_heatmap.png",
                  f"Relative frequencies of the {plural(dim)} ({how}, last checkpoint)")
-    return {name: f"Relative frequency ({how}) per {dim} (rows) and {xlabel} (columns); one panel per "
-                  f"combination of {', '.join(others) or 'the grid'}. Grey: not computed yet." + trimmed}
+    scale = (f" The colour scale ends at {vmax:.3g}, the 99th percentile of every other {dim}, so that it shows "
+             f"their differences: {', '.join(above)} {'is' if len(above) == 1 else 'are'} above it, in the "
+             "darkest colour (values in frequencies.csv).") if above else ""
+    return {name: f"Relative frequency ({how}) per {dim} (rows) and {xlabel} (columns); "
+                  f"{count(len(facets), 'panel')}, one per combination of {', '.join(others) or 'the grid'}. "
+                  "Grey: not computed yet." + scale + trimmed}
+
+
+def _colour_top(mean, dim: str) -> tuple[float, list[str]]:
+    """The colour scale's top: the 99th percentile of the labels but the ones
+    far above the rest (Monopoly's IN_JAIL), which would spend the scale on
+    themselves; and those labels."""
+    if not np.isfinite(mean.values).any():
+        return 1.0, []
+    peak = mean.max([d for d in mean.dims if d != dim]).values
+    order = np.argsort(-np.nan_to_num(peak, nan=-np.inf))
+    labels = [str(python_value(v)) for v in mean[dim].values]
+    above: list[str] = []
+    for j in order[:3]:  # at most a few stand apart
+        rest = np.delete(peak, [*[labels.index(a) for a in above], j])
+        if not np.isfinite(rest).any() or peak[j] < 1.5 * np.nanmax(rest):
+            break
+        above.append(labels[j])
+    kept = mean.drop_sel({dim: [mean[dim].values[labels.index(a)] for a in above]}) if above else mean
+    return float(np.nanpercentile(kept.values, 99)), above
 
 
 def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: str) -> dict[str, str]:
@@ -94,12 +115,12 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
         sub = {k: v for k, v in facet.items() if k != axis}
         data = _field(shown, sub, x, dim)[:keep]
         img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim,
-                       i % 4 == 0)
+                       _first_column(axs, i))
         if not np.isfinite(data).any():
             ax.text(0.5, 0.5, f"no label differs\n(Welch, Holm {headlines.ALPHA:.0%})", transform=ax.transAxes,
                     ha="center", va="center", fontsize=9,
                     bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
-        ax.set_title(_facet_title(sub), fontsize=9)
+        ax.set_title(_facet_title(sub), fontsize=10)
     _colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
     name = _save(fig, out, f"difference_{axis}.png",
                  f"{axis}: {a} minus {b} in standard errors, significant labels only "
@@ -115,24 +136,31 @@ def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> 
     """``z_heatmap.png``: z per label and axis value, a panel without an exact answer saying why."""
     x, xvals, xlabel, facets, labels_k, keep, w, h = layout
     dim, z, figs = parts["dim"], parts["z"], {}
-    fig, axs = _facet_grid(len(facets), w, h)
-    for i, (ax, facet) in enumerate(zip(axs, facets)):
+    drawn = [f for f in facets if np.isfinite(_field(z, f, x, dim)).any()]
+    for facet in facets:  # no panel where no exact answer applies: the caption says why
+        if facet not in drawn:
+            meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = _facet_reason(ds, parts, facet)
+    fig, axs = _facet_grid(len(drawn), w, h)
+    for i, (ax, facet) in enumerate(zip(axs, drawn)):
         data = _field(z, facet, x, dim)[:keep]
-        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, i % 4 == 0)
-        ax.set_title(_facet_title(facet), fontsize=9)
-        if not np.isfinite(data).any():
-            reason = _facet_reason(ds, parts, facet)
-            meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = reason
-            ax.text(0.5, 0.5, "\n".join(textwrap.wrap(reason, 34)), transform=ax.transAxes, ha="center",
-                    va="center", fontsize=8, bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
+        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, _first_column(axs, i))
+        ax.set_title(_facet_title(facet), fontsize=10)
     _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
     name = _save(fig, out, "z_heatmap.png",
                  f"Standardised error by {dim}: blue below, red above the exact answer")
     figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} (t with R-1 degrees of "
                   "freedom: with few replicates |z| of 3-5 happen by chance; the verdict judges with "
-                  "Holm-adjusted p-values, see the tests table). A panel without an exact answer says why; grey "
-                  "cells have none." + trimmed)
+                  f"Holm-adjusted p-values, see the tests table); {count(len(drawn), 'panel')}, one per "
+                  "combination of the other axes where an exact answer applies; grey cells have none." + trimmed)
+    left = meta.get("panels_without_exact", {})
+    if left:
+        figs[name] += " No panel for " + "; ".join(f"{k} ({v})" for k, v in left.items()) + "."
     return figs
+
+
+def _first_column(axs, i: int) -> bool:
+    """Whether panel ``i`` starts a row (its labels are drawn once per row)."""
+    return round(axs[i].get_position().x0, 3) == round(axs[0].get_position().x0, 3)
 
 
 def _facet_reason(ds, parts, facet) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ...analysis.figures import words
 from ...words import python_value
 from .grid import _axes, _sel
 
@@ -32,7 +33,7 @@ def _facet_grid(n: int, w: float, h: float, ylabels: bool = True):
     Fixed margins (no layout engine: it costs seconds per figure on big grids)."""
     import matplotlib.pyplot as plt
 
-    cols = min(4, n)
+    cols = max(1, min(4, n, int((PAGE_IN - 1.6) // w)))  # the page's width: never shrunk below legibility
     rows = -(-n // cols)
     W, H = w * cols + 1.6, h * rows + 1.0
     fig, axs = plt.subplots(rows, cols, figsize=(W, H), squeeze=False)
@@ -53,17 +54,68 @@ def _facet_title(facet: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in facet.items()) or "all grid points"
 
 
+#: The report's column in inches (at :data:`PAGE_PX` pixels): a figure wider than it is drawn smaller on the page.
+PAGE_IN = 12.5
+PAGE_PX = 1250
+#: The smallest font a figure draws, in points (at the page's scale about 12 pixels).
+MIN_FONT = 9
+
+
+def _readable(fig) -> int:
+    """Every panel in words and legible: ``axis=value`` titles as ``axis: value``
+    wrapped to the panel's width (rows moved apart to hold them), snake_case
+    axis labels in words, no text under :data:`MIN_FONT` points."""
+    import re
+
+    lines = 1
+    for ax in fig.axes:
+        title = ax.get_title()
+        if title:
+            size = max(ax.title.get_fontsize(), MIN_FONT + 1)
+            chars = max(12, int(ax.get_position().width * fig.get_size_inches()[0] * 72 / (0.55 * size)))
+            text = re.sub(r"\b([a-z][a-z0-9_]*)=", lambda m: words(m[1]) + ": ", title)
+            wrapped = [w for line in text.split("\n") for w in (textwrap.wrap(line, chars) or [line])]
+            lines = max(lines, len(wrapped))
+            ax.set_title("\n".join(wrapped), fontsize=size, y=1.0)  # placed, not searched for: a quarter of a draw
+        for get, put in ((ax.get_xlabel, ax.set_xlabel), (ax.get_ylabel, ax.set_ylabel)):
+            if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", get()):
+                put(words(get()))
+        legend = ax.get_legend()
+        for text in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label,
+                     *ax.texts, *(legend.get_texts() if legend is not None else ())]:
+            if text.get_fontsize() < MIN_FONT:
+                text.set_fontsize(MIN_FONT)
+    _room_for_labels(fig)
+    if lines > 1 and len(fig.axes) > 1:
+        height = fig.axes[0].get_position().height * fig.get_size_inches()[1]
+        fig.subplots_adjust(hspace=fig.subplotpars.hspace + 0.2 * (lines - 1) / max(height, 0.5))
+    return lines
+
+
+def _room_for_labels(fig) -> None:
+    """A left margin wide enough for the longest y tick label (a square's
+    name, "Jail/Just Visiting") and the axis label, estimated from their
+    characters (measuring would cost a draw)."""
+    width = fig.get_size_inches()[0]
+    longest = max((len(t.get_text()) * 0.6 * t.get_fontsize() / 72 for ax in fig.axes
+                   for t in ax.get_yticklabels()), default=0.0)
+    need = longest + 0.55
+    if fig.subplotpars.left * width < need < width / 3:
+        fig.subplots_adjust(left=need / width)
+
+
 def _save(fig, out: Path, name: str, title: str) -> str:
     import matplotlib.pyplot as plt
 
+    panel_lines = _readable(fig)
     width_in, height_in = fig.get_size_inches()
     lines = textwrap.wrap(title, max(int(width_in * 9), 30))  # characters that fit at 13 pt
     fig.suptitle("\n".join(lines), fontsize=13, y=1 - 0.12 / height_in, va="top")
     # the panels start below the title's lines and the first row's own titles
-    top = 1 - (0.12 + 0.25 * len(lines) + 0.35) / height_in
+    top = 1 - (0.12 + 0.25 * len(lines) + 0.2 + 0.19 * panel_lines) / height_in
     if fig.subplotpars.top > top:
         fig.subplots_adjust(top=top)
-    fig.savefig(out / name, dpi=150)
+    fig.savefig(out / name, dpi=max(100, min(150, PAGE_PX / width_in)))  # its width: the page's, 1:1
     fig.savefig((out / name).with_suffix(".svg"))  # the same figure as vector graphics, for print
     plt.close(fig)
     return name
@@ -94,14 +146,14 @@ def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylab
                     interpolation="nearest", origin="upper")
     step = max(1, -(-len(labels) // 42))
     if first:  # the labels once per row of panels
-        ax.set_yticks(range(0, len(labels), step), labels[::step], fontsize=7)
-        ax.set_ylabel(ylabel, fontsize=9)
+        ax.set_yticks(range(0, len(labels), step), labels[::step], fontsize=MIN_FONT)
+        ax.set_ylabel(words(ylabel), fontsize=MIN_FONT + 1)
     else:
         ax.set_yticks([])
     xs = list(xvals)
     xstep = max(1, -(-len(xs) // 14))
-    ax.set_xticks(range(0, len(xs), xstep), [str(v) for v in xs[::xstep]], fontsize=8)
-    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_xticks(range(0, len(xs), xstep), [str(v) for v in xs[::xstep]], fontsize=MIN_FONT)
+    ax.set_xlabel(words(xlabel), fontsize=MIN_FONT + 1)
     return img
 
 

@@ -43,8 +43,11 @@ def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
     return None
 
 
-def _analyse(ds, variable, points, meta, found: dict) -> dict:
-    parts: dict[str, Any] = {"variable": variable}
+def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False, progress=None) -> dict:
+    """Every analysis of the report variable; ``deck_orders``: also solve the
+    exact answer of the deck orders each replicate played (a chain per game,
+    about a second each: opt-in, announced through ``progress(line)``)."""
+    parts: dict[str, Any] = {"variable": variable, "deck_orders": deck_orders}
     parts["conv"] = conv = analysis.convergence(ds, variable)
     parts["dim"] = dim = conv.attrs["dim"]
     meta["dim"] = dim
@@ -62,8 +65,8 @@ def _analyse(ds, variable, points, meta, found: dict) -> dict:
             parts["ratio"] = _try(meta, "variance ratio", variance.variance_ratio, ds, variable, theory)
             parts["batch"] = _try(meta, "batch means", variance.batch_means, ds, variable, theory)
     parts["decomp"] = parts["pairs"] = None
-    if game is not None and "replicate_exact" in game.extras:
-        parts["decomp"] = _try(meta, "shuffle decomposition", decks.shuffle_decomposition, ds, variable)
+    if deck_orders and game is not None and "replicate_exact" in game.extras:
+        parts["decomp"] = _deck_orders(ds, variable, meta, progress)
     if parts["decomp"] is not None:
         parts["pairs"] = _try(meta, "paired deck test", decks.deck_pairs, ds, parts["decomp"], variable)
     parts["compare"] = _try(meta, "axis comparisons", comparisons.axis_comparisons, ds, variable) or {}
@@ -78,7 +81,24 @@ def _analyse(ds, variable, points, meta, found: dict) -> dict:
     # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score)
     parts["z"] = z_score(parts["mean"] - parts["reference"], parts["se"],
                          ds[variable].isel(checkpoint=-1).mean("replicate"))
+    if "exact" in est and "replicate decks" not in parts["ref_kind"].values():  # no z where the verdict's
+        parts["z"] = parts["z"].where(np.isfinite(est["exact"]))  # exact answer does not apply (exact_unless)
     return parts
+
+
+def _deck_orders(ds, variable, meta, progress):
+    """:func:`decks.shuffle_decomposition`, with a line before and after it through ``progress``."""
+    import time
+
+    say = progress or (lambda line: None)
+    done = int(ds["done"].sum())
+    say(f"deck orders: solving the exact answer of the deck orders of {done} replicates (a chain per game, "
+        "about a second each)...")
+    t0 = time.perf_counter()
+    found = _try(meta, "shuffle decomposition", decks.shuffle_decomposition, ds, variable)
+    say(f"deck orders: {'done' if found is not None else 'not available (see the notes)'} in "
+        f"{time.perf_counter() - t0:.1f} s")
+    return found
 
 
 def _references(ds, points, parts, meta):
@@ -103,7 +123,12 @@ def _references(ds, points, parts, meta):
     game = dataset.game_of(ds)
     if game is not None and "replicate_exact" in game.extras and any(
             parts["states"][point_key(ds, p)][0] == "none" for p in points):
-        if dec is None:
+        if dec is None and not parts.get("deck_orders"):
+            meta["notes"].append(
+                "points without a single exact answer are compared with nothing: the exact answers of the deck "
+                "orders each replicate played take a chain solve per game (about a second each), so the report "
+                "solves them only when asked: boardsweep report STORE --deck-orders")
+        elif dec is None:
             meta["notes"].append(
                 "points without a single exact answer: the exact answers of the deck orders each replicate "
                 "played were not computed (the run shape allows it only for a few games per replicate and "

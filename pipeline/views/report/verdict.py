@@ -39,7 +39,7 @@ def _deck_tests(ds, points, parts) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p", "se"])
 
 
-def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
+def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | None = None) -> dict:
     """The headline verdict (:func:`headlines.verdict`, Holm over every test
     of every point at family-wise ALPHA: the same family and text as ``run``
     and ``query``) with the counts of exact states, its stated power, and
@@ -49,8 +49,9 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict) -> dict:
     exact answer of the deck orders their replicates played) is its own Holm
     family, not part of the verdict: its reference is not stored but solved
     here, only where that is affordable, so adding it would make the report
-    test other hypotheses than ``run`` and ``query`` on the same store."""
-    v = headlines.verdict(ds, found=found)
+    test other hypotheses than ``run`` and ``query`` on the same store.
+    ``v``: :func:`headlines.verdict` where the caller has it."""
+    v = headlines.verdict(ds, found=found) if v is None else v
     deck = _deck_tests(ds, points, parts) if parts is not None else None
     states = answer_counts(pt["exact"].to_numpy() if "exact" in pt else [])
     out = {k: v[k] for k in ("alpha", "tests", "points", "agree", "min_p_holm", "at", "flagged")}

@@ -40,11 +40,18 @@ def _small(path: Path) -> dict:
     return spec
 
 
+def _value(v) -> str:
+    """A TOML value: an inline table for a dict (``[answer] at``), JSON for the rest."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} = {_value(x)}" for k, x in v.items()) + "}"
+    return json.dumps(v)
+
+
 def _toml(spec: dict) -> str:
-    lines = [f"{k} = {json.dumps(v)}" for k, v in spec.items() if not isinstance(v, dict)]
+    lines = [f"{k} = {_value(v)}" for k, v in spec.items() if not isinstance(v, dict)]
     for table, content in spec.items():
         if isinstance(content, dict):
-            lines += ["", f"[{table}]", *(f"{k} = {json.dumps(v)}" for k, v in content.items())]
+            lines += ["", f"[{table}]", *(f"{k} = {_value(v)}" for k, v in content.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -101,6 +108,55 @@ def test_run_summary_fits_one_screen_and_counts_the_bar(summaries, name):
     assert planned.groups() == ran.groups()  # what the bar counted is what the last lines count
     assert int(ran[1]) == int(ran[2]) + int(ran[3])
     assert re.search(r"store complete: (\d+) of \1 replicates? and (\d+) of \2 exact answers? done", words)
+
+
+def _answer_rows(text: str, question: str) -> tuple[list[str], list[str]]:
+    """The lines of the summary's first table (from the question to the first
+    verdict line) and the lines after it."""
+    words = question.split()
+    start = next(i for i, line in enumerate(text.splitlines()) if line.startswith(" ".join(words[:3])))
+    lines = text.splitlines()[start:]
+    end = next(i for i, line in enumerate(lines) if line.startswith("verdict: "))
+    return lines[:end], lines[end:]
+
+
+@pytest.mark.parametrize("name", [*SWEEPS])
+def test_the_summary_answers_the_specs_question_first(summaries, name):
+    """The question, then a row for every grid point it asks (whatever the
+    cut), then the verdict in one line and where the details are."""
+    from boardsweep.pipeline.analysis.answer import answer_of, asked_points
+
+    text, url = summaries[name]
+    ds = store.load_sweep(url)
+    answer = answer_of(ds)
+    title = answer.question if answer.given or overview._asks(ds, answer.headline) else f"{answer.headline}:"
+    assert " ".join(title.split()[:2]) in " ".join(text.split())  # a plugin's headline without a question: its name
+    block, after = _answer_rows(text, title)
+    asked = dataset.grid_points_at(ds, asked_points(ds, answer))
+    assert len(asked) == len(list(dataset.grid_points(ds.sel({a: list(v) for a, v in answer.at.items()}))))
+    shown = []
+    for point in asked if ds.attrs["grid_axes"] else ():
+        rows = [line for line in block if re.split(r"[,\s]+", line)[:len(point)] == [str(v) for v in point.values()]]
+        assert len(rows) <= 1, (point, block)
+        shown += [point] * len(rows)
+    if answer.given:  # every point the spec asks, whatever the cut
+        assert shown == (asked if ds.attrs["grid_axes"] else [])
+    else:  # no [answer] (a plugin's sweep): as many points as fit, the first ones (none disagrees here)
+        assert len(shown) >= 3 and shown == asked[:len(shown)], block
+    assert after[0].startswith("verdict: ") and after[1].startswith("details: ")
+    if answer.label:
+        assert any(f"{answer.label} ± 95%" in line for line in block)  # its column
+    assert ("modal" in text) == answer.modal  # PE84's modal string only where asked (not in stats102a)
+
+
+def test_the_summary_says_a_capped_value_is_the_cap(summaries):
+    """hk_monopoly's rounds cap: a mean of 100 with no spread is every game reaching it."""
+    text, url = summaries["hk_monopoly"]
+    est = store.load_sweep(url).boardsweep.estimate("mean_rounds")
+    capped = int(((est["estimate"] == 100) & (est["se"] == 0)).sum())
+    words = " ".join(text.split())
+    assert capped > 0  # 20 games of 100 rounds: most tables end at the cap
+    assert f"mean_rounds 100 ± 0 at {capped} points: every game reached the cap rounds = 100" in words
 
 
 def test_an_empty_column_is_left_out(summaries):
@@ -224,3 +280,114 @@ def test_the_accessor_gives_the_variance_per_label(summaries):
                                        equal_nan=True)  # G2J: never counted, 0 / 0
     ok = tested[tested["mcse"] > 0]
     assert np.allclose(ok["ess"], ok["estimate"] * (1 - ok["estimate"]) / ok["mcse"] ** 2)
+
+
+#: The smallest text a report figure may show, in pixels of the page (1250 pixels wide): 9 points at 100 dpi.
+MIN_PAGE_PX = 12
+
+
+def _panels(fig) -> list:
+    """The panels of a figure: visible axes that draw axes, colour bars left out."""
+    return [ax for ax in fig.axes if ax.get_visible() and ax.axison and not hasattr(ax, "_colorbar")]
+
+
+def _layout_faults(fig, name: str, dpi: float) -> list[str]:
+    """What a reader would trip over: titles that overlap, text too small at
+    the page's width, axis labels in snake_case."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    titles = [t for t in [fig._suptitle, *(ax.title for ax in fig.axes if ax.get_visible())]
+              if t is not None and t.get_text()]
+    boxes = [t.get_window_extent(renderer) for t in titles]
+    faults = [f"{name}: titles {titles[i].get_text()!r} and {titles[j].get_text()!r} overlap"
+              for i in range(len(boxes)) for j in range(i + 1, len(boxes)) if boxes[i].overlaps(boxes[j])]
+    scale = min(1.0, 1250 / (fig.get_size_inches()[0] * dpi))  # the page shows the PNG at most 1250 pixels wide
+    for ax in _panels(fig):
+        for text in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label, ax.title]:
+            px = text.get_fontsize() * dpi / 72 * scale
+            if text.get_text() and px < MIN_PAGE_PX:
+                faults.append(f"{name}: {text.get_text()!r} is {px:.1f} px on the page")
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", label):
+                faults.append(f"{name}: axis label {label!r} in snake_case")
+    return faults
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [*SWEEPS])
+def test_every_shipped_report_leads_with_the_answer_and_reads_cleanly(summaries, name, tmp_path, monkeypatch):
+    """Every shipped sweep's report (grids as shipped, tiny runs): the answer
+    figure first on the page, every caption's panel count the panels drawn,
+    no two titles overlapping, no text under 12 page pixels, no snake_case
+    axis; checked on the matplotlib figures as they are saved."""
+    import matplotlib.figure
+
+    from boardsweep.pipeline.views.report import build_report
+
+    _, url = summaries[name]
+    seen: dict[str, tuple[int, list[str]]] = {}
+    save = matplotlib.figure.Figure.savefig
+
+    def checked(fig, fname, *args, **kwargs):
+        path = Path(fname)
+        if path.suffix == ".png":
+            seen[path.name] = (len(_panels(fig)), _layout_faults(fig, path.name, kwargs.get("dpi", 100)))
+        return save(fig, fname, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", checked)
+    out = tmp_path / "r"
+    build_report(url, out)
+    meta = json.loads((out / "report.json").read_text())
+    page = (out / "index.html").read_text()
+    assert page[page.index("<img"):].startswith('<img src="answer.png"')
+    from boardsweep.pipeline.analysis.answer import answer_of
+
+    assert ("<th>modal" in page) == answer_of(store.load_sweep(url)).modal  # PE84's string: pe84's, not stats102a's
+    assert list(meta["figures"])[0] == "answer.png" and set(meta["figures"]) == set(seen)
+    faults = [f for _, found in seen.values() for f in found]
+    assert not faults, faults
+    for fname, caption in meta["figures"].items():
+        for said in re.findall(r"(\d+) panels?\b", caption):
+            assert int(said) == seen[fname][0], (fname, caption)
+    if "frequency_heatmap.png" in seen:  # the page's line on the heatmaps counts their panels
+        assert meta["layout"]["panels_per_figure"] == seen["frequency_heatmap.png"][0]
+
+
+def test_a_selection_without_the_asked_points_keeps_the_question(summaries):
+    """``query --sel dice_sides=6`` of pe84, which asks 4 sides: the question
+    stays, every selected point answers it."""
+    from boardsweep.pipeline.analysis.answer import answer_of, asked_points
+
+    ds = store.load_sweep(summaries["pe84"][1])
+    whole, part = answer_of(ds), answer_of(ds.sel(dice_sides=[6]))
+    assert whole.at == {"dice_sides": (4,)} and part.given and part.question == whole.question and part.modal
+    assert not part.at  # 4 sides is not in the selection: every selected point is asked
+    assert len(asked_points(ds.sel(dice_sides=[6]), part)) == 2  # both deck policies at 6 sides
+
+
+def test_the_accessor_draws_the_answer(summaries):
+    """``ds.boardsweep.plot_answer()``: one panel per combination of the other
+    axes (at the asked values), the estimate along the studied axis with its
+    interval and the exact curve, as the report draws it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ds = store.load_sweep(summaries["shut_the_box"][1])
+    fig = ds.boardsweep.plot_answer()
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["policy: optimal", "policy: greedy", "policy: random"]
+    assert panels[0].get_xlabel() == "dice sides" and "rolls" in panels[0].get_ylabel().lower()
+    est = ds.boardsweep.estimate("mean_rolls").sel(policy="optimal")
+    line, exact = panels[0].get_lines()[0], [x for x in panels[0].get_lines() if x.get_label() == "exact"][0]
+    np.testing.assert_array_equal(line.get_xdata(), est["dice_sides"].values)
+    np.testing.assert_allclose(line.get_ydata(), est["estimate"].values, rtol=1e-12)
+    np.testing.assert_allclose(exact.get_ydata(), est["exact"].values, rtol=1e-12)
+    plt.close(fig)
+    quick = store.load_sweep(summaries["quickstart"][1])
+    fig = quick.boardsweep.plot("frequency", axis="dice_sides", label="IN_JAIL", at={"deck_policy": "independent"})
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2  # jail strategies, independent decks only
+    plt.close(fig)
+    with pytest.raises(KeyError, match="no headline 'nope'"):
+        quick.boardsweep.plot("nope")

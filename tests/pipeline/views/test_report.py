@@ -13,6 +13,7 @@ from boardsweep.pipeline.cli.commands import main
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.views.report import build_report
 from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import load_sweep
 
 from specs import spec_toml  # tests/support is on sys.path
 
@@ -51,6 +52,8 @@ def check_figures(out, expected: set) -> set:
     """The figures written are ``expected``, except difference heatmaps left
     out because no label differs (then the report's notes say so)."""
     names = {p.name for p in check_pngs(out)}
+    expected = expected | {"answer.png"}  # the answer figure leads every report
+    assert "answer.png" in names
     notes = json.loads((out / "report.json").read_text())["notes"]
     for name in expected - names:
         assert name.startswith("difference_"), name
@@ -82,10 +85,16 @@ def check_tables(out, points: int, labels: int) -> dict:
 
 
 def check_summary_first(out, meta) -> str:
+    """The answer first (the question, the verdict in one line, the answer
+    figure), then the sweep's summary, before the validation figures."""
     page = (out / "index.html").read_text()
     first_figure = page.index("<img")
+    assert page[first_figure:].startswith('<img src="answer.png"')
+    for text in (meta["answer"]["question"], meta["answer"]["verdict"]):
+        assert page.index(text.replace("'", "&#39;")) < first_figure, text
+    second = page.find("<img", first_figure + 1)
     for text in (meta["description"], "run shape", meta["verdict"]["text"][:40] if meta.get("verdict") else ""):
-        assert text and page.index(text.replace("'", "&#39;")) < first_figure, text
+        assert text and page.index(text.replace("'", "&#39;")) < (second if second > 0 else len(page)), text
     return page
 
 
@@ -96,7 +105,7 @@ def test_report_cli_on_interrupted_store(tmp_path, write_spec, cluster2):
     # interrupted: 3 of 8 tasks
     run_sweep(parse_spec(MONO, str(spec)), str(store), scheduler=cluster2, max_tasks=3)
     out = tmp_path / "report"
-    main(["report", str(store), "--out", str(out)])
+    main(["report", str(store), "--out", str(out), "--deck-orders"])
     check_figures(out, MONOPOLY_FIGURES)
     summary = json.loads((out / "summary.json").read_text())
     keys = {f"dice_sides={d},deck_policy={p}" for d in (4, 6) for p in ("independent", "shuffled_cycle")}
@@ -140,7 +149,9 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     from boardsweep.pipeline.store import open_sweep
 
     out = tmp_path / "r"
-    summary = build_report(mono_full, out)
+    said: list[str] = []
+    summary = build_report(mono_full, out, deck_orders=True, progress=said.append)
+    assert len(said) == 2 and said[0].startswith("deck orders: solving") and " done in " in said[1]
     ds = open_sweep(mono_full)
     at = {"dice_sides": 6, "deck_policy": "independent"}
     counts = ds["counts"].isel(checkpoint=-1).sel(at).values.astype(float)  # (replicate, location)
@@ -242,6 +253,20 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
 
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
+def test_deck_orders_are_solved_only_when_asked(tmp_path, mono_full):
+    """The deck-order chains (a solve per game) are opt-in: without them the
+    shuffled points are compared with nothing and the notes name the option."""
+    said: list[str] = []
+    build_report(mono_full, tmp_path / "r", progress=said.append)
+    meta = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert not said and not (tmp_path / "r" / "decomposition.csv").exists()
+    assert any("compared with nothing" in n and "--deck-orders" in n for n in meta["notes"])
+    assert "Deck check" not in meta["verdict"]["text"]
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert all(v["reference"] is None for k, v in summary.items() if "shuffled" in k)
+
+
+@pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
 def test_figure_count_does_not_grow_with_the_grid(tmp_path, cluster2):
     """A grid 3x larger gives the same figures, and a panel with no exact answer says so."""
     text = mono(grid={**MONO_GRID, "dice_sides": [3, 4, 5, 6, 7, 8]},  # 9 games per replicate:
@@ -290,8 +315,9 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
     assert "win_share shows 3 of its 4 rows" in caption and "Every row is in headlines.csv" in caption
     assert all(v["variance_ratio"] is None and v["top3"] for v in summary.values())
     assert all(v["modal"] is None for v in summary.values())  # PE84's string is Monopoly's
-    assert {p.name for p in check_pngs(tmp_path / "h")} == {
-        "forest.png", "frequency_heatmap.png", "z_heatmap.png", "convergence.png"}  # one axis: no facets
+    applies = bool(np.isfinite(load_sweep(store).boardsweep.estimate("landing_frequency")["exact"]).any())
+    assert {p.name for p in check_pngs(tmp_path / "h")} == {  # one axis; z only where an exact answer applies
+        "answer.png", "forest.png", "frequency_heatmap.png", "convergence.png", *(["z_heatmap.png"] * applies)}
     meta = check_tables(tmp_path / "h", 2, 21)
     check_summary_first(tmp_path / "h", meta)
     assert meta["verdict"]["exact_stored"] == 2
@@ -350,7 +376,7 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     meta = check_tables(tmp_path / "s", 2, 1024)
     check_summary_first(tmp_path / "s", meta)
     # the rolls drawn as distributions (one panel per point), not as 1,024-row heatmaps
-    assert {p.name for p in check_pngs(tmp_path / "s")} == {"forest.png", "rolls_distribution.png",
+    assert {p.name for p in check_pngs(tmp_path / "s")} == {"answer.png", "forest.png", "rolls_distribution.png",
                                                             "convergence.png"}
     assert (tmp_path / "s" / "forest.svg").read_text().lstrip().startswith("<?xml")
     import pandas as pd

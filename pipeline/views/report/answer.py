@@ -1,0 +1,61 @@
+"""The report's first screen: the spec's question, the verdict in one line, the
+answer figure (``answer.png``, :func:`boardsweep.pipeline.analysis.figures.answer_figure`)
+and the answer table at every asked grid point, as ``run`` and ``query
+--summary`` print it (:func:`boardsweep.pipeline.views.overview.answer_block`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ...analysis.answer import answer_of, cap_note
+from ...analysis.figures import answer_figure, words
+from ..overview import answer_block, short_verdict
+from .page import _df_html
+
+#: The answer figure's resolution: 100 dpi draws its 12-inch width as the page's 1200-pixel column.
+DPI = 100
+
+
+def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
+    """The first screen's parts (question, verdict line, figure, caption,
+    table, legend); None where the store's game is not installed here."""
+    import matplotlib.pyplot as plt
+
+    answer = answer_of(ds)
+    if answer is None:
+        return None
+    made = answer_block(ds, found, verdict, answer)
+    caps = [note for note in (cap_note(ds, est) for name, est in found.items() if name != answer.headline) if note]
+    part = {"question": answer.question, "headline": answer.headline, "label": answer.label,
+            "axis": answer.axis, "modal": answer.modal, "verdict": short_verdict(verdict), "figure": None,
+            "table": "", "legend": "", "rows": 0, "caps": caps}
+    if made is not None:
+        block, _ = made
+        frame = pd.DataFrame({c.header: c.cells for c in [*block.axes, *block.columns]})
+        part["table"], part["legend"], part["rows"] = _df_html(frame), block.legend, len(frame)
+    fig = answer_figure(ds, found, title=False)
+    if fig is not None:
+        panels = sum(ax.get_visible() for ax in fig.axes)
+        fig.get_layout_engine().execute(fig)  # laid out once, not once per file
+        fig.set_layout_engine("none")
+        fig.savefig(out / "answer.png", dpi=DPI)
+        fig.savefig(out / "answer.svg")
+        plt.close(fig)
+        part["figure"] = "answer.png"
+        part["caption"] = _caption(answer, panels)
+    return part
+
+
+def _caption(answer, panels: int) -> str:
+    """The answer figure's caption: what is drawn, in words, and how many panels."""
+    what = words(answer.headline) + (f" of {answer.label}" if answer.label else "")
+    along = f"against {words(answer.axis)}" if answer.axis else "at the single grid point"
+    asked = (" Marked: the grid points the question asks (" + ", ".join(
+        f"{words(a)} = {', '.join(str(v) for v in vals)}" for a, vals in answer.at.items()) + ").") if answer.at else ""
+    facets = " (one per combination of the other grid axes)" if panels > 1 else ""
+    return (f"The answer: {what} {along}, {panels} panel{'s' if panels != 1 else ''}{facets}. Dots: the "
+            f"estimates; band or bars: their 95% intervals; black: the exact answer where one exists (a dashed "
+            f"curve along the axis, or a tick at each label).{asked} SVG: answer.svg; the same figure in Python: "
+            f"ds.boardsweep.plot_answer().")
