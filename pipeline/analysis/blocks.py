@@ -69,13 +69,18 @@ def block_chunks(ds: xr.Dataset, most: int = BLOCK_POINTS) -> dict[str, int]:
     return {a: (ds.sizes[a] if r.stop is None else r.stop - r.start) for a, r in zip(axes, region)}
 
 
+#: The columns of the tests :func:`headlines.power` reads (the weakest test's point and label named).
+_POWER_COLUMNS = ["point", "headline", "label", "test", "se", "df"]
+
+
 @dataclass
 class _Family:
     """What the verdict keeps of the tests, block after block."""
 
     points: int
     p: list[np.ndarray] = field(default_factory=list)
-    power: list[pd.DataFrame] = field(default_factory=list)  # headline, test, se, df: what power() reads
+    power: list[pd.DataFrame] = field(default_factory=list)  # point, headline, label, test, se, df: what power() reads
+    kinds: dict[str, xr.Dataset] = field(default_factory=dict)  # each headline's attributes (bounded or not)
     candidates: list[pd.DataFrame] = field(default_factory=list)  # each point's smallest p, where below alpha
     worst: pd.Series | None = None
     tested: int = 0
@@ -88,6 +93,7 @@ class _Family:
         table = headlines.tests(block, found)
         table["point"] += offset
         for name, est in found.items():
+            self.kinds.setdefault(name, xr.Dataset(attrs=dict(est.attrs)))
             if est.attrs.get("exact_void"):
                 before = self.void.get(name, (0, ""))[0]
                 self.void[name] = (before + int(est.attrs["exact_void"]), est.attrs["exact_void_text"])
@@ -97,7 +103,7 @@ class _Family:
         if not len(table):
             return
         self.p.append(table["p"].to_numpy(np.float64))
-        self.power.append(table[["headline", "test", "se", "df"]])
+        self.power.append(table[_POWER_COLUMNS])
         smallest = table.sort_values("p", kind="stable").drop_duplicates("point")
         if self.worst is None or smallest["p"].iloc[0] < self.worst["p"]:
             self.worst = smallest.iloc[0]
@@ -133,9 +139,8 @@ def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BL
     ordered, adjusted = _holm_of(p)
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(p)), "points": family.points,
                            "tested_points": family.tested, "holm": (ordered, adjusted)}
-    table = pd.concat(family.power, ignore_index=True) if family.power else pd.DataFrame(
-        columns=["headline", "test", "se", "df"])
-    out["power"] = headlines.power(table, alpha)
+    table = pd.concat(family.power, ignore_index=True) if family.power else pd.DataFrame(columns=_POWER_COLUMNS)
+    out["power"] = headlines.power(table, alpha, found=family.kinds, ds=ds)
     flagged = pd.concat(family.candidates, ignore_index=True) if family.candidates else pd.DataFrame()
     if len(flagged):
         flagged["p_holm"] = _adjusted(flagged["p"].to_numpy(), ordered, adjusted)

@@ -274,7 +274,8 @@ def blocks(ds, found: dict, verdict: dict, picked: list[int], modal: bool = Fals
     return [_block(ds, name, est, verdict, picked, modal) for name, est in found.items()]
 
 
-def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = None) -> tuple[Block, list[int]] | None:
+def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = None,
+                 points: int | None = None) -> tuple[Block, list[int]] | None:
     """The block that answers the spec's question (:func:`boardsweep.pipeline.analysis.answer.answer_of`):
     its headline (one label of it where the spec names one) at every asked
     grid point, titled with the question; and those points.  Where the spec
@@ -298,8 +299,9 @@ def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = Non
     block = _block(ds, name, est, verdict, picked, answer.modal, headline=answer.headline)
     if answer.given or _asks(ds, answer.headline):  # else (a plugin's headline, no question): its name and words
         block.title = answer.question
-    if len(picked) < grid_size(ds) and not answer.at:
-        block.legend += f"; showing {len(picked)} of {grid_size(ds)} grid points"
+    whole = points or grid_size(ds)  # the whole grid's, where ds holds only the points shown
+    if len(picked) < whole and not answer.at:
+        block.legend += f"; showing {len(picked)} of {whole} grid points"
     return block, picked
 
 
@@ -373,7 +375,7 @@ def _print_block(out: Console, block: Block) -> None:
 
 
 def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: tuple[bool, str, str],
-                  limit: int | None = None) -> list[str]:
+                  limit: int | None = None, points: int | None = None) -> list[str]:
     """The first lines: the question, its answer at every asked point (at most
     ``limit`` where the spec asks none), the verdict in one line and where the
     details are: ``where`` = (tables follow, the command that shows every
@@ -382,11 +384,11 @@ def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: t
 
     below, every_row, report = where
     with out.capture() as cap:
-        made = answer_block(ds, found, verdict, answer, limit)
+        made = answer_block(ds, found, verdict, answer, limit, points)
         if made is not None:
             _print_block(out, made[0])
         out.print(f"[bold]verdict[/bold]: {escape(short_verdict(verdict))}")
-        cut = made is not None and len(made[1]) < grid_size(ds) and not answer.at
+        cut = made is not None and len(made[1]) < (points or grid_size(ds)) and not answer.at
         details = ("the tables below" if below else f"every point: {every_row}" if cut
                    else f"figures, tables and every test: {report}")
         out.print(f"details: {details}", markup=False, style="dim", soft_wrap=True)
@@ -457,12 +459,12 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     where = (bool(rest), every_row, f"`boardsweep report {shlex.quote(store)}`")
     given = answer is None or answer.given  # a spec's question: every asked point, whatever the budget
     rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take
-    first = render_answer(out, ds, found, verdict, answer, where, None if given else rows)
+    first = render_answer(out, ds, found, verdict, answer, where, None if given else rows, points)
     lines = render(out, ds, rest, verdict, rows, every_row, modal, points=points)
     while len(first) + len(lines) > max_lines and rows > 3:
         over = len(first) + len(lines) - max_lines
         rows = max(3, rows - max(1, over // max(len(rest) + (not given), 1)))
-        first = render_answer(out, ds, found, verdict, answer, where, None if given else rows)
+        first = render_answer(out, ds, found, verdict, answer, where, None if given else rows, points)
         lines = render(out, ds, rest, verdict, rows, every_row, modal, points=points)
     budget = max_lines - len(first)
     hidden: tuple[str, ...] = ()

@@ -189,7 +189,8 @@ def test_the_verdict_of_a_long_axis_is_one_pass_over_its_tests(monkeypatch):
     p = np.full(LONG_AXIS, 0.5)
     p[[3, 70_000]] = 1e-12
     est = xr.Dataset({"p": ("axis", p), "z": ("axis", np.where(p < 0.1, 9.0, 0.7)), "df": ((), 7.0),
-                      "se": ((), 0.01), "exact": ("axis", np.zeros(LONG_AXIS))}, attrs={"dim": ""})
+                      "se": ((), 0.01), "test_df": ((), 7.0), "test_se": ((), 0.01),
+                      "exact": ("axis", np.zeros(LONG_AXIS))}, attrs={"dim": ""})
     compared = []
     equal = pd.Series.__eq__
 
