@@ -10,9 +10,16 @@ Pure numpy: no dask, xarray or zarr.
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
-from .stats import loglog_slope
+
+def _special():
+    """scipy.special, loaded when first used: the run's import path (the
+    precision planner imports this module) loads no scipy, whose thread pool
+    can hang under a limited address space (``ulimit -v``)."""
+    from scipy import special
+
+    return special
+
 
 __all__ = ["increments", "effective_df", "slope_interval", "long_batches", "heterogeneity_test",
            "variance_interval", "share_interval"]
@@ -74,13 +81,15 @@ def slope_interval(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> tuple[f
     -------
     slope, stderr, df, low, high : float
     """
+    from .stats import loglog_slope  # scipy-free at import, as the run's import path needs
+
     slope, se = loglog_slope(x, y)
     ok = np.isfinite(np.asarray(x, float)) & np.isfinite(np.asarray(y, float))
     ok &= (np.asarray(x, float) > 0) & (np.asarray(y, float) > 0)
     df = float(ok.sum() - 2)
     if not (np.isfinite(slope) and np.isfinite(se)) or df < 1:
         return slope, se, np.nan, np.nan, np.nan
-    half = float(special.stdtrit(df, 0.5 + level / 2)) * se
+    half = float(_special().stdtrit(df, 0.5 + level / 2)) * se
     return slope, se, df, slope - half, slope + half
 
 
@@ -135,7 +144,7 @@ def heterogeneity_test(a: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         f = np.where(ssw > 0, (ssb / df1) / (ssw / df2), np.nan)
     return {"F": f, "df_between": np.full_like(f, df1), "df_within": np.full_like(f, df2),
-            "p": special.fdtrc(df1, df2, f)}
+            "p": _special().fdtrc(df1, df2, f)}
 
 
 def variance_interval(estimate: np.ndarray, df: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -150,8 +159,8 @@ def variance_interval(estimate: np.ndarray, df: np.ndarray, level: float = 0.95)
     v, d = np.asarray(estimate, dtype=float), np.asarray(df, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.where(d >= 1, d, np.nan)
-        low = v * d / special.chdtri(d, (1 - level) / 2)
-        high = v * d / special.chdtri(d, (1 + level) / 2)
+        low = v * d / _special().chdtri(d, (1 - level) / 2)
+        high = v * d / _special().chdtri(d, (1 + level) / 2)
     return low, high
 
 
@@ -173,6 +182,6 @@ def share_interval(between: np.ndarray, sampling: np.ndarray, n: np.ndarray,
     d2 = d1 + 1
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = b / w
-        lo = ratio / special.fdtri(d1, d2, (1 + level) / 2)
-        hi = ratio / special.fdtri(d1, d2, (1 - level) / 2)
+        lo = ratio / _special().fdtri(d1, d2, (1 + level) / 2)
+        hi = ratio / _special().fdtri(d1, d2, (1 - level) / 2)
     return lo / (1 + lo), hi / (1 + hi)

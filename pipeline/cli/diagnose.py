@@ -41,7 +41,8 @@ def diagnose(exc: BaseException) -> tuple[str, int] | None:
                     "ones in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials or fsspec's "
                     "configuration (nothing was changed by this refusal)"), 2
         if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and "not enough memory" in str(e)) or (
-                (isinstance(e, SystemError) or "returned NULL" in str(e)) and _address_space_limited()):
+                (isinstance(e, SystemError) or "returned NULL" in str(e) or _unmappable(e))
+                and _address_space_limited()):
             return (f"out of memory ({one_line(e, named=False)}): a smaller sweep, or more memory or `ulimit -v` "
                     "for this process; finished tasks are kept in the store"), 1
         if isinstance(e, RuntimeError) and "can't start new thread" in str(e):
@@ -111,6 +112,12 @@ def _address_space_limited() -> bool:
     import resource
 
     return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+
+
+def _unmappable(exc: BaseException) -> bool:
+    """A shared library the loader could not map (``dlopen``'s "failed to map
+    segment": no room left in a limited address space)."""
+    return isinstance(exc, ImportError) and "failed to map segment" in str(exc)
 
 
 def _working_folder_gone() -> bool:

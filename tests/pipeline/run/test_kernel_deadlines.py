@@ -325,6 +325,16 @@ def test_address_space_limit_is_named_or_fits(tmp_path, megabytes):
         assert "ulimit -v" in lines[0] or "can't start new thread" in lines[0] or "out of memory" in lines[0], lines[0]
 
 
+def test_the_runs_import_path_loads_no_blas():
+    """Importing the run (the command and its execution) loads neither scipy.special nor scipy.linalg
+    (OpenBLAS): under ``ulimit -v`` their thread pool hung the command before its first line (the
+    precision planner's batches module imported scipy.special at the top; the 450 MB case above hung)."""
+    code = ("import sys, boardsweep.pipeline.cli.run, boardsweep.pipeline.run.execute; "
+            "print(sorted(m for m in ('scipy.special', 'scipy.linalg', 'scipy.sparse') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr[-2000:]
+
+
 #: In a network namespace of its own: loopback up, two ephemeral ports, both taken, then ``boardsweep ARGS``.
 NO_FREE_PORT = """\
 ip link set lo up && sysctl -q -w net.ipv4.ip_local_port_range="40000 40001" || exit 90
