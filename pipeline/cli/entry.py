@@ -29,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 from ..run.numba_cache import writable_numba_cache
 
@@ -159,6 +160,9 @@ def command_line() -> None:
         # ends the process at once it would warn of the semaphores its workers leave
         sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
         os.environ["BOARDSWEEP_QUIET_ZARR"] = "1"  # this process and its workers are boardsweep's (store.zarr_private.quiet)
+        # and here, before any thread starts (a thread leaving catch_warnings restores the list it saw):
+        # zarr's notes on what boardsweep does on purpose never reach the command's terminal
+        warnings.filterwarnings("ignore", module=r"zarr(\.|$)")
         from .commands import command_line as run
     except BaseException as exc:  # a Ctrl-C may surface as another error (a class body's __set_name__ wraps it)
         if not (isinstance(exc, KeyboardInterrupt) or _INTERRUPTED.is_set()):

@@ -471,6 +471,8 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     while len(lines) > budget and len(hidden) < len(rest):  # the answer took the screen: the last tables go
         hidden = tuple(list(rest)[len(rest) - len(hidden) - 1:])  # first the whole verdict, in the report
         lines = render(out, ds, rest, verdict, rows, every_row, modal, full=False, hidden=hidden, points=points)
+    if rest and len(hidden) == len(rest):  # no table follows: the details line says where they are
+        first = render_answer(out, ds, found, verdict, answer, (False, *where[1:]), None if given else rows, points)
     print_lines(out, first + lines)
     return len(first) + len(lines)
 
