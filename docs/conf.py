@@ -38,6 +38,7 @@ extensions = [
     "sphinx.ext.intersphinx",     # links into xarray, Dask, zarr, numpy and scipy
     "sphinx_click",               # every command and option, from the click definitions
     "boardsweep_docs",            # tables generated from the games' definitions; the notebook page
+    "gallery",                    # the answer figure of every shipped sweep, drawn at every build
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
