@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import xarray as xr
 
 from ..errors import SpecError
@@ -18,7 +19,7 @@ from ..spec.answer import Answer, check_answer, default_answer, recorded_table
 from ..words import python_value
 from .dataset import game_of, grid_points
 
-__all__ = ["answer_of", "asked_points", "cap_note"]
+__all__ = ["answer_of", "asked_points", "asked_flat", "cap_note"]
 
 
 def answer_of(ds: xr.Dataset) -> Answer | None:
@@ -64,6 +65,21 @@ def asked_points(ds: xr.Dataset, answer: Answer | None) -> list[int]:
     if answer is None:
         return list(range(len(points)))
     return [i for i, p in enumerate(points) if answer.asks({k: python_value(v) for k, v in p.items()})]
+
+
+def asked_flat(ds: xr.Dataset, answer: Answer) -> list[int]:
+    """:func:`asked_points` from the grid axes' coordinates alone (one mask per
+    axis, their outer product): no Python object per grid point, for a grid of
+    any size (the run's summary of a grid larger than a block)."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    if not axes:
+        return [0]
+    inside = np.ones((), dtype=bool)
+    for k, a in enumerate(axes):
+        wanted = answer.at.get(a)
+        mask = np.array([wanted is None or python_value(v) in wanted for v in ds[a].values], dtype=bool)
+        inside = inside[..., None] & mask.reshape((1,) * k + (-1,))
+    return np.flatnonzero(inside).tolist()
 
 
 def cap_note(ds: xr.Dataset, est: xr.Dataset) -> str:

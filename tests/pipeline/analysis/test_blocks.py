@@ -111,3 +111,33 @@ def test_the_runs_summary_of_a_grid_larger_than_a_block_is_the_same(planted, mon
     monkeypatch.setattr(blocks, "run_overview", lambda *a, **k: calls.append(k) or real(*a, **k))
     assert printed() == whole and calls == [{"most": 2}]
     assert "verdict: AGREE" in whole
+
+
+ASKED = '\n[answer]\nheadline = "mean_rolls"\naxis = "dice_sides"\nat = {dice_sides = 5, policy = "random"}\n'
+
+
+def test_the_asked_point_is_shown_when_the_grid_is_summarised_block_by_block(tmp_path, cluster2, monkeypatch):
+    """A spec's ``[answer]`` asks the grid's last point (never flagged, never
+    among the first rows): the run's summary shows its row whatever the cut,
+    whether the grid fits one block or is summarised block by block."""
+    from boardsweep.pipeline.run.record import RunReport
+    from boardsweep.pipeline.analysis.answer import asked_flat, answer_of
+    from boardsweep.pipeline.views import display, overview
+
+    url = str(tmp_path / "asked.zarr")
+    text = spec_toml("shut_the_box", name="asked", seed=3, grid={"dice_sides": [2, 3, 4, 5],
+                     "policy": ["optimal", "greedy", "random"]}, run={"replicates": 2, "games": 200}) + ASKED
+    assert run_sweep(parse_spec(text, "asked.toml"), url, scheduler=cluster2).complete
+    ds = load_sweep(url, check=False)
+    assert asked_flat(ds, answer_of(ds)) == [11]  # dice_sides=5, policy=random: the last point, grid order
+
+    def printed() -> str:
+        out = Console(file=io.StringIO(), width=120, color_system=None)
+        display.run_summary(out, RunReport(store=url, tasks_total=12, complete=True, workers=2))
+        return out.file.getvalue()
+
+    monkeypatch.setattr(overview, "MAX_LINES", 14)  # three rows a table: the asked row is past the cut
+    for most in (10**6, 2):  # one block; 2 points a block
+        monkeypatch.setattr(blocks, "BLOCK_POINTS", most)
+        rows = [line.split() for line in printed().splitlines()]
+        assert any(r[:2] == ["5", "random"] for r in rows), (most, printed())
