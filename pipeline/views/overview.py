@@ -158,7 +158,7 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
         for i in picked:
             se = np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan
             cells.append(fmt_to(get["estimate"][i, j], decimals(se)))
-        cols.append(Column(f"{dim} {label}", cells))
+        cols.append(Column(str(label), cells))  # the label alone: the legend names the dimension
     widest = [np.nanmax(half[i]) if np.isfinite(half[i]).any() else np.nan for i in picked]
     ses = [np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan for i in picked]
     # a share every game had (s.e. 0): two digits of the half-width itself
@@ -167,7 +167,7 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
     cols.append(Column("largest |z|", [_worst(get["z"][i], labels) for i in picked], drop=2))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = (f"± : the row's largest half-width of a {level} {_kind(est, ' (its wider side)')}, s.e. {_basis(est)}; "
-              f"'-': the {dim} does not play there")
+              f"'-': the {dim} does not play there; columns: one {dim} each")
     return cols, legend
 
 
