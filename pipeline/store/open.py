@@ -142,9 +142,28 @@ def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
     wanted = tuple(chunks.get(d, -1) for d in var.dims)
     if not chunkfiles.readable(url, name):
         return var.chunk(dict(zip(var.dims, wanted))).data
-    source = chunkfiles.ChunkFileArray(url, name, shape, var.dtype)
+    source = _SteadyChunks(chunkfiles.ChunkFileArray(url, name, shape, var.dtype))
     token = tokenize(url, name, shape, wanted, str(var.dtype))
     return da.from_array(source, chunks=wanted, lock=False, asarray=True, name=f"boardsweep-{name}-{token}")
+
+
+class _SteadyChunks:
+    """A :class:`chunkfiles.ChunkFileArray` whose every read is checked as
+    :func:`load_sweep`'s are: a read while a run packs, unpacks or grows the
+    store (an array moved away reads as its fill value, so a cell could read
+    done without its data) raises :class:`StoreBeingRewritten` instead."""
+
+    def __init__(self, source: chunkfiles.ChunkFileArray) -> None:
+        self.source, self.shape, self.dtype, self.ndim = source, source.shape, source.dtype, source.ndim
+
+    def __getitem__(self, key) -> np.ndarray:
+        before = _layout_stamp(self.source.url)
+        data = self.source[key]
+        if not _steady(self.source.url, before):
+            raise StoreBeingRewritten(
+                f"store {self.source.url} changed while it was read (a run is packing, unpacking or growing "
+                "it): read it again once the run ends")
+        return data
 
 
 def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | None = None) -> xr.Dataset:
