@@ -11,7 +11,6 @@ it, and a rerun completes.  Everything else is the toy game.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import threading
@@ -19,6 +18,7 @@ import time
 from dataclasses import replace
 
 import toy_game
+from diskfill import fill_disk
 
 _FILLED = threading.Lock()
 
@@ -37,15 +37,7 @@ def _fill(path: str) -> None:
         t0 = time.monotonic()
         while not _made(os.environ.get("FILL_WHEN")) and time.monotonic() - t0 < 30:
             time.sleep(0.05)
-        block = b"\0" * 65536
-        with open(path, "wb") as filler:
-            try:
-                while True:
-                    filler.write(block)
-                    filler.flush()
-            except OSError as exc:
-                if exc.errno != errno.ENOSPC:
-                    raise
+        fill_disk(path)
 
 
 def simulate(params, seed, run_shape, checkpoints):

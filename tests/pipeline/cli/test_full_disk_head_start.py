@@ -5,13 +5,14 @@ last) is written: one line saying the store's disk is full and the run stopped
 
 from __future__ import annotations
 
-import errno
 import os
 import threading
 import time
 from dataclasses import replace
 
 import pytest
+
+from diskfill import fill_disk  # tests/support is on sys.path
 
 import toy_game
 from clirun import run_cli
@@ -22,15 +23,6 @@ from boardsweep.core import games
 _LAST = [0.0]  # when a worker last simulated
 
 
-def _fill(path: str) -> None:
-    with open(path, "wb") as filler:
-        try:
-            while True:
-                filler.write(b"\0" * 65536)
-                filler.flush()
-        except OSError as exc:
-            if exc.errno != errno.ENOSPC:
-                raise
 
 
 def simulate(params, seed, run_shape, checkpoints):
@@ -45,7 +37,7 @@ def simulate(params, seed, run_shape, checkpoints):
             while (not _LAST[0] or time.monotonic() - _LAST[0] < 1.0) and time.monotonic() - t0 < 60:
                 time.sleep(0.05)
             try:
-                _fill(path)
+                fill_disk(path)
             except OSError:  # the file's own close on the full disk: full, as wanted
                 pass
     return toy_game.simulate(params, seed, run_shape, checkpoints)

@@ -6,13 +6,14 @@ came back meanwhile (the failure callback frees it here)."""
 
 from __future__ import annotations
 
-import errno
 import os
 import threading
 import time
 from dataclasses import replace
 
 import pytest
+
+from diskfill import fill_disk  # tests/support is on sys.path
 
 import toy_game
 from specs import TOY_SPEC
@@ -27,15 +28,6 @@ from boardsweep.pipeline.store import read_done
 _STATE = {"last": 0.0, "head": 0}  # when a worker last simulated; replicates the head start simulated
 
 
-def _fill(path: str) -> None:
-    try:
-        with open(path, "wb") as filler:
-            while True:
-                filler.write(b"\0" * 65536)
-                filler.flush()
-    except OSError as exc:
-        if exc.errno != errno.ENOSPC:
-            raise
 
 
 def simulate(params, seed, run_shape, checkpoints):
@@ -51,7 +43,7 @@ def simulate(params, seed, run_shape, checkpoints):
                 t0 = time.monotonic()
                 while (not _STATE["last"] or time.monotonic() - _STATE["last"] < 1.0) and time.monotonic() - t0 < 60:
                     time.sleep(0.05)
-                _fill(os.environ["FILL_DISK"])
+                fill_disk(os.environ["FILL_DISK"])
     return toy_game.simulate(params, seed, run_shape, checkpoints)
 
 

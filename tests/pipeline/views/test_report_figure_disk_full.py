@@ -5,23 +5,15 @@ note that the part is "not available" in a report that claims to be whole."""
 
 from __future__ import annotations
 
-import errno
 
 import pytest
+
+from diskfill import fill_disk  # tests/support is on sys.path
 
 from boardsweep.pipeline.errors import disk_full
 from boardsweep.pipeline.views.report.parts import _try
 
 
-def _fill(path) -> None:
-    try:
-        with open(path, "wb") as filler:
-            while True:
-                filler.write(b"\0" * 65536)
-                filler.flush()
-    except OSError as exc:
-        if exc.errno != errno.ENOSPC:
-            raise
 
 
 def _figure(out) -> dict:
@@ -41,7 +33,7 @@ def _figure(out) -> dict:
 
 def test_a_figure_the_full_disk_cannot_hold_is_not_a_note(tmpfs):
     disk = tmpfs("full", "256k")
-    _fill(disk / "filler")
+    fill_disk(disk / "filler")
     meta = {"notes": []}
     with pytest.raises(OSError) as raised:
         _try(meta, "a figure", _figure, disk)
