@@ -17,6 +17,7 @@ from ..errors import BoardsweepError, InputError, causes
 from ..errors import SpecError
 from . import check, examples, games, interrupt, run, stores
 from .diagnose import diagnose
+from .entry import interrupted
 from ..errors import one_line
 from .verbosity import Group, set_verbosity
 
@@ -66,6 +67,8 @@ def _main(argv: list[str] | None) -> None:
     interrupt.starts(argv)
     try:
         code = cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
+        if interrupted():  # a Ctrl-C whose KeyboardInterrupt some library caught: still an interruption
+            raise KeyboardInterrupt
         if isinstance(code, int) and code:
             sys.exit(code)  # a command's click.exceptions.Exit(code), e.g. status on an incomplete store
     except (click.UsageError, ParameterError, SpecError) as exc:

@@ -33,7 +33,7 @@ import warnings
 
 from ..run.numba_cache import writable_numba_cache
 
-__all__ = ["command_line", "INTERRUPT_GRACE_S", "one_blas_thread_under_a_memory_limit"]
+__all__ = ["command_line", "INTERRUPT_GRACE_S", "one_blas_thread_under_a_memory_limit", "interrupted"]
 
 #: Seconds a Ctrl-C leaves the command to end by itself (store lock released, cluster
 #: and batch jobs closed) before the process ends at once, with exit code 130.
@@ -57,6 +57,14 @@ def _end_now() -> None:
 
 
 _RAISE_AGAIN = threading.Event()
+
+
+def interrupted() -> bool:
+    """Whether this process has had a Ctrl-C.  A library that catches every
+    exception (``except BaseException``, a bare ``except:``) may swallow the
+    KeyboardInterrupt it raised; the command then still ends as interrupted
+    (:func:`boardsweep.pipeline.cli.commands.main`), not with exit code 0."""
+    return _INTERRUPTED.is_set()
 
 
 def _on_interrupt(signum, frame) -> None:

@@ -292,6 +292,25 @@ def test_ctrl_c_as_the_command_starts(tmp_path, delay):
         assert len(lines) == 1 and lines[0].split(";")[0] in ("boardsweep: interrupted", "boardsweep: aborted"), err
 
 
+def test_a_ctrl_c_some_library_swallowed_still_ends_the_command(tmp_path):
+    """A KeyboardInterrupt caught by code that catches everything (a bare ``except:``)
+    still ends the command as interrupted, 130 and one line: one CI run of the test
+    above completed a quickstart (exit 0) after a Ctrl-C 0.35 s into its start."""
+    code = ("import os, signal, sys\n"
+            "from boardsweep.pipeline.cli import entry\n"
+            "sys.argv = ['boardsweep', 'examples']\n"
+            "signal.signal(signal.SIGINT, entry._on_interrupt)\n"
+            "try:\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "except BaseException:\n"
+            "    pass  # the library that swallows it\n"
+            "from boardsweep.pipeline.cli.commands import command_line\n"
+            "command_line()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip() == "boardsweep: interrupted", proc.stderr
+
+
 # -- storage: credentials, and an endpoint that never answers -------------------------------
 
 
