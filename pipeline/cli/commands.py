@@ -17,7 +17,6 @@ from ..errors import BoardsweepError, InputError, causes
 from ..errors import SpecError
 from . import check, examples, games, interrupt, run, stores
 from .diagnose import diagnose
-from .entry import interrupted
 from ..errors import one_line
 from .verbosity import Group, set_verbosity
 
@@ -67,7 +66,7 @@ def _main(argv: list[str] | None) -> None:
     interrupt.starts(argv)
     try:
         code = cli.main(args=argv, prog_name="boardsweep", standalone_mode=False)
-        if interrupted():  # a Ctrl-C whose KeyboardInterrupt some library caught: still an interruption
+        if interrupt.RECEIVED.is_set():  # a Ctrl-C whose KeyboardInterrupt some library caught: still an interruption
             raise KeyboardInterrupt
         if isinstance(code, int) and code:
             sys.exit(code)  # a command's click.exceptions.Exit(code), e.g. status on an incomplete store

@@ -32,14 +32,15 @@ import threading
 import warnings
 
 from ..run.numba_cache import writable_numba_cache
+from .interrupt import RECEIVED
 
-__all__ = ["command_line", "INTERRUPT_GRACE_S", "one_blas_thread_under_a_memory_limit", "interrupted"]
+__all__ = ["command_line", "INTERRUPT_GRACE_S", "one_blas_thread_under_a_memory_limit"]
 
 #: Seconds a Ctrl-C leaves the command to end by itself (store lock released, cluster
 #: and batch jobs closed) before the process ends at once, with exit code 130.
 INTERRUPT_GRACE_S = 5.0
 
-_INTERRUPTED = threading.Event()
+_INTERRUPTED = RECEIVED  # set by the first Ctrl-C (:mod:`.interrupt`)
 
 
 def _end_now() -> None:
@@ -57,14 +58,6 @@ def _end_now() -> None:
 
 
 _RAISE_AGAIN = threading.Event()
-
-
-def interrupted() -> bool:
-    """Whether this process has had a Ctrl-C.  A library that catches every
-    exception (``except BaseException``, a bare ``except:``) may swallow the
-    KeyboardInterrupt it raised; the command then still ends as interrupted
-    (:func:`boardsweep.pipeline.cli.commands.main`), not with exit code 0."""
-    return _INTERRUPTED.is_set()
 
 
 def _on_interrupt(signum, frame) -> None:

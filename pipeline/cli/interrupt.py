@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import shlex
 import sys
+import threading
 
-__all__ = ["starts", "keeps", "line"]
+__all__ = ["starts", "keeps", "line", "RECEIVED"]
+
+#: Set by the first Ctrl-C (:mod:`.entry`'s handler).  A library that catches every
+#: exception (``except BaseException``, a bare ``except:``) may swallow the
+#: KeyboardInterrupt it raised; the command then still ends as interrupted
+#: (:func:`boardsweep.pipeline.cli.commands.main`), not with exit code 0.
+RECEIVED = threading.Event()
 
 _KEPT: dict[str, str] = {}
 _ARGS: list[str] = []
