@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from rich import box
@@ -49,6 +50,8 @@ LABEL_COLUMNS = 6
 TOP = 3
 #: Grid points the answer table shows where the spec names no ``[answer]`` (one that names it: every asked point).
 ANSWER_ROWS = 12
+#: :func:`print_overview`'s ``answer`` when the caller has not read it: read from the store.
+READ: Any = object()
 
 
 @dataclass
@@ -439,20 +442,22 @@ def _details(found: dict, answer) -> dict:
 
 
 def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
-                   found: dict | None = None, verdict: dict | None = None, points: int | None = None) -> int:
+                   found: dict | None = None, verdict: dict | None = None, points: int | None = None,
+                   answer: Any = READ) -> int:
     """Print the spec's question and its answer (every asked point, whatever
     ``max_lines``), the verdict in one line and where the details are, then
     the other headline tables in what is left of ``max_lines`` (at least
     three grid points per table); returns the lines printed.  ``points``: the
     whole grid's, where ``ds`` holds only the points shown
-    (:func:`boardsweep.pipeline.analysis.blocks.run_overview`)."""
+    (:func:`boardsweep.pipeline.analysis.blocks.run_overview`); ``answer``:
+    the store's, where the caller has read it (else read here)."""
     from ..analysis import headlines
     from ..analysis.answer import answer_of
     from ..analysis.dataset import grid_size
 
     found = headlines.estimates(ds) if found is None else found
     verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
-    answer = answer_of(ds)
+    answer = answer_of(ds) if answer is READ else answer
     modal = answer is not None and answer.modal
     n = grid_size(ds)
     rest = _details(found, answer)
