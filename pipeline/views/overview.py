@@ -7,7 +7,7 @@ the verdict, within a line budget (:data:`MAX_LINES` for a whole run).
 Each headline is shown by its shape:
 
 * a scalar (Shut the Box's mean rolls): ``estimate ± h`` with ``h`` the
-  half-width of its ``level`` t interval, the exact value and z;
+  half-width of its ``level`` interval (the one its attrs name), the exact value and z;
 * a few labels (seats): one column per label, the row's largest ``± h``;
 * many labels (Monopoly's 41 locations): the most frequent labels, the
   largest |z| and, where the game has one, its short name (PE84's modal
@@ -92,9 +92,10 @@ def half_width(low: np.ndarray, estimate: np.ndarray, high: np.ndarray) -> np.nd
 
 def _kind(est, written: str = " (written [low, high] where uneven)") -> str:
     """The interval's kind in a few words (a legend's)."""
-    if est.attrs.get("interval", "").startswith("exact binomial"):
-        return "exact binomial interval" + written
-    return "t interval"
+    from .interval_words import interval_name
+
+    name = interval_name(est, long=False)
+    return name if name == "t interval" else name + written
 
 
 
@@ -131,7 +132,7 @@ def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = f"± : half-width of the {level} {_kind(est)}, s.e. {_basis(est)}"
     if np.isfinite(get["exact"][picked]).any():
-        legend += "; z = (estimate - exact) / s.e."
+        legend += "; z = (estimate - exact) / s.e." + (" (exact CLT s.e.)" if _clt(est) else "")
     return cols, legend
 
 
@@ -206,7 +207,7 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
         cols.append(Column("modal (exact)", cells))  # shown only where the spec asks for it: kept
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = (f"#n: the n-th most frequent {dim}, its estimate to 2 digits of its s.e. ({_basis(est)}); "
-              f"z = (estimate - exact) / s.e.")
+              f"z = (estimate - exact) / s.e." + (" (exact CLT s.e.)" if _clt(est) else ""))
     if modal is not None:
         legend += "; modal: Project Euler 84's"
     return cols, legend
@@ -228,6 +229,13 @@ def _fit(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
     legend = ("chi2 / df: Pearson's goodness of fit of the pooled games against the exact distribution, "
               "bins merged to expected counts >= 5")
     return cols, legend
+
+
+def _clt(est) -> bool:
+    """Whether ``est``'s z uses the exact CLT s.e. (:mod:`boardsweep.pipeline.analysis.clt`)."""
+    from .interval_words import test_kind
+
+    return test_kind(est) == "clt"
 
 
 def _basis(est) -> str:
