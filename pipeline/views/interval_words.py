@@ -19,7 +19,7 @@ from ..analysis.clt import TEST_TEXT
 from ..analysis.dataset import MIN_COUNT
 from ..analysis.intervals import INTERVAL_TEXT
 
-__all__ = ["interval_name", "intervals_of", "test_name", "test_kind"]
+__all__ = ["interval_name", "intervals_of", "noted", "test_name", "test_kind"]
 
 #: Each interval kind in a caption's words.
 NAMES = {
@@ -56,7 +56,12 @@ def interval_name(est: xr.Dataset, long: bool = True) -> str:
     kind = _kind(est)
     if kind != "mixed":
         return NAMES.get(kind, NAMES["t"]) if long else SHORT.get(kind, "t interval")
-    return f"t interval ({SHORT['count']} where a label averages under {MIN_COUNT} counts a replicate)"
+    return f"t interval ({SHORT['count']} below {MIN_COUNT} counts a replicate)"
+
+
+def noted(name: str, note: str) -> str:
+    """``name`` with ``note`` in its parentheses ("t interval (count ...; note)") or in new ones."""
+    return f"{name[:-1]}; {note})" if name.endswith(")") else f"{name} ({note})"
 
 
 def intervals_of(found: Mapping[str, xr.Dataset], long: bool = False) -> str:

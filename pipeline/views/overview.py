@@ -90,12 +90,12 @@ def half_width(low: np.ndarray, estimate: np.ndarray, high: np.ndarray) -> np.nd
         return np.fmax(np.asarray(high) - estimate, np.asarray(estimate) - low)
 
 
-def _kind(est, written: str = " (written [low, high] where uneven)") -> str:
+def _kind(est, written: str = "written [low, high] where uneven") -> str:
     """The interval's kind in a few words (a legend's)."""
-    from .interval_words import interval_name
+    from .interval_words import interval_name, noted
 
     name = interval_name(est, long=False)
-    return name if name == "t interval" else name + written
+    return name if name == "t interval" else noted(name, written)
 
 
 
@@ -170,7 +170,7 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
                                       for h, s in zip(widest, ses)]))
     cols.append(Column("largest |z|", [_worst(get["z"][i], labels) for i in picked], drop=2))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
-    legend = (f"± : the row's largest half-width of a {level} {_kind(est, ' (its wider side)')}, s.e. {_basis(est)}; "
+    legend = (f"± : the row's largest half-width of a {level} {_kind(est, 'its wider side')}, s.e. {_basis(est)}; "
               f"'-': the {dim} does not play there; columns: one {dim} each")
     return cols, legend
 

@@ -88,10 +88,23 @@ def _intro(prose, name: str, meta: dict) -> str:
     standard errors' bases of the headlines it shows."""
     alpha, holm = f"{headlines.ALPHA:.0%}", headlines.HOLM_TEXT
     kinds = {"headlines": ("mean",), "distributions": ("distribution",)}.get(name, ())
-    bases = [f"{n}: {h['basis_text']}" for n, h in meta.get("headlines", {}).items() if h["kind"] in kinds]
-    args = {"headlines": (alpha, holm, bases), "distributions": (alpha, holm, bases), "tests": (alpha, holm),
+    shown = {n: h for n, h in meta.get("headlines", {}).items() if h["kind"] in kinds}
+    bases = [f"{n}: {h['basis_text']}" for n, h in shown.items()]
+    intervals, tests = (_per_headline(shown, key) for key in ("interval", "test"))
+    args = {"headlines": (alpha, holm, bases, intervals, tests), "distributions": (alpha, holm, bases), "tests": (alpha, holm),
             "comparisons": (alpha,), "frequencies": (MAX_PAGE_POINTS, meta.get("dim"), meta.get("drawn"))}
     return _words(getattr(prose, name)(*args.get(name, ())))
+
+
+def _per_headline(shown: dict, key: str) -> str:
+    """``key`` ("interval", "test") of the headlines ``shown``: one phrase
+    where all share it, else each with its headlines."""
+    by: dict[str, list[str]] = {}
+    for name, h in shown.items():
+        by.setdefault(h.get(key, ""), []).append(name)
+    if len(by) == 1:
+        return next(iter(by))
+    return "; ".join(f"{', '.join(names)}: {what}" for what, names in by.items())
 
 
 def _html(ds, meta, tables, figures) -> str:
