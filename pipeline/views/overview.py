@@ -335,13 +335,18 @@ def _width(columns: list[Column]) -> int:
 
 
 def _fitted(block: Block, width: int) -> tuple[list[Column], str]:
-    """The block's columns, narrowed to ``width``: axes joined, then columns dropped."""
-    cols = [*block.axes, *block.columns]
-    note = ""
-    if _width(cols) > width and len(block.axes) > 1:
-        joined = Column("grid point", [", ".join(x) for x in zip(*(c.cells for c in block.axes))], right=False)
-        cols = [joined, *block.columns]
-        note = f"grid point: {', '.join(c.header for c in block.axes)}"
+    """The block's columns, narrowed to ``width``: axes of one value in every
+    row said in the note, the others joined, then columns dropped."""
+    cols, axes, notes = [*block.axes, *block.columns], block.axes, []
+    if _width(cols) > width and len(axes) > 1:
+        same = [c for c in axes if len(set(c.cells)) == 1][:len(axes) - 1]
+        notes = [f"{c.header} = {c.cells[0]} at every row" for c in same if c.cells]
+        axes = [c for c in axes if c not in same]
+    if _width([*axes, *block.columns]) > width and len(axes) > 1:
+        notes.insert(0, f"grid point: {', '.join(c.header for c in axes)}")
+        axes = [Column("grid point", [", ".join(x) for x in zip(*(c.cells for c in axes))], right=False)]
+    cols = [*axes, *block.columns]
+    note = "; ".join(notes)
     while _width(cols) > width and any(c.drop for c in cols):
         worst = max(cols, key=lambda c: c.drop)
         cols.remove(worst)

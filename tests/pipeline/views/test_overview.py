@@ -391,3 +391,31 @@ def test_the_accessor_draws_the_answer(summaries):
     plt.close(fig)
     with pytest.raises(KeyError, match="no headline 'nope'"):
         quick.boardsweep.plot("nope")
+
+
+@pytest.mark.slow
+def test_the_money_games_six_seat_answer_fits_80_columns(tmp_path, cluster2, monkeypatch):
+    """hk_monopoly as shipped, its run shape cut as the report benchmark cuts
+    it (200 games a replicate: the 6-seat shares' s.e. under 0.01, so four
+    decimals), asked by ``query --summary`` at 80 columns: every share is
+    printed whole (the grid axis of one value, jail_strategy = short, goes to
+    the legend), no line of the table wider than the terminal."""
+    spec = _small(SWEEPS["hk_monopoly"])
+    spec["run"].update(games=200, replicates=8)
+    spec["grid"]["jail_strategy"] = ["short"]  # the asked value: the table the spec's question shows
+    path, url = tmp_path / "hk.toml", str(tmp_path / "hk.zarr")
+    path.write_text(_toml(spec))
+    monkeypatch.setenv("COLUMNS", "80")
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stdout", out)
+    assert run_cli("run", str(path), "--store", url, "--scheduler", cluster2, "-q") == 0
+    out.truncate(0), out.seek(0)
+    assert run_cli("query", url, "--summary") == 0
+    lines = out.getvalue().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["grid", "point"])
+    rows = lines[head + 2:head + 11]  # 3 buy policies x 3 player counts
+    assert all(len(line) <= 80 for line in lines[head:head + 11]), lines
+    assert not [line for line in rows if "…" in line], rows
+    six = [line.split()[-7:] for line in rows if line.split()[1] == "6"]
+    assert len(six) == 3 and all(re.fullmatch(r"0\.\d{4}", cell) for row in six for cell in row), six
+    assert "jail_strategy = short at every row" in out.getvalue()
