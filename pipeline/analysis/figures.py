@@ -163,7 +163,7 @@ def _facet_title(others: list[str], values: tuple) -> str:
     """``axis: value`` per other axis, on one line where it fits, else one line each."""
     parts = [f"{words(a)}: {python_value(v)}" for a, v in zip(others, values)]
     text = ", ".join(parts)
-    return (text if len(text) <= 44 else "\n".join(parts)) or "the single grid point"
+    return text if len(text) <= 44 else "\n".join(parts)  # one grid point: no title
 
 
 def _numeric(values: np.ndarray) -> bool:

@@ -58,11 +58,11 @@ def _caption(answer, panels: int, est) -> str:
     if dim and est.sizes.get(dim, 0) > MANY_LABELS:  # drawn with the labels along x
         what = f"{words(answer.headline)} of each {words(dim)}"
         along = f"one colour per {words(answer.axis)}" if answer.axis else "at the single grid point"
-    interval = f" ({interval_name(est)})" if est is not None else ""
+    interval = f"the 95% {interval_name(est)}" if est is not None else "their 95% intervals"
     asked = (" Marked: the grid points the question asks (" + ", ".join(
         f"{words(a)} = {', '.join(str(v) for v in vals)}" for a, vals in answer.at.items()) + ").") if answer.at else ""
     facets = " (one per combination of the other grid axes)" if panels > 1 else ""
     return (f"The answer: {what} {along}, {panels} panel{'s' if panels != 1 else ''}{facets}. Dots: the "
-            f"estimates; band or bars: their 95% intervals{interval}; black: the exact answer where one exists (a dashed "
+            f"estimates; band or bars: {interval}; black: the exact answer where one exists (a dashed "
             f"curve along the axis, or a tick at each label).{asked} SVG: answer.svg; the same figure in Python: "
             f"ds.boardsweep.plot_answer().")

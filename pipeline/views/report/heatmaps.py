@@ -181,6 +181,9 @@ def _facet_reason(ds, parts, facet) -> str:
     state, text = states[0]
     if state == "pending":
         return "exact answer not computed yet"
+    if state == "stored" and "done" in ds and bool(ds["done"].sel(facet).any()):  # finished, none tested
+        void = parts["est"].attrs.get("exact_void_text") if "est" in parts else None
+        return void or "no label testable: every s.e. 0 or too few counts"
     if state == "stored":
         return "no finished replicates yet"
     return text.split(":")[0] + ": " + text.split(":", 1)[1].split(";")[0] if ":" in text else text
