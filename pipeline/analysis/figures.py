@@ -119,7 +119,9 @@ def _label_name(ds: xr.Dataset, dim: str, label: str) -> str:
     if names is None:
         return str(label)
     texts = [str(python_value(v)) for v in ds[dim].values]
-    return str(python_value(names.values[texts.index(str(label))])) if str(label) in texts else str(label)
+    if str(label) not in texts:
+        return str(label)
+    return str(python_value(names.values[texts.index(str(label))])).split(" (")[0]  # "In Jail (held in jail, ...)"
 
 
 def _legend(fig, axs: list, side: str) -> None:
