@@ -29,8 +29,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: Seconds a shipped sweep's report may take (issue 43).
 GOAL_S = 10.0
-#: The cut run shape of the default (not ``--full``) benchmark.
+#: The cut run shape of the default benchmark and of the docs' gallery
+#: (``docs/_ext/gallery.py`` reads it from here): at most this many games (or
+#: turns) per replicate.
 SMALL = {"games": 200, "turns": 5000}
+
+
+def cut(spec: dict) -> dict:
+    """``spec`` (a parsed spec file) with its run shape cut to :data:`SMALL`
+    and no ``store`` key: every grid point, axis and headline kept."""
+    spec = {**spec, "run": dict(spec.get("run", {}))}
+    for key, most in SMALL.items():
+        if key in spec["run"]:
+            spec["run"][key] = min(int(spec["run"][key]), most)
+    spec.pop("store", None)
+    return spec
 
 
 def _overrides(spec: Path, full: bool) -> list[str]:
@@ -38,7 +51,7 @@ def _overrides(spec: Path, full: bool) -> list[str]:
     if full:
         return []
     run = tomllib.loads(spec.read_text()).get("run", {})
-    return [f"--set=run.{k}={min(int(run[k]), most)}" for k, most in SMALL.items() if k in run]
+    return [f"--set=run.{k}={v}" for k, v in cut({"run": run})["run"].items() if k in SMALL]
 
 
 def _boardsweep(*args: str) -> tuple[float, float]:

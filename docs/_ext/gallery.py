@@ -1,7 +1,8 @@
 """`gallery.md`: the answer figure of every shipped sweep, drawn at every build.
 
 Each ``sweeps/*.toml`` is run through the Python API (``boardsweep.run``) with
-its run shape cut to :data:`SMALL` (every grid point, axis and headline kept;
+its run shape cut as the report benchmark cuts it (``benchmarks/report.py``'s
+``SMALL`` and ``cut``: every grid point, axis and headline kept;
 intervals wider than the shipped run's), into a temporary store, and its
 answer figure (``ds.boardsweep.plot_answer()``, the report's first figure) is
 saved under ``_static/gallery/``.  A sweep that fails to run or draw fails
@@ -12,6 +13,8 @@ says so is written instead).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import tempfile
 import tomllib
@@ -21,9 +24,6 @@ from sphinx.util import logging
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = logging.getLogger(__name__)
-#: The cut run shape: at most this many games (or turns) per replicate.
-SMALL = {"games": 200, "turns": 5000}
-
 INTRO = """# Gallery
 
 The answer figure of every example sweep that ships with boardsweep
@@ -37,15 +37,13 @@ one from Python.
 """
 
 
-def _cut(spec_path: Path) -> dict:
-    """The spec as a mapping, its run shape cut to :data:`SMALL`."""
-    spec = tomllib.loads(spec_path.read_text())
-    run = spec.setdefault("run", {})
-    for key, most in SMALL.items():
-        if key in run:
-            run[key] = min(int(run[key]), most)
-    spec.pop("store", None)
-    return spec
+@functools.cache
+def _benchmark():
+    """``benchmarks/report.py`` as a module (its ``SMALL`` and ``cut``: one cut run shape)."""
+    found = importlib.util.spec_from_file_location("boardsweep_report_benchmark", ROOT / "benchmarks" / "report.py")
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
 
 
 def _draw(spec_path: Path, folder: Path, tmp: Path) -> list[str]:
@@ -53,7 +51,8 @@ def _draw(spec_path: Path, folder: Path, tmp: Path) -> list[str]:
     import boardsweep
     from boardsweep.pipeline.analysis.answer import answer_of
 
-    result = boardsweep.run(_cut(spec_path), tmp / f"{spec_path.stem}.zarr", workers=2, progress=False)
+    spec = _benchmark().cut(tomllib.loads(spec_path.read_text()))
+    result = boardsweep.run(spec, tmp / f"{spec_path.stem}.zarr", workers=2, progress=False)
     ds = result.open()
     figure = ds.boardsweep.plot_answer()
     if figure is None:
@@ -76,7 +75,7 @@ def write_gallery(app) -> None:
     page = Path(app.srcdir) / "gallery.md"
     folder = Path(app.srcdir) / "_static" / "gallery"
     folder.mkdir(parents=True, exist_ok=True)
-    lines = [INTRO.format(**SMALL)]
+    lines = [INTRO.format(**_benchmark().SMALL)]
     if os.environ.get("BOARDSWEEP_DOCS_GALLERY") == "0":
         lines.append("(Not drawn in this build: `BOARDSWEEP_DOCS_GALLERY=0`.)\n")
     else:

@@ -84,6 +84,7 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     dim = est.attrs.get("dim") or None
     if dim and label is not None:
         est = est.sel({dim: _stored(est, dim, label)})
+        label = _label_name(ds, dim, label)
         dim = None
     axes = [a for a in ds.attrs.get("grid_axes", []) if a in est.dims]
     axis = axis if axis in axes else (axes[0] if axes else None)
@@ -106,9 +107,33 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     for ax in axs[len(panels):]:
         ax.set_visible(False)
     heading = f"{words(name).capitalize()}: {est.attrs.get('description', '')}" if title is None else title
+    _legend(fig, axs[:len(panels)], "lower" if heading else "upper")  # not over the title
     if heading:
         fig.suptitle("\n".join(textwrap.wrap(heading, 110)), fontsize=FONT + 2)
     return fig
+
+
+def _label_name(ds: xr.Dataset, dim: str, label: str) -> str:
+    """A label's full name where the store names its codes (``location_name``: IN_JAIL -> "In Jail")."""
+    names = ds.get(f"{dim}_name")
+    if names is None:
+        return str(label)
+    texts = [str(python_value(v)) for v in ds[dim].values]
+    if str(label) not in texts:
+        return str(label)
+    return str(python_value(names.values[texts.index(str(label))])).split(" (")[0]  # "In Jail (held in jail, ...)"
+
+
+def _legend(fig, axs: list, side: str) -> None:
+    """One legend for every panel (their series are the same), on the figure's
+    ``side`` ("upper" or "lower") outside the panels, never over the data."""
+    entries: dict[str, Any] = {}
+    for ax in axs:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(text, handle)
+    if entries:
+        fig.legend(list(entries.values()), list(entries), loc=f"outside {side} center", frameon=False,
+                   ncols=min(len(entries), 7), fontsize=FONT)
 
 
 def _stored(est: xr.Dataset, dim: str, label: str) -> Any:
@@ -137,8 +162,10 @@ def _ylabel(est: xr.Dataset, name: str, label: str | None) -> str:
 
 
 def _facet_title(others: list[str], values: tuple) -> str:
-    text = ", ".join(f"{words(a)}: {python_value(v)}" for a, v in zip(others, values))
-    return "\n".join(textwrap.wrap(text, 40)) or "the single grid point"
+    """``axis: value`` per other axis, on one line where it fits, else one line each."""
+    parts = [f"{words(a)}: {python_value(v)}" for a, v in zip(others, values)]
+    text = ", ".join(parts)
+    return text if len(text) <= 44 else "\n".join(parts)  # one grid point: no title
 
 
 def _numeric(values: np.ndarray) -> bool:
@@ -163,7 +190,7 @@ def _draw_axis(ax, cell: xr.Dataset, dim: str | None, axis: str | None, at: dict
             x = np.arange(len(xs)) + (k - (len(labels) - 1) / 2) * min(0.08, 0.6 / len(labels))
         colour = colours(k % 10)
         text = f"{dim} {python_value(lab)}" if lab is not None else f"{words(name)} (estimate)"
-        ax.plot(x, est, "o-", color=colour, lw=1.8, ms=5, label=text)
+        ax.plot(x, est, "o-" if _numeric(xs) else "o", color=colour, lw=1.8, ms=5, label=text)  # categories: no line
         if _numeric(xs):
             ax.fill_between(x, low, high, color=colour, alpha=0.22, lw=0)
         else:
@@ -172,15 +199,17 @@ def _draw_axis(ax, cell: xr.Dataset, dim: str | None, axis: str | None, at: dict
         if asked.any():
             ax.plot(x[asked], est[asked], "o", ms=11, mfc="none", mec="#c33", mew=2)
         if "exact" in c and np.isfinite(c["exact"]).any():
-            ax.plot(x, np.asarray(c["exact"].transpose(axis).values, float), "k--", lw=1.3,
-                    label="exact" if k == 0 else None)
+            exact = np.asarray(c["exact"].transpose(axis).values, float)
+            if _numeric(xs):
+                ax.plot(x, exact, "k--", lw=1.3, label="exact" if k == 0 else None)
+            else:  # a tick at each category: a lone exact value is seen too
+                ax.hlines(exact, x - 0.04, x + 0.04, colors="black", lw=2, zorder=3, label="exact" if k == 0 else None)
     finite = np.asarray(cell["estimate"].values, float)
     finite = finite[np.isfinite(finite) & (finite > 0)]
     if finite.size and finite.max() / finite.min() > 50:
         ax.set_yscale("log")
     ax.set_xticks(xs if _numeric(xs) else np.arange(len(xs)), [str(python_value(v)) for v in xs])
     ax.set_xlabel(words(axis), fontsize=FONT)
-    ax.legend(fontsize=FONT - 2, frameon=False)
 
 
 def _draw_labels(ax, cell: xr.Dataset, dim: str, axis: str | None, at: dict) -> None:
@@ -205,4 +234,3 @@ def _draw_labels(ax, cell: xr.Dataset, dim: str, axis: str | None, at: dict) -> 
     ax.set_xticks(x, [str(python_value(v)) for v in cell[dim].values], rotation=90)
     ax.set_xlim(-0.6, len(x) - 0.4)
     ax.set_xlabel(words(dim), fontsize=FONT)
-    ax.legend(fontsize=FONT - 2, frameon=False, ncols=min(len(keys) + 1, 4))

@@ -59,27 +59,29 @@ def run_summary(out: Console, report: RunReport) -> None:
 
 def _overview(out: Console, ds, store: str, budget: int) -> None:
     """The headline tables and the verdict; a grid of more than a block's
-    points block by block (:func:`boardsweep.pipeline.analysis.blocks.run_overview`)."""
+    points block by block (:func:`boardsweep.pipeline.analysis.blocks.run_overview`),
+    the spec's answer read once for both."""
     from .overview import print_overview, shown_points
+    from ..analysis.answer import answer_of
     from ..analysis.blocks import BLOCK_POINTS, run_overview
     from ..analysis.dataset import grid_size
 
     if grid_size(ds) <= BLOCK_POINTS:
         print_overview(out, ds, store, budget, every_row=_every_row(store))
         return
-    shown = run_overview(ds, max(3, budget), _with_asked(ds, shown_points), most=BLOCK_POINTS)
-    print_overview(out, shown.ds, store, budget, every_row=_every_row(store), found=shown.found,
-                   verdict=shown.verdict, points=shown.points)
-
-
-def _with_asked(ds, shown_points):
-    """``shown_points`` and the grid points the spec's ``[answer]`` asks (at
-    most :data:`overview.ANSWER_ROWS`): the asked rows are read and shown
-    whatever the cut, on a grid summarised block by block too."""
-    from .overview import ANSWER_ROWS
-    from ..analysis.answer import answer_of, asked_flat
-
     answer = answer_of(ds)
+    shown = run_overview(ds, max(3, budget), _with_asked(ds, answer, shown_points), most=BLOCK_POINTS)
+    print_overview(out, shown.ds, store, budget, every_row=_every_row(store), found=shown.found,
+                   verdict=shown.verdict, points=shown.points, answer=answer)
+
+
+def _with_asked(ds, answer, shown_points):
+    """``shown_points`` and the grid points ``answer`` (the spec's
+    ``[answer]``) asks (at most :data:`overview.ANSWER_ROWS`): the asked rows
+    are read and shown whatever the cut, on a grid summarised block by block too."""
+    from .overview import ANSWER_ROWS
+    from ..analysis.answer import asked_flat
+
     if answer is None or not answer.given:
         return shown_points
     asked = asked_flat(ds, answer)[:ANSWER_ROWS]

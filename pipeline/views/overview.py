@@ -7,7 +7,7 @@ the verdict, within a line budget (:data:`MAX_LINES` for a whole run).
 Each headline is shown by its shape:
 
 * a scalar (Shut the Box's mean rolls): ``estimate ± h`` with ``h`` the
-  half-width of its ``level`` t interval, the exact value and z;
+  half-width of its ``level`` interval (the one its attrs name), the exact value and z;
 * a few labels (seats): one column per label, the row's largest ``± h``;
 * many labels (Monopoly's 41 locations): the most frequent labels, the
   largest |z| and, where the game has one, its short name (PE84's modal
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from rich import box
@@ -49,6 +50,8 @@ LABEL_COLUMNS = 6
 TOP = 3
 #: Grid points the answer table shows where the spec names no ``[answer]`` (one that names it: every asked point).
 ANSWER_ROWS = 12
+#: :func:`print_overview`'s ``answer`` when the caller has not read it: read from the store.
+READ: Any = object()
 
 
 @dataclass
@@ -87,11 +90,12 @@ def half_width(low: np.ndarray, estimate: np.ndarray, high: np.ndarray) -> np.nd
         return np.fmax(np.asarray(high) - estimate, np.asarray(estimate) - low)
 
 
-def _kind(est, written: str = " (written [low, high] where uneven)") -> str:
+def _kind(est, written: str = "written [low, high] where uneven") -> str:
     """The interval's kind in a few words (a legend's)."""
-    if est.attrs.get("interval", "").startswith("exact binomial"):
-        return "exact binomial interval" + written
-    return "t interval"
+    from .interval_words import interval_name, noted
+
+    name = interval_name(est, long=False)
+    return name if name == "t interval" else noted(name, written)
 
 
 
@@ -128,7 +132,7 @@ def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = f"± : half-width of the {level} {_kind(est)}, s.e. {_basis(est)}"
     if np.isfinite(get["exact"][picked]).any():
-        legend += "; z = (estimate - exact) / s.e."
+        legend += "; z = (estimate - exact) / s.e." + (" (exact CLT s.e.)" if _clt(est) else "")
     return cols, legend
 
 
@@ -166,7 +170,7 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
                                       for h, s in zip(widest, ses)]))
     cols.append(Column("largest |z|", [_worst(get["z"][i], labels) for i in picked], drop=2))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
-    legend = (f"± : the row's largest half-width of a {level} {_kind(est, ' (its wider side)')}, s.e. {_basis(est)}; "
+    legend = (f"± : the row's largest half-width of a {level} {_kind(est, 'its wider side')}, s.e. {_basis(est)}; "
               f"'-': the {dim} does not play there; columns: one {dim} each")
     return cols, legend
 
@@ -203,7 +207,7 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
         cols.append(Column("modal (exact)", cells))  # shown only where the spec asks for it: kept
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = (f"#n: the n-th most frequent {dim}, its estimate to 2 digits of its s.e. ({_basis(est)}); "
-              f"z = (estimate - exact) / s.e.")
+              f"z = (estimate - exact) / s.e." + (" (exact CLT s.e.)" if _clt(est) else ""))
     if modal is not None:
         legend += "; modal: Project Euler 84's"
     return cols, legend
@@ -225,6 +229,13 @@ def _fit(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
     legend = ("chi2 / df: Pearson's goodness of fit of the pooled games against the exact distribution, "
               "bins merged to expected counts >= 5")
     return cols, legend
+
+
+def _clt(est) -> bool:
+    """Whether ``est``'s z uses the exact CLT s.e. (:mod:`boardsweep.pipeline.analysis.clt`)."""
+    from .interval_words import test_kind
+
+    return test_kind(est) == "clt"
 
 
 def _basis(est) -> str:
@@ -324,13 +335,18 @@ def _width(columns: list[Column]) -> int:
 
 
 def _fitted(block: Block, width: int) -> tuple[list[Column], str]:
-    """The block's columns, narrowed to ``width``: axes joined, then columns dropped."""
-    cols = [*block.axes, *block.columns]
-    note = ""
-    if _width(cols) > width and len(block.axes) > 1:
-        joined = Column("grid point", [", ".join(x) for x in zip(*(c.cells for c in block.axes))], right=False)
-        cols = [joined, *block.columns]
-        note = f"grid point: {', '.join(c.header for c in block.axes)}"
+    """The block's columns, narrowed to ``width``: axes of one value in every
+    row said in the note, the others joined, then columns dropped."""
+    cols, axes, notes = [*block.axes, *block.columns], block.axes, []
+    if _width(cols) > width and len(axes) > 1:
+        same = [c for c in axes if len(set(c.cells)) == 1][:len(axes) - 1]
+        notes = [f"{c.header} = {c.cells[0]} at every row" for c in same if c.cells]
+        axes = [c for c in axes if c not in same]
+    if _width([*axes, *block.columns]) > width and len(axes) > 1:
+        notes.insert(0, f"grid point: {', '.join(c.header for c in axes)}")
+        axes = [Column("grid point", [", ".join(x) for x in zip(*(c.cells for c in axes))], right=False)]
+    cols = [*axes, *block.columns]
+    note = "; ".join(notes)
     while _width(cols) > width and any(c.drop for c in cols):
         worst = max(cols, key=lambda c: c.drop)
         cols.remove(worst)
@@ -439,20 +455,22 @@ def _details(found: dict, answer) -> dict:
 
 
 def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
-                   found: dict | None = None, verdict: dict | None = None, points: int | None = None) -> int:
+                   found: dict | None = None, verdict: dict | None = None, points: int | None = None,
+                   answer: Any = READ) -> int:
     """Print the spec's question and its answer (every asked point, whatever
     ``max_lines``), the verdict in one line and where the details are, then
     the other headline tables in what is left of ``max_lines`` (at least
     three grid points per table); returns the lines printed.  ``points``: the
     whole grid's, where ``ds`` holds only the points shown
-    (:func:`boardsweep.pipeline.analysis.blocks.run_overview`)."""
+    (:func:`boardsweep.pipeline.analysis.blocks.run_overview`); ``answer``:
+    the store's, where the caller has read it (else read here)."""
     from ..analysis import headlines
     from ..analysis.answer import answer_of
     from ..analysis.dataset import grid_size
 
     found = headlines.estimates(ds) if found is None else found
     verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
-    answer = answer_of(ds)
+    answer = answer_of(ds) if answer is READ else answer
     modal = answer is not None and answer.modal
     n = grid_size(ds)
     rest = _details(found, answer)

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from ..words import fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, json_text, plural
+from .interval_words import interval_name, intervals_of, noted, test_name
 from .terminal import console, print_records
 from .status import print_precision, _EXACT_WORD
 
@@ -63,10 +64,9 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
                       z=fmt_z(row["z"]), p=fmt_p(row["p"]))
         records.append(record)
     print_records(out, "headline answers", records, axes,
-                  caption=f"estimate ± half-width of its {level} t interval with df degrees of freedom (a share or "
-                          "histogram bin: exact binomial, [low, high] where uneven); se: "
-                          "standard error; z = (estimate - exact) / se; p: two-sided, from t, before the "
-                          "Holm adjustment the verdict makes",
+                  caption=f"estimate ± half-width of its {level} interval ({intervals_of(found)}; [low, high] where "
+                          "uneven); se: standard error; z = (estimate - exact) / se; p: two-sided, before the "
+                          "Holm adjustment the verdict makes, from the test of each headline's attrs",
                   right={"estimate", "se", "exact", "z", "p", "df"})
     out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
     if verdict["power"]["text"]:
@@ -113,11 +113,12 @@ def _label_values(ds, table, found) -> list:
 
 
 def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
-    from ..analysis.query import rows
+    from ..analysis.query import compared, table_rows
 
     if fmt == "table" and top is None:
         top = 5
-    found = _with_precision(ds, rows(ds, variable, top=top, numeric=fmt != "table"), fmt != "table")
+    table = compared(ds, variable)  # its attrs name its interval and test (the caption's words)
+    found = _with_precision(ds, table_rows(ds, table, variable, top, numeric=fmt != "table"), fmt != "table")
     if fmt == "json":
         print(json.dumps(found, indent=2))
     elif fmt == "csv":
@@ -145,10 +146,11 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
         shown = f"the {top} most frequent {plural(dim)} per grid point" if top else f"every {dim}"
         print_records(
             console(), f"{variable}: {shown}", records, axes,
-            caption=f"estimate ± half-width of its {LEVEL:.0%} t interval (the estimate every command prints: "
+            caption=f"estimate ± half-width of its {LEVEL:.0%} "
+                    f"{noted(interval_name(table, long=False), '[low, high] where uneven')} (the estimate every command prints: "
                     "ratio of sums over the finished replicates); se: standard error; exact: the exact value "
                     "('none exists': no single exact answer, `boardsweep status` says why; 'not yet': not "
-                    "computed yet); z = (estimate - exact) / se",
+                    f"computed yet); z = (estimate - exact) / se, tested against {test_name(table)}",
             right={"estimate", "se", "exact", "z", "replicates"},
         )
         print_precision(console(), ds)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from ...analysis.answer import answer_of, cap_note
-from ...analysis.figures import answer_figure, words
+from ...analysis.figures import MANY_LABELS, answer_figure, words
+from ..interval_words import interval_name
 from ..overview import answer_block, short_verdict
 from .page import _df_html
 
@@ -44,18 +45,24 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
         fig.savefig(out / "answer.svg")
         plt.close(fig)
         part["figure"] = "answer.png"
-        part["caption"] = _caption(answer, panels)
+        part["caption"] = _caption(answer, panels, found.get(answer.headline))
     return part
 
 
-def _caption(answer, panels: int) -> str:
-    """The answer figure's caption: what is drawn, in words, and how many panels."""
+def _caption(answer, panels: int, est) -> str:
+    """The answer figure's caption: what is drawn, in words, how many panels,
+    and the interval the bars are (as the estimates' attrs name it)."""
     what = words(answer.headline) + (f" of {answer.label}" if answer.label else "")
     along = f"against {words(answer.axis)}" if answer.axis else "at the single grid point"
+    dim = est.attrs.get("dim") if est is not None and answer.label is None else None
+    if dim and est.sizes.get(dim, 0) > MANY_LABELS:  # drawn with the labels along x
+        what = f"{words(answer.headline)} of each {words(dim)}"
+        along = f"one colour per {words(answer.axis)}" if answer.axis else "at the single grid point"
+    interval = f"the 95% {interval_name(est)}" if est is not None else "their 95% intervals"
     asked = (" Marked: the grid points the question asks (" + ", ".join(
         f"{words(a)} = {', '.join(str(v) for v in vals)}" for a, vals in answer.at.items()) + ").") if answer.at else ""
     facets = " (one per combination of the other grid axes)" if panels > 1 else ""
     return (f"The answer: {what} {along}, {panels} panel{'s' if panels != 1 else ''}{facets}. Dots: the "
-            f"estimates; band or bars: their 95% intervals; black: the exact answer where one exists (a dashed "
+            f"estimates; band or bars: {interval}; black: the exact answer where one exists (a dashed "
             f"curve along the axis, or a tick at each label).{asked} SVG: answer.svg; the same figure in Python: "
             f"ds.boardsweep.plot_answer().")

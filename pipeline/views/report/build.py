@@ -19,6 +19,7 @@ from ...analysis import dataset
 from ...analysis.dataset import grid_points
 from ...store import load_sweep
 from ...words import python_value
+from ..interval_words import interval_name, test_name
 from ..variable import pick_variable
 from .columns import _define
 from .folder import default_out_dir, _start, _publish
@@ -127,7 +128,8 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, de
         meta["answer"] = _try(meta, "the answer", _answer, ds, found, told, out)
         tests = verdict.pop("tests_table")
         meta["verdict"] = verdict
-        meta["headlines"] = {name: {k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")}
+        meta["headlines"] = {name: {**{k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")},
+                                    "interval": interval_name(est), "test": test_name(est)}
                              for name, est in found.items()}
         heads = _with_p_holm(ds, heads, tests)
         variance = _try(meta, "variance per label", _variance_table, ds, found, parts)

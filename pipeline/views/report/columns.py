@@ -53,10 +53,11 @@ COLUMNS: dict[str, str] = {
     "estimate": "the estimate: ratio of sums over the finished replicates at the last checkpoint",
     "se": "standard error of the estimate ('units': pooled per game; 'replicates': from the spread of the "
           "replicates; see se_basis)",
-    "low": "lower end of the 95% interval: estimate - t(0.975, df) s.e.; a share or histogram bin: the exact "
-           "binomial (Clopper-Pearson) lower end",
-    "high": "upper end of the 95% interval: estimate + t(0.975, df) s.e.; a share or histogram bin: the exact "
-            "binomial (Clopper-Pearson) upper end",
+    "low": "lower end of the 95% interval: estimate - t(0.975, df) s.e. (t interval); a share or histogram "
+           "bin: the exact binomial (Clopper-Pearson) lower end; a frequency whose label averages few counts a "
+           "replicate: the count interval's (the headline's interval: report.json, headlines.<name>.interval)",
+    "high": "upper end of the 95% interval: estimate + t(0.975, df) s.e. (t interval), or the exact binomial or "
+            "count interval's upper end, as for low",
     "z": "(estimate - exact) / s.e. (in frequencies.csv: (estimate - reference) / s.e.)",
     "comparison": "the axis compared and its two values a vs b, every other axis equal",
     "labels_tested": "labels tested: labels with a finite Welch test (both sides have >= 2 replicates)",
@@ -106,7 +107,8 @@ COLUMNS: dict[str, str] = {
     "level": "level of the interval low..high",
     "se_basis": "'units': pooled per-game s.e. from stored sums of squares; 'replicates': from the spread of "
                 "the replicates",
-    "test": "'t': (estimate - exact) / s.e. against Student's t; 'chi2': Pearson goodness of fit of the pooled "
+    "test": "'t': (estimate - exact) / s.e. against Student's t with test_df (test_df inf: against the normal, "
+            "the s.e. the exact CLT one, known); 'chi2': Pearson goodness of fit of the pooled "
             "histogram counts, bins merged to expected counts >= 5",
     "statistic": "z (t test) or X^2 (chi-square)",
     "p": "p-value of the test before Holm's adjustment (two-sided for t); a small p alone is no disagreement: "

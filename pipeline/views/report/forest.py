@@ -10,6 +10,7 @@ import pandas as pd
 
 from ...analysis import headlines
 from ...analysis.figures import words
+from ..interval_words import intervals_of
 from .grid import _axes
 
 
@@ -60,7 +61,7 @@ def _forest(ds, heads: pd.DataFrame, found: dict, out: Path) -> dict[str, str]:
     fig.savefig(out / "forest.svg")
     plt.close(fig)
     grid = ", ".join(axes) or "the single point"
-    return {"forest.png": _caption(grid, notes)}
+    return {"forest.png": _caption(grid, notes, intervals_of({n: found[n] for n in names}))}
 
 
 def _panel(ax, t: pd.DataFrame, name: str, axes: list[str], part: str) -> None:
@@ -90,9 +91,9 @@ def _panel(ax, t: pd.DataFrame, name: str, axes: list[str], part: str) -> None:
     ax.grid(axis="x", color="#ddd")
 
 
-def _caption(grid: str, notes: list[str]) -> str:
+def _caption(grid: str, notes: list[str], intervals: str) -> str:
     caption = ("Forest plot of the headline answers: one row per grid point (" + grid + ") and label, the "
-               "dot the estimate, the bar its 95% t interval; where an exact value exists the axis is the "
+               f"dot the estimate, the bar its 95% interval ({intervals}); where an exact value exists the axis is the "
                "relative error (estimate / exact - 1) and a bar that misses 0 misses the exact answer "
                "(about 1 in 20 do by chance: that alone is no disagreement). Red: a row the verdict flags, "
                f"its Holm-adjusted p below {headlines.ALPHA:.0%}. SVG: forest.svg.")

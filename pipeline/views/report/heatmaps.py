@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from ...analysis import headlines
+from ...analysis.clt import CLT_MIN_COUNT
 from ...store import metadata
 from ...words import count, plural, python_value
+from ..interval_words import test_kind
 from .grid import _axes
 from .panels import _layout, _facet_grid, _colorbar, _facet_title, _save, DRAWN_MASS, _trim_labels, _heatmap, _field
 from .convergence_figure import _line_figures
@@ -132,6 +134,15 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
                    "scale is symmetric about 0 (differences, relative differences and t in the comparisons table).")}
 
 
+def _z_words(parts) -> str:
+    """The s.e. and the law of the z map, as the estimates' ``test`` attribute names them."""
+    t = "t with R-1 degrees of freedom: with few replicates |z| of 3-5 happen by chance"
+    if "est" not in parts or test_kind(parts["est"]) != "clt":
+        return t
+    return (f"the s.e. the verdict tests with: the exact CLT s.e., z against the normal, where a label expects at "
+            f"least {CLT_MIN_COUNT} pooled counts, else the replicates' s.e. and {t}")
+
+
 def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> dict[str, str]:
     """``z_heatmap.png``: z per label and axis value, a panel without an exact answer saying why."""
     x, xvals, xlabel, facets, labels_k, keep, w, h = layout
@@ -148,9 +159,8 @@ def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> 
     _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
     name = _save(fig, out, "z_heatmap.png",
                  f"Standardised error by {dim}: blue below, red above the exact answer")
-    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} (t with R-1 degrees of "
-                  "freedom: with few replicates |z| of 3-5 happen by chance; the verdict judges with "
-                  f"Holm-adjusted p-values, see the tests table); {count(len(drawn), 'panel')}, one per "
+    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} ({_z_words(parts)}; the "
+                  f"verdict judges with Holm-adjusted p-values, see the tests table); {count(len(drawn), 'panel')}, one per "
                   "combination of the other axes where an exact answer applies; grey cells have none." + trimmed)
     left = meta.get("panels_without_exact", {})
     if left:
@@ -171,6 +181,9 @@ def _facet_reason(ds, parts, facet) -> str:
     state, text = states[0]
     if state == "pending":
         return "exact answer not computed yet"
+    if state == "stored" and "done" in ds and bool(ds["done"].sel(facet).any()):  # finished, none tested
+        void = parts["est"].attrs.get("exact_void_text") if "est" in parts else None
+        return void or "no label testable: every s.e. 0 or too few counts"
     if state == "stored":
         return "no finished replicates yet"
     return text.split(":")[0] + ": " + text.split(":", 1)[1].split(";")[0] if ":" in text else text

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import headlines
-from ...words import count
+from ...words import count, fmt_interval
 from .grid import _axes
 
 
@@ -37,18 +37,6 @@ def _df_html(df: pd.DataFrame, limit: int | None = None) -> str:
     return shown.to_html(index=False, na_rep="–", float_format=_number, border=0, classes="t", escape=True)
 
 
-def _interval(est: float, low: float, high: float) -> str:
-    """``estimate ± half-width`` of a symmetric t interval, ``estimate [low,
-    high]`` of an uneven one (an exact binomial interval near 0 or 1), in 4
-    significant digits."""
-    if not (math.isfinite(est) and math.isfinite(low) and math.isfinite(high)):
-        return "–"
-    up, down = high - est, est - low
-    if abs(up - down) > 0.05 * max(up, down):
-        return f"{est:.4g} [{low:.4g}, {high:.4g}]"
-    return f"{est:.4g} ± {(high - low) / 2:.2g}"
-
-
 def _page_headlines(ds, df: pd.DataFrame, meta: dict) -> pd.DataFrame:
     """The page's headline table: scalar headlines only (each label of a
     distribution is in the CSV and summarised in the distributions table),
@@ -58,7 +46,8 @@ def _page_headlines(ds, df: pd.DataFrame, meta: dict) -> pd.DataFrame:
     if df.empty:
         return df
     shown = df[[*_axes(ds), "headline", "label"]].copy()
-    shown["95% interval"] = [_interval(e, lo, hi) for e, lo, hi in zip(df["estimate"], df["low"], df["high"])]
+    shown["95% interval"] = [fmt_interval(e, lo, hi, se) for e, lo, hi, se in  # as every command writes it
+                             zip(df["estimate"], df["low"], df["high"], df["se"])]
     for c in ("se", "df", "exact", "z", "p", "p_holm", "replicates"):
         shown[c] = df[c]
     if not shown["label"].astype(bool).any():
@@ -88,10 +77,23 @@ def _intro(prose, name: str, meta: dict) -> str:
     standard errors' bases of the headlines it shows."""
     alpha, holm = f"{headlines.ALPHA:.0%}", headlines.HOLM_TEXT
     kinds = {"headlines": ("mean",), "distributions": ("distribution",)}.get(name, ())
-    bases = [f"{n}: {h['basis_text']}" for n, h in meta.get("headlines", {}).items() if h["kind"] in kinds]
-    args = {"headlines": (alpha, holm, bases), "distributions": (alpha, holm, bases), "tests": (alpha, holm),
+    shown = {n: h for n, h in meta.get("headlines", {}).items() if h["kind"] in kinds}
+    bases = [f"{n}: {h['basis_text']}" for n, h in shown.items()]
+    intervals, tests = (_per_headline(shown, key) for key in ("interval", "test"))
+    args = {"headlines": (alpha, holm, bases, intervals, tests), "distributions": (alpha, holm, bases), "tests": (alpha, holm),
             "comparisons": (alpha,), "frequencies": (MAX_PAGE_POINTS, meta.get("dim"), meta.get("drawn"))}
     return _words(getattr(prose, name)(*args.get(name, ())))
+
+
+def _per_headline(shown: dict, key: str) -> str:
+    """``key`` ("interval", "test") of the headlines ``shown``: one phrase
+    where all share it, else each with its headlines."""
+    by: dict[str, list[str]] = {}
+    for name, h in shown.items():
+        by.setdefault(h.get(key, ""), []).append(name)
+    if len(by) == 1:
+        return next(iter(by))
+    return "; ".join(f"{', '.join(names)}: {what}" for what, names in by.items())
 
 
 def _html(ds, meta, tables, figures) -> str:

@@ -73,8 +73,7 @@ def _readable(fig) -> int:
         if title:
             size = max(ax.title.get_fontsize(), MIN_FONT + 1)
             chars = max(12, int(ax.get_position().width * fig.get_size_inches()[0] * 72 / (0.55 * size)))
-            text = re.sub(r"\b([a-z][a-z0-9_]*)=", lambda m: words(m[1]) + ": ", title)
-            wrapped = [w for line in text.split("\n") for w in (textwrap.wrap(line, chars) or [line])]
+            wrapped = [w for line in title.split("\n") for w in _wrapped(line, chars)]
             lines = max(lines, len(wrapped))
             ax.set_title("\n".join(wrapped), fontsize=size, y=1.0)  # placed, not searched for: a quarter of a draw
         for get, put in ((ax.get_xlabel, ax.set_xlabel), (ax.get_ylabel, ax.set_ylabel)):
@@ -90,6 +89,22 @@ def _readable(fig) -> int:
         height = fig.axes[0].get_position().height * fig.get_size_inches()[1]
         fig.subplots_adjust(hspace=fig.subplotpars.hspace + 0.2 * (lines - 1) / max(height, 0.5))
     return lines
+
+
+def _wrapped(line: str, chars: int) -> list[str]:
+    """One title line of ``axis=value`` items in words, wrapped to ``chars``
+    between items (never inside one where it fits a line)."""
+    import re
+
+    items = [re.sub(r"^([a-z][a-z0-9_]*)=", lambda m: words(m[1]) + ": ", item)
+             for item in re.split(r", (?=[a-z][a-z0-9_]*=)", line)]
+    out: list[str] = []
+    for item in items:
+        if out and len(out[-1]) + 2 + len(item) <= chars:
+            out[-1] += ", " + item
+        else:
+            out += textwrap.wrap(item, chars) or [item]
+    return out
 
 
 def _room_for_labels(fig) -> None:

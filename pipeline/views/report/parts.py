@@ -77,9 +77,11 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
     parts["headline"] = name = _headline_of(ds, found, variable, dim)
     est = found[name] if name is not None else headlines.of_variable(ds, variable)
     parts["mean"], parts["se"], parts["df"] = est["estimate"], est["se"], est["df"]
-    parts["low"], parts["high"] = est["low"], est["high"]  # t, or exact binomial for a histogram's bins
-    # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score)
-    parts["z"] = z_score(parts["mean"] - parts["reference"], parts["se"],
+    parts["low"], parts["high"] = est["low"], est["high"]  # the interval est's attrs name
+    parts["est"] = est  # its attrs name its interval and test (the captions' words: views.interval_words)
+    # no z where the replicates all agree (s.e. 0) or a label's counts are too few (query.z_score);
+    # the s.e. the verdict's test uses (test_se: the exact CLT s.e. where the test is the CLT's)
+    parts["z"] = z_score(parts["mean"] - parts["reference"], est["test_se"] if "test_se" in est else parts["se"],
                          ds[variable].isel(checkpoint=-1).mean("replicate"))
     if "exact" in est and "replicate decks" not in parts["ref_kind"].values():  # no z where the verdict's
         parts["z"] = parts["z"].where(np.isfinite(est["exact"]))  # exact answer does not apply (exact_unless)

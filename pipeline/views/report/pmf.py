@@ -8,6 +8,7 @@ import numpy as np
 import xarray as xr
 
 from ...analysis.dataset import grid_points
+from ..interval_words import interval_name
 from .grid import _axes
 from .panels import _facet_grid, _facet_title, _save, DRAWN_MASS
 
@@ -18,7 +19,7 @@ PMF_PANELS = 36
 
 def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
     """``<headline>.png`` (+ SVG): a distribution over games per grid point,
-    the estimate (dots, 95% t interval) against the exact pmf (line), titled
+    the estimate (dots, its 95% interval as the table has it) against the exact pmf (line), titled
     with its goodness-of-fit p.  Each panel shows the bins holding
     :data:`DRAWN_MASS` of its estimate and exact mass; a last bin counting
     every larger value (``overflow_bin``) is written in the panel."""
@@ -26,7 +27,7 @@ def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
     points = list(grid_points(ds))
     order = [*_axes(ds), dim]
     rows = {k: est[k].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
-            for k in ("estimate", "se", "df", "exact")}
+            for k in ("estimate", "low", "high", "exact")}
     p = est["gof_p"].transpose(*_axes(ds)).values.ravel() if _axes(ds) else est["gof_p"].values.ravel()
     labels = np.asarray(ds[dim].values)
     over = ds[dim].attrs.get("overflow_bin")
@@ -46,7 +47,7 @@ def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
     desc = est.attrs.get("description", name)
     fname = _save(fig, out, f"{name}.png", f"{desc[0].upper()}{desc[1:]}: estimate vs exact")
     caption = (f"{desc[0].upper()}{desc[1:]}, one panel per grid point: dots the estimated share of games in "
-               f"each {dim} bin with its 95% t interval (band), the line the exact distribution; the title "
+               f"each {dim} bin with its 95% {interval_name(est)} (band), the line the exact distribution; the title "
                "gives the p-value of Pearson's chi-square goodness of fit of the pooled counts (bins merged to "
                "expected counts >= 5) before Holm's adjustment (the distributions table gives it adjusted). "
                f"Each panel's range holds {DRAWN_MASS:.1%} of its estimated and exact mass; the bins beyond it "
@@ -60,12 +61,10 @@ def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
 
 
 def _pmf_panel(ax, row: dict[str, np.ndarray], labels: np.ndarray, over, dim: str) -> None:
-    """One grid point's panel: the estimate with its 95% t band and the exact
+    """One grid point's panel: the estimate with its 95% band (the table's ``low``/``high``) and the exact
     pmf over the body bins holding :data:`DRAWN_MASS` of the larger of both
     (no impossible bins); the overflow bin ``over`` written where it holds more than 0.1%."""
-    from scipy.stats import t as student
-
-    mean, se, df, exact = row["estimate"], row["se"], row["df"], row["exact"]
+    mean, low, high, exact = row["estimate"], row["low"], row["high"], row["exact"]
     body = labels != over if over is not None else np.ones(len(labels), dtype=bool)
     mass = np.where(body, np.nan_to_num(np.fmax(mean, np.nan_to_num(exact))), 0.0)
     cum = np.cumsum(mass) / max(mass.sum(), 1e-300)
@@ -74,8 +73,8 @@ def _pmf_panel(ax, row: dict[str, np.ndarray], labels: np.ndarray, over, dim: st
     cut = np.arange(first, max(last, first + 1))
     cut = cut[(np.nan_to_num(mean[cut]) > 0) | (np.nan_to_num(exact[cut]) > 0)]
     x = labels[cut]
-    half = student.ppf(0.975, np.where(df[cut] > 0, df[cut], np.nan)) * se[cut]
-    ax.fill_between(x, mean[cut] - np.nan_to_num(half), mean[cut] + np.nan_to_num(half), step="mid",
+    ax.fill_between(x, np.where(np.isfinite(low[cut]), low[cut], mean[cut]),
+                    np.where(np.isfinite(high[cut]), high[cut], mean[cut]), step="mid",
                     color="#a8c6e6", lw=0, label="95% interval")
     ax.plot(x, mean[cut], "o", ms=2, color="#1f5f9f", label="estimate")
     if np.isfinite(exact[cut]).any():

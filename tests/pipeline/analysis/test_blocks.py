@@ -136,8 +136,15 @@ def test_the_asked_point_is_shown_when_the_grid_is_summarised_block_by_block(tmp
         display.run_summary(out, RunReport(store=url, tasks_total=12, complete=True, workers=2))
         return out.file.getvalue()
 
+    from boardsweep.pipeline.analysis import answer
+
+    parsed = []  # the recorded spec's [answer] table parsed: once a summary, block by block too
+    real = answer.recorded_table
+    monkeypatch.setattr(answer, "recorded_table", lambda text: parsed.append(1) or real(text))
     monkeypatch.setattr(overview, "MAX_LINES", 14)  # three rows a table: the asked row is past the cut
     for most in (10**6, 2):  # one block; 2 points a block
         monkeypatch.setattr(blocks, "BLOCK_POINTS", most)
+        parsed.clear()
         rows = [line.split() for line in printed().splitlines()]
         assert any(r[:2] == ["5", "random"] for r in rows), (most, printed())
+        assert len(parsed) == 1, most

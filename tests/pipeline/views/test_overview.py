@@ -135,8 +135,12 @@ def test_the_summary_answers_the_specs_question_first(summaries, name):
     asked = dataset.grid_points_at(ds, asked_points(ds, answer))
     assert len(asked) == len(list(dataset.grid_points(ds.sel({a: list(v) for a, v in answer.at.items()}))))
     shown = []
+    flat = " ".join(text.split())
+    said = dict(re.findall(r"(\w+) = (\S+) at every row", flat))  # an axis of one value: in the legend, not the rows
     for point in asked if ds.attrs["grid_axes"] else ():
-        rows = [line for line in block if re.split(r"[,\s]+", line)[:len(point)] == [str(v) for v in point.values()]]
+        assert all(str(point[a]) == v for a, v in said.items()), (said, point)
+        cells = [str(v) for a, v in point.items() if a not in said]
+        rows = [line for line in block if re.split(r"[,\s]+", line)[:len(cells)] == cells]
         assert len(rows) <= 1, (point, block)
         shown += [point] * len(rows)
     if answer.given:  # every point the spec asks, whatever the cut
@@ -351,6 +355,35 @@ def test_every_shipped_report_leads_with_the_answer_and_reads_cleanly(summaries,
             assert int(said) == seen[fname][0], (fname, caption)
     if "frequency_heatmap.png" in seen:  # the page's line on the heatmaps counts their panels
         assert meta["layout"]["panels_per_figure"] == seen["frequency_heatmap.png"][0]
+    _captions_name_the_interval_and_test(url, meta)
+
+
+#: The interval each headline's attrs name (``interval_kind``, else the rule of
+#: analysis.intervals.INTERVAL_TEXT) -> words its captions must use.
+INTERVAL_WORDS = {"t": "t interval", "share": "exact binomial interval", "frequency": "count interval",
+                  "count": "count interval", "mixed": "count interval", "skew_t": "skewness-corrected t interval"}
+
+
+def _captions_name_the_interval_and_test(url: str, meta: dict) -> None:
+    """The answer figure's caption names the interval the answer's estimates
+    use, as their attrs say (a frequency: t, else a count interval; a share:
+    exact binomial), never a bare "t interval" for another; the z map's
+    caption names the exact CLT s.e. where the verdict's test uses it."""
+    from boardsweep.pipeline.analysis.answer import answer_of
+    from boardsweep.pipeline.analysis.clt import TEST_TEXT
+    from boardsweep.pipeline.analysis.intervals import INTERVAL_TEXT
+
+    ds = store.load_sweep(url)
+    found = headlines.estimates(ds)
+    est = found[answer_of(ds).headline]
+    kind = est.attrs.get("interval_kind") or next(k for k, v in INTERVAL_TEXT.items() if v == est.attrs["interval"])
+    answer = meta["figures"]["answer.png"]
+    assert INTERVAL_WORDS[kind] in answer, (kind, answer)
+    if kind != "t":
+        assert "95% t interval;" not in answer and "95% t interval)" not in answer, answer
+    z_map = meta["figures"].get("z_heatmap.png", "")
+    clt = any(e.attrs.get("test") == TEST_TEXT["clt"] for e in found.values())
+    assert ("exact CLT s.e." in z_map) == (clt and bool(z_map)), z_map
 
 
 def test_a_selection_without_the_asked_points_keeps_the_question(summaries):
@@ -391,3 +424,31 @@ def test_the_accessor_draws_the_answer(summaries):
     plt.close(fig)
     with pytest.raises(KeyError, match="no headline 'nope'"):
         quick.boardsweep.plot("nope")
+
+
+@pytest.mark.slow
+def test_the_money_games_six_seat_answer_fits_80_columns(tmp_path, cluster2, monkeypatch):
+    """hk_monopoly as shipped, its run shape cut as the report benchmark cuts
+    it (200 games a replicate: the 6-seat shares' s.e. under 0.01, so four
+    decimals), asked by ``query --summary`` at 80 columns: every share is
+    printed whole (the grid axis of one value, jail_strategy = short, goes to
+    the legend), no line of the table wider than the terminal."""
+    spec = _small(SWEEPS["hk_monopoly"])
+    spec["run"].update(games=200, replicates=8)
+    spec["grid"]["jail_strategy"] = ["short"]  # the asked value: the table the spec's question shows
+    path, url = tmp_path / "hk.toml", str(tmp_path / "hk.zarr")
+    path.write_text(_toml(spec))
+    monkeypatch.setenv("COLUMNS", "80")
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stdout", out)
+    assert run_cli("run", str(path), "--store", url, "--scheduler", cluster2, "-q") == 0
+    out.truncate(0), out.seek(0)
+    assert run_cli("query", url, "--summary") == 0
+    lines = out.getvalue().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["grid", "point"])
+    rows = lines[head + 2:head + 11]  # 3 buy policies x 3 player counts
+    assert all(len(line) <= 80 for line in lines[head:head + 11]), lines
+    assert not [line for line in rows if "…" in line], rows
+    six = [line.split()[-7:] for line in rows if line.split()[1] == "6"]
+    assert len(six) == 3 and all(re.fullmatch(r"0\.\d{4}", cell) for row in six for cell in row), six
+    assert "jail_strategy = short at every row" in out.getvalue()
