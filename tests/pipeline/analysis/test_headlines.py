@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import stats as st
+from scipy.optimize import brentq
 
 from boardsweep.core import games
 from boardsweep.core.games import game_names
@@ -197,8 +198,17 @@ def test_estimates_are_ratios_of_sums_with_pooled_per_game_errors(stb):
     one = est.sel(p)
     assert np.isclose(one["estimate"], mean) and np.isclose(one["sd"], sd)
     assert np.isclose(one["se"], sd / np.sqrt(n)) and one["df"] == n - 1
-    half = st.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
-    assert np.isclose(one["high"] - one["estimate"], half)
+    # every game's rolls are in the histogram: Hall's skewness-corrected t interval, solved here by root finding
+    hist = stb["hist"].isel(checkpoint=-1).sel(p).sum("replicate")
+    games = np.repeat(stb[hist.dims[-1]].values, hist.values.astype(np.int64))
+    assert games.sum() == total.sum() and (games ** 2).sum() == squares.sum()
+    a = st.skew(games, bias=False) / (3 * np.sqrt(n))
+    q = st.t.ppf(0.975, n - 1)
+    ends = [float(mean - sd / np.sqrt(n) * brentq(lambda t, u=u: t + a * t * t + a * a * t ** 3 / 3 + a / 2 - u, -50, 50))
+            for u in (q, -q)]
+    assert np.allclose([one["low"], one["high"]], ends, rtol=1e-9)
+    assert one["high"] - one["estimate"] > q * sd / np.sqrt(n) > one["estimate"] - one["low"]  # skewed right
+    assert est.attrs["interval_kind"] == "skew_t"
     exact = float(stb["exact_expected_rolls"].sel(p))
     assert np.isclose(one["z"], (mean - exact) / (sd / np.sqrt(n)))
     assert np.isclose(one["p"], 2 * st.t.sf(abs(float(one["z"])), n - 1))
