@@ -21,7 +21,8 @@ are known:
   160 games of Shut the Box, whose s.e. is that much noisier than
   chi-square with 159 df says (the power statement reads it).
 
-Elsewhere (no such histogram) the interval stays t and ``se_df`` is ``df``.
+Elsewhere (no such histogram, or a point whose sums differ from it) the
+interval stays t and ``se_df`` is ``df``.
 """
 
 from __future__ import annotations
@@ -49,24 +50,27 @@ def _histogram(ds: xr.Dataset, h: Headline, others) -> Headline | None:
 def moments_of(ds: xr.Dataset, h: Headline, others, cp: int, done: xr.DataArray) -> xr.Dataset | None:
     """The pooled games' ``n``, ``mean`` and central moments ``m2, m3, m4``
     (divided by ``n``) per grid point, from the histogram that holds every
-    game's value; None where the game has none, or where at some point and
-    finished replicate ``sum label x count`` or ``sum label^2 x count``
-    differ from the stored sums (a capped or overflow bin)."""
+    game's value, pooled over the finished replicates; NaN at a point where
+    ``sum label x count`` or ``sum label^2 x count`` differ from the stored
+    sums (an overflow bin: its interval stays t); None where the game has no
+    such histogram or no point has one."""
     g = _histogram(ds, h, others)
     if g is None or h.squares is None:
         return None
     hist = ds[g.numerator].isel(checkpoint=cp)
     dim = hist.dims[-1]
-    x = ds[dim].astype(np.int64)
-    counts = hist.where(done, 0).astype(np.int64)
+    # pooled over the finished replicates first: a block of a large grid holds no R x bins temporaries
+    pooled = hist.where(done).sum("replicate").transpose(..., dim)  # integers: exact in float64 below 2^53
+    x = ds[dim].astype(np.float64)
+    whole = True
     for name, power in ((h.numerator, 1), (h.squares, 2)):
-        stored = ds[name].isel(checkpoint=cp).where(done, 0).astype(np.int64)
-        if not bool(((counts * x ** power).sum(dim) == stored).all()):
-            return None
-    pooled = counts.sum("replicate").transpose(..., dim)
+        stored = ds[name].isel(checkpoint=cp).where(done).sum("replicate")
+        whole = whole & ((pooled * x ** power).sum(dim) == stored)
+    if not bool(whole.any()):
+        return None
     found = hist_moments(pooled.values, x.values)
     like = pooled.isel({dim: 0}, drop=True)
-    return xr.Dataset({k: like.copy(data=v) for k, v in found.items()})
+    return xr.Dataset({k: like.copy(data=v) for k, v in found.items()}).where(whole.broadcast_like(like))
 
 
 def hist_moments(counts: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:

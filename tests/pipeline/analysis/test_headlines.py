@@ -360,3 +360,30 @@ def test_tied_replicates_are_said_not_testable_not_dropped_unsaid(tmp_path, clus
     assert f"; {v['untestable']} label{'s' if v['untestable'] > 1 else ''} not testable at this size" in v["text"]
     assert int(tied.sum()) >= 1 and np.isnan(est["z"].where(est["se"] == 0)).all()
     assert v["p_holm"]["statistic"].abs().max() < 1e4
+
+
+def test_a_point_whose_histogram_misses_games_keeps_the_t_interval(stb):
+    """The skewness correction reads every game from the histogram only where
+    its sums equal the stored ones, in integers: a game moved to another bin
+    at one point (as an overflow bin would) leaves that point's t interval."""
+    ds = stb.copy(deep=True)
+    p = {"dice_sides": 2, "policy": "optimal"}
+    hist = ds["hist"].sel(p).isel(replicate=0, checkpoint=-1)
+    j = int(np.flatnonzero(hist.values > 0)[0])
+    moved = ds["hist"].values.copy()
+    at = [list(ds[d].values).index(p[d]) if d in p else slice(None) for d in ds["hist"].dims]
+    at[ds["hist"].dims.index("replicate")] = 0
+    at[ds["hist"].dims.index("checkpoint")] = ds.sizes["checkpoint"] - 1
+    at[-1] = j
+    moved[tuple(at)] -= 1
+    at[-1] = j + 1
+    moved[tuple(at)] += 1
+    ds["hist"].values = moved
+    est = headlines.estimates(ds)["mean_rolls"]
+    one = est.sel(p)
+    q = st.t.ppf(0.975, float(one["df"]))
+    assert np.allclose([one["low"], one["high"]], [one["estimate"] - q * one["se"], one["estimate"] + q * one["se"]],
+                       rtol=1e-12)
+    assert one["se_df"] == one["df"]
+    other = est.sel(dice_sides=3, policy="optimal")  # every game still in its histogram: corrected
+    assert other["high"] - other["estimate"] > other["estimate"] - other["low"]
