@@ -3,15 +3,18 @@
 
 Where both sides' replicates tie (every replicate of ``a`` has the same
 frequency, and every replicate of ``b``: small counts, often 0), Welch's
-t is 0 / 0 and its p was NaN, silently.  Such a label is decided from the
-integers by the exact permutation test of the replicates
-(:func:`tied_permutation_p`): under "no difference" the ``n_a + n_b``
-replicates are exchangeable, so ``p`` is the share of the
-``C(n_a + n_b, n_a)`` ways to split them whose difference of means is at
-least the observed one: 1 where both sides tie at the same value,
-``2 / C(2n, n)`` where they tie at different values with ``n`` replicates
-each (0.33 at 2, 0.029 at 4).  ``permutation`` marks these labels and the
-attrs say so in words.
+t is 0 / 0 and its p was NaN, silently.  Now:
+
+* tied at different values: decided from the integers by the exact
+  permutation test of the replicates (:func:`tied_permutation_p`): under
+  "no difference" the ``n_a + n_b`` replicates are exchangeable, so ``p`` is
+  the share of the ``C(n_a + n_b, n_a)`` ways to split them whose
+  difference of means is at least the observed one, ``2 / C(2n, n)`` with
+  ``n`` replicates each (0.33 at 2, 0.029 at 4); marked ``permutation``;
+* tied at the same value (a location no replicate of either side landed
+  on): nothing to test (every split gives the same means); p stays NaN, out
+  of the Holm family, marked ``untestable`` and counted, in words, in the
+  attrs (:data:`UNTESTABLE_TEXT`).
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ from ...core import stats
 from .dataset import _grid, _mem, distribution_variables, frequencies
 from ..words import python_value
 
-__all__ = ["compare_axis", "axis_comparisons", "tied_permutation_p", "TIED_TEXT"]
+__all__ = ["compare_axis", "axis_comparisons", "tied_permutation_p", "TIED_TEXT", "UNTESTABLE_TEXT"]
 
 #: What a label decided by the permutation test is, in words.
 TIED_TEXT = ("decided by the exact permutation test of the replicates: every replicate of each side had the same "
              "value, so Welch's t is 0 / 0")
+#: What a label tied alike on both sides is, in words.
+UNTESTABLE_TEXT = ("not testable at this size: every replicate of both sides had the same value; more replicates "
+                   "or turns would test it")
 
 
 def tied_permutation_p(u: np.ndarray, n1: np.ndarray, w: np.ndarray, n2: np.ndarray) -> np.ndarray:
@@ -75,15 +81,19 @@ def compare_axis(
     (m1, v1, n1), (m2, v2, n2) = sides
     res = stats.welch_test(m1.values, v1.values, n1.values, m2.values, v2.values, n2.values)
     tied = _tied(m1.values, v1.values, n1.values) & _tied(m2.values, v2.values, n2.values)
-    res["p"] = np.where(tied, tied_permutation_p(m1.values, n1.values, m2.values, n2.values), res["p"])
+    alike = tied & (m1.values == m2.values)
+    apart = tied & ~alike
+    res["p"] = np.where(apart, tied_permutation_p(m1.values, n1.values, m2.values, n2.values),
+                        np.where(alike, np.nan, res["p"]))
     out = xr.Dataset({k: (m1.dims, v) for k, v in res.items()}, coords=m1.coords)
-    out["permutation"] = (m1.dims, tied)
+    out["permutation"], out["untestable"] = (m1.dims, apart), (m1.dims, alike)
     d = out["p"].get_axis_num(dim)
     out["p_holm"] = (out["p"].dims, stats.holm(out["p"].values, axis=d))
     out["significant"] = out["p_holm"] < alpha
     out.attrs.update(axis=axis, a=str(a), b=str(b), alpha=alpha,
                      note=f"Holm-Bonferroni over the {ds.sizes[dim]} labels of each point",
-                     permutation=int(tied.sum()), permutation_text=TIED_TEXT)
+                     permutation=int(apart.sum()), permutation_text=TIED_TEXT,
+                     untestable=int(alike.sum()), untestable_text=UNTESTABLE_TEXT)
     return out
 
 

@@ -1,6 +1,7 @@
 """Grid axes compared where both sides tie (pipeline/analysis/comparisons.py):
 a label whose replicates all have the same frequency on each side is decided
-by the exact permutation test, never a silent p = NaN."""
+by the exact permutation test where the sides differ, and said to be not
+testable where they tie alike; never a silent p = NaN."""
 
 from __future__ import annotations
 
@@ -61,16 +62,19 @@ def test_tied_sides_get_the_exact_permutation_p_never_nan(short):
     ds["counts"].values = counts
     res = comparisons.compare_axis(ds, "dice_sides", 4, 6)
     freq = (ds["counts"] / ds["counts"].sum("location")).isel(checkpoint=-1)
-    tied = res["permutation"].values
-    assert tied.sum() >= 2 and res.attrs["permutation"] == int(tied.sum())
-    assert np.isfinite(res["p"].values).all()  # before: NaN wherever both sides tied
+    tied, alike = res["permutation"].values, res["untestable"].values
+    assert tied.sum() >= 1 and res.attrs["permutation"] == int(tied.sum())
+    assert alike.sum() >= 1 and res.attrs["untestable"] == int(alike.sum())  # e.g. never landed on either side
+    assert "not testable at this size" in res.attrs["untestable_text"]
+    assert np.isfinite(res["p"].values[~alike]).all()  # before: NaN wherever both sides tied, unsaid
+    assert np.isnan(res["p"].values[alike]).all() and np.isnan(res["p_holm"].values[alike]).all()
     for i in np.flatnonzero(tied):
         label = ds["location"].values[i]
         a = freq.sel(dice_sides=4, location=label).values.tolist()
         b = freq.sel(dice_sides=6, location=label).values.tolist()
         assert float(res["p"].values[i]) == pytest.approx(_brute_p(a, b), rel=1e-12), label
     assert float(res["p"].values[j]) == pytest.approx(2 / 70, rel=1e-12)  # tied apart, 4 and 4 replicates
-    untied = ~tied & np.isfinite(res["t"].values)
+    untied = ~tied & ~alike & np.isfinite(res["t"].values)
     assert untied.any() and not res["permutation"].values[untied].any()
 
 
