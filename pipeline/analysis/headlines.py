@@ -265,11 +265,14 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     the finished replicates), ``sd`` (per game where ``basis`` is "units";
     of one replicate's ratio where it is "replicates"), ``se`` (its standard
     error), ``df``, ``low``/``high`` (the ``level`` interval: t, or exact
-    binomial for a share or histogram bin, see ``attrs["interval"]``),
+    binomial for a share or histogram bin, skewness-corrected for a mean
+    of skewed games, see ``attrs["interval"]`` and ``attrs["interval_kind"]``),
     ``exact``, ``z`` =
     (estimate - exact) / se, ``p`` (two-sided, t with ``df``),
     ``replicate_sd`` (of the replicates' own ratios), ``replicates``,
-    ``units`` (the summed denominator: games, events, turns);
+    ``units`` (the summed denominator: games, events, turns), ``se_df``
+    (the df of the s.e.'s own spread: ``df``, or less from the games'
+    kurtosis, :func:`boardsweep.pipeline.analysis.skew.se_df`);
     distributions over games add ``gof_chi2``, ``gof_df``, ``gof_p``.  Seats
     that do not play at a point are NaN.  ``attrs``: name, description,
     kind, basis, basis_text, level, dim, interval (how low/high are computed),
