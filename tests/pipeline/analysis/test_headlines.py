@@ -387,3 +387,24 @@ def test_a_point_whose_histogram_misses_games_keeps_the_t_interval(stb):
     assert one["se_df"] == one["df"]
     other = est.sel(dice_sides=3, policy="optimal")  # every game still in its histogram: corrected
     assert other["high"] - other["estimate"] > other["estimate"] - other["low"]
+
+
+def test_the_printed_bias_of_a_skewed_mean_reads_the_kurtosis_of_its_games(stb):
+    """The verdict's power line for mean rolls: the weakest test's bias with the
+    s.e.'s spread from the games' kurtosis (``se_df`` below ``df``), larger than
+    chi-square with N - 1 df would make it; the verdict's table keeps its columns."""
+    from boardsweep.core.power import estimated_detectable_bias
+
+    found = headlines.estimates(stb)
+    v = headlines.verdict(stb, found=found)
+    est = found["mean_rolls"]
+    assert (est["se_df"] < est["df"]).all() and (est["se_df"] > 1).all()
+    rows = v["p_holm"][v["p_holm"]["headline"] == "mean_rolls"]
+    assert list(v["p_holm"].columns) == [*headlines.TEST_COLUMNS, "p_holm", "detectable"]
+    level = 0.01 / v["tests"]
+    flat = est["se_df"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
+    want = estimated_detectable_bias(rows["se"].to_numpy(), rows["df"].to_numpy(), level, spread_df=flat)
+    np.testing.assert_allclose(rows["detectable"].to_numpy(), want, rtol=1e-12)
+    assert v["power"]["headlines"]["mean_rolls"]["largest"] == pytest.approx(want.max(), rel=1e-12)
+    plain = estimated_detectable_bias(rows["se"].to_numpy(), rows["df"].to_numpy(), level)
+    assert (want > plain).all()
