@@ -166,21 +166,23 @@ def _chi2_nodes(nu: float) -> np.ndarray:
     return np.sqrt(_sc.chdtri(nu, q) / nu)
 
 
-def _predictive_power(k: float, nu: float, level: float) -> float:
+def _predictive_power(k: float, nu: float, level: float, spread: float | None = None) -> float:
     """Power against a bias of ``k`` estimated s.e.s, averaged over that estimate:
-    with ``Z ~ N(0, 1)`` and ``V, W ~ chi2(nu) / nu`` independent (the printing
-    run's and the testing run's s.e. over the truth, squared), the test rejects
+    with ``Z ~ N(0, 1)`` and ``V, W ~ chi2(spread) / spread`` independent (the
+    printing run's and the testing run's s.e. over the truth, squared;
+    ``spread`` is ``nu`` unless given), the test rejects
     when ``|Z + k sqrt(V)| > c sqrt(W)``, ``c = t(1 - level/2, nu)``; the
     probability ``E[Phi(-c sqrt(W) - k sqrt(V)) + Phi(-c sqrt(W) + k sqrt(V))]``
     on a grid of equal-probability nodes."""
-    root = _chi2_nodes(nu)
+    root = _chi2_nodes(nu if spread is None else spread)
     c = float(_sc.stdtrit(nu, 1.0 - level / 2.0)) if np.isfinite(nu) else float(-_sc.ndtri(level / 2.0))
     shift = k * root[:, None]
     edge = c * root[None, :]
     return float(np.mean(_sc.ndtr(-edge - shift) + _sc.ndtr(-edge + shift)))
 
 
-def estimated_detectable_bias(stderr: np.ndarray, df: np.ndarray, level: float, power: float = POWER) -> np.ndarray:
+def estimated_detectable_bias(stderr: np.ndarray, df: np.ndarray, level: float, power: float = POWER,
+                              spread_df: np.ndarray | None = None) -> np.ndarray:
     """The bias printed beside a verdict: ``k(df, level, power)`` times the *estimated* s.e.
 
     :func:`detectable_bias` takes the s.e. as the truth; an s.e. estimated
@@ -191,7 +193,11 @@ def estimated_detectable_bias(stderr: np.ndarray, df: np.ndarray, level: float, 
     a run like this one, printing ``k se_hat``, detects the bias it prints
     with probability ``power`` averaged over its own s.e.'s sampling spread.
     ``df = inf`` (a known s.e., e.g. from an exact CLT variance) gives the
-    normal test's ``lambda``.  At ``level = 1.25e-4``: ``k`` = 4.6 at
+    normal test's ``lambda``.  ``spread_df`` (default ``df``, at most ``df``):
+    the df of the s.e.'s own spread where it is not the test's (a pooled
+    s.e. of games with excess kurtosis ``G2`` spreads as ``chi2(nu) / nu``,
+    ``nu = 2 / (2 / (N - 1) + G2 / N)``:
+    :func:`boardsweep.pipeline.analysis.skew.se_df`).  At ``level = 1.25e-4``: ``k`` = 4.6 at
     ``df = inf``, 51 at ``df = 3`` (``lambda`` 40), about 10^4 at ``df = 1``.
 
     Returns
@@ -200,22 +206,26 @@ def estimated_detectable_bias(stderr: np.ndarray, df: np.ndarray, level: float, 
         The bias, NaN where the s.e. or df is missing, df below 1, or the
         s.e. not positive.
     """
-    se, nu = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (stderr, df)))
+    spread = df if spread_df is None else spread_df
+    se, nu, sp = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (stderr, df, spread)))
     ok = (nu >= 1) & np.isfinite(se) & (se > 0)
-    dfs, where = np.unique(np.where(ok, nu, 1.0), return_inverse=True)
-    k = np.array([_predictive_factor(float(d), float(level), float(power)) for d in dfs])[where.reshape(nu.shape)]
+    sp = np.where(ok & np.isfinite(sp) & (sp >= 1) & (sp < nu), sp, np.where(ok, nu, 1.0))
+    pairs, where = np.unique(np.stack([np.where(ok, nu, 1.0).ravel(), sp.ravel()]), axis=1, return_inverse=True)
+    k = np.array([_predictive_factor(float(d), float(level), float(power), float(e)) for d, e in pairs.T])
+    k = k[np.asarray(where).reshape(nu.shape)]
     return np.where(ok & np.isfinite(k), k * np.where(ok, se, 0.0), np.nan)
 
 
 @lru_cache(maxsize=256)
-def _predictive_factor(nu: float, level: float, power: float) -> float:
-    """``k`` for one ``nu``: bisection to a relative 1e-6 (NaN where no ``k`` below 1e12 has the power)."""
+def _predictive_factor(nu: float, level: float, power: float, spread: float | None = None) -> float:
+    """``k`` for one ``nu`` and s.e. spread df (``nu`` unless given): bisection
+    to a relative 1e-6 (NaN where no ``k`` below 1e12 has the power)."""
     lo, hi = 0.0, 1.0
-    while _predictive_power(hi, nu, level) < power:
+    while _predictive_power(hi, nu, level, spread) < power:
         lo, hi = hi, 2.0 * hi
         if hi > 1e12:
             return float("nan")
     while hi - lo > 1e-6 * hi:
         mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if _predictive_power(mid, nu, level) >= power else (mid, hi)
+        lo, hi = (lo, mid) if _predictive_power(mid, nu, level, spread) >= power else (mid, hi)
     return hi

@@ -26,7 +26,7 @@ import xarray as xr
 
 from .dataset import game_of, grid_params, grid_size
 
-__all__ = ["CLT_POINTS", "CLT_MIN_COUNT", "TEST_TEXT", "known_stderr", "clt_stderr"]
+__all__ = ["CLT_POINTS", "CLT_MIN_COUNT", "TEST_TEXT", "uses_clt", "known_stderr", "clt_stderr"]
 
 #: The most grid points at which the verdict solves the exact CLT variance.
 CLT_POINTS = 64
@@ -45,6 +45,17 @@ TEST_TEXT = {
 }
 
 
+def uses_clt(variance: np.ndarray, expected_count: np.ndarray, points: int) -> np.ndarray:
+    """Where the verdict tests a label against its exact CLT variance (the one
+    place this is decided; the planner asks it too): the variance is known
+    and positive, the label expects at least :data:`CLT_MIN_COUNT` counts
+    over the replicates (``expected_count``: exact frequency x pooled events)
+    and the grid has at most :data:`CLT_POINTS` points."""
+    v, c = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (variance, expected_count)))
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(v) & (v > 0) & (c >= CLT_MIN_COUNT) & (points <= CLT_POINTS)
+
+
 def known_stderr(variance: np.ndarray, units: np.ndarray, reference: np.ndarray, events: np.ndarray) -> np.ndarray:
     """``sqrt(sigma^2 / N)``: the s.e. of a pooled frequency from its exact
     asymptotic variance per unit (``variance``) and the units summed over the
@@ -53,7 +64,7 @@ def known_stderr(variance: np.ndarray, units: np.ndarray, reference: np.ndarray,
     elsewhere (its t test stays) and where anything is missing."""
     v, n, ref, e = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (variance, units, reference, events)))
     with np.errstate(invalid="ignore", divide="ignore"):
-        ok = (n > 0) & (ref * e >= CLT_MIN_COUNT)
+        ok = (n > 0) & uses_clt(v, ref * e, 0)
         return np.where(ok, np.sqrt(v / np.where(n > 0, n, 1.0)), np.nan)
 
 
@@ -68,7 +79,7 @@ def clt_stderr(ds: xr.Dataset, cp: int, done: xr.DataArray, like: xr.DataArray, 
     than :data:`CLT_POINTS` points."""
     game = game_of(ds)
     hook = game.extras.get("asymptotic_variance") if game is not None else None
-    if hook is None or grid_size(ds) > CLT_POINTS:
+    if hook is None or not uses_clt(1.0, CLT_MIN_COUNT, grid_size(ds)):  # too many points: t tests
         return None
     axes = list(ds.attrs.get("grid_axes", []))
     rows, per = [], None

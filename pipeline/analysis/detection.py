@@ -44,7 +44,8 @@ def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bound
     ----------
     table : DataFrame
         The verdict's tests (``point``, ``headline``, ``label``, ``test``,
-        ``df``, ``se``); the column ``detectable`` (each t test's bias, NaN
+        ``df``, ``se``, optionally ``se_df``: the df of the s.e.'s own spread,
+        from the games' kurtosis, :func:`boardsweep.pipeline.analysis.skew.se_df`); the column ``detectable`` (each t test's bias, NaN
         for a chi-square or a zero s.e.) is added to it.
     alpha : float
         Family-wise level; each test is taken at ``alpha / len(table)``.
@@ -71,8 +72,10 @@ def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bound
     t_rows = (table["test"] == "t").to_numpy()
     detect = np.full(m, np.nan)
     if t_rows.any():
+        spread = table.loc[t_rows, "se_df"].to_numpy(float) if "se_df" in table else None
         detect[t_rows] = tpower.estimated_detectable_bias(table.loc[t_rows, "se"].to_numpy(float),
-                                                          table.loc[t_rows, "df"].to_numpy(float), alpha / m, target)
+                                                          table.loc[t_rows, "df"].to_numpy(float), alpha / m, target,
+                                                          spread)
     table["detectable"] = detect
     for name, rows in table[t_rows].groupby("headline", sort=False):
         d = rows["detectable"].to_numpy(float)

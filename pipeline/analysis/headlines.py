@@ -41,8 +41,8 @@ from ...core.games import Headline, headlines_of
 from ..words import count
 from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
 from .family import UNTESTABLE_TEXT, label_tests
-from .intervals import INTERVAL_TEXT, frequency_interval
-from . import detection
+from .intervals import INTERVAL_TEXT, frequency_interval, interval_kinds
+from . import detection, skew
 from .clt import TEST_TEXT, clt_stderr
 from .reference import headline_exact, variable_headline, voided
 from ..store import recorded_spec
@@ -71,6 +71,8 @@ DESCRIPTIONS = {
     "p": ("p", "two-sided p of z from Student's t with test_df (not adjusted for multiple tests)"),
     "test_se": ("test standard error", "the s.e. the test divides by: se, or the exact CLT s.e. where the game "
                                        "knows it (see the table's test attribute)"),
+    "se_df": ("s.e. degrees of freedom", "df of the s.e.'s own spread, chi2(se_df)/se_df: df, or less where the "
+                                         "games' kurtosis makes the pooled s.e. noisier (the power statement's)"),
     "test_df": ("test degrees of freedom", "df of the test: df, or inf where the s.e. is known (exact CLT)"),
     "sd": ("standard deviation", "per game where the basis is units, of one replicate's ratio where replicates"),
     "replicate_sd": ("replicate s.d.", "standard deviation of the replicates' own ratios (ddof 1)"),
@@ -140,7 +142,9 @@ def _stderr(ds, h: Headline, num, den, total, units, cp: int):
     return (*(like.copy(data=a) for a in (est, sd_, se_, df_)), "replicates")
 
 
-def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | None:
+def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = ()) -> xr.Dataset | None:
+    """One headline's estimate table (``others``: the game's headlines, where a
+    mean's histogram of per-game values is found, :mod:`.skew`)."""
     if h.numerator not in ds:
         return None
     dim = _label_dim(ds, h.numerator)
@@ -158,7 +162,9 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
     k, n = (a.broadcast_like(out["estimate"]).where(out["estimate"].notnull()).values for a in (total, units))
     per_replicate = h.kind == "distribution" and basis == "replicates"
     mean_count = total / reps.where(reps > 0) if per_replicate else None
-    _interval(out, share, per_replicate, k, n, mean_count, level)
+    moments = (skew.moments_of(ds, h, others, cp, done)
+               if basis == "units" and not share and h.kind == "mean" else None)
+    _interval(out, share, per_replicate, k, n, mean_count, level, moments)
     exact = _with_exact(ds, h, cp, dim, done, out)
     known = (clt_stderr(ds, cp, done, out["estimate"], dim, out["exact"], out["units"])
              if per_replicate and exact is not None else None)
@@ -170,21 +176,33 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float) -> xr.Dataset | Non
             out[name].attrs = {"long_name": long_name, "description": description}
     out.attrs.update(name=h.name, description=h.description, kind=h.kind, basis=basis, numerator=h.numerator,
                      basis_text=h.basis_text, level=level, dim=dim or "",
-                     has_exact=exact is not None,
-                     interval=INTERVAL_TEXT["share" if share else "frequency" if per_replicate else "t"])
+                     has_exact=exact is not None)
     return out
 
 
-def _interval(out: xr.Dataset, share: bool, per_replicate: bool, k, n, mean_count, level: float) -> None:
-    """Adds ``low`` and ``high`` to ``out`` (:mod:`boardsweep.pipeline.analysis.intervals`)."""
+def _interval(out: xr.Dataset, share: bool, per_replicate: bool, k, n, mean_count, level: float,
+              moments: xr.Dataset | None = None) -> None:
+    """Adds ``low``, ``high`` and ``se_df`` to ``out``, and the interval used
+    to its attrs (``interval``: in words; ``interval_kind`` and
+    ``interval_count_rows``: :func:`boardsweep.pipeline.analysis.intervals.interval_kinds`)."""
+    est, se, df = (out[c].broadcast_like(out["estimate"]).values for c in ("estimate", "se", "df"))
+    out["se_df"] = out["estimate"].copy(data=df)
+    counted = None
     if share:  # exact binomial: never [1, 1] where every game won, never [0, 0] in an empty bin
         low, high = stats.proportion_interval(k, n, level)
     elif per_replicate:  # t, or count-based where counts are few or replicates tie; inside [0, 1]
-        low, high = frequency_interval(out["estimate"].values, out["se"].values, out["df"].values, k, n,
-                                       mean_count.broadcast_like(out["estimate"]).values, level)
+        low, high, counted = frequency_interval(est, se, df, k, n,
+                                                mean_count.broadcast_like(out["estimate"]).values, level,
+                                                which=True)
+    elif moments is not None:  # a mean with every game's value in its histogram: skewness-corrected
+        m = {c: moments[c].broadcast_like(out["estimate"]).values for c in ("n", "m2", "m3", "m4")}
+        low, high = skew.hall_interval(est, se, df, m["n"], m["m2"], m["m3"], level)
+        out["se_df"] = out["estimate"].copy(data=skew.se_df(df, m["n"], m["m2"], m["m4"]))
     else:
-        low, high = stats.t_interval(out["estimate"].values, out["se"].values, out["df"].values, level)
+        low, high = stats.t_interval(est, se, df, level)
     out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
+    kind = "share" if share else "frequency" if per_replicate else "skew_t" if moments is not None else "t"
+    out.attrs.update(interval=INTERVAL_TEXT[kind], **interval_kinds(kind, counted, np.isfinite(est)))
 
 
 def _with_exact(ds, h: Headline, cp: int, dim, done, out: xr.Dataset) -> xr.DataArray | None:
@@ -247,11 +265,14 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     the finished replicates), ``sd`` (per game where ``basis`` is "units";
     of one replicate's ratio where it is "replicates"), ``se`` (its standard
     error), ``df``, ``low``/``high`` (the ``level`` interval: t, or exact
-    binomial for a share or histogram bin, see ``attrs["interval"]``),
+    binomial for a share or histogram bin, skewness-corrected for a mean
+    of skewed games, see ``attrs["interval"]`` and ``attrs["interval_kind"]``),
     ``exact``, ``z`` =
     (estimate - exact) / se, ``p`` (two-sided, t with ``df``),
     ``replicate_sd`` (of the replicates' own ratios), ``replicates``,
-    ``units`` (the summed denominator: games, events, turns);
+    ``units`` (the summed denominator: games, events, turns), ``se_df``
+    (the df of the s.e.'s own spread: ``df``, or less from the games'
+    kurtosis, :func:`boardsweep.pipeline.analysis.skew.se_df`);
     distributions over games add ``gof_chi2``, ``gof_df``, ``gof_p``.  Seats
     that do not play at a point are NaN.  ``attrs``: name, description,
     kind, basis, basis_text, level, dim, interval (how low/high are computed),
@@ -262,7 +283,8 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
         return {}
     ds = _mem(ds)
     with np.errstate(divide="ignore", invalid="ignore"):
-        found = {h.name: _one(ds, h, checkpoint, level) for h in headlines_of(game)}
+        every = headlines_of(game)
+        found = {h.name: _one(ds, h, checkpoint, level, every) for h in every}
     return {k: v for k, v in found.items() if v is not None}
 
 
@@ -272,8 +294,9 @@ def of_variable(ds: xr.Dataset, variable: str, checkpoint: int = -1, level: floa
     distribution over its own labels (``variable / variable.sum(DIM)``): the
     same estimator, standard error and test as :func:`estimates`."""
     h = variable_headline(ds, variable)
+    game = game_of(ds)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = _one(_mem(ds), h, checkpoint, level)
+        out = _one(_mem(ds), h, checkpoint, level, headlines_of(game) if game is not None else ())
     if out is None:
         raise KeyError(f"no simulated variable {variable!r} in the store")
     return out
@@ -317,11 +340,13 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
     return pd.DataFrame(rows, columns=columns)
 
 
-def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bool = False) -> pd.DataFrame:
     """Every test against an exact value, one row each: ``point`` (flat index
     in grid order), ``headline``, ``label`` (empty for a goodness of fit),
     ``test`` ("t" or "chi2"), ``statistic``, ``df``, ``p`` (raw, two-sided)
-    and ``se`` (the t test's standard error; NaN for a chi-square)."""
+    and ``se`` (the t test's standard error; NaN for a chi-square); with
+    ``spread``, ``se_df`` too (the df of the s.e.'s own spread, what the
+    power statement reads)."""
     found = estimates(ds) if found is None else found
     axes = _axes(ds)
     parts = []  # one table per headline, in grid order: made from the arrays, not a dict per test
@@ -333,27 +358,40 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None) -> pd.Data
             df = (est["gof_df"].transpose(*axes).values if axes else est["gof_df"].values).ravel()
             i = np.flatnonzero(np.isfinite(p))
             parts.append({"point": i, "headline": name, "label": [""] * len(i), "test": "chi2",
-                          "statistic": stat[i], "df": df[i], "p": p[i], "se": np.full(len(i), np.nan)})
+                          "statistic": stat[i], "df": df[i], "p": p[i], "se": np.full(len(i), np.nan),
+                          "se_df": df[i]})
             continue
         dims = [*axes, *([dim] if dim else [])]
         p = est["p"].transpose(*dims).values if dims else est["p"].values
         z = est["z"].transpose(*dims).values if dims else est["z"].values
         df = est["test_df"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["test_df"].values
         se = est["test_se"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["test_se"].values
+        sdf = _spread_df(est, dims)
         labels = label_values(ds, dim) if dim else [""]
-        p2, z2, df2, se2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se))
+        p2, z2, df2, se2, sdf2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se, sdf))
         i, j = np.nonzero(np.isfinite(p2))
         parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()], "test": "t",
-                      "statistic": z2[i, j], "df": df2[i, j], "p": p2[i, j], "se": se2[i, j]})
+                      "statistic": z2[i, j], "df": df2[i, j], "p": p2[i, j], "se": se2[i, j],
+                      "se_df": sdf2[i, j]})
+    columns = [*TEST_COLUMNS, *(["se_df"] if spread else [])]
     rows = [pd.DataFrame({"point": np.asarray(part["point"], dtype=np.int64), "headline": part["headline"],
                           "label": part["label"],
                           "test": part["test"], **{k: np.asarray(part[k], dtype=np.float64)
-                                                   for k in ("statistic", "df", "p", "se")}},
-                         columns=TEST_COLUMNS)
+                                                   for k in ("statistic", "df", "p", "se", "se_df")}},
+                         columns=columns)
             for part in parts if len(part["point"])]
     if not rows:
-        return pd.DataFrame([], columns=TEST_COLUMNS)
+        return pd.DataFrame([], columns=columns)
     return pd.concat(rows, ignore_index=True) if len(rows) > 1 else rows[0]
+
+
+def _spread_df(est: xr.Dataset, dims: list[str]) -> np.ndarray:
+    """The df of each test's s.e. spread: ``se_df`` where the test divides by
+    the estimated s.e. (``test_df`` is ``df``), else ``test_df`` (a known s.e.)."""
+    test_df = est["test_df"].broadcast_like(est["p"])
+    se_df = est["se_df"].broadcast_like(est["p"]) if "se_df" in est else test_df
+    found = se_df.where(test_df == est["df"].broadcast_like(est["p"]), test_df)
+    return found.transpose(*dims).values if dims else found.values
 
 
 #: The columns of :func:`tests`.
@@ -383,7 +421,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     hypotheses whoever asks (``run``, ``query``, the accessor, the report).
     """
     found = estimates(ds) if found is None else found
-    table = tests(ds, found)
+    table = tests(ds, found, spread=True)
     points = grid_size(ds)
     table["p_holm"] = stats.holm(table["p"].to_numpy()) if len(table) else []
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": points}
@@ -396,6 +434,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     out.update(tested_points=len(tested_points), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha, found=found, ds=ds)
+    out["p_holm"] = table = table.drop(columns="se_df")
     out["untestable"] = sum(int(est.attrs.get("untestable", 0)) for est in found.values())
     out["test_of"] = {name: est.attrs["test"] for name, est in found.items() if "test" in est.attrs}
     with_exact = _points_with_exact(ds, found)

@@ -5,13 +5,13 @@ a detectable bias needs, before running it.
 one replicate's estimate at the spec's run shape (``sd``):
 
 * the standard error the spec will reach, ``sd / sqrt(R)``, and the bias its
-  verdict's t test across replicates will detect with 80% power given that
-  spread (:func:`boardsweep.core.power.detectable_bias` at Holm's least
+  verdict's weakest test will detect with 80% power given that spread, each
+  label planned with the test the verdict will use on it
+  (:func:`boardsweep.pipeline.analysis.clt.uses_clt`, the verdict's own rule:
+  z on the exact CLT s.e., or t across replicates; a row's ``test``) (:func:`boardsweep.core.power.detectable_bias` at Holm's least
   level ``alpha / m``, ``m`` the tests of the verdict's family,
   :func:`boardsweep.pipeline.analysis.family.spec_family`: the tests the
-  run's verdict makes, decided by the same rule); where the verdict tests
-  a label against the exact CLT variance instead
-  (:mod:`boardsweep.pipeline.analysis.clt`), it sees smaller biases;
+  run's verdict makes, decided by the same rule);
 * for a target s.e. ``s``: the replicates that reach it, ``ceil((sd / s)^2)``,
   the replicates at which the precision rule's 90% upper bound
   (:func:`boardsweep.pipeline.plan.precision.upper_factor`) reads it as met, and
@@ -50,7 +50,8 @@ import numpy as np
 
 from ...core import power as tpower
 
-__all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "SHUFFLED_TEXT", "plan_run", "dry_run_lines"]
+__all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "PLAN_TEST_TEXT", "SHUFFLED_TEXT", "plan_run",
+           "dry_run_lines"]
 
 #: Grid points whose CLT variance is solved (spread evenly over larger grids).
 MAX_POINTS = 64
@@ -58,8 +59,10 @@ MAX_POINTS = 64
 DRY_RUN_POINTS = 12
 #: How the exact CLT variance is used, in words.
 CLT_TEXT = ("the exact CLT variance of the game's Markov chain (one roll counted per turn: a lower bound on "
-            "the rolls, so the numbers are upper bounds; the biases are the t test's across replicates, and "
-            "where the verdict tests a label against the CLT variance itself it sees smaller ones)")
+            "the rolls, so the numbers are upper bounds; each label's bias is that of the test the verdict will "
+            "use on it: z on the CLT s.e. where it expects enough counts, else t across replicates)")
+#: The test a planned bias is for, in words (a row's ``test``).
+PLAN_TEST_TEXT = {"clt": "z on the exact CLT s.e.", "t": "t across replicates"}
 #: Why more turns do not help with shuffled decks.
 SHUFFLED_TEXT = ("shuffled decks: each replicate plays one deck order for all its turns, so more turns do not "
                  "shrink the error between deck orders; only more replicates do")
@@ -111,8 +114,37 @@ def _clt_rows(spec, most: int) -> list[dict[str, Any]]:
             if np.isfinite(variance).any():
                 row["sd"] = float(np.sqrt(np.nanmax(variance) / units))
                 row["labels"] = int(np.isfinite(variance).sum())
+                row.update(_tests_by_kind(spec, headline, params, variance, units, len(points)))
         rows.append(row)
     return rows
+
+
+def _tests_by_kind(spec, headline, params: dict[str, Any], variance: np.ndarray, units: int,
+                   points: int) -> dict[str, float]:
+    """The spread of one replicate's estimate, largest over the labels the
+    verdict will test against the CLT variance (``sd_clt``) and over those it
+    will t-test across replicates (``sd_t``), decided by
+    :func:`boardsweep.pipeline.analysis.clt.uses_clt` on the exact frequency
+    times the events (one per turn: a lower bound); NaN where it has none."""
+    from .clt import uses_clt
+    from .dataset import MIN_COUNT
+
+    game = spec.game
+    try:
+        ex = np.asarray(game.exact(params, dict(spec.run_shape), np.asarray(spec.checkpoints, dtype=np.int64)[-1:])
+                        [headline.exact], dtype=np.float64)
+    except Exception:  # noqa: BLE001 - no exact answer here: nothing is tested
+        return {"sd_clt": math.nan, "sd_t": math.nan}
+    if game.exact_variables[headline.exact].dims[:1] == ("checkpoint",):
+        ex = ex[-1]
+    ref = ex / np.nansum(ex) if np.nansum(ex) > 0 else ex
+    tested = ref * units >= MIN_COUNT  # the family's labels (mean count per replicate)
+    clt = tested & uses_clt(variance, ref * units * spec.replicates, points)
+    sd = np.sqrt(np.where(np.isfinite(variance), variance, np.nan) / units)
+    found = {}
+    for name, mask in (("sd_clt", clt), ("sd_t", tested & ~clt)):
+        found[name] = float(np.nanmax(sd[mask])) if mask.any() and np.isfinite(sd[mask]).any() else math.nan
+    return found
 
 
 def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
@@ -242,6 +274,15 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
     df = reps - 1 if r["basis"] == "replicates" else reps * units - 1
     r["se"] = sd / math.sqrt(reps)
     r["detectable"] = float(tpower.detectable_bias(r["se"], df, level, power)) if df >= 1 else math.nan
+    r["test"] = "t"
+    if "sd_clt" in r:  # the verdict's own choice per label: z on the known CLT s.e., else t across replicates
+        by_test = {"clt": float(tpower.detectable_bias(r["sd_clt"] / math.sqrt(reps), math.inf, level, power)),
+                   "t": float(tpower.detectable_bias(r["sd_t"] / math.sqrt(reps), df, level, power))
+                   if df >= 1 else math.nan}
+        found = {k: v for k, v in by_test.items() if math.isfinite(v)}
+        if found:
+            r["test"] = max(found, key=found.get)  # the weakest test
+            r["detectable"] = found[r["test"]]
     if stderr:
         r["replicates_for_stderr"] = max(2, math.ceil((sd / stderr) ** 2))
         r["replicates_rule"] = (_rule_replicates(sd, stderr) if r["basis"] == "replicates"
@@ -249,14 +290,18 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         if r["turns_help"]:
             r["turns_for_stderr"] = math.ceil(per * (r["se"] / stderr) ** 2)
     if detectable:
-        if r["basis"] == "replicates":
+        if r["test"] == "clt":  # a known s.e.: no df penalty, sd / sqrt(R) sees lam sd / sqrt(R)
+            lam = float(tpower.detectable_bias(1.0, math.inf, level, power))
+            r["replicates_for_bias"] = max(2, math.ceil((lam * r["sd_clt"] / detectable) ** 2))
+        elif r["basis"] == "replicates":
             r["replicates_for_bias"] = tpower.replicates_for_bias(sd, detectable, level, power)
             lam = float(tpower.detectable_bias(1.0, df, level, power)) if df >= 1 else math.nan
         else:  # games are the unit: df is large whatever the replicates
             lam = float(tpower.detectable_bias(1.0, 10**6, level, power))
             r["replicates_for_bias"] = max(1, math.ceil((lam * sd / detectable) ** 2))
+        se = r["sd_clt"] / math.sqrt(reps) if r["test"] == "clt" else r["se"]
         if r["turns_help"] and math.isfinite(lam):
-            r["turns_for_bias"] = math.ceil(per * (lam * r["se"] / detectable) ** 2)
+            r["turns_for_bias"] = math.ceil(per * (lam * se / detectable) ** 2)
 
 
 def _worst(rows: list[dict[str, Any]], key: str) -> dict[str, Any] | None:
@@ -281,7 +326,7 @@ def _text(spec, rows, m, alpha, power, stderr, detectable) -> list[str]:
     if worst is not None:
         lines.append(f"at {spec.replicates} replicates: largest s.e. {worst['se']:.2g} ({worst['headline']}); "
                      f"{power:.0%} power against a bias of {_worst(rows, 'detectable')['detectable']:.2g} "
-                     f"in it (Holm's {alpha:.0%}/{m})")
+                     f"in it (Holm's {alpha:.0%}/{m}, {PLAN_TEST_TEXT[_worst(rows, 'detectable')['test']]})")
     if stderr:
         need = _worst(rows, "replicates_rule")
         if need is not None:
@@ -324,7 +369,7 @@ def dry_run_lines(spec) -> list[str]:
     points = len(spec.resolved_points())
     some = f", {DRY_RUN_POINTS} of {points} points" if points > DRY_RUN_POINTS else ""
     first = (f"largest s.e. {worst['se']:.2g}; {plan['power']:.0%} power to see a bias of {seen['detectable']:.2g} "
-             f"(Holm's {plan['alpha']:.0%}/{plan['tests']}{some})")
+             f"(Holm's {plan['alpha']:.0%}/{plan['tests']}{some}, {PLAN_TEST_TEXT[seen['test']]})")
     if any(r["source"] == "shuffled decks" for r in rows):
         return [first.replace(")", ", independent decks)"), shuffled]
     return [first, "from the exact CLT variance (upper bounds); more: boardsweep.plan_run(spec, stderr=, "

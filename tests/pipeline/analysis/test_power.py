@@ -45,11 +45,33 @@ def test_the_plan_uses_the_exact_clt_variance_and_says_so():
         r = row["replicates_rule"]  # the precision rule's 90% upper bound at the expected s.e.
         assert sd**2 / r * float(upper_factor(r - 1)) <= 1e-6 < sd**2 / (r - 1) * float(upper_factor(r - 2))
         assert r >= row["replicates_for_stderr"]
+        # every label expects over 500 counts in 4 x 20,000 rolls: the verdict tests it by z on the CLT s.e.
+        assert row["test"] == "clt" and row["sd_clt"] == pytest.approx(sd, rel=1e-12)
         b = row["replicates_for_bias"]
-        seen = [float(power.detectable_bias(sd / math.sqrt(n), n - 1, plan["level"])) for n in (b - 1, b)]
-        assert seen[1] <= 0.01 < seen[0]
+        seen = [float(power.detectable_bias(sd / math.sqrt(n), math.inf, plan["level"])) for n in (b - 1, b)]
+        assert seen[1] <= 0.01 and (b == 2 or 0.01 < seen[0])  # two replicates at least
         assert row["turns_for_stderr"] == math.ceil(20000 * (sd / 2 / 1e-3) ** 2)
-        assert row["detectable"] == pytest.approx(float(power.detectable_bias(sd / 2, 3, plan["level"])))
+        assert row["detectable"] == pytest.approx(float(power.detectable_bias(sd / 2, math.inf, plan["level"])))
+        t_test = float(power.detectable_bias(sd / 2, 3, plan["level"]))  # what was planned before: t, df = 3
+        assert t_test > 5 * row["detectable"]
+    assert "z on the exact CLT s.e." in plan["text"][1]
+
+
+def test_the_plan_uses_the_test_the_verdict_will_use_on_each_label():
+    """Few rolls (4 x 500): no label expects 500 counts, so the verdict
+    t-tests every label across the replicates and the plan plans that; the
+    choice is :func:`clt.uses_clt`'s, the verdict's own."""
+    from boardsweep.pipeline.analysis import clt
+
+    few = {**MONOPOLY, "run": {"replicates": 4, "games": 1, "players": 1, "turns": 500}}
+    plan = plan_run(_spec("monopoly", few))
+    for row in plan["rows"]:
+        assert row["test"] == "t" and math.isnan(row["sd_clt"])
+        assert row["detectable"] == pytest.approx(float(power.detectable_bias(row["sd_t"] / math.sqrt(4), 3,
+                                                                              plan["level"])))
+    assert "t across replicates" in plan["text"][1]
+    assert not clt.uses_clt(1e-3, 0.1 * 4 * 500, 2) and clt.uses_clt(1e-3, 0.1 * 4 * 20000, 2)
+    assert not clt.uses_clt(1e-3, 0.1 * 4 * 20000, clt.CLT_POINTS + 1)  # too many points to solve: t
 
 
 def test_shuffled_decks_plan_replicates_and_say_turns_do_not_help():
