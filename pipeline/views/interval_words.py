@@ -17,17 +17,13 @@ import xarray as xr
 
 from ..analysis.clt import TEST_TEXT
 from ..analysis.dataset import MIN_COUNT
-from ..analysis.intervals import INTERVAL_TEXT
+from ..analysis.intervals import INTERVAL_NAMES, INTERVAL_TEXT
 
 __all__ = ["interval_name", "intervals_of", "noted", "test_name", "test_kind"]
 
-#: Each interval kind in a caption's words.
-NAMES = {
-    "t": "t interval",
-    "skew_t": "skewness-corrected t interval (Hall)",
-    "share": "exact binomial interval",
-    "count": "count interval (the pooled count as Poisson, scaled by the replicates' dispersion)",
-}
+#: Each interval kind in a caption's words (analysis names them; a count interval says how it is made).
+NAMES = {**INTERVAL_NAMES,
+         "count": f"{INTERVAL_NAMES['count']} (the pooled count as Poisson, scaled by the replicates' dispersion)"}
 #: Each interval kind in a terminal legend's words.
 SHORT = {"t": "t interval", "skew_t": "skew-corrected t interval", "share": "exact binomial interval",
          "count": "count interval"}
