@@ -334,7 +334,7 @@ def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, 
     assert rows["rolls"].dtype.kind == "i" and rows["overflow"].sum() == 2
     main(["query", url, "--summary"])
     text = " ".join(capsys.readouterr().out.split())  # as read, not as wrapped
-    assert "mean_rolls ± 95%" in text and "95% t interval" in text and "verdict: " in text
+    assert "mean_rolls ± 95%" in text and "95% skew-corrected t interval" in text and "verdict: " in text
     assert "family-wise 1%" in text and "Holm-adjusted p: " in text
     assert "power: 80% to see a bias of " in text and " in mean_rolls (weakest: " in text \
         and "Holm's 1%/4, over the estimated s.e.'s spread" in text
