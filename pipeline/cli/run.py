@@ -106,7 +106,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if performance_report:
         target.performance_report = performance_report_path(url)
     console = terminal.console()
-    progress.announce(console, request.spec, url, scheduler, target.describe())
+    progress.announce(console, _grouped(request.spec, target), url, scheduler, target.describe())
     bar = progress.TaskBar(console)
     compiling, warming = _warm_up(request.spec, target, bar.compiling)
     from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
@@ -143,6 +143,16 @@ def _print_json(spec, report) -> None:
     click.echo(json_text({"sweep": spec.name, "store": report.store,
                           "run": {name: getattr(report, name) for name in JSON_RUN_FIELDS},
                           **summary_record(ds)}))
+
+
+def _grouped(spec, target):
+    """``spec`` laid out with the replicates per task a new store's run groups
+    automatically (:func:`plan.sizing.auto_block`), for the first line; else itself."""
+    from ..cluster.targets import local_workers
+    from ..plan.sizing import auto_block, groups_replicates
+
+    workers = local_workers(target)
+    return spec.with_block(auto_block(spec, workers)) if groups_replicates(spec, workers) else spec
 
 
 def _warm_up(spec, target, on_compile):
