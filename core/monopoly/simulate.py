@@ -127,8 +127,8 @@ def simulate_rules(
     ch_types = card_types(chance)[1]
     kernel_for(rules.shuffled, players > 1, tables.n_cols == rules.dice_sides ** 2)(
         seed_key(seed), games, players, cp, tables.pair_col, tables.width, tables.t1, tables.t2,
-        cc_types, ch_types, cc_kinds.size, deck_orders is None,
-        deck_advance(cc_types.size, ch_types.size), hist,
+        cc_types, ch_types * cc_kinds.size, deck_orders is None,
+        deck_advance(cc_types.size, ch_types.size), hist, np.zeros(4, dtype=np.uint64),
     )
     return {"counts": hist @ tables.codes, "events": hist @ tables.codes.sum(axis=1),
             "rolls": hist.sum(axis=1)}
