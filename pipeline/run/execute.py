@@ -219,8 +219,9 @@ def _offer_head_start(run: _Run) -> None:
     spec = run.spec
     if (not run.resumed and run.layout.how in (task_layout.GIVEN, task_layout.GROUPED)
             and spec.precision_stderr is None and run.request.max_tasks is None):
+        game = run.warming.stashed(spec.game)  # replicates the warm-up thread simulated early, taken as they are
         run.warming.head_start(plan_tasks(run.laid), lambda task: simulate_task(
-            spec.game, spec.seed, task, spec.run_shape, spec.checkpoints))
+            game, spec.seed, task, spec.run_shape, spec.checkpoints))
     else:
         run.warming.head_start([])
 
