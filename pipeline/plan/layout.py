@@ -99,9 +99,8 @@ def decide(spec: Spec, recorded: Recorded | None, time_replicate: Callable[[floa
     if sizing.groups_replicates(spec, workers):
         block = sizing.auto_block(spec, workers)
         if block > 1:
-            return TaskLayout(block, tuple(spec.task_grid), GROUPED,
-                              f"{block} replicates per task, grouped automatically for {count(workers, 'worker')}; "
-                              "[tasks] replicates_per_task sets it")
+            return TaskLayout(block, tuple(spec.task_grid), GROUPED,  # one short line: a first run's output
+                              f"{block} replicates per task, chosen for {count(workers, 'worker')}")
     return TaskLayout(spec.block, tuple(spec.task_grid), GIVEN)
 
 

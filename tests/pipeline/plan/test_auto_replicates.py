@@ -72,8 +72,7 @@ def test_grouped_replicates_equal_one_per_task_bit_for_bit(tmp_path, cluster2, m
     r2 = run_sweep(spec, str(auto), workers=2, pack=False)
     assert r1.complete and r2.complete
     assert (r1.tasks_run, r1.block, r2.tasks_run, r2.block) == (40, 1, 20, 2)
-    assert r2.calibration == "2 replicates per task, grouped automatically for 2 workers; [tasks] " \
-                             "replicates_per_task sets it"
+    assert r2.calibration == "2 replicates per task, chosen for 2 workers"
     attrs = raw(auto).attrs
     assert attrs["replicates_per_task"] == 2 and json.loads(attrs["spec_canonical"])["tasks"] == {
         "replicates_per_task": 1}
