@@ -20,11 +20,16 @@ times summed over the workers:
 
 Usage::
 
-    python benchmarks/first_run.py [--processes] [--repeat 1]
+    python benchmarks/first_run.py [--processes] [--repeat 1] [--against OLD] [--quickstart-only]
 
 ``--processes`` runs the embedded cluster as worker processes
 (``DASK_BOARDSWEEP__PROCESSES=True``) instead of the default threads, for a
-comparison.  The machine's CPU model and load average are printed: other
+comparison.  ``--against OLD`` measures, in every round, an older version
+too, alternately with this one (``OLD``: a folder holding its ``boardsweep``
+package, e.g. ``git archive REV | tar -x -C OLD/boardsweep``, put first on
+``PYTHONPATH``), each with its own empty numba cache: on a busy machine, a
+before/after pair taken in one run.  ``--quickstart-only`` measures the
+quickstart alone (cold, then warm).  The machine's CPU model and load average are printed: other
 processes on the cores inflate every figure, so record the load with them.
 Each run's CPU time (user + system, its helper processes included) is
 printed too: it is what a loaded machine changes least.
@@ -92,8 +97,10 @@ replicates_per_task = 1
 MANY_SHORT_TASKS = SHORT_TASKS.replace('name = "short"', 'name = "many"').replace("replicates = 1\n", "replicates = 10\n")
 
 GOALS = {  # figure -> (goal, better when larger)
-    "quickstart, empty numba cache (s)": (12.0, False),
-    "quickstart, warm (s)": (4.0, False),
+    "quickstart, empty numba cache (s)": (6.0, False),
+    "quickstart, warm (s)": (1.5, False),
+    "quickstart CPU, empty numba cache (s)": (float("nan"), False),
+    "quickstart CPU, warm (s)": (float("nan"), False),
     "8-task sweep, warm: wall minus kernel time (s)": (1.5, False),
     "parallel efficiency, warm quickstart": (0.8, True),
     "1 -> 2 workers, tasks of 0.1 s (speed-up)": (1.8, True),
@@ -132,7 +139,7 @@ def run(spec: Path, store: Path, env: dict, workers: int | None = None) -> dict:
     return data
 
 
-def measure(tmp: Path, env: dict) -> dict[str, float]:
+def measure(tmp: Path, env: dict, quickstart_only: bool = False) -> dict[str, float]:
     quick_cold = run(QUICKSTART, tmp / "q-cold.zarr", env)
     print(f"  quickstart cold: {quick_cold['command_wall_s']:.2f} s, CPU {quick_cold['command_cpu_s']:.1f} s "
           f"(compiling: {quick_cold.get('warm_s', 0.0):.1f} s while starting, {quick_cold['compile_s']:.1f} s in "
@@ -141,7 +148,16 @@ def measure(tmp: Path, env: dict) -> dict[str, float]:
     quick = run(QUICKSTART, tmp / "q-warm.zarr", env)
     print(f"  quickstart warm: {quick['command_wall_s']:.2f} s, CPU {quick['command_cpu_s']:.1f} s (run_sweep "
           f"{quick['wall_s']:.2f} s, kernel {quick['kernel_s']:.2f} s summed, cache loads "
-          f"{quick.get('warm_s', 0.0):.2f} s while starting and {quick['compile_s']:.2f} s in the tasks)", flush=True)
+          f"{quick.get('warm_s', 0.0):.2f} s while starting and {quick['compile_s']:.2f} s in the tasks; "
+          f"{quick['tasks_total']} simulation tasks)", flush=True)
+    quickstart = {"quickstart, empty numba cache (s)": quick_cold["command_wall_s"],
+                  "quickstart, warm (s)": quick["command_wall_s"],
+                  "quickstart CPU, empty numba cache (s)": quick_cold["command_cpu_s"],
+                  "quickstart CPU, warm (s)": quick["command_cpu_s"],
+                  "parallel efficiency, warm quickstart": quick["kernel_s"] / (max(quick["workers"], 1)
+                                                                               * quick["command_wall_s"])}
+    if quickstart_only:
+        return quickstart
     eight_spec = tmp / "eight.toml"
     eight_spec.write_text(EIGHT_TASKS)
     eight = run(eight_spec, tmp / "eight.zarr", env)
@@ -162,11 +178,8 @@ def measure(tmp: Path, env: dict) -> dict[str, float]:
           f"{many_two['command_wall_s']:.2f} s (kernel {many_one['kernel_s']:.2f} / {many_two['kernel_s']:.2f} s "
           f"summed; CPU {many_one['command_cpu_s']:.1f} / {many_two['command_cpu_s']:.1f} s)", flush=True)
     return {
-        "quickstart, empty numba cache (s)": quick_cold["command_wall_s"],
-        "quickstart, warm (s)": quick["command_wall_s"],
+        **quickstart,
         "8-task sweep, warm: wall minus kernel time (s)": eight_overhead,
-        "parallel efficiency, warm quickstart": quick["kernel_s"] / (max(quick["workers"], 1)
-                                                                     * quick["command_wall_s"]),
         "1 -> 2 workers, tasks of 0.1 s (speed-up)": one["command_wall_s"] / two["command_wall_s"],
         "the same, 240 tasks (speed-up)": many_one["command_wall_s"] / many_two["command_wall_s"],
     }
@@ -176,24 +189,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", action="store_true", help="embedded cluster of worker processes")
     parser.add_argument("--repeat", type=int, default=1, help="measure this many times (each cold run anew)")
+    parser.add_argument("--against", type=Path, default=None, metavar="OLD",
+                        help="also measure the boardsweep package in OLD/boardsweep, alternately")
+    parser.add_argument("--quickstart-only", action="store_true", help="measure the quickstart alone")
     args = parser.parse_args()
     print(f"{cpu_model()}, {os.cpu_count()} cores; load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; embedded cluster: "
           f"{'processes' if args.processes else 'threads (default)'}", flush=True)
-    rounds = []
+    versions = {"this": None, **({"old": args.against.resolve()} if args.against else {})}
+    rounds: dict[str, list] = {name: [] for name in versions}
     for i in range(args.repeat):
-        with tempfile.TemporaryDirectory(prefix="boardsweep-first-run-") as tmp:
-            env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba-cache"), "COLUMNS": "120",
-                   "DASK_BOARDSWEEP__PROCESSES": str(args.processes)}
-            print(f"round {i + 1}:", flush=True)
-            rounds.append(measure(Path(tmp), env))
-    print(f"\n{'figure':<50} {'measured':>16} {'goal':>8}  met")
-    for name, (goal, larger) in GOALS.items():
-        values = [r[name] for r in rounds]
-        best = max(values) if larger else min(values)
-        shown = f"{best:.2f}" if len(values) == 1 else f"{best:.2f} ({min(values):.2f}-{max(values):.2f})"
-        met = best >= goal if larger else best <= goal
-        print(f"{name:<50} {shown:>16} {goal:>8g}  {'yes' if met else 'no'}")
+        for name, path in versions.items():
+            with tempfile.TemporaryDirectory(prefix="boardsweep-first-run-") as tmp:
+                env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba-cache"), "COLUMNS": "120",
+                       "DASK_BOARDSWEEP__PROCESSES": str(args.processes)}
+                if path is not None:
+                    env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+                print(f"round {i + 1}, {name} ({path or ROOT}):", flush=True)
+                rounds[name].append(measure(Path(tmp), env, args.quickstart_only))
+    for name, measured in rounds.items():
+        print(f"\n{name}: {'figure':<44} {'measured':>16} {'goal':>8}  met")
+        for figure, (goal, larger) in GOALS.items():
+            values = [r[figure] for r in measured if figure in r]
+            if not values:
+                continue
+            best = max(values) if larger else min(values)
+            shown = f"{best:.2f}" if len(values) == 1 else f"{best:.2f} ({min(values):.2f}-{max(values):.2f})"
+            met = "-" if goal != goal else ("yes" if (best >= goal if larger else best <= goal) else "no")
+            print(f"{'':{len(name) + 2}}{figure:<44} {shown:>16} {goal:>8g}  {met}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -183,16 +183,6 @@ def _play(rolls, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base
 
 
 @njit(cache=True, inline="always")
-def _counters():
-    """A stream's scratch state, and per lane: player turns ended, their next target, the next checkpoint."""
-    tmp = np.zeros(4, dtype=np.uint64)
-    ended = np.zeros(LANES, dtype=np.int64)
-    target = np.zeros(LANES, dtype=np.int64)
-    k = np.zeros(LANES, dtype=np.int64)
-    return tmp, ended, target, k
-
-
-@njit(cache=True, inline="always")
 def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k):
     """Lane ``lane``'s run is over: lane ``last`` (the last one still playing) takes its place."""
     for i in range(4):  # a loop, not _swap_rows(rng.T): one specialisation less to compile
@@ -236,13 +226,18 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
     """The kernel compiled for these closure constants (see the module docstring)."""
 
     @njit(cache=True, nogil=True)
-    def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_types,
-             n_cc_types, shuffle_decks, adv, out_hist):
+    def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_scaled,
+             shuffle_decks, adv, out_hist, tmp):
         """Play the run; add each game's code histogram at turn ``checkpoints[k]`` to
-        ``out_hist[k]``.  ``adv``: :func:`deck_advance` of the decks' sizes."""
+        ``out_hist[k]``.  ``adv``: :func:`deck_advance` of the decks' sizes;
+        ``ch_scaled``: the Chance cards' types times the Community Chest's
+        types; ``tmp``: a stream's scratch state, 4 words (from numpy: the
+        kernel's own arrays are made here, where the compiler knows that they
+        share no memory with any other; a stream's state passed in would cost
+        runs of few games a fifth of their speed)."""
         n_pairs = pair_col.shape[0]
         lanes = min(LANES, games)
-        n_decks = cc_types.shape[0] * ch_types.shape[0] if shuffled else 0
+        n_decks = cc_types.shape[0] * ch_scaled.shape[0] if shuffled else 0
         rng = np.zeros((4, LANES), dtype=np.uint64)
         hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)  # a lane's codes side by side
         wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
@@ -252,8 +247,9 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
         base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
         head = np.zeros(LANES, dtype=np.int64)
         deck = np.zeros(LANES, dtype=np.int64)
-        tmp, ended, target, k = _counters()  # player turns ended, their next target, the next checkpoint
-        ch_scaled = ch_types * n_cc_types
+        ended = np.zeros(LANES, dtype=np.int64)  # player turns ended, their next target, the next checkpoint
+        target = np.zeros(LANES, dtype=np.int64)
+        k = np.zeros(LANES, dtype=np.int64)
         for lane in range(lanes):
             _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
             target[lane] = checkpoints[0] * players
@@ -265,7 +261,7 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
             _play(block, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base, hist,
                   wait, head, dk, deck, adv, shuffled, several, direct)
             _count_ended(hist, lanes, ended)
-            lane = 0
+            lane = np.int64(0)  # not a literal 0: _start and _swap_rows compile for int64 lanes only
             while lane < lanes:
                 if ended[lane] < target[lane]:
                     lane += 1

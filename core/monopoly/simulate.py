@@ -13,6 +13,8 @@ replay and a simulation can never disagree on the rules.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from numba import njit
 
@@ -68,6 +70,22 @@ def _scripted(tally, turns, long_jail, script, cards, out_counts, out_totals, st
     status[0], status[1], status[2] = _OK, face, card_no
 
 
+@lru_cache(maxsize=128)
+def _deck_arrays(chance: tuple, community: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's deck arguments, made once per pair of decks (a run of a
+    few games paid some 20 microseconds a call for them): each Community
+    Chest card's type, and each Chance card's type times the Community
+    Chest's number of types (:func:`.tables.card_types`).  Read only."""
+    cc_kinds, cc_types = card_types(np.asarray(community))
+    return cc_types, card_types(np.asarray(chance))[1] * cc_kinds.size
+
+
+@lru_cache(maxsize=128)
+def _deck_advance(chance: tuple, community: tuple) -> np.ndarray:
+    """:func:`.kernel.deck_advance` of the decks' sizes, made once per pair of decks.  Read only."""
+    return deck_advance(len(community), len(chance))
+
+
 def _check_checkpoints(checkpoints: np.ndarray, turns: int) -> np.ndarray:
     cp = np.asarray(checkpoints, dtype=np.int64)
     if cp.ndim != 1 or cp.size == 0 or np.any(np.diff(cp) <= 0) or cp[0] < 1 or cp[-1] > turns:
@@ -120,15 +138,12 @@ def simulate_rules(
             rules.chance_cards
         ):
             raise ValueError("deck_orders must be permutations of the rules' decks")
-    tables = transition_tables(rules.dice_sides, rules.long_jail, rules.tally_code, rules.shuffled,
-                               tuple(chance.tolist()), tuple(community.tolist()))
+    decks = tuple(chance.tolist()), tuple(community.tolist())
+    tables = transition_tables(rules.dice_sides, rules.long_jail, rules.tally_code, rules.shuffled, *decks)
     hist = np.zeros((cp.size, tables.codes.shape[0]), dtype=np.int64)
-    cc_kinds, cc_types = card_types(community)
-    ch_types = card_types(chance)[1]
     kernel_for(rules.shuffled, players > 1, tables.n_cols == rules.dice_sides ** 2)(
         seed_key(seed), games, players, cp, tables.pair_col, tables.width, tables.t1, tables.t2,
-        cc_types, ch_types, cc_kinds.size, deck_orders is None,
-        deck_advance(cc_types.size, ch_types.size), hist,
+        *_deck_arrays(*decks), deck_orders is None, _deck_advance(*decks), hist, np.zeros(4, dtype=np.uint64),
     )
     return {"counts": hist @ tables.codes, "events": hist @ tables.codes.sum(axis=1),
             "rolls": hist.sum(axis=1)}

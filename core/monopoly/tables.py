@@ -75,10 +75,9 @@ def _decode(state):
 
 
 @njit(cache=True, nogil=True)
-def _throw_keys(n, long_jail):
-    """Key of every (state, throw column): what the throw leaves for the landing."""
-    n_cols = 4 * n - 2
-    keys = np.zeros((N_STATES, n_cols), dtype=np.int64)  # not np.full: one numba overload less to compile
+def _throw_keys(n_cols, long_jail, keys):
+    """Key of every (state, throw column) into ``keys`` (N_STATES, ``n_cols``):
+    what the throw leaves for the landing."""
     for state in range(N_STATES):
         sq, jail_throws, doubles = _decode(state)
         for col in range(n_cols):
@@ -88,7 +87,6 @@ def _throw_keys(n, long_jail):
                 continue
             to, jt, d, dbl = throw(sq, jail_throws, doubles, steps, double, long_jail)
             keys[state, col] = ((to * 3 + jt) * 3 + d) * 2 + dbl
-    return keys
 
 
 @njit(cache=True, nogil=True)
@@ -125,21 +123,18 @@ def _outcome(key, tally, cards, counted):
 
 
 @njit(cache=True, nogil=True)
-def _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds):
-    """Outcomes of every landing key over every card outcome: next state, flags
-    (ends, CC advanced, CH advanced as bits 0..2), counted locations; and
-    whether the key draws cards at all."""
-    n_out = cc_kinds.shape[0] * ch_kinds.shape[0] if shuffled else width
-    nxt = np.zeros((_N_KEYS, n_out), dtype=np.int64)
-    flags = np.zeros((_N_KEYS, n_out), dtype=np.int64)
-    counted = np.zeros((_N_KEYS, n_out), dtype=np.int64)
-    draws = np.zeros(_N_KEYS, dtype=np.bool_)
-    buf = np.zeros(MAX_COUNTED, dtype=np.int64)
-    cards = np.zeros(2, dtype=np.int64)
-    present = np.zeros(_N_KEYS, dtype=np.bool_)  # a mask, not np.unique: sorting took seconds to compile
-    for key in keys.ravel():
-        if key >= 0:
-            present[key] = True
+def _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds, nxt, flags, counted, draws, work):
+    """Outcomes of every landing key over every card outcome (``n_out``, the
+    columns of ``nxt``): next state ``nxt``, ``flags`` (ends, CC advanced, CH
+    advanced as bits 0..2), ``counted`` locations; and whether the key
+    ``draws`` cards at all.  ``work``: (counted buffer, cards drawn, keys
+    present), zeroed.  Every array comes from :func:`_landing_arrays`."""
+    n_out = nxt.shape[1]
+    buf, cards, present = work  # present: a mask, not np.unique (sorting took seconds to compile)
+    for state in range(keys.shape[0]):  # not keys.ravel(): one numba overload less to compile
+        for col in range(keys.shape[1]):
+            if keys[state, col] >= 0:
+                present[keys[state, col]] = True
     for key in range(_N_KEYS):
         if not present[key]:
             continue
@@ -154,7 +149,14 @@ def _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds):
             advanced_cc = used >= 2 or (used == 1 and KIND[square] == CC)
             nxt[key, j], counted[key, j] = state, code
             flags[key, j] = ends + 2 * advanced_cc + 4 * advanced_ch
-    return nxt, flags, counted, draws
+
+
+def _landing_arrays(n_out: int) -> tuple:
+    """:func:`_landing_rows`' arrays, zeroed, made with numpy (numba then
+    compiles no allocation for them): ``nxt``, ``flags``, ``counted`` (keys,
+    ``n_out``) int64, ``draws`` (keys,) bool, and its work arrays."""
+    return (*np.zeros((3, _N_KEYS, n_out), dtype=np.int64), np.zeros(_N_KEYS, dtype=np.bool_),
+            (np.zeros(MAX_COUNTED, dtype=np.int64), np.zeros(2, dtype=np.int64), np.zeros(_N_KEYS, dtype=np.bool_)))
 
 
 def _counts_matrix(encoded: np.ndarray) -> np.ndarray:
@@ -173,14 +175,17 @@ def transition_tables(n: int, long_jail: bool, tally: int, shuffled: bool,
     """The :class:`Tables` of a rule variant (decks as tuples of card codes)."""
     ch, cc = np.array(chance, dtype=np.int64), np.array(community, dtype=np.int64)
     width = 1 if shuffled else int(np.lcm.reduce([len(cc), len(ch), len(ch) * len(cc)]))
-    keys = _throw_keys(n, long_jail)
+    keys = np.zeros((N_STATES, 4 * n - 2), dtype=np.int64)
+    _throw_keys(keys.shape[1], long_jail, keys)
     a, b = np.divmod(np.arange(n * n), n)
     pair_col = (a + b) * 2 + (a == b)
     if n * n <= _DIRECT:  # one column per ordered pair: the kernel skips pair_col
         keys, pair_col = keys[:, pair_col], np.arange(n * n)
     n_cols = keys.shape[1]
-    nxt, flags, counted, draws = _landing_rows(
-        keys, tally, width, shuffled, cc, ch, card_types(cc)[0], card_types(ch)[0])
+    cc_kinds, ch_kinds = card_types(cc)[0], card_types(ch)[0]
+    arrays = _landing_arrays(cc_kinds.size * ch_kinds.size if shuffled else width)
+    _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds, *arrays)
+    nxt, flags, counted, draws = arrays[:4]
     encoded = np.unique(counted)  # sorted; the inverse by binary search (return_inverse argsorts: 10x slower)
     code = 2 * np.searchsorted(encoded, counted) + (flags & 1)
     if nxt.max() * n_cols >= 1 << _USED or code.max() >= 1 << 31 - _CODE:

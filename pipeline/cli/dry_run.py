@@ -28,6 +28,7 @@ def print_plan(spec, url: str, target) -> None:
     from ..plan.tasks import task_count
     from ..views.progress import exact_words
     from ..run.calibration import CALIBRATION_POINTS, time_here
+    from ..cluster.targets import local_workers
     from ..store.owner import check_location
 
     check_location(url)  # the run's own refusal of a location it cannot write, before anything is said
@@ -38,9 +39,10 @@ def print_plan(spec, url: str, target) -> None:
     axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
     click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
     timed = time_here(spec)
-    layout = task_layout.decide(spec, recorded, lambda budget: (timed.slowest, min(timed.points, CALIBRATION_POINTS)))
+    layout = task_layout.decide(spec, recorded, lambda budget: (timed.slowest, min(timed.points, CALIBRATION_POINTS)),
+                                local_workers(target))
     laid = layout.apply(spec)
-    how = {task_layout.AUTOMATIC: " (chosen automatically)",
+    how = {task_layout.AUTOMATIC: " (chosen automatically)", task_layout.GROUPED: " (grouped automatically)",
            task_layout.RECORDED: " (as recorded in the store)" if layout.note else ""}.get(layout.how, "")
     first = " (the first round)" if spec.precision_stderr is not None else ""
     click.echo(f"  replicates:  {spec.replicates} per point{first}"

@@ -106,9 +106,9 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if performance_report:
         target.performance_report = performance_report_path(url)
     console = terminal.console()
-    progress.announce(console, request.spec, url, scheduler, target.describe())
+    progress.announce(console, _grouped(request.spec, target), url, scheduler, target.describe())
     bar = progress.TaskBar(console)
-    compiling, warming = _warm_up(request.spec, target, bar.compiling)
+    compiling, warming = _warm_up(request, url, target, bar.compiling)
     from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
 
     interrupt.keeps(f"the finished tasks, in {url},")
@@ -145,12 +145,58 @@ def _print_json(spec, report) -> None:
                           **summary_record(ds)}))
 
 
-def _warm_up(spec, target, on_compile):
-    """(``on_compile`` made to tell once, the warm-up): the kernels of
-    ``spec`` loaded or compiled in a thread from now on (:class:`warm.WarmUp`)
-    when the run's workers will be threads of this process, else None."""
+def _grouped(spec, target):
+    """``spec`` laid out with the replicates per task a new store's run groups
+    automatically (:func:`plan.sizing.auto_block`), for the first line; else itself."""
+    from ..cluster.targets import local_workers
+    from ..plan.sizing import auto_block, groups_replicates
+
+    workers = local_workers(target)
+    return spec.with_block(auto_block(spec, workers)) if groups_replicates(spec, workers) else spec
+
+
+def _warm_up(request, url: str, target, on_compile):
+    """(``on_compile`` made to tell once, the warm-up): the kernels of the
+    request's spec loaded or compiled in a thread from now on, then the
+    head start's first replicates simulated (:class:`warm.WarmUp`,
+    :func:`_early`), when the run's workers will be threads of this
+    process, else None."""
     from ..cluster.targets import threads_here
     from ..run.warm import WarmUp, once
 
     told = once(on_compile)
-    return told, (WarmUp(spec, told) if threads_here(target) else None)
+    if not threads_here(target):
+        return told, None
+    return told, WarmUp(request.spec, told, _early(request, url, target))
+
+
+#: Replicates the warm-up thread may simulate before the run offers it the tasks of a new store.
+EARLY_REPLICATES = 256
+
+
+def _early(request, url: str, target) -> list | None:
+    """(parameters, seed) of the replicates the head start's first tasks hold
+    (the last tasks, last first, as it takes them), where the run will
+    create its store in a local folder that is not there yet and lays out
+    its tasks without timing a replicate (given, or replicates grouped);
+    else None.  At most :data:`EARLY_REPLICATES`."""
+    import os
+    from itertools import islice
+
+    from ..cluster.targets import local_workers
+    from ..plan import layout as task_layout
+    from ..plan.sizing import groups_points
+    from ..plan.tasks import plan_tasks, replicate_seed, task_count
+
+    spec = request.spec
+    if (request.extend or request.max_tasks is not None or spec.precision_stderr is not None
+            or spec.task_seconds is not None or groups_points(spec)
+            or "://" in url or "::" in url or os.path.lexists(url)):
+        return None
+    chosen = task_layout.decide(spec, None, lambda budget: (0.0, 0), local_workers(target))
+    laid = chosen.apply(spec)
+    if task_count(laid) > EARLY_REPLICATES:
+        return None
+    replicates = ((params, replicate_seed(spec.seed, params, r))
+                  for task in reversed(plan_tasks(laid)) for _, params, reps in task.cells for r in reps)
+    return list(islice(replicates, EARLY_REPLICATES))

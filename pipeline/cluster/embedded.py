@@ -67,7 +67,7 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
     one_each = {"distributed.scheduler.worker-saturation": 1.0} if processes else {}
     with dask.config.set(one_each):
         cluster = LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
+            n_workers=workers or os.cpu_count() or 1,  # as targets.local_workers counts them
             threads_per_worker=1,
             processes=processes,
             memory_limit="auto" if processes else 0,  # threads share one process: no per-worker limit

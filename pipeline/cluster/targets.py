@@ -7,10 +7,11 @@ ADDRESS``, with :func:`tls_security` for TLS), worker jobs on a batch system
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Target", "tls_security", "threads_here", "START_TIMEOUT_S"]
+__all__ = ["Target", "tls_security", "local_workers", "threads_here", "START_TIMEOUT_S"]
 
 #: Default seconds to wait for the first worker (a batch job, or one joining a scheduler) before giving up.
 START_TIMEOUT_S = 300.0
@@ -73,6 +74,14 @@ def tls_security(ca_file: str, cert: str, key: str):
     return Security(
         tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True
     )
+
+
+def local_workers(target: Target) -> int | None:
+    """Workers of the embedded cluster ``target`` starts (``--workers``, else
+    one per CPU), None where they are a scheduler's or a batch system's."""
+    if target.client is not None or target.scheduler or target.batch:
+        return None
+    return target.workers or os.cpu_count() or 1
 
 
 def threads_here(target: Target) -> bool:

@@ -23,10 +23,11 @@ from ..words import count
 if TYPE_CHECKING:
     from ..spec.parse import Spec
 
-__all__ = ["TaskLayout", "Recorded", "decide", "GIVEN", "AUTOMATIC", "CALIBRATED", "RECORDED"]
+__all__ = ["TaskLayout", "Recorded", "decide", "GIVEN", "GROUPED", "AUTOMATIC", "CALIBRATED", "RECORDED"]
 
-#: How a layout was chosen (:attr:`TaskLayout.how`).
-GIVEN, AUTOMATIC, CALIBRATED, RECORDED = "given", "automatic", "calibrated", "recorded"
+#: How a layout was chosen (:attr:`TaskLayout.how`); GROUPED: replicates grouped
+#: automatically, known before anything is timed (:func:`sizing.auto_block`).
+GIVEN, GROUPED, AUTOMATIC, CALIBRATED, RECORDED = "given", "grouped", "automatic", "calibrated", "recorded"
 
 
 @dataclass(frozen=True)
@@ -67,16 +68,19 @@ class TaskLayout:
         return spec.with_block(self.block, grid_chunks=self.grid_chunks)
 
 
-def decide(spec: Spec, recorded: Recorded | None, time_replicate: Callable[[float], tuple[float, int]]) -> TaskLayout:
-    """The task layout of a run of ``spec``: the store's where it resumes one
-    (``recorded``), else the spec's, calibrated or chosen automatically from
+def decide(spec: Spec, recorded: Recorded | None, time_replicate: Callable[[float], tuple[float, int]],
+           workers: int | None = None) -> TaskLayout:
+    """The task layout of a run of ``spec`` on ``workers`` workers (None: not
+    known before the run): the store's where it resumes one (``recorded``),
+    else the spec's, calibrated or chosen automatically from
     ``time_replicate(budget)`` -> (seconds one replicate takes, grid points
     timed), called at most once.
 
     ``[tasks] seconds`` :math:`T`: :math:`b = \\min(R, \\lfloor T/s \\rfloor)`
     replicates per task, then as many grid points as fit (:func:`tasks.task_shape`);
     a large grid that says nothing groups its points into tasks of about
-    :data:`sizing.AUTO_TASK_S` (:func:`sizing.auto_task_grid`)."""
+    :data:`sizing.AUTO_TASK_S` (:func:`sizing.auto_task_grid`); a smaller one
+    that says nothing groups its replicates (:func:`sizing.auto_block`)."""
     if recorded is not None:
         return _resumed(spec, recorded)
     if spec.task_seconds is not None:
@@ -92,14 +96,21 @@ def decide(spec: Spec, recorded: Recorded | None, time_replicate: Callable[[floa
         return _noted(layout, f"{count(layout.points_per_task, 'grid point')} x {count(spec.block, 'replicate')} "
                               f"per task, chosen automatically: one replicate takes {seconds:.3g} s on a worker "
                               f"(the slowest of {timed} grid points); [tasks] points_per_task sets it")
+    if sizing.groups_replicates(spec, workers):
+        block = sizing.auto_block(spec, workers)
+        if block > 1:
+            return TaskLayout(block, tuple(spec.task_grid), GROUPED,  # one short line: a first run's output
+                              f"{block} replicates per task, chosen for {count(workers, 'worker')}")
     return TaskLayout(spec.block, tuple(spec.task_grid), GIVEN)
 
 
 def _resumed(spec: Spec, recorded: Recorded) -> TaskLayout:
     """The layout of a store being resumed: its grid chunks (a grown axis keeps
-    them), and with ``[tasks] seconds`` its recorded replicates per task."""
+    them), and with ``[tasks] seconds`` or replicates grouped automatically
+    its recorded replicates per task (a spec of the same identity that names
+    them made the same block)."""
     chunks = tuple(int(g) for g in recorded.grid_chunks)
-    if spec.task_seconds is not None and recorded.block is not None:
+    if recorded.block is not None and (spec.task_seconds is not None or recorded.block != spec.block):
         block = max(1, min(int(recorded.block), spec.replicates))
         return TaskLayout(block, chunks, RECORDED,
                           f"{recorded.block} replicates and {int(np.prod(chunks, dtype=np.int64))} grid points per "

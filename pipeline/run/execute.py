@@ -37,7 +37,7 @@ from typing import Callable
 
 from ..cluster.client import Target, connect
 from ..cluster.dashboard import dashboard_link
-from ..cluster.targets import threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from ..cluster.targets import local_workers, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from ..errors import BoardsweepError, StoreUnreachable, TasksFailed
 from . import growth as grow
 from ..plan import layout as task_layout, precision, sizing
@@ -180,7 +180,8 @@ def _run_locked(run: _Run) -> RunReport:
     """The run itself, with the store's lock held."""
     _start_warming(run)
     run.layout = task_layout.decide(run.spec, recorded_layout(run.spec, run.st.attrs) if run.resumed else None,
-                                    lambda budget: time_on_worker(run.spec, budget, run.client))
+                                    lambda budget: time_on_worker(run.spec, budget, run.client),
+                                    local_workers(run.request.target))
     run.laid = run.layout.apply(run.spec)
     _offer_head_start(run)
     relaid, repaired, done, exact_done, tasks, finished = _prepare_while_cluster_starts(run)
@@ -211,14 +212,16 @@ def _start_warming(run: _Run) -> None:
 
 def _offer_head_start(run: _Run) -> None:
     """Offer the warm-up thread every task of a new store whose layout the spec
-    gives (a calibrated, automatic or precision-driven plan is not known yet)."""
+    gives or whose replicates are grouped (a calibrated, automatic or
+    precision-driven plan is not known yet)."""
     if run.warming is None:
         return
     spec = run.spec
-    if (not run.resumed and run.layout.how == task_layout.GIVEN and spec.precision_stderr is None
-            and run.request.max_tasks is None):
+    if (not run.resumed and run.layout.how in (task_layout.GIVEN, task_layout.GROUPED)
+            and spec.precision_stderr is None and run.request.max_tasks is None):
+        game = run.warming.stashed(spec.game)  # replicates the warm-up thread simulated early, taken as they are
         run.warming.head_start(plan_tasks(run.laid), lambda task: simulate_task(
-            spec.game, spec.seed, task, spec.run_shape, spec.checkpoints))
+            game, spec.seed, task, spec.run_shape, spec.checkpoints))
     else:
         run.warming.head_start([])
 

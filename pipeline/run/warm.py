@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -31,7 +32,7 @@ from ...core.games import Game
 from ..plan.tasks import replicate_seed
 from ..spec.parse import Spec
 
-__all__ = ["WARM_POINTS", "WarmUp", "warm_points", "warm_kernels", "CompileClock", "COMPILE_CLOCK",
+__all__ = ["WARM_POINTS", "EARLY_BYTES", "WarmUp", "warm_points", "warm_kernels", "CompileClock", "COMPILE_CLOCK",
            "COMPILING_TOPIC", "once"]
 
 #: Grid points whose kernels are warmed at most (in grid order).
@@ -39,6 +40,9 @@ WARM_POINTS = 16
 
 #: Dask event topic of the first numba compilation in a worker (message: the worker's name).
 COMPILING_TOPIC = "boardsweep-compiling"
+
+#: Bytes of outputs the warm-up thread keeps of the replicates it simulates early (:class:`WarmUp`).
+EARLY_BYTES = 64 * 2**20
 
 
 class CompileClock(event.Listener):
@@ -159,12 +163,22 @@ class WarmUp:
     until the run claims the rest for its workers (:meth:`claim`); it keeps the
     results in memory for the run to write (:meth:`head_results`).
 
+    Until that offer, the thread simulates ``early`` replicates ((grid point's
+    parameters, seed) each: those the head start's first tasks hold, where
+    the command expects a new store), one after the other while Dask, xarray
+    and zarr are imported, and keeps their outputs (at most
+    :data:`EARLY_BYTES`); the head start's tasks take them instead of
+    simulating them again (:meth:`stashed`).  A replicate's outputs depend
+    only on its point and seed, so whatever tasks the run offers, a kept
+    replicate is the one they would compute; those no task takes are dropped.
+
     A context: leaving it stops the thread after the point or task under
     way, and waits for it unless the run is being interrupted or the
     warm-up was abandoned.  The thread is a daemon, as Dask's worker threads
     are: Ctrl-C never waits for a compilation."""
 
-    def __init__(self, spec: Spec, on_compile: Callable[[], None] | None = None) -> None:
+    def __init__(self, spec: Spec, on_compile: Callable[[], None] | None = None,
+                 early: list[tuple[dict, object]] | None = None) -> None:
         self.stop, self.seconds, self.wait = threading.Event(), [0.0], True
         self.spans: list[tuple[float, float]] = []  # when the warm-up compiled (:meth:`CompileClock.spans`)
         self._offer = threading.Condition()
@@ -176,6 +190,8 @@ class WarmUp:
         self._simulate: Callable | None = None  # a task -> (arrays, record), given with the tasks
         self._since = 0.0  # when the task under way started (time.monotonic())
         self._axes = tuple(spec.axes)
+        self._stash: dict[tuple, tuple[dict, float]] = {}  # an early replicate's seed -> (outputs, seconds)
+        self._early = (spec.game, early or [], spec.run_shape, spec.checkpoints)
         warm = (spec.game, spec.seed, [p for _, p in spec.resolved_points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
                 self.stop, on_compile)
         self.thread = threading.Thread(target=self._work, args=(warm,), name="boardsweep-warm", daemon=True)
@@ -185,19 +201,58 @@ class WarmUp:
         mark = COMPILE_CLOCK.count()
         self.seconds.append(warm_kernels(*warm))
         self.spans = COMPILE_CLOCK.spans(mark)
+        self._ahead(*self._early)
         while True:
             with self._offer:
                 while self._tasks is None and not (self._closed or self.stop.is_set()):
                     self._offer.wait()
                 if self._closed or self.stop.is_set() or not self._tasks:
+                    self._stash.clear()  # what no task of the head start took
                     return
                 task = self._tasks.pop()
                 self.taken.append(task)
                 self._since = time.monotonic()
             try:
-                self.results.append((task, *self._simulate(task)))
+                used = self._used
+                arrays, record = self._simulate(task)
+                self.results.append((task, arrays, {**record, "kernel_s": record["kernel_s"] + self._used - used}))
             except BaseException as exc:  # noqa: BLE001 - sys.exit() too: the run reports it as a worker's failure
                 self.errors.append((task, contained(exc)))
+
+    _used = 0.0  # seconds of the early replicates the head start took (counted as its tasks' kernel time)
+
+    def _ahead(self, game: Game, early: list, run_shape: dict, checkpoints: np.ndarray) -> None:
+        """Simulate the ``early`` replicates, keeping their outputs, until the
+        run offers its tasks (or stops the thread), or :data:`EARLY_BYTES` are kept."""
+        kept = 0
+        for params, seed in early:
+            with self._offer:
+                if self._tasks is not None or self._closed or self.stop.is_set():
+                    break
+            t0 = time.perf_counter()
+            try:
+                outputs = game.simulate(params, seed, run_shape, checkpoints)
+            except BaseException:  # noqa: BLE001, S112 - sys.exit() too: the task that runs it reports it
+                continue
+            self._stash[_seed_key(seed)] = (outputs, time.perf_counter() - t0)
+            kept += sum(np.asarray(v).nbytes for v in outputs.values())
+            if kept >= EARLY_BYTES:
+                break
+
+    def stashed(self, game: Game) -> Game:
+        """``game``, whose ``simulate`` gives a replicate this thread simulated
+        early (:meth:`_ahead`) instead of simulating it again: for the head
+        start's tasks, which run in this thread."""
+        simulate = game.simulate
+
+        def from_stash(params: dict, seed, run_shape: dict, checkpoints: np.ndarray) -> dict:
+            found = self._stash.pop(_seed_key(seed), None)
+            if found is None:
+                return simulate(params, seed, run_shape, checkpoints)
+            self._used += found[1]
+            return found[0]
+
+        return replace(game, simulate=from_stash)
 
     def head_start(self, tasks: list, simulate: Callable | None = None) -> None:
         """Offer ``tasks`` (every task of a new store, in order; ``[]``: none)
@@ -271,6 +326,11 @@ class WarmUp:
             from ..cluster.settings import task_timeout
 
             self.thread.join(task_timeout())
+
+
+def _seed_key(seed) -> tuple:
+    """A replicate's seed (a SeedSequence, :func:`plan.tasks.replicate_seed`) as a dict key."""
+    return tuple(np.atleast_1d(seed.entropy).tolist()), tuple(seed.spawn_key)
 
 
 def once(callback: Callable[[], None] | None) -> Callable[[], None] | None:

@@ -118,6 +118,12 @@ class Spec:
         run that creates the store of a large grid chooses the grid points per
         task itself (:func:`boardsweep.pipeline.plan.sizing.groups_points`) and
         records them in the store, not in the spec's identity.
+    auto_block : bool
+        The spec gives neither ``[tasks] replicates_per_task`` nor ``seconds``:
+        a run that creates its store on a known number of workers may group
+        replicates into tasks (:func:`boardsweep.pipeline.plan.sizing.groups_replicates`);
+        its identity says 1 replicate per task whatever the run chose
+        (:meth:`with_block` keeps the spec's identity).
     grid_chunks : tuple of int or None
         ``None`` in a parsed spec: the grid points per task along each axis
         come from ``points_per_task``; set only in a spec laid out for the
@@ -152,6 +158,7 @@ class Spec:
     task_seconds: float | None = None
     points_per_task: int = 1
     auto_points: bool = False
+    auto_block: bool = False
     grid_chunks: tuple[int, ...] | None = None
     precision_stderr: float | None = None
     max_replicates: int | None = None
@@ -234,7 +241,9 @@ class Spec:
         changes: dict[str, Any] = {"block": max(1, min(int(block), self.replicates))}
         if grid_chunks is not None:
             changes["grid_chunks"] = tuple(int(g) for g in grid_chunks)
-        return self.replaced(**changes)
+        laid = self.replaced(**changes)
+        laid.__dict__["canonical_data"] = self.canonical_data  # the same sweep: its identity is the spec's
+        return laid
 
     @property
     def task_grid(self) -> tuple[int, ...]:

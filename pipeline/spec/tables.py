@@ -98,13 +98,14 @@ class Tables:
         checkpoints = self.parse_checkpoints(game, run_shape)
         block, points, seconds = self.parse_tasks(replicates)
         auto = not {"points_per_task", "seconds"} & set(self.table("tasks"))
+        auto_block = not {"replicates_per_task", "seconds"} & set(self.table("tasks"))
         stderr, most = self.parse_precision(replicates, game)
         fields = dict(
             source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
             checkpoints=checkpoints, block=block, store=self.string("store", False),
             description=self.string("description", False) or "", task_seconds=seconds,
-            points_per_task=points, auto_points=auto,
+            points_per_task=points, auto_points=auto, auto_block=auto_block,
             precision_stderr=stderr, max_replicates=most, storage_options=self.parse_storage_options(),
         )
         resolved = self.check_points(game, fixed, grid)

@@ -4,9 +4,12 @@ jitted closure's cache key changed from process to process)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+
+import pytest
 
 RUN = """
 from boardsweep.core.monopoly.rules import Rules
@@ -29,3 +32,42 @@ def test_a_new_process_loads_the_kernel_from_the_cache():
     saved = [line for line in log.splitlines() if "data saved" in line]
     assert any("run_kernel" in line for line in loaded), log[-2000:]
     assert saved == [], saved
+
+
+FIRST_RUN = """
+import json
+from numba.core import event
+from boardsweep.core.monopoly.rules import Rules
+from boardsweep.core.monopoly.simulate import simulate_rules
+
+compiled, within = [], []
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        within.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    def on_end(self, ev):
+        compiled.append((within.pop(), list(within)))
+
+event.register("numba:compile", Listener())
+for deck in ("independent", "shuffled_cycle"):
+    simulate_rules(Rules(dice_sides=6, deck_policy=deck), 0, 40, 1, 50)
+print(json.dumps(compiled))
+"""
+
+
+@pytest.mark.slow
+def test_a_first_run_compiles_each_helper_once_and_no_table_allocations(tmp_path):
+    """Issue 44: an empty cache, both deck policies (more than 32 games: lanes
+    retire and restart).  Each helper of the kernel compiles for int64 lanes
+    only (a literal lane 0 compiled ``_start`` and ``_swap_rows`` again), and
+    the tables' builders compile no numba allocation of their own (numpy
+    makes their arrays: about 0.1 s of a first run for each)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    out = subprocess.run([sys.executable, "-c", FIRST_RUN], capture_output=True, text=True, env=env, check=True)
+    compiled = json.loads(out.stdout.splitlines()[-1])
+    names = [name for name, _ in compiled]
+    assert names.count("_start") == 1 and names.count("_swap_rows") == 2, names  # int64 and int16 rows
+    assert names.count("run_kernel.<locals>._run") == 2, names
+    tables = [name for name, outer in compiled if {"_throw_keys", "_landing_rows"} & set(outer)]
+    assert not [name for name in tables if name.startswith("ol_") or "allocate" in name], tables

@@ -26,6 +26,8 @@ def test_canonical_gives_a_copy_to_change(toy_spec_text):
 def test_a_changed_spec_has_its_own_canonical_data(toy_spec_text):
     spec = parse_spec(toy_spec_text)
     before = spec.canonical_json()
-    other = spec.with_block(1)
+    other = spec.replaced(block=1)
     assert other.canonical_data["tasks"]["replicates_per_task"] == 1
     assert spec.canonical_data["tasks"]["replicates_per_task"] == 2 and spec.canonical_json() == before
+    laid = spec.with_block(1)  # the same sweep laid out otherwise (issue 44): its identity is the spec's
+    assert laid.block == 1 and laid.canonical_json() == before
