@@ -67,7 +67,7 @@ def _overview(out: Console, ds, store: str, budget: int) -> None:
     if grid_size(ds) <= BLOCK_POINTS:
         print_overview(out, ds, store, budget, every_row=_every_row(store))
         return
-    shown = run_overview(ds, max(3, budget), _with_asked(ds, shown_points), most=BLOCK_POINTS)
+    shown = run_overview(ds, max(3, budget), _with_asked(ds, shown_points), most=BLOCK_POINTS, url=store)
     print_overview(out, shown.ds, store, budget, every_row=_every_row(store), found=shown.found,
                    verdict=shown.verdict, points=shown.points)
 
