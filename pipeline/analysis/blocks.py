@@ -17,8 +17,8 @@ its raw p is below ``alpha`` (the only rows kept with their labels).
 every block, and the estimates of the few points shown, as
 :func:`headlines.verdict` and :func:`headlines.estimates` give them.  A
 packed store keeps its verdict once computed (:func:`kept_verdict`; the
-store's :mod:`~boardsweep.pipeline.store.kept`): a run with nothing to do,
-``query --summary`` and ``report`` read it back instead of every cell.
+store's :mod:`~boardsweep.pipeline.store.kept`): a run with nothing to do
+and ``query --summary`` read it back instead of every cell.
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINT
     the store keeps it under its present key (:func:`store.summary_key`),
     else computed and kept there where the store is packed (the family's
     sorted p-values kept beside it; their Holm-adjusted ones made again)."""
-    depends = f"{KEPT_SCHEME} boardsweep {source_revision()} alpha {headlines.ALPHA}"
+    depends = f"{KEPT_SCHEME} boardsweep {source_revision()} alpha {headlines.ALPHA}" if url is not None else ""
     key = summary_key(url, depends) if url is not None else None
     found = read_summary(url, key) if key is not None else None
     if found is not None:

@@ -60,30 +60,16 @@ def run_summary(out: Console, report: RunReport) -> None:
 def _overview(out: Console, ds, store: str, budget: int) -> None:
     """The headline tables and the verdict; a grid of more than a block's
     points block by block (:func:`boardsweep.pipeline.analysis.blocks.run_overview`)."""
-    from .overview import print_overview, shown_points
+    from .overview import print_overview, shown_points, with_asked
     from ..analysis.blocks import BLOCK_POINTS, run_overview
     from ..analysis.dataset import grid_size
 
     if grid_size(ds) <= BLOCK_POINTS:
         print_overview(out, ds, store, budget, every_row=_every_row(store))
         return
-    shown = run_overview(ds, max(3, budget), _with_asked(ds, shown_points), most=BLOCK_POINTS, url=store)
+    shown = run_overview(ds, max(3, budget), with_asked(ds, shown_points), most=BLOCK_POINTS, url=store)
     print_overview(out, shown.ds, store, budget, every_row=_every_row(store), found=shown.found,
                    verdict=shown.verdict, points=shown.points)
-
-
-def _with_asked(ds, shown_points):
-    """``shown_points`` and the grid points the spec's ``[answer]`` asks (at
-    most :data:`overview.ANSWER_ROWS`): the asked rows are read and shown
-    whatever the cut, on a grid summarised block by block too."""
-    from .overview import ANSWER_ROWS
-    from ..analysis.answer import answer_of, asked_flat
-
-    answer = answer_of(ds)
-    if answer is None or not answer.given:
-        return shown_points
-    asked = asked_flat(ds, answer)[:ANSWER_ROWS]
-    return lambda verdict, points, rows: sorted(set(shown_points(verdict, points, rows)) | set(asked))
 
 
 #: Lines a run prints before its summary: the banner (2), a precision line,

@@ -55,11 +55,10 @@ def _print_blocks(ds, fmt: str, every: bool, store: str) -> None:
     import dask
 
     from ..analysis import blocks, headlines
-    from .display import _with_asked
-    from .overview import MAX_LINES, print_overview, shown_points
+    from .overview import MAX_LINES, print_overview, shown_points, with_asked
 
     if fmt == "table" and not every:
-        shown = blocks.run_overview(ds, MAX_LINES, _with_asked(ds, shown_points), url=store)
+        shown = blocks.run_overview(ds, MAX_LINES, with_asked(ds, shown_points), url=store)
         print_overview(console(), shown.ds, store, MAX_LINES, every_row=_every_row(store), found=shown.found,
                        verdict=shown.verdict, points=shown.points)
         return
