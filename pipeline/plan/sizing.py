@@ -5,9 +5,10 @@ upper bound: zarr compresses the chunks), with ``cells = grid points x
 replicates x the variable's own dims`` for simulated variables and ``grid
 points x own dims`` for exact ones.  ``plan memory = tasks x``
 :data:`TASK_BYTES` ``+ grid points x (``:data:`POINT_BYTES` ``+ replicates x``
-:data:`CELL_BYTES` ``)``: one record per task (grid chunk x replicate block),
-and per grid point the done mask and the planner's masks and indices (its
-parameters are made per task, never held per point).  ``tasks`` is the
+:data:`CELL_BYTES` ``+ replicate blocks x`` :data:`MEMBER_BYTES` ``)``: one
+record per task (grid chunk x replicate block), and per grid point the done
+mask, the planner's masks, and its index and row of replicates in each task
+it is in (its parameters are made per task, never held per point).  ``tasks`` is the
 layout's count where the spec fixes it; where the run chooses it (points
 grouped automatically, ``[tasks] seconds``), the fewest it can choose, and
 the run checks again once it has chosen (:func:`check_fits` of the laid-out spec).
@@ -49,6 +50,8 @@ TASK_BYTES = 2048
 #: 3 B: the done mask, the cells to do, their copy cut into chunks).
 POINT_BYTES = 24
 CELL_BYTES = 3
+#: ... and per grid point of each task: its index in the task's chunk (int32) and its row of replicates.
+MEMBER_BYTES = 5
 #: Metadata per array of the store (zarr.json, consolidated copy) and per task manifest.
 META_BYTES = 4096
 MANIFEST_BYTES = 512
@@ -102,7 +105,8 @@ def estimate(spec: Spec) -> Estimate:
     tasks = _fewest_tasks(spec)
     store_bytes = points * (cells + spec.slots) + tasks * MANIFEST_BYTES + META_BYTES * (
         len(game.variables) + len(game.exact_variables) + 8)
-    plan_bytes = tasks * TASK_BYTES + points * (POINT_BYTES + CELL_BYTES * spec.slots)
+    blocks = -(-spec.slots // spec.block)
+    plan_bytes = tasks * TASK_BYTES + points * (POINT_BYTES + CELL_BYTES * spec.slots + MEMBER_BYTES * blocks)
     return Estimate(int(store_bytes), int(plan_bytes), int(tasks), int(points))
 
 

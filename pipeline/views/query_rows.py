@@ -45,7 +45,9 @@ def print_store_summary(store: str, sels: tuple[str, ...], fmt: str, every: bool
         ds = open_sweep(st, check=False)
         if grid_size(ds) > BLOCK_POINTS:
             _print_blocks(open_sweep(st, check=False, chunks=block_chunks(ds, BLOCK_POINTS)), fmt, every, store)
-            return
+        else:
+            print_headline_summary(open_store(st, error, check=False), fmt, every=every, store=store)
+        return
     print_headline_summary(open_store(store, error, sels=sels), fmt, every=every, store=store)
 
 
