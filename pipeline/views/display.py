@@ -25,14 +25,15 @@ def run_summary(out: Console, report: RunReport) -> None:
     from .overview import MAX_LINES, print_lines
     from ..analysis.blocks import BLOCK_POINTS, block_chunks
     from ..analysis.dataset import grid_size
-    from ..store import load_sweep, open_sweep
+    from ..store import Store, load_sweep, open_sweep
 
     _many_reads()
-    ds = open_sweep(report.store, check=False)  # the run has just checked and written it
-    if grid_size(ds) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
-        ds = load_sweep(report.store, check=False)
+    st = Store(report.store)
+    raw = st.open_raw()  # the grid's size, from the store opened once (the run has just checked and written it)
+    if grid_size(raw) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
+        ds = load_sweep(st, check=False)
     else:
-        ds = open_sweep(report.store, check=False, chunks=block_chunks(ds, BLOCK_POINTS))
+        ds = open_sweep(st, check=False, chunks=block_chunks(raw, BLOCK_POINTS))
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if report.calibration:
