@@ -39,12 +39,15 @@ from ..words import count
 from . import headlines
 from .dataset import grid_points_at
 
-__all__ = ["BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "kept_verdict",
+__all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "kept_verdict",
            "run_overview"]
 
 #: Grid points estimated at once (about 250 MB of the money game's estimates;
 #: each block pays xarray's fixed costs, some 0.2 s, once per headline).
 BLOCK_POINTS = 50_000
+#: Grid points whose every row ``query --summary --all`` holds at once (the
+#: money game: about 30 rows a point, some 60 MB of table).
+ROW_BLOCK_POINTS = 2_000
 #: What a kept verdict is (:func:`kept_verdict`): a new one where :func:`block_verdict` changes what it gives.
 KEPT_SCHEME = "block_verdict/1"
 

@@ -30,7 +30,7 @@ def print_store_summary(store: str, sels: tuple[str, ...], fmt: str, every: bool
     :data:`blocks.BLOCK_POINTS` points read and estimated block by block
     instead (its verdict kept in the store: :func:`blocks.kept_verdict`), so
     memory stays that of a block whatever the grid's size."""
-    from ..analysis.blocks import BLOCK_POINTS, block_chunks
+    from ..analysis.blocks import BLOCK_POINTS, ROW_BLOCK_POINTS, block_chunks
     from ..analysis.dataset import grid_size
     from ..errors import StoreDamaged
     from ..store import open_sweep
@@ -44,16 +44,18 @@ def print_store_summary(store: str, sels: tuple[str, ...], fmt: str, every: bool
             raise error(str(exc)) from None
         ds = open_sweep(st, check=False)
         if grid_size(ds) > BLOCK_POINTS:
-            _print_blocks(open_sweep(st, check=False, chunks=block_chunks(ds, BLOCK_POINTS)), fmt, every, store)
+            most = ROW_BLOCK_POINTS if every or fmt != "table" else BLOCK_POINTS  # every row: a table per block
+            _print_blocks(open_sweep(st, check=False, chunks=block_chunks(ds, most)), fmt, every, store, most)
         else:
             print_headline_summary(open_store(st, error, check=False), fmt, every=every, store=store)
         return
     print_headline_summary(open_store(store, error, sels=sels), fmt, every=every, store=store)
 
 
-def _print_blocks(ds, fmt: str, every: bool, store: str) -> None:
+def _print_blocks(ds, fmt: str, every: bool, store: str, most: int) -> None:
     """:func:`print_store_summary` of a grid read block by block (``ds``
-    lazy, a dask chunk a block): the overview, or every row a block at a time."""
+    lazy, a dask chunk a block of ``most`` points): the overview, or every
+    row a block at a time."""
     import dask
 
     from ..analysis import blocks, headlines
@@ -66,7 +68,7 @@ def _print_blocks(ds, fmt: str, every: bool, store: str) -> None:
         return
     verdict = {k: v for k, v in blocks.kept_verdict(ds, store).items() if k != "holm"}
     axes = list(ds.attrs.get("grid_axes", []))
-    parts = list(blocks.grid_blocks(tuple(ds.sizes[a] for a in axes)))
+    parts = list(blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most))
     if fmt == "json":  # summary_record's JSON, its rows written a block at a time
         head = json_text({"verdict": verdict, "rows": []})
         print(head[:-len("[]\n}")] + "[", end="")
