@@ -27,6 +27,15 @@ cluster with ``--workers`` workers:
   points (what a run costs whatever its size cancels), over the difference
   in tasks.
 
+* ``boardsweep query --summary`` (the headline answers and the verdict, the
+  verdict kept in the store by the run: read back, not computed again).
+
+``--keep DIR`` runs in ``DIR`` (made if missing) and leaves the store there
+(``DIR/million.zarr``); ``--keep DIR --existing`` measures again, on the
+store a former ``--keep DIR`` left, the figures that only read it (no-op
+re-run, files, ``status``, ``query``, ``open_sweep``): what a 10^7-point
+sweep's half hour need not be spent again for.
+
 ``--points-per-task N`` is written as ``[tasks] points_per_task = N``; a
 boardsweep that does not know that key runs N = 1 without it (its only
 layout) and any other N prints every figure as n/a.  ``--task-seconds S``
@@ -34,12 +43,13 @@ writes ``[tasks] seconds = S``.
 
 Usage::
 
-    python benchmarks/sweep_million.py --points 10000 [--points-per-task 1] [--s3]
+    python benchmarks/sweep_million.py --points 10000 [--points-per-task 1] [--s3] [--keep DIR [--existing]]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -237,8 +247,8 @@ class Sweep:
 
 
 def run_sweep(tmp: Path, name: str, points: int, tasks: dict, store: str, workers: int,
-              env: dict[str, str] | None = None, memory: bool = False) -> Sweep:
-    spec, report = tmp / f"{name}.toml", tmp / f"{name}.json"
+              env: dict[str, str] | None = None, memory: bool = False, report_name: str | None = None) -> Sweep:
+    spec, report = tmp / f"{name}.toml", tmp / f"{report_name or name}.json"
     spec.write_text(spec_text(points, name, tasks))
     command = [sys.executable, "-m", "boardsweep", "run", str(spec), "--store", store,
                "--workers", str(workers), "--report-json", str(report)]
@@ -284,6 +294,23 @@ def measure_s3(tmp: Path, points: int, tasks: dict, workers: int, folder: Sweep 
             "per_task": per_task, "wall_s3": full.timed.wall, "wall_folder": folder.timed.wall}
 
 
+def measure_reads(tmp: Path, store: Path, points: int, tasks: dict, workers: int) -> dict[str, object]:
+    """What reads the complete ``store``: a no-op re-run (its peak memory
+    too), its files and folders, ``status``, ``query`` of one point, ``query
+    --summary``, ``open_sweep`` in a fresh process; a failed one is None."""
+    bs = [sys.executable, "-m", "boardsweep"]
+    one = ["--sel", f"dice_sides={DICE[0]}", "--sel", f"jail_strategy={JAIL[0]}", "--sel", "buy_policy=reserve:0"]
+    out: dict[str, object] = {}
+    out["again"] = attempt("no-op re-run", lambda: run_sweep(tmp, "million", points, tasks, str(store), workers,
+                                                              memory=True, report_name="again"))
+    out["files"] = files_and_folders(store)
+    out["status"] = attempt("status", lambda: timed([*bs, "status", str(store)]))
+    out["query"] = attempt("query", lambda: timed([*bs, "query", str(store), *one]))
+    out["summary"] = attempt("query --summary", lambda: timed([*bs, "query", str(store), "--summary"]))
+    out["opened"] = attempt("open_sweep", lambda: timed([sys.executable, "-c", OPEN_SWEEP.format(store=str(store))]))
+    return out
+
+
 def small_files(tmp: Path, points: int, workers: int) -> tuple[int, int] | None:
     """(files, folders) of a finished sweep of ``points`` points, 1,000 a task (None: not asked)."""
     if points <= 0:
@@ -304,7 +331,13 @@ def main() -> None:
     parser.add_argument("--files-points", type=int, default=20_000,
                         help="also count the files of a sweep of this many points, 1,000 a task (0: not)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures to this file too")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="run in this folder and keep it (the store is DIR/million.zarr), not in a temporary one")
+    parser.add_argument("--existing", action="store_true",
+                        help="with --keep: measure the reads of the store kept there again, no new run")
     args = parser.parse_args()
+    if args.existing and not (args.keep and (args.keep / "million.zarr").is_dir()):
+        parser.error("--existing needs --keep DIR holding the million.zarr of an earlier --keep DIR")
 
     points = points_of(args.points)
     distinct = len(DICE) * len(JAIL)  # the money game's exact answer depends on dice_sides and jail_strategy
@@ -324,31 +357,33 @@ def main() -> None:
             rows.append((name, "n/a", goal))
         show(rows)
         return
-    with tempfile.TemporaryDirectory(prefix="sweep_million-") as name:
+    with (contextlib.nullcontext(str(args.keep)) if args.keep else
+          tempfile.TemporaryDirectory(prefix="sweep_million-")) as name:
         tmp = Path(name)
+        tmp.mkdir(parents=True, exist_ok=True)
         store = tmp / "million.zarr"
-        run_sweep(tmp, "warm", 20, tasks, str(tmp / "warm.zarr"), args.workers)  # kernels compiled, not timed
-        try:
-            first = run_sweep(tmp, "million", points, tasks, str(store), args.workers, memory=True)
-        except Failed as exc:
-            raise SystemExit(str(exc)) from None
-        print(f"run: {first.timed.wall:,.1f} s", flush=True)
-        again = attempt("no-op re-run", lambda: run_sweep(tmp, "million", points, tasks, str(store), args.workers))
-        files, folders = files_and_folders(store)
-        bs = [sys.executable, "-m", "boardsweep"]
-        status = attempt("status", lambda: timed([*bs, "status", str(store)]))
-        one = ["--sel", f"dice_sides={DICE[0]}", "--sel", f"jail_strategy={JAIL[0]}", "--sel", "buy_policy=reserve:0"]
-        query = attempt("query", lambda: timed([*bs, "query", str(store), *one]))
-        opened = attempt("open_sweep", lambda: timed([sys.executable, "-c", OPEN_SWEEP.format(store=str(store))]))
-        small = attempt("files", lambda: small_files(tmp, args.files_points, args.workers))
+        if args.existing:
+            first = Sweep(str(store), Timed(float("nan")), json.loads((tmp / "million.json").read_text()))
+        else:
+            run_sweep(tmp, "warm", 20, tasks, str(tmp / "warm.zarr"), args.workers)  # kernels compiled, not timed
+            try:
+                first = run_sweep(tmp, "million", points, tasks, str(store), args.workers, memory=True)
+            except Failed as exc:
+                raise SystemExit(str(exc)) from None
+            print(f"run: {first.timed.wall:,.1f} s", flush=True)
+        reads = measure_reads(tmp, store, points, tasks, args.workers)
+        small = None if args.existing else attempt("files", lambda: small_files(tmp, args.files_points, args.workers))
         same = first if points_of(args.s3_points) == points else None  # the folder's sweep, already run
         s3 = (attempt("S3", lambda: measure_s3(tmp, args.s3_points, tasks, args.workers, same))
-              or {"why": "failed (its output above)"}) if args.s3 else {"why": "n/a (not asked: --s3)"}
+              or {"why": "failed (its output above)"}) if args.s3 and not args.existing else {"why": "n/a (not asked: --s3)"}
+    again, status, query, summary, opened = (reads[k] for k in ("again", "status", "query", "summary", "opened"))
+    files, folders = reads["files"]
     r = first.report
     solves = int(r.get("exact_solves", r["exact_run"]))  # exact tasks and solves differ once tasks share answers
     per_point = first.timed.wall / points
     wall = lambda result: None if result is None else getattr(result, "timed", result).wall  # noqa: E731
     figures.update(run_wall=first.timed.wall, peak_bytes=first.timed.peak, noop_wall=wall(again),
+                   summary_wall=wall(summary), noop_peak_bytes=getattr(again, "timed", Timed(0)).peak,
                    tasks_run=r["tasks_run"], exact_run=r["exact_run"], exact_solves=solves, distinct_exact=distinct,
                    write_s=r["write_s"], kernel_s=r["kernel_s"], pack_s=r.get("pack_s", 0.0),
                    files=files, folders=folders, status_wall=wall(status), query_wall=wall(query),
@@ -359,6 +394,8 @@ def main() -> None:
         ("run wall at 10^7 points" + (", linear from this run" if points != 10**7 else ""),
          f"{per_point * 1e7 / 60:,.0f} min", "30 min"),
         ("peak memory of the run process", f"{first.timed.peak / 2**20:,.0f} MB", "1 GB at 10^6, 2 GB at 10^7"),
+        ("peak memory of the no-op re-run", "failed" if again is None else f"{again.timed.peak / 2**20:,.0f} MB",
+         "-"),
         ("tasks: simulation + exact", f"{r['tasks_run']:,} + {r['exact_run']:,} "
          f"({points / max(r['tasks_run'], 1):,.1f} points per simulation task)", "-"),
         ("summed over tasks: writes / kernel / compile", f"{r['write_s']:,.1f} s / {r['kernel_s']:,.1f} s / "
@@ -372,6 +409,7 @@ def main() -> None:
         ("exact solves", f"{solves:,}", f"{distinct} (distinct dice_sides x jail_strategy)"),
         ("`status`", seconds(status), "2 s at 10^7"),
         ("`query` of one point", seconds(query), "2 s at 10^7"),
+        ("`query --summary` (the verdict kept by the run)", seconds(summary), "-"),
         ("`open_sweep`", seconds(opened), "2 s at 10^7"),
     ]
     if "why" in s3:
@@ -383,6 +421,9 @@ def main() -> None:
                   "2"),
                  ("S3 sweep wall over a folder's", f"{s3['wall_s3'] / s3['wall_folder']:.1f}x "
                   f"({s3['wall_s3']:.1f} s / {s3['wall_folder']:.1f} s)", "1.5x")]
+    if args.existing:  # the run itself was not timed again: its figures are the earlier run's record only
+        rows = [(f, "n/a (--existing)", g) if f.startswith(("run wall", "peak memory of the run")) else (f, v, g)
+                for f, v, g in rows]
     show(rows)
     print(f"after: {uptime()}")
     if args.json:

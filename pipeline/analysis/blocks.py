@@ -15,7 +15,10 @@ its raw p is below ``alpha`` (the only rows kept with their labels).
 
 :func:`run_overview` is what the run's summary prints from: the verdict over
 every block, and the estimates of the few points shown, as
-:func:`headlines.verdict` and :func:`headlines.estimates` give them.
+:func:`headlines.verdict` and :func:`headlines.estimates` give them.  A
+packed store keeps its verdict once computed (:func:`kept_verdict`; the
+store's :mod:`~boardsweep.pipeline.store.kept`): a run with nothing to do
+and ``query --summary`` read it back instead of every cell.
 """
 
 from __future__ import annotations
@@ -31,14 +34,22 @@ import pandas as pd
 import xarray as xr
 
 from ...core import stats
+from ..store import keep_summary, read_summary, source_revision, summary_key
 from ..words import count
 from . import headlines
 from .dataset import grid_points_at
 
-__all__ = ["BLOCK_POINTS", "grid_blocks", "block_chunks", "block_verdict", "run_overview"]
+__all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "kept_verdict",
+           "run_overview"]
 
-#: Grid points estimated at once (about 100 MB of the money game's estimates).
-BLOCK_POINTS = 20_000
+#: Grid points estimated at once (about 250 MB of the money game's estimates;
+#: each block pays xarray's fixed costs, some 0.2 s, once per headline).
+BLOCK_POINTS = 50_000
+#: Grid points whose every row ``query --summary --all`` holds at once (the
+#: money game: about 30 rows a point, some 60 MB of table).
+ROW_BLOCK_POINTS = 2_000
+#: What a kept verdict is (:func:`kept_verdict`): a new one where :func:`block_verdict` changes what it gives.
+KEPT_SCHEME = "block_verdict/1"
 
 
 def grid_blocks(shape: tuple[int, ...], most: int = BLOCK_POINTS) -> Iterator[tuple[int, tuple[slice, ...]]]:
@@ -183,6 +194,23 @@ def _untested(family: _Family) -> str:
     return text
 
 
+def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINTS) -> dict[str, Any]:
+    """:func:`block_verdict` of ``ds``, the store at ``url``: read back where
+    the store keeps it under its present key (:func:`store.summary_key`),
+    else computed and kept there where the store is packed (the family's
+    sorted p-values kept beside it; their Holm-adjusted ones made again)."""
+    depends = f"{KEPT_SCHEME} boardsweep {source_revision()} alpha {headlines.ALPHA}" if url is not None else ""
+    key = summary_key(url, depends) if url is not None else None
+    found = read_summary(url, key) if key is not None else None
+    if found is not None:
+        kept, ordered = found
+        return {**kept, "holm": (ordered, stats.holm(ordered))}
+    verdict = block_verdict(ds, most=most)
+    if key is not None and summary_key(url, depends) == key:  # the store did not change meanwhile
+        keep_summary(url, key, {k: v for k, v in verdict.items() if k != "holm"}, verdict["holm"][0])
+    return verdict
+
+
 @dataclass
 class Overview:
     """What the run's summary prints: the shown points' store (``ds``: the
@@ -198,12 +226,13 @@ class Overview:
 
 
 def run_overview(ds: xr.Dataset, rows: int, shown_points: Callable[[dict, int, int], list[int]],
-                 most: int = BLOCK_POINTS) -> Overview:
-    """The verdict of ``ds`` block by block, and the estimates of at most
-    ``rows`` points to show, ``shown_points(verdict, points, rows)`` (flat
-    indices: :func:`boardsweep.pipeline.views.overview.shown_points`), with
-    their tests' Holm-adjusted p over the whole family."""
-    verdict = block_verdict(ds, most=most)
+                 most: int = BLOCK_POINTS, url: str | None = None) -> Overview:
+    """The verdict of ``ds`` block by block (kept in the store at ``url``:
+    :func:`kept_verdict`), and the estimates of at most ``rows`` points to
+    show, ``shown_points(verdict, points, rows)`` (flat indices:
+    :func:`boardsweep.pipeline.views.overview.shown_points`), with their
+    tests' Holm-adjusted p over the whole family."""
+    verdict = kept_verdict(ds, url, most)
     axes = list(ds.attrs.get("grid_axes", []))
     shape = tuple(ds.sizes[a] for a in axes)
     picked = shown_points(verdict, verdict["points"], min(verdict["points"], rows))

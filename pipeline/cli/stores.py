@@ -59,11 +59,12 @@ def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int 
     from ..views import query_rows, store_access
     from ..views import variable as variable_
 
+    if summary or every:
+        with _lock_only(store_url):
+            query_rows.print_store_summary(store_url, sels, fmt, every, InputError)
+        return
     with _lock_only(store_url):
         ds = store_access.open_store(store_url, InputError, sels=sels)
-    if summary or every:
-        query_rows.print_headline_summary(ds, fmt, every=every, store=store_url)
-        return
     variable = variable_.pick_variable(ds, variable, InputError)
     query_rows.print_rows(ds, variable, top, fmt)
 

@@ -3,8 +3,15 @@
 ``store bytes = sum over variables of (cells x itemsize)``, uncompressed (an
 upper bound: zarr compresses the chunks), with ``cells = grid points x
 replicates x the variable's own dims`` for simulated variables and ``grid
-points x own dims`` for exact ones.  The planner holds one task record per
-(grid chunk, replicate block) and the done mask, one byte per replicate.
+points x own dims`` for exact ones.  ``plan memory = tasks x``
+:data:`TASK_BYTES` ``+ grid points x (``:data:`POINT_BYTES` ``+ replicates x``
+:data:`CELL_BYTES` ``+ replicate blocks x`` :data:`MEMBER_BYTES` ``)``: one
+record per task (grid chunk x replicate block), and per grid point the done
+mask, the planner's masks, and its index and row of replicates in each task
+it is in (its parameters are made per task, never held per point).  ``tasks`` is the
+layout's count where the spec fixes it; where the run chooses it (points
+grouped automatically, ``[tasks] seconds``), the fewest it can choose, and
+the run checks again once it has chosen (:func:`check_fits` of the laid-out spec).
 A sweep is refused, before anything is written, when the store cannot fit in
 the free space of its file system or the plan in half the available memory.
 
@@ -46,8 +53,16 @@ from ..spec.parse import Spec, grid_chunks
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human", "AUTO_POINTS", "AUTO_TASK_S",
            "groups_points", "auto_task_grid", "AUTO_TASKS_PER_WORKER", "groups_replicates", "auto_block"]
 
-#: Client memory per planned task: the Task record, its key and its future (measured ~1.5 KB).
+#: Client memory per planned task: the Task record with its chunk of the grid
+#: (measured 1.5 KB), its key and its future.
 TASK_BYTES = 2048
+#: Planner memory per grid point (measured 21 B at its peak: the wanted count,
+#: the chunk members' indices, masks) and per replicate slot of a grid point (measured
+#: 3 B: the done mask, the cells to do, their copy cut into chunks).
+POINT_BYTES = 24
+CELL_BYTES = 3
+#: ... and per grid point of each task: its index in the task's chunk (int32) and its row of replicates.
+MEMBER_BYTES = 5
 #: Metadata per array of the store (zarr.json, consolidated copy) and per task manifest.
 META_BYTES = 4096
 MANIFEST_BYTES = 512
@@ -100,11 +115,24 @@ def estimate(spec: Spec) -> Estimate:
     cells = spec.slots * _replicate_bytes(spec, sizes)
     for var in game.exact_variables.values():
         cells += int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * 8
-    tasks = task_count(spec)
+    tasks = _fewest_tasks(spec)
     store_bytes = points * (cells + spec.slots) + tasks * MANIFEST_BYTES + META_BYTES * (
         len(game.variables) + len(game.exact_variables) + 8)
-    plan_bytes = tasks * TASK_BYTES + points * spec.slots
+    blocks = -(-spec.slots // spec.block)
+    plan_bytes = tasks * TASK_BYTES + points * (POINT_BYTES + CELL_BYTES * spec.slots + MEMBER_BYTES * blocks)
     return Estimate(int(store_bytes), int(plan_bytes), int(tasks), int(points))
+
+
+def _fewest_tasks(spec: Spec) -> int:
+    """The simulation tasks of ``spec``'s layout (:func:`task_count`) where it
+    is fixed; where a run chooses it from a timing, the fewest it may choose:
+    one task with ``[tasks] seconds``, and for points grouped automatically
+    the largest group :func:`auto_task_grid` allows (a replicate taking no time)."""
+    if spec.grid_chunks is None and spec.task_seconds is not None:
+        return 1
+    if groups_points(spec):
+        return task_count(spec.with_block(spec.block, auto_task_grid(spec, 0.0)))
+    return task_count(spec)
 
 
 def human(n: float) -> str:
@@ -156,7 +184,8 @@ def check_fits(spec: Spec, url: str, existing: bool = False) -> Estimate:
         raise TooLarge(
             f"{spec.source}: planning {est.tasks} tasks would need about {human(est.plan_bytes)} of "
             f"memory and {human(memory)} may be used (half of what is available); raise "
-            f"tasks.replicates_per_task (now {spec.block}) or lower {keys}"
+            f"tasks.points_per_task (now {math.prod(spec.task_grid)}) or tasks.replicates_per_task "
+            f"(now {spec.block}), or lower {keys}"
         )
     return est
 

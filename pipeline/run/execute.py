@@ -183,6 +183,8 @@ def _run_locked(run: _Run) -> RunReport:
                                     lambda budget: time_on_worker(run.spec, budget, run.client),
                                     local_workers(run.request.target))
     run.laid = run.layout.apply(run.spec)
+    if run.layout.how != task_layout.GIVEN:  # a layout chosen now: its plan checked as the spec's was
+        sizing.check_fits(run.laid, run.st.url, existing=True)
     _offer_head_start(run)
     relaid, repaired, done, exact_done, tasks, finished = _prepare_while_cluster_starts(run)
     points = plan_exact(run.laid, exact_done)  # chunks of grid points with exact answers missing

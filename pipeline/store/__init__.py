@@ -7,6 +7,7 @@
 * :mod:`.reads`: arrays whole or a region, the done masks, the raw Dataset;
 * :mod:`.metadata`: the store's self-description (CF attributes, history);
 * :mod:`.integrity`: task manifests, the check, damage;
+* :mod:`.kept`: a complete store's summary, computed once and kept in it;
 * :mod:`.packing`: the packed layout of a finished store and its journal;
 * :mod:`.chunkfiles`: direct reads and writes of a local store's chunk files;
 * :mod:`.lock`: one run per store;
@@ -37,6 +38,7 @@ from .growth import GROWING, interrupted
 from .identity import (check_format, check_spec, check_writable, differences, inspect, read_attrs, rootless_line,
                        store_exists)
 from .integrity import Damage
+from .kept import keep_summary, read_summary, summary_key
 from .layout import JOURNAL
 from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
 from .manifests import store_chunks
@@ -66,6 +68,8 @@ __all__ = [
     "simulated_variables", "recorded_spec", "label_text", "exact_state", "exact_states", "exact_renames", "store_chunks",
     "Damage", "JOURNAL", "GROWING", "interrupted", "StoreLock", "LOCK_NAME", "MALFORMED_GRACE_S",
     "unreachable", "use_storage_options",
+    # a complete store's summary, kept in it
+    "summary_key", "read_summary", "keep_summary",
     # errors (defined in boardsweep.pipeline.errors)
     "StoreMismatch", "UnknownFormat", "RootDamaged", "StoreDamaged", "ChunkUnreadable", "LayoutError",
     "StoreLocked", "StoreUnreachable",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import threading
 import uuid
 from pathlib import Path
 
@@ -52,13 +53,18 @@ PACKED_SEPARATOR = "."
 
 
 def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
-         unreadable_as_fill: bool = False) -> np.ndarray | None:
+         unreadable_as_fill: bool = False, held: dict | None = None) -> np.ndarray | None:
     """The array ``name`` of the store at ``url`` (``region``: slices of its
     leading dims, default everything), or ``None`` where this reader does not
     apply (not a local path, other codecs, a missing or odd ``zarr.json``).
     A chunk that does not decode raises :class:`ChunkUnreadable`, or with
     ``unreadable_as_fill`` reads as the fill value (for a caller that uses
-    only cells the integrity check found intact)."""
+    only cells the integrity check found intact).
+
+    ``held`` (a local store): decoded chunks kept from an earlier read, by
+    file and its identity (inode, size, modification time: a file replaced
+    is read again); on return it holds the chunks this read used, and only
+    those: reading a large packed chunk block by block decodes it once."""
     root = _array_root(url, name)
     if root is None:
         return _read_remote(os.fspath(url), name, region, unreadable_as_fill)
@@ -67,14 +73,26 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
         return None
     shape, chunks, dtype, fill, sep = meta
     out, bounds, coords = _region(meta, region)
+    kept, used = held or {}, {}
     for coord in coords:
         path = os.path.join(root, _chunk_key(coord, sep))
         try:
+            if held is None:
+                with open(path, "rb") as f:
+                    _place(out, bounds, chunks, coord, f.read(), dtype, path, unreadable_as_fill)
+                continue
             with open(path, "rb") as f:
-                raw = f.read()
+                found = os.fstat(f.fileno())
+                stamp = (path, found.st_ino, found.st_size, found.st_mtime_ns)
+                chunk = kept[stamp] if stamp in kept else _decoded(f.read(), dtype, chunks, path, unreadable_as_fill)
         except FileNotFoundError:
             continue
-        _place(out, bounds, chunks, coord, raw, dtype, path, unreadable_as_fill)
+        used[stamp] = chunk
+        if chunk is not None:
+            _copy(out, bounds, chunks, coord, chunk)
+    if held is not None:
+        held.clear()
+        held.update(used)
     return out
 
 
@@ -90,12 +108,23 @@ def _region(meta: tuple, region: tuple) -> tuple[np.ndarray, list[tuple[int, int
 
 def _place(out: np.ndarray, bounds, chunks, coord, raw: bytes, dtype, path: str, unreadable_as_fill: bool) -> None:
     """Decode chunk ``coord`` and copy its part inside the region into ``out``."""
+    chunk = _decoded(raw, dtype, chunks, path, unreadable_as_fill)
+    if chunk is not None:
+        _copy(out, bounds, chunks, coord, chunk)
+
+
+def _decoded(raw: bytes, dtype, chunks, path: str, unreadable_as_fill: bool) -> np.ndarray | None:
+    """:func:`_decode`; ``None`` for a chunk that does not decode where ``unreadable_as_fill``."""
     try:
-        chunk = _decode(raw, dtype, chunks, path)
+        return _decode(raw, dtype, chunks, path)
     except ChunkUnreadable:
         if not unreadable_as_fill:
             raise
-        return
+        return None
+
+
+def _copy(out: np.ndarray, bounds, chunks, coord, chunk: np.ndarray) -> None:
+    """Copy the part of chunk ``coord`` inside the region (``bounds``) into ``out``."""
     src, dst = [], []
     for i, c, (lo, hi) in zip(coord, chunks, bounds):
         start, stop = max(i * c, lo), min((i + 1) * c, hi)
@@ -147,17 +176,32 @@ def readable(url: str | os.PathLike, name: str) -> bool:
 
 class ChunkFileArray:
     """An array-like over :func:`read` for ``dask.array.from_array``: each
-    dask chunk reads its region's chunk files when computed."""
+    dask chunk reads its region's chunk files when computed, and the chunks
+    the last read decoded are held for the next (:func:`read`'s ``held``):
+    dask chunks smaller than the store's (a packed store read block by
+    block) decode each chunk once, not once per dask chunk."""
 
     def __init__(self, url: str, name: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
         self.url, self.name, self.shape, self.dtype = os.fspath(url), name, tuple(shape), np.dtype(dtype)
         self.ndim = len(self.shape)
+        self._held: dict = {}
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_held", "_lock")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _held={}, _lock=threading.Lock())
 
     def __getitem__(self, key) -> np.ndarray:
         key = key if isinstance(key, tuple) else (key,)
         if all(isinstance(k, slice) and k.step in (None, 1) for k in key):
-            data = read(self.url, self.name, key)
+            with self._lock:
+                held = dict(self._held)
+            data = read(self.url, self.name, key, held=held)
             if data is not None:
+                with self._lock:
+                    self._held = held
                 return data
         whole = read(self.url, self.name)
         return whole[key]

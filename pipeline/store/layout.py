@@ -49,8 +49,10 @@ PACKING = ".boardsweep/packing"
 
 REBUILD = ".boardsweep/rebuild"
 
-#: Largest packed chunk, uncompressed (dask's own default chunk size is 128 MiB).
-PACKED_CHUNK_BYTES = 64 * 2**20
+#: Largest packed chunk, uncompressed: a reader holds one decoded chunk per
+#: array at a time (13 arrays of the money game: about 200 MiB; at 64 MiB,
+#: 800 MiB), and a few hundred files hold 10^7 grid points.
+PACKED_CHUNK_BYTES = 16 * 2**20
 
 TASKS, PACKING_STATE, PACKED, UNPACKING = "tasks", "packing", "packed", "unpacking"
 #: Layouts read from the arrays: some packed and some not with no change under

@@ -25,14 +25,15 @@ def run_summary(out: Console, report: RunReport) -> None:
     from .overview import MAX_LINES, print_lines
     from ..analysis.blocks import BLOCK_POINTS, block_chunks
     from ..analysis.dataset import grid_size
-    from ..store import load_sweep, open_sweep
+    from ..store import Store, load_sweep, open_sweep
 
     _many_reads()
-    ds = open_sweep(report.store, check=False)  # the run has just checked and written it
-    if grid_size(ds) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
-        ds = load_sweep(report.store, check=False)
+    st = Store(report.store)
+    raw = st.open_raw()  # the grid's size, from the store opened once (the run has just checked and written it)
+    if grid_size(raw) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
+        ds = load_sweep(st, check=False)
     else:
-        ds = open_sweep(report.store, check=False, chunks=block_chunks(ds, BLOCK_POINTS))
+        ds = open_sweep(st, check=False, chunks=block_chunks(raw, BLOCK_POINTS))
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if report.calibration:
@@ -61,7 +62,7 @@ def _overview(out: Console, ds, store: str, budget: int) -> None:
     """The headline tables and the verdict; a grid of more than a block's
     points block by block (:func:`boardsweep.pipeline.analysis.blocks.run_overview`),
     the spec's answer read once for both."""
-    from .overview import print_overview, shown_points
+    from .overview import print_overview, shown_points, with_asked
     from ..analysis.answer import answer_of
     from ..analysis.blocks import BLOCK_POINTS, run_overview
     from ..analysis.dataset import grid_size
@@ -70,22 +71,9 @@ def _overview(out: Console, ds, store: str, budget: int) -> None:
         print_overview(out, ds, store, budget, every_row=_every_row(store))
         return
     answer = answer_of(ds)
-    shown = run_overview(ds, max(3, budget), _with_asked(ds, answer, shown_points), most=BLOCK_POINTS)
+    shown = run_overview(ds, max(3, budget), with_asked(ds, answer, shown_points), most=BLOCK_POINTS, url=store)
     print_overview(out, shown.ds, store, budget, every_row=_every_row(store), found=shown.found,
                    verdict=shown.verdict, points=shown.points, answer=answer)
-
-
-def _with_asked(ds, answer, shown_points):
-    """``shown_points`` and the grid points ``answer`` (the spec's
-    ``[answer]``) asks (at most :data:`overview.ANSWER_ROWS`): the asked rows
-    are read and shown whatever the cut, on a grid summarised block by block too."""
-    from .overview import ANSWER_ROWS
-    from ..analysis.answer import asked_flat
-
-    if answer is None or not answer.given:
-        return shown_points
-    asked = asked_flat(ds, answer)[:ANSWER_ROWS]
-    return lambda verdict, points, rows: sorted(set(shown_points(verdict, points, rows)) | set(asked))
 
 
 #: Lines a run prints before its summary: the banner (2), a precision line,

@@ -39,7 +39,7 @@ from rich.text import Text
 from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 
-__all__ = ["MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "answer_block", "short_verdict", "print_overview",
+__all__ = ["with_asked", "MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "answer_block", "short_verdict", "print_overview",
            "print_lines", "point_agreement"]
 
 #: Lines a whole run's summary may take (banner, bar, tables, verdict, counts).
@@ -493,6 +493,19 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
         first = render_answer(out, ds, found, verdict, answer, (False, *where[1:]), None if given else rows, points)
     print_lines(out, first + lines)
     return len(first) + len(lines)
+
+
+def with_asked(ds, answer, shown_points):
+    """``shown_points`` and the grid points ``answer`` (the spec's ``[answer]``,
+    :func:`boardsweep.pipeline.analysis.answer.answer_of`) asks (at most
+    :data:`overview.ANSWER_ROWS`): the asked rows are read and shown whatever
+    the cut, on a grid summarised block by block too."""
+    from ..analysis.answer import asked_flat
+
+    if answer is None or not answer.given:
+        return shown_points
+    asked = asked_flat(ds, answer)[:ANSWER_ROWS]
+    return lambda verdict, points, rows: sorted(set(shown_points(verdict, points, rows)) | set(asked))
 
 
 def print_lines(out: Console, lines: list[str]) -> None:

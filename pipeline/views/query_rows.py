@@ -25,6 +25,83 @@ def _every_row(store: str) -> str:
     return f"`boardsweep query {_quoted(store)} --summary --all`"
 
 
+def print_store_summary(store: str, sels: tuple[str, ...], fmt: str, every: bool, error: type[Exception]) -> None:
+    """``query --summary`` of the store at ``store``: :func:`print_headline_summary`
+    of the cells ``sels`` picks, in memory; a whole grid of more than
+    :data:`blocks.BLOCK_POINTS` points read and estimated block by block
+    instead (its verdict kept in the store: :func:`blocks.kept_verdict`), so
+    memory stays that of a block whatever the grid's size."""
+    from ..analysis.blocks import BLOCK_POINTS, ROW_BLOCK_POINTS, block_chunks
+    from ..analysis.dataset import grid_size
+    from ..errors import StoreDamaged
+    from ..store import open_sweep
+    from .store_access import open_store, require_store
+
+    if not sels:
+        st = require_store(store, error)
+        try:
+            st.assert_intact()
+        except StoreDamaged as exc:
+            raise error(str(exc)) from None
+        ds = open_sweep(st, check=False)
+        if grid_size(ds) > BLOCK_POINTS:
+            most = ROW_BLOCK_POINTS if every or fmt != "table" else BLOCK_POINTS  # every row: a table per block
+            _print_blocks(open_sweep(st, check=False, chunks=block_chunks(ds, most)), fmt, every, store, most)
+        else:
+            print_headline_summary(open_store(st, error, check=False), fmt, every=every, store=store)
+        return
+    print_headline_summary(open_store(store, error, sels=sels), fmt, every=every, store=store)
+
+
+def _print_blocks(ds, fmt: str, every: bool, store: str, most: int) -> None:
+    """:func:`print_store_summary` of a grid read block by block (``ds``
+    lazy, a dask chunk a block of ``most`` points): the overview, or every
+    row a block at a time."""
+    import dask
+
+    from ..analysis import blocks, headlines
+    from ..analysis.answer import answer_of
+    from .overview import MAX_LINES, print_overview, shown_points, with_asked
+
+    if fmt == "table" and not every:
+        answer = answer_of(ds)
+        shown = blocks.run_overview(ds, MAX_LINES, with_asked(ds, answer, shown_points), url=store)
+        print_overview(console(), shown.ds, store, MAX_LINES, every_row=_every_row(store), found=shown.found,
+                       verdict=shown.verdict, points=shown.points, answer=answer)
+        return
+    verdict = {k: v for k, v in blocks.kept_verdict(ds, store).items() if k != "holm"}
+    axes = list(ds.attrs.get("grid_axes", []))
+    parts = list(blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most))
+    if fmt == "json":  # summary_record's JSON, its rows written a block at a time
+        head = json_text({"verdict": verdict, "rows": []})
+        print(head[:-len("[]\n}")] + "[", end="")
+    for i, (_, region) in enumerate(parts):
+        with np.errstate(divide="ignore", invalid="ignore"), dask.config.set(scheduler="synchronous"):
+            block = ds.isel(dict(zip(axes, region))).load()
+            found = headlines.estimates(block)
+            table = headlines.summary(block, found=found)
+        _print_rows(block, table, found, fmt, first=i == 0, last=i == len(parts) - 1, verdict=verdict)
+    if fmt == "json":
+        print("\n  ]\n}")
+
+
+def _print_rows(ds, table, found, fmt: str, first: bool, last: bool, verdict: dict) -> None:
+    """One block's rows of ``query --summary --all`` (``first``: the CSV's
+    header, ``last``: the table's caption and the verdict)."""
+    import pandas as pd
+
+    if fmt in ("csv", "json"):
+        table = table.assign(label=pd.Series(_label_values(ds, table, found), index=table.index, dtype=object))
+    if fmt == "csv":
+        table.to_csv(sys.stdout, index=False, header=first)
+    elif fmt == "json":
+        rows = [json_text(row) for row in table.to_dict("records")]
+        text = ",\n".join("\n".join("    " + line for line in row.splitlines()) for row in rows)
+        print(("" if first or not rows else ",") + ("\n" + text if rows else ""), end="")
+    else:
+        _print_table(ds, table, found, verdict if last else None)
+
+
 def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STORE") -> None:
     """``query --summary``: the headline answers on one screen
     (:func:`boardsweep.pipeline.views.overview.print_overview`) and the verdict;
@@ -50,6 +127,14 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
     if fmt == "json":
         print(json_text(summary_record(ds, table, verdict)))
         return
+    _print_table(ds, table, found, verdict)
+
+
+def _print_table(ds, table, found, verdict: dict | None) -> None:
+    """``query --summary --all`` as a table: the rows of ``table`` (estimates
+    ``found``), then (with ``verdict``) the caption and the verdict."""
+    from ..analysis import headlines
+
     out = console()
     axes = list(ds.attrs.get("grid_axes", []))
     level = f"{headlines.LEVEL:.0%}"
@@ -64,10 +149,13 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
                       z=fmt_z(row["z"]), p=fmt_p(row["p"]))
         records.append(record)
     print_records(out, "headline answers", records, axes,
-                  caption=f"estimate ± half-width of its {level} interval ({intervals_of(found)}; [low, high] where "
-                          "uneven); se: standard error; z = (estimate - exact) / se; p: two-sided, before the "
-                          "Holm adjustment the verdict makes, from the test of each headline's attrs",
+                  caption=None if verdict is None else
+                  f"estimate ± half-width of its {level} interval ({intervals_of(found)}; [low, high] where "
+                  "uneven); se: standard error; z = (estimate - exact) / se; p: two-sided, before the "
+                  "Holm adjustment the verdict makes, from the test of each headline's attrs",
                   right={"estimate", "se", "exact", "z", "p", "df"})
+    if verdict is None:
+        return
     out.print(f"[bold]verdict[/bold]: {verdict['text']}", soft_wrap=False)
     if verdict["power"]["text"]:
         out.print(verdict["power"]["text"], markup=False)

@@ -6,6 +6,7 @@ standard errors)."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,7 +110,7 @@ def test_the_runs_summary_of_a_grid_larger_than_a_block_is_the_same(planted, mon
     calls = []
     real = blocks.run_overview
     monkeypatch.setattr(blocks, "run_overview", lambda *a, **k: calls.append(k) or real(*a, **k))
-    assert printed() == whole and calls == [{"most": 2}]
+    assert printed() == whole and calls == [{"most": 2, "url": url}]
     assert "verdict: AGREE" in whole
 
 
@@ -148,3 +149,129 @@ def test_the_asked_point_is_shown_when_the_grid_is_summarised_block_by_block(tmp
         rows = [line.split() for line in printed().splitlines()]
         assert any(r[:2] == ["5", "random"] for r in rows), (most, printed())
         assert len(parsed) == 1, most
+
+
+
+# A packed store keeps its verdict once computed (store.kept): read back, it
+# is the verdict computed afresh; once the store changes, it is not read.
+
+def _same(kept, fresh, where="verdict") -> None:
+    """Integers, text and flags exactly; floats within 1e-12 relative (a JSON round trip)."""
+    if isinstance(fresh, dict):
+        assert isinstance(kept, dict) and kept.keys() == fresh.keys(), where
+        for key in fresh:
+            _same(kept[key], fresh[key], f"{where}.{key}")
+    elif isinstance(fresh, (list, tuple, np.ndarray)):
+        assert len(kept) == len(fresh), where
+        for i, (a, b) in enumerate(zip(kept, fresh)):
+            _same(a, b, f"{where}[{i}]")
+    elif isinstance(fresh, (float, np.floating)):
+        assert kept == pytest.approx(fresh, rel=1e-12, nan_ok=True), where
+    else:  # integers, text, flags, None
+        assert kept == fresh, where
+
+
+def _not_again(*args, **kwargs):
+    raise AssertionError("the verdict was computed again, not read back")
+
+
+def _forget_kept(url: str) -> None:
+    from boardsweep.pipeline.store.kept import P_VALUES, SUMMARY
+
+    for rel in (SUMMARY, P_VALUES):
+        (Path(url) / rel).unlink(missing_ok=True)
+
+
+def test_a_packed_store_keeps_its_verdict_and_reads_it_back(planted, monkeypatch):
+    url, _ = planted
+    _forget_kept(url)  # as a store written by a boardsweep that kept none
+    ds = open_sweep(url, check=False)
+    fresh = blocks.block_verdict(ds, most=2)
+    first = blocks.kept_verdict(ds, url, most=2)  # computed, and kept
+    _same(first, fresh)
+    monkeypatch.setattr(blocks, "block_verdict", _not_again)
+    again = blocks.kept_verdict(open_sweep(url, check=False), url)
+    _same(again, fresh)
+    assert again["tests"] == fresh["tests"] > 0 and again["holm"][0].dtype == np.float64
+
+
+def test_a_kept_verdict_is_not_read_once_the_store_changes(tmp_path, cluster2, monkeypatch):
+    """Grown (more replicates: the store unpacked, written, packed again) or
+    left in the task layout, the store's verdict is computed afresh."""
+    from boardsweep.pipeline.store import Store, summary_key
+
+    url = str(tmp_path / "grow.zarr")
+    text = spec_toml("shut_the_box", name="grow", seed=9, grid={"dice_sides": [2, 3], "policy": ["optimal", "random"]},
+                     run={"replicates": 2, "games": 100})
+    assert run_sweep(parse_spec(text, "grow.toml"), url, scheduler=cluster2).complete
+    before = blocks.kept_verdict(open_sweep(url, check=False), url, most=2)
+    grown = parse_spec(text.replace("replicates = 2", "replicates = 4"), "grow.toml")
+    assert run_sweep(grown, url, scheduler=cluster2, extend=True).complete
+    ds = open_sweep(url, check=False)
+    fresh = blocks.block_verdict(ds, most=2)
+    assert fresh["min_p"] != before["min_p"]  # the grown store's answer differs
+    _same(blocks.kept_verdict(ds, url, most=2), fresh)  # computed again, and kept
+    assert Store(url).unpack()  # the task layout: no key, nothing read back
+    assert summary_key(url, "any") is None
+    monkeypatch.setattr(blocks, "block_verdict", lambda *a, **k: fresh)
+    assert blocks.kept_verdict(open_sweep(url, check=False), url, most=2) is fresh
+
+
+def test_a_run_with_nothing_to_do_reads_its_summary_back(planted, monkeypatch):
+    """What ``run`` prints on a complete store, a grid summarised block by
+    block: the kept verdict, the same lines as when it was computed."""
+    from boardsweep.pipeline.run.record import RunReport
+    from boardsweep.pipeline.views import display
+
+    url, _ = planted
+    _forget_kept(url)
+    monkeypatch.setattr(blocks, "BLOCK_POINTS", 2)
+
+    def printed() -> str:
+        out = Console(file=io.StringIO(), width=120, color_system=None)
+        display.run_summary(out, RunReport(store=url, tasks_total=9, complete=True, workers=2))
+        return out.file.getvalue()
+
+    first = printed()
+    monkeypatch.setattr(blocks, "block_verdict", _not_again)
+    assert printed() == first and "verdict: AGREE" in first
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "table"])
+def test_query_summary_block_by_block_prints_what_the_whole_grid_does(planted, monkeypatch, capsys, fmt):
+    """``query --summary --all`` (and the table without ``--all``) of a grid
+    larger than a block: every row, read a block at a time, as the whole
+    grid in memory prints them (a block's rows after another's); the
+    verdict is the store's (kept)."""
+    import json
+
+    from clirun import run_cli
+
+    url, _ = planted
+
+    def printed(*flags: str) -> str:
+        assert run_cli("query", url, "--summary", *flags, "--format", fmt) == 0
+        return capsys.readouterr().out
+
+    whole = printed("--all"), printed()
+    monkeypatch.setattr(blocks, "BLOCK_POINTS", 2)
+    monkeypatch.setattr(blocks, "ROW_BLOCK_POINTS", 2)
+    calls = []
+    real = blocks.grid_blocks
+    monkeypatch.setattr(blocks, "grid_blocks", lambda *a, **k: calls.append(a) or real(*a, **k))
+    streamed = printed("--all"), printed()
+    assert any(most == 2 for _, most in calls)  # read block by block
+    if fmt == "json":  # the same rows, a block's after another's (the whole grid's: headline by headline)
+        mine, theirs = json.loads(streamed[0]), json.loads(whole[0])
+        key = lambda row: json.dumps(row, sort_keys=True)  # noqa: E731
+        assert sorted(mine["rows"], key=key) == sorted(theirs["rows"], key=key) and len(mine["rows"]) > 9
+        assert mine["verdict"]["text"] == theirs["verdict"]["text"]
+    elif fmt == "csv":
+        for mine, theirs in zip(streamed, whole):  # CSV holds every row, with --all or not
+            head, *rows = mine.splitlines()
+            assert [head, *sorted(rows)] == [theirs.splitlines()[0], *sorted(theirs.splitlines()[1:])]
+    else:
+        assert streamed[1] == whole[1] and "verdict: AGREE" in streamed[1]
+        for kind in ("estimate", "exact"):  # every row, whatever the console's width makes of the tables
+            assert streamed[0].count(kind) == whole[0].count(kind) > 9
+        assert streamed[0].count("before the Holm adjustment") == 1 and "verdict: AGREE" in streamed[0]

@@ -1,0 +1,43 @@
+"""The lazy chunk-file reader holds the chunks it decoded last: a packed
+chunk read in many small dask chunks (the run's summary, block by block)
+is decoded once, and a chunk file replaced meanwhile is read again."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import zarr
+
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import chunkfiles
+
+from specs import spec_toml  # tests/support is on sys.path
+
+
+def test_a_packed_chunk_read_in_parts_is_decoded_once(tmp_path, cluster2, monkeypatch):
+    url = str(tmp_path / "stb.zarr")
+    text = spec_toml("shut_the_box", name="stb", seed=4, grid={"dice_sides": [2, 3, 4], "policy": ["optimal", "greedy"]},
+                     run={"replicates": 2, "games": 50})
+    assert run_sweep(parse_spec(text, "stb.toml"), url, scheduler=cluster2).complete  # packed: one chunk an array
+    stored = zarr.open_array(url, path="rolls_sum", mode="r")
+    assert stored.chunks == stored.shape
+    whole = chunkfiles.read(url, "rolls_sum")
+    decoded = []
+    real = chunkfiles._decode
+    monkeypatch.setattr(chunkfiles, "_decode", lambda *a, **k: decoded.append(a[-1]) or real(*a, **k))
+    lazy = chunkfiles.ChunkFileArray(url, "rolls_sum", stored.shape, stored.dtype)
+    parts = [lazy[(slice(i, i + 1),)] for i in range(3)]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+    assert len(decoded) == 1  # not once per part
+    chunk = Path(decoded[0])
+    copy = chunk.with_name(".copy")
+    copy.write_bytes(chunk.read_bytes())
+    os.replace(copy, chunk)  # the same bytes in a new file, as a rewrite leaves it
+    np.testing.assert_array_equal(lazy[(slice(0, 1),)], whole[:1])
+    assert len(decoded) == 2
+    again = pickle.loads(pickle.dumps(lazy))  # sent to a worker: without the held chunks
+    assert again._held == {} and np.array_equal(again[(slice(2, 3),)], whole[2:3])
