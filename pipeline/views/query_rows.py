@@ -10,7 +10,6 @@ import sys
 import numpy as np
 
 from ..words import fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, json_text, plural
-from .interval_words import interval_name, intervals_of, noted, test_name
 from .terminal import console, print_records
 from .status import print_precision, _EXACT_WORD
 
@@ -134,6 +133,7 @@ def _print_table(ds, table, found, verdict: dict | None) -> None:
     """``query --summary --all`` as a table: the rows of ``table`` (estimates
     ``found``), then (with ``verdict``) the caption and the verdict."""
     from ..analysis import headlines
+    from .interval_words import intervals_of
 
     out = console()
     axes = list(ds.attrs.get("grid_axes", []))
@@ -202,6 +202,7 @@ def _label_values(ds, table, found) -> list:
 
 def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
     from ..analysis.query import compared, table_rows
+    from .interval_words import interval_name, noted, test_name
 
     if fmt == "table" and top is None:
         top = 5
