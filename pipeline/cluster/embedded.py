@@ -18,6 +18,10 @@ __all__ = ["embedded_cluster", "embedded_client", "start_task_threads"]
 
 #: Seconds a worker's task threads may take to start (:func:`start_task_threads`).
 THREAD_START_S = 10.0
+#: Seconds the workers' task threads have to be running once the cluster is up (:func:`_start_threads`).
+THREADS_READY_S = 2 * THREAD_START_S
+#: Seconds the cluster's close may take before the run goes on without it (:func:`close_within`).
+CLOSE_S = 10.0
 
 
 def start_task_threads(dask_worker) -> None:
@@ -59,7 +63,7 @@ def embedded_cluster(workers: int | None, dashboard: str = "127.0.0.1:0"):
     import dask
     from distributed import LocalCluster
 
-    processes = bool(dask.config.get("boardsweep.processes", False))
+    processes = _uses_processes()
     late = importlib.util.find_spec("bokeh") is not None  # without Bokeh: Dask's own "needs bokeh" page at once
     scheduler_kwargs = {"dashboard": False} if late else {}
     if processes:  # a task whose worker process died (a kernel's abort()) fails, not given to the next
@@ -105,15 +109,50 @@ def _loopback_worker():
 
 
 
+def _uses_processes() -> bool:
+    """Whether the embedded cluster's workers are processes (Dask's config ``boardsweep.processes``)."""
+    import dask
+
+    return bool(dask.config.get("boardsweep.processes", False))
+
+
+def _start_threads(client) -> None:
+    """:func:`start_task_threads` on every worker, given :data:`THREADS_READY_S`
+    seconds: under ``ulimit -v`` a thread whose start fails may never say so
+    (Python waits for it), and the run would wait for good."""
+    try:
+        client.run(start_task_threads, callback_timeout=THREADS_READY_S)
+        return
+    except TimeoutError:
+        pass
+    # raised outside the handler (no TimeoutError as its context): the one line of a thread that cannot start
+    raise RuntimeError(f"can't start new thread: the workers' task threads were not running after "
+                       f"{THREADS_READY_S:.0f} s")
+
+
+def close_within(closing, seconds: float | None) -> None:
+    """Close ``closing`` (a cluster, a client), waiting at most ``seconds``:
+    under ``ulimit -v`` a worker's close waited forever for a thread that
+    never started (asyncio's ``to_thread``; Python waits for a thread's
+    start).  Their threads are daemons: what is left ends with the process
+    (``None``: wait)."""
+    try:
+        closing.close(timeout=seconds)
+    except Exception:  # noqa: BLE001 - a close that times out or fails (a MemoryError under a limit): the
+        pass  # run's results are written; what it would have released ends with the process
+
+
 def embedded_client(stack: ExitStack, target: Target):
     """A client of a new :func:`embedded_cluster` for ``target`` (both closed
     by ``stack``); :class:`ClusterNotStarted` (one line) where it cannot start."""
     from distributed import Client
 
     try:
-        cluster = stack.enter_context(embedded_cluster(target.workers, dashboard_address(target.dashboard_address)))
-        client = stack.enter_context(Client(cluster))  # its event loop's thread, too, may fail to start
-        client.run(start_task_threads)
+        cluster = embedded_cluster(target.workers, dashboard_address(target.dashboard_address))
+        stack.callback(close_within, cluster, None if _uses_processes() else CLOSE_S)  # processes: wait (no orphans)
+        client = Client(cluster)  # its event loop's thread, too, may fail to start
+        stack.callback(close_within, client, CLOSE_S)
+        _start_threads(client)
     except (OSError, RuntimeError) as exc:  # Dask's "Cluster failed to start", caused by the OSError
         cause = exc.__cause__ or exc.__context__ if isinstance(exc, RuntimeError) else exc
         if not isinstance(cause, OSError):
