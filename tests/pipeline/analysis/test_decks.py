@@ -1,0 +1,103 @@
+"""Shuffled decks (pipeline/analysis/decks.py): what a deck order is, the
+between/within split per deck order, and its independent check, an analysis
+of variance on equal batches (issue 42).
+
+Monopoly's ``shuffled_cycle`` shuffles each game's decks once, from the
+game's own stream, and plays that order for all the game's turns: a
+replicate of ``G`` games plays ``G`` deck orders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boardsweep.core.monopoly.exact import long_run_frequency
+from boardsweep.core.monopoly.game import GAME
+from boardsweep.core.monopoly.rules import Rules
+from boardsweep.core.monopoly.simulate import deck_orders, simulate_rules
+from boardsweep.pipeline.analysis.dataset import grid_params
+from boardsweep.pipeline.analysis.decks import anova_decomposition, equal_batches, shuffle_decomposition
+from boardsweep.pipeline.plan.tasks import replicate_seed
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import load_sweep
+
+from specs import spec_toml  # tests/support is on sys.path
+
+SHUFFLED = {"deck_policy": "shuffled_cycle", "tally": "per_roll"}
+R, G = 8, 2
+
+
+def test_each_game_plays_one_deck_order_of_its_own_for_all_its_turns():
+    """Game 0 of a shuffled run plays exactly the orders ``deck_orders``
+    replays (the same integers when those orders are fixed), game 1 others."""
+    rules = Rules.from_params(SHUFFLED)
+    first, second = deck_orders(rules, 5, 0), deck_orders(rules, 5, 1)
+    assert any(not np.array_equal(a, b) for a, b in zip(first, second))
+    cp = np.array([500, 1000])
+    one = simulate_rules(rules, 5, 1, 1, 1000, cp)
+    fixed = simulate_rules(rules, 5, 1, 1, 1000, cp, deck_orders=first)
+    assert np.array_equal(one["counts"], fixed["counts"])
+    two = simulate_rules(rules, 5, 2, 1, 1000, cp)
+    both_first = simulate_rules(rules, 5, 2, 1, 1000, cp, deck_orders=first)
+    assert not np.array_equal(two["counts"], both_first["counts"])
+
+
+def test_equal_batches_need_equally_spaced_checkpoints():
+    assert equal_batches(np.array([10, 20, 30])).tolist() == [0, 1, 2]
+    assert equal_batches(np.array([5, 20, 35])).tolist() == [1, 2]
+    assert equal_batches(np.array([10, 100, 1000])) is None
+    assert equal_batches(np.array([10, 20])) is None
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, cluster2):
+    """R = 8 replicates of G = 2 one-token games, 20,000 turns in ten equal batches."""
+    spec = parse_spec(spec_toml("monopoly", name="decks", seed=42, params=SHUFFLED,
+                                run={"replicates": R, "games": G, "players": 1, "turns": 20_000},
+                                checkpoints={"values": list(range(2000, 20_001, 2000))},
+                                tasks={"replicates_per_task": R}), "decks.toml")
+    url = str(tmp_path_factory.mktemp("decks") / "s.zarr")
+    assert run_sweep(spec, url, scheduler=cluster2).complete
+    ds = load_sweep(url, check=False).load()
+    return ds, shuffle_decomposition(ds)
+
+
+def test_the_between_part_is_per_deck_order(store):
+    """``between`` is the sample variance of all R G deck orders' exact
+    answers over G (R G - 1 df), not that of the R replicates' means (the old
+    code: R - 1 df); a replicate's answer is its orders' mean, by hand."""
+    ds, dec = store
+    assert dec is not None and dec.sizes["deck"] == G
+    orders = dec["deck_exact"].transpose("replicate", "deck", "location").values.reshape(R * G, -1)
+    np.testing.assert_allclose(dec["between"].values, orders.var(axis=0, ddof=1) / G, rtol=1e-12)
+    assert (dec["between_df"].values == R * G - 1).all()
+    (_, params), = grid_params(ds)
+    rules = Rules.from_params(params)
+    seed = replicate_seed(42, params, 3)
+    mine = [long_run_frequency(rules, deck_orders(rules, seed, g)) for g in range(G)]
+    np.testing.assert_allclose(dec["deck_exact"].sel(replicate=3).transpose("deck", "location").values, mine,
+                               rtol=1e-12)
+    np.testing.assert_allclose(dec["replicate_exact"].sel(replicate=3).values, np.mean(mine, axis=0), rtol=1e-12)
+    assert GAME.extras["replicate_exact"](params, seed, {"games": G})["deck_frequency"].shape == (G, 41)
+
+
+
+def test_the_anova_on_equal_batches_agrees_with_the_exact_answers(store):
+    """The independent check: the exact-answer share (16 deck orders) lies
+    inside the ANOVA's 95% interval (10 equal batches, F(7, 72)) for 95% of
+    the labels, within binomial error (99.9%); both see Chance's share as
+    the largest (the cards move the token from there)."""
+    from scipy import stats as st
+
+    _, dec = store
+    ok = dec["between_share"].notnull() & dec["anova_share"].notnull()
+    share = dec["between_share"].where(ok, drop=True)
+    inside = (dec["anova_share_low"] <= share) & (share <= dec["anova_share_high"])
+    n = int(ok.sum())
+    assert n == 40
+    assert int(n - inside.sum()) <= st.binom.ppf(0.999, n, 0.05), share.location.values[~inside.values]
+    assert str(share.idxmax().item()).startswith("CH")
+    assert (dec["anova_sampling"].where(ok, drop=True) > 0).all()
+    ds, _ = store
+    assert anova_decomposition(ds.isel(checkpoint=[0, 1, 3])) is None  # unequal batches: no check
