@@ -73,8 +73,10 @@ def shuffle_decomposition(
     out["between_df"] = n - 1
     if per_deck is not None:  # the variance of one deck order's answer over all R G orders, over G
         orders = per_deck.stack(order=("replicate", "deck"))
-        out["between_df"] = orders.notnull().sum("order") - 1
-        out["between"] = (orders.var("order", ddof=1) / per_deck.sizes["deck"]).where(out["between_df"] >= 1)
+        df = orders.notnull().sum("order") - 1
+        has = df >= 1  # points whose replicates play deck orders (not independent draws)
+        out["between"] = (orders.var("order", ddof=1) / per_deck.sizes["deck"]).where(has, out["between"])
+        out["between_df"] = df.where(has, out["between_df"])
         out["deck_exact"] = per_deck
     with np.errstate(divide="ignore", invalid="ignore"):
         out["between_share"] = out["between"] / (out["between"] + out["sampling"])
