@@ -101,3 +101,67 @@ def test_the_anova_on_equal_batches_agrees_with_the_exact_answers(store):
     assert (dec["anova_sampling"].where(ok, drop=True) > 0).all()
     ds, _ = store
     assert anova_decomposition(ds.isel(checkpoint=[0, 1, 3])) is None  # unequal batches: no check
+
+
+@pytest.fixture(scope="module")
+def coverage():
+    """200 sweeps of R = 8 one-game replicates on the real kernel, each
+    replicate a deck order drawn from a pool of 24 (the population) and a
+    fresh dice stream, 20,000 turns in 10 equal batches.  The truth: between
+    = the pool's variance of exact answers, sampling = the pool's mean of
+    Var(f | deck) from 40 runs a deck.  Returns each interval's coverage per
+    label, the true shares and the sweeps' count."""
+    from boardsweep.core.batches import anova_share, share_interval
+
+    rules = Rules.from_params(SHUFFLED)
+    pool = [deck_orders(rules, 10_000 + i, 0) for i in range(24)]
+    answers = np.array([long_run_frequency(rules, d) for d in pool])
+    cp = np.arange(1, 11) * 2000
+    seeds = iter(range(1, 10**6))
+
+    def run(i):
+        r = simulate_rules(rules, next(seeds), 1, 1, 20_000, cp, deck_orders=pool[i])
+        return np.diff(r["counts"], axis=0, prepend=0), np.diff(r["events"], prepend=0)
+
+    sampling = np.mean([np.var([c.sum(0) / e.sum() for c, e in (run(i) for _ in range(40))], axis=0, ddof=1)
+                        for i in range(len(pool))], axis=0)
+    with np.errstate(invalid="ignore"):
+        truth = answers.var(axis=0) / (answers.var(axis=0) + sampling)
+    rng, n = np.random.default_rng(1), 200
+    exact, anova = np.zeros(41), np.zeros(41)
+    for _ in range(n):
+        decks = rng.integers(0, len(pool), R)
+        a, m = map(np.array, zip(*(run(i) for i in decks)))
+        f, ans = a.sum(1) / m.sum(1)[:, None], answers[decks]
+        low, high = share_interval(ans.var(0, ddof=1), ((f - ans) ** 2).mean(0), np.full(41, R))
+        exact += (low <= truth) & (truth <= high)
+        got = anova_share(a, m)
+        anova += (got["share_low"] <= truth) & (truth <= got["share_high"])
+    ok = np.isfinite(truth) & (truth > 0)
+    return exact[ok], anova[ok], truth[ok], n
+
+
+@pytest.mark.slow
+def test_the_share_intervals_cover_the_true_share_on_the_real_kernel(coverage):
+    """Against the truth: the ANOVA's interval covers the true share at every
+    label within binomial error (99.9%, each label over 200 sweeps), and the
+    exact-answer interval does at the median label (not at every label: below)."""
+    from scipy import stats as st
+
+    exact, anova, truth, n = coverage
+    low, high = st.binom.ppf(0.001, n, 0.95), st.binom.ppf(0.999, n, 0.95)
+    assert truth.size == 40 and truth.max() > 0.2  # Chance: a real between part
+    # at a share near 0 the lower end, clipped at 0, covers in up to 97.5%
+    assert ((anova >= low) & (anova <= st.binom.ppf(0.999, n, 0.975))).all(), anova
+    assert low <= np.median(exact) <= high, exact
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="Community Chest 1-3, Pennsylvania Avenue: a deck order's exact answer "
+                   "is discrete (CC1, CC2: excess kurtosis 2.3), the F interval assumes normal answers; "
+                   "73-90% in 200 sweeps at R = 8")
+def test_the_exact_answer_interval_covers_the_true_share_at_every_label(coverage):
+    from scipy import stats as st
+
+    exact, _, _, n = coverage
+    assert (exact >= st.binom.ppf(0.001, n, 0.95)).all(), exact
