@@ -157,7 +157,7 @@ def test_the_share_intervals_cover_the_true_share_on_the_real_kernel(coverage):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="Community Chest 1-3, Pennsylvania Avenue: a deck order's exact answer "
+@pytest.mark.xfail(strict=True, reason="Community Chest 1-3, Pennsylvania Avenue, Short Line: a deck order's exact answer "
                    "is discrete (CC1, CC2: excess kurtosis 2.3), the F interval assumes normal answers; "
                    "73-90% in 200 sweeps at R = 8")
 def test_the_exact_answer_interval_covers_the_true_share_at_every_label(coverage):
