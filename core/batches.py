@@ -22,7 +22,7 @@ def _special():
 
 
 __all__ = ["increments", "effective_df", "slope_interval", "long_batches", "heterogeneity_test",
-           "variance_interval", "share_interval"]
+           "variance_interval", "share_interval", "anova_share"]
 
 
 def increments(cumulative: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -165,23 +165,73 @@ def variance_interval(estimate: np.ndarray, df: np.ndarray, level: float = 0.95)
 
 
 def share_interval(between: np.ndarray, sampling: np.ndarray, n: np.ndarray,
-                   level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+                   level: float = 0.95, df_between: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The ``level`` interval of a between share ``s = B / (B + S)`` from
-    ``n`` replicates: ``B`` the sample variance of the replicates' exact
-    answers (``n - 1`` df), ``S`` the mean squared difference of estimate
-    and exact answer (``n`` df), so ``(B / S) / rho ~ F(n - 1, n)`` with
-    ``rho`` the true ratio of the parts (normal parts); the interval of
-    ``rho`` mapped by ``rho / (1 + rho)``.
+    ``n`` replicates: ``B`` the sample variance of the exact answers
+    (``df_between`` df: ``n - 1`` for one answer a replicate, ``n G - 1``
+    for ``G`` deck orders a replicate), ``S`` the mean squared difference
+    of estimate and exact answer (``n`` df), so ``(B / S) / rho ~
+    F(df_between, n)`` with ``rho`` the true ratio of the parts (normal
+    parts); the interval of ``rho`` mapped by ``rho / (1 + rho)``.
 
     Returns
     -------
     low, high : ndarray
     """
     b, w = np.asarray(between, dtype=float), np.asarray(sampling, dtype=float)
-    d1 = np.where(np.asarray(n, dtype=float) >= 2, np.asarray(n, dtype=float) - 1, np.nan)
-    d2 = d1 + 1
+    n = np.asarray(n, dtype=float)
+    d1 = n - 1 if df_between is None else np.asarray(df_between, dtype=float)
+    d1 = np.where((n >= 2) & (d1 >= 1), d1, np.nan)
+    d2 = np.where(n >= 2, n, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = b / w
         lo = ratio / _special().fdtri(d1, d2, (1 + level) / 2)
         hi = ratio / _special().fdtri(d1, d2, (1 - level) / 2)
     return lo / (1 + lo), hi / (1 + hi)
+
+
+def anova_share(a: np.ndarray, m: np.ndarray, level: float = 0.95) -> dict[str, np.ndarray]:
+    """The between share by a one-way analysis of variance on equal batches,
+    with no exact answers: groups are replicates (deck orders), ``K`` batches
+    each, batch ratios ``y_rk = a_rk / m_rk``:
+
+        F = MS_b / MS_w,  MS_b = K sum_r (y_r. - y..)^2 / (R - 1),
+        MS_w = sum_rk (y_rk - y_r.)^2 / (R (K - 1)),
+
+    ``between = (MS_b - MS_w) / K`` (the variance of the groups' own answers),
+    ``sampling = MS_w / K`` (that of a group's mean about its answer),
+    ``share = between / (between + sampling) = 1 - 1 / F``; with independent
+    normal batches ``F / (1 + K theta) ~ F(R - 1, R (K - 1))``, ``theta`` the
+    ratio of the variance components, so the share's ``level`` interval is
+    ``[1 - F_hi / F, 1 - F_lo / F]``.  Estimates and ends clipped to [0, 1].
+    ``a``: (replicates, batches, labels), ``m``: (replicates, batches), the
+    batches of equal length (the caller's promise: equally spaced checkpoints).
+
+    Returns
+    -------
+    dict
+        ``between``, ``sampling``, ``share``, ``share_low``, ``share_high``,
+        ``F``, ``df_between``, ``df_within``, per label; NaN with fewer than
+        2 replicates or 2 batches, or no within variance.
+    """
+    a, m = np.asarray(a, dtype=float), np.asarray(m, dtype=float)
+    keep = np.isfinite(m).all(axis=1) & (m > 0).all(axis=1) & np.isfinite(a).all(axis=(1, 2))
+    y = a[keep] / m[keep][..., None]  # (R, K, L)
+    r, k = y.shape[0], y.shape[1]
+    nan = np.full(a.shape[-1], np.nan)
+    if r < 2 or k < 2:
+        return {key: nan for key in ("between", "sampling", "share", "share_low", "share_high", "F",
+                                     "df_between", "df_within")}
+    d1, d2 = r - 1.0, r * (k - 1.0)
+    means = y.mean(axis=1)
+    ms_b = k * ((means - means.mean(axis=0)) ** 2).sum(axis=0) / d1
+    ms_w = ((y - means[:, None, :]) ** 2).sum(axis=(0, 1)) / d2
+    sp = _special()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(ms_w > 0, ms_b / ms_w, np.nan)
+        share = np.clip(1.0 - 1.0 / f, 0.0, 1.0)
+        low = np.clip(1.0 - sp.fdtri(d1, d2, (1 + level) / 2) / f, 0.0, 1.0)
+        high = np.clip(1.0 - sp.fdtri(d1, d2, (1 - level) / 2) / f, 0.0, 1.0)
+    return {"between": np.maximum(ms_b - ms_w, 0.0) / k, "sampling": ms_w / k, "share": share,
+            "share_low": low, "share_high": high, "F": f,
+            "df_between": np.full_like(f, d1), "df_within": np.full_like(f, d2)}

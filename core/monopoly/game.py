@@ -84,8 +84,9 @@ def replicate_exact(params: dict, seed, run_shape: dict) -> dict[str, np.ndarray
 
     With ``shuffled_cycle`` each game of a run plays its own shuffle; this is
     the mean over the run's games of the fixed-order chain's answer (about a
-    second per game, so runs of at most MAX_REPLICATE_GAMES games).  With
-    independent draws it is the ordinary exact answer.
+    second per game, so runs of at most MAX_REPLICATE_GAMES games), with
+    ``deck_frequency`` (games, 41) the answer of each game's deck order.
+    With independent draws it is the ordinary exact answer.
     """
     rules = Rules.from_params(params)
     if not rules.shuffled:
@@ -97,7 +98,7 @@ def replicate_exact(params: dict, seed, run_shape: dict) -> dict[str, np.ndarray
             f"{MAX_REPLICATE_GAMES}"
         )
     freqs = [long_run_frequency(rules, deck_orders(rules, seed, g)) for g in range(games)]
-    return {"exact_frequency": np.mean(freqs, axis=0)}
+    return {"exact_frequency": np.mean(freqs, axis=0), "deck_frequency": np.array(freqs)}
 
 
 GAME = Game(

@@ -1,6 +1,9 @@
-"""Shuffled decks (a random environment a replicate keeps for all its
-turns): the replicate variance split into between-deck and sampling parts,
-and the paired deck test of each replicate against its own decks.
+"""Shuffled decks (a random environment a game keeps for all its turns;
+Monopoly's ``shuffled_cycle``: each game of a replicate shuffles its own
+decks, so a replicate of ``G`` games plays ``G`` deck orders): the replicate
+variance split into between-deck-order and sampling parts, checked by an
+analysis of variance on equal batches, and the paired deck test of each
+replicate against its own decks.
 
 Needs the game's ``extras["replicate_exact"]``: the exact answer of the
 environment (e.g. the deck orders) each replicate played, found from the
@@ -13,12 +16,12 @@ import numpy as np
 import xarray as xr
 
 from ...core import stats
-from ...core.batches import share_interval
+from ...core.batches import anova_share, share_interval
 from ..plan.tasks import replicate_seed
 from .dataset import _canonical, _grid, _mem, distribution_variables, frequencies, game_of, grid_params, run_shape_of
 from .reference import replicate_reference
 
-__all__ = ["shuffle_decomposition", "deck_pairs", "BETWEEN_DOMINATES"]
+__all__ = ["shuffle_decomposition", "anova_decomposition", "equal_batches", "deck_pairs", "BETWEEN_DOMINATES"]
 
 
 def _sel(obj, point: dict):
@@ -28,33 +31,74 @@ def _sel(obj, point: dict):
 def shuffle_decomposition(
     ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1, max_solves: int = 256
 ) -> xr.Dataset | None:
-    """Split the replicate variance into between-environment and sampling parts.
+    """Split the replicate variance into between-deck-order and sampling parts.
 
     Needs the game's ``extras["replicate_exact"]``: the exact answer of the
     environment (e.g. the deck shuffles) each replicate played, found from the
-    replicate's seed (:func:`boardsweep.pipeline.plan.tasks.replicate_seed`).  Computed for
-    grid points where it is informative (the per-replicate answers differ)
-    and feasible; ``None`` when the game has no hook, an error was raised
-    (e.g. too many games per replicate) or it would need more than
-    ``max_solves`` calls.  Returns (grid..., DIM): ``total``, ``between``,
-    ``sampling``, ``between_share`` with its 95% interval
-    ``between_share_low`` / ``_high`` (:func:`boardsweep.core.batches.share_interval`),
-    and ``replicate_exact`` (grid..., replicate, DIM).
+    replicate's seed (:func:`boardsweep.pipeline.plan.tasks.replicate_seed`),
+    and, where a replicate plays several deck orders (Monopoly: one per
+    game), its ``deck_frequency``: each order's answer.  ``between`` is the
+    variance of a replicate's exact answer, ``s_b^2 / G`` with ``s_b^2`` the
+    sample variance of all ``R G`` deck orders' answers (``R G - 1`` df;
+    ``R - 1`` without per-order answers), ``sampling`` the mean of
+    ``(f_r - m_r)^2`` (``R`` df), ``between_share = between / (between +
+    sampling)`` with its 95% interval ``between_share_low`` / ``_high``
+    (:func:`boardsweep.core.batches.share_interval`).  The share is the same
+    for a replicate and for one deck order (both parts scale by ``1 / G``).
+    Computed for grid points where it is informative and feasible; ``None``
+    when the game has no hook, an error was raised (e.g. too many games per
+    replicate) or it would need more than ``max_solves`` calls.  Also
+    ``replicate_exact`` (grid..., replicate, DIM), ``deck_exact`` (grid...,
+    replicate, deck, DIM), ``between_df`` and the independent check
+    :func:`anova_decomposition` (``anova_*``).
     """
     ds = _mem(ds)
     game = game_of(ds)
     hook = None if game is None else game.extras.get("replicate_exact")
-    if hook is None:
+    if hook is None or int(ds["done"].values.sum()) > max_solves:
         return None
     dim = distribution_variables(ds)[variable]
-    done = ds["done"].values
-    if int(done.sum()) > max_solves:
+    freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
+    solved = _solve(ds, hook, freq, dim)
+    if solved is None:
         return None
+    exact, per_deck = solved
+    parts = xr.apply_ufunc(
+        lambda x, m: tuple(stats.variance_decomposition(x, m, axis=-1)[k] for k in ("total", "between", "sampling")),
+        freq.transpose(..., dim, "replicate"), exact.transpose(..., dim, "replicate"),
+        input_core_dims=[["replicate"], ["replicate"]], output_core_dims=[[], [], []],
+    )
+    out = xr.Dataset(dict(zip(("total", "between", "sampling"), parts)))
+    n = (freq.notnull() & exact.notnull()).sum("replicate")
+    out["between_df"] = n - 1
+    if per_deck is not None:  # the variance of one deck order's answer over all R G orders, over G
+        orders = per_deck.stack(order=("replicate", "deck"))
+        df = orders.notnull().sum("order") - 1
+        has = df >= 1  # points whose replicates play deck orders (not independent draws)
+        out["between"] = (orders.var("order", ddof=1) / per_deck.sizes["deck"]).where(has, out["between"])
+        out["between_df"] = df.where(has, out["between_df"])
+        out["deck_exact"] = per_deck
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["between_share"] = out["between"] / (out["between"] + out["sampling"])
+    out["between_share_low"], out["between_share_high"] = xr.apply_ufunc(
+        share_interval, out["between"], out["sampling"], n, 0.95, out["between_df"], output_core_dims=[[], []])
+    out["replicate_exact"] = exact
+    anova = anova_decomposition(ds, variable)
+    if anova is not None:
+        out.update({f"anova_{k}": v for k, v in anova.data_vars.items()})
+    out.attrs["grid_axes"] = _grid(ds)
+    return out
+
+
+def _solve(ds: xr.Dataset, hook, freq: xr.DataArray, dim: str) -> tuple[xr.DataArray, xr.DataArray | None] | None:
+    """The exact answer of each finished replicate's environment (grid...,
+    replicate, DIM), and of each of its deck orders (grid..., replicate,
+    deck, DIM; None where the hook gives no ``deck_frequency``); None when
+    the hook raised."""
     root = int(_canonical(ds).get("seed", 0))
     run_shape = run_shape_of(ds)
-    freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
     exact = xr.full_like(freq, np.nan).load()
-    axes = _grid(ds)
+    per_deck = None
     for point, params in grid_params(ds):
         for r in ds["replicate"].values:
             if not bool(_sel(ds["done"], point).sel(replicate=r)):
@@ -63,21 +107,52 @@ def shuffle_decomposition(
                 res = hook(params, replicate_seed(root, params, int(r)), run_shape)
             except Exception:
                 return None
-            values = next(iter(res.values()))
-            exact.loc[{**point, "replicate": r}] = np.asarray(values, float)
+            exact.loc[{**point, "replicate": r}] = np.asarray(next(iter(res.values())), float)
+            if "deck_frequency" in res:
+                decks = np.asarray(res["deck_frequency"], float)
+                if per_deck is None:
+                    per_deck = (xr.full_like(freq, np.nan).expand_dims(deck=np.arange(len(decks)))
+                                .transpose(..., "deck", dim).copy())
+                per_deck.loc[{**point, "replicate": r}] = decks
+    return exact, per_deck
+
+
+def equal_batches(checkpoints: np.ndarray) -> np.ndarray | None:
+    """Indices of the checkpoints that end equally long batches: every one
+    where the checkpoints are equally spaced from 0, every one but the first
+    where they are equally spaced after it; None otherwise (or fewer than 2)."""
+    c = np.asarray(checkpoints, dtype=np.int64)
+    step = np.diff(c)
+    if c.size < 3 or not (step == step[0]).all() or step[0] <= 0:
+        return None
+    return np.arange(c.size) if c[0] == step[0] else np.arange(1, c.size)
+
+
+def anova_decomposition(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset | None:
+    """The between share without exact answers: a one-way analysis of
+    variance of the replicates' equal batches (increments between equally
+    spaced checkpoints, :func:`equal_batches`),
+    :func:`boardsweep.core.batches.anova_share` per (grid..., DIM):
+    ``between``, ``sampling``, ``share`` with ``share_low`` / ``_high`` (its
+    F interval), ``F``.  Valid where a replicate's batches are independent
+    given its decks (long stretches of a chain).  None where the checkpoints
+    are not equally spaced."""
+    ds = _mem(ds)
+    keep = equal_batches(ds["checkpoint"].values)
+    if keep is None:
+        return None
+    dim = distribution_variables(ds)[variable]
+    counts = ds[variable].astype(float).where(ds["done"])
+    a = xr.concat([counts.isel(checkpoint=[0]), counts.diff("checkpoint")], "checkpoint").isel(checkpoint=keep)
+    m = a.sum(dim, min_count=1)
+    keys = ("between", "sampling", "share", "share_low", "share_high", "F")
     parts = xr.apply_ufunc(
-        lambda x, m: tuple(stats.variance_decomposition(x, m, axis=-1)[k]
-                           for k in ("total", "between", "sampling", "between_share")),
-        freq.transpose(..., dim, "replicate"), exact.transpose(..., dim, "replicate"),
-        input_core_dims=[["replicate"], ["replicate"]], output_core_dims=[[], [], [], []],
+        lambda aa, mm: tuple(anova_share(aa, mm)[k] for k in keys),
+        a.transpose(..., "replicate", "checkpoint", dim), m.transpose(..., "replicate", "checkpoint"),
+        input_core_dims=[["replicate", "checkpoint", dim], ["replicate", "checkpoint"]],
+        output_core_dims=[[dim]] * len(keys), vectorize=True, keep_attrs=False,
     )
-    out = xr.Dataset(dict(zip(("total", "between", "sampling", "between_share"), parts)))
-    n = (freq.notnull() & exact.notnull()).sum("replicate")
-    out["between_share_low"], out["between_share_high"] = xr.apply_ufunc(
-        share_interval, out["between"], out["sampling"], n, output_core_dims=[[], []])
-    out["replicate_exact"] = exact
-    out.attrs["grid_axes"] = axes
-    return out
+    return xr.Dataset(dict(zip(keys, parts)))
 
 
 def deck_pairs(ds: xr.Dataset, decomp: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.Dataset:
