@@ -405,10 +405,13 @@ def exact_states(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
             exists |= np.isfinite(values).any(-1)
         notes = np.full(done.shape, "" if names else "the game has no exact solver", dtype=object)
     states = np.where(~done, "pending", np.where(exists, "stored", "none")).astype(object)
-    notes = np.broadcast_to(np.asarray(notes, dtype=object), states.shape).ravel()
-    texts = [_STATE_TEXT[s] + (f": {n}" if s == "none" and str(n) else "")
-             for s, n in zip(states.ravel(), notes)]
-    return states, np.array(texts, dtype=object).reshape(states.shape)
+    notes = np.broadcast_to(np.asarray(notes, dtype=object), states.shape)
+    texts = np.empty(states.shape, dtype=object)
+    for state, text in _STATE_TEXT.items():  # whole arrays: a grid of 10^7 points has no loop per point
+        texts[states == state] = text
+    noted = (states == "none") & (notes.astype(str) != "")  # the reason, where one is given
+    texts[noted] = [f"{_STATE_TEXT['none']}: {n}" for n in notes[noted]]
+    return states, texts
 
 
 def append_history(url: str, what: str) -> None:
