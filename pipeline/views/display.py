@@ -62,18 +62,14 @@ def _overview(out: Console, ds, store: str, budget: int) -> None:
     """The headline tables and the verdict; a grid of more than a block's
     points block by block (:func:`boardsweep.pipeline.analysis.blocks.run_overview`),
     the spec's answer read once for both."""
-    from .overview import print_overview, shown_points, with_asked
-    from ..analysis.answer import answer_of
-    from ..analysis.blocks import BLOCK_POINTS, run_overview
+    from .overview import print_block_overview, print_overview
+    from ..analysis.blocks import BLOCK_POINTS
     from ..analysis.dataset import grid_size
 
     if grid_size(ds) <= BLOCK_POINTS:
         print_overview(out, ds, store, budget, every_row=_every_row(store))
         return
-    answer = answer_of(ds)
-    shown = run_overview(ds, max(3, budget), with_asked(ds, answer, shown_points), most=BLOCK_POINTS, url=store)
-    print_overview(out, shown.ds, store, budget, every_row=_every_row(store), found=shown.found,
-                   verdict=shown.verdict, points=shown.points, answer=answer)
+    print_block_overview(out, ds, store, budget, _every_row(store))
 
 
 #: Lines a run prints before its summary: the banner (2), a precision line,

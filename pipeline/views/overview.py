@@ -39,7 +39,7 @@ from rich.text import Text
 from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 
-__all__ = ["with_asked", "MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "answer_block", "short_verdict", "print_overview",
+__all__ = ["with_asked", "print_block_overview", "MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "answer_block", "short_verdict", "print_overview",
            "print_lines", "point_agreement"]
 
 #: Lines a whole run's summary may take (banner, bar, tables, verdict, counts).
@@ -493,6 +493,20 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
         first = render_answer(out, ds, found, verdict, answer, (False, *where[1:]), None if given else rows, points)
     print_lines(out, first + lines)
     return len(first) + len(lines)
+
+
+def print_block_overview(out: Console, ds, store: str, budget: int, every_row: str) -> None:
+    """:func:`print_overview` of a grid summarised block by block
+    (:func:`boardsweep.pipeline.analysis.blocks.run_overview`): the spec's
+    answer read once, its asked rows shown whatever the cut."""
+    from ..analysis.answer import answer_of
+    from ..analysis import blocks
+
+    answer = answer_of(ds)
+    shown = blocks.run_overview(ds, max(3, budget), with_asked(ds, answer, shown_points), most=blocks.BLOCK_POINTS,
+                                url=store)
+    print_overview(out, shown.ds, store, budget, every_row=every_row, found=shown.found,
+                   verdict=shown.verdict, points=shown.points, answer=answer)
 
 
 def with_asked(ds, answer, shown_points):

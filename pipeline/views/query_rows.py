@@ -59,14 +59,10 @@ def _print_blocks(ds, fmt: str, every: bool, store: str, most: int) -> None:
     import dask
 
     from ..analysis import blocks, headlines
-    from ..analysis.answer import answer_of
-    from .overview import MAX_LINES, print_overview, shown_points, with_asked
+    from .overview import MAX_LINES, print_block_overview
 
     if fmt == "table" and not every:
-        answer = answer_of(ds)
-        shown = blocks.run_overview(ds, MAX_LINES, with_asked(ds, answer, shown_points), url=store)
-        print_overview(console(), shown.ds, store, MAX_LINES, every_row=_every_row(store), found=shown.found,
-                       verdict=shown.verdict, points=shown.points, answer=answer)
+        print_block_overview(console(), ds, store, MAX_LINES, _every_row(store))
         return
     verdict = {k: v for k, v in blocks.kept_verdict(ds, store).items() if k != "holm"}
     axes = list(ds.attrs.get("grid_axes", []))
