@@ -23,7 +23,7 @@ __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLos
            "JobsNotStarted", "StoreMismatch", "GrowRefused", "UnknownFormat", "RootDamaged", "StoreDamaged",
            "ChunkUnreadable", "LayoutError", "StoreLocked", "NoExclusiveCreate", "StoreUnreachable",
            "ReportFolderError", "TooLarge", "BadSchedulerAddress", "OutputInvalid", "StoreIncomplete", "NotInWorker",
-           "ArgumentTypeError", "NotASweep", "ReportDiskFull", "StoreBeingRewritten", "causes", "disk_full", "overdue",
+           "ArgumentTypeError", "NotASweep", "ReportDiskFull", "StoreBeingRewritten", "IntegerTooLarge", "causes", "disk_full", "overdue",
            "one_line", "contained", "expect_flag", "INTERRUPTION_REPORTED"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
@@ -285,3 +285,9 @@ class WorkerDied(RuntimeError):
     """A task's worker process died while running it (a kernel's ``abort()``,
     a crash, a signal, memory): the task's error, naming the game (Dask's
     ``KilledWorker`` in words)."""
+
+
+class IntegerTooLarge(Fault):
+    """An integer above 2**53 for an array the store keeps as float64 (a
+    masked integer, store format 6), which float64 does not hold exactly:
+    one line naming the array and the value, nothing written."""

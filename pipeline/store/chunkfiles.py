@@ -9,7 +9,9 @@ layout boardsweep writes (local files, a regular chunk grid, ``bytes`` then
 ``zstd`` codecs, little-endian or single-byte types); for anything else
 :func:`read` returns ``None`` and the caller reads through zarr.  A chunk file
 that is absent reads as the fill value, as in zarr; one that does not decode
-raises :class:`ChunkUnreadable` (the integrity check names it).
+raises :class:`ChunkUnreadable` (the integrity check names it).  A float64
+array of integers (store format 6, :mod:`.integers`) reads in its integer
+view: its declared dtype, -1 where the store holds NaN.
 
 :func:`write_chunk` is the other direction, for a task's region when it is
 exactly one chunk (as every boardsweep task's is): the chunk is encoded as
@@ -32,6 +34,7 @@ import fsspec
 import numpy as np
 from numcodecs.zstd import Zstd, decompress
 
+from . import integers
 from ..errors import ChunkUnreadable, LayoutError
 
 __all__ = ["LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "readable", "ChunkFileArray", "local_root", "encode_chunks", "encode_region", "parse_meta"]
@@ -68,7 +71,8 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
     root = _array_root(url, name)
     if root is None:
         return _read_remote(os.fspath(url), name, region, unreadable_as_fill)
-    meta = _plain_meta(root)
+    described = _meta_json(root)
+    meta = parse_meta(described) if described is not None else None
     if meta is None:
         return None
     shape, chunks, dtype, fill, sep = meta
@@ -93,7 +97,14 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
     if held is not None:
         held.clear()
         held.update(used)
-    return out
+    return _integer_view(out, described)
+
+
+def _integer_view(values: np.ndarray, meta: dict) -> np.ndarray:
+    """``values`` of an array whose ``zarr.json`` is ``meta`` as boardsweep
+    reads them: a float64 array of integers (:mod:`.integers`) in its integer view."""
+    dtype = integers.declared(meta.get("attributes"))
+    return values if dtype is None or values.dtype.kind != "f" else integers.integer(values, dtype)
 
 
 def _region(meta: tuple, region: tuple) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, ...]]]:
@@ -144,9 +155,10 @@ def _read_remote(url: str, name: str, region: tuple, unreadable_as_fill: bool) -
     fs, root = fsspec.core.url_to_fs(url)
     base = f"{root.rstrip('/')}/{name}"
     try:
-        meta = parse_meta(json.loads(fs.cat_file(f"{base}/zarr.json")))
+        found = json.loads(fs.cat_file(f"{base}/zarr.json"))
     except (FileNotFoundError, ValueError):
         return None
+    meta = parse_meta(found) if isinstance(found, dict) else None
     if meta is None:
         return None
     shape, chunks, dtype, fill, sep = meta
@@ -165,7 +177,7 @@ def _read_remote(url: str, name: str, region: tuple, unreadable_as_fill: bool) -
         if isinstance(raw, BaseException):
             raise raw
         _place(out, bounds, chunks, keys[key], raw, dtype, key, unreadable_as_fill)
-    return out
+    return _integer_view(out, found)
 
 
 def readable(url: str | os.PathLike, name: str) -> bool:
@@ -254,6 +266,8 @@ def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], value
                           "written (a run unpacks the store first)")
     if coord is None:
         return None
+    if meta[8] is not None:  # integers kept as float64: NaN where none
+        values = integers.stored(values, what)
     raw = _encode(meta, coord, values)
     return None if raw is None else (_chunk_key(coord, sep), raw)
 
@@ -263,7 +277,7 @@ def _encode(meta: tuple, coord: tuple[int, ...], values: np.ndarray) -> bytes | 
     part inside the array, or one value for all of it), padded with the fill
     value; ``None`` where ``values`` does not fit the chunk.  ``meta``: what
     :func:`parse_meta` returns ``with_codec``."""
-    shape, chunks, dtype, fill, _, level, checksum, _ = meta
+    shape, chunks, dtype, fill, _, level, checksum = meta[:7]
     inside = [min(c, n - i * c) for i, c, n in zip(coord, chunks, shape)]  # the chunk's part in the array
     values = np.asarray(values, dtype=dtype)
     if values.size not in (1, int(np.prod(inside))):
@@ -282,6 +296,8 @@ def encode_chunks(meta: dict, values: np.ndarray) -> dict[str, bytes] | None:
     if parsed is None:
         return None
     shape, chunks, sep = parsed[0], parsed[1], parsed[4]
+    if parsed[8] is not None:  # integers kept as float64: NaN where none
+        values = integers.stored(values, "a packed array")
     out = {}
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
@@ -331,12 +347,21 @@ def _decode(raw: bytes, dtype: np.dtype, chunks: tuple[int, ...], path: str) -> 
 def _plain_meta(root: Path, with_codec: bool = False):
     """(shape, chunks, dtype, fill value, key separator) of a zarr v3 array
     written with boardsweep's codecs, else ``None``; ``with_codec`` adds the
-    zstd level, its checksum flag and whether the array is packed."""
+    zstd level, its checksum flag, whether the array is packed and the
+    integer dtype a float64 array of integers declares (:mod:`.integers`;
+    ``None`` for any other array).  :func:`read` returns such an array in
+    its integer view; :func:`write_chunk` takes that view."""
+    meta = _meta_json(root)
+    return None if meta is None else parse_meta(meta, with_codec)
+
+
+def _meta_json(root: Path) -> dict | None:
+    """The parsed ``zarr.json`` of the array at ``root``, ``None`` where it is not readable JSON of an object."""
     try:
         meta = json.loads((root / "zarr.json").read_text())
     except (OSError, ValueError):
         return None
-    return parse_meta(meta, with_codec)
+    return meta if isinstance(meta, dict) else None
 
 
 def parse_meta(meta: dict, with_codec: bool = False):
@@ -362,7 +387,8 @@ def parse_meta(meta: dict, with_codec: bool = False):
         if with_codec:
             zstd = meta["codecs"][1].get("configuration", {})
             found += (int(zstd.get("level", 0)), bool(zstd.get("checksum", False)),
-                      LAYOUT_ATTR in (meta.get("attributes") or {}) or sep == PACKED_SEPARATOR)
+                      LAYOUT_ATTR in (meta.get("attributes") or {}) or sep == PACKED_SEPARATOR,
+                      integers.declared(meta.get("attributes")) if dtype.kind == "f" else None)
         return found
     except (KeyError, TypeError, ValueError):
         return None

@@ -16,9 +16,14 @@ and finds:
   coordinate's ``overflow_bin`` attribute), see :func:`label_coordinate`;
 * no CF ``axis`` attribute: a board's locations are not longitudes, nor
   checkpoints (turns played) times, and CF tools read ``X`` and ``T`` so;
-* seats that do not play at a grid point with fewer players at the fill
-  value, declared as ``_FillValue``: plain xarray reads NaN there, so
-  ``ds.wins.sum("seat")`` sums the players;
+* seats that do not play at a grid point with fewer players as NaN: a
+  variable over seats of a game with a ``players`` parameter (and, with a
+  precision rule, every simulated integer variable: replicate slots it did
+  not use) is float64 whose values are whole numbers, NaN where there is
+  none, its integer dtype in the attribute ``integer_dtype``
+  (:mod:`boardsweep.pipeline.store.integers`): plain xarray reads NaN there,
+  so ``ds.wins.sum("seat")`` sums the players, and writes it to netCDF
+  without a warning;
 * exact answers named ``exact_*`` (:data:`boardsweep.core.games.EXACT_PREFIX`),
   simulated sums by what they count;
 * ``<dim>_name`` beside a label coordinate whose labels are codes (Monopoly's
@@ -37,10 +42,13 @@ and finds:
   some exact variables without the ``exact_`` prefix and marked every game
   dim as CF axis X; format 4 is format 3 with tasks of several grid points
   (root attribute ``grid_chunks``, :data:`MULTI_POINT_FORMAT`); format 5
-  (:data:`STORE_FORMAT`) stores text as zarr's ``string``, where 2 to 4
-  stored zarr-python's ``fixed_length_utf32``.  Readers take all five
+  stores text as zarr's ``string``, where 2 to 4 stored zarr-python's
+  ``fixed_length_utf32``; format 6 (:data:`STORE_FORMAT`) stores the
+  integers that may be missing as float64 (NaN), where 5 stored int64 with
+  ``_FillValue = -1``.  Readers take all six
   (:func:`simulated_variables`, :func:`exact_renames`,
-  :func:`boardsweep.pipeline.store.reads.fixed_width`), runs refuse to
+  :func:`boardsweep.pipeline.store.reads.fixed_width`,
+  :func:`boardsweep.pipeline.store.reads.integer_view`), runs refuse to
   write into an older format, in one line naming what to do
   (:func:`boardsweep.pipeline.store.check_writable`);
 * boardsweep's own bookkeeping only in the root attributes (the packed
@@ -106,18 +114,25 @@ CONVENTIONS = "CF-1.10"
 #: ``_FillValue`` in a complete store too (plain xarray reads NaN there), no
 #: CF ``axis`` (the game's labels are not space, checkpoints not time),
 #: ``done``/``exact_done``/``exact_exists`` booleans, whatever a task holds.
-STORE_FORMAT = 5
+#: 6: an integer variable that can hold cells without a value in the
+#: finished store (seats that do not play, replicate slots a precision rule
+#: did not use: :func:`.schema.may_miss`) stored as float64, NaN there, its
+#: integer dtype in the attribute ``integer_dtype`` (:mod:`.integers`), where
+#: format 5 stored int64 with ``_FillValue = -1``, whose lazy ``to_netcdf``
+#: plain xarray warns about (zarr-python's explicit ``<i8``).
+STORE_FORMAT = 6
 
 #: Format 4: a store whose tasks hold several grid points (root attribute
 #: ``grid_chunks``), which the releases that wrote format 3 refuse in one
-#: line; format 5 stores of either kind.
+#: line; formats 5 and 6 store either kind.
 MULTI_POINT_FORMAT = 4
 
 #: The formats this boardsweep reads (it adds to :data:`STORE_FORMAT` only).
-READABLE_FORMATS = (1, 2, 3, 4, 5)
+READABLE_FORMATS = (1, 2, 3, 4, 5, 6)
 
 #: The formats this boardsweep writes into: :data:`STORE_FORMAT` only, so
-#: that a store never mixes fixed-width and variable-length text.
+#: that a store never mixes fixed-width and variable-length text, nor
+#: int64 and float64 masked integers.
 WRITABLE_FORMATS = (STORE_FORMAT,)
 
 def exact_renames(attrs: dict) -> dict[str, str]:

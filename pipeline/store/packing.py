@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 import zarr
 
-from . import chunkfiles, integrity, manifests
+from . import chunkfiles, integers, integrity, manifests
 from .identity import read_attrs
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, local_root
@@ -124,6 +124,8 @@ def _write_packed(root: Path, name: str, complete: bool) -> dict[str, Any]:
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
     fill = (meta.get("attributes") or {}).get("_FillValue")
+    if fill is not None and integers.declared(meta.get("attributes")) is not None:
+        fill = integers.FILL  # a float64 array of integers, read in its integer view
     files, filled = {}, False
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))

@@ -35,6 +35,7 @@ dropped).
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from typing import Any
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 import zarr
 
-from . import integrity
+from . import integers, integrity
 from .identity import read_attrs
 from .reads import READ_CONCURRENCY, read_exact_done
 from ..errors import LayoutError
@@ -97,29 +98,40 @@ def set_records(url: str, records: dict[str, Any] | None) -> None:
 def integer_fill(meta: dict[str, Any], data: np.ndarray, complete: bool) -> dict[str, Any]:
     """``meta`` (a packed array's ``zarr.json``) without the ``_FillValue``
     attribute where the array holds integers, every replicate is done
-    (``complete``) and no cell holds the fill value: plain xarray then reads
-    it as integers, not float64.  Where cells hold it (seats that do not
-    play at a grid point with fewer players) it stays, so that plain xarray
-    reads them as NaN (``ds.wins.sum("seat")`` sums the players), as
-    boardsweep's readers do (store format 5; format 3 declared them by
-    ``valid_min = 0``, which :func:`boardsweep.pipeline.store.open.mask` still reads)."""
+    (``complete``) and no cell is without a value: plain xarray then reads
+    it as integers, not float64 (and boardsweep a float64 array of integers,
+    :mod:`.integers`).  Where cells have none (seats that do not play at a
+    grid point with fewer players) it stays, so that plain xarray reads them
+    as NaN (``ds.wins.sum("seat")`` sums the players), as boardsweep's
+    readers do (store formats 5 and 6; format 3 declared them by
+    ``valid_min = 0``, which :func:`boardsweep.pipeline.store.open.mask`
+    still reads).  ``data``: the array's values, as stored or in the integer view."""
     attrs = meta.get("attributes") or {}
-    if "_FillValue" in attrs and complete and data.dtype.kind in "iu" and not bool((data == attrs["_FillValue"]).any()):
+    as_float = integers.declared(attrs) is not None
+    if "_FillValue" not in attrs or not complete or not (as_float or data.dtype.kind in "iu"):
+        return meta
+    if not integers.holds_fill(data, integers.FILL if as_float else attrs["_FillValue"]):
         del attrs["_FillValue"]
     return meta
+
+
+#: ``_FillValue = NaN`` as xarray writes it in a zarr v3 array's attributes
+#: (the base64 text of its little-endian float64 bytes).
+NAN_ATTR = base64.b64encode(np.float64(np.nan).astype("<f8").tobytes()).decode("ascii")
 
 
 def restore_fill(meta: dict[str, Any]) -> dict[str, Any]:
     """``meta`` (an array's ``zarr.json`` back in the task layout) with its
     ``_FillValue`` attribute again where it holds integers (cells no task
-    has written read as missing), and no ``valid_min``."""
+    has written read as missing; a float64 array of integers: NaN,
+    :data:`NAN_ATTR`), and no ``valid_min``."""
     try:
         kind = np.dtype(meta["data_type"]).kind
     except (KeyError, TypeError):
         return meta
-    if kind in "iu":
-        attrs = meta.setdefault("attributes", {})
-        attrs.setdefault("_FillValue", meta.get("fill_value"))
+    attrs = meta.setdefault("attributes", {})
+    if kind in "iu" or (kind == "f" and integers.declared(attrs) is not None):
+        attrs.setdefault("_FillValue", meta.get("fill_value") if kind in "iu" else NAN_ATTR)
         attrs.pop("valid_min", None)
     return meta
 

@@ -12,11 +12,11 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from . import chunkfiles
+from . import chunkfiles, integers
 from .. import errors
 from .zarr_private import quiet
 
-__all__ = ["READ_CONCURRENCY", "fixed_width", "read_array", "read_done", "read_exact_done", "read_mask", "open_raw",
+__all__ = ["READ_CONCURRENCY", "fixed_width", "integer_view", "read_array", "read_done", "read_exact_done", "read_mask", "open_raw",
            "array_names", "read_raw", "coordinate_labels", "many_reads"]
 
 
@@ -30,8 +30,16 @@ def read_array(url: str, name: str, region: tuple[slice, ...] = (),
     values = chunkfiles.read(url, name, region, unreadable_as_fill)
     if values is None:
         with quiet():
-            values = np.asarray(zarr.open_array(url, path=name, mode="r")[tuple(region) or ...])
+            array = zarr.open_array(url, path=name, mode="r")
+            values = _integer_view(np.asarray(array[tuple(region) or ...]), array.attrs)
     return values
+
+
+def _integer_view(values: np.ndarray, attrs) -> np.ndarray:
+    """``values`` read through zarr in boardsweep's integer view where the
+    array is a float64 array of integers (:mod:`.integers`), else as they are."""
+    dtype = integers.declared(attrs)
+    return values if dtype is None or values.dtype.kind != "f" else integers.integer(values, dtype)
 
 
 def read_done(url: str) -> np.ndarray:
@@ -92,9 +100,39 @@ def open_raw(url: str, mask_and_scale: bool = False) -> xr.Dataset:
     values as stored unless ``mask_and_scale`` (the callers decode and mask);
     text coordinates as fixed-width ``<U`` whatever their zarr data type
     (:func:`fixed_width`; a text data variable, ``exact_note``, is read
-    when asked for: one chunk per task)."""
+    when asked for: one chunk per task); float64 arrays of integers in
+    their integer view (:func:`integer_view`)."""
     with quiet():
-        return fixed_width(xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale), coordinates_only=True)
+        ds = xr.open_zarr(url, chunks=None, mask_and_scale=mask_and_scale)
+    return fixed_width(ds if mask_and_scale else integer_view(ds), coordinates_only=True)
+
+
+def integer_view(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` (opened without decoding) with each float64 array of integers
+    (store format 6, :mod:`.integers`) as a format-5 store held it: its
+    declared dtype, :data:`integers.FILL` where it holds NaN, lazily, and
+    ``_FillValue = -1`` where the store declares one (a store being
+    filled, or one whose cells may be missing); the same values, types and
+    decoding, whichever format the store has."""
+    from xarray.coding.common import lazy_elemwise_func, unpack_for_decoding
+
+    viewed = {}
+    for name, var in ds.data_vars.items():
+        dtype = integers.declared(var.attrs)
+        if dtype is None or var.dtype.kind != "f":
+            continue
+        dims, data, attrs, encoding = unpack_for_decoding(var.variable)
+        attrs.pop(integers.INTEGER_ATTR)
+        if "_FillValue" in attrs:
+            attrs["_FillValue"] = integers.FILL
+        encoding["dtype"] = dtype
+        viewed[name] = xr.Variable(dims, lazy_elemwise_func(data, _as(dtype), dtype), attrs, encoding)
+    return ds.assign(viewed) if viewed else ds
+
+
+def _as(dtype: np.dtype):
+    """:func:`integers.integer` into ``dtype``, as one argument function."""
+    return lambda values: integers.integer(values, dtype)
 
 
 def fixed_width(ds: xr.Dataset, coordinates_only: bool = False) -> xr.Dataset:
@@ -125,9 +163,12 @@ def array_names(url: str) -> set[str]:
 
 
 def read_raw(url: str, name: str) -> np.ndarray:
-    """Array ``name`` exactly as stored (fill values included), read through zarr."""
+    """Array ``name`` as stored (fill values included), read through zarr; a
+    float64 array of integers in its integer view (:mod:`.integers`: the
+    values a format-5 store held, bit for bit)."""
     with quiet():
-        return np.asarray(zarr.open_array(url, path=name, mode="r")[...])
+        array = zarr.open_array(url, path=name, mode="r")
+        return _integer_view(np.asarray(array[...]), array.attrs)
 
 
 def coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:

@@ -7,9 +7,12 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
 * every simulated variable ``v`` of the game: dims ``(*axes, replicate, *v.dims)``,
   its integer dtype, fill value -1 declared as ``_FillValue`` while the store
   is being filled, so that cells no task has written read as NaN, never as
-  zero; once complete and packed, without it where no cell holds it
-  (integers read as integers) and with it where seats do not play (they
-  read as NaN), see :func:`.packing_inplace.integer_fill`;
+  zero; once complete and packed, without it (integers read as integers),
+  see :func:`.packing_inplace.integer_fill`.  A variable that can hold cells
+  without a value in the finished store (:func:`may_miss`: seats that do not
+  play, replicate slots a precision rule did not use) is float64 instead,
+  NaN there, its integer dtype in the attribute ``integer_dtype``
+  (:mod:`.integers`, store format 6);
 * every exact variable, named ``exact_*``: dims ``(*axes, *v.dims)``, float64
   (NaN = no exact value);
 * ``done`` ``(*axes, replicate)`` and ``exact_done`` ``(*axes)``: completion masks;
@@ -45,16 +48,16 @@ import zarr
 
 from ...core.games import Game
 from ...core.rng import RNG_SCHEME
-from . import manifests, metadata
+from . import integers, manifests, metadata
 from ..plan.tasks import SEED_SCHEME
 from ..plan.precision import STATES
 from ..spec.parse import Spec
 
-__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "template", "precision_variables", "unplayed", "blank_unplayed"]
+__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "template", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
 
 
-#: Fill value of integer simulation arrays: never a valid count.
-FILL = -1
+#: Fill value of integer simulation arrays (their integer view, :mod:`.integers`): never a valid count.
+FILL = integers.FILL
 
 
 #: The store format this code writes (attribute ``boardsweep_format``; stores
@@ -142,6 +145,9 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     for name, var in game.variables.items():
         dims = (*axes, "replicate", *var.dims)
         chunks = (*grid_chunks, spec.block, *(sizes[d] for d in var.dims))
+        if may_miss(spec, game, var):  # float64, NaN where no value (store format 6, :mod:`.integers`)
+            add(name, dims, "float64", chunks, np.nan, {"_FillValue": np.nan, integers.INTEGER_ATTR: str(var.dtype)})
+            continue
         fill = FILL if np.dtype(var.dtype).kind in "iu" else np.nan
         add(name, dims, var.dtype, chunks, fill, {"_FillValue": fill})
     for name, var in game.exact_variables.items():
@@ -161,6 +167,19 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     ds = metadata.describe(ds, spec, game)
     ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
     return ds, encoding
+
+
+def may_miss(spec: Spec, game: Game, var) -> bool:
+    """Whether integer variable ``var`` can hold cells without a value once
+    the store is finished, and so is stored as float64 with NaN there
+    (:mod:`.integers`): a variable over seats of a game with a ``players``
+    parameter (the seats that do not play), or any integer variable where a
+    precision rule may leave replicate slots unused."""
+    if np.dtype(var.dtype).kind not in "iu":
+        return False
+    if spec.precision_stderr is not None:
+        return True
+    return metadata.SEAT_DIM in var.dims and any(p.name == "players" for p in game.params)
 
 
 def precision_variables(spec: Spec) -> dict[str, xr.Variable]:

@@ -18,7 +18,7 @@ import numpy as np
 import zarr
 from zarr.api.asynchronous import open_group
 
-from . import chunkfiles, manifests, remote
+from . import chunkfiles, integers, manifests, remote
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, _chunk_of
 from .zarr_private import quiet, sync
@@ -87,13 +87,21 @@ def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str,
         _require_own_chunk(url, name, arrays[name], region)
 
     async def write_all() -> None:
-        await asyncio.gather(*(arrays[n].setitem(region, np.asarray(v, dtype=arrays[n].dtype))
+        await asyncio.gather(*(arrays[n].setitem(region, _stored(arrays[n], v, f"array {n} of {url}"))
                                for n, v in values.items()))
         await arrays[flag].setitem(region, np.asarray(flags, dtype=bool))
 
     with quiet():
         sync(write_all())
     return manifests.chunk_paths(arrays, [*values, flag], _chunk_coords(region, arrays[flag]))
+
+
+def _stored(array, values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` as ``array`` (an opened zarr array) stores them: a float64
+    array of integers takes their integer view (:func:`.integers.stored`)."""
+    if integers.declared(array.attrs) is not None:
+        return integers.stored(values, what)
+    return np.asarray(values, dtype=array.dtype)
 
 
 def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:
