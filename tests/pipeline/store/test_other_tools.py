@@ -154,8 +154,7 @@ def test_plain_xarray_opens_and_saves_again_and_cf_finds_nothing(stores, game, t
 @pytest.mark.parametrize("game", ["hk_monopoly", "chutes_ladders"])
 def test_seats_that_do_not_play_are_missing_in_plain_xarray(stores, game):
     """``ds.wins.sum("seat")`` counts the players' wins only: the seats that do
-    not play read as NaN (declared _FillValue), never -1 (a lazy to_netcdf of
-    such a masked integer warns: see :data:`UPSTREAM`)."""
+    not play read as NaN (float64, store format 6), never -1."""
     ds = xr.open_zarr(stores[game])
     wins = ds["wins"].isel(checkpoint=-1)
     for players in ds["players"].values:
@@ -166,40 +165,37 @@ def test_seats_that_do_not_play_are_missing_in_plain_xarray(stores, game):
     assert float(wins.min()) >= 0
 
 
-#: The games whose store (GAMES' runs) keeps integer arrays masked by
-#: ``_FillValue``: seats that do not play at points with fewer players, and
-#: replicate slots the precision rule did not need (Shut the Box).
+#: The games whose store (GAMES' runs) holds integers that may be missing:
+#: seats that do not play at points with fewer players, and replicate slots
+#: the precision rule did not need (Shut the Box).  Store format 6 keeps them
+#: as float64 with NaN (``integer_dtype`` names their integer type); format 5
+#: kept int64 with ``_FillValue = -1``, whose lazy ``to_netcdf`` warned
+#: 'endian-ness of dtype and endian kwarg do not match' (xarray relabels
+#: zarr-python's explicit ``<i8`` with dask's ``astype``, a no-op, and
+#: netCDF4 sees a ``<i8`` with ``endian="native"``).
 MASKED = {"hk_monopoly", "chutes_ladders", "shut_the_box"}
-
-#: Why a lazy ``to_netcdf`` of such an array warns, found by tracing it
-#: (xarray 2026.9, dask, netCDF4 1.7; no upstream issue found): opened by
-#: plain xarray, a masked integer reads as float64 and keeps zarr-python's
-#: dtype, explicitly little-endian (``np.dtype("i8").newbyteorder("<")``,
-#: byteorder ``<``), as the type to write back; ``to_netcdf`` casts the data
-#: to it, and xarray's ``backends.netCDF4_._force_native_endianness``
-#: relabels the result native with ``astype(dtype.newbyteorder("="))``,
-#: which ``dask.array.Array.astype`` skips because the two dtypes compare
-#: equal; netCDF4's ``createVariable`` then gets a ``<i8`` with
-#: ``endian="native"`` and warns.  numpy's astype relabels, so a loaded
-#: Dataset (or open_sweep's, native already) writes without it.  No encoding
-#: of a little-endian masked integer avoids it: every multi-byte zarr v3
-#: number reads back with an explicit byte order.
-UPSTREAM = ("xarray's _force_native_endianness relabels zarr's explicit '<i8' with dask's astype, "
-            "a no-op as dtype('<i8') == dtype('=i8'): netCDF4 warns 'endian-ness of dtype and endian kwarg do not match'")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("game", [pytest.param(g, marks=pytest.mark.xfail(g in MASKED, reason=UPSTREAM, strict=True,
-                                                                          raises=UserWarning)) for g in GAMES])
+@pytest.mark.parametrize("game", list(GAMES))
 def test_plain_xarray_saves_a_lazily_opened_store_again_without_a_warning(stores, game, tmp_path):
     """Issue 43's check as a user runs it: ``xr.open_zarr(store)`` straight to
-    ``to_zarr`` and ``to_netcdf``, warnings as errors.  Strictly expected to
-    fail (xfail, strict) for the games with masked integers, the day upstream
-    fixes it this test says so; it must pass for the others."""
+    ``to_zarr`` and ``to_netcdf``, warnings as errors; the integers that may
+    be missing read as float64 with NaN, whole numbers elsewhere."""
     ds = xr.open_zarr(stores[game])
     masked = [n for n, v in ds.data_vars.items() if v.encoding.get("dtype", v.dtype).kind in "iu" and "_FillValue" in v.encoding]
-    assert bool(masked) == (game in MASKED), masked  # the reason above is this store's
+    assert not masked, masked
+    floats = [n for n, v in ds.data_vars.items() if "integer_dtype" in v.attrs]
+    assert bool(floats) == (game in MASKED), floats
+    for name in floats:
+        values = ds[name].values
+        assert values.dtype == np.float64 and ds[name].attrs["integer_dtype"] == "int64"
+        kept = values[~np.isnan(values)]
+        assert np.isnan(values).any() and kept.size and (kept == np.round(kept)).all(), name
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ds.to_zarr(tmp_path / "again.zarr", consolidated=False)
         ds.to_netcdf(tmp_path / "lazy.nc")
+    again = xr.open_dataset(tmp_path / "lazy.nc")
+    for name in floats:
+        np.testing.assert_array_equal(again[name].values, ds[name].values)
