@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from . import manifests, metadata
+from . import integers, manifests, metadata
 from .chunkfiles import PACKED_SEPARATOR
 from ..errors import StoreMismatch
 from .identity import check_labels, fixed_width_text, read_attrs
@@ -167,6 +167,10 @@ def rebuild_root(url: str, spec: Spec) -> str:
     if old := fixed_width_text(url, [str(n) for n in ds.variables if ds[n].dtype.kind == "O"]):  # no mixed formats
         raise StoreMismatch(f"{lost}; it was written in an older store format (its {old[0]!r} holds fixed-width "
                             f"text): replace it with `boardsweep run SPEC --store {url} --overwrite`")
+    if old := _int64_where_float(url, [str(n) for n in ds.data_vars if integers.INTEGER_ATTR in ds[n].attrs]):
+        raise StoreMismatch(f"{lost}; it was written in an older store format (its {old[0]!r} holds int64 "
+                            f"where format {metadata.STORE_FORMAT} keeps float64): replace it with "
+                            f"`boardsweep run SPEC --store {url} --overwrite`")
     wrong = check_labels(url, attrs)
     if wrong:
         name, why = next(iter(wrong.items()))
@@ -179,6 +183,22 @@ def rebuild_root(url: str, spec: Spec) -> str:
     with quiet():
         zarr.consolidate_metadata(url)
     return f"root metadata (zarr.json) was missing: rebuilt from {spec.source}"
+
+
+def _int64_where_float(url: str, names: list[str]) -> list[str]:
+    """The arrays among ``names`` (float64 integers in this format,
+    :mod:`.integers`) that the store at ``url`` holds as integers (format 5
+    and before): what says a store's format where its root metadata is lost."""
+    fs, root = fsspec.core.url_to_fs(url)
+    found = []
+    for name in names:
+        try:
+            kind = json.loads(fs.cat_file(f"{root}/{name}/zarr.json")).get("data_type")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(kind, str) and kind.startswith(("int", "uint")):
+            found.append(name)
+    return found
 
 
 def _plain(value):

@@ -24,6 +24,7 @@ from boardsweep.pipeline.plan import sizing
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.plan.tasks import task_count
 from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store.metadata import STORE_FORMAT
 
 DICE = (2, 3, 4, 5, 6)  # x 2 rules: 10 points; chunks of (2, 2) leave a partial edge chunk
 
@@ -82,7 +83,7 @@ def test_a_grid_at_the_real_threshold_is_grouped_and_says_so(tmp_path, cluster2,
     assert f"simulation, {-(-5000 // points)} exact), {points} grid points each" in out, out
     assert "one task each" not in out  # the old hint
     attrs = raw(url).attrs
-    assert int(np.prod(attrs["grid_chunks"])) == points and attrs["boardsweep_format"] == 5
+    assert int(np.prod(attrs["grid_chunks"])) == points and attrs["boardsweep_format"] == STORE_FORMAT
     if seconds < 0.02:  # a toy replicate (some 0.1 ms): at most a 100th of the grid, and the dry run agrees
         assert (points, attrs["grid_chunks"], tasks, planned_points) == (50, [25, 2], 100, 50), out
     assert "points_per_task" not in json.loads(attrs["spec_canonical"])["tasks"]  # the spec's identity: its text
@@ -98,7 +99,7 @@ def test_grouped_points_equal_one_point_per_task_bit_for_bit(tmp_path, cluster2,
     assert (r1.tasks_run, r1.exact_run, r1.points_per_task) == (40, 10, 1)  # explicit 1: honoured
     assert (r4.tasks_run, r4.exact_run, r4.points_per_task) == (12, 3, 4)  # 3 chunks x 4 replicates
     assert "4 grid points x 1 replicate per task, chosen automatically" in r4.calibration
-    assert "grid_chunks" not in raw(one).attrs and raw(one).attrs["boardsweep_format"] == 5
+    assert "grid_chunks" not in raw(one).attrs and raw(one).attrs["boardsweep_format"] == STORE_FORMAT
     assert raw(auto).attrs["grid_chunks"] == [2, 2]
     assert_same_by_value(one, auto)
     assert run_cli("status", str(auto)) == 0
@@ -139,7 +140,7 @@ def test_a_lost_root_zarr_json_is_rebuilt_with_the_chosen_chunks(tmp_path, clust
     report = run_sweep(spec, str(url), scheduler=cluster2, pack=False)
     assert report.complete and report.tasks_run == 0
     rebuilt = raw(url)
-    assert rebuilt.attrs["grid_chunks"] == [2, 2] and rebuilt.attrs["boardsweep_format"] == 5
+    assert rebuilt.attrs["grid_chunks"] == [2, 2] and rebuilt.attrs["boardsweep_format"] == STORE_FORMAT
     for name in reference.data_vars:
         kind = reference[name].dtype.kind
         assert np.array_equal(reference[name].values, rebuilt[name].values, equal_nan=kind == "f"), name

@@ -16,6 +16,7 @@ from boardsweep.core.hk_monopoly.game import GAME as HK
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.plan.tasks import grid_chunks, plan_exact, plan_tasks, task_count
 from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store.metadata import STORE_FORMAT
 from boardsweep.pipeline.store import integrity
 
 DICE = (2, 3, 4, 5, 6)  # 5 values: chunks of 2 leave a partial edge chunk
@@ -61,7 +62,7 @@ def test_many_points_per_task_equal_one_point_per_task_bit_for_bit(tmp_path, clu
     assert (r1.tasks_run, r1.exact_run) == (20, 10) and (r4.tasks_run, r4.exact_run) == (6, 3)
     assert_same_by_value(one, many)
     ds = raw(many)
-    assert ds.attrs["grid_chunks"] == [2, 2] and ds.attrs["boardsweep_format"] == 5
+    assert ds.attrs["grid_chunks"] == [2, 2] and ds.attrs["boardsweep_format"] == STORE_FORMAT
     assert zarr.open_array(str(many), path="counts", mode="r").chunks[:3] == (2, 2, 2)
     assert len(files(many)) < len(files(one)) / 2
     assert run_cli("status", str(many)) == 0

@@ -195,3 +195,20 @@ def test_a_seated_variable_with_every_seat_playing_reads_as_integers(tmp_path, c
         assert wins.dtype == np.int64 and int(wins.min()) >= 0, read.__name__
     plain = xr.open_zarr(store)["wins"]
     assert plain.dtype == np.float64 and bool(plain.notnull().all())
+
+
+@pytest.mark.slow
+def test_a_format_5_store_that_lost_its_root_metadata_is_refused_not_rebuilt_as_format_6(pair, tmp_path, capsys):
+    """Rebuilding the lost root metadata would give format 6's attributes to
+    int64 arrays: refused in one line, nothing changed."""
+    old = tmp_path / "old.zarr"
+    shutil.copytree(pair[0], old)
+    assert packing.unpack(str(old))  # a packed store is refused for its lost layout record before this
+    (old / "zarr.json").unlink()
+    spec = tmp_path / "old.toml"
+    spec.write_text(SPEC)
+    before = _files(old)
+    assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "older store format" in err[0] and "int64" in err[0] and "--overwrite" in err[0], err
+    assert _files(old) == before

@@ -14,6 +14,7 @@ from boardsweep.pipeline.cli.commands import main
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.store import load_sweep, open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store.metadata import STORE_FORMAT
 
 from specs import spec_toml  # tests/support is on sys.path
 
@@ -157,7 +158,7 @@ def test_plain_xarray_reads_every_game_cleanly(stores, game, tmp_path):
     # text in zarr's variable-length string type (plain xarray: numpy StringDType; index coordinates: str)
     texts = [n for n in ds.variables if ds[n].dtype.kind not in "biuf"]
     assert texts and all(ds[n].dtype.kind in "TO" for n in texts), {n: ds[n].dtype for n in texts}
-    assert ds.attrs["boardsweep_format"] == 5 and "variables" not in ds.attrs
+    assert ds.attrs["boardsweep_format"] == STORE_FORMAT and "variables" not in ds.attrs
     assert ds.attrs["simulated_variables"] == list(get_game(game).variables)
     # short long_names (plot labels), the explanation in description, units only where declared
     for name in ds.variables:
@@ -343,7 +344,7 @@ def test_an_old_format_store_is_read_but_not_written(stores, tmp_path, capsys):
 @pytest.mark.parametrize("older", [3, 4])
 def test_a_store_with_fixed_width_text_is_read_but_not_resumed(stores, tmp_path, capsys, older):
     """Formats 3 and 4 kept text in zarr-python's fixed_length_utf32: read as
-    before, never resumed or grown by a run writing format 5 (one line, what to do)."""
+    before, never resumed or grown by a run writing the current format (one line, what to do)."""
     import shutil
     import zarr
 
