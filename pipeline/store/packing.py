@@ -362,7 +362,8 @@ def _rebuild_cells(root: Path, url: str, names: list[str]) -> None:
 
 
 def _read_packed(root: Path, name: str, bad: dict[str, str]) -> np.ndarray:
-    """A packed array's values, the fill value where a chunk is damaged."""
+    """A packed array's values, the fill value where a chunk is damaged (a
+    float64 array of integers: in its integer view, :mod:`.integers`)."""
     meta = chunkfiles._plain_meta(root / name)
     if meta is None:
         raise LayoutError(f"array {name} of {root} is not in boardsweep's chunk format; "
@@ -373,7 +374,8 @@ def _read_packed(root: Path, name: str, bad: dict[str, str]) -> np.ndarray:
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
         if f"{name}/{chunkfiles._chunk_key(coord, sep)}" not in bad:
             out[region] = chunkfiles.read(str(root), name, region)
-    return out
+    view = integers.declared((_read_json(root / name / "zarr.json") or {}).get("attributes"))
+    return out if view is None else integers.integer(out, view)
 
 
 def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
@@ -390,7 +392,7 @@ def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
     target = root / REBUILD / name
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
-    fill = chunkfiles._plain_meta(target)[3]
+    fill = integers.FILL if integers.declared(meta.get("attributes")) is not None else chunkfiles._plain_meta(target)[3]
     shape = values.shape
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))

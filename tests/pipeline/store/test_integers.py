@@ -212,3 +212,22 @@ def test_a_format_5_store_that_lost_its_root_metadata_is_refused_not_rebuilt_as_
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "older store format" in err[0] and "int64" in err[0] and "--overwrite" in err[0], err
     assert _files(old) == before
+
+
+@pytest.mark.slow
+def test_task_chunks_rebuilt_from_packed_float64_integers_hold_the_same_values(pair, tmp_path):
+    """The kept task chunks lost: unpacking rebuilds them from the packed
+    float64 arrays, NaN where no value, and records them afresh."""
+    from boardsweep.pipeline.store import integrity
+
+    store = tmp_path / "store.zarr"
+    shutil.copytree(pair[1], store)
+    before = {n: read_array(str(store), n) for n in SEATED}
+    shutil.rmtree(store / ".boardsweep" / "flat-cells")
+    assert packing.unpack(str(store)) and packing.layout(str(store)) == "tasks"
+    assert not integrity.check(str(store))
+    for name in SEATED:
+        assert _meta(store, name)["data_type"] == "float64", name
+        assert read_array(str(store), name).tobytes() == before[name].tobytes(), name
+    wins = zarr.open_array(str(store / "wins"), mode="r")[...]
+    assert np.isnan(wins).any() and not (wins == -1).any()  # stored as NaN, never -1
