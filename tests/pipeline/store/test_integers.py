@@ -231,3 +231,25 @@ def test_task_chunks_rebuilt_from_packed_float64_integers_hold_the_same_values(p
         assert read_array(str(store), name).tobytes() == before[name].tobytes(), name
     wins = zarr.open_array(str(store / "wins"), mode="r")[...]
     assert np.isnan(wins).any() and not (wins == -1).any()  # stored as NaN, never -1
+
+
+def _hk(replicates: int) -> str:
+    return spec_toml("hk_monopoly", name="kept_hk", seed=9, checkpoints={"count": 2}, tasks={"replicates_per_task": 2},
+                     grid={"players": [2, 3]}, run={"replicates": replicates, "games": 4})
+
+
+@pytest.mark.slow
+def test_a_grown_store_keeps_its_stored_float64_cells_to_the_bit(tmp_path, cluster2):
+    """3 replicates in blocks of 2: growing to 5 rewrites the half-full chunk
+    with its stored replicate (read in the integer view, written back as
+    float64 with NaN) beside the new one; the same as a fresh run of 5."""
+    grown, fresh = tmp_path / "grown.zarr", tmp_path / "fresh.zarr"
+    assert run_sweep(parse_spec(_hk(3), "a.toml"), str(grown), scheduler=cluster2).complete
+    before = read_array(str(grown), "wins")
+    assert run_sweep(parse_spec(_hk(5), "b.toml"), str(grown), scheduler=cluster2, extend=True).complete
+    assert run_sweep(parse_spec(_hk(5), "b.toml"), str(fresh), scheduler=cluster2).complete
+    assert read_array(str(grown), "wins")[:, :3].tobytes() == before.tobytes()
+    for name in SEATED:
+        assert read_array(str(grown), name).tobytes() == read_array(str(fresh), name).tobytes(), name
+        assert _meta(grown, name)["data_type"] == "float64", name
+    assert verify.compare_with_store(str(fresh), str(grown)).ok
