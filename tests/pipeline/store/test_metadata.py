@@ -191,8 +191,9 @@ def test_plain_xarray_reads_every_game_cleanly(stores, game, tmp_path):
 def test_seats_that_do_not_play_read_as_missing(stores, game):
     ds = xr.open_zarr(stores[game])
     wins = ds["wins"].isel(checkpoint=-1)
-    # the seats that do not play hold the fill value, declared: plain xarray reads NaN there
-    assert wins.dtype == np.float64 and ds["wins"].encoding["_FillValue"] == -1 and "valid_min" not in wins.attrs
+    # the seats that do not play are NaN in float64 (store format 6): plain xarray reads NaN there
+    assert wins.dtype == np.float64 and ds["wins"].encoding["dtype"] == np.float64 and "valid_min" not in wins.attrs
+    assert ds["wins"].attrs["integer_dtype"] == "int64"
     np.testing.assert_array_equal(load_sweep(stores[game])["wins"].isel(checkpoint=-1).values, wins.values)
     np.testing.assert_array_equal(open_sweep(stores[game])["wins"].isel(checkpoint=-1).values, wins.values)
     games = ds["games"].isel(checkpoint=-1) if "games" in ds else None
