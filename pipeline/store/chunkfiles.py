@@ -155,10 +155,10 @@ def _read_remote(url: str, name: str, region: tuple, unreadable_as_fill: bool) -
     fs, root = fsspec.core.url_to_fs(url)
     base = f"{root.rstrip('/')}/{name}"
     try:
-        found = json.loads(fs.cat_file(f"{base}/zarr.json"))
+        described = json.loads(fs.cat_file(f"{base}/zarr.json"))
     except (FileNotFoundError, ValueError):
         return None
-    meta = parse_meta(found) if isinstance(found, dict) else None
+    meta = parse_meta(described) if isinstance(described, dict) else None
     if meta is None:
         return None
     shape, chunks, dtype, fill, sep = meta
@@ -177,7 +177,7 @@ def _read_remote(url: str, name: str, region: tuple, unreadable_as_fill: bool) -
         if isinstance(raw, BaseException):
             raise raw
         _place(out, bounds, chunks, keys[key], raw, dtype, key, unreadable_as_fill)
-    return _integer_view(out, found)
+    return _integer_view(out, described)
 
 
 def readable(url: str | os.PathLike, name: str) -> bool:

@@ -253,3 +253,20 @@ def test_a_grown_store_keeps_its_stored_float64_cells_to_the_bit(tmp_path, clust
         assert read_array(str(grown), name).tobytes() == read_array(str(fresh), name).tobytes(), name
         assert _meta(grown, name)["data_type"] == "float64", name
     assert verify.compare_with_store(str(fresh), str(grown)).ok
+
+
+@pytest.mark.slow
+def test_object_storage_packs_and_unpacks_float64_integers_in_place(pair, bucket_url, s3cluster):
+    """On object storage (packed in place, :mod:`.packing_inplace`) the same
+    spec stores the same values as on a local disk, packed and unpacked."""
+    local = str(pair[1])
+    assert run_sweep(parse_spec(SPEC, "format5_hk.toml"), bucket_url, scheduler=s3cluster).complete
+    assert packing.layout(bucket_url) == "packed"
+    for step in ("packed", "tasks", "packed"):
+        if step != packing.layout(bucket_url):
+            assert (packing.unpack if step == "tasks" else packing.pack)(bucket_url)
+        for name in SEATED:
+            assert read_array(bucket_url, name).tobytes() == read_array(local, name).tobytes(), (step, name)
+    ds = xr.open_zarr(bucket_url)
+    assert ds["wins"].dtype == np.float64 and ds["wins"].attrs["integer_dtype"] == "int64"
+    assert verify.compare_with_store(local, bucket_url).ok
