@@ -42,8 +42,15 @@ COLUMNS: dict[str, str] = {
             "where replicates agree",
     "ess_bulk": "arviz's bulk effective sample size of the per-batch series: about the number of batches "
                 "(replicates x batches) where batches are independent",
-    "between_share_low": "lower end of the between share's 95% interval: between / sampling ~ rho F(R-1, R)",
-    "between_share_high": "upper end of the between share's 95% interval",
+    "between_share_low": "lower end of the between share's 95% interval (between_share_interval says which): the "
+                         "one-way ANOVA's on equal batches, 1 - F_0.975(R-1, R(K-1)) / anova_F; empty without "
+                         "equally spaced checkpoints",
+    "between_share_high": "upper end of the between share's 95% interval, 1 - F_0.025(R-1, R(K-1)) / anova_F",
+    "between_share_interval": "the kind of between_share_low..high: "
+                              + "; ".join(f"'{k}': {v}" for k, v in decks.SHARE_INTERVAL_TEXT.items()),
+    "anova_share": "the between share by the one-way ANOVA on equal batches (replicates as groups, K batches "
+                   "each): 1 - 1 / anova_F, no exact answers used",
+    "anova_F": "the ANOVA's F = MS_between / MS_within of the batch frequencies",
     "batch_means_ratio": "mean of each replicate's batch-means variance / CLT variance",
     "modal": "the game's short name of the most frequent labels (Monopoly: PE84's modal string, IN_JAIL "
              "merged into JAIL)",
@@ -156,8 +163,8 @@ _TABLE_COLUMNS = {
     "frequencies": ["label", "name", "estimate", "se", "low", "high", "df", "exact", "reference", "z"],
     "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
                     "at_label", "relative_difference", "t_at_label"],
-    "decomposition": ["label", "total_var", "between_var", "sampling_var", "between_share", "paired_sd", "paired_t",
-                      "paired_p"],
+    "decomposition": ["label", "total_var", "between_var", "sampling_var", "between_share", "between_share_low",
+                      "between_share_high", "between_share_interval", "paired_sd", "paired_t", "paired_p"],
 }
 
 
