@@ -225,6 +225,9 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     dec = pd.read_csv(out / "decomposition.csv")  # per label, shuffled points only
     assert set(dec["deck_policy"]) == {"shuffled_cycle"} and len(dec) == 2 * 41
     assert (dec["between_share"].dropna() > 0).any() and dec["paired_sd"].notna().any()
+    # the share's printed interval and its kind travel with it (issue 42: the ANOVA's, or none and why)
+    assert set(dec["between_share_interval"]) <= {"anova", "none"}
+    assert (dec["between_share_low"].isna() == (dec["between_share_interval"] == "none")).all()
     # the deck check is the paired test: each replicate against its own decks, the s.d. of the differences
     pairs = decks.deck_pairs(ds.load(), decks.shuffle_decomposition(ds.load()))
     shuffled = {"dice_sides": 6, "deck_policy": "shuffled_cycle"}
@@ -250,6 +253,7 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert jail["ess"] == pytest.approx(jail["estimate"] * (1 - jail["estimate"]) / jail["mcse"] ** 2)
     theirs = var[(var.dice_sides == 6) & (var.deck_policy == "shuffled_cycle")]
     assert theirs["between_share"].notna().any() and theirs["clt_sd"].isna().all()
+    assert {"between_share_interval", "anova_share", "anova_F"} <= set(var.columns)
 
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
