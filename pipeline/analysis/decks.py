@@ -22,7 +22,7 @@ from .dataset import _canonical, _grid, _mem, distribution_variables, frequencie
 from .reference import replicate_reference
 
 __all__ = ["shuffle_decomposition", "anova_decomposition", "equal_batches", "deck_pairs", "printed_share_interval",
-           "SHARE_INTERVAL_TEXT", "BETWEEN_DOMINATES"]
+           "solves", "SHARE_INTERVAL_TEXT", "BETWEEN_DOMINATES"]
 
 #: Each kind of printed between-share interval (``between_share_interval``) in words.
 SHARE_INTERVAL_TEXT = {
@@ -58,7 +58,8 @@ def shuffle_decomposition(
     for a replicate and for one deck order (both parts scale by ``1 / G``).
     Computed for grid points where it is informative and feasible; ``None``
     when the game has no hook, an error was raised (e.g. too many games per
-    replicate) or it would need more than ``max_solves`` calls.  Also
+    replicate) or it would need more than ``max_solves`` chain solves
+    (:func:`solves`: one per deck order, ``G`` a replicate).  Also
     ``replicate_exact`` (grid..., replicate, DIM), ``deck_exact`` (grid...,
     replicate, deck, DIM), ``between_df`` and the independent check
     :func:`anova_decomposition` (``anova_*``).
@@ -66,7 +67,7 @@ def shuffle_decomposition(
     ds = _mem(ds)
     game = game_of(ds)
     hook = None if game is None else game.extras.get("replicate_exact")
-    if hook is None or int(ds["done"].values.sum()) > max_solves:
+    if hook is None or solves(ds) > max_solves:
         return None
     dim = distribution_variables(ds)[variable]
     freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
@@ -98,6 +99,12 @@ def shuffle_decomposition(
     out.update(printed_share_interval(out))
     out.attrs["grid_axes"] = _grid(ds)
     return out
+
+
+def solves(ds: xr.Dataset) -> int:
+    """The chain solves :func:`shuffle_decomposition` would make, at most:
+    one per deck order, ``G`` (games) per finished replicate of every point."""
+    return int(ds["done"].values.sum()) * int(run_shape_of(ds).get("games", 1))
 
 
 def printed_share_interval(decomp: xr.Dataset) -> dict[str, xr.DataArray]:

@@ -83,6 +83,16 @@ def test_the_between_part_is_per_deck_order(store):
 
 
 
+def test_max_solves_counts_chain_solves_not_replicates(store):
+    """R = 8 replicates of G = 2 games need 16 solves (one per deck order):
+    a budget of 15 refuses them (the old count, 8 replicates, did not)."""
+    from boardsweep.pipeline.analysis.decks import solves
+
+    ds, _ = store
+    assert solves(ds) == R * G
+    assert shuffle_decomposition(ds, max_solves=R * G - 1) is None
+
+
 def test_the_anova_on_equal_batches_agrees_with_the_exact_answers(store):
     """The independent check: the exact-answer share (16 deck orders) lies
     inside the ANOVA's 95% interval (10 equal batches, F(7, 72)) for 95% of
