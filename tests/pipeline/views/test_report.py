@@ -397,7 +397,7 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     assert page.index('<h2 id="headlines"') < page.index('<h2 id="figures"') < page.index('<h2 id="points"')
     assert meta["verdict"]["text"].startswith(("AGREE at family-wise 1%", "DISAGREE at family-wise 1%"))
     tests = pd.read_csv(tmp_path / "s" / "tests.csv")
-    assert set(tests["test"]) == {"t", "chi2"} and len(tests) == 4 and (tests["p_holm"] >= tests["p"]).all()
+    assert set(tests["test"]) == {"skew_t", "chi2"} and len(tests) == 4 and (tests["p_holm"] >= tests["p"]).all()
 
     # the histogram: one row per point on the page, its goodness of fit with the Holm-adjusted p
     dists = pd.read_csv(tmp_path / "s" / "distributions.csv")
