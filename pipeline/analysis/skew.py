@@ -21,6 +21,14 @@ are known:
   160 games of Shut the Box, whose s.e. is that much noisier than
   chi-square with 159 df says (the power statement reads it).
 
+The printed interval (:func:`skew_interval`) is Hall's at ``df = se_df``,
+and the verdict's test of such a mean is its own (:func:`hall_test`, the
+same ``g`` and df: the exact answer lies in the 95% interval exactly where
+``p >= 0.05``); it covers :data:`COVERAGE`.  A reference on the far side
+of a right-skewed mean (above it) must be farther off to be seen, so the
+power statement multiplies the t test's detectable bias by
+:func:`weak_side`.
+
 Elsewhere (no such histogram, or a point whose sums differ from it) the
 interval stays t and ``se_df`` is ``df``.
 """
