@@ -53,9 +53,8 @@ def shuffle_decomposition(
     ``R - 1`` without per-order answers), ``sampling`` the mean of
     ``(f_r - m_r)^2`` (``R`` df), ``between_share = between / (between +
     sampling)`` with the 95% interval :func:`printed_share_interval` chooses
-    (``between_share_low`` / ``_high``, ``between_share_interval``: its
-    kind).  The share is the same
-    for a replicate and for one deck order (both parts scale by ``1 / G``).
+    (``between_share_low`` / ``_high``, its kind ``between_share_interval``),
+    the same for a replicate and one deck order (both parts scale by ``1 / G``).
     Computed for grid points where it is informative and feasible; ``None``
     when the game has no hook, an error was raised (e.g. too many games per
     replicate) or it would need more than ``max_solves`` chain solves
