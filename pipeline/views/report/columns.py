@@ -107,17 +107,19 @@ COLUMNS: dict[str, str] = {
     "headline": "the game's headline quantity (Game.headlines)",
     "sd": "per game ('units': sd of one game's value) or of one replicate's estimate ('replicates')",
     "df": "degrees of freedom of the t quantile and test: games - 1 ('units') or replicates - 1 ('replicates')",
-    "test_df": "degrees of freedom of that test (chi2: merged bins - 1; t: as df)",
+    "test_df": "degrees of freedom of that test (chi2: merged bins - 1; t: as df; skew_t: se_df, the s.e.'s df "
+               "from the games' kurtosis; z: inf)",
     "labels": "labels with an estimate (bins that nothing fell in and that cannot occur left out)",
     "worst_estimate": "the estimate at worst_label",
     "worst_exact": "the exact value at worst_label",
     "level": "level of the interval low..high",
     "se_basis": "'units': pooled per-game s.e. from stored sums of squares; 'replicates': from the spread of "
                 "the replicates",
-    "test": "'t': (estimate - exact) / s.e. against Student's t with test_df (test_df inf: against the normal, "
-            "the s.e. the exact CLT one, known); 'chi2': Pearson goodness of fit of the pooled "
+    "test": "'t': (estimate - exact) / s.e. against Student's t with test_df; 'z': the CLT z test, against the "
+            "normal with the exact CLT s.e. (known, df inf); 'skew_t': Hall's test of a skewed mean, the "
+            "interval's own (g(z) against t with test_df = se_df); 'chi2': Pearson goodness of fit of the pooled "
             "histogram counts, bins merged to expected counts >= 5",
-    "statistic": "z (t test) or X^2 (chi-square)",
+    "statistic": "z (t, z and skew_t tests: (estimate - exact) / s.e.) or X^2 (chi-square)",
     "p": "p-value of the test before Holm's adjustment (two-sided for t); a small p alone is no disagreement: "
          "with many tests some are small by chance",
     "family": "'verdict': the store's tests, Holm-adjusted together (the verdict run and query print); "
@@ -151,8 +153,9 @@ _TABLE_DEFINITIONS: dict[str, dict[str, str]] = {
                        "else as mcse)"},
     "distributions": {"top3": "the three labels with the largest estimates, each with its estimate",
                       "test": "the verdict's test of this distribution: 'chi2' (goodness of fit) or the "
-                              "per-label t test with the smallest p ('t, 40 labels': 40 labels tested)",
-                      "statistic": "X^2 (chi2) or z of that label (t)",
+                              "per-label test with the smallest p ('t, 40 labels': 40 labels tested by t; "
+                              "'z, 40 labels': by the CLT z test)",
+                      "statistic": "X^2 (chi2) or z of that label (t, z)",
                       "p": "p-value of that test before Holm's adjustment"},
 }
 

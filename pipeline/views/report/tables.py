@@ -208,7 +208,7 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
             if len(mine_tests):
                 t = mine_tests.loc[mine_tests["p"].idxmin()]
                 n = len(mine_tests)
-                row.update(test="chi2" if t["test"] == "chi2" else f"t, {n} {plural('label', n)}",
+                row.update(test="chi2" if t["test"] == "chi2" else f"{t['test']}, {n} {plural('label', n)}",
                            statistic=finite_float(t["statistic"]), test_df=finite_float(t["df"]),
                            p=finite_float(t["p"]), p_holm=finite_float(t["p_holm"]))
             rows.append(row)
