@@ -110,7 +110,8 @@ def printed_share_interval(decomp: xr.Dataset) -> dict[str, xr.DataArray]:
     """The between share's printed 95% interval, per label: the ANOVA's on
     equal batches (``anova_share_low`` / ``_high``) where it is finite, else
     none (NaN).  ``between_share_interval`` names the kind (keys of
-    :data:`SHARE_INTERVAL_TEXT`: ``anova``, ``none``).
+    :data:`SHARE_INTERVAL_TEXT`: ``anova``, ``none``; empty where there is
+    no share either).
 
     Why not the exact answers' ``F(R G - 1, R)`` interval
     (:func:`boardsweep.core.batches.share_interval`): it needs the deck
@@ -134,7 +135,7 @@ def printed_share_interval(decomp: xr.Dataset) -> dict[str, xr.DataArray]:
     else:
         low = high = xr.full_like(like, np.nan, dtype=float)
     has = np.isfinite(low) & np.isfinite(high)
-    kind = xr.where(has, "anova", "none")
+    kind = xr.where(has, "anova", xr.where(np.isfinite(like), "none", ""))
     return {"between_share_low": low.where(has), "between_share_high": high.where(has),
             "between_share_interval": kind}
 
