@@ -81,7 +81,7 @@ def block_chunks(ds: xr.Dataset, most: int = BLOCK_POINTS) -> dict[str, int]:
 
 
 #: The columns of the tests :func:`headlines.power` reads (the weakest test's point and label named).
-_POWER_COLUMNS = ["point", "headline", "label", "test", "se", "df", "se_df"]
+_POWER_COLUMNS = ["point", "headline", "label", "test", "se", "df", "se_df", "skew_a"]
 
 
 @dataclass

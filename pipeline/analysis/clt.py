@@ -42,6 +42,9 @@ TEST_TEXT = {
            "chain (sigma^2 / rolls): known, not estimated, so no df penalty",
     "t": "t = (estimate - exact) / se against Student's t with the table's df (the s.e. is estimated)",
     "share": "exact binomial test of games with the outcome (doubled smaller tail)",
+    "skew_t": "Hall's test, the interval's own: t = (estimate - exact) / se transformed by the games' skewness, "
+              "g(t) = t + a t^2 + a^2 t^3 / 3 + b, against Student's t with se_df (the s.e.'s df from the games' "
+              "kurtosis)",
 }
 
 

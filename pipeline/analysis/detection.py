@@ -29,8 +29,12 @@ import pandas as pd
 
 from ...core import power as tpower
 from ..words import count
+from . import skew
 
-__all__ = ["SEEN_BIAS", "power"]
+__all__ = ["SEEN_BIAS", "SE_TESTS", "power"]
+
+#: The tests (``headlines.tests``' ``test``) that divide by an s.e.: the t test, the CLT z test, Hall's.
+SE_TESTS = ("t", "z", "skew_t")
 
 #: The bias (in a frequency's or share's units) that "what would see one" plans for.
 SEEN_BIAS = 0.01
@@ -44,7 +48,9 @@ def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bound
     ----------
     table : DataFrame
         The verdict's tests (``point``, ``headline``, ``label``, ``test``,
-        ``df``, ``se``, optionally ``se_df``: the df of the s.e.'s own spread,
+        ``df``, ``se``, optionally ``skew_a``: Hall's ``a`` of a skewed mean's
+        test, whose bias on its weak side is the t test's times
+        :func:`boardsweep.pipeline.analysis.skew.weak_side`, and ``se_df``: the df of the s.e.'s own spread,
         from the games' kurtosis, :func:`boardsweep.pipeline.analysis.skew.se_df`); the column ``detectable`` (each t test's bias, NaN
         for a chi-square or a zero s.e.) is added to it.
     alpha : float
@@ -69,13 +75,16 @@ def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bound
                            "headlines": {}, "few_replicates": None, "text": ""}
     if not m:
         return out
-    t_rows = (table["test"] == "t").to_numpy()
+    t_rows = table["test"].isin(SE_TESTS).to_numpy()
     detect = np.full(m, np.nan)
     if t_rows.any():
         spread = table.loc[t_rows, "se_df"].to_numpy(float) if "se_df" in table else None
         detect[t_rows] = tpower.estimated_detectable_bias(table.loc[t_rows, "se"].to_numpy(float),
                                                           table.loc[t_rows, "df"].to_numpy(float), alpha / m, target,
                                                           spread)
+        if "skew_a" in table:  # Hall's test sees a reference on the skewed mean's far side later
+            detect[t_rows] *= skew.weak_side(table.loc[t_rows, "skew_a"].to_numpy(float),
+                                             table.loc[t_rows, "df"].to_numpy(float), alpha / m)
     table["detectable"] = detect
     for name, rows in table[t_rows].groupby("headline", sort=False):
         d = rows["detectable"].to_numpy(float)
@@ -83,7 +92,7 @@ def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bound
             out["headlines"][name] = _headline(rows, d, name in bounded, alpha / m, target, where)
     if not out["headlines"]:
         return out
-    few = table.loc[t_rows & (table["df"] <= 3).to_numpy(), "df"]
+    few = table.loc[(table["test"] == "t").to_numpy() & (table["df"] <= 3).to_numpy(), "df"]
     out["few_replicates"] = int(few.min()) + 1 if len(few) else None
     out["text"] = _text(out, alpha, target)
     return out

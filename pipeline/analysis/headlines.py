@@ -68,12 +68,14 @@ DESCRIPTIONS = {
     "df": ("degrees of freedom", "degrees of freedom of the t interval and test"),
     "exact": ("exact value", "the exact answer (NaN where none exists or it is not computed yet)"),
     "z": ("z", "(estimate - exact) / test_se"),
-    "p": ("p", "two-sided p of z from Student's t with test_df (not adjusted for multiple tests)"),
+    "p": ("p", "two-sided p of z from Student's t with test_df, of Hall's g(z) for a skewed mean (see the "
+               "table's test attribute; not adjusted for multiple tests)"),
     "test_se": ("test standard error", "the s.e. the test divides by: se, or the exact CLT s.e. where the game "
                                        "knows it (see the table's test attribute)"),
     "se_df": ("s.e. degrees of freedom", "df of the s.e.'s own spread, chi2(se_df)/se_df: df, or less where the "
                                          "games' kurtosis makes the pooled s.e. noisier (the power statement's)"),
-    "test_df": ("test degrees of freedom", "df of the test: df, or inf where the s.e. is known (exact CLT)"),
+    "test_df": ("test degrees of freedom", "df of the test: df, se_df for Hall's test of a skewed mean, or inf "
+                                           "where the s.e. is known (exact CLT)"),
     "sd": ("standard deviation", "per game where the basis is units, of one replicate's ratio where replicates"),
     "replicate_sd": ("replicate s.d.", "standard deviation of the replicates' own ratios (ddof 1)"),
     "replicates": ("replicates", "finished replicates behind the estimate"),
@@ -169,6 +171,9 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = ())
     known = (clt_stderr(ds, cp, done, out["estimate"], dim, out["exact"], out["units"])
              if per_replicate and exact is not None else None)
     _test(out, share, k, n, mean_count, known)
+    if moments is not None:  # the interval's own test: Hall's, at se_df
+        skew.retest(out, moments)
+        out.attrs["test"] = TEST_TEXT["skew_t"]
     if h.kind == "distribution" and basis == "units" and dim is not None:
         out = out.merge(_gof(total, out["exact"], dim), compat="override")
     for name, (long_name, description) in DESCRIPTIONS.items():
@@ -196,8 +201,8 @@ def _interval(out: xr.Dataset, share: bool, per_replicate: bool, k, n, mean_coun
                                                 which=True)
     elif moments is not None:  # a mean with every game's value in its histogram: skewness-corrected
         m = {c: moments[c].broadcast_like(out["estimate"]).values for c in ("n", "m2", "m3", "m4")}
-        low, high = skew.hall_interval(est, se, df, m["n"], m["m2"], m["m3"], level)
-        out["se_df"] = out["estimate"].copy(data=skew.se_df(df, m["n"], m["m2"], m["m4"]))
+        low, high, nu = skew.skew_interval(est, se, df, m, level)
+        out["se_df"] = out["estimate"].copy(data=nu)
     else:
         low, high = stats.t_interval(est, se, df, level)
     out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
@@ -239,7 +244,7 @@ def _test(out: xr.Dataset, share: bool, k, n, mean_count, known: xr.DataArray | 
     out["z"], out["p"] = like.copy(data=found["z"]), like.copy(data=found["p"])
     out["test_se"], out["test_df"] = like.copy(data=se), like.copy(data=df)
     out.attrs["untestable"] = int(found["untestable"].sum())
-    out.attrs["test"] = TEST_TEXT[kind]
+    out.attrs["test"], out.attrs["test_kind"] = TEST_TEXT[kind], kind
 
 
 def _gof(total: xr.DataArray, exact: xr.DataArray, dim: str) -> xr.Dataset:
@@ -343,9 +348,13 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
 def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bool = False) -> pd.DataFrame:
     """Every test against an exact value, one row each: ``point`` (flat index
     in grid order), ``headline``, ``label`` (empty for a goodness of fit),
-    ``test`` ("t" or "chi2"), ``statistic``, ``df``, ``p`` (raw, two-sided)
+    ``test`` ("t": Student's t with ``df``; "z": the CLT z test, a known
+    s.e., ``df`` inf; "skew_t": Hall's test of a skewed mean,
+    :func:`boardsweep.pipeline.analysis.skew.hall_test`, ``df`` its se_df;
+    "chi2"), ``statistic``, ``df``, ``p`` (raw, two-sided)
     and ``se`` (the t test's standard error; NaN for a chi-square); with
-    ``spread``, ``se_df`` too (the df of the s.e.'s own spread, what the
+    ``spread``, ``se_df`` and ``skew_a`` too (Hall's ``a`` of a skewed
+    mean's test, NaN elsewhere; and the df of the s.e.'s own spread, what the
     power statement reads)."""
     found = estimates(ds) if found is None else found
     axes = _axes(ds)
@@ -359,7 +368,7 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
             i = np.flatnonzero(np.isfinite(p))
             parts.append({"point": i, "headline": name, "label": [""] * len(i), "test": "chi2",
                           "statistic": stat[i], "df": df[i], "p": p[i], "se": np.full(len(i), np.nan),
-                          "se_df": df[i]})
+                          "se_df": df[i], "skew_a": np.full(len(i), np.nan)})
             continue
         dims = [*axes, *([dim] if dim else [])]
         p = est["p"].transpose(*dims).values if dims else est["p"].values
@@ -367,17 +376,21 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
         df = est["test_df"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["test_df"].values
         se = est["test_se"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["test_se"].values
         sdf = _spread_df(est, dims)
+        ska = (est["skew_a"].broadcast_like(est["p"]).transpose(*dims).values if "skew_a" in est
+               else np.full(p.shape, np.nan))
         labels = label_values(ds, dim) if dim else [""]
-        p2, z2, df2, se2, sdf2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se, sdf))
+        p2, z2, df2, se2, sdf2, ska2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se, sdf, ska))
         i, j = np.nonzero(np.isfinite(p2))
-        parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()], "test": "t",
+        kind = "skew_t" if est.attrs.get("test_kind") == "skew_t" else "t"
+        parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()],
+                      "test": np.where(np.isinf(df2[i, j]), "z", kind),  # z: against the normal, a known s.e.
                       "statistic": z2[i, j], "df": df2[i, j], "p": p2[i, j], "se": se2[i, j],
-                      "se_df": sdf2[i, j]})
-    columns = [*TEST_COLUMNS, *(["se_df"] if spread else [])]
+                      "se_df": sdf2[i, j], "skew_a": ska2[i, j]})
+    columns = [*TEST_COLUMNS, *(["se_df", "skew_a"] if spread else [])]
     rows = [pd.DataFrame({"point": np.asarray(part["point"], dtype=np.int64), "headline": part["headline"],
                           "label": part["label"],
                           "test": part["test"], **{k: np.asarray(part[k], dtype=np.float64)
-                                                   for k in ("statistic", "df", "p", "se", "se_df")}},
+                                                   for k in ("statistic", "df", "p", "se", "se_df", "skew_a")}},
                          columns=columns)
             for part in parts if len(part["point"])]
     if not rows:
@@ -434,7 +447,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     out.update(tested_points=len(tested_points), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha, found=found, ds=ds)
-    out["p_holm"] = table = table.drop(columns="se_df")
+    out["p_holm"] = table = table.drop(columns=["se_df", "skew_a"])
     out["untestable"] = sum(int(est.attrs.get("untestable", 0)) for est in found.values())
     out["test_of"] = {name: est.attrs["test"] for name, est in found.items() if "test" in est.attrs}
     with_exact = _points_with_exact(ds, found)
@@ -484,7 +497,7 @@ def _verdict_text(out: dict[str, Any], table: pd.DataFrame, alpha: float) -> str
     first = f"{f['headline']}{' ' + str(f['label']) if f['label'] else ''} at {f['point']}"
     return (f"DISAGREE at {level}: {tested_points - out['agree']} of {count(tested_points, 'point')} "
             f"with an exact answer differ from it ({tests_text}); worst: {first}, "
-            f"{'z' if f['test'] == 't' else 'chi2'} = {f['statistic']:.3g}, "
+            f"{'chi2' if f['test'] == 'chi2' else 'z'} = {f['statistic']:.3g}, "
             f"Holm-adjusted p = {f['p_holm']:.2g}")
 
 

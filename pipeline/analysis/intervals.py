@@ -31,13 +31,14 @@ import numpy as np
 
 from ...core import stats
 from .dataset import MIN_COUNT
+from .skew import COVERAGE
 
 __all__ = ["INTERVAL_TEXT", "INTERVAL_NAMES", "frequency_interval", "interval_kinds"]
 
 #: Each interval kind's name, for a caption (``attrs["interval_kind"]`` of an estimate table).
 INTERVAL_NAMES = {
     "t": "t interval",
-    "skew_t": "skewness-corrected t interval (Hall)",
+    "skew_t": f"skewness-corrected t interval (Hall; covers {COVERAGE})",
     "share": "exact binomial interval",
     "count": "count interval",
 }
@@ -46,7 +47,8 @@ INTERVAL_NAMES = {
 INTERVAL_TEXT = {
     "t": "estimate -+ t(df) s.e., Student's t with the table's df",
     "skew_t": "Hall's skewness-corrected t interval: the t statistic's cubic transformation with the games' own "
-              "skewness, inverted at -+ t(df) (the t interval where the games are not skewed)",
+              "skewness, inverted at -+ t(se_df), the s.e.'s df from the games' kurtosis (the t interval where the "
+              f"games are neither skewed nor long-tailed); covers {COVERAGE}",
     "share": "exact binomial (Clopper-Pearson) interval of games with the outcome / games: coverage at least "
              "the level for every share and count, never a single point where none or every game had it",
     "frequency": f"estimate -+ t(df) s.e. where a label averages at least {MIN_COUNT} counts a replicate and its "

@@ -199,8 +199,8 @@ def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
 VARIANCE_COLUMNS = ("estimate", "replicates", "units", "replicate_sd", "mcse", "se", "ess", "ess_per_unit",
                     "clt_variance", "clt_sd", "variance_ratio", "variance_ratio_low", "variance_ratio_high",
                     "heterogeneity_p", "rhat", "ess_bulk", "between_var", "within_var", "between_share",
-                    "between_share_low", "between_share_high",
-                    "deck_difference", "deck_sd", "deck_t", "deck_df", "deck_p", "more_turns")
+                    "between_share_low", "between_share_high", "between_share_interval", "anova_share",
+                    "anova_F", "deck_difference", "deck_sd", "deck_t", "deck_df", "deck_p", "more_turns")
 
 
 class _Flat:
@@ -209,10 +209,10 @@ class _Flat:
     def __init__(self, like: xr.DataArray, dims: list[str], shape: tuple[int, int]) -> None:
         self.like, self.dims, self.shape = like, dims, shape
 
-    def of(self, da: xr.DataArray) -> np.ndarray:
+    def of(self, da: xr.DataArray, dtype: type = float) -> np.ndarray:
         da = da.broadcast_like(self.like)
         values = da.transpose(*self.dims).values if self.dims else da.values
-        return np.asarray(values, dtype=float).reshape(self.shape)
+        return np.asarray(values, dtype=dtype).reshape(self.shape)
 
 
 def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Dataset | None = None,
@@ -252,8 +252,11 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
         ``heterogeneity_p`` (:func:`heterogeneity`), ``rhat`` and
         ``ess_bulk`` (:func:`batch_diagnostics`, the batches of ``variable``),
         and for shuffled decks ``between_var``, ``within_var``,
-        ``between_share`` (with its 95% interval ``between_share_low``,
-        ``_high``) and the paired deck test (``deck_*``: the
+        ``between_share`` (with its printed 95% interval ``between_share_low``,
+        ``_high`` and its kind ``between_share_interval``:
+        :func:`boardsweep.pipeline.analysis.decks.printed_share_interval`),
+        the equal-batch ANOVA's own share and F (``anova_share``,
+        ``anova_F``; NaN without equally spaced checkpoints) and the paired deck test (``deck_*``: the
         replicates against their own decks, the s.d. of the differences);
         ``more_turns``: "shrink it", or "will not shrink it (between deck
         orders)" where the between share is at least :data:`BETWEEN_DOMINATES`,
@@ -312,7 +315,10 @@ def _extra(flat, f, ratio, decomp, theory, pairs, batch) -> dict[str, np.ndarray
                  "between_share_low": flat(decomp["between_share_low"]),
                  "between_share_high": flat(decomp["between_share_high"]),
                  **{f"deck_{k}": flat(pairs[k]) for k in ("difference", "sd", "t", "df", "p")}}
+        if "anova_share" in decomp:
+            parts.update({"anova_share": flat(decomp["anova_share"]), "anova_F": flat(decomp["anova_F"])})
         extra.update({k: np.where(shuffled, v, np.nan) for k, v in parts.items()})
+        extra["between_share_interval"] = np.where(shuffled, flat(decomp["between_share_interval"], str), "")
     return extra
 
 

@@ -32,6 +32,7 @@ TESTS = {
     "t": "Student's t with the estimated s.e. and its df",
     "clt": "the normal with the exact CLT s.e. (known, no df)",
     "share": "the exact binomial test",
+    "skew_t": "Hall's skewness-corrected t test (the interval's own), the s.e.'s df from the games' kurtosis",
 }
 
 

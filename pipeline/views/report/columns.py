@@ -42,8 +42,15 @@ COLUMNS: dict[str, str] = {
             "where replicates agree",
     "ess_bulk": "arviz's bulk effective sample size of the per-batch series: about the number of batches "
                 "(replicates x batches) where batches are independent",
-    "between_share_low": "lower end of the between share's 95% interval: between / sampling ~ rho F(R-1, R)",
-    "between_share_high": "upper end of the between share's 95% interval",
+    "between_share_low": "lower end of the between share's 95% interval (between_share_interval says which): the "
+                         "one-way ANOVA's on equal batches, 1 - F_0.975(R-1, R(K-1)) / anova_F; empty without "
+                         "equally spaced checkpoints",
+    "between_share_high": "upper end of the between share's 95% interval, 1 - F_0.025(R-1, R(K-1)) / anova_F",
+    "between_share_interval": "the kind of between_share_low..high: "
+                              + "; ".join(f"'{k}': {v}" for k, v in decks.SHARE_INTERVAL_TEXT.items()),
+    "anova_share": "the between share by the one-way ANOVA on equal batches (replicates as groups, K batches "
+                   "each): 1 - 1 / anova_F, no exact answers used",
+    "anova_F": "the ANOVA's F = MS_between / MS_within of the batch frequencies",
     "batch_means_ratio": "mean of each replicate's batch-means variance / CLT variance",
     "modal": "the game's short name of the most frequent labels (Monopoly: PE84's modal string, IN_JAIL "
              "merged into JAIL)",
@@ -100,17 +107,19 @@ COLUMNS: dict[str, str] = {
     "headline": "the game's headline quantity (Game.headlines)",
     "sd": "per game ('units': sd of one game's value) or of one replicate's estimate ('replicates')",
     "df": "degrees of freedom of the t quantile and test: games - 1 ('units') or replicates - 1 ('replicates')",
-    "test_df": "degrees of freedom of that test (chi2: merged bins - 1; t: as df)",
+    "test_df": "degrees of freedom of that test (chi2: merged bins - 1; t: as df; skew_t: se_df, the s.e.'s df "
+               "from the games' kurtosis; z: inf)",
     "labels": "labels with an estimate (bins that nothing fell in and that cannot occur left out)",
     "worst_estimate": "the estimate at worst_label",
     "worst_exact": "the exact value at worst_label",
     "level": "level of the interval low..high",
     "se_basis": "'units': pooled per-game s.e. from stored sums of squares; 'replicates': from the spread of "
                 "the replicates",
-    "test": "'t': (estimate - exact) / s.e. against Student's t with test_df (test_df inf: against the normal, "
-            "the s.e. the exact CLT one, known); 'chi2': Pearson goodness of fit of the pooled "
+    "test": "'t': (estimate - exact) / s.e. against Student's t with test_df; 'z': the CLT z test, against the "
+            "normal with the exact CLT s.e. (known, df inf); 'skew_t': Hall's test of a skewed mean, the "
+            "interval's own (g(z) against t with test_df = se_df); 'chi2': Pearson goodness of fit of the pooled "
             "histogram counts, bins merged to expected counts >= 5",
-    "statistic": "z (t test) or X^2 (chi-square)",
+    "statistic": "z (t, z and skew_t tests: (estimate - exact) / s.e.) or X^2 (chi-square)",
     "p": "p-value of the test before Holm's adjustment (two-sided for t); a small p alone is no disagreement: "
          "with many tests some are small by chance",
     "family": "'verdict': the store's tests, Holm-adjusted together (the verdict run and query print); "
@@ -144,8 +153,9 @@ _TABLE_DEFINITIONS: dict[str, dict[str, str]] = {
                        "else as mcse)"},
     "distributions": {"top3": "the three labels with the largest estimates, each with its estimate",
                       "test": "the verdict's test of this distribution: 'chi2' (goodness of fit) or the "
-                              "per-label t test with the smallest p ('t, 40 labels': 40 labels tested)",
-                      "statistic": "X^2 (chi2) or z of that label (t)",
+                              "per-label test with the smallest p ('t, 40 labels': 40 labels tested by t; "
+                              "'z, 40 labels': by the CLT z test)",
+                      "statistic": "X^2 (chi2) or z of that label (t, z)",
                       "p": "p-value of that test before Holm's adjustment"},
 }
 
@@ -156,8 +166,8 @@ _TABLE_COLUMNS = {
     "frequencies": ["label", "name", "estimate", "se", "low", "high", "df", "exact", "reference", "z"],
     "comparisons": ["comparison", "labels_tested", "significant", "min_p_holm", "max_abs_difference",
                     "at_label", "relative_difference", "t_at_label"],
-    "decomposition": ["label", "total_var", "between_var", "sampling_var", "between_share", "paired_sd", "paired_t",
-                      "paired_p"],
+    "decomposition": ["label", "total_var", "between_var", "sampling_var", "between_share", "between_share_low",
+                      "between_share_high", "between_share_interval", "paired_sd", "paired_t", "paired_p"],
 }
 
 

@@ -134,7 +134,7 @@ def _references(ds, points, parts, meta):
             meta["notes"].append(
                 "points without a single exact answer: the exact answers of the deck orders each replicate "
                 "played were not computed (the run shape allows it only for a few games per replicate and "
-                "at most 256 replicate solves); those points are compared with nothing")
+                "at most 256 chain solves, one per game of every replicate); those points are compared with nothing")
         else:
             meta["notes"].append(
                 "points without a single exact answer are compared with the mean of the exact answers of "

@@ -208,7 +208,7 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
             if len(mine_tests):
                 t = mine_tests.loc[mine_tests["p"].idxmin()]
                 n = len(mine_tests)
-                row.update(test="chi2" if t["test"] == "chi2" else f"t, {n} {plural('label', n)}",
+                row.update(test="chi2" if t["test"] == "chi2" else f"{t['test']}, {n} {plural('label', n)}",
                            statistic=finite_float(t["statistic"]), test_df=finite_float(t["df"]),
                            p=finite_float(t["p"]), p_holm=finite_float(t["p_holm"]))
             rows.append(row)
@@ -240,7 +240,9 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
     if dec is None:
         return None
     axes, labels = _axes(ds), metadata.label_text(ds[dim])
-    cols = {k: _flat(dec[k], axes, [dim]) for k in ("total", "between", "sampling", "between_share")}
+    cols = {k: _flat(dec[k], axes, [dim]) for k in ("total", "between", "sampling", "between_share",
+                                                     "between_share_low", "between_share_high")}
+    kinds = _flat(dec["between_share_interval"].broadcast_like(dec["between_share"]), axes, [dim])
     pairs = parts.get("pairs")
     paired = {k: _flat(pairs[k], axes, [dim]) for k in ("sd", "t", "p")} if pairs is not None else {}
     rows = []
@@ -262,6 +264,8 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
             rows.append({**p, "label": label, "total_var": finite_float(cols["total"][i][j]),
                          "between_var": finite_float(between[j]), "sampling_var": finite_float(cols["sampling"][i][j]),
                          "between_share": finite_float(share[j]),
+                         **{k: finite_float(cols[k][i][j]) for k in ("between_share_low", "between_share_high")},
+                         "between_share_interval": str(kinds[i][j]),
                          **{f"paired_{k}": finite_float(v[i][j]) for k, v in paired.items()}})
     return pd.DataFrame(rows) if rows else None
 

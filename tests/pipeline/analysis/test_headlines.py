@@ -86,7 +86,7 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     assert power["text"].startswith("power: 80% to see a bias of ")
     for name, found in power["headlines"].items():
         assert 0 < found["median"] <= found["largest"] and f" in {name}" in power["text"]
-    t_rows = v["p_holm"][v["p_holm"]["test"] == "t"]
+    t_rows = v["p_holm"][v["p_holm"]["test"].isin(["t", "z", "skew_t"])]
     exact = t_rows["se"] == 0  # a share every game had (one player wins): the exact binomial test, no t power
     assert (t_rows.loc[exact, "p"] == 1.0).all() and t_rows.loc[exact, "detectable"].isna().all()
     t_rows = t_rows[~exact]
@@ -117,9 +117,10 @@ def test_the_stated_power_is_what_a_planted_bias_meets(tmp_path, cluster2):
 
     ds = load_sweep(run(tmp_path, cluster2, "monopoly", SMALL["monopoly"], seed=22), check=False)
     v = headlines.verdict(ds)
-    rows = v["p_holm"][v["p_holm"]["test"] == "t"]
-    assert np.isinf(rows["df"]).mean() > 0.5  # most labels: the z test on the exact CLT s.e. (known: df = inf)
-    row = rows[np.isinf(rows["df"])].iloc[0]
+    rows = v["p_holm"][v["p_holm"]["test"].isin(["t", "z"])]
+    # most labels: the z test on the exact CLT s.e. (known: df = inf), named so (it read "t" with df inf)
+    assert (rows["test"] == "z").mean() > 0.5 and (np.isinf(rows["df"]) == (rows["test"] == "z")).all()
+    row = rows[rows["test"] == "z"].iloc[0]
     level, bias, se = v["power"]["level"], row["detectable"], row["se"]
     sweeps = 3000
     x = np.random.default_rng(3).normal(bias, se, sweeps)
@@ -203,7 +204,10 @@ def test_estimates_are_ratios_of_sums_with_pooled_per_game_errors(stb):
     games = np.repeat(stb[hist.dims[-1]].values, hist.values.astype(np.int64))
     assert games.sum() == total.sum() and (games ** 2).sum() == squares.sum()
     a = st.skew(games, bias=False) / (3 * np.sqrt(n))
-    q = st.t.ppf(0.975, n - 1)
+    # at the s.e.'s own df from the games' kurtosis (se_df), not n - 1
+    se_df = min(n - 1, 2 / (2 / (n - 1) + max(st.kurtosis(games, bias=False), 0) / n))
+    assert float(one["se_df"]) == pytest.approx(se_df, rel=1e-9) and se_df < n - 1
+    q = st.t.ppf(0.975, se_df)
     ends = [float(mean - sd / np.sqrt(n) * brentq(lambda t, u=u: t + a * t * t + a * a * t ** 3 / 3 + a / 2 - u, -50, 50))
             for u in (q, -q)]
     assert np.allclose([one["low"], one["high"]], ends, rtol=1e-9)
@@ -211,7 +215,11 @@ def test_estimates_are_ratios_of_sums_with_pooled_per_game_errors(stb):
     assert est.attrs["interval_kind"] == "skew_t"
     exact = float(stb["exact_expected_rolls"].sel(p))
     assert np.isclose(one["z"], (mean - exact) / (sd / np.sqrt(n)))
-    assert np.isclose(one["p"], 2 * st.t.sf(abs(float(one["z"])), n - 1))
+    # its test is the interval's: Hall's g(z) against t(se_df), by hand
+    z = float(one["z"])
+    g = z + a * z * z + a * a * z ** 3 / 3 + a / 2
+    assert float(one["p"]) == pytest.approx(2 * st.t.sf(abs(g), se_df), rel=1e-9)
+    assert float(one["test_df"]) == pytest.approx(se_df, rel=1e-12)
 
 
 def test_histogram_is_tested_by_chi_square_on_merged_bins(stb):
@@ -224,7 +232,8 @@ def test_histogram_is_tested_by_chi_square_on_merged_bins(stb):
     assert np.isclose(est["gof_chi2"].sel(p), stat) and est["gof_df"].sel(p) == df
     assert 2 <= df < 40  # 1024 bins, most of them empty, merged to expected counts >= 5
     tests = headlines.tests(stb)
-    assert set(tests["test"]) == {"t", "chi2"} and len(tests) == 2 * 4  # one mean, one histogram per point
+    # one mean (Hall's test: the histogram holds every game), one histogram per point
+    assert set(tests["test"]) == {"skew_t", "chi2"} and len(tests) == 2 * 4
 
 
 def test_summary_table_has_one_row_per_point_headline_and_label(stb):
@@ -392,8 +401,12 @@ def test_a_point_whose_histogram_misses_games_keeps_the_t_interval(stb):
 def test_the_printed_bias_of_a_skewed_mean_reads_the_kurtosis_of_its_games(stb):
     """The verdict's power line for mean rolls: the weakest test's bias with the
     s.e.'s spread from the games' kurtosis (``se_df`` below ``df``), larger than
-    chi-square with N - 1 df would make it; the verdict's table keeps its columns."""
+    chi-square with N - 1 df would make it, times Hall's test's far side
+    (``skew.weak_side``, above 1 for these right-skewed games); the verdict's
+    table keeps its columns."""
     from boardsweep.core.power import estimated_detectable_bias
+    from boardsweep.pipeline.analysis.dataset import grid_points
+    from boardsweep.pipeline.analysis.skew import weak_side
 
     found = headlines.estimates(stb)
     v = headlines.verdict(stb, found=found)
@@ -404,7 +417,16 @@ def test_the_printed_bias_of_a_skewed_mean_reads_the_kurtosis_of_its_games(stb):
     level = 0.01 / v["tests"]
     flat = est["se_df"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
     want = estimated_detectable_bias(rows["se"].to_numpy(), rows["df"].to_numpy(), level, spread_df=flat)
+    a = est["skew_a"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
+    hist = stb["hist"].isel(checkpoint=-1).sel(list(grid_points(stb))[int(rows["point"].iloc[0])]).sum("replicate")
+    games = np.repeat(stb[hist.dims[-1]].values, hist.values.astype(np.int64))
+    assert a[0] == pytest.approx(st.skew(games, bias=False) / (3 * np.sqrt(games.size)), rel=1e-9)  # G1 / (3 sqrt N)
+    factor = weak_side(a, flat, level)
+    assert (a > 0).all() and (factor > 1).all()
+    want = want * factor
     np.testing.assert_allclose(rows["detectable"].to_numpy(), want, rtol=1e-12)
     assert v["power"]["headlines"]["mean_rolls"]["largest"] == pytest.approx(want.max(), rel=1e-12)
-    plain = estimated_detectable_bias(rows["se"].to_numpy(), rows["df"].to_numpy(), level)
+    np.testing.assert_allclose(rows["df"].to_numpy(), flat, rtol=1e-12)  # Hall's test is at se_df
+    n_1 = est["df"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
+    plain = estimated_detectable_bias(rows["se"].to_numpy(), n_1, level)
     assert (want > plain).all()

@@ -72,17 +72,16 @@ def test_the_convergence_reference_is_the_verdicts(store):
     np.testing.assert_allclose(conv.values, verdict_exact.transpose(*conv.dims).values, rtol=1e-15)
 
 
-def test_the_between_share_has_its_f_interval(store):
-    """between / sampling ~ rho F(R G - 1, R), R G deck orders (R = 4 replicates of G = 2 games): the
-    share's 95% interval, by hand."""
-    from scipy import stats as st
+def test_the_between_share_has_no_interval_without_equal_batches(store):
+    """Checkpoints 10 and 150 give no equal batches for the ANOVA, and the
+    exact answers' F interval is not printed (it under-covers where deck
+    answers are discrete: test_decks.py): no interval, and its kind says so
+    (the old code printed the F(R G - 1, R) interval here)."""
+    from boardsweep.pipeline.analysis.decks import SHARE_INTERVAL_TEXT
 
     dec = shuffle_decomposition(store).sel(deck_policy="shuffled_cycle")
-    b, s, share = dec["between"].values, dec["sampling"].values, dec["between_share"].values
-    ok = np.isfinite(share) & (s > 0)
+    ok = np.isfinite(dec["between_share"].values) & (dec["sampling"].values > 0)
     assert ok.sum() > 20
-    lo = b[ok] / s[ok] / st.f.ppf(0.975, 7, 4)
-    hi = b[ok] / s[ok] / st.f.ppf(0.025, 7, 4)
-    np.testing.assert_allclose(dec["between_share_low"].values[ok], lo / (1 + lo), rtol=1e-9)
-    np.testing.assert_allclose(dec["between_share_high"].values[ok], hi / (1 + hi), rtol=1e-9)
-    assert (dec["between_share_low"].values[ok] <= share[ok]).all() and (share[ok] <= dec["between_share_high"].values[ok]).all()
+    assert np.isnan(dec["between_share_low"].values).all() and np.isnan(dec["between_share_high"].values).all()
+    assert (dec["between_share_interval"].values[ok] == "none").all()
+    assert "not equally spaced" in SHARE_INTERVAL_TEXT["none"]

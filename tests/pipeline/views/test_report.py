@@ -225,6 +225,10 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     dec = pd.read_csv(out / "decomposition.csv")  # per label, shuffled points only
     assert set(dec["deck_policy"]) == {"shuffled_cycle"} and len(dec) == 2 * 41
     assert (dec["between_share"].dropna() > 0).any() and dec["paired_sd"].notna().any()
+    # the share's printed interval and its kind travel with it (issue 42: the ANOVA's, or none and why)
+    has = dec["between_share"].notna()
+    assert set(dec.loc[has, "between_share_interval"]) <= {"anova", "none"}
+    assert (dec.loc[has, "between_share_low"].isna() == (dec.loc[has, "between_share_interval"] == "none")).all()
     # the deck check is the paired test: each replicate against its own decks, the s.d. of the differences
     pairs = decks.deck_pairs(ds.load(), decks.shuffle_decomposition(ds.load()))
     shuffled = {"dice_sides": 6, "deck_policy": "shuffled_cycle"}
@@ -250,6 +254,7 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert jail["ess"] == pytest.approx(jail["estimate"] * (1 - jail["estimate"]) / jail["mcse"] ** 2)
     theirs = var[(var.dice_sides == 6) & (var.deck_policy == "shuffled_cycle")]
     assert theirs["between_share"].notna().any() and theirs["clt_sd"].isna().all()
+    assert {"between_share_interval", "anova_share", "anova_F"} <= set(var.columns)
 
 
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
@@ -393,7 +398,7 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     assert page.index('<h2 id="headlines"') < page.index('<h2 id="figures"') < page.index('<h2 id="points"')
     assert meta["verdict"]["text"].startswith(("AGREE at family-wise 1%", "DISAGREE at family-wise 1%"))
     tests = pd.read_csv(tmp_path / "s" / "tests.csv")
-    assert set(tests["test"]) == {"t", "chi2"} and len(tests) == 4 and (tests["p_holm"] >= tests["p"]).all()
+    assert set(tests["test"]) == {"skew_t", "chi2"} and len(tests) == 4 and (tests["p_holm"] >= tests["p"]).all()
 
     # the histogram: one row per point on the page, its goodness of fit with the Holm-adjusted p
     dists = pd.read_csv(tmp_path / "s" / "distributions.csv")
