@@ -363,17 +363,21 @@ def _tidied(ds: xr.Dataset) -> xr.Dataset:
 def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:
     """``exact_exists`` (1/0 per grid point) and ``exact_note`` (the reason when 0)."""
     shape = spec.shape
-    exists = np.ones(shape, dtype=bool)
-    notes = np.full(shape, "", dtype=object)
-    for index, params in spec.resolved_points():
-        reason = no_exact_reason(game, params)
-        if reason:
-            exists[index], notes[index] = False, reason
+    if not game.exact_variables or "no_exact_reason" not in game.extras:  # one reason for every point: whole arrays
+        reason = no_exact_reason(game, {}) or ""
+        exists, notes = np.full(shape, not reason), np.full(shape, reason, dtype=object)
+    else:
+        exists, notes = np.ones(shape, dtype=bool), np.full(shape, "", dtype=object)
+        for index, params in spec.resolved_points():
+            reason = no_exact_reason(game, params)
+            if reason:
+                exists[index], notes[index] = False, reason
+        notes = text(notes)
     dims = tuple(spec.axes)
     ds["exact_exists"] = xr.Variable(dims, exists, {
         "long_name": "exact answer exists",
         "description": "a single exact answer exists for this grid point (true) or none exists"})
-    ds["exact_note"] = xr.Variable(dims, text(notes), {
+    ds["exact_note"] = xr.Variable(dims, notes, {  # Python strings already (:func:`text`)
         "long_name": "why no exact answer", "description": "why no single exact answer exists (empty where one exists)"})
     return ds
 
@@ -394,24 +398,31 @@ def exact_states(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     axes = [a for a in ds.attrs.get("grid_axes", []) if a in ds["exact_done"].dims]
     grid = lambda v: v.transpose(*axes, ...).values  # noqa: E731
     done = grid(ds["exact_done"]).astype(bool)
+    names = list(ds.attrs.get("exact_variables", []))
     if "exact_exists" in ds:
         exists = grid(ds["exact_exists"]).astype(bool)
-        notes = grid(ds["exact_note"]) if "exact_note" in ds else np.full(done.shape, "", dtype=object)
     else:
-        names = list(ds.attrs.get("exact_variables", []))
         exists = np.zeros(done.shape, dtype=bool)
         for name in names:
             values = grid(ds[name]).astype(float).reshape(*done.shape, -1)
             exists |= np.isfinite(values).any(-1)
-        notes = np.full(done.shape, "" if names else "the game has no exact solver", dtype=object)
-    states = np.where(~done, "pending", np.where(exists, "stored", "none")).astype(object)
-    notes = np.broadcast_to(np.asarray(notes, dtype=object), states.shape)
-    texts = np.empty(states.shape, dtype=object)
-    for state, text in _STATE_TEXT.items():  # whole arrays: a grid of 10^7 points has no loop per point
-        texts[states == state] = text
-    noted = (states == "none") & (notes.astype(str) != "")  # the reason, where one is given
-    texts[noted] = [f"{_STATE_TEXT['none']}: {n}" for n in notes[noted]]
-    return states, texts
+    order = ("pending", "stored", "none")  # whole arrays: a grid of 10^7 points has no loop per point
+    code = np.full(done.shape, 2, dtype=np.int8)  # one byte a point: 0 pending, 1 stored, 2 none
+    code[exists], code[~done] = 1, 0
+    code = code.reshape(-1)
+    states = np.array(order, dtype=object)[code]
+    texts = np.array([_STATE_TEXT[s] for s in order], dtype=object)[code]
+    none = code == 2
+    if none.any():  # the reason, where one is given (``exact_note`` read only then)
+        if "exact_exists" not in ds:
+            notes = np.full(int(none.sum()), "" if names else "the game has no exact solver", dtype=object)
+        elif "exact_note" in ds:
+            notes = np.asarray(grid(ds["exact_note"]), dtype=object).reshape(-1)[none]
+        else:
+            notes = np.full(int(none.sum()), "", dtype=object)
+        noted = notes.astype(str) != ""
+        texts[np.flatnonzero(none)[noted]] = [f"{_STATE_TEXT['none']}: {n}" for n in notes[noted]]
+    return states.reshape(done.shape), texts.reshape(done.shape)
 
 
 def append_history(url: str, what: str) -> None:

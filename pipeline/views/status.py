@@ -49,7 +49,9 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None
     names = ["exact_exists", "exact_note"] if "exact_exists" in ds else ds.attrs.get("exact_variables", [])
-    marks = ds[[n for n in (*names, *(() if read else ("exact_done",))) if n in ds]].load()
+    marks = ds[[n for n in (*names, *(() if read else ("exact_done",))) if n in ds and n != "exact_note"]].load()
+    if "exact_note" in names and "exact_note" in ds:  # read by exact_states only where an answer is missing
+        marks["exact_note"] = ds["exact_note"]
     if read:
         done, exact_done = damage.intact(int(ds.attrs.get("replicates_per_task", 1)))
         marks["exact_done"] = (axes, exact_done)
