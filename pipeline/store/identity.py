@@ -306,7 +306,10 @@ def expected_coordinates(attrs: Mapping[str, Any]) -> dict[str, tuple[np.ndarray
 
     canonical = canonical_of(attrs["spec_canonical"])
     grid = canonical.get("grid", {})
-    out: dict[str, tuple[np.ndarray, ...]] = {axis: (_axis_values(list(values)),) for axis, values in grid.items()}
+    out: dict[str, tuple[np.ndarray, ...]] = {}
+    for axis, values in grid.items():  # text as <U, made whole (compared as text: :func:`_same`)
+        array = np.asarray(values)
+        out[axis] = (array if array.dtype.kind == "U" else _axis_values(list(values)),)
     run = canonical.get("run", {})
     slots = canonical.get("precision", {}).get("max_replicates") or run.get("replicates")
     if isinstance(slots, int):
