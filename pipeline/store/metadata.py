@@ -86,6 +86,9 @@ __all__ = [
     "append_history",
     "exact_state",
     "exact_states",
+    "exact_codes",
+    "exact_state_text",
+    "EXACT_CODES",
     "exact_renames",
     "no_exact_reason",
 ]
@@ -392,9 +395,33 @@ def exact_state(ds: xr.Dataset, point: dict[str, Any]) -> tuple[str, str]:
 
 def exact_states(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     """:func:`exact_state` of every grid point at once: two object arrays
-    shaped like the grid (dims in ``grid_axes`` order).  Stores made before
-    ``exact_exists`` was recorded infer ``none`` from an exact answer that is
-    all NaN."""
+    shaped like the grid (dims in ``grid_axes`` order), made from
+    :func:`exact_codes` with whole arrays."""
+    code, noted_at, notes = exact_codes(ds)
+    flat = code.reshape(-1)
+    states = np.array(EXACT_CODES, dtype=object)[flat]
+    texts = np.array([_STATE_TEXT[s] for s in EXACT_CODES], dtype=object)[flat]
+    texts[noted_at] = [exact_state_text("none", n) for n in notes]
+    return states.reshape(code.shape), texts.reshape(code.shape)
+
+
+#: The exact states by their code in :func:`exact_codes`.
+EXACT_CODES = ("pending", "stored", "none")
+
+
+def exact_state_text(state: str, note: str = "") -> str:
+    """A grid point's exact state in words (:func:`exact_states`), with the
+    reason ``note`` where none exists and one is given."""
+    return f"{_STATE_TEXT['none']}: {note}" if state == "none" and note else _STATE_TEXT[state]
+
+
+def exact_codes(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The exact state of every grid point as one byte, an index into
+    :data:`EXACT_CODES` (int8, shaped like the grid, dims in ``grid_axes``
+    order); the flat indices of the points with no single exact answer whose
+    ``exact_note`` gives a reason, and those reasons (``exact_note`` is read
+    only where an answer is missing).  Stores made before ``exact_exists``
+    was recorded infer ``none`` from an exact answer that is all NaN."""
     axes = [a for a in ds.attrs.get("grid_axes", []) if a in ds["exact_done"].dims]
     grid = lambda v: v.transpose(*axes, ...).values  # noqa: E731
     done = grid(ds["exact_done"]).astype(bool)
@@ -406,23 +433,19 @@ def exact_states(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
         for name in names:
             values = grid(ds[name]).astype(float).reshape(*done.shape, -1)
             exists |= np.isfinite(values).any(-1)
-    order = ("pending", "stored", "none")  # whole arrays: a grid of 10^7 points has no loop per point
-    code = np.full(done.shape, 2, dtype=np.int8)  # one byte a point: 0 pending, 1 stored, 2 none
-    code[exists], code[~done] = 1, 0
-    code = code.reshape(-1)
-    states = np.array(order, dtype=object)[code]
-    texts = np.array([_STATE_TEXT[s] for s in order], dtype=object)[code]
-    none = code == 2
-    if none.any():  # the reason, where one is given (``exact_note`` read only then)
-        if "exact_exists" not in ds:
-            notes = np.full(int(none.sum()), "" if names else "the game has no exact solver", dtype=object)
-        elif "exact_note" in ds:
-            notes = np.asarray(grid(ds["exact_note"]), dtype=object).reshape(-1)[none]
-        else:
-            notes = np.full(int(none.sum()), "", dtype=object)
-        noted = notes.astype(str) != ""
-        texts[np.flatnonzero(none)[noted]] = [f"{_STATE_TEXT['none']}: {n}" for n in notes[noted]]
-    return states.reshape(done.shape), texts.reshape(done.shape)
+    code = np.full(done.shape, EXACT_CODES.index("none"), dtype=np.int8)  # whole arrays: no loop per point
+    code[exists], code[~done] = EXACT_CODES.index("stored"), EXACT_CODES.index("pending")
+    none = code.reshape(-1) == EXACT_CODES.index("none")
+    if not none.any():
+        return code, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    if "exact_exists" not in ds:
+        notes = np.full(int(none.sum()), "" if names else "the game has no exact solver", dtype=object)
+    elif "exact_note" in ds:
+        notes = np.asarray(grid(ds["exact_note"]), dtype=object).reshape(-1)[none]
+    else:
+        notes = np.full(int(none.sum()), "", dtype=object)
+    noted = notes.astype(str) != ""
+    return code, np.flatnonzero(none)[noted], notes[noted]
 
 
 def append_history(url: str, what: str) -> None:
