@@ -65,14 +65,17 @@ def _array(line: str) -> tuple[int, int, list] | None:
     except ValueError:
         return None
     tail = line[end:].strip()
-    if tail and not tail.startswith("#") or not isinstance(values, list) or not all(map(_plain, values)):
+    if tail and not tail.startswith("#") or not isinstance(values, list) or not _plain(values):
         return None
     return start, end, values
 
 
-def _plain(value: Any) -> bool:
-    """A value JSON and TOML write alike: a string, an integer, a finite float, a boolean."""
-    return isinstance(value, (str, int, bool)) or isinstance(value, float) and math.isfinite(value)
+def _plain(values: list) -> bool:
+    """Values JSON and TOML write alike: strings, integers, finite floats, booleans."""
+    types = set(map(type, values))  # in C: no Python call per value
+    if not types <= {str, int, bool, float}:
+        return False
+    return float not in types or all(math.isfinite(v) for v in values if type(v) is float)
 
 
 def _put_back(value: Any, arrays: dict[str, list]) -> int:
