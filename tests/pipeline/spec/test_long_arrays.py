@@ -60,4 +60,4 @@ def test_a_long_axis_is_read_whole(monkeypatch):
                      run={"replicates": 1, "games": 1}, checkpoints={"count": 1}, tasks={"points_per_task": 50_000})
     spec = parse_spec(text)
     assert spec.grid["buy_policy"] == tuple(policies)
-    assert read and max(read) < 1_000 < len(text)
+    assert read and max(read) < 100_000 < len(text)  # the spec without its axis, and a board file
