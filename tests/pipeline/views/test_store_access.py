@@ -43,3 +43,18 @@ def test_a_long_text_axis_is_looked_up_whole(monkeypatch):
 def test_a_text_two_values_share_picks_the_first():
     ds = _grid(mixed=np.asarray([1, "1", "a,b", 2], dtype=object))
     assert store_access.select(ds, ("mixed=1", "mixed=a,b"), Refused) == {"mixed": [1, "a,b"]}
+
+
+def test_a_text_axis_makes_its_dict_only_for_many_lookups(monkeypatch):
+    """A few values of a long text axis are found by comparing the axis
+    whole; beyond ``SCANS`` of them, once, the dict of every value."""
+    made = []
+    by_text = store_access._by_text
+    monkeypatch.setattr(store_access, "_by_text", lambda values: made.append(len(values)) or by_text(values))
+    ds = _grid(buy_policy=[f"reserve:{10 * i}" for i in range(LONG_AXIS)])
+    few = [f"reserve:{10 * i}" for i in (5, 3, 5)]
+    assert store_access.select(ds, (f"buy_policy={','.join(few)}",), Refused) == {"buy_policy": few[:2]}
+    assert made == []
+    many = [f"reserve:{10 * i}" for i in range(3 * store_access.SCANS)]
+    assert store_access.select(ds, (f"buy_policy={','.join(many)}",), Refused) == {"buy_policy": many}
+    assert made == [LONG_AXIS]
