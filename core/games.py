@@ -135,7 +135,9 @@ class Game:
     checked_params : tuple of str, optional
         The parameters ``check_params`` reads (``None``: all of them): a grid
         is checked once per distinct combination of their values, not once
-        per grid point.
+        per grid point.  A tuple of such tuples: groups checked apart (the
+        check holds at a point where it holds for each group's values there),
+        e.g. ``(("players", "buy_policy"), ("players", "jail_strategy"))``.
     coords_params : tuple of str, optional
         The parameters ``coords_fn`` reads (``None``: all of them): a grid's
         labels are made once per distinct combination of their values.
@@ -165,7 +167,7 @@ class Game:
     coords_fn: Callable[[dict], dict[str, tuple[str, ...]]] | None = None
     ratios: dict[str, Ratio] = field(default_factory=dict)
     exact_params: tuple[str, ...] | None = None
-    checked_params: tuple[str, ...] | None = None
+    checked_params: tuple[str, ...] | tuple[tuple[str, ...], ...] | None = None
     coords_params: tuple[str, ...] | None = None
     #: (module[:attr], distribution) it was loaded from; set by the registry
     #: (not copied by ``dataclasses.replace``), used to pickle it by name.

@@ -80,25 +80,18 @@ class Param:
 
     def validate(self, value: Any) -> Any:
         """Return ``value`` if it is allowed, else raise :class:`ParameterError`."""
-        bad = ParameterError(
-            f"parameter {self.name!r}: {value!r} is not allowed; expected {self.allowed()}"
-        )
+        given = value
         if self.kind is int:
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise bad
-            value = int(value)
-            if self.minimum is not None and value < self.minimum:
-                raise bad
-            if self.maximum is not None and value > self.maximum:
-                raise bad
+            ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+            value = int(value) if ok else value
+            ok = ok and (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
         elif self.kind is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-                raise bad
-            value = float(value)
-        elif not isinstance(value, str):
-            raise bad
-        if self.choices is not None and value not in self.choices:
-            raise bad
+            ok = not isinstance(value, bool) and isinstance(value, (int, float, np.number))
+            value = float(value) if ok else value
+        else:
+            ok = isinstance(value, str)
+        if not ok or (self.choices is not None and value not in self.choices):
+            raise ParameterError(f"parameter {self.name!r}: {given!r} is not allowed; expected {self.allowed()}")
         if self.check is not None:
             value = self.check(value)
         return value

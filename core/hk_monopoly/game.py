@@ -150,9 +150,10 @@ def _expand(name: str, values: list[int], players: int) -> list[int]:
 
 
 def _check_params(params: dict) -> None:
+    """One value for every seat or one per seat (each value's grammar: checked by its parameter)."""
     players = params["players"]
-    _expand("buy_policy", parse_buy_policy(params["buy_policy"]), players)
-    _expand("jail_strategy", parse_jail_strategy(params["jail_strategy"]), players)
+    for name in ("buy_policy", "jail_strategy"):
+        _expand(name, [None] * (params[name].count(",") + 1), players)
 
 
 def seat_table(params: dict) -> np.ndarray:
@@ -309,7 +310,7 @@ GAME = Game(
     exact_params=("board", "players", "jail_strategy", "dice_sides", "rounds"),  # what _exact_arrays reads
     summarize_exact=_summarize_exact,
     check_params=_check_params,
-    checked_params=("players", "buy_policy", "jail_strategy"),  # what _check_params reads
+    checked_params=(("players", "buy_policy"), ("players", "jail_strategy")),  # _check_params: each against players
     coords_fn=_coords,
     coords_params=("board",),  # what _coords reads
     ratios={

@@ -92,6 +92,9 @@ def aligned(spec: Spec, old: Mapping[str, Any]) -> Spec:
     stored = old.get("grid", {})
     grid = {}
     for axis, values in spec.grid.items():
+        if list(values) == stored.get(axis):  # in the store's order already (a no-op re-run): no set per value
+            grid[axis] = values
+            continue
         wanted = set(values)  # sets: linear in an axis's length (a tuple's `in` made it quadratic)
         before = [v for v in stored.get(axis, []) if v in wanted]
         known = set(before)

@@ -19,6 +19,8 @@ and a store reads it back from the spec text it records (:func:`recorded_table`)
 
 from __future__ import annotations
 
+import copy
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -149,7 +151,19 @@ def _at(at: Any, game: Game, grid: Mapping[str, tuple], fail) -> dict[str, tuple
 
 
 def recorded_table(spec_text: str) -> dict | None:
-    """The ``[answer]`` table of a spec's text (None: none, or text that is not TOML)."""
+    """The ``[answer]`` table of a spec's text (None: none, or text that is not TOML).
+
+    A text where no key can spell ``answer`` (the word nowhere, no escape) has
+    none: it is not parsed (10 MB of TOML, a second, for a 500,000-value axis)."""
+    if not isinstance(spec_text, str) or ("answer" not in spec_text and "\\" not in spec_text):
+        return None
+    table = _parsed_table(spec_text)
+    return copy.deepcopy(table) if table is not None else None
+
+
+@functools.lru_cache(maxsize=2)
+def _parsed_table(spec_text: str) -> dict | None:
+    """:func:`recorded_table` by parsing: once per text in a process."""
     try:
         table = tomllib.loads(spec_text).get("answer")
     except (tomllib.TOMLDecodeError, TypeError):

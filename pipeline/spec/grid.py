@@ -107,7 +107,7 @@ class ResolvedGrid(Sequence):
             yield params
 
 
-def resolve_grid(game: Game, fixed: dict[str, Any], grid: dict[str, tuple]) -> ResolvedGrid:
+def resolve_grid(game: Game, fixed: dict[str, Any], grid: dict[str, tuple], validated: bool = False) -> ResolvedGrid:
     """Every grid point's parameters as ``game.resolve_params`` resolves them
     (defaults filled, every value validated, ``check_params`` passed), as a
     :class:`ResolvedGrid`.
@@ -115,7 +115,8 @@ def resolve_grid(game: Game, fixed: dict[str, Any], grid: dict[str, tuple]) -> R
     Each distinct value is validated once and ``check_params`` runs once per
     distinct combination of the parameters it reads (``Game.checked_params``):
     linear in the axes' lengths, not in the grid's size, where a game says
-    what its check reads.
+    what its check reads.  ``validated``: the grid's values are already
+    validated (:meth:`~boardsweep.pipeline.spec.tables.Tables.parse_grid`), not again.
 
     Raises
     ------
@@ -126,11 +127,21 @@ def resolve_grid(game: Game, fixed: dict[str, Any], grid: dict[str, tuple]) -> R
     given = {**fixed, **grid}
     for name in given:
         game.param(name)  # an unknown parameter: named as resolve_params names it
-    values = {a: tuple(game.param(a).validate(v) for v in grid[a]) for a in grid}
+    values = dict(grid) if validated else {a: tuple(map(game.param(a).validate, grid[a])) for a in grid}
     base = {p.name: values[p.name][0] if p.name in values else p.validate(fixed.get(p.name, p.default))
             for p in game.params}
     resolved = ResolvedGrid(base, values)
     if game.check_params is not None:
-        for params in resolved.combinations(game.checked_params):
-            game.check_params(params)
+        for names in check_groups(game.checked_params):
+            for params in resolved.combinations(names):
+                game.check_params(params)
     return resolved
+
+
+def check_groups(checked: tuple | None) -> list[tuple[str, ...] | None]:
+    """``Game.checked_params`` as groups checked apart: ``None`` (all
+    parameters), one group of names, or several (a tuple of tuples: the
+    check holds at a point where it holds for each group's values there)."""
+    if checked is None or all(isinstance(name, str) for name in checked):
+        return [checked]
+    return [tuple(group) for group in checked]

@@ -65,6 +65,7 @@ import numpy as np
 
 from ...core.games import Game, get_game
 from ..errors import SpecError
+from . import long_arrays
 from .answer import Answer
 from .grid import ResolvedGrid, grid_chunks, resolve_grid
 from .overrides import apply_overrides
@@ -309,7 +310,7 @@ def load_spec(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> 
     if not overrides:
         return parse_spec(text, str(path))
     try:
-        raw = tomllib.loads(text)
+        raw = long_arrays.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
     source = f"{path} (--set {', --set '.join(overrides)})"
@@ -321,7 +322,7 @@ def load_spec(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> 
 def parse_spec(text: str, source: str = "<spec>") -> Spec:
     """Validate spec ``text``; ``source`` names the file in error messages."""
     try:
-        raw = tomllib.loads(text)
+        raw = long_arrays.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{source}: not valid TOML: {exc}") from None
     fields, resolved = Tables(source, raw, text).fields()

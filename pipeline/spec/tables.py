@@ -20,6 +20,7 @@ import numpy as np
 from ...core.games import Game, ParameterError, get_game
 from ..errors import SpecError
 from .answer import Answer, check_answer, default_answer
+from .files import maybe_files
 from .grid import ResolvedGrid, resolve_grid
 
 __all__ = ["Tables", "TOP_KEYS", "PRECISION_KEYS", "CHECKPOINT_KEYS", "TASK_KEYS"]
@@ -141,7 +142,7 @@ class Tables:
         free = [p.name for p in game.params if p.choices is None]
         values = {v for name in free for v in resolved.values(name) if isinstance(v, str)}
         files = {}
-        for value in sorted(values):
+        for value in sorted(maybe_files(values)):
             path = Path(value).expanduser()
             try:
                 if path.is_file():
@@ -181,9 +182,10 @@ class Tables:
                 raise self.error(key, "also set in [params]; a parameter is either fixed or an axis")
             if not isinstance(values, list) or not values:
                 raise self.error(key, f"{values!r} is not allowed; expected a non-empty list of values")
-            checked = tuple(
-                self.param_value(game, f"{key}[{i}]", axis, v) for i, v in enumerate(values)
-            )
+            try:  # the whole axis at once; where a value fails, one by one to name the first
+                checked = tuple(map(game.param(axis).validate, values))
+            except ParameterError:
+                checked = tuple(self.param_value(game, f"{key}[{i}]", axis, v) for i, v in enumerate(values))
             if len(set(checked)) != len(checked):
                 raise self.error(key, f"{values!r} has repeated values; expected distinct values")
             grid[axis] = checked
@@ -286,7 +288,7 @@ class Tables:
         dict per point.  Where anything fails, the points are checked one by
         one, so that the error names the first that fails."""
         try:
-            resolved = resolve_grid(game, fixed, grid)
+            resolved = resolve_grid(game, fixed, grid, validated=True)  # parse_grid validated each value
             labels = None
             for params in resolved.combinations(game.coords_params if game.coords_fn is not None else ()):
                 coords = game.coords_for(params)

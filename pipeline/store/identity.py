@@ -9,6 +9,7 @@ made by another spec or in an older format.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from importlib.metadata import version
@@ -21,6 +22,7 @@ import zarr
 
 from ...core.rng import RNG_SCHEME
 from . import manifests, metadata
+from .layout import json_document
 from .zarr_private import quiet
 from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan.tasks import SEED_SCHEME
@@ -65,7 +67,7 @@ def inspect(url: str) -> str:
         arrays = [n for n in names - {manifests.MANIFEST_DIR.split("/")[0]} if fs.exists(f"{root}/{n}/zarr.json")]
         return "rootless" if arrays else "leftover"
     try:
-        meta = json.loads(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
+        meta = json_document(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
     except (OSError, ValueError):
         return "unreadable"
     if meta.get("node_type") == "array" or ".zarray" in names:
@@ -121,6 +123,13 @@ def read_attrs(url: str, check: bool = True) -> dict[str, Any]:
 
 
 
+@functools.lru_cache(maxsize=2)
+def canonical_of(text: str) -> dict[str, Any]:
+    """A store's ``spec_canonical`` parsed: once per text in a process (10 MB
+    at 10^7 grid points, read by each check).  Shared: read it, never change it."""
+    return json.loads(text)
+
+
 def check_root(url: str, attrs: Mapping[str, Any], done_dims: list[str] | None = None) -> None:
     """Raise :class:`RootDamaged` (one line) unless the attributes every
     command reads are well formed: ``spec_canonical`` a JSON object with a
@@ -130,7 +139,7 @@ def check_root(url: str, attrs: Mapping[str, Any], done_dims: list[str] | None =
     fail deep in a command, or label the cells wrongly."""
     problems = []
     try:
-        canonical = json.loads(attrs["spec_canonical"])
+        canonical = canonical_of(attrs["spec_canonical"])
         grid = canonical["grid"]
         if not isinstance(grid, dict):
             raise TypeError
@@ -228,7 +237,7 @@ def check_spec(url: str, spec: Spec, attrs: Mapping[str, Any] | None = None) -> 
     if "spec_canonical" not in attrs:
         raise StoreMismatch(f"store {url} is not a boardsweep sweep store; boardsweep writes only "
                             "into a new folder or a store it made")
-    old, new = json.loads(attrs["spec_canonical"]), spec.canonical_data
+    old, new = canonical_of(attrs["spec_canonical"]), spec.canonical_data
     diffs = differences(old, new)
     if diffs:
         shown = "; ".join(f"{k}: {a} in the store, {b} in {spec.source}" for k, a, b in diffs[:5])
@@ -295,9 +304,12 @@ def expected_coordinates(attrs: Mapping[str, Any]) -> dict[str, tuple[np.ndarray
     from .metadata import label_coordinate
     from .schema import _axis_values
 
-    canonical = json.loads(attrs["spec_canonical"])
+    canonical = canonical_of(attrs["spec_canonical"])
     grid = canonical.get("grid", {})
-    out: dict[str, tuple[np.ndarray, ...]] = {axis: (_axis_values(list(values)),) for axis, values in grid.items()}
+    out: dict[str, tuple[np.ndarray, ...]] = {}
+    for axis, values in grid.items():  # text as <U, made whole (compared as text: :func:`_same`)
+        array = np.asarray(values)
+        out[axis] = (array if array.dtype.kind == "U" else _axis_values(list(values)),)
     run = canonical.get("run", {})
     slots = canonical.get("precision", {}).get("max_replicates") or run.get("replicates")
     if isinstance(slots, int):
@@ -364,9 +376,22 @@ def check_labels(url: str, attrs: Mapping[str, Any],
 def _same(stored: np.ndarray, expected: np.ndarray) -> bool:
     if stored.shape != expected.shape:
         return False
+    if stored.dtype.kind in "OUT" and expected.dtype.kind in "OUT":  # text both: compared whole, as str() of each
+        return bool(np.array_equal(_text(stored), _text(expected)))
     if stored.dtype.kind in "OUS" or expected.dtype.kind in "OUS":
         return [str(x) for x in stored.tolist()] == [str(x) for x in expected.tolist()]
     return bool(np.array_equal(stored, expected))
+
+
+def _text(values: np.ndarray) -> np.ndarray:
+    """``values`` as ``<U`` text, each value as ``str()`` gives it (an object
+    array's items, a ``StringDType`` array's strings)."""
+    if values.dtype.kind == "U":
+        return values
+    if values.dtype.kind == "T":
+        width = int(np.strings.str_len(values).max()) if values.size else 1
+        return values.astype(f"<U{max(width, 1)}")
+    return values.astype(str)
 
 
 def _listed(values: np.ndarray, limit: int = 8) -> str:

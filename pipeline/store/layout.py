@@ -120,12 +120,36 @@ class Files:
         return "unreadable"
 
 
+#: A JSON document at least this long is parsed once while its bytes stay the same (:func:`json_document`).
+BIG_DOCUMENT = 2**20
+_last_document: tuple[bytes, Any] | None = None
+
+
+def json_document(raw: bytes) -> Any:
+    """``json.loads(raw)``; a large document (a store's root metadata: 20 MB
+    at 10^7 grid points, the spec's text and canonical form, read by several
+    checks of one command) parsed once while its bytes stay the same.  Each
+    call gives its own dicts two levels down (the document and its
+    ``attributes``), which the caller may change."""
+    global _last_document
+    last = _last_document
+    if len(raw) < BIG_DOCUMENT:
+        return json.loads(raw)
+    if last is None or last[0] != raw:
+        last = (bytes(raw), json.loads(raw))
+        _last_document = last
+    found = last[1]
+    if not isinstance(found, dict):
+        return found
+    return {k: dict(v) if isinstance(v, dict) else v for k, v in found.items()}
+
+
 def _parse(raw: bytes | None) -> dict[str, Any] | None:
     """A JSON object's bytes parsed, else ``None``."""
     if raw is None:
         return None
     try:
-        found = json.loads(raw)
+        found = json_document(raw)
     except (ValueError, UnicodeDecodeError):
         return None
     return found if isinstance(found, dict) else None

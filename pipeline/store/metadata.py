@@ -94,6 +94,9 @@ __all__ = [
     "append_history",
     "exact_state",
     "exact_states",
+    "exact_codes",
+    "exact_state_text",
+    "EXACT_CODES",
     "exact_renames",
     "no_exact_reason",
 ]
@@ -378,17 +381,21 @@ def _tidied(ds: xr.Dataset) -> xr.Dataset:
 def _exact_markers(ds: xr.Dataset, spec, game) -> xr.Dataset:
     """``exact_exists`` (1/0 per grid point) and ``exact_note`` (the reason when 0)."""
     shape = spec.shape
-    exists = np.ones(shape, dtype=bool)
-    notes = np.full(shape, "", dtype=object)
-    for index, params in spec.resolved_points():
-        reason = no_exact_reason(game, params)
-        if reason:
-            exists[index], notes[index] = False, reason
+    if not game.exact_variables or "no_exact_reason" not in game.extras:  # one reason for every point: whole arrays
+        reason = no_exact_reason(game, {}) or ""
+        exists, notes = np.full(shape, not reason), np.full(shape, reason, dtype=object)
+    else:
+        exists, notes = np.ones(shape, dtype=bool), np.full(shape, "", dtype=object)
+        for index, params in spec.resolved_points():
+            reason = no_exact_reason(game, params)
+            if reason:
+                exists[index], notes[index] = False, reason
+        notes = text(notes)
     dims = tuple(spec.axes)
     ds["exact_exists"] = xr.Variable(dims, exists, {
         "long_name": "exact answer exists",
         "description": "a single exact answer exists for this grid point (true) or none exists"})
-    ds["exact_note"] = xr.Variable(dims, text(notes), {
+    ds["exact_note"] = xr.Variable(dims, notes, {  # Python strings already (:func:`text`)
         "long_name": "why no exact answer", "description": "why no single exact answer exists (empty where one exists)"})
     return ds
 
@@ -403,30 +410,57 @@ def exact_state(ds: xr.Dataset, point: dict[str, Any]) -> tuple[str, str]:
 
 def exact_states(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     """:func:`exact_state` of every grid point at once: two object arrays
-    shaped like the grid (dims in ``grid_axes`` order).  Stores made before
-    ``exact_exists`` was recorded infer ``none`` from an exact answer that is
-    all NaN."""
+    shaped like the grid (dims in ``grid_axes`` order), made from
+    :func:`exact_codes` with whole arrays."""
+    code, noted_at, notes = exact_codes(ds)
+    flat = code.reshape(-1)
+    states = np.array(EXACT_CODES, dtype=object)[flat]
+    texts = np.array([_STATE_TEXT[s] for s in EXACT_CODES], dtype=object)[flat]
+    texts[noted_at] = [exact_state_text("none", n) for n in notes]
+    return states.reshape(code.shape), texts.reshape(code.shape)
+
+
+#: The exact states by their code in :func:`exact_codes`.
+EXACT_CODES = ("pending", "stored", "none")
+
+
+def exact_state_text(state: str, note: str = "") -> str:
+    """A grid point's exact state in words (:func:`exact_states`), with the
+    reason ``note`` where none exists and one is given."""
+    return f"{_STATE_TEXT['none']}: {note}" if state == "none" and note else _STATE_TEXT[state]
+
+
+def exact_codes(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The exact state of every grid point as one byte, an index into
+    :data:`EXACT_CODES` (int8, shaped like the grid, dims in ``grid_axes``
+    order); the flat indices of the points with no single exact answer whose
+    ``exact_note`` gives a reason, and those reasons (``exact_note`` is read
+    only where an answer is missing).  Stores made before ``exact_exists``
+    was recorded infer ``none`` from an exact answer that is all NaN."""
     axes = [a for a in ds.attrs.get("grid_axes", []) if a in ds["exact_done"].dims]
     grid = lambda v: v.transpose(*axes, ...).values  # noqa: E731
     done = grid(ds["exact_done"]).astype(bool)
+    names = list(ds.attrs.get("exact_variables", []))
     if "exact_exists" in ds:
         exists = grid(ds["exact_exists"]).astype(bool)
-        notes = grid(ds["exact_note"]) if "exact_note" in ds else np.full(done.shape, "", dtype=object)
     else:
-        names = list(ds.attrs.get("exact_variables", []))
         exists = np.zeros(done.shape, dtype=bool)
         for name in names:
             values = grid(ds[name]).astype(float).reshape(*done.shape, -1)
             exists |= np.isfinite(values).any(-1)
-        notes = np.full(done.shape, "" if names else "the game has no exact solver", dtype=object)
-    states = np.where(~done, "pending", np.where(exists, "stored", "none")).astype(object)
-    notes = np.broadcast_to(np.asarray(notes, dtype=object), states.shape)
-    texts = np.empty(states.shape, dtype=object)
-    for state, text in _STATE_TEXT.items():  # whole arrays: a grid of 10^7 points has no loop per point
-        texts[states == state] = text
-    noted = (states == "none") & (notes.astype(str) != "")  # the reason, where one is given
-    texts[noted] = [f"{_STATE_TEXT['none']}: {n}" for n in notes[noted]]
-    return states, texts
+    code = np.full(done.shape, EXACT_CODES.index("none"), dtype=np.int8)  # whole arrays: no loop per point
+    code[exists], code[~done] = EXACT_CODES.index("stored"), EXACT_CODES.index("pending")
+    none = code.reshape(-1) == EXACT_CODES.index("none")
+    if not none.any():
+        return code, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    if "exact_exists" not in ds:
+        notes = np.full(int(none.sum()), "" if names else "the game has no exact solver", dtype=object)
+    elif "exact_note" in ds:
+        notes = np.asarray(grid(ds["exact_note"]), dtype=object).reshape(-1)[none]
+    else:
+        notes = np.full(int(none.sum()), "", dtype=object)
+    noted = notes.astype(str) != ""
+    return code, np.flatnonzero(none)[noted], notes[noted]
 
 
 def append_history(url: str, what: str) -> None:

@@ -140,10 +140,10 @@ def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
 
     shape = tuple(var.shape)
     wanted = tuple(chunks.get(d, -1) for d in var.dims)
+    token = tokenize(url, name, shape, wanted, str(var.dtype))  # named by what it reads: its values never hashed
     if not chunkfiles.readable(url, name):
-        return var.chunk(dict(zip(var.dims, wanted))).data
+        return var.chunk(dict(zip(var.dims, wanted)), token=token).data
     source = _SteadyChunks(chunkfiles.ChunkFileArray(url, name, shape, var.dtype))
-    token = tokenize(url, name, shape, wanted, str(var.dtype))
     return da.from_array(source, chunks=wanted, lock=False, asarray=True, name=f"boardsweep-{name}-{token}")
 
 

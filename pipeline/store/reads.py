@@ -147,13 +147,20 @@ def fixed_width(ds: xr.Dataset, coordinates_only: bool = False) -> xr.Dataset:
     ds = ds.copy(deep=False)
     for name in texts:
         var = ds[name].variable
-        values = np.array(var.values.tolist(), dtype=str).reshape(var.shape)
+        values = _fixed(var.values)
         fixed = xr.Variable(var.dims, values, var.attrs, var.encoding)
         if name in ds.coords:
             ds = ds.assign_coords({name: fixed})
         else:
             ds[name] = fixed
     return ds
+
+
+def _fixed(values: np.ndarray) -> np.ndarray:
+    """A ``StringDType`` array as fixed-width ``<U`` (as wide as its longest
+    value, at least 1), cast whole: no Python string per value."""
+    width = int(np.strings.str_len(values).max()) if values.size else 1
+    return values.astype(f"<U{max(width, 1)}")
 
 
 def array_names(url: str) -> set[str]:

@@ -44,25 +44,29 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     ``pending`` (not computed yet).  A cell counts as done only when its flag
     is set and its data intact (``damage`` excluded; its masks, read by the
     check, are reused)."""
-    from ..store import exact_states
+    from ..store.metadata import EXACT_CODES, exact_codes, exact_state_text
 
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None
     names = ["exact_exists", "exact_note"] if "exact_exists" in ds else ds.attrs.get("exact_variables", [])
-    marks = ds[[n for n in (*names, *(() if read else ("exact_done",))) if n in ds]].load()
+    marks = ds[[n for n in (*names, *(() if read else ("exact_done",))) if n in ds and n != "exact_note"]].load()
+    if "exact_note" in names and "exact_note" in ds:  # read by exact_codes only where an answer is missing
+        marks["exact_note"] = ds["exact_note"]
     if read:
         done, exact_done = damage.intact(int(ds.attrs.get("replicates_per_task", 1)))
         marks["exact_done"] = (axes, exact_done)
     else:  # older stores (no checksums): the flags are all there is
         done = ds["done"].transpose(*axes, "replicate").values.astype(bool)
-    states, texts = exact_states(marks)
-    per_point, states, texts = done.sum(-1).ravel(), states.ravel(), texts.ravel()
+    code, noted_at, notes = exact_codes(marks)  # one byte a point: no Python string per point
+    per_point, code, noted = done.sum(-1).ravel(), code.ravel(), dict(zip(noted_at.tolist(), notes.tolist()))
     replicates = int(done.shape[-1])
 
     def entries_at(indices) -> list[dict]:
         """The status entries of the grid points at flat ``indices`` (grid order)."""
-        return [{**point, "done": int(per_point[i]), "total": replicates, "exact": str(states[i]),
-                 "exact_note": str(texts[i])} for i, point in zip(indices, _points_at(ds, axes, indices))]
+        states = [EXACT_CODES[c] for c in code[list(indices)].tolist()]
+        return [{**point, "done": int(per_point[i]), "total": replicates, "exact": state,
+                 "exact_note": exact_state_text(state, noted.get(i, ""))}
+                for i, state, point in zip(indices, states, _points_at(ds, axes, indices))]
 
     total_done, total = int(done.sum()), int(done.size)
     precise = "precision_state" in ds
@@ -82,8 +86,10 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
             title, shown = _status_digest(out, title, entries)
         notes = {e["exact_note"] for e in entries if e["exact"] == "none"}
     else:  # a large grid without a precision target: counted in numpy, entries made for the points shown
-        title, shown = _grid_digest(out, title, per_point, replicates, states, entries_at)
-        notes = set(texts[states == "none"].tolist())
+        title, shown = _grid_digest(out, title, per_point, replicates, code, entries_at)
+        none = int((code == EXACT_CODES.index("none")).sum())
+        notes = {exact_state_text("none", n) for n in noted.values()} | (
+            {exact_state_text("none")} if none > len(noted) else set())
     _print_points(out, ds, title, shown, precise)
     for note in sorted(notes):
         out.print(f"exact 'none': {note}")
@@ -148,16 +154,19 @@ def _status_digest(out: Console, title: str, entries: list[dict]) -> tuple[str, 
     return f"grid points not finished{more}", unfinished[:limit]
 
 
-def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: int, states: np.ndarray,
+def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: int, code: np.ndarray,
                  entries_at) -> tuple[str, list[dict]]:
     """:func:`_status_digest` counted in numpy over flat per-point arrays (done
-    replicates, exact states); ``entries_at(indices)`` makes the entries listed."""
+    replicates, exact states by code, :func:`~boardsweep.pipeline.store.metadata.exact_codes`);
+    ``entries_at(indices)`` makes the entries listed."""
+    from ..store.metadata import EXACT_CODES
+
     full, started = int((per_point == replicates).sum()), int(((per_point > 0) & (per_point < replicates)).sum())
-    exact = answer_counts(states)
+    exact = dict(zip(EXACT_CODES, np.bincount(code, minlength=len(EXACT_CODES)).tolist()))
     out.print(f"{title}; {per_point.size} grid points: {full} finished, {started} partly done, "
               f"{per_point.size - full - started} not started; exact answers: {exact['stored']} stored, "
               f"{exact['none']} none exists, {exact['pending']} not yet")
-    unfinished = np.flatnonzero((per_point < replicates) | (states == "pending"))
+    unfinished = np.flatnonzero((per_point < replicates) | (code == EXACT_CODES.index("pending")))
     limit = SUMMARY_FIRST + SUMMARY_WORST
     more = f" (the first {limit} of {len(unfinished)})" if len(unfinished) > limit else ""
     out.print("every point: `--format json`", soft_wrap=True)

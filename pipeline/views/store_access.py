@@ -3,7 +3,10 @@ or one line saying why not (no store, not ours, damaged, a bad selection)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..words import python_value
 
@@ -76,7 +79,7 @@ def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]
     (a value that itself holds a comma, e.g. a per-seat list, matches whole)."""
     axes = list(ds.attrs.get("grid_axes", []))
     picked: dict[str, dict] = {}  # axis -> {value: None}: the values in order, each once
-    by_text: dict[str, dict[str, Any]] = {}  # axis -> {str(value): value}, the first value of each text
+    by_text: dict[str, Mapping[str, Any]] = {}  # axis -> {str(value): value}, the first value of each text
     for item in sels:
         if "=" not in item:
             raise error(f"--sel {item!r}: expected AXIS=VALUE or AXIS=VALUE,VALUE,...")
@@ -84,10 +87,8 @@ def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]
         if axis not in axes:
             raise error(f"--sel {item!r}: no grid axis {axis!r}; axes: {', '.join(axes) or '(none)'}")
         if axis not in by_text:  # once per axis: a selection costs the axis's length plus its values
-            by_text[axis] = {}
-            for v in ds[axis].values:
-                v = python_value(v)
-                by_text[axis].setdefault(str(v), v)
+            values = ds[axis].values
+            by_text[axis] = _Texts(values) if values.dtype.kind == "U" else _by_text(values)
         known = by_text[axis]
         texts = [text] if text in known else [t.strip() for t in text.split(",")]
         for wanted in texts:
@@ -95,6 +96,57 @@ def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]
                 raise error(f"--sel {item!r}: {wanted!r} is not on axis {axis!r}; values: {_some(list(known))}")
             picked.setdefault(axis, {})[known[wanted]] = None
     return {axis: list(values) for axis, values in picked.items()}
+
+
+def _by_text(values) -> dict[str, Any]:
+    """{str(value): value} of an axis's values in order, the first value of
+    each text: made whole (``tolist``, a dict built in C), no Python loop per value."""
+    items = [python_value(v) for v in values] if values.dtype.kind == "O" else values.tolist()
+    texts = list(map(str, items))
+    known = dict(zip(texts, items))  # each text where it first comes, with its last value ...
+    if len(known) < len(texts):  # ... put back to its first value where a text repeats
+        known.update(zip(reversed(texts), reversed(items)))
+    return known
+
+
+class _Texts(Mapping):
+    """:func:`_by_text` of a text axis (``<U``: each value its own text),
+    looked up whole: each text asked for is found with one comparison of
+    the axis in C, no dict of its 10^5 values; after :data:`SCANS` texts,
+    the dict of every value, so that many lookups stay linear."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values, self.found, self.every = values, {}, None
+
+    def _value(self, text: str) -> Any:
+        if self.every is None and len(self.found) >= SCANS:
+            self.every = _by_text(self.values)
+        if self.every is not None:
+            return self.every.get(text, _MISSING)
+        if text not in self.found:
+            hits = np.flatnonzero(self.values == text) if isinstance(text, str) else ()
+            self.found[text] = self.values[hits[0]].item() if len(hits) else _MISSING
+        return self.found[text]
+
+    def __contains__(self, text: object) -> bool:
+        return self._value(text) is not _MISSING
+
+    def __getitem__(self, text: str) -> Any:
+        value = self._value(text)
+        if value is _MISSING:
+            raise KeyError(text)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(self.values.tolist()))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys(self.values.tolist()))
+
+
+#: Texts a text axis looks up one by one before it makes the dict of every value.
+SCANS = 16
+_MISSING = object()
 
 
 #: Values an error line lists of an axis, at most (an axis may hold 10^5).

@@ -79,3 +79,27 @@ def test_a_headline_without_labels_takes_no_label():
     text = (ROOT / "sweeps" / "shut_the_box.toml").read_text() + 'label = "6"\n'
     with pytest.raises(SpecError, match=r"answer.label: headline 'mean_rolls' has no labels"):
         parse_spec(text, "stb.toml")
+
+
+def test_a_recorded_text_that_cannot_hold_the_table_is_not_parsed(monkeypatch):
+    """The store's recorded spec text (10 MB for a 500,000-value axis) is
+    parsed only where a key could spell ``answer``: the word, or an escape."""
+    import tomllib
+
+    from boardsweep.pipeline.spec import answer
+
+    parsed = []
+    loads = tomllib.loads
+    monkeypatch.setattr(answer.tomllib, "loads", lambda text: parsed.append(1) or loads(text))
+    answer._parsed_table.cache_clear()
+    plain = 'name = "x"\n[grid]\nbuy_policy = ["reserve:0", "reserve:10"]\n'
+    assert answer.recorded_table(plain) is None and parsed == []
+    asked = plain + '[answer]\nheadline = "win_share"\n'
+    assert answer.recorded_table(asked) == {"headline": "win_share"} and len(parsed) == 1
+    escaped = '"\\u0061nswer" = {headline = "win_share"}\n' + plain  # a quoted key spelling it with an escape
+    assert answer.recorded_table(escaped) == {"headline": "win_share"} and len(parsed) == 2
+    table = answer.recorded_table(asked)  # parsed once per text; each caller's copy its own
+    table["headline"] = "changed"
+    assert answer.recorded_table(asked) == {"headline": "win_share"} and len(parsed) == 2
+    assert answer.recorded_table("answer = [") is None  # not TOML
+    answer._parsed_table.cache_clear()

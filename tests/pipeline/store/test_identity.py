@@ -62,3 +62,34 @@ def test_an_unchanged_board_file_resumes(sweep, cluster2, capsys):
     board, spec, url = sweep
     board.touch()  # a new modification time, the same bytes
     assert run_cli("-q", "run", str(spec), "--store", str(url), "--scheduler", cluster2) == 0
+
+
+def test_text_labels_are_compared_whole_as_text():
+    """A store's text coordinates (``<U``, zarr's ``StringDType``, object
+    arrays of str) are compared with the spec's as text, value by value."""
+    import numpy as np
+
+    from boardsweep.pipeline.store.identity import _same
+
+    labels = [f"reserve:{10 * i}" for i in range(1000)]
+    forms = [np.asarray(labels), np.asarray(labels, dtype=object), np.asarray(labels, dtype=np.dtypes.StringDType())]
+    for stored in forms:
+        for expected in forms:
+            assert _same(stored, expected)
+            assert not _same(stored, np.asarray([*labels[:-1], "reserve:x"], dtype=expected.dtype))
+            assert not _same(stored, expected[:-1])
+    assert _same(np.asarray([1, 2], dtype=object), np.asarray(["1", "2"]))  # as str() gives each value
+    assert not _same(np.asarray(["a", ""]), np.asarray(["a", " "]))
+
+
+def test_the_recorded_canonical_spec_is_parsed_once_per_text(monkeypatch):
+    from boardsweep.pipeline.store import identity
+
+    parsed = []
+    loads = json.loads
+    monkeypatch.setattr(identity.json, "loads", lambda text: parsed.append(1) or loads(text))
+    identity.canonical_of.cache_clear()
+    text = json.dumps({"grid": {"a": [1, 2]}, "name": "once"})
+    assert identity.canonical_of(text) is identity.canonical_of(text) and len(parsed) == 1
+    assert identity.canonical_of(text.replace("once", "twice"))["name"] == "twice" and len(parsed) == 2
+    identity.canonical_of.cache_clear()

@@ -166,3 +166,25 @@ def test_the_zarr_writer_of_remote_stores_refuses_a_shared_chunk_too(stores, tmp
     assert packing.unpack(str(copy)) and packing.layout(str(copy)) == "tasks"
     writes._write_zarr(str(copy), None, (0, 0, slice(0, 2)), values, "done", np.ones(2, dtype=bool))  # its own chunk: written
     assert (zarr.open_array(str(copy), path="rolls")[0, 0, :2] == 0).all()
+
+
+def test_a_large_json_document_is_parsed_once_while_its_bytes_stay_the_same(monkeypatch):
+    """A store's root metadata (20 MB at 10^7 grid points) is read by several
+    checks of one command: parsed once while its bytes are the same, again
+    when they change; each caller gets its own dicts to change."""
+    from boardsweep.pipeline.store import layout
+
+    parsed = []
+    loads = json.loads
+    monkeypatch.setattr(layout.json, "loads", lambda raw: parsed.append(len(raw)) or loads(raw))
+    monkeypatch.setattr(layout, "_last_document", None)
+    text = json.dumps({"attributes": {"spec_text": "x" * layout.BIG_DOCUMENT, "grid_axes": ["a"]}}).encode()
+    first = layout.json_document(text)
+    first["attributes"]["spec_text"] = "changed by its caller"
+    second = layout.json_document(bytes(text))  # the same bytes, another object
+    assert len(parsed) == 1 and second["attributes"]["spec_text"] == "x" * layout.BIG_DOCUMENT
+    changed = text.replace(b'"a"', b'"b"')
+    assert layout.json_document(changed)["attributes"]["grid_axes"] == ["b"] and len(parsed) == 2
+    assert layout.json_document(b'{"small": 1}') == {"small": 1} and len(parsed) == 3  # small ones: parsed each time
+    with pytest.raises(ValueError):
+        layout.json_document(b"{" + b" " * layout.BIG_DOCUMENT)

@@ -399,3 +399,22 @@ def test_verify_matches_a_format_2_store_and_its_digest_by_the_current_names(tmp
     result = verify.compare_with_digest(recorded, str(old))
     assert result.ok and result.variables == len(now["variables"]), result.differences
     assert verify.compare_with_store(str(old), str(old)).ok
+
+
+def test_the_exact_markers_of_a_game_without_a_reason_hook_are_made_whole(monkeypatch):
+    """A store's ``exact_exists`` and ``exact_note`` (one per grid point) for
+    a game whose every point has an exact answer: whole arrays, the reason
+    asked once, not once per point (10^7 calls for a 10^7-point no-op re-run)."""
+    from boardsweep.pipeline.store import metadata, schema
+
+    spec = parse_spec(spec_toml("hk_monopoly", name="markers", params={"rounds": 5},
+                                grid={"dice_sides": [4, 6], "buy_policy": [f"reserve:{i}" for i in range(5_000)]},
+                                run={"replicates": 1, "games": 1}, checkpoints={"count": 1},
+                                tasks={"points_per_task": 1_000}))
+    asked = []
+    reason = metadata.no_exact_reason
+    monkeypatch.setattr(metadata, "no_exact_reason", lambda game, params: asked.append(1) or reason(game, params))
+    ds, _ = schema.template(spec, spec.game)
+    assert ds["exact_exists"].shape == (2, 5_000) and bool(ds["exact_exists"].values.all())
+    assert set(ds["exact_note"].values.ravel().tolist()) == {""}
+    assert len(asked) <= 1

@@ -1,0 +1,85 @@
+"""A long grid axis is parsed whole: each value validated once, the game's
+check once per combination of each group it declares, and no ``stat`` per
+value (:mod:`boardsweep.pipeline.spec.grid`, :mod:`boardsweep.pipeline.spec.files`).
+Counted, not timed: on the code before, each count was twice or more."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+from collections import Counter
+
+import pytest
+
+from boardsweep.core import schema as core_schema
+from boardsweep.core.hk_monopoly import game as hk
+from boardsweep.pipeline.errors import SpecError
+from boardsweep.pipeline.spec.parse import parse_spec
+from specs import spec_toml
+
+#: Values of the long axis: 4 x 10^5 grid points with the two jail strategies.
+POLICIES = 200_000
+
+
+def long_spec(policies: list[str]) -> str:
+    return spec_toml("hk_monopoly", name="long", params={"rounds": 5},
+                     grid={"jail_strategy": ["short", "long"], "buy_policy": policies},
+                     run={"replicates": 1, "games": 1}, checkpoints={"count": 1}, tasks={"points_per_task": 50_000})
+
+
+def reserves(n: int) -> list[str]:
+    return [f"reserve:{10 * i}" for i in range(n)]
+
+
+@pytest.fixture
+def calls(monkeypatch) -> Counter:
+    """Counts of each parameter's validations (by name), of hk_monopoly's
+    per-seat checks (``expand``) and of ``Path.is_file``."""
+    counts: Counter = Counter()
+    validate, expand, is_file = core_schema.Param.validate, hk._expand, pathlib.Path.is_file
+
+    def counted_validate(self, value):
+        counts[self.name] += 1
+        return validate(self, value)
+
+    def counted_expand(name, values, players):
+        counts["expand"] += 1
+        return expand(name, values, players)
+
+    def counted_is_file(self):
+        counts["is_file"] += 1
+        return is_file(self)
+
+    monkeypatch.setattr(core_schema.Param, "validate", counted_validate)
+    monkeypatch.setattr(hk, "_expand", counted_expand)
+    monkeypatch.setattr(pathlib.Path, "is_file", counted_is_file)
+    return counts
+
+
+def test_a_long_axis_is_validated_once_per_value_and_checked_per_group(calls, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = parse_spec(long_spec(reserves(POLICIES)))
+    assert spec.shape == (2, POLICIES) and spec.grid["buy_policy"][-1] == f"reserve:{10 * (POLICIES - 1)}"
+    assert spec.files == {}
+    assert calls["buy_policy"] == POLICIES  # was 2 x: the axis validated again when resolved
+    # (players, buy_policy) and (players, jail_strategy) apart, two per-seat checks each: was 4 x POLICIES
+    assert calls["expand"] == 2 * (POLICIES + 2)
+    assert calls["is_file"] <= 2  # one listing of the working folder: was one stat per value
+
+
+def test_a_bad_value_deep_in_a_long_axis_is_named_by_its_index(tmp_path, monkeypatch):
+    policies = reserves(POLICIES)
+    policies[123_456] = "reserve:x"
+    with pytest.raises(SpecError, match=re.escape("<spec>: grid.buy_policy[123456]: 'reserve:x' is not allowed; "
+                                                  "expected 'always', 'never' or 'reserve:R'")):
+        parse_spec(long_spec(policies))
+
+
+def test_a_per_seat_list_that_does_not_fit_names_its_point():
+    policies = reserves(1_000)
+    policies[3] = "always,never"  # two values for four players
+    with pytest.raises(SpecError) as caught:
+        parse_spec(long_spec(policies))
+    assert str(caught.value) == (
+        "<spec>: grid: at jail_strategy='short', buy_policy='always,never': parameter 'buy_policy': 2 per-seat "
+        "values given for players=4; expected one value for every seat or exactly 4 comma-separated values")
