@@ -129,6 +129,32 @@ def test_editable_checkout_reads_its_own_revision():
         assert source_revision() == _git("describe", "--always", "--dirty", "--abbrev=40", cwd=ROOT)
 
 
+def test_kept_results_key_changes_with_every_edit_of_a_dirty_checkout(tmp_path, monkeypatch):
+    """``-dirty`` alone names every uncommitted state alike: the kept verdict's
+    key adds the sources' digest there, so an edit is never read back as the
+    code that computed it; a clean revision is its own key."""
+    from boardsweep.pipeline.store import schema
+
+    for folder in ("core", "pipeline/run"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "a.py").write_text("x = 1\n")
+    (tmp_path / "notes.txt").write_text("not code")
+    monkeypatch.setattr(schema, "source_revision", lambda: "abc123-dirty")
+    first = schema.code_revision(tmp_path)
+    assert first.startswith("abc123-dirty+") and schema.code_revision(tmp_path) == first
+    (tmp_path / "notes.txt").write_text("still not code")
+    assert schema.code_revision(tmp_path) == first
+    (tmp_path / "pipeline/run/a.py").write_text("x = 2\n")
+    second = schema.code_revision(tmp_path)
+    assert second != first
+    (tmp_path / "pipeline/run/a.py").rename(tmp_path / "pipeline/run/b.py")
+    assert schema.code_revision(tmp_path) not in (first, second)
+    monkeypatch.setattr(schema, "source_revision", lambda: "unknown")
+    assert schema.code_revision(tmp_path).startswith("unknown+")
+    monkeypatch.setattr(schema, "source_revision", lambda: "abc123")
+    assert schema.code_revision(tmp_path) == "abc123"
+
+
 def test_editable_install_holds_only_what_the_wheel_ships():
     """The strict editable install exposes the package's modules, not the repository's other folders."""
     import importlib.util

@@ -34,7 +34,7 @@ import pandas as pd
 import xarray as xr
 
 from ...core import stats
-from ..store import keep_summary, read_summary, source_revision, summary_key
+from ..store import code_revision, keep_summary, read_summary, summary_key
 from ..words import count
 from . import headlines
 from .dataset import grid_points_at
@@ -199,7 +199,7 @@ def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINT
     the store keeps it under its present key (:func:`store.summary_key`),
     else computed and kept there where the store is packed (the family's
     sorted p-values kept beside it; their Holm-adjusted ones made again)."""
-    depends = f"{KEPT_SCHEME} boardsweep {source_revision()} alpha {headlines.ALPHA}" if url is not None else ""
+    depends = f"{KEPT_SCHEME} boardsweep {code_revision()} alpha {headlines.ALPHA}" if url is not None else ""
     key = summary_key(url, depends) if url is not None else None
     found = read_summary(url, key) if key is not None else None
     if found is not None:

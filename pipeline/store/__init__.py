@@ -44,7 +44,7 @@ from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
 from .manifests import store_chunks
 from .metadata import recorded_spec, exact_renames, exact_state, exact_states, label_text, simulated_variables
 from .reads import array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
-from .schema import FILL, blank_unplayed, provenance, source_revision, template, unplayed
+from .schema import FILL, blank_unplayed, code_revision, provenance, source_revision, template, unplayed
 from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
 from .owner import Store, normalize_url
@@ -60,7 +60,7 @@ __all__ = [
     "inspect", "store_exists", "read_attrs", "check_format", "check_spec", "check_writable", "differences",
     "rootless_line",
     # template, creation, reads and writes
-    "FILL", "template", "unplayed", "blank_unplayed", "provenance", "source_revision",
+    "FILL", "template", "unplayed", "blank_unplayed", "provenance", "source_revision", "code_revision",
     "create_store", "ensure_arrays", "remove_store",
     "array_names", "coordinate_labels", "many_reads", "open_raw", "read_array", "read_done", "read_exact_done",
     "read_raw", "write_region", "write_exact", "write_whole", "clear_done", "quiet_zarr",

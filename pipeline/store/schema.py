@@ -35,6 +35,7 @@ its own chunks and nothing else
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import subprocess
 from importlib.metadata import version
@@ -53,7 +54,7 @@ from ..plan.tasks import SEED_SCHEME
 from ..plan.precision import STATES
 from ..spec.parse import Spec
 
-__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "template", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
+__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "code_revision", "template", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
 
 
 #: Fill value of integer simulation arrays (their integer view, :mod:`.integers`): never a valid count.
@@ -124,6 +125,35 @@ def source_revision() -> str:
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+#: The package's folders whose Python sources :func:`code_revision` digests.
+SOURCE_FOLDERS = ("core", "pipeline")
+
+
+def code_revision(root: Path | None = None) -> str:
+    """The key of anything kept from the code's results (the kept verdict).
+
+    :func:`source_revision` where it names one commit; where the checkout
+    has uncommitted changes (``-dirty``) or no revision is known, it is
+    followed by the SHA-256 of the package's Python sources, so every edit
+    changes the key (``-dirty`` alone stays the same across edits, and a
+    verdict computed by older code would be read back).
+    """
+    revision = source_revision()
+    if revision != "unknown" and not revision.endswith("-dirty"):
+        return revision
+    return f"{revision}+{sources_digest(root or Path(__file__).resolve().parents[2])}"
+
+
+def sources_digest(root: Path) -> str:
+    """SHA-256 over the names and bytes of every ``*.py`` file under ``root``'s
+    :data:`SOURCE_FOLDERS` and at its top level, in sorted order."""
+    digest = hashlib.sha256()
+    files = sorted(root.glob("*.py")) + sorted(f for d in SOURCE_FOLDERS for f in (root / d).rglob("*.py"))
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
