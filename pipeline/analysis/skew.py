@@ -38,11 +38,13 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from scipy import special
+
 from ...core import stats
 from ...core.games import Headline
 
 __all__ = ["COVERAGE", "moments_of", "hist_moments", "hall_interval", "skew_interval", "hall_test", "hall_a",
-           "weak_side", "se_df", "retest"]
+           "hall_power", "hall_detectable_bias", "se_df", "retest"]
 
 #: What the 95% interval of a skewed mean (:func:`skew_interval`) covers, measured against the exact answers
 #: (tests/pipeline/analysis/test_skew.py): the one place this figure is stated.
@@ -128,16 +130,76 @@ def _inverse(u: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(straight, u - b, (np.cbrt(1.0 + 3.0 * safe * (u - b)) - 1.0) / safe)
 
 
-def weak_side(a: np.ndarray, df: np.ndarray, level: float) -> np.ndarray:
-    """How much farther Hall's test at ``level`` needs a reference on its weak
-    side than the t test does: ``max(g^-1(c), -g^-1(-c)) / c``, ``c`` the
-    two-sided t quantile at ``df`` (1 where ``a`` is 0; the reference above
-    a right-skewed mean is the far side).  The detectable bias of such a test
-    is the t test's times this (:func:`boardsweep.pipeline.analysis.detection.power`)."""
-    a, df = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (a, df)))
-    a = np.where(np.isfinite(a), a, 0.0)
+def _hall_edges(a: np.ndarray, df: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where Hall's test at ``level`` rejects, in s.e.s of the estimate:
+    ``T < -up`` or ``T > down`` (``up = -g^-1(-c)``, ``down = g^-1(c)``, ``c``
+    the two-sided t quantile at ``df``; both ``c`` where ``a`` is 0)."""
     c = stats.t_interval(np.zeros_like(a), np.ones_like(a), df, 1.0 - level)[1]
-    return np.maximum(_inverse(c, a, a / 2), -_inverse(-c, a, a / 2)) / c
+    return -_inverse(-c, a, a / 2), _inverse(c, a, a / 2)
+
+
+#: Equal-probability nodes of each chi-square spread that :func:`hall_power` averages over.
+_NODES = 48
+
+
+def _root_nodes(nu: np.ndarray) -> np.ndarray:
+    """``sqrt(chi2(nu) / nu)`` at :data:`_NODES` equal-probability midpoints, per ``nu`` (rows)."""
+    q = (np.arange(_NODES) + 0.5) / _NODES
+    nu = np.asarray(nu, dtype=np.float64)[..., None]
+    return np.sqrt(special.chdtri(nu, 1.0 - q) / nu)
+
+
+def hall_power(k: np.ndarray, df: np.ndarray, a: np.ndarray, level: float, estimated: bool = True
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The power of Hall's test (:func:`hall_test`, ``df`` = its se_df) against
+    a reference ``k`` s.e.s above the mean and ``k`` below: ``(up, down)``.
+
+    The test's own run has ``Z = (mean - mu) / se`` and ``W = (se_hat / se)^2
+    ~ chi2(df) / df``, tied by the games' skewness: ``Cov(Z, W) = gamma / sqrt(n)
+    = 3 a`` (``Cov(mean, s^2) = mu_3 / n``), taken as ``Z | W ~ N(beta (W - 1),
+    1 - beta^2 2 / df)``, ``beta = 3 a df / 2``.  A reference ``d`` above is
+    seen where ``Z + up sqrt(W) < d / se`` (:func:`_hall_edges`); one below
+    where ``-Z + down sqrt(W) < d / se``.  A right-skewed mean's high estimates
+    come with high s.e.s, so the side above is the weak one.  ``estimated``:
+    ``d = k se_hat'`` is the bias printed from another run's s.e. (``se_hat'
+    / se = sqrt(V)``, ``V ~ chi2(df) / df`` independent), averaged over it;
+    else ``d = k se`` (the true s.e.: the planner's question)."""
+    k, df, a = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (k, df, a)))
+    up, down = _hall_edges(a, df, level)
+    w = _root_nodes(df)[..., None, :]  # testing run: sqrt(W) on the last axis
+    v = _root_nodes(df)[..., :, None] if estimated else np.ones(df.shape + (1, 1))  # printing run
+    beta = 3.0 * a * df / 2.0
+    rest = np.sqrt(np.maximum(1.0 - beta * beta * 2.0 / df, 0.05))[..., None, None]
+    shift, tie = (k[..., None, None] * v), (beta[..., None, None] * (w * w - 1.0))
+    seen_up = special.ndtr((shift - up[..., None, None] * w - tie) / rest)
+    seen_down = special.ndtr((shift - down[..., None, None] * w + tie) / rest)
+    return seen_up.mean(axis=(-2, -1)), seen_down.mean(axis=(-2, -1))
+
+
+def hall_detectable_bias(se: np.ndarray, df: np.ndarray, a: np.ndarray, level: float, power: float = 0.8,
+                         estimated: bool = True) -> np.ndarray:
+    """The smallest bias Hall's test at ``level`` (df = its se_df) detects with
+    probability ``power`` on **either** side of the mean: ``k se``, ``k`` the
+    larger of the two sides' (:func:`hall_power`; the weak side above a
+    right-skewed mean), bisected to a relative 1e-6.  ``estimated``: ``se``
+    is the run's estimate and the power is averaged over it (the bias printed
+    beside a verdict); else ``se`` is the truth (the planner's).  NaN where
+    ``se`` is not positive or ``df`` below 1; ``a`` NaN counts as 0."""
+    se, df, a = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (se, df, a)))
+    ok = np.isfinite(se) & (se > 0) & np.isfinite(df) & (df >= 1)
+    nu, aa = np.where(ok, df, 10.0), np.where(ok & np.isfinite(a), a, 0.0)
+    weakest = lambda k: np.minimum(*hall_power(k, nu, aa, level, estimated))  # noqa: E731
+    lo, hi = np.zeros(nu.shape), np.ones(nu.shape)
+    for _ in range(60):  # grow until the upper end has the power
+        short = weakest(hi) < power
+        if not short.any():
+            break
+        lo, hi = np.where(short, hi, lo), np.where(short, 2.0 * hi, hi)
+    while np.any(hi - lo > 1e-6 * hi):
+        mid = 0.5 * (lo + hi)
+        up = weakest(mid) >= power
+        lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
+    return np.where(ok, hi * np.where(ok, se, 0.0), np.nan)
 
 
 def hall_interval(estimate: np.ndarray, se: np.ndarray, df: np.ndarray, n: np.ndarray, m2: np.ndarray,

@@ -399,14 +399,14 @@ def test_a_point_whose_histogram_misses_games_keeps_the_t_interval(stb):
 
 
 def test_the_printed_bias_of_a_skewed_mean_reads_the_kurtosis_of_its_games(stb):
-    """The verdict's power line for mean rolls: the weakest test's bias with the
-    s.e.'s spread from the games' kurtosis (``se_df`` below ``df``), larger than
-    chi-square with N - 1 df would make it, times Hall's test's far side
-    (``skew.weak_side``, above 1 for these right-skewed games); the verdict's
-    table keeps its columns."""
+    """The verdict's power line for mean rolls: the weakest test's bias is
+    Hall's test's own (``skew.hall_detectable_bias`` at the test's df, se_df
+    from the games' kurtosis, below ``df``, and its ``a``), larger than the t
+    test's with N - 1 df; the weak side (a reference above these right-skewed
+    means) sets it; the verdict's table keeps its columns."""
     from boardsweep.core.power import estimated_detectable_bias
     from boardsweep.pipeline.analysis.dataset import grid_points
-    from boardsweep.pipeline.analysis.skew import weak_side
+    from boardsweep.pipeline.analysis.skew import hall_detectable_bias, hall_power
 
     found = headlines.estimates(stb)
     v = headlines.verdict(stb, found=found)
@@ -416,17 +416,16 @@ def test_the_printed_bias_of_a_skewed_mean_reads_the_kurtosis_of_its_games(stb):
     assert list(v["p_holm"].columns) == [*headlines.TEST_COLUMNS, "p_holm", "detectable"]
     level = 0.01 / v["tests"]
     flat = est["se_df"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
-    want = estimated_detectable_bias(rows["se"].to_numpy(), rows["df"].to_numpy(), level, spread_df=flat)
     a = est["skew_a"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
     hist = stb["hist"].isel(checkpoint=-1).sel(list(grid_points(stb))[int(rows["point"].iloc[0])]).sum("replicate")
     games = np.repeat(stb[hist.dims[-1]].values, hist.values.astype(np.int64))
     assert a[0] == pytest.approx(st.skew(games, bias=False) / (3 * np.sqrt(games.size)), rel=1e-9)  # G1 / (3 sqrt N)
-    factor = weak_side(a, flat, level)
-    assert (a > 0).all() and (factor > 1).all()
-    want = want * factor
+    want = hall_detectable_bias(rows["se"].to_numpy(), flat, a, level)
     np.testing.assert_allclose(rows["detectable"].to_numpy(), want, rtol=1e-12)
     assert v["power"]["headlines"]["mean_rolls"]["largest"] == pytest.approx(want.max(), rel=1e-12)
     np.testing.assert_allclose(rows["df"].to_numpy(), flat, rtol=1e-12)  # Hall's test is at se_df
+    up, down = hall_power(want / rows["se"].to_numpy(), flat, a, level)
+    assert (a > 0).all() and np.allclose(up, 0.8, atol=1e-5) and (down > up).all()  # above: the weak side
     n_1 = est["df"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
     plain = estimated_detectable_bias(rows["se"].to_numpy(), n_1, level)
     assert (want > plain).all()
