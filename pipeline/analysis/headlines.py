@@ -164,8 +164,7 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = ())
     k, n = (a.broadcast_like(out["estimate"]).where(out["estimate"].notnull()).values for a in (total, units))
     per_replicate = h.kind == "distribution" and basis == "replicates"
     mean_count = total / reps.where(reps > 0) if per_replicate else None
-    moments = (skew.moments_of(ds, h, others, cp, done)
-               if basis == "units" and not share and h.kind == "mean" else None)
+    moments = skew.hall_moments(ds, h, others, cp, done, basis)
     _interval(out, share, per_replicate, k, n, mean_count, level, moments)
     exact = _with_exact(ds, h, cp, dim, done, out)
     known = (clt_stderr(ds, cp, done, out["estimate"], dim, out["exact"], out["units"])

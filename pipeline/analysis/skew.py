@@ -25,9 +25,9 @@ The printed interval (:func:`skew_interval`) is Hall's at ``df = se_df``,
 and the verdict's test of such a mean is its own (:func:`hall_test`, the
 same ``g`` and df: the exact answer lies in the 95% interval exactly where
 ``p >= 0.05``); it covers :data:`COVERAGE`.  A reference on the far side
-of a right-skewed mean (above it) must be farther off to be seen, so the
-power statement multiplies the t test's detectable bias by
-:func:`weak_side`.
+of a right-skewed mean (above it) must be farther off to be seen: the
+power statement and the planner read Hall's test's own power on its weak
+side (:func:`hall_power`, :func:`hall_detectable_bias`).
 
 Elsewhere (no such histogram, or a point whose sums differ from it) the
 interval stays t and ``se_df`` is ``df``.
@@ -43,7 +43,7 @@ from scipy import special
 from ...core import stats
 from ...core.games import Headline
 
-__all__ = ["COVERAGE", "moments_of", "hist_moments", "hall_interval", "skew_interval", "hall_test", "hall_a",
+__all__ = ["COVERAGE", "moments_of", "hist_moments", "hall_interval", "skew_interval", "hall_test", "hall_a", "hall_moments",
            "hall_power", "hall_detectable_bias", "se_df", "retest"]
 
 #: What the 95% interval of a skewed mean (:func:`skew_interval`) covers, measured against the exact answers
@@ -60,6 +60,18 @@ def _histogram(ds: xr.Dataset, h: Headline, others) -> Headline | None:
             if np.issubdtype(ds[dim].dtype, np.integer):
                 return g
     return None
+
+
+def hall_moments(ds: xr.Dataset, h: Headline, others, cp: int, done: xr.DataArray, basis: str
+                 ) -> xr.Dataset | None:
+    """Where the verdict tests headline ``h`` by Hall's test (the one place
+    this is decided; the planner asks it of a pilot store too): a per-game
+    mean (``h.kind`` "mean", not a 0/1 share) whose s.e. is pooled over games
+    (``basis`` "units") and whose histogram holds every game's value; its
+    games' moments there (:func:`moments_of`), else None (its t test stays)."""
+    if basis != "units" or h.kind != "mean" or h.squares == h.numerator:
+        return None
+    return moments_of(ds, h, others, cp, done)
 
 
 def moments_of(ds: xr.Dataset, h: Headline, others, cp: int, done: xr.DataArray) -> xr.Dataset | None:
@@ -267,7 +279,7 @@ def retest(out: xr.Dataset, moments: xr.Dataset) -> None:
     at ``df = se_df`` (the interval's test), where the family tests it with
     the estimated s.e. (finite ``p`` and ``test_df``); ``test_df`` becomes
     ``se_df`` there, ``skew_a`` its Hall's ``a`` (:func:`hall_a`, for the
-    power statement: :func:`weak_side`) and ``attrs["test_kind"]`` ``skew_t``."""
+    power statement: :func:`hall_detectable_bias`) and ``attrs["test_kind"]`` ``skew_t``."""
     est, se, df, sdf, ex, p = (out[c].broadcast_like(out["estimate"]).values
                                for c in ("estimate", "test_se", "test_df", "se_df", "exact", "p"))
     m = {c: moments[c].broadcast_like(out["estimate"]).values for c in ("n", "m2", "m3")}

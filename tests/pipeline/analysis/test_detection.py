@@ -130,9 +130,9 @@ def test_the_printed_bias_of_the_weakest_test_is_caught_80_percent_of_the_time(n
     (``se_df``, pipeline/analysis/skew.py): with the chi-square of 159 df
     it was caught 155 and 156 times.  Their test is Hall's (the interval's
     own), which needs a reference above a right-skewed mean to be farther
-    off than one below: the printed bias is the t test's times
-    ``skew.weak_side`` (without it: 143 and 150); the far side alone is
-    caught 73 and 76 of 100, the near side 97 and 97."""
+    off than one below: the printed bias is Hall's test's own on its weak
+    side (``skew.hall_detectable_bias``; the t test's bias: 143 and 150);
+    each side apart is tested below."""
     from boardsweep.core.power import detectable_bias
 
     data = _data(name, 9000)

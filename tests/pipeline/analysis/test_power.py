@@ -131,3 +131,34 @@ def test_dry_run_prints_the_plan_for_monopoly(tmp_path, write_spec, capsys):
     lines = [line for line in out.splitlines() if line.startswith("  planning:")]
     assert len(lines) == 1 and "80% power to see a bias of" in lines[0] and "Holm's 1%/80" in lines[0]
     assert "from the exact CLT variance" in out and not (tmp_path / "m.zarr").exists()
+
+
+def test_a_skewed_mean_is_planned_with_hall_s_test_the_verdict_s_own(tmp_path, cluster2):
+    """A Shut the Box pilot (2 points, 4 x 10 games): the verdict tests its
+    mean rolls by Hall's test (``skew.hall_moments``, the verdict's rule, which
+    the planner asks too), so the plan of a 4 x 40-game run predicts that
+    test's power: from the pilot's pooled games' moments at 160 games, the s.e.
+    taken as known (``skew.hall_detectable_bias``); the old plan (a t test
+    with 159 df) said less."""
+    from boardsweep.pipeline.analysis import skew
+
+    shape = dict(grid={"dice_sides": [3, 4], "policy": ["optimal"]}, run={"replicates": 4, "games": 10})
+    url = str(tmp_path / "pilot.zarr")
+    assert run_sweep(_spec("shut_the_box", shape), url, scheduler=cluster2).complete
+    pilot = load_sweep(url, check=False)
+    table = headlines.verdict(pilot)["p_holm"]
+    assert set(table.loc[table["headline"] == "mean_rolls", "test"]) == {"skew_t"}
+    spec = _spec("shut_the_box", {**shape, "run": {"replicates": 4, "games": 40}})
+    plan = plan_run(spec, pilot=pilot)
+    row = next(r for r in plan["rows"] if r["headline"] == "mean_rolls")
+    assert row["test"] == "skew_t" and "Hall's" in " ".join(plan["text"])
+    hist = pilot["hist"].isel(checkpoint=-1).sum("replicate").transpose("dice_sides", "policy", ...)
+    m = skew.hist_moments(hist.values.reshape(2, -1), pilot[hist.dims[-1]].values)  # every game's rolls
+    n = 160.0
+    se = np.sqrt(m["m2"] * m["n"] / (m["n"] - 1) / n)
+    nu = skew.se_df(n - 1, n, m["m2"], m["m4"])
+    want = skew.hall_detectable_bias(se, nu, skew.hall_a(n, m["m2"], m["m3"]), plan["level"], estimated=False)
+    assert row["detectable"] == pytest.approx(want.max(), rel=1e-9)
+    up, down = skew.hall_power(want / se, nu, skew.hall_a(n, m["m2"], m["m3"]), plan["level"], estimated=False)
+    assert np.allclose(np.minimum(up, down), 0.8, atol=1e-5) and (up < down).all()  # above: the weak side
+    assert row["detectable"] > 1.05 * float(power.detectable_bias(se.max(), n - 1, plan["level"]))
