@@ -36,8 +36,9 @@ from . import skew
 
 __all__ = ["SEEN_BIAS", "SE_TESTS", "power"]
 
-#: The tests (``headlines.tests``' ``test``) that divide by an s.e.: the t test, the CLT z test, Hall's.
-SE_TESTS = ("t", "z", "skew_t")
+#: The tests (``headlines.tests``' ``test``) whose power is stated, from their s.e.: the t test, the CLT z
+#: test, Hall's, and the exact binomial test of a share (its power read as the t test's on its s.e.).
+SE_TESTS = ("t", "z", "skew_t", "binomial")
 
 #: The bias (in a frequency's or share's units) that "what would see one" plans for.
 SEEN_BIAS = 0.01

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from ...core import power as tpower
+from .clt import TEST_NAMES
 
 __all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "PLAN_TEST_TEXT", "SHUFFLED_TEXT", "plan_run",
            "dry_run_lines"]
@@ -66,9 +67,8 @@ DRY_RUN_POINTS = 12
 CLT_TEXT = ("the exact CLT variance of the game's Markov chain (one roll counted per turn: a lower bound on "
             "the rolls, so the numbers are upper bounds; each label's bias is that of the test the verdict will "
             "use on it: z on the CLT s.e. where it expects enough counts, else t across replicates)")
-#: The test a planned bias is for, in words (a row's ``test``).
-PLAN_TEST_TEXT = {"clt": "z on the exact CLT s.e.", "t": "t across replicates",
-                  "skew_t": "Hall's skewness-corrected t test of the pooled games"}
+#: The test a planned bias is for, by its one name (a row's ``test``: the verdict's tests table's).
+PLAN_TEST_TEXT = TEST_NAMES
 #: Why more turns do not help with shuffled decks.
 SHUFFLED_TEXT = ("shuffled decks: each replicate plays one deck order for all its turns, so more turns do not "
                  "shrink the error between deck orders; only more replicates do")
@@ -184,6 +184,7 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
         gof = est.attrs["kind"] == "distribution" and est.attrs["basis"] == "units"  # one chi-square a point
         rows.append({"point": None, "params": None, "headline": name, "basis": est.attrs["basis"], "sd": spread,
                      "source": "pilot", "turns_help": True, "labels": 1 if gof or not dim else int(est.sizes[dim]),
+                     "test": "chi2" if gof else "binomial" if est.attrs.get("test_kind") == "binomial" else "t",
                      **_pilot_hall(ds, name, est)})
     return rows
 
@@ -316,10 +317,11 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         return
     df = reps - 1 if r["basis"] == "replicates" else reps * units - 1
     r["se"] = sd / math.sqrt(reps)
-    r["detectable"] = float(tpower.detectable_bias(r["se"], df, level, power)) if df >= 1 else math.nan
-    r["test"] = "t"
+    r["test"] = r.get("test", "t")  # the verdict's test (a pilot's chi-square has no single bias: none planned)
+    r["detectable"] = (float(tpower.detectable_bias(r["se"], df, level, power)) if df >= 1 and r["test"] != "chi2"
+                       else math.nan)
     if "sd_clt" in r:  # the verdict's own choice per label: z on the known CLT s.e., else t across replicates
-        by_test = {"clt": float(tpower.detectable_bias(r["sd_clt"] / math.sqrt(reps), math.inf, level, power)),
+        by_test = {"z": float(tpower.detectable_bias(r["sd_clt"] / math.sqrt(reps), math.inf, level, power)),
                    "t": float(tpower.detectable_bias(r["sd_t"] / math.sqrt(reps), df, level, power))
                    if df >= 1 else math.nan}
         found = {k: v for k, v in by_test.items() if math.isfinite(v)}
@@ -335,7 +337,7 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         if r["turns_help"]:
             r["turns_for_stderr"] = math.ceil(per * (r["se"] / stderr) ** 2)
     if detectable:
-        if r["test"] == "clt":  # a known s.e.: no df penalty, sd / sqrt(R) sees lam sd / sqrt(R)
+        if r["test"] == "z":  # a known s.e.: no df penalty, sd / sqrt(R) sees lam sd / sqrt(R)
             lam = float(tpower.detectable_bias(1.0, math.inf, level, power))
             r["replicates_for_bias"] = max(2, math.ceil((lam * r["sd_clt"] / detectable) ** 2))
         elif r["basis"] == "replicates":
@@ -344,7 +346,7 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         else:  # games are the unit: df is large whatever the replicates
             lam = float(tpower.detectable_bias(1.0, 10**6, level, power))
             r["replicates_for_bias"] = max(1, math.ceil((lam * sd / detectable) ** 2))
-        se = r["sd_clt"] / math.sqrt(reps) if r["test"] == "clt" else r["se"]
+        se = r["sd_clt"] / math.sqrt(reps) if r["test"] == "z" else r["se"]
         if r["turns_help"] and math.isfinite(lam):
             r["turns_for_bias"] = math.ceil(per * (lam * se / detectable) ** 2)
 

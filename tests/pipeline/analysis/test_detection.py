@@ -77,7 +77,7 @@ def _mean_rows(name: str, point: int, a: dict, k: int, exact: dict, planted: tup
             ref[int(planted[1])] += planted[2]
         _, se, df = np.broadcast_arrays(*stats.pooled_unit_stderr(wins, wins, games))
         t = label_tests(wins / games, se, df, ref, share=True, successes=wins, units=games)
-        rows += [{"point": point, "headline": "win_share", "label": j, "test": "t", "statistic": t["z"][j],
+        rows += [{"point": point, "headline": "win_share", "label": j, "test": "binomial", "statistic": t["z"][j],
                   "df": df[j], "p": t["p"][j], "se": se[j], "se_df": df[j]} for j in range(len(seats))]
     return rows
 

@@ -18,7 +18,7 @@ from scipy.optimize import brentq
 
 from boardsweep.core import games
 from boardsweep.core.games import game_names
-from boardsweep.pipeline.analysis import headlines
+from boardsweep.pipeline.analysis import detection, headlines
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.store import load_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
@@ -86,7 +86,7 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     assert power["text"].startswith("power: 80% to see a bias of ")
     for name, found in power["headlines"].items():
         assert 0 < found["median"] <= found["largest"] and f" in {name}" in power["text"]
-    t_rows = v["p_holm"][v["p_holm"]["test"].isin(["t", "z", "skew_t"])]
+    t_rows = v["p_holm"][v["p_holm"]["test"].isin(list(detection.SE_TESTS))]
     exact = t_rows["se"] == 0  # a share every game had (one player wins): the exact binomial test, no t power
     assert (t_rows.loc[exact, "p"] == 1.0).all() and t_rows.loc[exact, "detectable"].isna().all()
     t_rows = t_rows[~exact]
@@ -304,10 +304,10 @@ def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
         {"tally": "per_roll", "dice_sides": 6, "deck_policy": "independent", "jail_strategy": "short",
          "chance_deck": "standard"})["variance"]
     rolls = ds["rolls"].isel(checkpoint=-1).sel(dice_sides=6).values.sum()
-    assert est.attrs["test"] == TEST_TEXT["clt"] and np.isinf(one["test_df"])
+    assert est.attrs["test"] == TEST_TEXT["z"] and np.isinf(one["test_df"])
     assert np.isclose(one["test_se"], np.sqrt(variance[jail] / rolls), rtol=1e-12)
     assert np.isclose(one["z"], (one["estimate"] - one["exact"]) / one["test_se"], rtol=1e-12)
-    assert headlines.verdict(ds)["test_of"] == {"frequency": TEST_TEXT["clt"]}
+    assert headlines.verdict(ds)["test_of"] == {"frequency": TEST_TEXT["z"]}
 
 
 def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, capsys):

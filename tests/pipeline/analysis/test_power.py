@@ -12,7 +12,7 @@ from scipy import stats as st
 
 from boardsweep.core import power
 from boardsweep.core.games import game_names, get_game
-from boardsweep.pipeline.analysis import headlines
+from boardsweep.pipeline.analysis import clt, headlines
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.analysis.power import dry_run_lines, plan_run
 from boardsweep.pipeline.plan.precision import upper_factor
@@ -46,7 +46,7 @@ def test_the_plan_uses_the_exact_clt_variance_and_says_so():
         assert sd**2 / r * float(upper_factor(r - 1)) <= 1e-6 < sd**2 / (r - 1) * float(upper_factor(r - 2))
         assert r >= row["replicates_for_stderr"]
         # every label expects over 500 counts in 4 x 20,000 rolls: the verdict tests it by z on the CLT s.e.
-        assert row["test"] == "clt" and row["sd_clt"] == pytest.approx(sd, rel=1e-12)
+        assert row["test"] == "z" and row["sd_clt"] == pytest.approx(sd, rel=1e-12)
         b = row["replicates_for_bias"]
         seen = [float(power.detectable_bias(sd / math.sqrt(n), math.inf, plan["level"])) for n in (b - 1, b)]
         assert seen[1] <= 0.01 and (b == 2 or 0.01 < seen[0])  # two replicates at least
@@ -54,22 +54,20 @@ def test_the_plan_uses_the_exact_clt_variance_and_says_so():
         assert row["detectable"] == pytest.approx(float(power.detectable_bias(sd / 2, math.inf, plan["level"])))
         t_test = float(power.detectable_bias(sd / 2, 3, plan["level"]))  # what was planned before: t, df = 3
         assert t_test > 5 * row["detectable"]
-    assert "z on the exact CLT s.e." in plan["text"][1]
+    assert clt.TEST_NAMES["z"] in plan["text"][1]
 
 
 def test_the_plan_uses_the_test_the_verdict_will_use_on_each_label():
     """Few rolls (4 x 500): no label expects 500 counts, so the verdict
     t-tests every label across the replicates and the plan plans that; the
     choice is :func:`clt.uses_clt`'s, the verdict's own."""
-    from boardsweep.pipeline.analysis import clt
-
     few = {**MONOPOLY, "run": {"replicates": 4, "games": 1, "players": 1, "turns": 500}}
     plan = plan_run(_spec("monopoly", few))
     for row in plan["rows"]:
         assert row["test"] == "t" and math.isnan(row["sd_clt"])
         assert row["detectable"] == pytest.approx(float(power.detectable_bias(row["sd_t"] / math.sqrt(4), 3,
                                                                               plan["level"])))
-    assert "t across replicates" in plan["text"][1]
+    assert clt.TEST_NAMES["t"] in plan["text"][1]
     assert not clt.uses_clt(1e-3, 0.1 * 4 * 500, 2) and clt.uses_clt(1e-3, 0.1 * 4 * 20000, 2)
     assert not clt.uses_clt(1e-3, 0.1 * 4 * 20000, clt.CLT_POINTS + 1)  # too many points to solve: t
 
@@ -150,8 +148,10 @@ def test_a_skewed_mean_is_planned_with_hall_s_test_the_verdict_s_own(tmp_path, c
     assert set(table.loc[table["headline"] == "mean_rolls", "test"]) == {"skew_t"}
     spec = _spec("shut_the_box", {**shape, "run": {"replicates": 4, "games": 40}})
     plan = plan_run(spec, pilot=pilot)
+    for r in plan["rows"]:  # every headline: the test the verdict used on the pilot, by its one name
+        assert {r["test"]} == set(table.loc[table["headline"] == r["headline"], "test"]), r["headline"]
     row = next(r for r in plan["rows"] if r["headline"] == "mean_rolls")
-    assert row["test"] == "skew_t" and "Hall's" in " ".join(plan["text"])
+    assert row["test"] == "skew_t" and clt.TEST_NAMES["skew_t"] in " ".join(plan["text"])
     hist = pilot["hist"].isel(checkpoint=-1).sum("replicate").transpose("dice_sides", "policy", ...)
     m = skew.hist_moments(hist.values.reshape(2, -1), pilot[hist.dims[-1]].values)  # every game's rolls
     n = 160.0
