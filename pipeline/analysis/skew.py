@@ -199,8 +199,20 @@ def hall_detectable_bias(se: np.ndarray, df: np.ndarray, a: np.ndarray, level: f
     ``se`` is not positive or ``df`` below 1; ``a`` NaN counts as 0."""
     se, df, a = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (se, df, a)))
     ok = np.isfinite(se) & (se > 0) & np.isfinite(df) & (df >= 1)
-    nu, aa = np.where(ok, df, 10.0), np.where(ok & np.isfinite(a), a, 0.0)
-    weakest = lambda k: np.minimum(*hall_power(k, nu, aa, level, estimated))  # noqa: E731
+    nu, aa = np.where(ok, df, 10.0).ravel(), np.where(ok & np.isfinite(a), a, 0.0).ravel()
+    k = np.concatenate([_hall_factor(nu[i:i + _CHUNK], aa[i:i + _CHUNK], level, power, estimated)
+                        for i in range(0, nu.size, _CHUNK)] or [np.zeros(0)]).reshape(se.shape)
+    return np.where(ok & np.isfinite(k), k * np.where(ok, se, 0.0), np.nan)
+
+
+#: Tests whose factor is bisected at once (each holds _NODES^2 doubles a step).
+_CHUNK = 256
+
+
+def _hall_factor(nu: np.ndarray, a: np.ndarray, level: float, power: float, estimated: bool) -> np.ndarray:
+    """``k`` of :func:`hall_detectable_bias` per test: bisection to a relative
+    1e-6 (NaN where no ``k`` below 2^60 has the power)."""
+    weakest = lambda k: np.minimum(*hall_power(k, nu, a, level, estimated))  # noqa: E731
     lo, hi = np.zeros(nu.shape), np.ones(nu.shape)
     for _ in range(60):  # grow until the upper end has the power
         short = weakest(hi) < power
@@ -211,7 +223,7 @@ def hall_detectable_bias(se: np.ndarray, df: np.ndarray, a: np.ndarray, level: f
         mid = 0.5 * (lo + hi)
         up = weakest(mid) >= power
         lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
-    return np.where(ok, hi * np.where(ok, se, 0.0), np.nan)
+    return np.where(weakest(hi) >= power - 1e-6, hi, np.nan)
 
 
 def hall_interval(estimate: np.ndarray, se: np.ndarray, df: np.ndarray, n: np.ndarray, m2: np.ndarray,
