@@ -19,6 +19,7 @@ from scipy.optimize import brentq
 from boardsweep.core import games
 from boardsweep.core.games import game_names
 from boardsweep.pipeline.analysis import detection, headlines
+from boardsweep.pipeline.analysis.clt import TEST_NAMES
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.store import load_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
@@ -75,6 +76,10 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     assert v["text"].startswith(f"AGREE at family-wise 1% (Holm): {points} of {points} points with an exact answer")
     for name, est in headlines.estimates(ds).items():  # the store says how each headline's s.e. is made
         numerator = next(h.numerator for h in games.headlines_of(games.get_game(game)) if h.name == name)
+        named = set(v["p_holm"].loc[v["p_holm"]["headline"] == name, "test"])  # one name per test everywhere
+        kind = est.attrs["test_kind"]
+        assert named <= ({"chi2"} if "gof_p" in est else {"z", "t"} if kind == "z" else {kind}), (name, named)
+        assert named <= set(TEST_NAMES) and (kind != "binomial" or est.attrs["interval_kind"] == "share")
         assert ds[numerator].attrs["headline"] == name
         dof = "games - 1" if est.attrs["basis"] == "units" else "replicates - 1"
         assert ds[numerator].attrs["standard_error"].endswith(f"df = {dof}")

@@ -119,6 +119,11 @@ def test_a_pilot_store_plans_a_game_without_clt_variance(tmp_path, cluster2):
     assert row["se"] == pytest.approx(per_game / math.sqrt(4 * 2000))  # games are the unit: 8,000 of them
     assert row["replicates_for_stderr"] == math.ceil((per_game / math.sqrt(2000) / 0.002) ** 2)
     assert row["turns_for_stderr"] == math.ceil(2000 * (row["se"] / 0.002) ** 2)  # games a replicate
+    # one name per test: the win shares' exact binomial test is "binomial" in the verdict's table and the plan
+    table = headlines.verdict(pilot)["p_holm"]
+    for r in plan["rows"]:
+        assert {r["test"]} == set(table.loc[table["headline"] == r["headline"], "test"]), r["headline"]
+    assert next(r for r in plan["rows"] if r["headline"] == "win_share")["test"] == "binomial"
 
 
 def test_dry_run_prints_the_plan_for_monopoly(tmp_path, write_spec, capsys):
