@@ -26,7 +26,7 @@ import xarray as xr
 
 from .dataset import game_of, grid_params, grid_size
 
-__all__ = ["CLT_POINTS", "CLT_MIN_COUNT", "TEST_TEXT", "uses_clt", "known_stderr", "clt_stderr"]
+__all__ = ["CLT_POINTS", "CLT_MIN_COUNT", "TEST_NAMES", "TEST_TEXT", "uses_clt", "known_stderr", "clt_stderr"]
 
 #: The most grid points at which the verdict solves the exact CLT variance.
 CLT_POINTS = 64
@@ -36,12 +36,22 @@ CLT_POINTS = 64
 #: in 1.3% of 4,000 correct sweeps at family-wise 1%; at 500 and more, 0.6-1.1%).
 CLT_MIN_COUNT = 500
 
-#: Which test a headline uses, in words (an estimate table's ``test`` attribute).
+#: Each test's one name, by its key: the key is an estimate table's ``test_kind``, the verdict's tests
+#: table's ``test`` and a plan row's ``test``; the views and the planner print these names.
+TEST_NAMES = {
+    "t": "t test",
+    "z": "z test on the exact CLT s.e.",
+    "skew_t": "Hall's skewness-corrected t test",
+    "binomial": "exact binomial test",
+    "chi2": "chi-square goodness of fit",
+}
+
+#: Which test a headline uses, in words (an estimate table's ``test`` attribute; keys of :data:`TEST_NAMES`).
 TEST_TEXT = {
-    "clt": "z = (estimate - exact) / se against the normal, se from the exact CLT variance of the game's Markov "
+    "z": "z = (estimate - exact) / se against the normal, se from the exact CLT variance of the game's Markov "
            "chain (sigma^2 / rolls): known, not estimated, so no df penalty",
     "t": "t = (estimate - exact) / se against Student's t with the table's df (the s.e. is estimated)",
-    "share": "exact binomial test of games with the outcome (doubled smaller tail)",
+    "binomial": "exact binomial test of games with the outcome (doubled smaller tail)",
     "skew_t": "Hall's test, the interval's own: t = (estimate - exact) / se transformed by the games' skewness, "
               "g(t) = t + a t^2 + a^2 t^3 / 3 + b, against Student's t with se_df (the s.e.'s df from the games' "
               "kurtosis)",

@@ -16,7 +16,10 @@ one: the replicates (or, where turns shrink the error, the turns) at which
 the weakest test sees a bias of :data:`SEEN_BIAS`.  A goodness of fit
 (chi-square) has no single bias in one unit and is left out; a test with a
 zero or missing s.e. too (a share tested exactly where every game or none
-had it).
+had it).  Hall's test of a skewed mean (``skew_t``) has its own power,
+:func:`boardsweep.pipeline.analysis.skew.hall_detectable_bias`: the bias it
+sees 80% of the time on either side, the weak one (above a right-skewed
+mean, whose high estimates come with high s.e.s) setting it.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from . import skew
 
 __all__ = ["SEEN_BIAS", "SE_TESTS", "power"]
 
-#: The tests (``headlines.tests``' ``test``) that divide by an s.e.: the t test, the CLT z test, Hall's.
-SE_TESTS = ("t", "z", "skew_t")
+#: The tests (``headlines.tests``' ``test``) whose power is stated, from their s.e.: the t test, the CLT z
+#: test, Hall's, and the exact binomial test of a share (its power read as the t test's on its s.e.).
+SE_TESTS = ("t", "z", "skew_t", "binomial")
 
 #: The bias (in a frequency's or share's units) that "what would see one" plans for.
 SEEN_BIAS = 0.01
@@ -49,10 +53,11 @@ def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bound
     table : DataFrame
         The verdict's tests (``point``, ``headline``, ``label``, ``test``,
         ``df``, ``se``, optionally ``skew_a``: Hall's ``a`` of a skewed mean's
-        test, whose bias on its weak side is the t test's times
-        :func:`boardsweep.pipeline.analysis.skew.weak_side`, and ``se_df``: the df of the s.e.'s own spread,
-        from the games' kurtosis, :func:`boardsweep.pipeline.analysis.skew.se_df`); the column ``detectable`` (each t test's bias, NaN
-        for a chi-square or a zero s.e.) is added to it.
+        test, whose bias is that of its weak side,
+        :func:`boardsweep.pipeline.analysis.skew.hall_detectable_bias`, and ``se_df``: the df of the
+        s.e.'s own spread, from the games' kurtosis,
+        :func:`boardsweep.pipeline.analysis.skew.se_df`); the column ``detectable`` (each test's
+        bias, NaN for a chi-square or a zero s.e.) is added to it.
     alpha : float
         Family-wise level; each test is taken at ``alpha / len(table)``.
     bounded : frozenset
@@ -77,14 +82,17 @@ def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bound
         return out
     t_rows = table["test"].isin(SE_TESTS).to_numpy()
     detect = np.full(m, np.nan)
-    if t_rows.any():
-        spread = table.loc[t_rows, "se_df"].to_numpy(float) if "se_df" in table else None
-        detect[t_rows] = tpower.estimated_detectable_bias(table.loc[t_rows, "se"].to_numpy(float),
-                                                          table.loc[t_rows, "df"].to_numpy(float), alpha / m, target,
-                                                          spread)
-        if "skew_a" in table:  # Hall's test sees a reference on the skewed mean's far side later
-            detect[t_rows] *= skew.weak_side(table.loc[t_rows, "skew_a"].to_numpy(float),
-                                             table.loc[t_rows, "df"].to_numpy(float), alpha / m)
+    hall = (table["test"] == "skew_t").to_numpy()
+    plain = t_rows & ~hall
+    if plain.any():
+        spread = table.loc[plain, "se_df"].to_numpy(float) if "se_df" in table else None
+        detect[plain] = tpower.estimated_detectable_bias(table.loc[plain, "se"].to_numpy(float),
+                                                         table.loc[plain, "df"].to_numpy(float), alpha / m, target,
+                                                         spread)
+    if hall.any():  # Hall's test: its own power, the weak side of the skewed mean
+        a = table.loc[hall, "skew_a"].to_numpy(float) if "skew_a" in table else np.zeros(int(hall.sum()))
+        detect[hall] = skew.hall_detectable_bias(table.loc[hall, "se"].to_numpy(float),
+                                                 table.loc[hall, "df"].to_numpy(float), a, alpha / m, target)
     table["detectable"] = detect
     for name, rows in table[t_rows].groupby("headline", sort=False):
         d = rows["detectable"].to_numpy(float)

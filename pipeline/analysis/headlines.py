@@ -164,8 +164,7 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = ())
     k, n = (a.broadcast_like(out["estimate"]).where(out["estimate"].notnull()).values for a in (total, units))
     per_replicate = h.kind == "distribution" and basis == "replicates"
     mean_count = total / reps.where(reps > 0) if per_replicate else None
-    moments = (skew.moments_of(ds, h, others, cp, done)
-               if basis == "units" and not share and h.kind == "mean" else None)
+    moments = skew.hall_moments(ds, h, others, cp, done, basis)
     _interval(out, share, per_replicate, k, n, mean_count, level, moments)
     exact = _with_exact(ds, h, cp, dim, done, out)
     known = (clt_stderr(ds, cp, done, out["estimate"], dim, out["exact"], out["units"])
@@ -234,10 +233,10 @@ def _test(out: xr.Dataset, share: bool, k, n, mean_count, known: xr.DataArray | 
     with ``df = inf`` where it is finite, :mod:`boardsweep.pipeline.analysis.clt`)."""
     est = out["estimate"].values
     se, df, ex = (out[c].broadcast_like(out["estimate"]).values for c in ("se", "df", "exact"))
-    kind = "share" if share else "t"
+    kind = "binomial" if share else "t"
     if known is not None and np.isfinite(known.values).any():
         use = np.isfinite(known.values) & (known.values > 0)
-        se, df, kind = np.where(use, known.values, se), np.where(use, np.inf, df), "clt"
+        se, df, kind = np.where(use, known.values, se), np.where(use, np.inf, df), "z"
     counts = mean_count.broadcast_like(out["estimate"]).values if mean_count is not None else None
     found = label_tests(est, se, df, ex, share, k, n, counts)
     like = out["estimate"]
@@ -351,7 +350,8 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
     ``test`` ("t": Student's t with ``df``; "z": the CLT z test, a known
     s.e., ``df`` inf; "skew_t": Hall's test of a skewed mean,
     :func:`boardsweep.pipeline.analysis.skew.hall_test`, ``df`` its se_df;
-    "chi2"), ``statistic``, ``df``, ``p`` (raw, two-sided)
+    "binomial": the exact binomial test of a share; "chi2": one name per
+    test, :data:`boardsweep.pipeline.analysis.clt.TEST_NAMES`), ``statistic``, ``df``, ``p`` (raw, two-sided)
     and ``se`` (the t test's standard error; NaN for a chi-square); with
     ``spread``, ``se_df`` and ``skew_a`` too (Hall's ``a`` of a skewed
     mean's test, NaN elsewhere; and the df of the s.e.'s own spread, what the
@@ -381,7 +381,7 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
         labels = label_values(ds, dim) if dim else [""]
         p2, z2, df2, se2, sdf2, ska2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se, sdf, ska))
         i, j = np.nonzero(np.isfinite(p2))
-        kind = "skew_t" if est.attrs.get("test_kind") == "skew_t" else "t"
+        kind = est.attrs.get("test_kind", "t")  # one name per test: clt.TEST_NAMES's keys
         parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()],
                       "test": np.where(np.isinf(df2[i, j]), "z", kind),  # z: against the normal, a known s.e.
                       "statistic": z2[i, j], "df": df2[i, j], "p": p2[i, j], "se": se2[i, j],

@@ -8,7 +8,12 @@ one replicate's estimate at the spec's run shape (``sd``):
   verdict's weakest test will detect with 80% power given that spread, each
   label planned with the test the verdict will use on it
   (:func:`boardsweep.pipeline.analysis.clt.uses_clt`, the verdict's own rule:
-  z on the exact CLT s.e., or t across replicates; a row's ``test``) (:func:`boardsweep.core.power.detectable_bias` at Holm's least
+  z on the exact CLT s.e., or t across replicates; from a pilot store,
+  :func:`boardsweep.pipeline.analysis.skew.hall_moments`, the verdict's own
+  rule too: Hall's test of a skewed per-game mean, its power
+  :func:`boardsweep.pipeline.analysis.skew.hall_detectable_bias` with the
+  pilot's skewness and kurtosis at the spec's games; a row's ``test``)
+  (:func:`boardsweep.core.power.detectable_bias` at Holm's least
   level ``alpha / m``, ``m`` the tests of the verdict's family,
   :func:`boardsweep.pipeline.analysis.family.spec_family`: the tests the
   run's verdict makes, decided by the same rule);
@@ -49,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from ...core import power as tpower
+from .clt import TEST_NAMES
 
 __all__ = ["MAX_POINTS", "DRY_RUN_POINTS", "CLT_TEXT", "PLAN_TEST_TEXT", "SHUFFLED_TEXT", "plan_run",
            "dry_run_lines"]
@@ -61,8 +67,8 @@ DRY_RUN_POINTS = 12
 CLT_TEXT = ("the exact CLT variance of the game's Markov chain (one roll counted per turn: a lower bound on "
             "the rolls, so the numbers are upper bounds; each label's bias is that of the test the verdict will "
             "use on it: z on the CLT s.e. where it expects enough counts, else t across replicates)")
-#: The test a planned bias is for, in words (a row's ``test``).
-PLAN_TEST_TEXT = {"clt": "z on the exact CLT s.e.", "t": "t across replicates"}
+#: The test a planned bias is for, by its one name (a row's ``test``: the verdict's tests table's).
+PLAN_TEST_TEXT = TEST_NAMES
 #: Why more turns do not help with shuffled decks.
 SHUFFLED_TEXT = ("shuffled decks: each replicate plays one deck order for all its turns, so more turns do not "
                  "shrink the error between deck orders; only more replicates do")
@@ -177,8 +183,46 @@ def _pilot_rows(spec, pilot, scale: bool = True) -> list[dict[str, Any]]:
         dim = est.attrs["dim"]
         gof = est.attrs["kind"] == "distribution" and est.attrs["basis"] == "units"  # one chi-square a point
         rows.append({"point": None, "params": None, "headline": name, "basis": est.attrs["basis"], "sd": spread,
-                     "source": "pilot", "turns_help": True, "labels": 1 if gof or not dim else int(est.sizes[dim])})
+                     "source": "pilot", "turns_help": True, "labels": 1 if gof or not dim else int(est.sizes[dim]),
+                     "test": "chi2" if gof else "binomial" if est.attrs.get("test_kind") == "binomial" else "t",
+                     **_pilot_hall(ds, name, est)})
     return rows
+
+
+def _pilot_hall(ds, name: str, est) -> dict[str, Any]:
+    """``moments``: the pilot's games' ``n``, ``m2``, ``m3``, ``m4`` per point
+    (flat, finite) where the verdict tests headline ``name`` by Hall's test
+    (:func:`boardsweep.pipeline.analysis.skew.hall_moments`, the verdict's own
+    rule); nothing elsewhere."""
+    from ...core.games import headlines_of
+    from . import skew
+    from .dataset import game_of
+
+    game = game_of(ds)
+    hs = headlines_of(game) if game is not None else ()
+    h = next((g for g in hs if g.name == name), None)
+    found = (skew.hall_moments(ds, h, hs, -1, ds["done"].astype(bool), est.attrs["basis"])
+             if h is not None else None)
+    if found is None:
+        return {}
+    flat = {k: np.ravel(found[k].values) for k in ("n", "m2", "m3", "m4")}
+    keep = np.all([np.isfinite(v) for v in flat.values()], axis=0) & (flat["n"] > 3) & (flat["m2"] > 0)
+    return {"moments": {k: v[keep] for k, v in flat.items()}} if keep.any() else {}
+
+
+def _hall_bias(r: dict[str, Any], games: int, level: float, power: float) -> float:
+    """The bias Hall's test sees with probability ``power`` at the weakest
+    pilot point, planned at ``games`` games pooled: each point's per-game
+    ``sd`` over ``sqrt(games)`` as the true s.e., its ``a`` and se_df at that
+    size (:func:`boardsweep.pipeline.analysis.skew.hall_detectable_bias`,
+    the verdict's formula, the s.e. known)."""
+    from . import skew
+
+    m, n = r["moments"], float(games)
+    se = np.sqrt(m["m2"] * m["n"] / (m["n"] - 1.0) / n)
+    a = skew.hall_a(n, m["m2"], m["m3"])
+    nu = skew.se_df(n - 1.0, n, m["m2"], m["m4"])
+    return float(np.nanmax(skew.hall_detectable_bias(se, nu, a, level, power, estimated=False)))
 
 
 def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | None:
@@ -273,16 +317,19 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         return
     df = reps - 1 if r["basis"] == "replicates" else reps * units - 1
     r["se"] = sd / math.sqrt(reps)
-    r["detectable"] = float(tpower.detectable_bias(r["se"], df, level, power)) if df >= 1 else math.nan
-    r["test"] = "t"
+    r["test"] = r.get("test", "t")  # the verdict's test (a pilot's chi-square has no single bias: none planned)
+    r["detectable"] = (float(tpower.detectable_bias(r["se"], df, level, power)) if df >= 1 and r["test"] != "chi2"
+                       else math.nan)
     if "sd_clt" in r:  # the verdict's own choice per label: z on the known CLT s.e., else t across replicates
-        by_test = {"clt": float(tpower.detectable_bias(r["sd_clt"] / math.sqrt(reps), math.inf, level, power)),
+        by_test = {"z": float(tpower.detectable_bias(r["sd_clt"] / math.sqrt(reps), math.inf, level, power)),
                    "t": float(tpower.detectable_bias(r["sd_t"] / math.sqrt(reps), df, level, power))
                    if df >= 1 else math.nan}
         found = {k: v for k, v in by_test.items() if math.isfinite(v)}
         if found:
             r["test"] = max(found, key=found.get)  # the weakest test
             r["detectable"] = found[r["test"]]
+    if "moments" in r:  # the verdict's Hall test of a skewed mean: its own power, the weak side
+        r["test"], r["detectable"] = "skew_t", _hall_bias(r, reps * units, level, power)
     if stderr:
         r["replicates_for_stderr"] = max(2, math.ceil((sd / stderr) ** 2))
         r["replicates_rule"] = (_rule_replicates(sd, stderr) if r["basis"] == "replicates"
@@ -290,7 +337,7 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         if r["turns_help"]:
             r["turns_for_stderr"] = math.ceil(per * (r["se"] / stderr) ** 2)
     if detectable:
-        if r["test"] == "clt":  # a known s.e.: no df penalty, sd / sqrt(R) sees lam sd / sqrt(R)
+        if r["test"] == "z":  # a known s.e.: no df penalty, sd / sqrt(R) sees lam sd / sqrt(R)
             lam = float(tpower.detectable_bias(1.0, math.inf, level, power))
             r["replicates_for_bias"] = max(2, math.ceil((lam * r["sd_clt"] / detectable) ** 2))
         elif r["basis"] == "replicates":
@@ -299,7 +346,7 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         else:  # games are the unit: df is large whatever the replicates
             lam = float(tpower.detectable_bias(1.0, 10**6, level, power))
             r["replicates_for_bias"] = max(1, math.ceil((lam * sd / detectable) ** 2))
-        se = r["sd_clt"] / math.sqrt(reps) if r["test"] == "clt" else r["se"]
+        se = r["sd_clt"] / math.sqrt(reps) if r["test"] == "z" else r["se"]
         if r["turns_help"] and math.isfinite(lam):
             r["turns_for_bias"] = math.ceil(per * (lam * se / detectable) ** 2)
 

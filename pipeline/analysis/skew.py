@@ -25,9 +25,9 @@ The printed interval (:func:`skew_interval`) is Hall's at ``df = se_df``,
 and the verdict's test of such a mean is its own (:func:`hall_test`, the
 same ``g`` and df: the exact answer lies in the 95% interval exactly where
 ``p >= 0.05``); it covers :data:`COVERAGE`.  A reference on the far side
-of a right-skewed mean (above it) must be farther off to be seen, so the
-power statement multiplies the t test's detectable bias by
-:func:`weak_side`.
+of a right-skewed mean (above it) must be farther off to be seen: the
+power statement and the planner read Hall's test's own power on its weak
+side (:func:`hall_power`, :func:`hall_detectable_bias`).
 
 Elsewhere (no such histogram, or a point whose sums differ from it) the
 interval stays t and ``se_df`` is ``df``.
@@ -38,11 +38,13 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from scipy import special
+
 from ...core import stats
 from ...core.games import Headline
 
-__all__ = ["COVERAGE", "moments_of", "hist_moments", "hall_interval", "skew_interval", "hall_test", "hall_a",
-           "weak_side", "se_df", "retest"]
+__all__ = ["COVERAGE", "moments_of", "hist_moments", "hall_interval", "skew_interval", "hall_test", "hall_a", "hall_moments",
+           "hall_power", "hall_detectable_bias", "se_df", "retest"]
 
 #: What the 95% interval of a skewed mean (:func:`skew_interval`) covers, measured against the exact answers
 #: (tests/pipeline/analysis/test_skew.py): the one place this figure is stated.
@@ -58,6 +60,18 @@ def _histogram(ds: xr.Dataset, h: Headline, others) -> Headline | None:
             if np.issubdtype(ds[dim].dtype, np.integer):
                 return g
     return None
+
+
+def hall_moments(ds: xr.Dataset, h: Headline, others, cp: int, done: xr.DataArray, basis: str
+                 ) -> xr.Dataset | None:
+    """Where the verdict tests headline ``h`` by Hall's test (the one place
+    this is decided; the planner asks it of a pilot store too): a per-game
+    mean (``h.kind`` "mean", not a 0/1 share) whose s.e. is pooled over games
+    (``basis`` "units") and whose histogram holds every game's value; its
+    games' moments there (:func:`moments_of`), else None (its t test stays)."""
+    if basis != "units" or h.kind != "mean" or h.squares == h.numerator:
+        return None
+    return moments_of(ds, h, others, cp, done)
 
 
 def moments_of(ds: xr.Dataset, h: Headline, others, cp: int, done: xr.DataArray) -> xr.Dataset | None:
@@ -128,16 +142,88 @@ def _inverse(u: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(straight, u - b, (np.cbrt(1.0 + 3.0 * safe * (u - b)) - 1.0) / safe)
 
 
-def weak_side(a: np.ndarray, df: np.ndarray, level: float) -> np.ndarray:
-    """How much farther Hall's test at ``level`` needs a reference on its weak
-    side than the t test does: ``max(g^-1(c), -g^-1(-c)) / c``, ``c`` the
-    two-sided t quantile at ``df`` (1 where ``a`` is 0; the reference above
-    a right-skewed mean is the far side).  The detectable bias of such a test
-    is the t test's times this (:func:`boardsweep.pipeline.analysis.detection.power`)."""
-    a, df = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (a, df)))
-    a = np.where(np.isfinite(a), a, 0.0)
+def _hall_edges(a: np.ndarray, df: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where Hall's test at ``level`` rejects, in s.e.s of the estimate:
+    ``T < -up`` or ``T > down`` (``up = -g^-1(-c)``, ``down = g^-1(c)``, ``c``
+    the two-sided t quantile at ``df``; both ``c`` where ``a`` is 0)."""
     c = stats.t_interval(np.zeros_like(a), np.ones_like(a), df, 1.0 - level)[1]
-    return np.maximum(_inverse(c, a, a / 2), -_inverse(-c, a, a / 2)) / c
+    return -_inverse(-c, a, a / 2), _inverse(c, a, a / 2)
+
+
+#: Equal-probability nodes of each chi-square spread that :func:`hall_power` averages over.
+_NODES = 48
+
+
+def _root_nodes(nu: np.ndarray) -> np.ndarray:
+    """``sqrt(chi2(nu) / nu)`` at :data:`_NODES` equal-probability midpoints, per ``nu`` (rows)."""
+    q = (np.arange(_NODES) + 0.5) / _NODES
+    nu = np.asarray(nu, dtype=np.float64)[..., None]
+    return np.sqrt(special.chdtri(nu, 1.0 - q) / nu)
+
+
+def hall_power(k: np.ndarray, df: np.ndarray, a: np.ndarray, level: float, estimated: bool = True
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The power of Hall's test (:func:`hall_test`, ``df`` = its se_df) against
+    a reference ``k`` s.e.s above the mean and ``k`` below: ``(up, down)``.
+
+    The test's own run has ``Z = (mean - mu) / se`` and ``W = (se_hat / se)^2
+    ~ chi2(df) / df``, tied by the games' skewness: ``Cov(Z, W) = gamma / sqrt(n)
+    = 3 a`` (``Cov(mean, s^2) = mu_3 / n``), taken as ``Z | W ~ N(beta (W - 1),
+    1 - beta^2 2 / df)``, ``beta = 3 a df / 2``.  A reference ``d`` above is
+    seen where ``Z + up sqrt(W) < d / se`` (:func:`_hall_edges`); one below
+    where ``-Z + down sqrt(W) < d / se``.  A right-skewed mean's high estimates
+    come with high s.e.s, so the side above is the weak one.  ``estimated``:
+    ``d = k se_hat'`` is the bias printed from another run's s.e. (``se_hat'
+    / se = sqrt(V)``, ``V ~ chi2(df) / df`` independent), averaged over it;
+    else ``d = k se`` (the true s.e.: the planner's question)."""
+    k, df, a = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (k, df, a)))
+    up, down = _hall_edges(a, df, level)
+    w = _root_nodes(df)[..., None, :]  # testing run: sqrt(W) on the last axis
+    v = _root_nodes(df)[..., :, None] if estimated else np.ones(df.shape + (1, 1))  # printing run
+    beta = 3.0 * a * df / 2.0
+    rest = np.sqrt(np.maximum(1.0 - beta * beta * 2.0 / df, 0.05))[..., None, None]
+    shift, tie = (k[..., None, None] * v), (beta[..., None, None] * (w * w - 1.0))
+    seen_up = special.ndtr((shift - up[..., None, None] * w - tie) / rest)
+    seen_down = special.ndtr((shift - down[..., None, None] * w + tie) / rest)
+    return seen_up.mean(axis=(-2, -1)), seen_down.mean(axis=(-2, -1))
+
+
+def hall_detectable_bias(se: np.ndarray, df: np.ndarray, a: np.ndarray, level: float, power: float = 0.8,
+                         estimated: bool = True) -> np.ndarray:
+    """The smallest bias Hall's test at ``level`` (df = its se_df) detects with
+    probability ``power`` on **either** side of the mean: ``k se``, ``k`` the
+    larger of the two sides' (:func:`hall_power`; the weak side above a
+    right-skewed mean), bisected to a relative 1e-6.  ``estimated``: ``se``
+    is the run's estimate and the power is averaged over it (the bias printed
+    beside a verdict); else ``se`` is the truth (the planner's).  NaN where
+    ``se`` is not positive or ``df`` below 1; ``a`` NaN counts as 0."""
+    se, df, a = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (se, df, a)))
+    ok = np.isfinite(se) & (se > 0) & np.isfinite(df) & (df >= 1)
+    nu, aa = np.where(ok, df, 10.0).ravel(), np.where(ok & np.isfinite(a), a, 0.0).ravel()
+    k = np.concatenate([_hall_factor(nu[i:i + _CHUNK], aa[i:i + _CHUNK], level, power, estimated)
+                        for i in range(0, nu.size, _CHUNK)] or [np.zeros(0)]).reshape(se.shape)
+    return np.where(ok & np.isfinite(k), k * np.where(ok, se, 0.0), np.nan)
+
+
+#: Tests whose factor is bisected at once (each holds _NODES^2 doubles a step).
+_CHUNK = 256
+
+
+def _hall_factor(nu: np.ndarray, a: np.ndarray, level: float, power: float, estimated: bool) -> np.ndarray:
+    """``k`` of :func:`hall_detectable_bias` per test: bisection to a relative
+    1e-6 (NaN where no ``k`` below 2^60 has the power)."""
+    weakest = lambda k: np.minimum(*hall_power(k, nu, a, level, estimated))  # noqa: E731
+    lo, hi = np.zeros(nu.shape), np.ones(nu.shape)
+    for _ in range(60):  # grow until the upper end has the power
+        short = weakest(hi) < power
+        if not short.any():
+            break
+        lo, hi = np.where(short, hi, lo), np.where(short, 2.0 * hi, hi)
+    while np.any(hi - lo > 1e-6 * hi):
+        mid = 0.5 * (lo + hi)
+        up = weakest(mid) >= power
+        lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
+    return np.where(weakest(hi) >= power - 1e-6, hi, np.nan)
 
 
 def hall_interval(estimate: np.ndarray, se: np.ndarray, df: np.ndarray, n: np.ndarray, m2: np.ndarray,
@@ -205,7 +291,7 @@ def retest(out: xr.Dataset, moments: xr.Dataset) -> None:
     at ``df = se_df`` (the interval's test), where the family tests it with
     the estimated s.e. (finite ``p`` and ``test_df``); ``test_df`` becomes
     ``se_df`` there, ``skew_a`` its Hall's ``a`` (:func:`hall_a`, for the
-    power statement: :func:`weak_side`) and ``attrs["test_kind"]`` ``skew_t``."""
+    power statement: :func:`hall_detectable_bias`) and ``attrs["test_kind"]`` ``skew_t``."""
     est, se, df, sdf, ex, p = (out[c].broadcast_like(out["estimate"]).values
                                for c in ("estimate", "test_se", "test_df", "se_df", "exact", "p"))
     m = {c: moments[c].broadcast_like(out["estimate"]).values for c in ("n", "m2", "m3")}

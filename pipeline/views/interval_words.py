@@ -15,7 +15,7 @@ from typing import Mapping
 
 import xarray as xr
 
-from ..analysis.clt import TEST_TEXT
+from ..analysis.clt import TEST_NAMES, TEST_TEXT
 from ..analysis.dataset import MIN_COUNT
 from ..analysis.intervals import INTERVAL_NAMES, INTERVAL_TEXT
 
@@ -27,12 +27,12 @@ NAMES = {**INTERVAL_NAMES,
 #: Each interval kind in a terminal legend's words.
 SHORT = {"t": "t interval", "skew_t": "skew-corrected t interval", "share": "exact binomial interval",
          "count": "count interval"}
-#: Each test in a caption's words (keys of :data:`TEST_TEXT`).
+#: Each test in a caption's words (keys of :data:`TEST_TEXT`), its one name (:data:`TEST_NAMES`) first.
 TESTS = {
-    "t": "Student's t with the estimated s.e. and its df",
-    "clt": "the normal with the exact CLT s.e. (known, no df)",
-    "share": "the exact binomial test",
-    "skew_t": "Hall's skewness-corrected t test (the interval's own), the s.e.'s df from the games' kurtosis",
+    "t": f"the {TEST_NAMES['t']}: Student's t with the estimated s.e. and its df",
+    "z": f"the {TEST_NAMES['z']}: the normal, the s.e. known (no df)",
+    "binomial": f"the {TEST_NAMES['binomial']}",
+    "skew_t": f"{TEST_NAMES['skew_t']} (the interval's own), the s.e.'s df from the games' kurtosis",
 }
 
 

@@ -235,7 +235,7 @@ def _clt(est) -> bool:
     """Whether ``est``'s z uses the exact CLT s.e. (:mod:`boardsweep.pipeline.analysis.clt`)."""
     from .interval_words import test_kind
 
-    return test_kind(est) == "clt"
+    return test_kind(est) == "z"
 
 
 def _basis(est) -> str:

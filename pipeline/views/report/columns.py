@@ -117,9 +117,11 @@ COLUMNS: dict[str, str] = {
                 "the replicates",
     "test": "'t': (estimate - exact) / s.e. against Student's t with test_df; 'z': the CLT z test, against the "
             "normal with the exact CLT s.e. (known, df inf); 'skew_t': Hall's test of a skewed mean, the "
-            "interval's own (g(z) against t with test_df = se_df); 'chi2': Pearson goodness of fit of the pooled "
+            "interval's own (g(z) against t with test_df = se_df); 'binomial': the exact binomial test of a "
+            "share (games with the outcome, doubled smaller tail); 'chi2': Pearson goodness of fit of the pooled "
             "histogram counts, bins merged to expected counts >= 5",
-    "statistic": "z (t, z and skew_t tests: (estimate - exact) / s.e.) or X^2 (chi-square)",
+    "statistic": "z (t, z and skew_t tests: (estimate - exact) / s.e.; binomial: the normal deviate of its p, "
+                 "signed like estimate - exact) or X^2 (chi-square)",
     "p": "p-value of the test before Holm's adjustment (two-sided for t); a small p alone is no disagreement: "
          "with many tests some are small by chance",
     "family": "'verdict': the store's tests, Holm-adjusted together (the verdict run and query print); "

@@ -137,7 +137,7 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
 def _z_words(parts) -> str:
     """The s.e. and the law of the z map, as the estimates' ``test`` attribute names them."""
     t = "t with R-1 degrees of freedom: with few replicates |z| of 3-5 happen by chance"
-    if "est" not in parts or test_kind(parts["est"]) != "clt":
+    if "est" not in parts or test_kind(parts["est"]) != "z":
         return t
     return (f"the s.e. the verdict tests with: the exact CLT s.e., z against the normal, where a label expects at "
             f"least {CLT_MIN_COUNT} pooled counts, else the replicates' s.e. and {t}")

@@ -18,7 +18,8 @@ from scipy.optimize import brentq
 
 from boardsweep.core import games
 from boardsweep.core.games import game_names
-from boardsweep.pipeline.analysis import headlines
+from boardsweep.pipeline.analysis import detection, headlines
+from boardsweep.pipeline.analysis.clt import TEST_NAMES
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.store import load_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
@@ -75,6 +76,10 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     assert v["text"].startswith(f"AGREE at family-wise 1% (Holm): {points} of {points} points with an exact answer")
     for name, est in headlines.estimates(ds).items():  # the store says how each headline's s.e. is made
         numerator = next(h.numerator for h in games.headlines_of(games.get_game(game)) if h.name == name)
+        named = set(v["p_holm"].loc[v["p_holm"]["headline"] == name, "test"])  # one name per test everywhere
+        kind = est.attrs["test_kind"]
+        assert named <= ({"chi2"} if "gof_p" in est else {"z", "t"} if kind == "z" else {kind}), (name, named)
+        assert named <= set(TEST_NAMES) and (kind != "binomial" or est.attrs["interval_kind"] == "share")
         assert ds[numerator].attrs["headline"] == name
         dof = "games - 1" if est.attrs["basis"] == "units" else "replicates - 1"
         assert ds[numerator].attrs["standard_error"].endswith(f"df = {dof}")
@@ -86,7 +91,7 @@ def test_correct_simulators_agree_with_four_replicates(tmp_path, cluster2, game)
     assert power["text"].startswith("power: 80% to see a bias of ")
     for name, found in power["headlines"].items():
         assert 0 < found["median"] <= found["largest"] and f" in {name}" in power["text"]
-    t_rows = v["p_holm"][v["p_holm"]["test"].isin(["t", "z", "skew_t"])]
+    t_rows = v["p_holm"][v["p_holm"]["test"].isin(list(detection.SE_TESTS))]
     exact = t_rows["se"] == 0  # a share every game had (one player wins): the exact binomial test, no t power
     assert (t_rows.loc[exact, "p"] == 1.0).all() and t_rows.loc[exact, "detectable"].isna().all()
     t_rows = t_rows[~exact]
@@ -304,10 +309,10 @@ def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
         {"tally": "per_roll", "dice_sides": 6, "deck_policy": "independent", "jail_strategy": "short",
          "chance_deck": "standard"})["variance"]
     rolls = ds["rolls"].isel(checkpoint=-1).sel(dice_sides=6).values.sum()
-    assert est.attrs["test"] == TEST_TEXT["clt"] and np.isinf(one["test_df"])
+    assert est.attrs["test"] == TEST_TEXT["z"] and np.isinf(one["test_df"])
     assert np.isclose(one["test_se"], np.sqrt(variance[jail] / rolls), rtol=1e-12)
     assert np.isclose(one["z"], (one["estimate"] - one["exact"]) / one["test_se"], rtol=1e-12)
-    assert headlines.verdict(ds)["test_of"] == {"frequency": TEST_TEXT["clt"]}
+    assert headlines.verdict(ds)["test_of"] == {"frequency": TEST_TEXT["z"]}
 
 
 def test_query_summary_cli_prints_the_table_and_the_verdict(tmp_path, cluster2, capsys):
@@ -399,14 +404,14 @@ def test_a_point_whose_histogram_misses_games_keeps_the_t_interval(stb):
 
 
 def test_the_printed_bias_of_a_skewed_mean_reads_the_kurtosis_of_its_games(stb):
-    """The verdict's power line for mean rolls: the weakest test's bias with the
-    s.e.'s spread from the games' kurtosis (``se_df`` below ``df``), larger than
-    chi-square with N - 1 df would make it, times Hall's test's far side
-    (``skew.weak_side``, above 1 for these right-skewed games); the verdict's
-    table keeps its columns."""
+    """The verdict's power line for mean rolls: the weakest test's bias is
+    Hall's test's own (``skew.hall_detectable_bias`` at the test's df, se_df
+    from the games' kurtosis, below ``df``, and its ``a``), larger than the t
+    test's with N - 1 df; the weak side (a reference above these right-skewed
+    means) sets it; the verdict's table keeps its columns."""
     from boardsweep.core.power import estimated_detectable_bias
     from boardsweep.pipeline.analysis.dataset import grid_points
-    from boardsweep.pipeline.analysis.skew import weak_side
+    from boardsweep.pipeline.analysis.skew import hall_detectable_bias, hall_power
 
     found = headlines.estimates(stb)
     v = headlines.verdict(stb, found=found)
@@ -416,17 +421,16 @@ def test_the_printed_bias_of_a_skewed_mean_reads_the_kurtosis_of_its_games(stb):
     assert list(v["p_holm"].columns) == [*headlines.TEST_COLUMNS, "p_holm", "detectable"]
     level = 0.01 / v["tests"]
     flat = est["se_df"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
-    want = estimated_detectable_bias(rows["se"].to_numpy(), rows["df"].to_numpy(), level, spread_df=flat)
     a = est["skew_a"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
     hist = stb["hist"].isel(checkpoint=-1).sel(list(grid_points(stb))[int(rows["point"].iloc[0])]).sum("replicate")
     games = np.repeat(stb[hist.dims[-1]].values, hist.values.astype(np.int64))
     assert a[0] == pytest.approx(st.skew(games, bias=False) / (3 * np.sqrt(games.size)), rel=1e-9)  # G1 / (3 sqrt N)
-    factor = weak_side(a, flat, level)
-    assert (a > 0).all() and (factor > 1).all()
-    want = want * factor
+    want = hall_detectable_bias(rows["se"].to_numpy(), flat, a, level)
     np.testing.assert_allclose(rows["detectable"].to_numpy(), want, rtol=1e-12)
     assert v["power"]["headlines"]["mean_rolls"]["largest"] == pytest.approx(want.max(), rel=1e-12)
     np.testing.assert_allclose(rows["df"].to_numpy(), flat, rtol=1e-12)  # Hall's test is at se_df
+    up, down = hall_power(want / rows["se"].to_numpy(), flat, a, level)
+    assert (a > 0).all() and np.allclose(up, 0.8, atol=1e-5) and (down > up).all()  # above: the weak side
     n_1 = est["df"].transpose("dice_sides", "policy").values.ravel()[rows["point"].to_numpy()]
     plain = estimated_detectable_bias(rows["se"].to_numpy(), n_1, level)
     assert (want > plain).all()

@@ -12,7 +12,7 @@ from scipy import stats as st
 
 from boardsweep.core import power
 from boardsweep.core.games import game_names, get_game
-from boardsweep.pipeline.analysis import headlines
+from boardsweep.pipeline.analysis import clt, headlines
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.analysis.power import dry_run_lines, plan_run
 from boardsweep.pipeline.plan.precision import upper_factor
@@ -46,7 +46,7 @@ def test_the_plan_uses_the_exact_clt_variance_and_says_so():
         assert sd**2 / r * float(upper_factor(r - 1)) <= 1e-6 < sd**2 / (r - 1) * float(upper_factor(r - 2))
         assert r >= row["replicates_for_stderr"]
         # every label expects over 500 counts in 4 x 20,000 rolls: the verdict tests it by z on the CLT s.e.
-        assert row["test"] == "clt" and row["sd_clt"] == pytest.approx(sd, rel=1e-12)
+        assert row["test"] == "z" and row["sd_clt"] == pytest.approx(sd, rel=1e-12)
         b = row["replicates_for_bias"]
         seen = [float(power.detectable_bias(sd / math.sqrt(n), math.inf, plan["level"])) for n in (b - 1, b)]
         assert seen[1] <= 0.01 and (b == 2 or 0.01 < seen[0])  # two replicates at least
@@ -54,22 +54,20 @@ def test_the_plan_uses_the_exact_clt_variance_and_says_so():
         assert row["detectable"] == pytest.approx(float(power.detectable_bias(sd / 2, math.inf, plan["level"])))
         t_test = float(power.detectable_bias(sd / 2, 3, plan["level"]))  # what was planned before: t, df = 3
         assert t_test > 5 * row["detectable"]
-    assert "z on the exact CLT s.e." in plan["text"][1]
+    assert clt.TEST_NAMES["z"] in plan["text"][1]
 
 
 def test_the_plan_uses_the_test_the_verdict_will_use_on_each_label():
     """Few rolls (4 x 500): no label expects 500 counts, so the verdict
     t-tests every label across the replicates and the plan plans that; the
     choice is :func:`clt.uses_clt`'s, the verdict's own."""
-    from boardsweep.pipeline.analysis import clt
-
     few = {**MONOPOLY, "run": {"replicates": 4, "games": 1, "players": 1, "turns": 500}}
     plan = plan_run(_spec("monopoly", few))
     for row in plan["rows"]:
         assert row["test"] == "t" and math.isnan(row["sd_clt"])
         assert row["detectable"] == pytest.approx(float(power.detectable_bias(row["sd_t"] / math.sqrt(4), 3,
                                                                               plan["level"])))
-    assert "t across replicates" in plan["text"][1]
+    assert clt.TEST_NAMES["t"] in plan["text"][1]
     assert not clt.uses_clt(1e-3, 0.1 * 4 * 500, 2) and clt.uses_clt(1e-3, 0.1 * 4 * 20000, 2)
     assert not clt.uses_clt(1e-3, 0.1 * 4 * 20000, clt.CLT_POINTS + 1)  # too many points to solve: t
 
@@ -121,6 +119,11 @@ def test_a_pilot_store_plans_a_game_without_clt_variance(tmp_path, cluster2):
     assert row["se"] == pytest.approx(per_game / math.sqrt(4 * 2000))  # games are the unit: 8,000 of them
     assert row["replicates_for_stderr"] == math.ceil((per_game / math.sqrt(2000) / 0.002) ** 2)
     assert row["turns_for_stderr"] == math.ceil(2000 * (row["se"] / 0.002) ** 2)  # games a replicate
+    # one name per test: the win shares' exact binomial test is "binomial" in the verdict's table and the plan
+    table = headlines.verdict(pilot)["p_holm"]
+    for r in plan["rows"]:
+        assert {r["test"]} == set(table.loc[table["headline"] == r["headline"], "test"]), r["headline"]
+    assert next(r for r in plan["rows"] if r["headline"] == "win_share")["test"] == "binomial"
 
 
 def test_dry_run_prints_the_plan_for_monopoly(tmp_path, write_spec, capsys):
@@ -131,3 +134,36 @@ def test_dry_run_prints_the_plan_for_monopoly(tmp_path, write_spec, capsys):
     lines = [line for line in out.splitlines() if line.startswith("  planning:")]
     assert len(lines) == 1 and "80% power to see a bias of" in lines[0] and "Holm's 1%/80" in lines[0]
     assert "from the exact CLT variance" in out and not (tmp_path / "m.zarr").exists()
+
+
+def test_a_skewed_mean_is_planned_with_hall_s_test_the_verdict_s_own(tmp_path, cluster2):
+    """A Shut the Box pilot (2 points, 4 x 10 games): the verdict tests its
+    mean rolls by Hall's test (``skew.hall_moments``, the verdict's rule, which
+    the planner asks too), so the plan of a 4 x 40-game run predicts that
+    test's power: from the pilot's pooled games' moments at 160 games, the s.e.
+    taken as known (``skew.hall_detectable_bias``); the old plan (a t test
+    with 159 df) said less."""
+    from boardsweep.pipeline.analysis import skew
+
+    shape = dict(grid={"dice_sides": [3, 4], "policy": ["optimal"]}, run={"replicates": 4, "games": 10})
+    url = str(tmp_path / "pilot.zarr")
+    assert run_sweep(_spec("shut_the_box", shape), url, scheduler=cluster2).complete
+    pilot = load_sweep(url, check=False)
+    table = headlines.verdict(pilot)["p_holm"]
+    assert set(table.loc[table["headline"] == "mean_rolls", "test"]) == {"skew_t"}
+    spec = _spec("shut_the_box", {**shape, "run": {"replicates": 4, "games": 40}})
+    plan = plan_run(spec, pilot=pilot)
+    for r in plan["rows"]:  # every headline: the test the verdict used on the pilot, by its one name
+        assert {r["test"]} == set(table.loc[table["headline"] == r["headline"], "test"]), r["headline"]
+    row = next(r for r in plan["rows"] if r["headline"] == "mean_rolls")
+    assert row["test"] == "skew_t" and clt.TEST_NAMES["skew_t"] in " ".join(plan["text"])
+    hist = pilot["hist"].isel(checkpoint=-1).sum("replicate").transpose("dice_sides", "policy", ...)
+    m = skew.hist_moments(hist.values.reshape(2, -1), pilot[hist.dims[-1]].values)  # every game's rolls
+    n = 160.0
+    se = np.sqrt(m["m2"] * m["n"] / (m["n"] - 1) / n)
+    nu = skew.se_df(n - 1, n, m["m2"], m["m4"])
+    want = skew.hall_detectable_bias(se, nu, skew.hall_a(n, m["m2"], m["m3"]), plan["level"], estimated=False)
+    assert row["detectable"] == pytest.approx(want.max(), rel=1e-9)
+    up, down = skew.hall_power(want / se, nu, skew.hall_a(n, m["m2"], m["m3"]), plan["level"], estimated=False)
+    assert np.allclose(np.minimum(up, down), 0.8, atol=1e-5) and (up < down).all()  # above: the weak side
+    assert row["detectable"] > 1.05 * float(power.detectable_bias(se.max(), n - 1, plan["level"]))

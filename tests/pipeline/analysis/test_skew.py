@@ -132,3 +132,25 @@ def test_se_df_is_nearer_the_true_spread_of_the_variance_than_normal_games():
     assert truth > 3 * 2 / (n - 1)
     assert 2 / (n - 1) < 2 / np.median(nu) < truth
     assert 2 / np.median(nu) > 0.5 * truth
+
+
+def test_hall_s_power_without_skew_is_the_t_test_s():
+    """Where the games are not skewed (``a = 0``) Hall's test is the t test,
+    and its bias (:func:`skew.hall_detectable_bias`) is the t test's to 0.1%:
+    the s.e. known (:func:`boardsweep.core.power.detectable_bias`) or
+    estimated (:func:`~boardsweep.core.power.estimated_detectable_bias`; 48
+    nodes a spread where that has 200, one tail where it counts two); with
+    skew (Shut the Box at 160 games: ``a`` 0.057, se_df 34) it is larger, set
+    by the side above the mean."""
+    from boardsweep.core import power
+
+    level = 0.01 / 4
+    for df in (15.0, 159.0):
+        assert float(skew.hall_detectable_bias(1.0, df, 0.0, level, estimated=False)) == pytest.approx(
+            float(power.detectable_bias(1.0, df, level)), rel=1e-3)
+        assert float(skew.hall_detectable_bias(1.0, df, 0.0, level)) == pytest.approx(
+            float(power.estimated_detectable_bias(1.0, df, level)), rel=1e-3)
+    k = float(skew.hall_detectable_bias(1.0, 34.0, 0.057, level))
+    up, down = skew.hall_power(k, 34.0, 0.057, level)
+    assert k > 1.3 * float(power.estimated_detectable_bias(1.0, 159.0, level))
+    assert float(up) == pytest.approx(0.8, abs=1e-5) and float(down) > 0.95

@@ -382,7 +382,7 @@ def _captions_name_the_interval_and_test(url: str, meta: dict) -> None:
     if kind != "t":
         assert "95% t interval;" not in answer and "95% t interval)" not in answer, answer
     z_map = meta["figures"].get("z_heatmap.png", "")
-    clt = any(e.attrs.get("test") == TEST_TEXT["clt"] for e in found.values())
+    clt = any(e.attrs.get("test") == TEST_TEXT["z"] for e in found.values())
     assert ("exact CLT s.e." in z_map) == (clt and bool(z_map)), z_map
 
 
