@@ -49,6 +49,7 @@ largest s.e. of those counting for the rest).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -225,6 +226,26 @@ def _hall_bias(r: dict[str, Any], games: int, level: float, power: float) -> flo
     return float(np.nanmax(skew.hall_detectable_bias(se, nu, a, level, power, estimated=False)))
 
 
+def _hall_games(r: dict[str, Any], bias: float, level: float, power: float, most: int = 10**9) -> int | None:
+    """The fewest games pooled at which Hall's test sees ``bias`` with
+    probability ``power`` at every pilot point (:func:`_hall_bias` at most
+    ``bias``; it falls as the games grow), or None above ``most``."""
+    def sees(n: int) -> bool:
+        with warnings.catch_warnings():  # too few games for a df: all NaN, not seen
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _hall_bias(r, n, level, power) <= bias
+
+    lo, hi = 2, 4
+    while not sees(hi):
+        if hi >= most:
+            return None
+        lo, hi = hi, min(2 * hi, most)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if sees(mid) else (mid, hi)
+    return hi
+
+
 def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | None:
     """The fewest replicates at which the precision rule's 90% upper bound of
     an s.e. at its expected value ``sd / sqrt(R)`` is at most ``target``."""
@@ -349,6 +370,11 @@ def _plan_row(spec, r: dict[str, Any], level: float, power: float, stderr: float
         se = r["sd_clt"] / math.sqrt(reps) if r["test"] == "z" else r["se"]
         if r["turns_help"] and math.isfinite(lam):
             r["turns_for_bias"] = math.ceil(per * (lam * se / detectable) ** 2)
+        if r["test"] == "skew_t":  # Hall's test's own power, not the t factor: the games it needs pooled
+            games = _hall_games(r, detectable, level, power)
+            r["replicates_for_bias"] = None if games is None else max(2, math.ceil(games / units))
+            r["turns_for_bias"] = (None if games is None or not r["turns_help"]
+                                   else math.ceil(per * games / (reps * units)))
 
 
 def _worst(rows: list[dict[str, Any]], key: str) -> dict[str, Any] | None:

@@ -167,3 +167,15 @@ def test_a_skewed_mean_is_planned_with_hall_s_test_the_verdict_s_own(tmp_path, c
     up, down = skew.hall_power(want / se, nu, skew.hall_a(n, m["m2"], m["m3"]), plan["level"], estimated=False)
     assert np.allclose(np.minimum(up, down), 0.8, atol=1e-5) and (up < down).all()  # above: the weak side
     assert row["detectable"] > 1.05 * float(power.detectable_bias(se.max(), n - 1, plan["level"]))
+    # the replicates and games for half that bias: Hall's own power at R x 40 games, not the t factor
+    target = row["detectable"] / 2
+    half = next(r for r in plan_run(spec, pilot=pilot, detectable=target)["rows"] if r["headline"] == "mean_rolls")
+
+    def hall_at(games):
+        se = np.sqrt(m["m2"] * m["n"] / (m["n"] - 1) / games)
+        nu, a = skew.se_df(games - 1, games, m["m2"], m["m4"]), skew.hall_a(games, m["m2"], m["m3"])
+        return skew.hall_detectable_bias(se, nu, a, plan["level"], estimated=False).max()
+
+    reps, games = half["replicates_for_bias"], half["turns_for_bias"]
+    assert hall_at(40.0 * reps) <= target < hall_at(40.0 * (reps - 1))
+    assert hall_at(4.0 * games) <= target < hall_at(4.0 * (games - 1))
