@@ -68,13 +68,15 @@ def open_sweep(
         st.assert_intact()
     raw = st.open_raw()
     chunks = dict(chunks or read_chunks(raw))
+    data = {}
     for name in _masks_first(raw):  # the masks read now, the data when computed: after them
         var = raw[name]
         if name in ("done", "exact_done"):
-            data = chunkfiles.read(st.url, name)
-            raw[name] = var.copy(data=data if data is not None else var.values)
+            data[name] = chunkfiles.read(st.url, name)
+            data[name] = data[name] if data[name] is not None else var.values
         else:
-            raw[name] = var.copy(data=_lazy(st.url, str(name), var, chunks))
+            data[name] = _lazy(st.url, name, var, chunks)
+    raw = raw.copy(data=data)  # every variable's data at once: its coordinates not aligned once a variable
     return _text_as_objects(native(mask(_as_current(xr.decode_cf(raw)))))
 
 
