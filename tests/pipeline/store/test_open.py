@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from boardsweep.pipeline.store.open import chunked_like, mask
+from boardsweep.pipeline.store.open import mask
 
 OLD_STORE = Path(__file__).resolve().parents[2] / "support" / "old_stores" / "format5_hk_monopoly.zarr"
 
@@ -49,6 +49,8 @@ def test_the_masks_are_split_as_the_data_is_and_mask_the_same_cells():
 
 
 def test_a_mask_in_memory_is_chunked_like_its_variable_only_where_that_is_lazy():
+    from boardsweep.pipeline.store.open import chunked_like
+
     ds = _lazy_sweep()
     flags = ds["exact_done"]
     assert chunked_like(flags, ds["exact_rolls"]).chunks == ((3, 3, 3, 3), (3,))
@@ -61,7 +63,7 @@ def test_open_sweep_in_a_fresh_process_imports_no_distributed(tmp_path):
     ``distributed`` cost 0.15-0.2 s of every ``open_sweep``)."""
     store = tmp_path / "sweep.zarr"
     shutil.copytree(OLD_STORE, store)
-    code = ("import sys, boardsweep; ds = boardsweep.open_sweep(sys.argv[1], chunks={'dice_sides': 1}); "
+    code = ("import sys, boardsweep; ds = boardsweep.open_sweep(sys.argv[1], chunks={'jail_strategy': 1}); "
             "print(len(ds.data_vars), 'distributed' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(store)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
