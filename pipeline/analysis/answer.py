@@ -31,17 +31,25 @@ def answer_of(ds: xr.Dataset) -> Answer | None:
     game = game_of(ds)
     if game is None:
         return None
-    axes = list(ds.attrs.get("grid_axes", []))
-    grid = {a: tuple(python_value(v) for v in ds[a].values) for a in axes if a in ds.coords}
+    axes = [a for a in ds.attrs.get("grid_axes", []) if a in ds.coords]
     table = recorded_table(str(ds.attrs.get("spec_text", "")))
     if table is None:
-        return default_answer(game, grid)
-    labels = {d: tuple(str(python_value(v)) for v in ds[d].values) for d in game.coords if d in ds.coords}
+        return default_answer(game, dict.fromkeys(axes, ()))  # the first axis: no axis's values needed
+    grid = {a: _values(ds[a].values) for a in axes}
+    labels = {d: tuple(str(v) for v in _values(ds[d].values)) for d in game.coords if d in ds.coords}
     table = {**table, "at": _selected(table.get("at"), grid)}
     try:
         return check_answer(table, game, grid, labels, lambda key, message: SpecError(f"{key}: {message}"))
     except SpecError:
         return default_answer(game, grid)
+
+
+def _values(values: np.ndarray) -> tuple:
+    """A coordinate's values as Python values (:func:`python_value` of each),
+    converted whole by numpy where they are numbers or text."""
+    if values.dtype.kind in "biufU":
+        return tuple(values.tolist())
+    return tuple(python_value(v) for v in values)
 
 
 def _selected(at: Any, grid: dict[str, tuple]) -> Any:

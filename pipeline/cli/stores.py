@@ -78,12 +78,12 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from ..run import growth as grow
+    from ..store import interrupted  # not run.growth: it imports the spec parser and the planner
     from ..views import status as status_view, store_access
 
     with _lock_only(store_url):
         st = store_access.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows
-    growing = grow.interrupted(st.attrs)
+    growing = interrupted(st.attrs)
     if growing is not None:
         raise Fault(f"store {store_url} is incomplete: growing it to a larger spec was interrupted; "
                         f"rerun `boardsweep run SPEC --store {store_url} --extend` with that spec to finish")

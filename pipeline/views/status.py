@@ -44,12 +44,15 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     ``pending`` (not computed yet).  A cell counts as done only when its flag
     is set and its data intact (``damage`` excluded; its masks, read by the
     check, are reused)."""
+    from dask.threaded import get as threads
+
     from ..store.metadata import EXACT_CODES, exact_codes, exact_state_text
 
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None
     names = ["exact_exists", "exact_note"] if "exact_exists" in ds else ds.attrs.get("exact_variables", [])
-    marks = ds[[n for n in (*names, *(() if read else ("exact_done",))) if n in ds and n != "exact_note"]].load()
+    marks = ds[[n for n in (*names, *(() if read else ("exact_done",))) if n in ds and n != "exact_note"]].load(
+        scheduler=threads)  # threads: dask looking for a distributed client imports distributed (0.15 s)
     if "exact_note" in names and "exact_note" in ds:  # read by exact_codes only where an answer is missing
         marks["exact_note"] = ds["exact_note"]
     if read:
@@ -68,7 +71,7 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
                  "exact_note": exact_state_text(state, noted.get(i, ""))}
                 for i, state, point in zip(indices, states, _points_at(ds, axes, indices))]
 
-    total_done, total = int(done.sum()), int(done.size)
+    total_done, total = int(np.count_nonzero(done)), int(done.size)
     precise = "precision_state" in ds
     out = None if fmt == "json" else console()
     title = f"sweep {ds.attrs.get('sweep')}: {total_done}/{total} replicates done"
@@ -87,7 +90,7 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
         notes = {e["exact_note"] for e in entries if e["exact"] == "none"}
     else:  # a large grid without a precision target: counted in numpy, entries made for the points shown
         title, shown = _grid_digest(out, title, per_point, replicates, code, entries_at)
-        none = int((code == EXACT_CODES.index("none")).sum())
+        none = int(np.count_nonzero(code == EXACT_CODES.index("none")))
         notes = {exact_state_text("none", n) for n in noted.values()} | (
             {exact_state_text("none")} if none > len(noted) else set())
     _print_points(out, ds, title, shown, precise)
@@ -161,12 +164,14 @@ def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: in
     ``entries_at(indices)`` makes the entries listed."""
     from ..store.metadata import EXACT_CODES
 
-    full, started = int((per_point == replicates).sum()), int(((per_point > 0) & (per_point < replicates)).sum())
-    exact = dict(zip(EXACT_CODES, np.bincount(code, minlength=len(EXACT_CODES)).tolist()))
+    full = int(np.count_nonzero(per_point == replicates))  # count_nonzero: 10x a bool sum or a bincount
+    started = int(np.count_nonzero(per_point)) - full
+    exact = {state: int(np.count_nonzero(code == k)) for k, state in enumerate(EXACT_CODES)}
     out.print(f"{title}; {per_point.size} grid points: {full} finished, {started} partly done, "
               f"{per_point.size - full - started} not started; exact answers: {exact['stored']} stored, "
               f"{exact['none']} none exists, {exact['pending']} not yet")
-    unfinished = np.flatnonzero((per_point < replicates) | (code == EXACT_CODES.index("pending")))
+    unfinished = np.flatnonzero((per_point < replicates) | (code == EXACT_CODES.index("pending"))) if (
+        full < per_point.size or exact["pending"]) else np.zeros(0, dtype=np.int64)  # a finished grid: none
     limit = SUMMARY_FIRST + SUMMARY_WORST
     more = f" (the first {limit} of {len(unfinished)})" if len(unfinished) > limit else ""
     out.print("every point: `--format json`", soft_wrap=True)

@@ -27,8 +27,7 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
     (:class:`~boardsweep.pipeline.store.Store`: what it finds is kept), or
     ``error`` in one line: no store, not ours, or (unless ``growing_ok``) one
     whose growth was interrupted half-way."""
-    from ..run.growth import interrupted
-    from ..store import Store, StoreMismatch, normalize_url
+    from ..store import Store, StoreMismatch, interrupted, normalize_url
 
     try:
         normalize_url(url)  # an unknown protocol, a missing package: the line `run` gives

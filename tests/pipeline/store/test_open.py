@@ -1,0 +1,71 @@
+"""Opening a store (:mod:`boardsweep.pipeline.store.open`): the masks
+applied chunk by chunk, and no module a lazy open does not need."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from boardsweep.pipeline.store.open import mask
+
+OLD_STORE = Path(__file__).resolve().parents[2] / "support" / "old_stores" / "format5_hk_monopoly.zarr"
+
+
+def _lazy_sweep() -> xr.Dataset:
+    """12 x 3 grid points, 2 replicates, split in 4 dask chunks along the
+    first axis; some replicates and exact answers not done."""
+    rng = np.random.default_rng(3)
+    done = rng.random((12, 3, 2)) < 0.7
+    exact_done = rng.random((12, 3)) < 0.5
+    wins = xr.DataArray(rng.integers(0, 9, (12, 3, 2)), dims=("a", "b", "replicate")).chunk({"a": 3})
+    exact = xr.DataArray(rng.random((12, 3, 4)), dims=("a", "b", "location")).chunk({"a": 3})
+    return xr.Dataset({"wins": wins, "exact_rolls": exact, "done": (("a", "b", "replicate"), done),
+                       "exact_done": (("a", "b"), exact_done)},
+                      attrs={"simulated_variables": ["wins"], "exact_variables": ["exact_rolls"]})
+
+
+def _layers(var: xr.DataArray) -> list[str]:
+    return [str(name) for name in var.data.__dask_graph__().layers]
+
+
+def test_the_masks_are_split_as_the_data_is_and_mask_the_same_cells():
+    """Each dask chunk of a variable meets the flags of its own cells: no
+    rechunk layer in the graph (against the whole in-memory mask dask
+    rechunked it for every variable), and the same cells NaN as masking in memory."""
+    ds = _lazy_sweep()
+    masked = mask(ds)
+    for name in ("wins", "exact_rolls"):
+        assert masked[name].chunks == ds[name].chunks
+        assert not [layer for layer in _layers(masked[name]) if layer.startswith("rechunk")], _layers(masked[name])
+    in_memory = mask(ds.compute())
+    xr.testing.assert_identical(masked.compute(), in_memory)
+    assert np.isnan(in_memory["wins"].values[~ds["done"].values]).all()
+    assert np.isnan(in_memory["exact_rolls"].values[~ds["exact_done"].values]).all()
+
+
+def test_a_mask_in_memory_is_chunked_like_its_variable_only_where_that_is_lazy():
+    from boardsweep.pipeline.store.open import chunked_like
+
+    ds = _lazy_sweep()
+    flags = ds["exact_done"]
+    assert chunked_like(flags, ds["exact_rolls"]).chunks == ((3, 3, 3, 3), (3,))
+    assert chunked_like(flags, ds["exact_rolls"].compute()) is flags
+
+
+def test_open_sweep_in_a_fresh_process_imports_no_distributed(tmp_path):
+    """A lazy open reads its masks with threads and pairs them chunk by
+    chunk: dask never looks for a distributed client (importing
+    ``distributed`` cost 0.15-0.2 s of every ``open_sweep``)."""
+    store = tmp_path / "sweep.zarr"
+    shutil.copytree(OLD_STORE, store)
+    code = ("import sys, boardsweep; ds = boardsweep.open_sweep(sys.argv[1], chunks={'jail_strategy': 1}); "
+            "print(len(ds.data_vars), 'distributed' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(store)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    count, imported = out.stdout.split()
+    assert int(count) > 5 and imported == "False"
