@@ -382,8 +382,10 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
         p2, z2, df2, se2, sdf2, ska2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se, sdf, ska))
         i, j = np.nonzero(np.isfinite(p2))
         kind = est.attrs.get("test_kind", "t")  # one name per test: clt.TEST_NAMES's keys
-        parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()],
-                      "test": np.where(np.isinf(df2[i, j]), "z", kind),  # z: against the normal, a known s.e.
+        kinds = np.where(np.isinf(df2[i, j]), "z", kind)  # z: against the normal, a known s.e.
+        if kind == "skew_t":  # Hall's test only where the point's games' moments are known (its a)
+            kinds = np.where(np.isfinite(ska2[i, j]), kinds, "t")
+        parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()], "test": kinds,
                       "statistic": z2[i, j], "df": df2[i, j], "p": p2[i, j], "se": se2[i, j],
                       "se_df": sdf2[i, j], "skew_a": ska2[i, j]})
     columns = [*TEST_COLUMNS, *(["se_df", "skew_a"] if spread else [])]

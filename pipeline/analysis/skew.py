@@ -219,10 +219,10 @@ def _hall_factor(nu: np.ndarray, a: np.ndarray, level: float, power: float, esti
         if not short.any():
             break
         lo, hi = np.where(short, hi, lo), np.where(short, 2.0 * hi, hi)
-    while np.any(hi - lo > 1e-6 * hi):
-        mid = 0.5 * (lo + hi)
+    while np.any(open_ := hi - lo > 1e-6 * hi):  # each test stops at its own tolerance: its k never
+        mid = 0.5 * (lo + hi)                     # depends on the tests bisected beside it (a block's)
         up = weakest(mid) >= power
-        lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
+        lo, hi = np.where(open_ & ~up, mid, lo), np.where(open_ & up, mid, hi)
     return np.where(weakest(hi) >= power - 1e-6, hi, np.nan)
 
 
@@ -295,7 +295,8 @@ def retest(out: xr.Dataset, moments: xr.Dataset) -> None:
     est, se, df, sdf, ex, p = (out[c].broadcast_like(out["estimate"]).values
                                for c in ("estimate", "test_se", "test_df", "se_df", "exact", "p"))
     m = {c: moments[c].broadcast_like(out["estimate"]).values for c in ("n", "m2", "m3")}
-    tested = np.isfinite(p) & np.isfinite(df)
+    # where a point's histogram does not hold every game (NaN moments) its t test stays, named t
+    tested = np.isfinite(p) & np.isfinite(df) & np.isfinite(m["n"]) & np.isfinite(m["m2"]) & np.isfinite(m["m3"])
     if not tested.any():
         return
     hall = hall_test(est, se, sdf, m["n"], m["m2"], m["m3"], ex)
