@@ -31,14 +31,38 @@ from .embedded import embedded_client
 from .scheduler import scheduler_client
 from .targets import Target
 
-__all__ = ["connect"]
+__all__ = ["connect", "DASK_LOG_LENGTH", "short_dask_logs"]
+
+#: Entries kept by each of Dask's low-level logs (``distributed.admin.low-level-log-length``,
+#: 1000 by default) in the clients and clusters a run starts: the messages every connection sent
+#: last among them, each a task's whole arguments.  In-process each message counts as one byte
+#: (it is never serialised), so all were kept: 2 MB a task at 50,000 grid points a task, 0.7 GB
+#: over a 10^7-point sweep's 400 tasks.
+DASK_LOG_LENGTH = 16
+
+
+def short_dask_logs() -> dict:
+    """The Dask setting a run's own clients and clusters are made under: each
+    low-level log (the messages a connection sent last, transitions, events)
+    at most :data:`DASK_LOG_LENGTH` entries, or fewer where Dask's config says."""
+    import dask.config
+
+    key = "distributed.admin.low-level-log-length"
+    configured = dask.config.get(key, None)
+    keep = configured if isinstance(configured, int) and 0 <= configured < DASK_LOG_LENGTH else DASK_LOG_LENGTH
+    return {key: keep}
 
 
 def connect(stack: ExitStack, target: Target):
-    """A client for the run, closed (with any cluster started here) by ``stack``."""
+    """A client for the run, closed (with any cluster started here) by ``stack``;
+    one made here (and its cluster) keeps short low-level logs (:func:`short_dask_logs`)."""
+    import dask.config
+
     import distributed  # noqa: F401 - sets up Dask's loggers, which route_web_logs then changes
 
     route_web_logs()
+    if target.client is None:  # for the run's whole life: a connection made later (a worker restarted) too
+        stack.enter_context(dask.config.set(short_dask_logs()))
     client = _client(stack, target)
     if target.performance_report:
         from distributed import performance_report

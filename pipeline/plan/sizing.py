@@ -53,15 +53,16 @@ from ..spec.parse import Spec, grid_chunks
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human", "AUTO_POINTS", "AUTO_TASK_S",
            "groups_points", "auto_task_grid", "AUTO_TASKS_PER_WORKER", "groups_replicates", "auto_block"]
 
-#: Client memory per planned task: the Task record with its chunk of the grid
-#: (measured 1.5 KB), its key and its future.
+#: Client memory per planned task: the Task record (measured 1.0 KB; its cells share the
+#: plan's grid), its key and its future.
 TASK_BYTES = 2048
-#: Planner memory per grid point (measured 21 B at its peak: the wanted count,
-#: the chunk members' indices, masks) and per replicate slot of a grid point (measured
-#: 3 B: the done mask, the cells to do, their copy cut into chunks).
-POINT_BYTES = 24
+#: Planner memory per grid point (measured under 1 B at its peak: its tasks hold nothing per
+#: point, was 21 B) and per replicate slot of a grid point (measured 2 B: the done mask, the
+#: cells to do, their copy cut into chunks).
+POINT_BYTES = 2
 CELL_BYTES = 3
-#: ... and per grid point of each task: its index in the task's chunk (int32) and its row of replicates.
+#: ... and per grid point of each task whose chunk is partly done: its index in the task's chunk
+#: (int32) and its row of replicates (a whole chunk's are a range: nothing per point).
 MEMBER_BYTES = 5
 #: Metadata per array of the store (zarr.json, consolidated copy) and per task manifest.
 META_BYTES = 4096

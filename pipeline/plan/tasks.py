@@ -36,19 +36,34 @@ SEED_SCHEME = (
 class Cells(Sequence):
     """The cells a task computes, each grid point's parameters made when asked.
 
-    Held as the task's chunk of the grid (``grid``: each axis cut to the
-    chunk, a few values), the chunk's grid points it computes (``members``:
-    flat indices in the chunk, row-major) and their replicates (``rows``:
-    per member, which of the chunk's replicates ``start + j`` to run; None
-    for the exact cells, which have none).  Item ``i`` is (index on the whole
-    grid, parameter dict, replicates) for simulation, (index, parameter dict)
-    for exact answers: the same tuples a tuple of cells gives, but no dict is
-    held, so a plan's memory is its tasks', whatever the grid's size."""
+    Held as the grid (``grid``: a plan's tasks share the whole grid, never
+    copied; its index 0 is ``origin`` on the whole grid), the task's chunk
+    (``bounds``: ``[lo, hi)`` along each axis of the whole grid), the chunk's
+    grid points it computes (``members``: flat indices in the chunk,
+    row-major; a ``range`` where it computes them all) and their replicates
+    (``rows``: per member, which of the chunk's replicates ``start + j`` to
+    run; None for the exact cells, which have none).  Item ``i`` is (index
+    on the whole grid, parameter dict, replicates) for simulation, (index,
+    parameter dict) for exact answers: the same tuples a tuple of cells
+    gives, but nothing is held per grid point, so a plan's memory is a few
+    numbers a task, whatever the grid's size.  Pickled (sent to a worker or
+    a scheduler), it carries its chunk of the grid only
+    (:meth:`ResolvedGrid.chunk`: the task's few values)."""
 
-    def __init__(self, grid: ResolvedGrid, lows: tuple[int, ...], members: np.ndarray,
-                 start: int = 0, rows: np.ndarray | None = None) -> None:
-        self.grid, self.lows, self.members, self.start = grid, lows, members, start
+    def __init__(self, grid: ResolvedGrid, bounds: tuple[tuple[int, int], ...], members: Sequence[int],
+                 start: int = 0, rows: np.ndarray | None = None, origin: tuple[int, ...] | None = None) -> None:
+        self.grid, self.bounds, self.start = grid, tuple(bounds), start
+        self.origin = origin or (0,) * len(self.bounds)
+        self.extent = tuple(hi - lo for lo, hi in self.bounds)
+        size = int(np.prod(self.extent, dtype=np.int64))
+        self.members = range(size) if len(members) == size else members  # sorted and distinct: all of them
         self.rows = rows if rows is None or not rows.all() else np.ones((1, rows.shape[1]), dtype=bool)
+
+    def __reduce__(self):
+        """Pickled with the grid cut to the chunk: a worker gets the task's values, not the grid's."""
+        inside = tuple((lo - o, hi - o) for (lo, hi), o in zip(self.bounds, self.origin))
+        lows = tuple(lo for lo, _ in self.bounds)
+        return Cells, (self.grid.chunk(inside), self.bounds, self.members, self.start, self.rows, lows)
 
     def __len__(self) -> int:
         return len(self.members)
@@ -56,9 +71,9 @@ class Cells(Sequence):
     def __getitem__(self, item):
         if isinstance(item, slice):
             return [self[i] for i in range(*item.indices(len(self)))]
-        local = tuple(int(k) for k in np.unravel_index(int(self.members[item]), self.grid.shape))
-        index, params = self.grid._point(local)
-        index = tuple(lo + k for lo, k in zip(self.lows, index))
+        local = np.unravel_index(int(self.members[item]), self.extent)
+        index = tuple(lo + int(k) for (lo, _), k in zip(self.bounds, local))
+        _, params = self.grid._point(tuple(i - o for i, o in zip(index, self.origin)))
         if self.rows is None:
             return index, params
         row = self.rows[item if len(self.rows) > 1 else 0]
@@ -156,7 +171,7 @@ def plan_exact(spec: Spec, exact_done: np.ndarray | None = None) -> list[ExactTa
         bounds = chunk_bounds(index, chunks, shape)
         part = todo[tuple(slice(lo, hi) for lo, hi in bounds)].ravel()
         members = np.flatnonzero(part).astype(np.int32)
-        cells = Cells(grid.chunk(bounds), tuple(lo for lo, _ in bounds), members)
+        cells = Cells(grid, bounds, members)
         tasks.append(ExactTask(tuple(int(i) for i in index), cells, bounds, len(members) < part.size))
     return tasks
 
@@ -230,8 +245,11 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
     block order.  Linear in the number of cells.
     """
     shape, slots, block, chunks = spec.shape, spec.slots, spec.block, spec.task_grid
-    want = np.full(shape, spec.replicates, dtype=np.int64) if wanted is None else np.asarray(wanted)
-    todo = np.arange(slots) < want[..., None]
+    if wanted is None:  # every point's first replicates: no per-point count (80 MB at 10^7 points)
+        todo = np.zeros((*shape, slots), dtype=bool)
+        todo[..., :spec.replicates] = True
+    else:
+        todo = np.arange(slots) < np.asarray(wanted)[..., None]
     stored = np.zeros(todo.shape, dtype=bool) if done is None else np.asarray(done, dtype=bool)
     todo &= ~stored
     grid = spec.resolved_points()
@@ -243,7 +261,7 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
         region = (*(slice(lo, hi) for lo, hi in bounds), slice(start, stop))
         part = todo[region].reshape(-1, stop - start)  # the chunk's points in row-major order
         members = np.flatnonzero(part.any(axis=1)).astype(np.int32)
-        cells = Cells(grid.chunk(bounds), tuple(lo for lo, _ in bounds), members, start, part[members])
+        cells = Cells(grid, bounds, members, start, part[members])
         tasks.append(Task(tuple(int(i) for i in index), start, stop, cells, bounds, bool(stored[region].any())))
     return tasks
 

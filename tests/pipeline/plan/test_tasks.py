@@ -60,31 +60,39 @@ def test_wanted_replicates_leave_the_rest_of_a_chunk_missing(spec):
         ((0, 0), 0, [(0, 1)]), ((0, 0), 2, [(2,)])]
 
 
-def test_a_plan_holds_no_parameters_per_grid_point():
-    """A task's cells make each point's parameters when read, from its own
-    chunk of the grid: a plan of 10^5 grid points in 10 tasks holds a few
-    values per task, not a dict per point (the client's memory at 10^6-10^7
-    points), and its cells are the points' as the spec resolves them."""
+def test_a_plan_holds_nothing_per_grid_point():
+    """A task's cells make each point's parameters when read, from the grid
+    every task of the plan shares: a plan of 10^5 grid points in 10 tasks
+    holds a few numbers per task, neither a dict per point (the client's
+    memory at 10^6-10^7 points) nor a copy of its chunk's axis values or an
+    index per point (0.4 MB here, 0.3 GB a plan at 10^7 points); pickled, a
+    task carries its chunk of the grid only; its cells are the points' as
+    the spec resolves them, simulation and exact alike."""
     import pickle
     import tracemalloc
 
+    from boardsweep.pipeline.plan.tasks import plan_exact
     from specs import spec_toml
 
     sides = list(range(2, 12))
     text = spec_toml("hk_monopoly", grid={"dice_sides": sides, "rounds": list(range(1, 10_001))},
                      run={"replicates": 1, "games": 1}, tasks={"points_per_task": 10_000})
     spec = parse_spec(text, "many.toml")
-    tracemalloc.start()
-    try:
-        before = tracemalloc.take_snapshot()
-        tasks = plan_tasks(spec)
-        held = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename"))
-    finally:
-        tracemalloc.stop()
-    assert len(tasks) == 10 and sum(len(t.cells) for t in tasks) == 100_000
-    assert held < 2_000_000, held  # a dict per point: ~50 MB; the tasks' member indices: 0.4 MB
-    assert len(pickle.dumps(tasks[3])) < 100_000  # a worker is sent the task's chunk of the grid, not the grid
     points = spec.resolved_points()
-    for task, i in ((tasks[0], 0), (tasks[3], 4_321), (tasks[9], 9_999)):
-        index, params, reps = task.cells[i]
-        assert (index, params) == points[task.index[0] * 10_000 + i] and reps == (0,)
+    for plan in (plan_tasks, plan_exact):
+        tracemalloc.start()
+        try:
+            before = tracemalloc.take_snapshot()
+            tasks = plan(spec)
+            held = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename"))
+        finally:
+            tracemalloc.stop()
+        assert len(tasks) == 10 and sum(len(t.cells) for t in tasks) == 100_000
+        assert held < 100_000, held  # a dict per point: ~50 MB; an index and an axis value per point: 0.4 MB
+        sent = pickle.loads(pickle.dumps(tasks[3]))
+        assert len(pickle.dumps(tasks[3])) < 50_000  # the chunk's 10^4 values, not the grid's
+        for task in (tasks[0], tasks[3], sent, tasks[9]):
+            for i in (0, 4_321, 9_999):
+                assert task.cells[i][:2] == points[task.index[0] * 10_000 + i]
+                assert task.cells[i][2:] == (((0,),) if plan is plan_tasks else ())
+        assert sent == tasks[3] and list(sent.cells) == list(tasks[3].cells)
