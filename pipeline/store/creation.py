@@ -18,7 +18,7 @@ import zarr
 from . import integers, manifests, metadata
 from .chunkfiles import PACKED_SEPARATOR
 from ..errors import StoreMismatch
-from .identity import check_labels, fixed_width_text, read_attrs
+from .identity import check_labels, data_types, fixed_width_text, read_attrs
 from .schema import template
 from .zarr_private import quiet
 from ..spec.parse import Spec
@@ -188,17 +188,9 @@ def rebuild_root(url: str, spec: Spec) -> str:
 def _int64_where_float(url: str, names: list[str]) -> list[str]:
     """The arrays among ``names`` (float64 integers in this format,
     :mod:`.integers`) that the store at ``url`` holds as integers (format 5
-    and before): what says a store's format where its root metadata is lost."""
-    fs, root = fsspec.core.url_to_fs(url)
-    found = []
-    for name in names:
-        try:
-            kind = json.loads(fs.cat_file(f"{root}/{name}/zarr.json")).get("data_type")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(kind, str) and kind.startswith(("int", "uint")):
-            found.append(name)
-    return found
+    and before)."""
+    return [name for name, kind in data_types(url, names).items()
+            if isinstance(kind, str) and kind.startswith(("int", "uint"))]
 
 
 def _plain(value):

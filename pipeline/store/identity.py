@@ -28,7 +28,7 @@ from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan.tasks import SEED_SCHEME
 from ..spec.parse import Spec
 
-__all__ = ["check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line"]
+__all__ = ["check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line"]
 
 
 
@@ -248,20 +248,26 @@ def check_spec(url: str, spec: Spec, attrs: Mapping[str, Any] | None = None) -> 
         )
 
 
+def data_types(url: str, names: list[str]) -> dict[str, Any]:
+    """Each readable array's ``data_type`` among ``names``, as its own
+    ``zarr.json`` declares it (arrays whose metadata cannot be read are left
+    out): what says a store's format where its root metadata is lost."""
+    fs, root = fsspec.core.url_to_fs(url)
+    found = {}
+    for name in names:
+        try:
+            found[name] = json.loads(fs.cat_file(f"{root}/{name}/zarr.json")).get("data_type")
+        except (OSError, ValueError, AttributeError):
+            continue
+    return found
+
+
 def fixed_width_text(url: str, names: list[str]) -> list[str]:
     """The arrays among ``names`` that hold text in zarr-python's
     ``fixed_length_utf32`` (store formats 2 to 4; format 5 writes zarr's
-    ``string``): what says a store's format where its root metadata is lost."""
-    fs, root = fsspec.core.url_to_fs(url)
-    found = []
-    for name in names:
-        try:
-            kind = json.loads(fs.cat_file(f"{root}/{name}/zarr.json")).get("data_type")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(kind, dict) and kind.get("name") == "fixed_length_utf32":
-            found.append(name)
-    return found
+    ``string``)."""
+    return [name for name, kind in data_types(url, names).items()
+            if isinstance(kind, dict) and kind.get("name") == "fixed_length_utf32"]
 
 
 def check_writable(url: str, attrs: Mapping[str, Any] | None = None) -> None:
