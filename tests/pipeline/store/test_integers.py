@@ -20,14 +20,14 @@ import pytest
 import xarray as xr
 import zarr
 
-from boardsweep.pipeline.cli.commands import main
 from boardsweep.pipeline.errors import IntegerTooLarge
 from boardsweep.pipeline.run import verify
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import chunkfiles, integers, load_sweep, open_sweep, packing, read_array
 
-from specs import spec_toml  # tests/support is on sys.path
+from clirun import run_cli  # tests/support is on sys.path
+from specs import spec_toml
 
 FORMAT5 = Path(__file__).resolve().parents[2] / "support" / "old_stores" / "format5_hk_monopoly.zarr"
 
@@ -38,14 +38,6 @@ SPEC = spec_toml("hk_monopoly", name="format5_hk", seed=3, checkpoints={"count":
 
 #: hk_monopoly's integer variables over seats: missing where a seat does not play.
 SEATED = ["wins", "ties", "money", "retired", "properties"]
-
-
-def main_rc(argv) -> int:
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +123,7 @@ def test_query_answers_format_5_and_format_6_alike(pair, capsys):
     old, new = pair
     outputs = []
     for store in (old, new):
-        assert main_rc(["query", str(store), "--format", "json"]) == 0
+        assert run_cli(*["query", str(store), "--format", "json"]) == 0
         outputs.append(json.loads(capsys.readouterr().out))
     assert outputs[0] == outputs[1] and outputs[0]
 
@@ -151,7 +143,7 @@ def test_a_run_refuses_to_resume_or_grow_a_format_5_store_in_one_line(pair, tmp_
     spec.write_text(SPEC.replace("replicates = 2", "replicates = 4"))
     before = _files(old)
     for extra in ([], ["--extend"]):
-        assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1", *extra]) == 2
+        assert run_cli(*["-q", "run", str(spec), "--store", str(old), "--workers", "1", *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "store format 5" in err[0] and "format 6" in err[0] and "--overwrite" in err[0], err
     assert _files(old) == before
@@ -208,7 +200,7 @@ def test_a_format_5_store_that_lost_its_root_metadata_is_refused_not_rebuilt_as_
     spec = tmp_path / "old.toml"
     spec.write_text(SPEC)
     before = _files(old)
-    assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
+    assert run_cli(*["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "older store format" in err[0] and "int64" in err[0] and "--overwrite" in err[0], err
     assert _files(old) == before

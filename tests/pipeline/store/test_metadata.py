@@ -10,13 +10,13 @@ import pytest
 import xarray as xr
 
 from boardsweep.core.games import get_game
-from boardsweep.pipeline.cli.commands import main
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.store import load_sweep, open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store.metadata import STORE_FORMAT
 
-from specs import spec_toml  # tests/support is on sys.path
+from clirun import run_cli  # tests/support is on sys.path
+from specs import spec_toml
 
 SPEC = spec_toml(
     "monopoly", name="meta", seed=11,
@@ -65,7 +65,7 @@ def test_store_metadata_read_with_plain_xarray(tmp_path, write_spec, cluster2, c
                                .isel(checkpoint=-1, replicate=0))
 
     # status: one task of 4 ran; exact answers: stored / none exists, never "yes" for NaN
-    assert main_rc(["status", str(store), "--format", "json"]) == 1  # incomplete: exit 1
+    assert run_cli(*["status", str(store), "--format", "json"]) == 1  # incomplete: exit 1
     status = json.loads(capsys.readouterr().out)
     states = {(p["dice_sides"], p["deck_policy"]): p["exact"] for p in status["points"]}
     assert states[(4, "independent")] == "stored" and states[(6, "independent")] == "stored"
@@ -84,20 +84,12 @@ def test_status_says_not_computed_yet(tmp_path, write_spec, capsys):
     path = write_spec(SPEC)
     store = tmp_path / "empty.zarr"
     create_store(str(store), parse_spec(SPEC, str(path)))
-    assert main_rc(["status", str(store), "--format", "json"]) == 1  # incomplete: exit 1
+    assert run_cli(*["status", str(store), "--format", "json"]) == 1  # incomplete: exit 1
     status = json.loads(capsys.readouterr().out)
     assert {p["exact"] for p in status["points"]} == {"pending"}
-    assert main_rc(["status", str(store)]) == 1
+    assert run_cli(*["status", str(store)]) == 1
     assert "not yet" in capsys.readouterr().out
     assert np.all(xr.open_zarr(store)["exact_done"].values == 0)
-
-
-def main_rc(argv) -> int:
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 # --- Plain tools on real stores of every game: xarray, matplotlib, netCDF, cf_xarray ------------------------------
@@ -134,13 +126,13 @@ def stores(tmp_path_factory, cluster2):
 def test_summary_headers_and_query_sel_on_real_stores(stores, tmp_path, cluster2, capsys):
     spec = tmp_path / "stb.toml"
     spec.write_text(SPECS["shut_the_box"])
-    assert main_rc(["run", str(spec), "--store", str(stores["shut_the_box"]), "--scheduler", cluster2]) == 0
+    assert run_cli(*["run", str(spec), "--store", str(stores["shut_the_box"]), "--scheduler", cluster2]) == 0
     out = capsys.readouterr().out
     assert "rollss" not in out  # the summary itself leads with the headlines now (tests/pipeline/analysis/test_headlines.py)
     # several values of one axis, as one option or repeated
     store = str(stores["monopoly"])
     for sels in (["--sel", "dice_sides=6,4"], ["--sel", "dice_sides=6", "--sel", "dice_sides=4"]):
-        assert main_rc(["query", store, *sels, "--sel", "deck_policy=independent", "--format", "json",
+        assert run_cli(*["query", store, *sels, "--sel", "deck_policy=independent", "--format", "json",
                         "--top", "1"]) == 0
         rows = json.loads(capsys.readouterr().out)
         assert [(r["dice_sides"], r["deck_policy"]) for r in rows] == [(6, "independent"), (4, "independent")]
@@ -307,13 +299,13 @@ def test_a_format_2_store_written_by_the_previous_release_is_read(tmp_path, caps
         assert ds.attrs["exact_variables"] == ["exact_expected_rolls", "exact_variance_rolls", "exact_pmf"]
         assert "expected_rolls" not in ds and not [n for n in ds.variables if "boardsweep_layout" in ds[n].attrs]
         np.testing.assert_allclose(ds["exact_expected_rolls"].values, raw["expected_rolls"].values, rtol=1e-12)
-    assert main_rc(["status", str(old)]) == 0
+    assert run_cli(*["status", str(old)]) == 0
     capsys.readouterr()
-    assert main_rc(["query", str(old), "--format", "json"]) == 0
+    assert run_cli(*["query", str(old), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)
     spec = tmp_path / "old.toml"
     spec.write_text(raw.attrs["spec_text"])
-    assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
+    assert run_cli(*["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "store format 2" in err[0] and "--overwrite" in err[0]
 
@@ -333,11 +325,11 @@ def test_an_old_format_store_is_read_but_not_written(stores, tmp_path, capsys):
     group.attrs["variables"] = attrs.pop("simulated_variables")  # format 1 named them so
     del group.attrs["simulated_variables"], group.attrs["boardsweep_format"]
     zarr.consolidate_metadata(str(old))
-    assert main_rc(["query", str(old), "--format", "json", "--top", "1"]) == 0
+    assert run_cli(*["query", str(old), "--format", "json", "--top", "1"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 4
     spec = tmp_path / "stb.toml"
     spec.write_text(SPECS["shut_the_box"])
-    assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
+    assert run_cli(*["-q", "run", str(spec), "--store", str(old), "--workers", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "store format 1" in err[0] and "--overwrite" in err[0]
 
@@ -354,12 +346,12 @@ def test_a_store_with_fixed_width_text_is_read_but_not_resumed(stores, tmp_path,
     group = zarr.open_group(str(old), mode="r+")
     group.attrs["boardsweep_format"] = older
     zarr.consolidate_metadata(str(old))
-    assert main_rc(["query", str(old), "--format", "json", "--top", "1"]) == 0
+    assert run_cli(*["query", str(old), "--format", "json", "--top", "1"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 4
     spec = tmp_path / "stb.toml"
     spec.write_text(SPECS["shut_the_box"].replace("replicates = 2", "replicates = 4"))
     for extra in ([], ["--extend"]):
-        assert main_rc(["-q", "run", str(spec), "--store", str(old), "--workers", "1", *extra]) == 2
+        assert run_cli(*["-q", "run", str(spec), "--store", str(old), "--workers", "1", *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"store format {older}" in err[0] and "--overwrite" in err[0], err
 
