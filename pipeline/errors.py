@@ -23,7 +23,7 @@ __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLos
            "JobsNotStarted", "StoreMismatch", "GrowRefused", "UnknownFormat", "RootDamaged", "StoreDamaged",
            "ChunkUnreadable", "LayoutError", "StoreLocked", "NoExclusiveCreate", "StoreUnreachable",
            "ReportFolderError", "TooLarge", "BadSchedulerAddress", "OutputInvalid", "StoreIncomplete", "NotInWorker",
-           "ArgumentTypeError", "NotASweep", "ReportDiskFull", "StoreBeingRewritten", "IntegerTooLarge", "causes", "disk_full", "overdue",
+           "ArgumentTypeError", "NotASweep", "ReportDiskFull", "StoreBeingRewritten", "IntegerTooLarge", "ArraysMissing", "causes", "disk_full", "overdue",
            "one_line", "contained", "expect_flag", "INTERRUPTION_REPORTED"]
 
 #: Set once the command has printed its interruption's line (:mod:`boardsweep.pipeline.cli.entry`'s
@@ -291,3 +291,8 @@ class IntegerTooLarge(Fault):
     """An integer above 2**53 for an array the store keeps as float64 (a
     masked integer, store format 6), which float64 does not hold exactly:
     one line naming the array and the value, nothing written."""
+
+
+class ArraysMissing(StoreDamaged):
+    """A read of a store found arrays its root metadata names missing: a run
+    creating or packing the store as it was read (read again), or damage."""

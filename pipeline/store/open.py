@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import fsspec
 import numpy as np
@@ -24,7 +24,7 @@ from .metadata import exact_renames, simulated_variables
 from .owner import Store
 from .layout import JOURNAL
 from .lock import StoreLock
-from ..errors import ArgumentTypeError, StoreBeingRewritten, StoreLocked, expect_flag
+from ..errors import ArgumentTypeError, ArraysMissing, StoreBeingRewritten, StoreLocked, expect_flag
 from ..words import python_value
 
 __all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks"]
@@ -66,7 +66,12 @@ def open_sweep(
         return load_sweep(st, check=check, sel=sel)
     if check:
         st.assert_intact()
-    raw = st.open_raw()
+    return _steadily(st, lambda: _open(st, chunks))
+
+
+def _open(st: Store, chunks: Mapping[str, int] | None) -> xr.Dataset:
+    """:func:`open_sweep`'s one opening of the store: the done masks read now, the data when computed."""
+    raw = _whole(st.open_raw(), st.url)
     chunks = dict(chunks or read_chunks(raw))
     data = {}
     for name in _masks_first(raw):  # the masks read now, the data when computed: after them
@@ -182,12 +187,21 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     st = _opened(url)
     if check:
         st.assert_intact()
+    return _steadily(st, lambda: _load(st, sel))
+
+
+def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
+    """``read()`` of the store ``st`` done while its layout held still
+    (:func:`_steady`): read again after a short wait where a run packed,
+    unpacked or grew it meanwhile (a variable moved away is missing from
+    the read, or reads as its fill value), and
+    :class:`StoreBeingRewritten` where it never held still."""
     for wait in (*_REREAD_WAITS_S, None):
         before = _layout_stamp(st.url)
         try:
-            ds = _load(st, sel)
-        except (KeyError, ValueError, OSError, TypeError):
-            if wait is None or _steady(st.url, before):
+            ds = read()
+        except (KeyError, ValueError, OSError, TypeError) as exc:
+            if wait is None or (_steady(st.url, before) and not _being_made(exc, st.url)):
                 raise  # the store did not change under the read: the error is the store's own
         else:
             if _steady(st.url, before):
@@ -205,6 +219,27 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
 #: :func:`load_sweep` read it (a run packing it as it completes, unpacking
 #: or growing it as it starts): about 5 s in all.
 _REREAD_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.2, 1.2, 1.2)
+
+
+def _whole(raw: xr.Dataset, url: str) -> xr.Dataset:
+    """``raw`` where it holds every array its root metadata names, else
+    :class:`ArraysMissing` naming them (a store read while a run creates
+    it, its arrays one by one, or moves them as it packs: never a Dataset
+    with ``done`` and without ``counts``)."""
+    if "spec_canonical" not in raw.attrs:  # its attributes are written once its arrays are made
+        raise ArraysMissing(f"store {url}: its root metadata does not describe a sweep yet (a run creating it, "
+                            "or not a boardsweep store)")
+    names = ["done", *simulated_variables(raw.attrs), *raw.attrs.get("exact_variables", [])]
+    missing = [n for n in names if n not in raw.variables]
+    if missing:
+        raise ArraysMissing(f"store {url}: arrays {', '.join(map(repr, missing))} named by its root metadata "
+                            "are missing (a run creating or packing it, or damage)")
+    return raw
+
+
+def _being_made(exc: BaseException, url: str) -> bool:
+    """Whether ``exc`` is arrays missing from a store a live run holds (creating it: read again)."""
+    return isinstance(exc, ArraysMissing) and _run_holds(url)
 
 
 def _layout_stamp(url: str) -> tuple[bool, bytes | None]:
@@ -228,19 +263,22 @@ def _steady(url: str, before: tuple[bool, bytes | None]) -> bool:
     after = _layout_stamp(url)
     if after != before:
         return False
-    if not after[0]:
-        return True
+    return not after[0] or not _run_holds(url)
+
+
+def _run_holds(url: str) -> bool:
+    """Whether a live run holds the store's lock (or is writing its lock record, starting)."""
     lock = StoreLock(url)
     holder = lock.holder()
     try:
-        return holder is None or lock._stale(holder)
+        return holder is not None and not lock._stale(holder)
     except StoreLocked:  # a lock record being written: a run is starting
-        return False
+        return True
 
 
 def _load(st: Store, sel: Mapping[str, Any] | None) -> xr.Dataset:
     """:func:`load_sweep`'s one read of the store, done masks first."""
-    raw = st.open_raw()
+    raw = _whole(st.open_raw(), st.url)
     axes = [a for a in raw.attrs.get("grid_axes", []) if a in raw.dims]
     picked = {a: raw.get_index(a).get_indexer(_values(v)) for a, v in (sel or {}).items()}
     if any((p < 0).any() for p in picked.values()):

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from boardsweep.pipeline.store.open import mask
@@ -69,3 +70,42 @@ def test_open_sweep_in_a_fresh_process_imports_no_distributed(tmp_path):
     assert out.returncode == 0, out.stderr
     count, imported = out.stdout.split()
     assert int(count) > 5 and imported == "False"
+
+
+def _unconsolidated_without(store: Path, name: str) -> None:
+    """``store`` as a reader may find it while a run lays it out: its root
+    metadata not consolidated, and the array ``name`` moved away."""
+    import json
+
+    root = store / "zarr.json"
+    meta = json.loads(root.read_text())
+    meta.pop("consolidated_metadata", None)
+    root.write_text(json.dumps(meta))
+    shutil.move(str(store / name), str(store.parent / f"{name}.away"))
+
+
+@pytest.mark.parametrize("read", ["load_sweep", "open_sweep"])
+def test_a_store_missing_an_array_its_root_names_is_refused_never_read_without_it(tmp_path, read):
+    """A read that lists the store's arrays while one is moved away (a run
+    creating or packing it) once returned a Dataset with ``done`` and no
+    ``counts``: now it names the missing array in one line."""
+    import boardsweep
+    from boardsweep.pipeline.errors import ArraysMissing
+
+    store = tmp_path / "sweep.zarr"
+    shutil.copytree(OLD_STORE, store)
+    _unconsolidated_without(store, "wins")
+    with pytest.raises(ArraysMissing, match="arrays 'wins' named by its root metadata are missing"):
+        getattr(boardsweep, read)(str(store), check=False)
+
+
+def test_a_zarr_group_that_is_no_sweep_yet_is_refused(tmp_path):
+    """A run writes the root's attributes first, then its arrays: a group
+    without them (not a sweep, or one a run has only begun) is refused."""
+    import boardsweep
+    import zarr
+    from boardsweep.pipeline.errors import ArraysMissing
+
+    zarr.open_group(str(tmp_path / "g.zarr"), mode="w", zarr_format=3)
+    with pytest.raises(ArraysMissing, match="does not describe a sweep"):
+        boardsweep.load_sweep(str(tmp_path / "g.zarr"), check=False)
