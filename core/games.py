@@ -118,7 +118,12 @@ class Game:
         ``"replicate_exact"(params, seed, run_shape) -> {exact variable: array}``,
         the exact answer of the random environment (e.g. deck shuffles) that the
         replicate with this seed played; ``"modal"(frequency) -> str``, the
-        game's short name for the most frequent labels (PE84's modal string).
+        game's short name for the most frequent labels (PE84's modal string);
+        ``"compiled_code"(params, run_shape) -> {unit: cached}``, the units
+        of compiled code a simulation at ``params`` runs, each with whether
+        numba's disk cache holds it, and ``"compile_code"(unit)``, compiling
+        one there: a run's start compiles the units missing in parallel
+        processes (:mod:`boardsweep.pipeline.run.warm`).
     coords_fn : callable, optional
         ``coords_fn(params) -> coords`` where labels depend on parameters.
     ratios : dict of Ratio

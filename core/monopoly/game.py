@@ -10,6 +10,7 @@ from ..games import Game, Headline, ParameterError, Variable
 
 from .board import LOCATIONS, US_NAMES, modal_string
 from .exact import expected_counts, long_run_frequency
+from .kernel import compile_code, compiled_code
 from .replay import replay
 from .rules import PARAMS, Rules
 from .simulate import deck_orders, simulate
@@ -140,6 +141,8 @@ GAME = Game(
         "replicate_exact": replicate_exact,
         "asymptotic_variance": asymptotic_variance_params,
         "no_exact_reason": no_exact_reason,
+        "compiled_code": compiled_code,
+        "compile_code": compile_code,
     },
     label_names={"location": US_NAMES + ("In Jail (held in jail, not just visiting)",)},
     headlines=(

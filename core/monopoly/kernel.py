@@ -33,7 +33,13 @@ players and for a throw column that is the pair of faces itself (``direct``)
 or looked up, as closure constants: the branches that do not apply vanish.
 The closure holds only these three booleans, so numba's on-disk cache finds
 it again in a new process (a closure over a jitted function gets a new cache
-key in every process, and is compiled again each time).
+key in every process, and is compiled again each time).  Each variant is
+named apart (:func:`variant_name`), so it has cache files of its own: numba
+updates a function's cache index by reading it, adding an entry and writing
+it back, and numbers the new entry's data file from what it read, so two
+processes saving two variants of one function at once could leave one
+variant's entry naming the other's code.  Every other kernel function
+compiles for one signature only, which two processes save alike.
 """
 
 from __future__ import annotations
@@ -46,10 +52,14 @@ from numba import njit, uint64
 
 from ..rng import below, game_state, shuffle, xoshiro
 
+from .rules import Rules
 from .tables import CODE_BIT as _CODE_BIT
 from .tables import USED_BIT as _USED_BIT
+from .tables import builders as _table_builders
+from .tables import direct_columns, transition_tables
 
-__all__ = ["LANES", "BATCH", "deck_advance", "kernel_for", "run_kernel"]
+__all__ = ["LANES", "BATCH", "deck_advance", "kernel_for", "run_kernel", "variant_name", "variant",
+           "compiled_code", "compile_code"]
 
 LANES = 32  # games played side by side: 4 vectors of 8 streams, enough loads in flight
 BATCH = 16  # rolls of every lane drawn at once
@@ -85,13 +95,6 @@ def deck_advance(n_cc: int, n_ch: int) -> np.ndarray:
     """
     i, j, used = np.meshgrid(np.arange(n_cc), np.arange(n_ch), np.arange(4), indexing="ij")
     return (((i + (used & 1)) % n_cc) * n_ch + (j + (used >> 1)) % n_ch).ravel().astype(np.int16)
-
-
-@njit(cache=True, nogil=True)
-def _swap_rows(a, b, arr):
-    """Exchange rows ``a`` and ``b`` of a 2-d array (columns of ``rng``-like arrays: use .T)."""
-    for j in range(arr.shape[1]):
-        arr[a, j], arr[b, j] = arr[b, j], arr[a, j]
 
 
 @njit(cache=True, inline="always")
@@ -185,11 +188,14 @@ def _play(rolls, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base
 @njit(cache=True, inline="always")
 def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k):
     """Lane ``lane``'s run is over: lane ``last`` (the last one still playing) takes its place."""
-    for i in range(4):  # a loop, not _swap_rows(rng.T): one specialisation less to compile
+    for i in range(4):  # loops, not a jitted helper: no function of its own to compile (one per dtype)
         rng[i, lane], rng[i, last] = rng[i, last], rng[i, lane]
-    _swap_rows(lane, last, hist)
-    _swap_rows(lane, last, wait)
-    _swap_rows(lane, last, dk)
+    for j in range(hist.shape[1]):
+        hist[lane, j], hist[last, j] = hist[last, j], hist[lane, j]
+    for j in range(wait.shape[1]):
+        wait[lane, j], wait[last, j] = wait[last, j], wait[lane, j]
+    for j in range(dk.shape[1]):
+        dk[lane, j], dk[last, j] = dk[last, j], dk[lane, j]
     for arr in (base, head, deck, ended, target, k):
         arr[lane], arr[last] = arr[last], arr[lane]
 
@@ -211,6 +217,25 @@ def _add_hist(out_hist, at, hist, lane):
         out_hist[at, code] += hist[lane, code]
 
 
+@njit(cache=True, inline="always")
+def _zeroed(arr):
+    """``arr`` (1-d) set to 0 by a loop: ``np.zeros`` compiles an allocation
+    and a fill of its own for every data type and dimension (about 0.35 s of
+    a first run for the kernel's arrays), ``np.empty`` only the allocation."""
+    for i in range(arr.shape[0]):
+        arr[i] = 0
+    return arr
+
+
+@njit(cache=True, inline="always")
+def _zeroed2(arr):
+    """``arr`` (2-d) set to 0 by a loop (see :func:`_zeroed`)."""
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            arr[i, j] = 0
+    return arr
+
+
 _MADE = threading.Lock()
 
 
@@ -225,7 +250,6 @@ def kernel_for(shuffled: bool, several: bool, direct: bool):
 def run_kernel(shuffled: bool, several: bool, direct: bool):
     """The kernel compiled for these closure constants (see the module docstring)."""
 
-    @njit(cache=True, nogil=True)
     def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_scaled,
              shuffle_decks, adv, out_hist, tmp):
         """Play the run; add each game's code histogram at turn ``checkpoints[k]`` to
@@ -236,20 +260,20 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
         share no memory with any other; a stream's state passed in would cost
         runs of few games a fifth of their speed)."""
         n_pairs = pair_col.shape[0]
-        lanes = min(LANES, games)
+        lanes = LANES if games > LANES else games  # not min(): one overload less to compile
         n_decks = cc_types.shape[0] * ch_scaled.shape[0] if shuffled else 0
-        rng = np.zeros((4, LANES), dtype=np.uint64)
-        hist = np.zeros((LANES, out_hist.shape[1]), dtype=np.int64)  # a lane's codes side by side
-        wait = np.zeros((LANES, max(players - 1, 1)), dtype=np.int64)  # states * n_cols
-        dk = np.zeros((LANES, n_decks), dtype=np.int16)  # small: 32 lanes' decks in the L1 cache
-        cols = np.zeros(BATCH * LANES, dtype=np.int32)  # int32: 16 columns to a vector store
-        cards = np.zeros(BATCH * LANES, dtype=np.int32)
-        base = np.zeros(LANES, dtype=np.int64)  # the rolling token's state * n_cols
-        head = np.zeros(LANES, dtype=np.int64)
-        deck = np.zeros(LANES, dtype=np.int64)
-        ended = np.zeros(LANES, dtype=np.int64)  # player turns ended, their next target, the next checkpoint
-        target = np.zeros(LANES, dtype=np.int64)
-        k = np.zeros(LANES, dtype=np.int64)
+        rng = np.empty((4, LANES), dtype=np.uint64)  # empty: each lane's row written before it is read
+        hist = _zeroed2(np.empty((LANES, out_hist.shape[1]), dtype=np.int64))  # a lane's codes side by side
+        wait = _zeroed2(np.empty((LANES, players - 1 if players > 1 else 1), dtype=np.int64))  # states * n_cols
+        dk = np.empty((LANES, n_decks), dtype=np.int16)  # small: 32 lanes' decks in the L1 cache
+        cols = np.empty(BATCH * LANES, dtype=np.int32)  # int32: 16 columns to a vector store
+        cards = np.empty(BATCH * LANES, dtype=np.int32)
+        base = _zeroed(np.empty(LANES, dtype=np.int64))  # the rolling token's state * n_cols
+        head = _zeroed(np.empty(LANES, dtype=np.int64))
+        deck = _zeroed(np.empty(LANES, dtype=np.int64))
+        ended = _zeroed(np.empty(LANES, dtype=np.int64))  # player turns ended, their next target, the next checkpoint
+        target = np.empty(LANES, dtype=np.int64)
+        k = _zeroed(np.empty(LANES, dtype=np.int64))
         for lane in range(lanes):
             _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
             target[lane] = checkpoints[0] * players
@@ -261,7 +285,7 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
             _play(block, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base, hist,
                   wait, head, dk, deck, adv, shuffled, several, direct)
             _count_ended(hist, lanes, ended)
-            lane = np.int64(0)  # not a literal 0: _start and _swap_rows compile for int64 lanes only
+            lane = np.int64(0)  # not a literal 0: _start compiles for int64 lanes only
             while lane < lanes:
                 if ended[lane] < target[lane]:
                     lane += 1
@@ -280,4 +304,56 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                     continue
                 _reset(lane, hist, wait, base, head, deck, ended, k, target, checkpoints[0] * players)
 
-    return _run
+    _run.__qualname__ = variant_name(shuffled, several, direct)  # numba's cache files are named after it
+    return njit(cache=True, nogil=True)(_run)
+
+
+def variant_name(shuffled: bool, several: bool, direct: bool) -> str:
+    """The qualified name of a variant's kernel, and so of its files in numba's cache."""
+    return "run_kernel.<locals>._run_" + "_".join((("independent", "shuffled")[shuffled], ("one", "several")[several],
+                                                   ("columns", "direct")[direct]))
+
+
+def variant(rules: Rules, players: int) -> tuple[bool, bool, bool]:
+    """The closure constants of the kernel that plays ``rules`` with ``players`` tokens:
+    (shuffled decks, several players, throw column = pair of faces)."""
+    return rules.shuffled, players > 1, direct_columns(rules.dice_sides)
+
+
+def compiled_code(params: dict, run_shape: dict) -> dict[tuple, bool]:
+    """The game interface's ``extras["compiled_code"]``: the units of numba
+    code a simulation at ``params`` runs (the tables' builders, its kernel
+    variant), each with whether numba's disk cache holds it.  Each of their
+    functions compiles for one signature, so a cache index that loads
+    non-empty holds it (numba drops an index when its source or numba's
+    version changed)."""
+    key = variant(Rules.from_params(params), run_shape["players"])
+    return {_TABLES: all(_in_cache(f) for f in _table_builders()), ("kernel", *key): _in_cache(run_kernel(*key))}
+
+
+def compile_code(unit: tuple) -> None:
+    """The game interface's ``extras["compile_code"]``: compile a unit of
+    :func:`compiled_code` here (numba writes its disk cache), by running it
+    on a small case with the argument types of a simulation (no game played)."""
+    if unit == _TABLES:
+        rules = Rules()
+        transition_tables(2, False, 0, False, tuple(rules.chance_cards.tolist()), tuple(rules.community_cards.tolist()))
+        return
+    _, shuffled, several, direct = unit
+    ints, words = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.uint64)
+    run_kernel(shuffled, several, direct)(words[:2].copy(), 0, 2 if several else 1, np.ones(1, dtype=np.int64), ints,
+                                          1, np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int32), ints, ints,
+                                          True, np.zeros(4, dtype=np.int16), np.zeros((1, 2), dtype=np.int64), words)
+
+
+#: The tables' builders as a unit of compiled code (:func:`compiled_code`).
+_TABLES = ("tables",)
+
+
+def _in_cache(dispatcher) -> bool:
+    """Whether numba's disk cache holds compiled code of ``dispatcher`` (numba's
+    private interface: where it has changed, True, and the code is compiled where used)."""
+    try:
+        return bool(dispatcher._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - any change of numba's internals
+        return True

@@ -33,7 +33,7 @@ from numba import njit
 from .board import IN_JAIL, N_LOCATIONS, N_SQUARES
 from .step import CC, CH, KIND, MAX_COUNTED, land, throw
 
-__all__ = ["N_STATES", "Tables", "transition_tables", "unpack", "card_types"]
+__all__ = ["N_STATES", "Tables", "transition_tables", "unpack", "card_types", "direct_columns", "builders"]
 
 N_STATES = 3 * N_SQUARES + 3
 _JAILED = 3 * N_SQUARES
@@ -58,6 +58,16 @@ def unpack(entry: int, n_cols: int) -> tuple[int, bool, bool, bool, int]:
     """(next state, turn ends, CC deck advanced, CH deck advanced, tally code) of a t2 entry."""
     return ((entry & (1 << _USED) - 1) // n_cols, bool(entry >> _CODE & 1),
             bool(entry >> _USED & 1), bool(entry >> _USED + 1 & 1), entry >> _CODE + 1)
+
+
+def direct_columns(n: int) -> bool:
+    """Whether dice of ``n`` sides give each ordered pair of faces a column of ``t1`` (the kernel skips ``pair_col``)."""
+    return n * n <= _DIRECT
+
+
+def builders() -> tuple:
+    """The compiled functions :func:`transition_tables` calls (each calls the rest)."""
+    return _throw_keys, _landing_rows
 
 
 def card_types(deck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -179,8 +189,8 @@ def transition_tables(n: int, long_jail: bool, tally: int, shuffled: bool,
     _throw_keys(keys.shape[1], long_jail, keys)
     a, b = np.divmod(np.arange(n * n), n)
     pair_col = (a + b) * 2 + (a == b)
-    if n * n <= _DIRECT:  # one column per ordered pair: the kernel skips pair_col
-        keys, pair_col = keys[:, pair_col], np.arange(n * n)
+    if direct_columns(n):  # one column per ordered pair: the kernel skips pair_col
+        keys, pair_col = np.ascontiguousarray(keys[:, pair_col]), np.arange(n * n)  # C order: one signature
     n_cols = keys.shape[1]
     cc_kinds, ch_kinds = card_types(cc)[0], card_types(ch)[0]
     arrays = _landing_arrays(cc_kinds.size * ch_kinds.size if shuffled else width)
