@@ -3,9 +3,13 @@ the short runs load or compile the same specialisations the real tasks use."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import threading
+
+import pytest
 
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.run.warm import COMPILE_CLOCK, warm_kernels
@@ -116,3 +120,60 @@ def test_a_new_stores_first_replicates_are_simulated_early_and_stored_as_compute
     other = tmp_path / "processes.zarr"
     assert run_sweep(parse_spec(text, "spec.toml"), str(other), scheduler=cluster2).complete
     assert_same_by_value(other, early)
+
+
+PARALLEL = """
+import json, os, sys, threading
+from numba.core import event
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.run import warm
+
+compiled, depth = [], threading.local()
+
+class Listener(event.Listener):  # what this process compiles, outermost functions only
+    def on_start(self, ev):
+        depth.n = getattr(depth, "n", 0) + 1
+        if depth.n == 1:
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    def on_end(self, ev):
+        depth.n -= 1
+
+event.register("numba:compile", Listener())
+spec = parse_spec(sys.stdin.read(), "parallel.toml")
+told = []
+warming = warm.WarmUp(spec, lambda: told.append(1))
+warming.head_start([])
+warming.thread.join()
+code = spec.game.extras["compiled_code"]
+points = [p for _, p in spec.resolved_points()]
+print(json.dumps({"children": [child.returncode for child in warming.compilers._children], "told": len(told),
+                  "here": [list(unit) for unit in warming.compilers._here], "compiled": compiled,
+                  "cached": all(all(code(p, spec.run_shape).values()) for p in points),
+                  "cores": len(os.sched_getaffinity(0))}))
+"""
+
+
+@pytest.mark.slow
+def test_a_cold_cache_is_compiled_by_parallel_processes(tmp_path):
+    """Issue 44: with an empty numba cache, the warm-up deals the units of
+    code missing (the tables' builders, two kernel variants) between this
+    process and child processes (one per further core): this process
+    compiles only its share, nothing twice, and loads the rest from the cache
+    the children wrote; the user is told once that kernels compile."""
+    text = spec_toml("monopoly", grid={"deck_policy": ["independent", "shuffled_cycle"], "dice_sides": [4, 6]},
+                     run={"replicates": 1, "games": 4, "turns": 100}, checkpoints={"count": 2})
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    out = subprocess.run([sys.executable, "-c", PARALLEL], input=text, capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    found = json.loads(out.stdout.splitlines()[-1])
+    assert found["cached"] and found["told"] == 1, found
+    if found["cores"] < 2:  # one core: everything compiled here, as before
+        assert found["children"] == [] and len(set(found["compiled"])) == len(found["compiled"]) == 3, found
+        return
+    processes = min(3, found["cores"])  # 3 units: one each, this process's the last dealt
+    assert found["children"] == [0] * (processes - 1) and len(found["here"]) == 1, found
+    kind, shuffled, several, direct = found["here"][0]
+    mine = f"run_kernel.<locals>._run_{('independent', 'shuffled')[shuffled]}_one_direct"
+    assert kind == "kernel" and not several and direct and found["compiled"] == [mine], found
