@@ -141,6 +141,8 @@ class Listener(event.Listener):  # what this process compiles, outermost functio
 
 event.register("numba:compile", Listener())
 spec = parse_spec(sys.stdin.read(), "parallel.toml")
+if sys.argv[1:] == ["children-compile-nothing"]:
+    spec.game.extras["compile_code"] = len  # picklable, runs, compiles nothing: here and in the children
 told = []
 warming = warm.WarmUp(spec, lambda: told.append(1))
 warming.head_start([])
@@ -177,3 +179,21 @@ def test_a_cold_cache_is_compiled_by_parallel_processes(tmp_path):
     kind, shuffled, several, direct = found["here"][0]
     mine = f"run_kernel.<locals>._run_{('independent', 'shuffled')[shuffled]}_one_direct"
     assert kind == "kernel" and not several and direct and found["compiled"] == [mine], found
+
+
+@pytest.mark.slow
+def test_children_that_compile_nothing_leave_it_to_this_process(tmp_path):
+    """A child process that does not write the cache (here: its units not
+    compiled at all) costs a wait, nothing else: this process then compiles
+    each unit where a point needs it, once."""
+    text = spec_toml("monopoly", grid={"dice_sides": [4, 6]}, run={"replicates": 1, "games": 4, "turns": 100},
+                     checkpoints={"count": 2})
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    out = subprocess.run([sys.executable, "-c", PARALLEL, "children-compile-nothing"], input=text,
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    found = json.loads(out.stdout.splitlines()[-1])
+    assert found["cached"] and found["told"] == 1, found
+    assert found["children"] == ([0] if found["cores"] >= 2 else []), found
+    assert sorted(found["compiled"]) == ["_landing_rows", "_throw_keys",
+                                         "run_kernel.<locals>._run_independent_one_direct"], found
