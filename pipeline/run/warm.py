@@ -10,15 +10,16 @@ On a new store the thread then simulates tasks until the cluster is ready
 (the head start); nothing here writes to the store: the run writes those
 results as a worker writes its own.
 
-Where numba's cache lacks some of the points' compiled code (a first run;
-games that tell it, ``extras["compiled_code"]``), :class:`Compilers` compiles
-it in child processes, one key after another, as many processes as cores:
-numba compiles one function at a time per process (its compiler lock), and
-the Python part of compiling holds the interpreter lock, which the starting
-run needs for its imports.  The children write the cache; the warm-up thread
-loads from it each point's code once its child is done, holding numba's
-compiler lock while it waits, so that no thread of this process compiles the
-same code again meanwhile.
+Where numba's disk cache lacks units of the points' compiled code (a first
+run; games that name them, ``extras["compiled_code"]``), :class:`Compilers`
+deals the missing units to as many processes as there are cores: the
+warm-up thread compiles its share, child processes the rest, writing the
+cache.  numba compiles one function at a time per process (its compiler
+lock), and the Python half of compiling holds the interpreter lock, which
+the starting run needs for its imports.  The thread then loads each point's
+code from the cache once the children compiling it are done, holding
+numba's compiler lock while it waits, so that no thread of this process
+compiles that code again meanwhile.
 
 :class:`CompileClock` measures, per thread, the time spent compiling
 kernels, loading them from the cache or waiting for another thread's
@@ -139,19 +140,15 @@ event.register("numba:compiler_lock", COMPILE_CLOCK)
 event.register("numba:compile", _CompilingNotice())
 
 
-def _short(game: Game, run_shape: dict, checkpoints: np.ndarray) -> tuple[dict, np.ndarray]:
-    """The run shape of a warm-up's short run (its checkpoint dimension cut to 4) and its one checkpoint."""
-    length = min(run_shape[game.checkpoint_of], max(game.run_shape_minimum.get(game.checkpoint_of, 1), 4))
-    return {**run_shape, game.checkpoint_of: length}, np.asarray([length], dtype=np.asarray(checkpoints).dtype)
-
-
 def warm_points(game: Game, root: int, points: list[dict], run_shape: dict, checkpoints: np.ndarray,
                 stop: threading.Event | None = None, compilers: "Compilers | None" = None) -> None:
     """Simulate one short run (the run shape given, its checkpoint dimension
     cut to 4) of each of ``points``, stopping early once ``stop`` is set; with
     ``compilers``, in their order, each point once its code is compiled.  An
     error is left for the real task to report."""
-    shape, first = _short(game, run_shape, checkpoints)
+    length = min(run_shape[game.checkpoint_of], max(game.run_shape_minimum.get(game.checkpoint_of, 1), 4))
+    shape = {**run_shape, game.checkpoint_of: length}
+    first = np.asarray([length], dtype=np.asarray(checkpoints).dtype)
     for params, children in (compilers.ordered(points) if compilers is not None else [(p, []) for p in points]):
         if stop is not None and stop.is_set():
             return
