@@ -250,7 +250,7 @@ class Compilers:
         package = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules[__package__.split(".")[0]].__file__)))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)}
         with self._lock:
-            if self._closed:
+            if self._closed or not sys.executable:  # no interpreter to start (an embedding program)
                 return None
             try:
                 child = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, env=env,
