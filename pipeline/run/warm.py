@@ -58,7 +58,7 @@ WARM_POINTS = 16
 COMPILING_TOPIC = "boardsweep-compiling"
 
 #: Seconds the warm-up waits at most for a child process compiling a point's code (then compiles it itself).
-COMPILE_WAIT_S = 300.0
+COMPILE_WAIT_S = 120.0
 
 #: Bytes of outputs the warm-up thread keeps of the replicates it simulates early (:class:`WarmUp`).
 EARLY_BYTES = 64 * 2**20
