@@ -125,6 +125,9 @@ def _checked_run(game: Game, params: dict, outputs: dict, shapes: dict) -> dict[
             raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {declared} declared; nothing stored")
         if declared.kind in "iu" and not (np.can_cast(values.dtype, declared) and np.can_cast(values.dtype, np.int64)):
             _check_range(where, name, values, declared)  # a type that may hold a value neither can: look
+        if values.dtype == np.int64 and values.size and int(values.min()) == FILL:
+            raise OutputInvalid(f"{where}: output {name!r} has the value {FILL}, the store's mark of a cell "
+                                "without a value; nothing stored")
         out[name] = values
     return out
 

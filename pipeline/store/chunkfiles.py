@@ -268,6 +268,8 @@ def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], value
         return None
     if meta[8] is not None:  # integers kept as float64: NaN where none
         values = integers.stored(values, what)
+    else:
+        values = integers.declared_fill(values, meta[3])
     raw = _encode(meta, coord, values)
     return None if raw is None else (_chunk_key(coord, sep), raw)
 

@@ -111,9 +111,10 @@ def integer_view(ds: xr.Dataset) -> xr.Dataset:
     """``ds`` (opened without decoding) with each float64 array of integers
     (store format 6, :mod:`.integers`) as a format-5 store held it: its
     declared dtype, :data:`integers.FILL` where it holds NaN, lazily, and
-    ``_FillValue = -1`` where the store declares one (a store being
-    filled, or one whose cells may be missing); the same values, types and
-    decoding, whichever format the store has."""
+    ``_FillValue = integers.FILL`` where the store declares one (a store being
+    filled, or one whose cells may be missing), as an integer array of the
+    store declares it: the same types and decoding, whichever format the
+    store has (a format-5 store's ``_FillValue`` is -1, the value -1 reads missing)."""
     from xarray.coding.common import lazy_elemwise_func, unpack_for_decoding
 
     viewed = {}
@@ -170,12 +171,17 @@ def array_names(url: str) -> set[str]:
 
 
 def read_raw(url: str, name: str) -> np.ndarray:
-    """Array ``name`` as stored (fill values included), read through zarr; a
-    float64 array of integers in its integer view (:mod:`.integers`: the
-    values a format-5 store held, bit for bit)."""
+    """Array ``name`` as stored, read through zarr, its integers in the
+    integer view (:mod:`.integers`): every cell without a value holds
+    :data:`integers.FILL`, whatever fill value the array declares (format 5
+    and older stores: -1, read as missing, as their ``_FillValue`` says)."""
     with quiet():
         array = zarr.open_array(url, path=name, mode="r")
-        return _integer_view(np.asarray(array[...]), array.attrs)
+        values = _integer_view(np.asarray(array[...]), array.attrs)
+    fill = array.attrs.get("_FillValue")
+    if values.dtype.kind == "i" and isinstance(fill, int) and fill != integers.FILL:
+        values = np.where(values == fill, integers.FILL, values).astype(values.dtype)
+    return values
 
 
 def coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:

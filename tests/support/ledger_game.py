@@ -1,0 +1,48 @@
+"""A test game whose integer outputs are -1 in some cells, beside seats that do not play.
+
+A ledger of 3 seats (``players`` 2 or 3 play; the third seat does not play
+at ``players = 2``): ``balance`` per seat is -1 for the first seat (a sum of
+money of exactly -1, as hk_monopoly's ``money`` can be on a user's board),
+a draw from 0..9 for the second and -1 for the third where it plays;
+``shortfall`` (no seat dim, so stored int64 whatever the players) is -1 at
+every checkpoint.  The store must read each -1 back as -1 and each seat that
+does not play as missing: the thing under test is the store, not a game.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from boardsweep.core.games import Game, Param, Variable
+
+SEATS = ("seat 1", "seat 2", "seat 3")
+
+
+def simulate(params, seed, run_shape, checkpoints):
+    draws = np.random.default_rng(seed).integers(0, 10, len(checkpoints))
+    balance = np.full((len(checkpoints), len(SEATS)), -1, np.int64)
+    balance[:, 1] = draws
+    return {"balance": balance, "shortfall": np.full(len(checkpoints), -1, np.int64),
+            "games": np.asarray(checkpoints, np.int64)}
+
+
+def summarize(params, sim, run_shape):
+    return {"balance": sim["balance"][-1].tolist()}
+
+
+GAME = Game(
+    name="ledger",
+    description="A ledger of seats whose balances can be -1 (test game).",
+    params=(Param("players", 3, "seats that play", minimum=2, maximum=3),),
+    run_shape={"games": 4},
+    checkpoint_of="games",
+    coords={"seat": SEATS},
+    variables={
+        "balance": Variable(("checkpoint", "seat"), "int64", "each seat's balance, summed over games"),
+        "shortfall": Variable(("checkpoint",), "int64", "the house's shortfall, summed over games"),
+        "games": Variable(("checkpoint",), "int64", "games played"),
+    },
+    exact_variables={},
+    simulate=simulate,
+    summarize=summarize,
+)
