@@ -5,7 +5,8 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
 * dims: one per grid axis (coordinate = axis values), ``replicate``,
   ``checkpoint`` (coordinate = checkpoint values), the game's own dims;
 * every simulated variable ``v`` of the game: dims ``(*axes, replicate, *v.dims)``,
-  its integer dtype, fill value -1 declared as ``_FillValue`` while the store
+  its integer dtype, fill value :data:`FILL` (int64's least value, which no
+  output may take: -1 is a value) declared as ``_FillValue`` while the store
   is being filled, so that cells no task has written read as NaN, never as
   zero; once complete and packed, without it (integers read as integers),
   see :func:`.packing_inplace.integer_fill`.  A variable that can hold cells
@@ -57,7 +58,8 @@ from ..spec.parse import Spec
 __all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "code_revision", "template", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
 
 
-#: Fill value of integer simulation arrays (their integer view, :mod:`.integers`): never a valid count.
+#: Fill value of integer simulation arrays and their integer view's mark of no value
+#: (:mod:`.integers`): int64's least value, which no output may take.
 FILL = integers.FILL
 
 

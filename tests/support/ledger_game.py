@@ -3,7 +3,9 @@
 A ledger of 3 seats (``players`` 2 or 3 play; the third seat does not play
 at ``players = 2``): ``balance`` per seat is -1 for the first seat (a sum of
 money of exactly -1, as hk_monopoly's ``money`` can be on a user's board),
-a draw from 0..9 for the second and -1 for the third where it plays;
+3 for the second and -1 for the third where it plays (every replicate
+alike: a share of the seats' sum is -1/1 = -1 and 3/1 = 3 at ``players = 3``,
+-1/2 and 3/2 at ``players = 2``, whatever the pooling);
 ``shortfall`` (no seat dim, so stored int64 whatever the players) is -1 at
 every checkpoint.  The store must read each -1 back as -1 and each seat that
 does not play as missing: the thing under test is the store, not a game.
@@ -19,9 +21,8 @@ SEATS = ("seat 1", "seat 2", "seat 3")
 
 
 def simulate(params, seed, run_shape, checkpoints):
-    draws = np.random.default_rng(seed).integers(0, 10, len(checkpoints))
     balance = np.full((len(checkpoints), len(SEATS)), -1, np.int64)
-    balance[:, 1] = draws
+    balance[:, 1] = 3
     return {"balance": balance, "shortfall": np.full(len(checkpoints), -1, np.int64),
             "games": np.asarray(checkpoints, np.int64)}
 
