@@ -110,8 +110,8 @@ def open_raw(url: str, mask_and_scale: bool = False) -> xr.Dataset:
 def integer_view(ds: xr.Dataset) -> xr.Dataset:
     """``ds`` (opened without decoding) with each float64 array of integers
     (store format 6, :mod:`.integers`) as a format-5 store held it: its
-    declared dtype, :data:`integers.FILL` where it holds NaN, lazily, and
-    ``_FillValue = integers.FILL`` where the store declares one (a store being
+    declared dtype, its :func:`integers.mark` where it holds NaN, lazily, and
+    that mark as ``_FillValue`` where the store declares one (a store being
     filled, or one whose cells may be missing), as an integer array of the
     store declares it: the same types and decoding, whichever format the
     store has (a format-5 store's ``_FillValue`` is -1, the value -1 reads missing)."""
@@ -125,7 +125,7 @@ def integer_view(ds: xr.Dataset) -> xr.Dataset:
         dims, data, attrs, encoding = unpack_for_decoding(var.variable)
         attrs.pop(integers.INTEGER_ATTR)
         if "_FillValue" in attrs:
-            attrs["_FillValue"] = integers.FILL
+            attrs["_FillValue"] = integers.mark(dtype)
         encoding["dtype"] = dtype
         viewed[name] = xr.Variable(dims, lazy_elemwise_func(data, _as(dtype), dtype), attrs, encoding)
     return ds.assign(viewed) if viewed else ds
@@ -173,14 +173,14 @@ def array_names(url: str) -> set[str]:
 def read_raw(url: str, name: str) -> np.ndarray:
     """Array ``name`` as stored, read through zarr, its integers in the
     integer view (:mod:`.integers`): every cell without a value holds
-    :data:`integers.FILL`, whatever fill value the array declares (format 5
+    its type's :func:`integers.mark`, whatever fill value the array declares (format 5
     and older stores: -1, read as missing, as their ``_FillValue`` says)."""
     with quiet():
         array = zarr.open_array(url, path=name, mode="r")
         values = _integer_view(np.asarray(array[...]), array.attrs)
     fill = array.attrs.get("_FillValue")
-    if values.dtype.kind == "i" and isinstance(fill, int) and fill != integers.FILL:
-        values = np.where(values == fill, integers.FILL, values).astype(values.dtype)
+    if values.dtype.kind == "i" and isinstance(fill, int) and fill != integers.mark(values.dtype):
+        values = np.where(values == fill, integers.mark(values.dtype), values).astype(values.dtype)
     return values
 
 

@@ -180,7 +180,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
         if may_miss(spec, game, var):  # float64, NaN where no value (store format 6, :mod:`.integers`)
             add(name, dims, "float64", chunks, np.nan, {"_FillValue": np.nan, integers.INTEGER_ATTR: str(var.dtype)})
             continue
-        fill = FILL if np.dtype(var.dtype).kind in "iu" else np.nan
+        fill = integers.mark(var.dtype) if np.dtype(var.dtype).kind in "iu" else np.nan
         add(name, dims, var.dtype, chunks, fill, {"_FillValue": fill})
     for name, var in game.exact_variables.items():
         chunks = (*grid_chunks, *(sizes[d] for d in var.dims))
@@ -240,7 +240,7 @@ def _axis_values(values: list) -> np.ndarray:
 
 def unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``arrays`` (a task's simulated or exact arrays, the variable's own
-    dims last) with the fill value (:data:`FILL`, NaN for floats) at the
+    dims last) with the mark of no value (:func:`.integers.mark`, NaN for floats) at the
     seats beyond ``params["players"]`` (see :func:`metadata.playing`): a
     seat that does not play reads as missing, never as 0."""
     if metadata.playing(game, params) is None:
@@ -264,4 +264,4 @@ def blank_unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray], w
         point = values[where]
         index = [slice(None)] * point.ndim
         index[point.ndim - len(var.dims) + var.dims.index(metadata.SEAT_DIM)] = slice(players, None)
-        point[tuple(index)] = FILL if point.dtype.kind in "iu" else np.nan
+        point[tuple(index)] = integers.mark(point.dtype) if point.dtype.kind in "iu" else np.nan

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import replace
+
 from boardsweep.core.games import Game, Param, Variable
 
 SEATS = ("seat 1", "seat 2", "seat 3")
@@ -47,3 +49,15 @@ GAME = Game(
     simulate=simulate,
     summarize=summarize,
 )
+
+
+def _marked(params, seed, run_shape, checkpoints):
+    """:func:`simulate`, the third seat's balance int64's least value (the
+    store's mark of no value, which a run refuses) at ``players = 3``."""
+    out = simulate(params, seed, run_shape, checkpoints)
+    if params["players"] == 3:
+        out["balance"][-1, 2] = np.iinfo(np.int64).min
+    return out
+
+
+MARKED = replace(GAME, name="ledger_marked", simulate=_marked)

@@ -20,16 +20,17 @@ import xarray as xr
 
 import boardsweep  # noqa: F401 - registers the ``boardsweep`` accessor
 from boardsweep.core import games
-from boardsweep.pipeline.errors import OutputInvalid
+from boardsweep.pipeline.errors import TasksFailed
 from boardsweep.pipeline.plan import precision
 from boardsweep.pipeline.run import verify
-from boardsweep.pipeline.run.worker import _checked_run
+from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import integers, load_sweep, open_sweep, read_raw
 
 from clirun import run_cli  # tests/support is on sys.path
 from specs import spec_toml
 
+games.register("ledger_marked", "ledger_game:MARKED")
 games.register("ledger", "ledger_game")  # workers import it by name: tests/support is on their path
 
 SPEC = spec_toml("ledger", name="ledger", seed=4, grid={"players": [2, 3]}, run={"replicates": 4, "games": 4},
@@ -96,14 +97,22 @@ def test_the_digest_tells_a_minus_one_from_a_cell_without_a_value(ledger, tmp_pa
     assert recorded["variables"]["balance"]["sha256"] != hashlib.sha256(integers.canonical(lost)).hexdigest()
 
 
-def test_a_run_refuses_an_output_equal_to_the_mark_of_no_value():
-    game = games.get_game("ledger")
-    outputs = game.simulate({"players": 3}, 1, {"games": 4}, np.array([2, 4]))
-    outputs["balance"][1, 2] = integers.FILL
-    shapes = {"balance": (2, 3), "shortfall": (2,), "games": (2,)}
-    with pytest.raises(OutputInvalid) as info:
-        _checked_run(game, {"players": 3}, outputs, shapes)
-    assert "'balance'" in str(info.value) and str(integers.FILL) in str(info.value) and "\n" not in str(info.value)
+def test_a_run_refuses_an_output_equal_to_the_mark_of_no_value(tmp_path, cluster2):
+    """An output of int64's least value would read as missing: its task
+    fails in one line naming the game, the output and the grid point, and
+    stores nothing; the other grid point's cells (the mark where a seat
+    does not play) are stored as a good run's."""
+    url = tmp_path / "marked.zarr"
+    with pytest.raises(TasksFailed) as caught:
+        run_sweep(parse_spec(SPEC.replace('game = "ledger"', 'game = "ledger_marked"'), "m.toml"), str(url),
+                  scheduler=cluster2)
+    message = str(caught.value)
+    assert "\n" not in message and "'ledger_marked'" in message and "output 'balance'" in message, message
+    assert str(integers.FILL) in message and "players=3" in message, message
+    done = read_raw(str(url), "done")
+    assert not done[1].any() and done[0].all()
+    balance = read_raw(str(url), "balance")
+    assert (balance[1] == integers.FILL).all() and (balance[0, :, :, :2] == [-1, 3]).all()
 
 
 def test_the_precision_rule_counts_a_seat_that_does_not_play_as_nothing():
