@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 __all__ = ["STATES", "UPPER_LEVEL", "Decision", "targets", "stderr_squared", "pooled_stderr_squared",
            "headline_se2", "headline_se2_df", "upper_factor", "batch_stderr_squared",
            "pooled_upper", "headline_bound", "point_bound", "MIN_STRETCH", "decide", "plan",
-           "decision_arrays", "complete", "stored_complete", "point_columns"]
+           "decision_arrays", "counted", "complete", "stored_complete", "point_columns"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
 STATES = ("running", "met", "capped")
@@ -391,7 +391,7 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
     terms = targets(spec.game)
     names = sorted({v for h in terms for v in (h.numerator, h.denominator, h.squares)
                     if v is not None and v != "checkpoint"})
-    values = {name: read(name) for name in names}
+    values = {name: counted(read(name)) for name in names}
     independent = spec.game.checkpoint_of == "games"
     decisions = {}
     wanted = np.zeros(spec.shape, dtype=np.int64)
@@ -405,6 +405,17 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
         decisions[index] = decision
         wanted[index] = decision.n
     return decisions, plan_tasks(spec, done, wanted)
+
+
+def counted(values: np.ndarray) -> np.ndarray:
+    """Integer ``values`` (the store's integer view) with each cell without a
+    value (a seat that does not play: the view's mark, its dtype's least
+    value, ``store.integers.FILL``) as 0: it counts nothing, and adds nothing
+    to a standard error."""
+    values = np.asarray(values)
+    if values.dtype.kind != "i":
+        return values
+    return np.where(values == np.iinfo(values.dtype).min, 0, values).astype(values.dtype, copy=False)
 
 
 def decision_arrays(decisions: dict[tuple, Decision], shape: tuple[int, ...]) -> dict[str, np.ndarray]:

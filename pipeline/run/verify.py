@@ -30,8 +30,11 @@ for a partial digest, which records what was missing under ``partial``;
 :func:`verify` refuses a partial digest as a reference.
 
 Every integer or boolean data variable is hashed as stored (raw zarr values,
-fill values included, no decoding or masking): the SHA-256 of the array's
-bytes in C order.  Every float variable is recorded whole: ``values`` is the
+no decoding or masking): the SHA-256 of the array's bytes in C order, each
+cell without a value as -1 where no cell holds the value -1, as format 5
+stored it (so digests recorded before still verify), else the values with
+the mark of no value and ``value -1`` after them
+(:func:`boardsweep.pipeline.store.integers.canonical`).  Every float variable is recorded whole: ``values`` is the
 base64 text of its zlib-compressed little-endian float64 bytes in C order, so
 that a digest recorded on one CPU verifies on another.  ``dtype`` is numpy's
 ``dtype.str`` (byte order included).  Coordinates are not recorded: they
@@ -133,7 +136,8 @@ def _stored_name(url: str, name: str) -> str:
 
 
 def _raw(url: str, name: str) -> np.ndarray:
-    """Array ``name`` (its current name) as stored."""
+    """Array ``name`` (its current name) as stored, cells without a value
+    :data:`store.FILL` (:func:`store.read_raw`)."""
     return store.read_raw(url, _stored_name(url, name))
 
 
@@ -143,10 +147,6 @@ def _current_names(recorded: dict[str, Any], names: Any) -> dict[str, Any]:
     to its current name."""
     return {(store.metadata.EXACT_PREFIX + n if n not in names and store.metadata.EXACT_PREFIX + n in names
              else n): v for n, v in recorded.items()}
-
-
-def _array_sha256(values: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(values).tobytes(order="C")).hexdigest()
 
 
 def _is_float(values: np.ndarray) -> bool:
@@ -183,7 +183,7 @@ def _variable_entry(values: np.ndarray) -> dict[str, Any]:
     if _is_float(values):
         entry["values"] = _encode_floats(values)
     else:
-        entry["sha256"] = _array_sha256(values)
+        entry["sha256"] = hashlib.sha256(store.integers.canonical(values)).hexdigest()  # as recorded before
     return entry
 
 

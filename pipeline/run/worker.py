@@ -21,7 +21,8 @@ from ...core.games import Game
 from ..errors import OutputInvalid
 from .growth import kept_cells
 from ..plan.tasks import ExactTask, Task, exact_key, replicate_seed
-from ..store import FILL, blank_unplayed, write_exact, write_region
+from ..store import blank_unplayed, write_exact, write_region
+from ..store.integers import mark
 from .warm import COMPILE_CLOCK
 from .numba_cache import writable_numba_cache
 
@@ -64,9 +65,12 @@ def _as_declared(where: str, name: str, values: np.ndarray, dtype: np.dtype) -> 
         if kind not in "iub":
             raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {dtype} declared (integer counts "
                                 "only: no NaN, no fractions); nothing stored")
-        info = np.iinfo(dtype)
-        if values.size and (int(values.min()) < info.min or int(values.max()) > info.max):
+        info, least = np.iinfo(dtype), int(values.min()) if values.size else 0
+        if values.size and (least < info.min or int(values.max()) > info.max):
             raise OutputInvalid(f"{where}: output {name!r} has values outside {dtype}; nothing stored")
+        if values.size and least == mark(dtype):
+            raise OutputInvalid(f"{where}: output {name!r} has the value {least}, the store's mark of a cell "
+                                f"without a value (the least {dtype}); nothing stored")
     elif kind not in "iufb":
         raise OutputInvalid(f"{where}: output {name!r} is {values.dtype}, {dtype} declared; nothing stored")
     return values.astype(dtype, copy=False)
@@ -76,11 +80,13 @@ def simulate_block(
 ) -> dict[str, np.ndarray]:
     """Simulate the cells of ``task``: per variable, the chunk's whole
     extent (grid axes, then replicates, then the variable's own dims) with
-    the fill value where the task computes nothing.
+    the mark of no value where the task computes nothing and at the seats
+    that do not play (:func:`_mark_no_value`).
 
     Each run's outputs are checked as :func:`checked_outputs` does; the
-    value range of integer outputs is checked once per task, on what the
-    runs returned, before the cast to the declared type."""
+    value range of integer outputs (the mark of no value excluded) is
+    checked once per task, on what the runs returned, before the cast to
+    the declared type."""
     raw: dict[str, np.ndarray] = {}
     lows = tuple(lo for lo, _ in task.bounds)
     for index, params, replicates in task.cells:
@@ -93,10 +99,24 @@ def simulate_block(
                     if name not in raw:
                         raw[name] = _buffer(task.extent + values.shape, np.dtype(game.variables[name].dtype))
                     raw[name][where][r - task.start] = values
-        blank_unplayed(game, params, raw, where)
-    return {name: _as_declared(f"game {game.name!r} (simulate) in task {task.key}", name, values,
-                               np.dtype(game.variables[name].dtype))
-            for name, values in raw.items()}
+    out = {name: _as_declared(f"game {game.name!r} (simulate) in task {task.key}", name, values,
+                              np.dtype(game.variables[name].dtype))
+           for name, values in raw.items()}
+    _mark_no_value(game, task, out)
+    return out
+
+
+def _mark_no_value(game: Game, task: Task, arrays: dict[str, np.ndarray]) -> None:
+    """Mark, in place, the cells of ``arrays`` (``task``'s chunk, in their
+    declared types) without a value: those ``task`` computes nothing for,
+    and the seats that do not play (:func:`blank_unplayed`); integers at
+    their type's :func:`~boardsweep.pipeline.store.integers.mark`, floats NaN."""
+    idle = ~computed_mask(task)
+    for values in arrays.values():
+        values[idle] = mark(values.dtype) if values.dtype.kind in "iu" else np.nan
+    lows = tuple(lo for lo, _ in task.bounds)
+    for index, params, _ in task.cells:
+        blank_unplayed(game, params, arrays, tuple(i - lo for i, lo in zip(index, lows)))
 
 
 def _declared_shapes(game: Game, params: dict, checkpoints: np.ndarray) -> dict[str, tuple[int, ...]]:
@@ -171,9 +191,11 @@ def failed_at(exc: BaseException) -> dict | None:
 
 def _buffer(shape: tuple[int, ...], declared: np.dtype) -> np.ndarray:
     """What a task's runs are gathered in before the cast: int64 for integer
-    outputs (so a value out of the declared range is seen, not wrapped)."""
+    outputs (so a value out of the declared range is seen, not wrapped), 0
+    where no run writes (so that the mark of no value is seen only where a
+    run returned it; :func:`_mark_no_value` puts it there after the check)."""
     if declared.kind in "iu":
-        return np.full(shape, FILL, dtype=np.int64)
+        return np.zeros(shape, dtype=np.int64)
     return np.full(shape, np.nan, dtype=np.float64)
 
 

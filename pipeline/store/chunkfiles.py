@@ -11,7 +11,7 @@ layout boardsweep writes (local files, a regular chunk grid, ``bytes`` then
 that is absent reads as the fill value, as in zarr; one that does not decode
 raises :class:`ChunkUnreadable` (the integrity check names it).  A float64
 array of integers (store format 6, :mod:`.integers`) reads in its integer
-view: its declared dtype, -1 where the store holds NaN.
+view: its declared dtype, :data:`.integers.FILL` where the store holds NaN.
 
 :func:`write_chunk` is the other direction, for a task's region when it is
 exactly one chunk (as every boardsweep task's is): the chunk is encoded as
@@ -268,6 +268,8 @@ def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], value
         return None
     if meta[8] is not None:  # integers kept as float64: NaN where none
         values = integers.stored(values, what)
+    else:
+        values = integers.declared_fill(values, meta[3])
     raw = _encode(meta, coord, values)
     return None if raw is None else (_chunk_key(coord, sep), raw)
 

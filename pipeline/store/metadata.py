@@ -122,7 +122,11 @@ CONVENTIONS = "CF-1.10"
 #: did not use: :func:`.schema.may_miss`) stored as float64, NaN there, its
 #: integer dtype in the attribute ``integer_dtype`` (:mod:`.integers`), where
 #: format 5 stored int64 with ``_FillValue = -1``, whose lazy ``to_netcdf``
-#: plain xarray warns about (zarr-python's explicit ``<i8``).
+#: plain xarray warns about (zarr-python's explicit ``<i8``).  Format 5's -1
+#: is ambiguous (a value of -1 reads as missing); format 6's other integer
+#: arrays declare their fill value, int64's least value (:data:`.integers.FILL`,
+#: which no output may take; -1 in stores written before it was), and are
+#: read by what they declare.
 STORE_FORMAT = 6
 
 #: Format 4: a store whose tasks hold several grid points (root attribute

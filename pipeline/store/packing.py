@@ -125,7 +125,7 @@ def _write_packed(root: Path, name: str, complete: bool) -> dict[str, Any]:
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
     fill = (meta.get("attributes") or {}).get("_FillValue")
     if fill is not None and integers.declared(meta.get("attributes")) is not None:
-        fill = integers.FILL  # a float64 array of integers, read in its integer view
+        fill = integers.mark(integers.declared(meta.get("attributes")))  # a float64 array of integers, read in its integer view
     files, filled = {}, False
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
@@ -392,7 +392,8 @@ def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
     target = root / REBUILD / name
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
-    fill = integers.FILL if integers.declared(meta.get("attributes")) is not None else chunkfiles._plain_meta(target)[3]
+    as_int = integers.declared(meta.get("attributes"))
+    fill = integers.mark(as_int) if as_int is not None else chunkfiles._plain_meta(target)[3]
     shape = values.shape
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))

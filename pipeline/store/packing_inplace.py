@@ -107,10 +107,10 @@ def integer_fill(meta: dict[str, Any], data: np.ndarray, complete: bool) -> dict
     ``valid_min = 0``, which :func:`boardsweep.pipeline.store.open.mask`
     still reads).  ``data``: the array's values, as stored or in the integer view."""
     attrs = meta.get("attributes") or {}
-    as_float = integers.declared(attrs) is not None
-    if "_FillValue" not in attrs or not complete or not (as_float or data.dtype.kind in "iu"):
+    as_int = integers.declared(attrs)
+    if "_FillValue" not in attrs or not complete or not (as_int is not None or data.dtype.kind in "iu"):
         return meta
-    if not integers.holds_fill(data, integers.FILL if as_float else attrs["_FillValue"]):
+    if not integers.holds_fill(data, integers.mark(as_int) if as_int is not None else attrs["_FillValue"]):
         del attrs["_FillValue"]
     return meta
 

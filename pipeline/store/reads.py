@@ -110,10 +110,11 @@ def open_raw(url: str, mask_and_scale: bool = False) -> xr.Dataset:
 def integer_view(ds: xr.Dataset) -> xr.Dataset:
     """``ds`` (opened without decoding) with each float64 array of integers
     (store format 6, :mod:`.integers`) as a format-5 store held it: its
-    declared dtype, :data:`integers.FILL` where it holds NaN, lazily, and
-    ``_FillValue = -1`` where the store declares one (a store being
-    filled, or one whose cells may be missing); the same values, types and
-    decoding, whichever format the store has."""
+    declared dtype, its :func:`integers.mark` where it holds NaN, lazily, and
+    that mark as ``_FillValue`` where the store declares one (a store being
+    filled, or one whose cells may be missing), as an integer array of the
+    store declares it: the same types and decoding, whichever format the
+    store has (a format-5 store's ``_FillValue`` is -1, the value -1 reads missing)."""
     from xarray.coding.common import lazy_elemwise_func, unpack_for_decoding
 
     viewed = {}
@@ -124,7 +125,7 @@ def integer_view(ds: xr.Dataset) -> xr.Dataset:
         dims, data, attrs, encoding = unpack_for_decoding(var.variable)
         attrs.pop(integers.INTEGER_ATTR)
         if "_FillValue" in attrs:
-            attrs["_FillValue"] = integers.FILL
+            attrs["_FillValue"] = integers.mark(dtype)
         encoding["dtype"] = dtype
         viewed[name] = xr.Variable(dims, lazy_elemwise_func(data, _as(dtype), dtype), attrs, encoding)
     return ds.assign(viewed) if viewed else ds
@@ -170,12 +171,17 @@ def array_names(url: str) -> set[str]:
 
 
 def read_raw(url: str, name: str) -> np.ndarray:
-    """Array ``name`` as stored (fill values included), read through zarr; a
-    float64 array of integers in its integer view (:mod:`.integers`: the
-    values a format-5 store held, bit for bit)."""
+    """Array ``name`` as stored, read through zarr, its integers in the
+    integer view (:mod:`.integers`): every cell without a value holds
+    its type's :func:`integers.mark`, whatever fill value the array declares (format 5
+    and older stores: -1, read as missing, as their ``_FillValue`` says)."""
     with quiet():
         array = zarr.open_array(url, path=name, mode="r")
-        return _integer_view(np.asarray(array[...]), array.attrs)
+        values = _integer_view(np.asarray(array[...]), array.attrs)
+    fill = array.attrs.get("_FillValue")
+    if values.dtype.kind == "i" and isinstance(fill, int) and fill != integers.mark(values.dtype):
+        values = np.where(values == fill, integers.mark(values.dtype), values).astype(values.dtype)
+    return values
 
 
 def coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:

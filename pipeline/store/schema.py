@@ -5,7 +5,8 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
 * dims: one per grid axis (coordinate = axis values), ``replicate``,
   ``checkpoint`` (coordinate = checkpoint values), the game's own dims;
 * every simulated variable ``v`` of the game: dims ``(*axes, replicate, *v.dims)``,
-  its integer dtype, fill value -1 declared as ``_FillValue`` while the store
+  its integer dtype, fill value :data:`FILL` (int64's least value, which no
+  output may take: -1 is a value) declared as ``_FillValue`` while the store
   is being filled, so that cells no task has written read as NaN, never as
   zero; once complete and packed, without it (integers read as integers),
   see :func:`.packing_inplace.integer_fill`.  A variable that can hold cells
@@ -57,7 +58,8 @@ from ..spec.parse import Spec
 __all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "code_revision", "template", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
 
 
-#: Fill value of integer simulation arrays (their integer view, :mod:`.integers`): never a valid count.
+#: Fill value of integer simulation arrays and their integer view's mark of no value
+#: (:mod:`.integers`): int64's least value, which no output may take.
 FILL = integers.FILL
 
 
@@ -178,7 +180,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
         if may_miss(spec, game, var):  # float64, NaN where no value (store format 6, :mod:`.integers`)
             add(name, dims, "float64", chunks, np.nan, {"_FillValue": np.nan, integers.INTEGER_ATTR: str(var.dtype)})
             continue
-        fill = FILL if np.dtype(var.dtype).kind in "iu" else np.nan
+        fill = integers.mark(var.dtype) if np.dtype(var.dtype).kind in "iu" else np.nan
         add(name, dims, var.dtype, chunks, fill, {"_FillValue": fill})
     for name, var in game.exact_variables.items():
         chunks = (*grid_chunks, *(sizes[d] for d in var.dims))
@@ -238,7 +240,7 @@ def _axis_values(values: list) -> np.ndarray:
 
 def unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``arrays`` (a task's simulated or exact arrays, the variable's own
-    dims last) with the fill value (:data:`FILL`, NaN for floats) at the
+    dims last) with the mark of no value (:func:`.integers.mark`, NaN for floats) at the
     seats beyond ``params["players"]`` (see :func:`metadata.playing`): a
     seat that does not play reads as missing, never as 0."""
     if metadata.playing(game, params) is None:
@@ -262,4 +264,4 @@ def blank_unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray], w
         point = values[where]
         index = [slice(None)] * point.ndim
         index[point.ndim - len(var.dims) + var.dims.index(metadata.SEAT_DIM)] = slice(players, None)
-        point[tuple(index)] = FILL if point.dtype.kind in "iu" else np.nan
+        point[tuple(index)] = integers.mark(point.dtype) if point.dtype.kind in "iu" else np.nan

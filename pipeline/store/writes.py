@@ -101,7 +101,7 @@ def _stored(array, values: np.ndarray, what: str) -> np.ndarray:
     array of integers takes their integer view (:func:`.integers.stored`)."""
     if integers.declared(array.attrs) is not None:
         return integers.stored(values, what)
-    return np.asarray(values, dtype=array.dtype)
+    return np.asarray(integers.declared_fill(values, array.metadata.fill_value), dtype=array.dtype)
 
 
 def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:

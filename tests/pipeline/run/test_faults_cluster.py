@@ -29,6 +29,7 @@ from localdask import (
 )
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import FILL
 
 DATA = ["counts", "events", "rolls", "done", "exact_frequency", "exact_done"]
 SLOW_S = 0.5  # per replicate, on the workers: a task takes >= 1 s
@@ -195,4 +196,4 @@ def test_failing_task_is_named_and_the_rest_is_stored(tmp_path, toy_spec_text, w
         got = zarr.open_array(str(url), path=name, mode="r")[...]
         want = zarr.open_array(str(reference), path=name, mode="r")[...]
         assert np.array_equal(got[others], want[others]), name
-        assert (got[bad] == -1).all(), name  # never written: the fill value (read as missing)
+        assert (got[bad] == FILL).all(), name  # never written: the fill value (read as missing)

@@ -14,6 +14,7 @@ from boardsweep.pipeline.errors import TasksFailed
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.run.worker import OutputInvalid, checked_outputs
+from boardsweep.pipeline.store import FILL
 
 for _name, _attr in (("nan", "NAN"), ("fraction", "FRACTION"), ("shape", "SHAPE"), ("missing", "MISSING")):
     games.register(f"bad_{_name}", f"bad_output_game:{_attr}")
@@ -48,7 +49,7 @@ def test_a_spoiled_output_fails_its_task_and_stores_nothing(case, good, tmp_path
     assert len(caught.value.failures) == 4  # 2 rules x 2 task blocks at dice_sides=3
     stored = raw_arrays(url)
     assert not stored["done"][1].any()  # dice_sides=3: nothing marked done
-    assert (stored["counts"][1] == -1).all() and (stored["events"][1] == -1).all()  # nothing stored
+    assert (stored["counts"][1] == FILL).all() and (stored["events"][1] == FILL).all()  # nothing stored
     for name in ("counts", "events", "rolls", "done"):
         np.testing.assert_array_equal(stored[name][0], good[name][0])  # dice_sides=2: as a good run
 

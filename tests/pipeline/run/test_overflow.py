@@ -14,6 +14,7 @@ from boardsweep.core import games
 from boardsweep.pipeline.errors import TasksFailed
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import FILL
 
 games.register("overflow_int64", "overflow_game:ABOVE_INT64")
 games.register("overflow_uint64", "overflow_game:UINT64_MAX")
@@ -33,6 +34,6 @@ def test_counts_beyond_int64_fail_their_task_and_store_nothing(game, value, tmp_
     assert "outside int64" in message and "dice_sides=3" in message, message
     assert len(caught.value.failures) == 4  # 2 rules x 2 task blocks at dice_sides=3
     stored = raw_arrays(url)
-    assert not stored["done"][1].any() and (stored["rolls"][1] == -1).all()  # nothing stored at dice_sides=3
+    assert not stored["done"][1].any() and (stored["rolls"][1] == FILL).all()  # nothing stored at dice_sides=3
     assert stored["done"][0].all() and (stored["rolls"][0] >= 0).all()  # dice_sides=2 as a good run
-    assert not (np.asarray(stored["rolls"]) < -1).any()  # no wrapped value anywhere
+    assert not ((np.asarray(stored["rolls"]) < 0) & (np.asarray(stored["rolls"]) != FILL)).any()  # none wrapped

@@ -15,6 +15,7 @@ from boardsweep.pipeline import store
 from boardsweep.pipeline.analysis import dataset
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import FILL
 
 from clirun import run_cli  # tests/support is on sys.path (conftest)
 
@@ -218,7 +219,7 @@ def test_chunk_file_reader_fill_and_damage(wide_store, tmp_path):
     shutil.copytree(wide_store, copy)
     (copy / "counts" / "c" / "0" / "0" / "0" / "0" / "0").unlink()  # dice_sides=2, plain, replicates 0-1
     counts = chunkfiles.read(str(copy), "counts")
-    assert (counts[0, 0, 0:2] == -1).all() and (counts[0, 0, 2:] >= 0).all()
+    assert (counts[0, 0, 0:2] == FILL).all() and (counts[0, 0, 2:] >= 0).all()
     (copy / "counts" / "c" / "1" / "0" / "0" / "0" / "0").write_bytes(b"not zstd")
     with pytest.raises(errors.ChunkUnreadable, match="does not decode"):
         chunkfiles.read(str(copy), "counts")

@@ -56,14 +56,17 @@ def _meta(store: Path, name: str) -> dict:
 
 
 def test_the_stored_form_and_the_integer_view_are_inverse_and_exact():
-    view = np.array([[0, 7, -1], [2**53, -1, 12]], dtype=np.int64)
+    fill = integers.FILL
+    view = np.array([[0, 7, fill], [2**53, fill, -1], [-2**53, -1, 12]], dtype=np.int64)
     kept = integers.stored(view, "array wins")
-    assert kept.dtype == np.float64 and np.isnan(kept).tolist() == [[False, False, True], [False, True, False]]
+    assert kept.dtype == np.float64 and np.isnan(kept).tolist() == [[False, False, True], [False, True, False],
+                                                                   [False, False, False]]
+    assert kept[2, 1] == -1.0 and kept[1, 2] == -1.0  # a value of -1 is a value
     back = integers.integer(kept, np.dtype("int64"))
     assert back.dtype == np.int64 and back.tolist() == view.tolist()  # 2**53 exactly
     assert integers.stored(kept, "array wins").tobytes() == kept.tobytes()  # stored again: unchanged
     assert integers.holds_fill(kept, integers.FILL) and integers.holds_fill(view, integers.FILL)
-    assert not integers.holds_fill(view[:1, :2], integers.FILL) and not integers.holds_fill(kept[:1, :2], integers.FILL)
+    assert not integers.holds_fill(view[2:], integers.FILL) and not integers.holds_fill(kept[2:], integers.FILL)
 
 
 def test_an_integer_above_2_53_is_refused_in_one_line_and_nothing_is_written(tmp_path):
@@ -77,9 +80,10 @@ def test_an_integer_above_2_53_is_refused_in_one_line_and_nothing_is_written(tmp
     with pytest.raises(IntegerTooLarge):
         chunkfiles.write_chunk(str(tmp_path / "s.zarr"), "wins", (slice(0, 1),), np.array([[1, 2**53 + 2, 3]]))
     assert not list((tmp_path / "s.zarr" / "wins").rglob("c*"))
-    assert chunkfiles.write_chunk(str(tmp_path / "s.zarr"), "wins", (slice(1, 2),), np.array([[5, -1, 2**53]]))
+    fill = integers.FILL
+    assert chunkfiles.write_chunk(str(tmp_path / "s.zarr"), "wins", (slice(1, 2),), np.array([[5, fill, 2**53]]))
     assert np.isnan(group["wins"][1, 1]) and group["wins"][1, 2] == 2.0**53  # as plain zarr reads it
-    assert read_array(str(tmp_path / "s.zarr"), "wins").tolist() == [[-1, -1, -1], [5, -1, 2**53]]
+    assert read_array(str(tmp_path / "s.zarr"), "wins").tolist() == [[fill, fill, fill], [5, fill, 2**53]]
 
 
 @pytest.mark.slow
@@ -111,9 +115,9 @@ def test_boardsweep_reads_format_5_and_format_6_alike_to_the_bit(pair):
             elif a[name].dtype.kind == "f":
                 np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
         assert b["wins"].dtype == np.float64 and bool(b["wins"].sel(players=2).isel(seat=slice(2, None)).isnull().all())
-    for name in SEATED:  # the raw integer view: format 5's int64 with -1, bit for bit
-        raw = read_array(str(new), name)
-        assert raw.dtype == np.int64 and raw.tobytes() == read_array(str(old), name).tobytes(), name
+    for name in SEATED:  # the integer view: format 5's int64, its fill value -1 as the mark, bit for bit
+        raw, five = read_array(str(new), name), read_array(str(old), name)
+        assert raw.dtype == np.int64 and raw.tobytes() == np.where(five == -1, integers.FILL, five).tobytes(), name
     assert verify.digest(str(old))["variables"] == verify.digest(str(new))["variables"]
     assert verify.compare_with_store(str(old), str(new)).ok
 
