@@ -48,10 +48,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..markov import check_stochastic, fundamental_matrix, stationary
+from ..markov import check_stochastic, stationary
 
 from .board import IN_JAIL, JAIL, N_LOCATIONS, N_SQUARES
-from .exact import _base_states, _Decks, _resolve, _roll_classes
+from .exact import _base_states, _Decks, _resolution_tables, _roll_classes
 from .rules import Rules
 
 __all__ = ["Branches", "roll_branches", "asymptotic_variance", "asymptotic_variance_params"]
@@ -62,7 +62,9 @@ class Branches:
 
     Attributes: ``state``, ``next`` (B,) int state indices, ``prob`` (B,)
     probability of the branch given ``state``, ``counts`` (B, 41) counted
-    events, ``n_states``.
+    events, ``n_states``.  Branches come in the order of :func:`roll_branches`
+    (state, then roll class, then card branch), so every sum over them below
+    adds its terms in that order.
     """
 
     def __init__(self, state, nxt, prob, counts, n_states):
@@ -73,61 +75,74 @@ class Branches:
         self.n_states = n_states
 
     def transition_matrix(self) -> np.ndarray:
-        P = np.zeros((self.n_states, self.n_states))
-        np.add.at(P, (self.state, self.next), self.prob)
-        return P
+        """``P[s, n] = sum of q_b`` over the branches from ``s`` to ``n``."""
+        n = self.n_states
+        return np.bincount(self.state * n + self.next, weights=self.prob, minlength=n * n).reshape(n, n)
 
     def expected_counts(self) -> np.ndarray:
-        C = np.zeros((self.n_states, N_LOCATIONS))
-        np.add.at(C, self.state, self.prob[:, None] * self.counts)
-        return C
+        """``C[s, loc] = sum of q_b c_b[loc]`` over the branches from ``s``."""
+        return by_state(self.state, self.prob[:, None] * self.counts, self.n_states)
+
+
+def by_state(state: np.ndarray, rows: np.ndarray, n_states: int) -> np.ndarray:
+    """``out[s] = sum of rows[b]`` over the branches ``b`` from ``s``, added
+    in branch order (as ``np.add.at`` adds them, in one ``np.bincount``)."""
+    width = rows.shape[1]
+    cells = (state[:, None] * width + np.arange(width)).ravel()
+    return np.bincount(cells, weights=rows.ravel(), minlength=n_states * width).reshape(n_states, width)
 
 
 def roll_branches(rules: Rules) -> Branches:
-    """Enumerate the branches of one roll, mirroring :func:`exact.build_chain`
-    state by state (independent draws only)."""
+    """Enumerate the branches of one roll, as :func:`exact.build_chain` builds
+    its chain (independent draws only): for each base state and roll class,
+    one branch into jail (a failed throw, a third double) or each card
+    branch of the landing square (:func:`exact._resolve`, probability > 0)."""
     if rules.shuffled:
         raise ValueError("roll branches are enumerated for independent draws only")
-    decks = _Decks(rules, None)
+    table_prob, table_final, _, table_counted = (t[:, 0] for t in _resolution_tables(_Decks(rules, None)))
     loc, dbl, thr = _base_states(rules.long_jail)
-    jail_base = 3 * N_SQUARES
     sums, doubles, weights = _roll_classes(rules.dice_sides)
-    state, nxt, prob, counts = [], [], [], []
+    jail_base = 3 * N_SQUARES
+    in_jail = (loc == IN_JAIL)[:, None]  # (states, 1) against (1, classes)
+    stays = in_jail & rules.long_jail & ~doubles & (thr[:, None] < 2)  # a failed throw: stays in jail
+    double = doubles & ~(in_jail & rules.long_jail)  # leaving by a throw earns no extra roll
+    d_now = np.where(in_jail, 0, dbl[:, None])
+    jailed = stays | (double & (d_now == 2))  # the roll ends in jail without moving
+    landing = (np.where(in_jail, JAIL, loc[:, None]) + sums) % N_SQUARES
+    # (states, classes, card branch): a jailed roll is its first branch, of probability 1
+    first = np.arange(table_prob.shape[1]) == 0
+    p = np.where(jailed[..., None], first, table_prob[landing])
+    final = np.where(jailed[..., None], IN_JAIL, table_final[landing])
+    to_jail = final == IN_JAIL
+    nxt = np.where(to_jail, jail_base, final * 3 + np.where(double, d_now + 1, 0)[..., None])
+    nxt = np.where(jailed[..., None], np.where(stays, jail_base + thr[:, None] + 1, jail_base)[..., None], nxt)
+    keep = p > 0
 
-    def add(s, n, p, counted):
-        row = np.zeros(N_LOCATIONS)
-        for c in counted:
-            row[c] += 1.0
-        state.append(s)
-        nxt.append(n)
-        prob.append(p)
-        counts.append(row)
+    def every(a: np.ndarray) -> np.ndarray:  # each kept branch's value of an array broadcast against them
+        return np.broadcast_to(a, keep.shape)[keep]
 
-    for w, (L, D, S) in enumerate(zip(loc, dbl, thr)):
-        in_jail = L == IN_JAIL
-        for total, dd, weight in zip(sums, doubles, weights):
-            stays = in_jail and rules.long_jail and not dd and S < 2
-            double = bool(dd) and not (in_jail and rules.long_jail)
-            d_now = 0 if in_jail else int(D)
-            if stays or (double and d_now == 2):
-                add(w, jail_base + S + 1 if stays else jail_base, weight, (IN_JAIL,))
-                continue
-            origin = JAIL if in_jail else int(L)
-            landing = (origin + int(total)) % N_SQUARES
-            d_next = d_now + 1 if double else 0
-            for p, final, _, counted in _resolve(landing, 0, decks):
-                if p <= 0:
-                    continue
-                to_jail = final == IN_JAIL
-                n = jail_base if to_jail else final * 3 + d_next
-                if rules.tally == "per_landing":
-                    tallied = tuple(counted) + ((IN_JAIL,) if to_jail else ())
-                elif rules.tally == "per_roll":
-                    tallied = (final,)
-                else:  # per_turn: only a roll that ends the turn counts
-                    tallied = (final,) if (to_jail or not double) else ()
-                add(w, n, weight * p, tallied)
-    return Branches(state, nxt, prob, counts, loc.size)
+    counts = _tallied(rules.tally, table_counted[landing][keep], final[keep], every(jailed[..., None]),
+                      every(double[..., None]))
+    state, prob = every(np.arange(loc.size)[:, None, None]), (weights[:, None] * p)[keep]
+    return Branches(state, nxt[keep], prob, counts, loc.size)
+
+
+def _tallied(tally: str, counted: np.ndarray, final: np.ndarray, jailed: np.ndarray, double: np.ndarray) -> np.ndarray:
+    """(B, 41) events each branch counts: ``per_landing`` the squares its
+    landing counts (``counted``, -1 none) and IN_JAIL where it ends there;
+    ``per_roll`` its final location; ``per_turn`` that too where the roll
+    ends the turn (in jail, or no double).  A jailed roll counts IN_JAIL."""
+    rows, to_jail = np.arange(final.size), final == IN_JAIL
+    if tally == "per_landing":
+        squares = np.where(jailed[:, None], -1, counted)
+        squares = np.concatenate([squares, np.where(to_jail, IN_JAIL, -1)[:, None]], axis=1)
+    elif tally == "per_roll":
+        squares = final[:, None]
+    else:  # per_turn: only a roll that ends the turn counts
+        squares = np.where(to_jail | ~double, final, -1)[:, None]
+    hit = squares >= 0
+    cells = (rows[:, None] * N_LOCATIONS + squares)[hit]
+    return np.bincount(cells, minlength=final.size * N_LOCATIONS).reshape(final.size, N_LOCATIONS).astype(np.float64)
 
 
 def asymptotic_variance(rules: Rules) -> dict[str, np.ndarray]:
@@ -152,14 +167,21 @@ def asymptotic_variance(rules: Rules) -> dict[str, np.ndarray]:
     mu_E = pi @ E
     f = (pi @ C) / mu_E
     y = br.counts - br.counts.sum(axis=1, keepdims=True) * f  # (B, 41)
-    m = np.zeros((br.n_states, N_LOCATIONS))
-    np.add.at(m, br.state, br.prob[:, None] * y)
+    m = by_state(br.state, br.prob[:, None] * y, br.n_states)
     m -= pi @ m  # exactly zero in exact arithmetic
-    h = fundamental_matrix(P, pi) @ m
+    h = _poisson(P, pi, m)
     Ph = P @ h
     D = y - m[br.state] + h[br.next] - Ph[br.state]
     sigma2_y = np.einsum("b,b,bk->k", pi[br.state], br.prob, D * D)
     return {"variance": sigma2_y / mu_E**2, "frequency": f, "events_per_roll": np.float64(mu_E)}
+
+
+def _poisson(P: np.ndarray, pi: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``h = Z m`` with ``Z = (I - P + 1 pi^T)^{-1}`` the fundamental matrix:
+    solved, not inverted (one LU of a 123 x 123 matrix; the inverse, on a
+    busy machine, cost OpenBLAS's threads up to 70 ms)."""
+    n = P.shape[0]
+    return np.linalg.solve(np.eye(n) - P + np.outer(np.ones(n), pi), m)
 
 
 @lru_cache(maxsize=128)

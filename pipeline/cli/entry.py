@@ -18,9 +18,10 @@ Two more things are settled here, before anything else is imported:
   (a read-only install, an unwritable HOME), numba would refuse to load the
   games ("cannot cache function"), so ``NUMBA_CACHE_DIR`` is set to a folder
   in the temporary directory before numba is imported;
-* **a limited address space** (``ulimit -v``) gets one OpenBLAS thread and
-  two malloc arenas (:func:`one_blas_thread_under_a_memory_limit`): OpenBLAS's
-  thread pool hung there, and glibc's per-thread arenas took its room.
+* **OpenBLAS runs one thread** (:func:`one_blas_thread`): a run's workers
+  are threads of this process, one per core;
+* **a limited address space** (``ulimit -v``) gets two malloc arenas
+  (:func:`fewer_arenas_under_a_memory_limit`): glibc's per-thread arenas took its room.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import warnings
 from ..run.numba_cache import writable_numba_cache
 from .interrupt import RECEIVED
 
-__all__ = ["command_line", "INTERRUPT_GRACE_S", "one_blas_thread_under_a_memory_limit"]
+__all__ = ["command_line", "INTERRUPT_GRACE_S", "one_blas_thread", "fewer_arenas_under_a_memory_limit"]
 
 #: Seconds a Ctrl-C leaves the command to end by itself (store lock released, cluster
 #: and batch jobs closed) before the process ends at once, with exit code 130.
@@ -113,22 +114,31 @@ def _in_unraisable_hook(frame) -> bool:
 _M_ARENA_MAX, _ARENAS_UNDER_A_LIMIT = -8, 2
 
 
-def one_blas_thread_under_a_memory_limit() -> bool:
+def one_blas_thread() -> None:
+    """``OPENBLAS_NUM_THREADS=1`` (unless set), before numpy is imported.
+
+    OpenBLAS starts a thread per core as it loads.  A run's workers are
+    threads of this process, one per core, each single-threaded; a BLAS call
+    beside them (the exact CLT variance's 123 x 123 solve, in the run's
+    summary) woke OpenBLAS's threads to fight them for the cores: up to 70 ms
+    a call on a busy 2-core machine, 0.2 ms on one thread.  Dask gives its
+    worker processes one BLAS thread for the same reason.  Under a limited
+    address space (``ulimit -v``) the pool's start, each thread reserving its
+    stack, never finished, and the command hung importing scipy."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def fewer_arenas_under_a_memory_limit() -> bool:
     """Where this process's address space is limited (``ulimit -v``), spend
     it on the sweep, not on threads' reservations, and say whether it did:
+    at most two malloc arenas (glibc's ``M_ARENA_MAX``, and
+    ``MALLOC_ARENA_MAX`` for worker processes, unless set): glibc reserves
+    64 MB of address space for each thread that allocates, up to eight per
+    core, so the threads of a run took hundreds of MB of the limit before
+    any data, and a thread's start then failed at random, up to an abort
+    inside glibc ("cannot allocate memory for thread-local data").
 
-    * ``OPENBLAS_NUM_THREADS=1`` (unless set): OpenBLAS starts a thread per
-      core as it loads, each reserving its stack; under a low limit that
-      start never finished, and the command hung importing scipy.  The
-      sweep's workers are single-threaded either way.
-    * at most two malloc arenas (glibc's ``M_ARENA_MAX``, and
-      ``MALLOC_ARENA_MAX`` for worker processes, unless set): glibc reserves
-      64 MB of address space for each thread that allocates, up to eight
-      per core, so the threads of a run took hundreds of MB of the limit
-      before any data, and a thread's start then failed at random, up to an
-      abort inside glibc ("cannot allocate memory for thread-local data").
-
-    Call it before numpy is imported."""
+    Call it before any thread starts."""
     try:
         import resource
 
@@ -137,7 +147,6 @@ def one_blas_thread_under_a_memory_limit() -> bool:
         return False
     if soft == resource.RLIM_INFINITY:
         return False
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if "MALLOC_ARENA_MAX" not in os.environ:
         os.environ["MALLOC_ARENA_MAX"] = str(_ARENAS_UNDER_A_LIMIT)
         try:
@@ -156,7 +165,8 @@ def command_line() -> None:
         sys.unraisablehook = _on_unraisable
     try:
         writable_numba_cache()
-        one_blas_thread_under_a_memory_limit()
+        one_blas_thread()
+        fewer_arenas_under_a_memory_limit()
         # multiprocessing's resource tracker (worker processes) inherits these: after a Ctrl-C
         # ends the process at once it would warn of the semaphores its workers leave
         sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")

@@ -264,10 +264,13 @@ class _Round:
 
 
 def submit_and_wait(client, spec: Spec, layout: TaskLayout, st: Store, tasks: list, points: list,
-                    report: RunReport, on_progress, target: Target, on_failure=None, on_submitted=None) -> None:
+                    report: RunReport, on_progress, target: Target, on_failure=None, on_submitted=None,
+                    meanwhile=None) -> None:
     """Run ``points`` (exact answers) and ``tasks`` (simulation) on ``client``'s
     workers, at most a window at a time, counting each finished one in
-    ``report``; raise :class:`TasksFailed` at the end where some raised."""
+    ``report``; raise :class:`TasksFailed` at the end where some raised.
+    ``meanwhile`` is called once the first window is under way (this
+    process's own work, done while the workers run theirs)."""
     jobs = _jobs(spec, st.url, token(spec, layout), tasks, points, uuid.uuid4().hex[:8])
     address = target.scheduler or getattr(client.scheduler, "address", None) or "(local cluster)"
     window = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * max(report.workers, 1))
@@ -278,6 +281,8 @@ def submit_and_wait(client, spec: Spec, layout: TaskLayout, st: Store, tasks: li
         if on_submitted:
             on_submitted()
         flight.watch_workers()
+        if meanwhile:
+            meanwhile()
         for future in flight.in_flight:
             flight.started.pop(future.key, None)
             flight.check_watchers()

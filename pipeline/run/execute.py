@@ -49,7 +49,7 @@ from ..store import use_storage_options
 from .calibration import recorded_layout, time_on_worker
 from .dispatch import submit_and_wait, token
 from .failures import tasks_failed
-from .head import head_start, store_head
+from .head import HeadWrites, head_start, store_head
 from .record import RunReport
 from .request import Hooks, RunRequest, check_target
 from .warm import COMPILING_TOPIC, WarmUp, once
@@ -281,16 +281,17 @@ def _run_rounds(run: _Run, report: RunReport, tasks: list, points: list, head: l
         size = len(tasks) + len(points) + len(head)
         on_round = progress.round(size)
         failed: list[dict] = []
+        writes = HeadWrites(run.warming, st, token(run.spec, run.layout)) if run.warming is not None else None
         try:
-            if tasks or points:
+            if tasks or points:  # the head start written while the workers run the rest
                 submit_and_wait(client, run.spec, run.layout, st, tasks, points, report, on_round,
-                                run.request.target, hooks.on_failure, on_submitted)
+                                run.request.target, hooks.on_failure, on_submitted, writes and writes.write)
             else:  # the head start took every task
                 on_submitted()
         except TasksFailed as exc:
             failed = exc.failures
-        failed += store_head(run.warming, st, run.spec, token(run.spec, run.layout), report, on_round,
-                             len(tasks) + len(points), failed, hooks.on_failure)
+        failed += store_head(writes, run.spec, st, report, on_round, len(tasks) + len(points), failed,
+                             hooks.on_failure)
         if failed:  # as a worker's failures: listed with the round's others
             raise tasks_failed(failed, size, st.url)
         head, points, done = [], [], st.read_done()

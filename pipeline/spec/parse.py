@@ -173,9 +173,16 @@ class Spec:
         a precision target, else ``replicates``."""
         return self.max_replicates if self.precision_stderr is not None else self.replicates
 
-    @property
+    @functools.cached_property
     def game(self) -> Game:
+        """The registered game :attr:`game_name` (:func:`get_game`), looked up
+        once per spec: each lookup reads every installed distribution's entry
+        points.  Not pickled with the spec (:meth:`__getstate__`): a process
+        that unpickles it looks the game up where it runs."""
         return get_game(self.game_name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "game"}
 
     @property
     def sha256(self) -> str:
@@ -259,6 +266,8 @@ class Spec:
         new = replace(self, **changes)
         if "_resolved" in self.__dict__ and not {"grid", "fixed", "game_name"} & set(changes):
             new.__dict__["_resolved"] = self.__dict__["_resolved"]
+        if "game" in self.__dict__ and "game_name" not in changes:
+            new.__dict__["game"] = self.__dict__["game"]
         return new
 
     def canonical_json(self) -> str:

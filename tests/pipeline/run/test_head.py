@@ -1,5 +1,5 @@
 """The head start (tasks the warm-up thread simulated in the ``boardsweep``
-process, written after the workers' tasks) stops at its first task that
+process) is written while the workers run their tasks; it stops at its first task that
 cannot write for a full disk, as a worker's task does: the run ends with the
 disk-full line there, and no later head task is written, even where space
 came back meanwhile (the failure callback frees it here)."""
@@ -78,3 +78,51 @@ def test_the_head_start_stops_at_its_first_full_disk_write(headfill2, tmp_path):
     assert not any("the run goes on" in t for t in told), told
     done = read_done(store)
     assert done.sum() == done.size - 2 * 2  # the workers' 6 tasks of 2 replicates; neither head task
+
+
+_WRITTEN = threading.Event()  # the head start's first task written
+_SEEN: list[bool] = []  # whether the workers' first replicate found it written (waiting at most 10 s)
+_HEAD: list[int] = []  # replicates the head start simulated
+
+
+def simulate_slow_head(params, seed, run_shape, checkpoints):
+    """The toy game; the head start's replicates take 0.2 s each (it takes a
+    few tasks while the cluster starts, not all), and the workers' first one
+    waits for the head start's first task to be written."""
+    if run_shape["turns"] > 4:
+        if threading.current_thread().name == "boardsweep-warm":
+            _HEAD.append(1)
+            time.sleep(0.2)
+        elif not _SEEN:
+            _SEEN.append(_WRITTEN.wait(10))
+    return toy_game.simulate(params, seed, run_shape, checkpoints)
+
+
+SLOW_HEAD = replace(toy_game.GAME, name="slowhead", simulate=simulate_slow_head)
+
+
+def test_the_head_start_is_written_while_the_workers_run_their_tasks(tmp_path, monkeypatch):
+    """The head start's tasks were written after the workers' last: on the
+    run's critical path, while this process had nothing else to do."""
+    from boardsweep.pipeline.run import head
+
+    store_task = head.store_task
+
+    def written(*args, **kwargs):
+        record = store_task(*args, **kwargs)
+        _WRITTEN.set()
+        return record
+
+    monkeypatch.setattr(head, "store_task", written)
+    _WRITTEN.clear(), _SEEN.clear(), _HEAD.clear()
+    games.register("slowhead", f"{__name__}:SLOW_HEAD")
+    try:
+        spec_path = tmp_path / "slowhead.toml"
+        spec_path.write_text(TOY_SPEC.replace('game = "toy"', 'game = "slowhead"'))
+        spec = load_spec(spec_path)
+        report = run_sweep(spec, str(tmp_path / "s.zarr"), workers=2, warming=WarmUp(spec))
+    finally:
+        games.GAME_MODULES.pop("slowhead", None)
+    assert 0 < report.head_start < report.tasks_total and _HEAD, (report.head_start, report.tasks_total)
+    assert _SEEN == [True] or _SEEN == [True, True], _SEEN
+    assert report.complete and read_done(str(tmp_path / "s.zarr")).all()

@@ -128,3 +128,19 @@ def test_precision_for_a_game_without_an_estimate_is_refused(toy_spec_text):
     text = toy_spec_text.replace('game = "toy"', 'game = "flat"') + "\n[precision]\nstderr = 0.01\nmax_replicates = 8\n"
     with pytest.raises(SpecError, match=r"precision: game 'flat' has no estimate"):
         parse_spec(text, "flat.toml")
+
+
+def test_a_spec_looks_its_game_up_once_and_pickles_without_it(toy_spec_text, monkeypatch):
+    """Each lookup reads every installed distribution's entry points: a run
+    asked ``spec.game`` a dozen times (5-10 ms each)."""
+    import pickle
+
+    from boardsweep.pipeline.spec import parse
+
+    spec = parse_spec(toy_spec_text)
+    looked, get_game = [], parse.get_game
+    monkeypatch.setattr(parse, "get_game", lambda name: looked.append(name) or get_game(name))
+    game = spec.game
+    laid = spec.with_block(1)
+    assert all(s.game is game for s in (spec, spec, laid, laid.replaced(seed=8))) and len(looked) == 1
+    assert "game" not in pickle.loads(pickle.dumps(spec)).__dict__  # unpickled: looked up where it runs
