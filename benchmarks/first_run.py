@@ -32,7 +32,10 @@ before/after pair taken in one run.  ``--quickstart-only`` measures the
 quickstart alone (cold, then warm).  The machine's CPU model and load average are printed: other
 processes on the cores inflate every figure, so record the load with them.
 Each run's CPU time (user + system, its helper processes included) is
-printed too: it is what a loaded machine changes least.
+printed too: it is what a loaded machine changes least.  ``PYTHONDONTWRITEBYTECODE``
+is dropped from the runs' environment: a user's Python keeps each module's
+compiled bytecode, so a first run does not compile boardsweep's modules again
+(with it set, an editable install recompiles about a hundred modules every run).
 """
 
 from __future__ import annotations
@@ -204,6 +207,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory(prefix="boardsweep-first-run-") as tmp:
                 env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba-cache"), "COLUMNS": "120",
                        "DASK_BOARDSWEEP__PROCESSES": str(args.processes)}
+                env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python keeps the modules' bytecode
                 if path is not None:
                     env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
                 print(f"round {i + 1}, {name} ({path or ROOT}):", flush=True)
