@@ -93,8 +93,8 @@ def _label_dim(ds: xr.Dataset, name: str) -> str | None:
 
 
 def _denominator(ds, h: Headline, num: xr.DataArray, done: xr.DataArray, cp: int, dim) -> xr.DataArray:
-    if h.denominator is None:
-        return num.sum(dim, skipna=False)
+    if h.denominator is None:  # the labels' sum: a seat that does not play (NaN) adds nothing; no label, no sum
+        return num.sum(dim, min_count=1)
     if h.denominator == "checkpoint":
         return xr.full_like(done, float(ds["checkpoint"].values[cp]), dtype=float).where(done)
     return ds[h.denominator].isel(checkpoint=cp).astype(float).where(done)
@@ -298,6 +298,9 @@ def of_variable(ds: xr.Dataset, variable: str, checkpoint: int = -1, level: floa
     distribution over its own labels (``variable / variable.sum(DIM)``): the
     same estimator, standard error and test as :func:`estimates`."""
     h = variable_headline(ds, variable)
+    if variable in ds.data_vars and h.denominator is None and _label_dim(ds, variable) is None:
+        raise KeyError(f"{variable!r} has no labels to be a distribution over (its dims: "
+                       f"{', '.join(map(str, ds[variable].dims))}) and no headline of the game estimates it")
     game = game_of(ds)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = _one(_mem(ds), h, checkpoint, level, headlines_of(game) if game is not None else ())

@@ -80,6 +80,20 @@ def test_query_and_the_accessor_count_the_minus_ones(ledger, capsys):
     assert {s: float(shares.sel(seat=s)) for s in want} == pytest.approx(want, rel=1e-12)
 
 
+def test_a_share_over_seats_counts_the_seats_that_play(ledger, capsys):
+    """At players = 2 the third seat does not play: the two seats' shares are
+    -1/2 and 3/2 of their sum, and the third has none (the sum over seats
+    once took its NaN and left every seat's share blank)."""
+    shares = load_sweep(ledger).boardsweep.estimate("balance")["estimate"].sel(players=2)
+    assert float(shares.sel(seat="seat 1")) == pytest.approx(-0.5, rel=1e-12)
+    assert float(shares.sel(seat="seat 2")) == pytest.approx(1.5, rel=1e-12)
+    assert np.isnan(float(shares.sel(seat="seat 3")))
+    assert run_cli("query", str(ledger), "--sel", "players=2", "--variable", "balance", "--format", "json") == 0
+    rows = {r["seat"]: r["estimate"] for r in json.loads(capsys.readouterr().out)}
+    assert rows.pop("seat 3") is None
+    assert rows == pytest.approx({"seat 1": -0.5, "seat 2": 1.5}, rel=1e-12)
+
+
 def test_the_digest_tells_a_minus_one_from_a_cell_without_a_value(ledger, tmp_path):
     """The digest hashes the mark as -1 where an array holds no -1 (the bytes
     digests were recorded of, so they still verify), and otherwise the values
@@ -136,3 +150,11 @@ def test_the_precision_rule_counts_a_seat_that_does_not_play_as_nothing():
     decided = [precision.plan(spec, dict(arrays, wins=np.where(np.arange(6) < 2, wins, mark)).__getitem__, done)[0]
                for mark in (0, integers.FILL)]
     assert decided[0] == decided[1] and [d.state for d in decided[0].values()] == ["met"]
+
+
+def test_a_variable_without_labels_is_refused_by_name_not_as_a_distribution_over_checkpoints(ledger):
+    """``shortfall`` has no label dimension and no headline: the accessor
+    says so (it once took ``checkpoint`` for its labels and failed with
+    "'replicate' not found in array dimensions ()")."""
+    with pytest.raises(KeyError, match="'shortfall' has no labels to be a distribution over"):
+        load_sweep(ledger).boardsweep.estimate("shortfall")
