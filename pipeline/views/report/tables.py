@@ -99,34 +99,64 @@ def _frequency_table(ds, points, parts) -> pd.DataFrame:
 
 
 def _comparison_table(ds, parts, meta) -> pd.DataFrame:
+    """One row per comparison of two values of an axis and combination of the
+    other axes (:func:`comparisons.axis_comparisons`): the labels tested and
+    significant (Holm, ALPHA), the largest difference, its label, relative
+    difference and t.  Array work over every combination at once."""
     dim = parts["dim"]
     rows, meta["comparisons"] = [], []
     freq = analysis.frequencies(ds, parts["variable"]).isel(checkpoint=-1)
     for (axis, a, b), res in parts["compare"].items():
-        fb = freq.sel({axis: b}).mean("replicate")
         others = [x for x in res["p"].dims if x != dim]
-        for idx in np.ndindex(*(res.sizes[x] for x in others)):
-            at = dict(zip(others, idx))
-            sub, base = res.isel(at), fb.isel(at).values
-            where = {x: python_value(sub[x].values.item()) for x in others}
-            diff = np.abs(sub["difference"].values)
-            j = int(np.nanargmax(diff)) if np.isfinite(diff).any() else None
-            sig = [str(lab) for lab, p in zip(sub[dim].values, sub["p_holm"].values) if p < headlines.ALPHA]
-            row = {**where, "comparison": f"{axis}: {a} vs {b}",
-                   "labels_tested": int(sub["p"].notnull().sum()), "significant": len(sig),
-                   "min_p_holm": finite_float(sub["p_holm"].min()),
-                   "max_abs_difference": finite_float(diff[j]) if j is not None else None,
-                   "at_label": str(sub[dim].values[j]) if j is not None else "",
-                   "relative_difference": finite_float(sub["difference"].values[j] / base[j])
-                   if j is not None and base[j] > 0 else None,
-                   "t_at_label": finite_float(sub["t"].values[j]) if j is not None else None}
-            rows.append(row)
-            meta["comparisons"].append({**row, "axis": axis, "a": a, "b": b, "significant_labels": sig})
+        fb = freq.sel({axis: b}).mean("replicate").transpose(*others, dim).values
+        got = _comparison_rows(res, fb.reshape(-1, fb.shape[-1]), others, dim, f"{axis}: {a} vs {b}")
+        rows += got
+        meta["comparisons"] += [{**row, "axis": axis, "a": a, "b": b, "significant_labels": sig}
+                                for row, sig in zip(got, _significant_labels(res, others, dim))]
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
     front = [c for c in df.columns if c not in _TABLE_COLUMNS["comparisons"]]
     return df[["comparison", *front, *_TABLE_COLUMNS["comparisons"][1:]]]
+
+
+def _by_cell(res, name: str, others: list[str], dim: str) -> np.ndarray:
+    """``res[name]`` as (combinations of ``others`` in their order, labels)."""
+    values = res[name].transpose(*others, dim).values
+    return values.reshape(-1, values.shape[-1])
+
+
+def _significant_labels(res, others: list[str], dim: str) -> list[list[str]]:
+    """Per combination of ``others``: the labels whose Holm-adjusted p is below ALPHA."""
+    labels = np.array([str(v) for v in res[dim].values], dtype=object)
+    return [labels[row].tolist() for row in _by_cell(res, "p_holm", others, dim) < headlines.ALPHA]
+
+
+def _comparison_rows(res, base: np.ndarray, others: list[str], dim: str, comparison: str) -> list[dict]:
+    """The comparison table's rows of one comparison ``res``: one per combination of ``others``;
+    ``base``: the mean frequency at the compared value, (combinations, labels)."""
+    p, holm, t, diff = (_by_cell(res, k, others, dim) for k in ("p", "p_holm", "t", "difference"))
+    absdiff = np.abs(diff)
+    has = np.isfinite(absdiff).any(1)
+    j = np.where(has, np.nanargmax(np.where(np.isfinite(absdiff), absdiff, -np.inf), axis=1), 0)
+    n = np.arange(len(j))
+    pick = {k: v[n, j] for k, v in (("abs", absdiff), ("diff", diff), ("t", t), ("base", base))}
+    with np.errstate(all="ignore"):
+        lowest = np.where(np.isfinite(holm).any(1), np.nanmin(np.where(np.isfinite(holm), holm, np.inf), axis=1),
+                          np.nan)
+    labels = [str(v) for v in res[dim].values]
+    where = [[python_value(v) for v in res[x].values] for x in others]
+    cells = zip(*np.unravel_index(n, tuple(len(w) for w in where))) if others else [()] * len(n)
+    tested, significant = np.isfinite(p).sum(1), (holm < headlines.ALPHA).sum(1)
+    return [{**{x: where[k][c] for k, (x, c) in enumerate(zip(others, cell))}, "comparison": comparison,
+             "labels_tested": int(tested[i]), "significant": int(significant[i]),
+             "min_p_holm": finite_float(lowest[i]),
+             "max_abs_difference": finite_float(pick["abs"][i]) if has[i] else None,
+             "at_label": labels[j[i]] if has[i] else "",
+             "relative_difference": finite_float(pick["diff"][i] / pick["base"][i])
+             if has[i] and pick["base"][i] > 0 else None,
+             "t_at_label": finite_float(pick["t"][i]) if has[i] else None}
+            for i, cell in enumerate(cells)]
 
 
 def _summary(ds, found: dict) -> pd.DataFrame:
