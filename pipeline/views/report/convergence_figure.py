@@ -39,9 +39,10 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
         _colorbar(fig, sm, x)
     elif x:
         next(ax for ax in axs if ax.get_visible()).legend(fontsize=8, title=x, title_fontsize=8)
-    caption = (_TITLE if not empty else (
-        f"{_TITLE}. Left out, nothing to draw (no finished replicates): {'; '.join(empty)}")) \
-        + _left_out(len(facets), _facets_total(ds, x), "points.csv")
+    caption = _TITLE if not empty else (
+        f"{_TITLE}. Left out, nothing to draw (no finished replicates): {'; '.join(empty)}")
+    more = _left_out(len(facets), _facets_total(ds, x), "points.csv")
+    caption += f".{more}" if more else ""
     return {_save(fig, out, "convergence.png", _TITLE): caption}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...words import finite_float, python_value
-from .grid import point_key, _axes
+from .grid import point_key, _axes, _finite_list
 
 
 #: What summary.json says of each estimate.
@@ -23,14 +23,24 @@ def _empty() -> dict:
 
 def _summary_estimates(ds, points, heads: pd.DataFrame, summary: dict) -> None:
     """Every headline's estimates into ``summary`` per point: {headline: {label
-    ("value" for a scalar): {estimate, se, low, high, exact}}}."""
+    ("value" for a scalar): {estimate, se, low, high, exact}}}; one pass over
+    the rows, their point keys and numbers made column by column."""
+    if heads.empty:
+        return
+    keys = _row_keys(ds, heads)
+    numbers = zip(*(_finite_list(heads[c]) for c in _ESTIMATE))
+    labels = [str(lab) or "value" for lab in heads["label"]] if "label" in heads else ["value"] * len(heads)
+    for key, name, label, values in zip(keys, heads["headline"], labels, numbers):
+        summary[key]["estimates"].setdefault(name, {})[label] = dict(zip(_ESTIMATE, values))
+
+
+def _row_keys(ds, heads: pd.DataFrame) -> list[str]:
+    """:func:`point_key` of each row's grid point, from the text of each axis's values."""
     axes = _axes(ds)
-    for key, g in heads.groupby([*axes], sort=False) if axes else [((), heads)]:
-        key = key if isinstance(key, tuple) else (key,)
-        row = summary[point_key(ds, dict(zip(axes, (python_value(k) for k in key))))]
-        for name, h in g.groupby("headline", sort=False):
-            row["estimates"][name] = {(str(r["label"]) or "value"): {c: finite_float(r[c]) for c in _ESTIMATE}
-                                      for r in h.to_dict("records")}
+    if not axes:
+        return [point_key(ds, {})] * len(heads)
+    texts = [heads[a].map({v: f"{a}={python_value(v)}" for v in heads[a].unique()}) for a in axes]
+    return [",".join(parts) for parts in zip(*texts)]
 
 
 def _summarise(ds, points, parts, tables) -> dict:

@@ -13,7 +13,7 @@ from ...analysis import variance
 from ...store import metadata
 from ...words import count, finite_float, plural, python_value
 from .columns import _TABLE_COLUMNS
-from .grid import point_key, _axes, _flat, _point_index
+from .grid import point_key, _axes, _flat, _point_index, _finite_list
 
 
 def _tables(ds, points, parts, meta) -> dict[str, pd.DataFrame]:
@@ -204,48 +204,61 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
     """One row per grid point and distribution headline: its three most
     frequent labels, the label furthest from its exact value (largest |z|)
     and the test the verdict makes of it (a goodness of fit, or the smallest
-    p of the per-label t tests), with its Holm-adjusted p."""
-    axes = _axes(ds)
+    p of the per-label t tests), with its Holm-adjusted p.  Grouped array
+    work: no pass over the rows per point."""
     dists = [n for n, e in found.items() if e.attrs["kind"] == "distribution"]
-    rows = []
     if heads.empty or not dists:
         return pd.DataFrame()
     idx = _point_index(ds, heads)
-    for name in dists:
-        dim = found[name].attrs["dim"]
-        # as every table writes labels (a histogram's last bin counting every larger value: >=N)
-        texts = dict(zip(headlines.label_values(ds, dim), metadata.label_text(ds[dim]))) if dim else {}
-
-        def text(label, texts=texts) -> str:
-            return texts.get(str(label), str(label))
-
-        mine = heads["headline"] == name
-        for i in dict.fromkeys(idx[mine.to_numpy()]):
-            g = heads[mine & (idx == i)]
-            point = {a: g[a].iloc[0] for a in axes}
-            top = g.sort_values("estimate", ascending=False, kind="stable").head(3)
-            z = g["z"].abs()
-            worst = g.loc[z.idxmax()] if z.notna().any() else None
-            row = {**point, "headline": name, "labels": len(g),
-                   "top3": ", ".join(f"{text(lab)}: {v:.3g}" for lab, v in zip(top["label"], top["estimate"])),
-                   "worst_label": text(worst["label"]) if worst is not None else "",
-                   "worst_estimate": finite_float(worst["estimate"]) if worst is not None else None,
-                   "worst_exact": finite_float(worst["exact"]) if worst is not None else None,
-                   "max_abs_z": finite_float(z.max()) if worst is not None else None,
-                   "test": "", "statistic": None, "test_df": None, "p": None, "p_holm": None}
-            mine_tests = tests[(tests["point"] == i) & (tests["headline"] == name)] \
-                if tests is not None and len(tests) else pd.DataFrame()
-            if len(mine_tests):
-                t = mine_tests.loc[mine_tests["p"].idxmin()]
-                n = len(mine_tests)
-                row.update(test="chi2" if t["test"] == "chi2" else f"{t['test']}, {n} {plural('label', n)}",
-                           statistic=finite_float(t["statistic"]), test_df=finite_float(t["df"]),
-                           p=finite_float(t["p"]), p_holm=finite_float(t["p_holm"]))
-            rows.append(row)
-    df = pd.DataFrame(rows)
+    frames = [_distribution_rows(ds, heads[(heads["headline"] == name).to_numpy()].assign(_i=idx[
+        (heads["headline"] == name).to_numpy()]), name, found[name].attrs["dim"], tests) for name in dists]
+    df = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else pd.DataFrame()
     if not df.empty and df["test"].eq("").all():
         df = df.drop(columns=["test", "statistic", "test_df", "p", "p_holm", "worst_exact", "max_abs_z"])
     return df
+
+
+def _distribution_rows(ds, g: pd.DataFrame, name: str, dim: str, tests: pd.DataFrame) -> pd.DataFrame:
+    """:func:`_distribution_table`'s rows of headline ``name`` (``g``: its rows, ``_i`` their grid point)."""
+    if g.empty:
+        return pd.DataFrame()
+    # as every table writes labels (a histogram's last bin counting every larger value: >=N)
+    texts = dict(zip(headlines.label_values(ds, dim), metadata.label_text(ds[dim]))) if dim else {}
+    first = g.drop_duplicates("_i")
+    order = pd.Index(first["_i"])
+    top = g.sort_values(["_i", "estimate"], ascending=[True, False], kind="stable").groupby("_i").head(3)
+    top_text = pd.Series([f"{texts.get(str(lab), str(lab))}: {v:.3g}" for lab, v in zip(top["label"], top["estimate"])],
+                         index=top.index).groupby(top["_i"]).agg(", ".join)
+    z = g["z"].abs()
+    rows = g.loc[z[z.notna()].groupby(g["_i"][z.notna()]).idxmax()]
+    worst = rows.set_index("_i").reindex(order)
+    worst_z = z[z.notna()].groupby(g["_i"][z.notna()]).max().reindex(order)
+    worst_text = pd.Series([texts.get(str(lab), str(lab)) for lab in rows["label"]], index=rows["_i"], dtype=object)
+    out = first[[*_axes(ds)]].reset_index(drop=True)
+    out["headline"] = name
+    out["labels"] = g.groupby("_i").size().reindex(order).to_numpy()
+    out["top3"] = top_text.reindex(order).to_numpy()
+    out["worst_label"] = worst_text.reindex(order).fillna("").to_numpy()
+    out["worst_estimate"], out["worst_exact"] = _finite_list(worst["estimate"]), _finite_list(worst["exact"])
+    out["max_abs_z"] = _finite_list(worst_z)
+    return pd.concat([out, _distribution_tests(tests, name, order)], axis=1)
+
+
+def _distribution_tests(tests: pd.DataFrame, name: str, order: pd.Index) -> pd.DataFrame:
+    """Per grid point of ``order``: the verdict's test of headline ``name``
+    (its smallest p among the labels' tests, how many), "" where it has none."""
+    out = pd.DataFrame({"test": [""] * len(order), "statistic": None, "test_df": None, "p": None, "p_holm": None})
+    mine = tests[tests["headline"] == name] if tests is not None and len(tests) else pd.DataFrame()
+    if mine.empty:
+        return out
+    n = mine.groupby("point").size().reindex(order)
+    best = mine.loc[mine.dropna(subset=["p"]).groupby("point")["p"].idxmin()].set_index("point").reindex(order)
+    has = n.notna().to_numpy() & best["p"].notna().to_numpy()
+    out["test"] = ["chi2" if t == "chi2" else f"{t}, {int(k)} {plural('label', int(k))}" if ok else ""
+                   for t, k, ok in zip(best["test"], n.fillna(0), has)]
+    for col, key in (("statistic", "statistic"), ("test_df", "df"), ("p", "p"), ("p_holm", "p_holm")):
+        out[col] = [v if ok else None for v, ok in zip(_finite_list(best[key]), has)]
+    return out
 
 
 def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
