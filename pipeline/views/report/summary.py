@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+import numpy as np
 import pandas as pd
 
 from ...words import finite_float, python_value
@@ -44,12 +45,17 @@ def _row_keys(ds, heads: pd.DataFrame) -> list[str]:
 
 
 def _summarise(ds, points, parts, tables) -> dict:
+    """summary.json's entry per grid point from the points and frequencies
+    tables (rows in grid order; each point's top three labels by array work)."""
     pt, ft = tables["points"], tables["frequencies"]
-    dim = parts["dim"]
-    k = ds.sizes[dim]
+    k = ds.sizes[parts["dim"]]
+    estimate = ft["estimate"].to_numpy(dtype=float).reshape(len(pt), k)
+    labels = ft["label"].to_numpy()[:k]
+    top = np.argsort(-np.nan_to_num(estimate, nan=-np.inf), axis=1, kind="stable")[:, :3]
+    own = parts["headline"] is None  # else the headlines' own estimates are added by _summary_estimates
+    columns = {c: _finite_list(ft[c]) for c in _ESTIMATE} if own else {}
     summary = {}
-    for i, p in enumerate(points):
-        r = pt.iloc[i]
+    for i, (p, r) in enumerate(zip(points, pt.to_dict("records"))):
         row = _empty()
         row.update(slope=finite_float(r["slope"]), slope_basis=r["basis"] or None,
                    variance_ratio=finite_float(r["variance_ratio"]),
@@ -57,16 +63,12 @@ def _summarise(ds, points, parts, tables) -> dict:
                    max_abs_error=finite_float(r["max_abs_error"]), total_variation=finite_float(r["tv_distance"]),
                    max_abs_z=finite_float(r["max_abs_z"]), worst_label=r["worst_label"] or None,
                    exact=r["exact"], reference=r["reference"] or None, replicates=int(r["replicates"]))
-        f = ft.iloc[i * k:(i + 1) * k]
         if row["replicates"]:
-            top = f.sort_values("estimate", ascending=False, kind="stable").head(3)
-            row["top3"] = [{"label": lab, "frequency": finite_float(v)}
-                           for lab, v in zip(top["label"], top["estimate"])]
+            row["top3"] = [{"label": labels[j], "frequency": finite_float(estimate[i, j])} for j in top[i]]
             row["modal"] = r["modal"] or None
-        if parts["headline"] is None:  # the headlines' own estimates are added by _summary_estimates
+        if own:
             row["estimates"] = {"frequency": {
-                lab: {c: finite_float(v) for c, v in zip(_ESTIMATE, values)}
-                for lab, *values in zip(f["label"], f["estimate"], f["se"], f["low"], f["high"], f["exact"])}}
+                lab: {c: columns[c][i * k + j] for c in _ESTIMATE} for j, lab in enumerate(labels)}}
         summary[point_key(ds, p)] = row
     return summary
 
