@@ -34,7 +34,7 @@ import xarray as xr
 
 from ..words import python_value
 
-__all__ = ["answer_figure", "headline_figure", "panel_choice", "words", "FONT", "WIDTH", "MAX_PANELS"]
+__all__ = ["answer_figure", "headline_figure", "panel_choice", "panel_spread", "words", "FONT", "WIDTH", "MAX_PANELS"]
 
 #: The figure's width in inches at 100 dpi (the report's 1200-pixel column) and its smallest font size (points).
 WIDTH = 12.0
@@ -72,16 +72,16 @@ def panel_choice(values: list[list], asked: list[list[bool]] | None = None,
         asked = asked or [[True] * n for n in shape]
         inner = [np.flatnonzero(np.asarray(a, dtype=bool)) for a in asked]
         sub = tuple(len(i) for i in inner)
-        picked = _spaced(int(np.prod(sub, dtype=np.int64)), limit)
+        picked = panel_spread(int(np.prod(sub, dtype=np.int64)), limit)
         first = np.ravel_multi_index(tuple(i[k] for i, k in zip(inner, np.unravel_index(picked, sub))), shape) \
             if picked.size else picked
-        rest = np.setdiff1d(_spaced(total, 4 * limit), first)
-        flat = np.unique(np.concatenate([first, rest[_spaced(rest.size, limit - first.size)]]))
+        rest = np.setdiff1d(panel_spread(total, 4 * limit), first)
+        flat = np.unique(np.concatenate([first, rest[panel_spread(rest.size, limit - first.size)]]))
     combos = [tuple(v[k] for v, k in zip(values, index)) for index in zip(*np.unravel_index(flat, shape))]
     return combos or [()], max(total, 1)
 
 
-def _spaced(n: int, k: int) -> np.ndarray:
+def panel_spread(n: int, k: int) -> np.ndarray:
     """``min(n, k)`` indices of ``range(n)`` evenly spaced, the first and the last among them."""
     if k <= 0 or n <= 0:
         return np.zeros(0, dtype=np.int64)

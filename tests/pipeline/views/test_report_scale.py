@@ -13,6 +13,7 @@ import pytest
 
 from boardsweep.core.games import game_names
 from boardsweep.pipeline.analysis.figures import MAX_PANELS
+from boardsweep.pipeline.views.report.parts import MAX_COMPARED
 
 from clirun import run_cli  # tests/support is on sys.path
 from specs import spec_toml
@@ -70,8 +71,13 @@ def test_the_page_shows_a_bounded_number_of_rows_and_the_csv_holds_every_row(wid
     points = pd.read_csv(wide / "points.csv")
     assert len(points) == POINTS and len(points.drop_duplicates(["dice_sides", "jail_strategy", "buy_policy"])) == POINTS
     assert len(json.loads((wide / "summary.json").read_text())) == POINTS
-    # each axis's first value against each other one, at every combination of the other axes
-    assert len(pd.read_csv(wide / "comparisons.csv")) == 1000 + 1000 + 499 * 4
+    # each axis's first value against each other one (of a long axis, MAX_COMPARED of them, the notes say),
+    # at every combination of the other axes
+    compared = pd.read_csv(wide / "comparisons.csv")
+    assert len(compared) == 1000 + 1000 + MAX_COMPARED * 4
+    assert "buy_policy: reserve:0 vs reserve:4990" in set(compared["comparison"])  # the last among them
+    assert f"comparisons of buy_policy: its first value reserve:0 against {MAX_COMPARED} of its 499 other " \
+           "values" in " ".join(meta["notes"])
     for name in ("points", "comparisons"):
         rows = len(pd.read_csv(wide / meta["tables"][name]["csv"]))
         section = _section(page, name)
