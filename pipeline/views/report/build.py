@@ -132,7 +132,7 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, de
                                     "interval": interval_name(est), "test": test_name(est)}
                              for name, est in found.items()}
         heads = _with_p_holm(ds, heads, tests)
-        variance = _try(meta, "variance per label", _variance_table, ds, found, parts)
+        variance = _try(meta, "variance per label", _variance_table, ds, found, parts, meta)
         tables = {"headlines": _headline_table(heads, found),
                   "distributions": _distribution_table(ds, heads, found, tests),
                   "tests": _tests_table(ds, points, tests), **tables, "variance": variance}

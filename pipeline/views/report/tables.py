@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...analysis import convergence as analysis, headlines
 from ...analysis import decks
+from ...analysis.dataset import grid_size
 from ...analysis import variance
 from ...store import metadata
 from ...words import count, finite_float, plural, python_value
@@ -313,10 +314,22 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
-def _variance_table(ds, found: dict, parts) -> pd.DataFrame | None:
+#: The per-label variance table (variance.csv: about 10 KB of memory a grid point while it is made) up to this many points.
+MAX_VARIANCE_POINTS = 20_000
+
+
+def _variance_table(ds, found: dict, parts, meta: dict | None = None) -> pd.DataFrame | None:
     """:func:`analysis.label_variance`: every headline label's replicate
-    s.d., MCSE, ESS, exact CLT variance and deck parts (variance.csv)."""
+    s.d., MCSE, ESS, exact CLT variance and deck parts (variance.csv); left
+    out, said in ``meta``'s notes, above :data:`MAX_VARIANCE_POINTS` points."""
     if not found:
+        return None
+    points = grid_size(ds)
+    if points > MAX_VARIANCE_POINTS:
+        if meta is not None:
+            meta["notes"].append(f"variance per label (variance.csv) left out: it is made for grids of at most "
+                                 f"{MAX_VARIANCE_POINTS:,} points (this one has {points:,}); "
+                                 "ds.boardsweep.variance() gives it for a selection of the store")
         return None
     if parts is None:
         return variance.label_variance(ds, found)
