@@ -90,13 +90,22 @@ def _frequency_table(ds, points, parts) -> pd.DataFrame:
     df = _flat(parts["df"].broadcast_like(parts["mean"]), axes, [dim])
     low, high = _flat(parts["low"], axes, [dim]), _flat(parts["high"], axes, [dim])
     n, k = mean.shape
-    grid = {a: np.repeat([p[a] for p in points], k) for a in axes}
-    kinds = np.repeat([parts["ref_kind"].get(point_key(ds, p), "") for p in points], k)
-    df = pd.DataFrame({**grid, "label": np.tile(labels, n), "name": np.tile(names, n),
+    point, label = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
+    where = np.unravel_index(point, [ds.sizes[a] for a in axes]) if axes else ()
+    grid = {a: ds[a].values[w] if ds[a].dtype.kind in "biuf" else _categorical([python_value(v) for v in ds[a].values], w)
+            for a, w in zip(axes, where)}
+    kinds = _categorical([parts["ref_kind"].get(point_key(ds, p), "") for p in points], point)
+    df = pd.DataFrame({**grid, "label": _categorical(labels, label), "name": _categorical(names, label),
                        "estimate": mean.ravel(), "se": se.ravel(), "low": low.ravel(),
                        "high": high.ravel(), "df": df.ravel(), "exact": ref.ravel(),
                        "reference": kinds, "z": z.ravel()})
     return df
+
+
+def _categorical(values: list, index: np.ndarray) -> pd.Categorical:
+    """``values[index]`` as a categorical column: each distinct text held once, not once a row."""
+    cat = pd.Categorical(values)
+    return pd.Categorical.from_codes(cat.codes[index], cat.categories)
 
 
 def _comparison_table(ds, parts, meta) -> pd.DataFrame:
