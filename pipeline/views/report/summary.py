@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from ...words import finite_float, python_value
-from .grid import point_key, _axes, _finite_list
+from ...analysis.dataset import grid_size
+from .grid import point_key, _axes, _finite_list, _point_index
 
 
 #: What summary.json says of each estimate.
@@ -28,11 +29,15 @@ def _summary_estimates(ds, points, heads: pd.DataFrame, summary: dict) -> None:
     the rows, their point keys and numbers made column by column."""
     if heads.empty:
         return
-    keys = _row_keys(ds, heads)
+    entries = list(summary.values())  # in grid order, as the points
+    keys = [entries[i] for i in _point_index(ds, heads)] if len(entries) == grid_size(ds) else \
+        [summary[k] for k in _row_keys(ds, heads)]
     numbers = zip(*(_finite_list(heads[c]) for c in _ESTIMATE))
-    labels = [str(lab) or "value" for lab in heads["label"]] if "label" in heads else ["value"] * len(heads)
-    for key, name, label, values in zip(keys, heads["headline"], labels, numbers):
-        summary[key]["estimates"].setdefault(name, {})[label] = dict(zip(_ESTIMATE, values))
+    texts: dict = {}  # each label's text once, not once a row
+    labels = [texts.setdefault(lab, str(lab) or "value") for lab in heads["label"]] if "label" in heads \
+        else ["value"] * len(heads)
+    for entry, name, label, values in zip(keys, heads["headline"], labels, numbers):
+        entry["estimates"].setdefault(name, {})[label] = dict(zip(_ESTIMATE, values))
 
 
 def _row_keys(ds, heads: pd.DataFrame) -> list[str]:
