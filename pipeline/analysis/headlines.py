@@ -38,7 +38,7 @@ import xarray as xr
 from ...core import power as tpower
 from ...core import stats
 from ...core.games import Headline, headlines_of
-from ..words import count
+from ..words import count, python_value
 from .dataset import _mem, game_of, grid_points_at, grid_size, label_values, point_params
 from .family import UNTESTABLE_TEXT, label_tests
 from .intervals import INTERVAL_TEXT, frequency_interval, interval_kinds
@@ -318,10 +318,15 @@ def _rows(ds: xr.Dataset, est: xr.Dataset) -> pd.DataFrame:
     keep = np.isfinite(arrays["estimate"]) if dim == "seat" else np.ones(arrays["estimate"].shape, bool)
     point, label = np.nonzero(keep)  # a seat that does not play here: no row
     where = np.unravel_index(point, [ds.sizes[a] for a in axes]) if axes else ()
-    return pd.DataFrame({**{a: ds[a].values[w] for a, w in zip(axes, where)}, "headline": est.attrs["name"],
+    return pd.DataFrame({**{a: _shared(ds[a].values)[w] for a, w in zip(axes, where)}, "headline": est.attrs["name"],
                          "label": np.asarray(labels, dtype=object)[label], **{c: arrays[c][keep] for c in cols},
                          "level": est.attrs["level"], "se_basis": est.attrs["basis"],
                          "replicates": reps[point].astype(np.int64)})
+
+
+def _shared(values: np.ndarray) -> np.ndarray:
+    """A coordinate's values to index rows with: text as one Python object per value (not one per row)."""
+    return values if values.dtype.kind in "biuf" else np.array([python_value(v) for v in values], dtype=object)
 
 
 def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
@@ -338,7 +343,7 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
     found = estimates(ds, checkpoint, level) if found is None else found
     columns = [*_axes(ds), "headline", "label", *COLUMNS, "sd", "level", "se_basis", "replicates"]
     frames = [f for f in (_rows(ds, est) for est in found.values()) if len(f)]
-    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)  # _rows' columns
 
 
 def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bool = False) -> pd.DataFrame:

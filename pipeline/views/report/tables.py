@@ -220,8 +220,12 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
     if heads.empty or not dists:
         return pd.DataFrame()
     idx = _point_index(ds, heads)
-    frames = [_distribution_rows(ds, heads[(heads["headline"] == name).to_numpy()].assign(_i=idx[
-        (heads["headline"] == name).to_numpy()]), name, found[name].attrs["dim"], tests) for name in dists]
+    used = [*_axes(ds), "label", "estimate", "exact", "z"]  # only the columns it reads: heads is large
+    frames = []
+    for name in dists:
+        mine = (heads["headline"] == name).to_numpy()
+        frames.append(_distribution_rows(ds, heads.loc[mine, used].assign(_i=idx[mine]), name,
+                                         found[name].attrs["dim"], tests))
     df = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else pd.DataFrame()
     if not df.empty and df["test"].eq("").all():
         df = df.drop(columns=["test", "statistic", "test_df", "p", "p_holm", "worst_exact", "max_abs_z"])
