@@ -118,7 +118,7 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     """
     from .headlines import estimates
 
-    at = dict(at or {})
+    at, full = dict(at or {}), ds
     if found is None:  # estimate only the grid points drawn
         ds = _drawn_part(ds, axis, at)
         found = estimates(ds)
@@ -133,8 +133,7 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     axes = [a for a in ds.attrs.get("grid_axes", []) if a in est.dims]
     axis = axis if axis in axes else (axes[0] if axes else None)
     others = [a for a in axes if a != axis]
-    est = est.sel({a: list(at[a]) for a in others if a in at})
-    panels, total = panel_choice([est[a].values.tolist() for a in others])
+    panels, total = panel_choice(_facet_values(full, others, at))  # of the whole grid: est may hold the drawn only
     many = dim is not None and est.sizes[dim] > MANY_LABELS
     fig, axs = _panels(len(panels), many)
     fig.boardsweep_panels = (len(panels), total)  # drawn, and every combination of the other axes
@@ -165,10 +164,14 @@ def _drawn_part(ds: xr.Dataset, axis: str | None, at: dict) -> xr.Dataset:
     axes = [a for a in ds.attrs.get("grid_axes", []) if a in ds.dims]
     axis = axis if axis in axes else (axes[0] if axes else None)
     others = [a for a in axes if a != axis]
-    values = [[v for v in ds[a].values.tolist() if a not in at or python_value(v) in at[a]] or ds[a].values.tolist()
-              for a in others]
+    values = _facet_values(ds, others, at)
     panels, _ = panel_choice(values)
     return ds.sel({a: sorted(set(col), key=values[k].index) for k, (a, col) in enumerate(zip(others, zip(*panels)))})
+
+
+def _facet_values(ds: xr.Dataset, others: list[str], at: dict) -> list[list]:
+    """Each other axis's values a panel may have: the asked ones (``at``, in its order), else all."""
+    return [list(at[a]) if a in at else ds[a].values.tolist() for a in others]
 
 
 def _label_name(ds: xr.Dataset, dim: str, label: str) -> str:

@@ -38,6 +38,18 @@ def wide(tmp_path_factory, cluster2):
     return folder / "report"
 
 
+@pytest.mark.skipif("hk_monopoly" not in game_names(), reason="hk_monopoly not registered")
+def test_plot_answer_of_a_large_grid_draws_a_bounded_number_of_panels(wide):
+    import matplotlib.pyplot as plt
+
+    from boardsweep.pipeline.store import load_sweep
+
+    fig = load_sweep(str(wide.parent / "wide.zarr")).boardsweep.plot_answer()
+    assert fig.boardsweep_panels == (MAX_PANELS, POINTS // 2)  # drawn, and every jail_strategy x buy_policy
+    assert sum(ax.get_visible() for ax in fig.axes) == MAX_PANELS
+    plt.close(fig)
+
+
 def _section(page: str, name: str) -> str:
     """The page's section ``name``: from its heading to the next."""
     start = page.index(f'<h2 id="{name}">')
