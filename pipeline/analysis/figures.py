@@ -18,11 +18,14 @@ Its shape follows the headline:
 
 Grid points the spec asks (``[answer] at``) are drawn larger; the other axes
 are restricted to the asked values, so every panel answers the question.
+At most :data:`MAX_PANELS` panels are drawn (:func:`panel_choice`): a grid
+with more combinations of its other axes draws that many, evenly spaced over
+them, and says so (``fig.boardsweep_panels``: drawn, total); the figure reads
+only the grid points it draws where it estimates them itself.
 """
 
 from __future__ import annotations
 
-import itertools
 import textwrap
 from typing import Any
 
@@ -31,7 +34,7 @@ import xarray as xr
 
 from ..words import python_value
 
-__all__ = ["answer_figure", "headline_figure", "words", "FONT", "WIDTH"]
+__all__ = ["answer_figure", "headline_figure", "panel_choice", "panel_spread", "words", "FONT", "WIDTH", "MAX_PANELS"]
 
 #: The figure's width in inches at 100 dpi (the report's 1200-pixel column) and its smallest font size (points).
 WIDTH = 12.0
@@ -40,11 +43,49 @@ FONT = 11
 MANY_LABELS = 6
 #: Panels per row.
 COLUMNS = 3
+#: Panels a figure draws at most (one per combination of the other grid axes): the rest are left out, said in words.
+MAX_PANELS = 12
 
 
 def words(name: str) -> str:
     """A snake_case name in words (``dice_sides`` -> ``dice sides``)."""
     return str(name).replace("_", " ")
+
+
+def panel_choice(values: list[list], asked: list[list[bool]] | None = None,
+                 limit: int = MAX_PANELS) -> tuple[list[tuple], int]:
+    """At most ``limit`` combinations of the other axes' ``values`` (one list
+    per axis; their product in grid order), and how many there are.
+
+    The asked ones first (``asked``: per axis, which values the spec asks;
+    a combination is asked where each of its values is), evenly spaced over
+    them where they are more than ``limit``; then evenly spaced over the rest.
+    Flat indices only: nothing per combination of a large grid is built.
+    """
+    if not values:
+        return [()], 1
+    shape = tuple(len(v) for v in values)
+    total = int(np.prod(shape, dtype=np.int64))
+    if total <= limit:
+        flat = np.arange(total)
+    else:
+        asked = asked or [[True] * n for n in shape]
+        inner = [np.flatnonzero(np.asarray(a, dtype=bool)) for a in asked]
+        sub = tuple(len(i) for i in inner)
+        picked = panel_spread(int(np.prod(sub, dtype=np.int64)), limit)
+        first = np.ravel_multi_index(tuple(i[k] for i, k in zip(inner, np.unravel_index(picked, sub))), shape) \
+            if picked.size else picked
+        rest = np.setdiff1d(panel_spread(total, 4 * limit), first)
+        flat = np.unique(np.concatenate([first, rest[panel_spread(rest.size, limit - first.size)]]))
+    combos = [tuple(v[k] for v, k in zip(values, index)) for index in zip(*np.unravel_index(flat, shape))]
+    return combos or [()], max(total, 1)
+
+
+def panel_spread(n: int, k: int) -> np.ndarray:
+    """``min(n, k)`` indices of ``range(n)`` evenly spaced, the first and the last among them."""
+    if k <= 0 or n <= 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.linspace(0, n - 1, min(n, k)).round().astype(np.int64))
 
 
 def answer_figure(ds: xr.Dataset, found: dict | None = None, title: bool = True):
@@ -77,10 +118,13 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     """
     from .headlines import estimates
 
-    found = estimates(ds) if found is None else found
+    at, full = dict(at or {}), ds
+    if found is None:  # estimate only the grid points drawn
+        ds = _drawn_part(ds, axis, at)
+        found = estimates(ds)
     if name not in found:
         return None
-    est, at = found[name], dict(at or {})
+    est = found[name]
     dim = est.attrs.get("dim") or None
     if dim and label is not None:
         est = est.sel({dim: _stored(est, dim, label)})
@@ -89,10 +133,10 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     axes = [a for a in ds.attrs.get("grid_axes", []) if a in est.dims]
     axis = axis if axis in axes else (axes[0] if axes else None)
     others = [a for a in axes if a != axis]
-    est = est.sel({a: list(at[a]) for a in others if a in at})
-    panels = list(itertools.product(*(est[a].values.tolist() for a in others))) or [()]
+    panels, total = panel_choice(_facet_values(full, others, at))  # of the whole grid: est may hold the drawn only
     many = dim is not None and est.sizes[dim] > MANY_LABELS
     fig, axs = _panels(len(panels), many)
+    fig.boardsweep_panels = (len(panels), total)  # drawn, and every combination of the other axes
     ylabel = _ylabel(est, name, label)
     for ax, values in zip(axs, panels):
         cell = est.sel(dict(zip(others, values))) if others else est
@@ -111,6 +155,23 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     if heading:
         fig.suptitle("\n".join(textwrap.wrap(heading, 110)), fontsize=FONT + 2)
     return fig
+
+
+def _drawn_part(ds: xr.Dataset, axis: str | None, at: dict) -> xr.Dataset:
+    """``ds`` restricted to the grid points :func:`headline_figure` draws:
+    the asked values of the other axes, and of those the combinations
+    :func:`panel_choice` picks (each axis to the values they use)."""
+    axes = [a for a in ds.attrs.get("grid_axes", []) if a in ds.dims]
+    axis = axis if axis in axes else (axes[0] if axes else None)
+    others = [a for a in axes if a != axis]
+    values = _facet_values(ds, others, at)
+    panels, _ = panel_choice(values)
+    return ds.sel({a: sorted(set(col), key=values[k].index) for k, (a, col) in enumerate(zip(others, zip(*panels)))})
+
+
+def _facet_values(ds: xr.Dataset, others: list[str], at: dict) -> list[list]:
+    """Each other axis's values a panel may have: the asked ones (``at``, in its order), else all."""
+    return [list(at[a]) if a in at else ds[a].values.tolist() for a in others]
 
 
 def _label_name(ds: xr.Dataset, dim: str, label: str) -> str:

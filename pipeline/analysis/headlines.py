@@ -38,8 +38,8 @@ import xarray as xr
 from ...core import power as tpower
 from ...core import stats
 from ...core.games import Headline, headlines_of
-from ..words import count
-from .dataset import _mem, game_of, grid_points, grid_points_at, grid_size, label_values, point_params
+from ..words import count, python_value
+from .dataset import _mem, game_of, grid_points_at, grid_size, label_values, point_params
 from .family import UNTESTABLE_TEXT, label_tests
 from .intervals import INTERVAL_TEXT, frequency_interval, interval_kinds
 from . import detection, skew
@@ -309,25 +309,27 @@ def of_variable(ds: xr.Dataset, variable: str, checkpoint: int = -1, level: floa
     return out
 
 
-def _rows(ds: xr.Dataset, est: xr.Dataset) -> list[dict[str, Any]]:
+def _rows(ds: xr.Dataset, est: xr.Dataset) -> pd.DataFrame:
+    """:func:`summary`'s rows of one headline, column by column (no object per row)."""
     axes, dim = _axes(ds), est.attrs["dim"]
     cols = list(COLUMNS) + ["sd"]
     dims = [*axes, *([dim] if dim else [])]
-    arrays = {c: est[c].broadcast_like(est["estimate"]).transpose(*dims).values for c in cols}
-    reps = est["replicates"].transpose(*axes).values if axes else est["replicates"].values
     labels = label_values(ds, dim) if dim else [""]
-    rows = []
-    for i, point in enumerate(grid_points(ds)):
-        idx = np.unravel_index(i, reps.shape) if axes else ()
-        for j, label in enumerate(labels):
-            at = (*idx, j) if dim else idx
-            values = {c: float(arrays[c][at]) for c in cols}
-            if not np.isfinite(values["estimate"]) and "seat" == dim:
-                continue  # a seat that does not play here
-            rows.append({**point, "headline": est.attrs["name"], "label": label,
-                         **values, "level": est.attrs["level"], "se_basis": est.attrs["basis"],
-                         "replicates": int(reps[idx])})
-    return rows
+    reps = (est["replicates"].transpose(*axes).values if axes else est["replicates"].values).reshape(-1)
+    arrays = {c: est[c].broadcast_like(est["estimate"]).transpose(*dims).values.astype(float).reshape(len(reps), -1)
+              for c in cols}
+    keep = np.isfinite(arrays["estimate"]) if dim == "seat" else np.ones(arrays["estimate"].shape, bool)
+    point, label = np.nonzero(keep)  # a seat that does not play here: no row
+    where = np.unravel_index(point, [ds.sizes[a] for a in axes]) if axes else ()
+    return pd.DataFrame({**{a: _shared(ds[a].values)[w] for a, w in zip(axes, where)}, "headline": est.attrs["name"],
+                         "label": np.asarray(labels, dtype=object)[label], **{c: arrays[c][keep] for c in cols},
+                         "level": est.attrs["level"], "se_basis": est.attrs["basis"],
+                         "replicates": reps[point].astype(np.int64)})
+
+
+def _shared(values: np.ndarray) -> np.ndarray:
+    """A coordinate's values to index rows with: text as one Python object per value (not one per row)."""
+    return values if values.dtype.kind in "biuf" else np.array([python_value(v) for v in values], dtype=object)
 
 
 def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
@@ -342,9 +344,9 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
     ``found``: :func:`estimates` already computed.
     """
     found = estimates(ds, checkpoint, level) if found is None else found
-    rows = [r for est in found.values() for r in _rows(ds, est)]
     columns = [*_axes(ds), "headline", "label", *COLUMNS, "sd", "level", "se_basis", "replicates"]
-    return pd.DataFrame(rows, columns=columns)
+    frames = [f for f in (_rows(ds, est) for est in found.values()) if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)  # _rows' columns
 
 
 def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bool = False) -> pd.DataFrame:

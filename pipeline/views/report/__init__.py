@@ -26,7 +26,10 @@ verdict's level :data:`headlines.ALPHA`.  The folder holds:
   interval written ``estimate ± half-width``; each distribution as one row
   per grid point), then the figures and the other tables, each column defined;
 * figures (PNG with an SVG copy), whose number depends on the grid's axes,
-  never on its number of points: ``forest.png`` (each scalar headline per
+  never on its number of points, each of at most
+  :data:`~boardsweep.pipeline.analysis.figures.MAX_PANELS` panels (one per
+  combination of the other axes: the asked ones first, then evenly spaced;
+  the caption says how many of how many): ``forest.png`` (each scalar headline per
   grid point and label with its interval; rows that do not fit are named in
   the caption, every row is in ``headlines.csv``), ``<headline>.png`` for a
   distribution over games (estimate vs exact pmf per grid point, with its
@@ -40,9 +43,11 @@ verdict's level :data:`headlines.ALPHA`.  The folder holds:
   distribution: top labels, worst deviation, the verdict's test),
   ``tests.csv`` (every test of the verdict with its Holm-adjusted p),
   ``points.csv``, ``frequencies.csv`` (the report variable per grid point
-  and label), ``comparisons.csv`` (Welch/Holm tests between rule variants),
+  and label), ``comparisons.csv`` (Welch/Holm tests between rule variants: each axis's
+  first value against at most :data:`.parts.MAX_COMPARED` others),
   ``variance.csv`` (per point, headline and label: replicate s.d., MCSE,
-  ESS, exact CLT variance, deck parts; :func:`analysis.label_variance`),
+  ESS, exact CLT variance, deck parts; :func:`analysis.label_variance`; for
+  grids of at most :data:`.tables.MAX_VARIANCE_POINTS` points),
   ``decomposition.csv`` (shuffled decks, per label: between- and within-deck
   variance, the paired deck test) and ``precision.csv`` where they apply;
 * ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,

@@ -10,13 +10,15 @@ from pathlib import Path
 import pandas as pd
 
 from ...analysis.answer import answer_of, cap_note
-from ...analysis.figures import MANY_LABELS, answer_figure, words
+from ...analysis.figures import MANY_LABELS, MAX_PANELS, answer_figure, words
 from ..interval_words import interval_name
 from ..overview import answer_block, short_verdict
 from .page import _df_html
 
 #: The answer figure's resolution: 100 dpi draws its 12-inch width as the page's 1200-pixel column.
 DPI = 100
+#: Rows of the answer table the page shows at most (every row is in headlines.csv).
+ANSWER_ROWS = 200
 
 
 def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
@@ -35,10 +37,13 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
     if made is not None:
         block, _ = made
         frame = pd.DataFrame({c.header: c.cells for c in [*block.axes, *block.columns]})
-        part["table"], part["legend"], part["rows"] = _df_html(frame), block.legend, len(frame)
+        part["table"], part["legend"], part["rows"] = _df_html(frame, ANSWER_ROWS), block.legend, len(frame)
+        if len(frame) > ANSWER_ROWS:
+            part["legend"] += (f"; the first {ANSWER_ROWS} of its {len(frame):,} rows shown here, every row in "
+                               "headlines.csv")
     fig = answer_figure(ds, found, title=False)
     if fig is not None:
-        panels = sum(ax.get_visible() for ax in fig.axes)
+        panels = getattr(fig, "boardsweep_panels", (sum(ax.get_visible() for ax in fig.axes),) * 2)
         fig.get_layout_engine().execute(fig)  # laid out once, not once per file
         fig.set_layout_engine("none")
         fig.savefig(out / "answer.png", dpi=DPI)
@@ -49,9 +54,11 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
     return part
 
 
-def _caption(answer, panels: int, est) -> str:
-    """The answer figure's caption: what is drawn, in words, how many panels,
-    and the interval the bars are (as the estimates' attrs name it)."""
+def _caption(answer, panels: tuple[int, int], est) -> str:
+    """The answer figure's caption: what is drawn, in words, how many panels
+    (``panels``: drawn, and every combination of the other axes: those left
+    out said), and the interval the bars are (as the estimates' attrs name it)."""
+    panels, total = panels
     what = words(answer.headline) + (f" of {answer.label}" if answer.label else "")
     along = f"against {words(answer.axis)}" if answer.axis else "at the single grid point"
     dim = est.attrs.get("dim") if est is not None and answer.label is None else None
@@ -62,6 +69,9 @@ def _caption(answer, panels: int, est) -> str:
     asked = (" Marked: the grid points the question asks (" + ", ".join(
         f"{words(a)} = {', '.join(str(v) for v in vals)}" for a, vals in answer.at.items()) + ").") if answer.at else ""
     facets = " (one per combination of the other grid axes)" if panels > 1 else ""
+    if total > panels:
+        facets = (f" of the {total:,} combinations of the other grid axes (a figure draws at most {MAX_PANELS}, "
+                  "evenly spaced over the combinations the question asks; every grid point is in headlines.csv)")
     return (f"The answer: {what} {along}, {panels} panel{'s' if panels != 1 else ''}{facets}. Dots: the "
             f"estimates; band or bars: {interval}; black: the exact answer where one exists (a dashed "
             f"curve along the axis, or a tick at each label).{asked} SVG: answer.svg; the same figure in Python: "

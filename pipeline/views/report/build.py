@@ -132,7 +132,7 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, de
                                     "interval": interval_name(est), "test": test_name(est)}
                              for name, est in found.items()}
         heads = _with_p_holm(ds, heads, tests)
-        variance = _try(meta, "variance per label", _variance_table, ds, found, parts)
+        variance = _try(meta, "variance per label", _variance_table, ds, found, parts, meta)
         tables = {"headlines": _headline_table(heads, found),
                   "distributions": _distribution_table(ds, heads, found, tests),
                   "tests": _tests_table(ds, points, tests), **tables, "variance": variance}
@@ -144,8 +144,10 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, de
     meta["timing_s"] = round(time.perf_counter() - t0, 2)
     page = _html(ds, meta, tables, figures)
     (out / "index.html").write_text(page)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    (out / "report.json").write_text(json.dumps(meta, indent=2, default=str))
+    with open(out / "summary.json", "w") as f:  # written as it is encoded: no text of the whole file held
+        json.dump(summary, f, indent=2)
+    with open(out / "report.json", "w") as f:
+        json.dump(meta, f, indent=2, default=str)
     return summary
 
 

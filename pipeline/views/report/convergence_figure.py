@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .panels import _facet_grid, _colorbar, _facet_title, _save, _field
+from .panels import _facet_grid, _colorbar, _facet_title, _save, _field, _left_out, _facets_total
 
 _TITLE = ("Log-log convergence (dashed: across-replicate sd where no exact answer exists; dotted: the "
           "Monte Carlo rate, slope -1/2)")
@@ -41,6 +41,8 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
         next(ax for ax in axs if ax.get_visible()).legend(fontsize=8, title=x, title_fontsize=8)
     caption = _TITLE if not empty else (
         f"{_TITLE}. Left out, nothing to draw (no finished replicates): {'; '.join(empty)}")
+    more = _left_out(len(facets), _facets_total(ds, x), "points.csv")
+    caption += f".{more}" if more else ""
     return {_save(fig, out, "convergence.png", _TITLE): caption}
 
 

@@ -10,7 +10,6 @@ import xarray as xr
 
 from ...analysis import dataset
 from ...store import metadata
-from ...analysis.dataset import grid_points
 from ...words import python_value
 
 
@@ -36,12 +35,22 @@ def _sel(obj, point):
 
 
 def _point_index(ds, df: pd.DataFrame) -> np.ndarray:
-    """The flat grid-point index (grid order) of each row of ``df``."""
+    """The flat grid-point index (grid order) of each row of ``df``: each axis's
+    value looked up among its coordinates, the positions raveled (array work)."""
     axes = _axes(ds)
     if not axes:
         return np.zeros(len(df), dtype=int)
-    where = {tuple(python_value(p[a]) for a in axes): i for i, p in enumerate(grid_points(ds))}
-    return np.array([where[tuple(python_value(v) for v in row)] for row in df[axes].itertuples(index=False)], dtype=int)
+    where = []
+    for a in axes:
+        position = {python_value(v): k for k, v in enumerate(ds[a].values)}
+        where.append(df[a].map({v: position[python_value(v)] for v in df[a].unique()}).to_numpy(dtype=np.int64))
+    return np.ravel_multi_index(tuple(where), tuple(ds.sizes[a] for a in axes)).astype(int)
+
+
+def _finite_list(column) -> list[float | None]:
+    """A column as Python floats, None where it holds no finite number (:func:`finite_float` of each)."""
+    values = pd.to_numeric(pd.Series(column), errors="coerce").to_numpy(dtype=float)
+    return np.where(np.isfinite(values), values.astype(object), None).tolist()
 
 
 def _exact_states(ds, points) -> dict[str, tuple[str, str]]:

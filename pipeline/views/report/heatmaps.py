@@ -13,7 +13,8 @@ from ...store import metadata
 from ...words import count, plural, python_value
 from ..interval_words import test_kind
 from .grid import _axes
-from .panels import _layout, _facet_grid, _colorbar, _facet_title, _save, DRAWN_MASS, _trim_labels, _heatmap, _field
+from .panels import (_layout, _facet_grid, _colorbar, _facet_title, _save, DRAWN_MASS, _trim_labels, _heatmap, _field,
+                     _facets_total, _left_out)
 from .convergence_figure import _line_figures
 
 
@@ -23,6 +24,8 @@ def _figures(ds, parts, out: Path, meta: dict, heatmaps: bool = True) -> dict[st
     :func:`_pmf_figure`), then its convergence and variance ratio."""
     x, others, facets = _layout(ds)
     meta["layout"] = {"x": x, "facets": others, "panels_per_figure": len(facets)}
+    if _facets_total(ds, x) > len(facets):
+        meta["layout"]["panels_total"] = _facets_total(ds, x)
     xvals = [python_value(v) for v in ds[x].values] if x else ["-"]
     if not heatmaps:
         return _line_figures(ds, parts, out, x, facets, xvals) if "steps" in parts["conv"] else {}
@@ -69,7 +72,7 @@ def _frequency_figure(ds, parts, out: Path, layout: tuple, others: list[str], tr
              "darkest colour (values in frequencies.csv).") if above else ""
     return {name: f"Relative frequency ({how}) per {dim} (rows) and {xlabel} (columns); "
                   f"{count(len(facets), 'panel')}, one per combination of {', '.join(others) or 'the grid'}. "
-                  "Grey: not computed yet." + scale + trimmed}
+                  "Grey: not computed yet." + scale + trimmed + _left_out(len(facets), _facets_total(ds, x), "frequencies.csv")}
 
 
 def _colour_top(mean, dim: str) -> tuple[float, list[str]]:
@@ -99,7 +102,7 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
     a, b = (python_value(v) for v in ds[axis].values[:2])
     res = parts["compare"].get((axis, a, b))
     diff = mean.sel({axis: a}) - mean.sel({axis: b})
-    rest = [f for f in facets if f.get(axis) == a]
+    rest = list({_facet_title(g): g for g in ({**f, axis: a} for f in facets)}.values())  # each facet's a
     fig, axs = _facet_grid(len(rest), w, h)
     t_stat = res["t"] if res is not None else diff * np.nan
     shown = t_stat.where(res["p_holm"] < headlines.ALPHA) if res is not None else t_stat
@@ -131,7 +134,8 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
                    "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
                    f"significant at the verdict's level (Holm-adjusted p < {headlines.ALPHA:.0%}, Holm over "
                    "the labels of the panel) are grey; the colour "
-                   "scale is symmetric about 0 (differences, relative differences and t in the comparisons table).")}
+                   "scale is symmetric about 0 (differences, relative differences and t in the comparisons table)."
+                   + _left_out(len(rest), _facets_total(ds, x) // ds.sizes[axis], "comparisons.csv"))}
 
 
 def _z_words(parts) -> str:
@@ -161,7 +165,8 @@ def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> 
                  f"Standardised error by {dim}: blue below, red above the exact answer")
     figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} ({_z_words(parts)}; the "
                   f"verdict judges with Holm-adjusted p-values, see the tests table); {count(len(drawn), 'panel')}, one per "
-                  "combination of the other axes where an exact answer applies; grey cells have none." + trimmed)
+                  "combination of the other axes where an exact answer applies; grey cells have none." + trimmed
+                  + _left_out(len(facets), _facets_total(ds, x), "frequencies.csv"))
     left = meta.get("panels_without_exact", {})
     if left:
         figs[name] += " No panel for " + "; ".join(f"{k} ({v})" for k, v in left.items()) + "."

@@ -4,28 +4,48 @@ panels, heatmap panels, colour bars, titles and saving (PNG with an SVG copy).""
 from __future__ import annotations
 
 import textwrap
-from itertools import product
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from ...analysis.figures import words
+from ...analysis.answer import answer_of
+from ...analysis.figures import MAX_PANELS, panel_choice, words
 from ...words import python_value
 from .grid import _axes, _sel
 
 
 def _layout(ds) -> tuple[str | None, list[str], list[dict]]:
     """The x axis (numeric with most values, else most values), the facet axes
-    and the facets (every combination of the facet axes' values)."""
+    and the facets: every combination of the facet axes' values, or where
+    they are more than :data:`MAX_PANELS`, that many (:func:`panel_choice`:
+    those the spec's ``[answer] at`` asks first, then evenly spaced);
+    :func:`_facets_total` says how many there are."""
     axes = _axes(ds)
     if not axes:
         return None, [], [{}]
     numeric = [a for a in axes if ds[a].dtype.kind in "iuf"]
     x = max(numeric or axes, key=lambda a: ds.sizes[a])
     others = [a for a in axes if a != x]
-    facets = [dict(zip(others, vals)) for vals in product(*([python_value(v) for v in ds[a].values] for a in others))]
-    return x, others, facets
+    values = [[python_value(v) for v in ds[a].values] for a in others]
+    answer = answer_of(ds)
+    at = answer.at if answer is not None else {}
+    asked = [[a not in at or v in at[a] for v in vals] for a, vals in zip(others, values)]
+    combos, _ = panel_choice(values, asked)
+    return x, others, [dict(zip(others, vals)) for vals in combos]
+
+
+def _facets_total(ds, x: str | None) -> int:
+    """Every combination of the grid axes other than ``x``: the facets a figure would draw without its cap."""
+    return int(np.prod([ds.sizes[a] for a in _axes(ds) if a != x], dtype=np.int64))
+
+
+def _left_out(drawn: int, total: int, where: str) -> str:
+    """The caption's sentence on the facets left out: ``drawn`` of ``total`` ("" where every one is drawn)."""
+    if total <= drawn:
+        return ""
+    return (f" {drawn} of the {total:,} panels drawn (at most {MAX_PANELS}: the combinations the spec's "
+            f"[answer] asks first, then evenly spaced); every grid point is in {where}.")
 
 
 def _facet_grid(n: int, w: float, h: float, ylabels: bool = True):

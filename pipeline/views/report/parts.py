@@ -13,12 +13,16 @@ from ...analysis import dataset
 from ...analysis import decks
 from ...analysis import variance
 from ...analysis.dataset import z_score
+from ...analysis.figures import panel_spread
 from ...errors import disk_full
+from ...words import python_value
 from .grid import point_key, _axes, _flat, _sel, _exact_states
 
 
 #: The CLT theory (one Markov-chain solve per grid point) is computed up to this many points.
 MAX_THEORY_POINTS = 64
+#: Values of a grid axis the report compares with its first (the comparisons table, the difference heatmaps).
+MAX_COMPARED = 24
 
 
 def _try(meta: dict, what: str, fn, *args, **kwargs):
@@ -69,7 +73,7 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
         parts["decomp"] = _deck_orders(ds, variable, meta, progress)
     if parts["decomp"] is not None:
         parts["pairs"] = _try(meta, "paired deck test", decks.deck_pairs, ds, parts["decomp"], variable)
-    parts["compare"] = _try(meta, "axis comparisons", comparisons.axis_comparisons, ds, variable) or {}
+    parts["compare"] = _try(meta, "axis comparisons", _comparisons, ds, variable, meta) or {}
     parts["modal"] = game.extras.get("modal") if game is not None else None
     parts["states"] = _exact_states(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
@@ -86,6 +90,26 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
     if "exact" in est and "replicate decks" not in parts["ref_kind"].values():  # no z where the verdict's
         parts["z"] = parts["z"].where(np.isfinite(est["exact"]))  # exact answer does not apply (exact_unless)
     return parts
+
+
+def _comparisons(ds, variable: str, meta: dict) -> dict:
+    """:func:`comparisons.compare_axis` of each grid axis's first value against
+    each other value, as :func:`comparisons.axis_comparisons`, but against at
+    most :data:`MAX_COMPARED` of them (evenly spaced, the last among them; the
+    notes say so), each comparison reading only its two values' points."""
+    out, simulated = {}, [n for n in dataset.simulated_variables(ds.attrs) if n in ds]
+    for axis in _axes(ds):
+        values = ds[axis].values
+        others = 1 + panel_spread(len(values) - 1, MAX_COMPARED)
+        if len(others) < len(values) - 1:
+            meta["notes"].append(f"comparisons of {axis}: its first value {python_value(values[0])} against "
+                                 f"{len(others)} of its {len(values) - 1:,} other values (evenly spaced, the last "
+                                 f"among them; at most {MAX_COMPARED} an axis)")
+        for k in others:
+            pair = ds[simulated].isel({axis: [0, int(k)]})
+            out[(axis, python_value(values[0]), python_value(values[k]))] = comparisons.compare_axis(
+                pair, axis, values[0], values[k], variable)
+    return out
 
 
 def _deck_orders(ds, variable, meta, progress):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 
+import numpy as np
 import pandas as pd
 
 from ...words import finite_float, python_value
-from .grid import point_key, _axes
+from ...analysis.dataset import grid_size
+from .grid import point_key, _axes, _finite_list, _point_index
 
 
 #: What summary.json says of each estimate.
@@ -23,23 +25,42 @@ def _empty() -> dict:
 
 def _summary_estimates(ds, points, heads: pd.DataFrame, summary: dict) -> None:
     """Every headline's estimates into ``summary`` per point: {headline: {label
-    ("value" for a scalar): {estimate, se, low, high, exact}}}."""
+    ("value" for a scalar): {estimate, se, low, high, exact}}}; one pass over
+    the rows, their point keys and numbers made column by column."""
+    if heads.empty:
+        return
+    entries = list(summary.values())  # in grid order, as the points
+    keys = [entries[i] for i in _point_index(ds, heads)] if len(entries) == grid_size(ds) else \
+        [summary[k] for k in _row_keys(ds, heads)]
+    numbers = zip(*(_finite_list(heads[c]) for c in _ESTIMATE))
+    texts: dict = {}  # each label's text once, not once a row
+    labels = [texts.setdefault(lab, str(lab) or "value") for lab in heads["label"]] if "label" in heads \
+        else ["value"] * len(heads)
+    for entry, name, label, values in zip(keys, heads["headline"], labels, numbers):
+        entry["estimates"].setdefault(name, {})[label] = dict(zip(_ESTIMATE, values))
+
+
+def _row_keys(ds, heads: pd.DataFrame) -> list[str]:
+    """:func:`point_key` of each row's grid point, from the text of each axis's values."""
     axes = _axes(ds)
-    for key, g in heads.groupby([*axes], sort=False) if axes else [((), heads)]:
-        key = key if isinstance(key, tuple) else (key,)
-        row = summary[point_key(ds, dict(zip(axes, (python_value(k) for k in key))))]
-        for name, h in g.groupby("headline", sort=False):
-            row["estimates"][name] = {(str(r["label"]) or "value"): {c: finite_float(r[c]) for c in _ESTIMATE}
-                                      for r in h.to_dict("records")}
+    if not axes:
+        return [point_key(ds, {})] * len(heads)
+    texts = [heads[a].map({v: f"{a}={python_value(v)}" for v in heads[a].unique()}) for a in axes]
+    return [",".join(parts) for parts in zip(*texts)]
 
 
 def _summarise(ds, points, parts, tables) -> dict:
+    """summary.json's entry per grid point from the points and frequencies
+    tables (rows in grid order; each point's top three labels by array work)."""
     pt, ft = tables["points"], tables["frequencies"]
-    dim = parts["dim"]
-    k = ds.sizes[dim]
+    k = ds.sizes[parts["dim"]]
+    estimate = ft["estimate"].to_numpy(dtype=float).reshape(len(pt), k)
+    labels = ft["label"].to_numpy()[:k]
+    top = np.argsort(-np.nan_to_num(estimate, nan=-np.inf), axis=1, kind="stable")[:, :3]
+    own = parts["headline"] is None  # else the headlines' own estimates are added by _summary_estimates
+    columns = {c: _finite_list(ft[c]) for c in _ESTIMATE} if own else {}
     summary = {}
-    for i, p in enumerate(points):
-        r = pt.iloc[i]
+    for i, (p, r) in enumerate(zip(points, pt.to_dict("records"))):
         row = _empty()
         row.update(slope=finite_float(r["slope"]), slope_basis=r["basis"] or None,
                    variance_ratio=finite_float(r["variance_ratio"]),
@@ -47,16 +68,12 @@ def _summarise(ds, points, parts, tables) -> dict:
                    max_abs_error=finite_float(r["max_abs_error"]), total_variation=finite_float(r["tv_distance"]),
                    max_abs_z=finite_float(r["max_abs_z"]), worst_label=r["worst_label"] or None,
                    exact=r["exact"], reference=r["reference"] or None, replicates=int(r["replicates"]))
-        f = ft.iloc[i * k:(i + 1) * k]
         if row["replicates"]:
-            top = f.sort_values("estimate", ascending=False, kind="stable").head(3)
-            row["top3"] = [{"label": lab, "frequency": finite_float(v)}
-                           for lab, v in zip(top["label"], top["estimate"])]
+            row["top3"] = [{"label": labels[j], "frequency": finite_float(estimate[i, j])} for j in top[i]]
             row["modal"] = r["modal"] or None
-        if parts["headline"] is None:  # the headlines' own estimates are added by _summary_estimates
+        if own:
             row["estimates"] = {"frequency": {
-                lab: {c: finite_float(v) for c, v in zip(_ESTIMATE, values)}
-                for lab, *values in zip(f["label"], f["estimate"], f["se"], f["low"], f["high"], f["exact"])}}
+                lab: {c: columns[c][i * k + j] for c in _ESTIMATE} for j, lab in enumerate(labels)}}
         summary[point_key(ds, p)] = row
     return summary
 

@@ -9,11 +9,12 @@ import pandas as pd
 
 from ...analysis import convergence as analysis, headlines
 from ...analysis import decks
+from ...analysis.dataset import grid_size
 from ...analysis import variance
 from ...store import metadata
 from ...words import count, finite_float, plural, python_value
 from .columns import _TABLE_COLUMNS
-from .grid import point_key, _axes, _flat, _point_index
+from .grid import point_key, _axes, _flat, _point_index, _finite_list
 
 
 def _tables(ds, points, parts, meta) -> dict[str, pd.DataFrame]:
@@ -89,44 +90,83 @@ def _frequency_table(ds, points, parts) -> pd.DataFrame:
     df = _flat(parts["df"].broadcast_like(parts["mean"]), axes, [dim])
     low, high = _flat(parts["low"], axes, [dim]), _flat(parts["high"], axes, [dim])
     n, k = mean.shape
-    grid = {a: np.repeat([p[a] for p in points], k) for a in axes}
-    kinds = np.repeat([parts["ref_kind"].get(point_key(ds, p), "") for p in points], k)
-    df = pd.DataFrame({**grid, "label": np.tile(labels, n), "name": np.tile(names, n),
+    point, label = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
+    where = np.unravel_index(point, [ds.sizes[a] for a in axes]) if axes else ()
+    grid = {a: ds[a].values[w] if ds[a].dtype.kind in "biuf" else _categorical([python_value(v) for v in ds[a].values], w)
+            for a, w in zip(axes, where)}
+    kinds = _categorical([parts["ref_kind"].get(point_key(ds, p), "") for p in points], point)
+    df = pd.DataFrame({**grid, "label": _categorical(labels, label), "name": _categorical(names, label),
                        "estimate": mean.ravel(), "se": se.ravel(), "low": low.ravel(),
                        "high": high.ravel(), "df": df.ravel(), "exact": ref.ravel(),
                        "reference": kinds, "z": z.ravel()})
     return df
 
 
+def _categorical(values: list, index: np.ndarray) -> pd.Categorical:
+    """``values[index]`` as a categorical column: each distinct text held once, not once a row."""
+    cat = pd.Categorical(values)
+    return pd.Categorical.from_codes(cat.codes[index], cat.categories)
+
+
 def _comparison_table(ds, parts, meta) -> pd.DataFrame:
+    """One row per comparison of two values of an axis and combination of the
+    other axes (:func:`comparisons.axis_comparisons`): the labels tested and
+    significant (Holm, ALPHA), the largest difference, its label, relative
+    difference and t.  Array work over every combination at once."""
     dim = parts["dim"]
     rows, meta["comparisons"] = [], []
     freq = analysis.frequencies(ds, parts["variable"]).isel(checkpoint=-1)
     for (axis, a, b), res in parts["compare"].items():
-        fb = freq.sel({axis: b}).mean("replicate")
         others = [x for x in res["p"].dims if x != dim]
-        for idx in np.ndindex(*(res.sizes[x] for x in others)):
-            at = dict(zip(others, idx))
-            sub, base = res.isel(at), fb.isel(at).values
-            where = {x: python_value(sub[x].values.item()) for x in others}
-            diff = np.abs(sub["difference"].values)
-            j = int(np.nanargmax(diff)) if np.isfinite(diff).any() else None
-            sig = [str(lab) for lab, p in zip(sub[dim].values, sub["p_holm"].values) if p < headlines.ALPHA]
-            row = {**where, "comparison": f"{axis}: {a} vs {b}",
-                   "labels_tested": int(sub["p"].notnull().sum()), "significant": len(sig),
-                   "min_p_holm": finite_float(sub["p_holm"].min()),
-                   "max_abs_difference": finite_float(diff[j]) if j is not None else None,
-                   "at_label": str(sub[dim].values[j]) if j is not None else "",
-                   "relative_difference": finite_float(sub["difference"].values[j] / base[j])
-                   if j is not None and base[j] > 0 else None,
-                   "t_at_label": finite_float(sub["t"].values[j]) if j is not None else None}
-            rows.append(row)
-            meta["comparisons"].append({**row, "axis": axis, "a": a, "b": b, "significant_labels": sig})
+        fb = freq.sel({axis: b}).mean("replicate").transpose(*others, dim).values
+        got = _comparison_rows(res, fb.reshape(-1, fb.shape[-1]), others, dim, f"{axis}: {a} vs {b}")
+        rows += got
+        meta["comparisons"] += [{**row, "axis": axis, "a": a, "b": b, "significant_labels": sig}
+                                for row, sig in zip(got, _significant_labels(res, others, dim))]
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
     front = [c for c in df.columns if c not in _TABLE_COLUMNS["comparisons"]]
     return df[["comparison", *front, *_TABLE_COLUMNS["comparisons"][1:]]]
+
+
+def _by_cell(res, name: str, others: list[str], dim: str) -> np.ndarray:
+    """``res[name]`` as (combinations of ``others`` in their order, labels)."""
+    values = res[name].transpose(*others, dim).values
+    return values.reshape(-1, values.shape[-1])
+
+
+def _significant_labels(res, others: list[str], dim: str) -> list[list[str]]:
+    """Per combination of ``others``: the labels whose Holm-adjusted p is below ALPHA."""
+    labels = np.array([str(v) for v in res[dim].values], dtype=object)
+    return [labels[row].tolist() for row in _by_cell(res, "p_holm", others, dim) < headlines.ALPHA]
+
+
+def _comparison_rows(res, base: np.ndarray, others: list[str], dim: str, comparison: str) -> list[dict]:
+    """The comparison table's rows of one comparison ``res``: one per combination of ``others``;
+    ``base``: the mean frequency at the compared value, (combinations, labels)."""
+    p, holm, t, diff = (_by_cell(res, k, others, dim) for k in ("p", "p_holm", "t", "difference"))
+    absdiff = np.abs(diff)
+    has = np.isfinite(absdiff).any(1)
+    j = np.where(has, np.nanargmax(np.where(np.isfinite(absdiff), absdiff, -np.inf), axis=1), 0)
+    n = np.arange(len(j))
+    pick = {k: v[n, j] for k, v in (("abs", absdiff), ("diff", diff), ("t", t), ("base", base))}
+    with np.errstate(all="ignore"):
+        lowest = np.where(np.isfinite(holm).any(1), np.nanmin(np.where(np.isfinite(holm), holm, np.inf), axis=1),
+                          np.nan)
+    labels = [str(v) for v in res[dim].values]
+    where = [[python_value(v) for v in res[x].values] for x in others]
+    cells = zip(*np.unravel_index(n, tuple(len(w) for w in where))) if others else [()] * len(n)
+    tested, significant = np.isfinite(p).sum(1), (holm < headlines.ALPHA).sum(1)
+    return [{**{x: where[k][c] for k, (x, c) in enumerate(zip(others, cell))}, "comparison": comparison,
+             "labels_tested": int(tested[i]), "significant": int(significant[i]),
+             "min_p_holm": finite_float(lowest[i]),
+             "max_abs_difference": finite_float(pick["abs"][i]) if has[i] else None,
+             "at_label": labels[j[i]] if has[i] else "",
+             "relative_difference": finite_float(pick["diff"][i] / pick["base"][i])
+             if has[i] and pick["base"][i] > 0 else None,
+             "t_at_label": finite_float(pick["t"][i]) if has[i] else None}
+            for i, cell in enumerate(cells)]
 
 
 def _summary(ds, found: dict) -> pd.DataFrame:
@@ -174,48 +214,65 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
     """One row per grid point and distribution headline: its three most
     frequent labels, the label furthest from its exact value (largest |z|)
     and the test the verdict makes of it (a goodness of fit, or the smallest
-    p of the per-label t tests), with its Holm-adjusted p."""
-    axes = _axes(ds)
+    p of the per-label t tests), with its Holm-adjusted p.  Grouped array
+    work: no pass over the rows per point."""
     dists = [n for n, e in found.items() if e.attrs["kind"] == "distribution"]
-    rows = []
     if heads.empty or not dists:
         return pd.DataFrame()
     idx = _point_index(ds, heads)
+    used = [*_axes(ds), "label", "estimate", "exact", "z"]  # only the columns it reads: heads is large
+    frames = []
     for name in dists:
-        dim = found[name].attrs["dim"]
-        # as every table writes labels (a histogram's last bin counting every larger value: >=N)
-        texts = dict(zip(headlines.label_values(ds, dim), metadata.label_text(ds[dim]))) if dim else {}
-
-        def text(label, texts=texts) -> str:
-            return texts.get(str(label), str(label))
-
-        mine = heads["headline"] == name
-        for i in dict.fromkeys(idx[mine.to_numpy()]):
-            g = heads[mine & (idx == i)]
-            point = {a: g[a].iloc[0] for a in axes}
-            top = g.sort_values("estimate", ascending=False, kind="stable").head(3)
-            z = g["z"].abs()
-            worst = g.loc[z.idxmax()] if z.notna().any() else None
-            row = {**point, "headline": name, "labels": len(g),
-                   "top3": ", ".join(f"{text(lab)}: {v:.3g}" for lab, v in zip(top["label"], top["estimate"])),
-                   "worst_label": text(worst["label"]) if worst is not None else "",
-                   "worst_estimate": finite_float(worst["estimate"]) if worst is not None else None,
-                   "worst_exact": finite_float(worst["exact"]) if worst is not None else None,
-                   "max_abs_z": finite_float(z.max()) if worst is not None else None,
-                   "test": "", "statistic": None, "test_df": None, "p": None, "p_holm": None}
-            mine_tests = tests[(tests["point"] == i) & (tests["headline"] == name)] \
-                if tests is not None and len(tests) else pd.DataFrame()
-            if len(mine_tests):
-                t = mine_tests.loc[mine_tests["p"].idxmin()]
-                n = len(mine_tests)
-                row.update(test="chi2" if t["test"] == "chi2" else f"{t['test']}, {n} {plural('label', n)}",
-                           statistic=finite_float(t["statistic"]), test_df=finite_float(t["df"]),
-                           p=finite_float(t["p"]), p_holm=finite_float(t["p_holm"]))
-            rows.append(row)
-    df = pd.DataFrame(rows)
+        mine = (heads["headline"] == name).to_numpy()
+        frames.append(_distribution_rows(ds, heads.loc[mine, used].assign(_i=idx[mine]), name,
+                                         found[name].attrs["dim"], tests))
+    df = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else pd.DataFrame()
     if not df.empty and df["test"].eq("").all():
         df = df.drop(columns=["test", "statistic", "test_df", "p", "p_holm", "worst_exact", "max_abs_z"])
     return df
+
+
+def _distribution_rows(ds, g: pd.DataFrame, name: str, dim: str, tests: pd.DataFrame) -> pd.DataFrame:
+    """:func:`_distribution_table`'s rows of headline ``name`` (``g``: its rows, ``_i`` their grid point)."""
+    if g.empty:
+        return pd.DataFrame()
+    # as every table writes labels (a histogram's last bin counting every larger value: >=N)
+    texts = dict(zip(headlines.label_values(ds, dim), metadata.label_text(ds[dim]))) if dim else {}
+    first = g.drop_duplicates("_i")
+    order = pd.Index(first["_i"])
+    top = g.sort_values(["_i", "estimate"], ascending=[True, False], kind="stable").groupby("_i").head(3)
+    top_text = pd.Series([f"{texts.get(str(lab), str(lab))}: {v:.3g}" for lab, v in zip(top["label"], top["estimate"])],
+                         index=top.index).groupby(top["_i"]).agg(", ".join)
+    z = g["z"].abs()
+    rows = g.loc[z[z.notna()].groupby(g["_i"][z.notna()]).idxmax()]
+    worst = rows.set_index("_i").reindex(order)
+    worst_z = z[z.notna()].groupby(g["_i"][z.notna()]).max().reindex(order)
+    worst_text = pd.Series([texts.get(str(lab), str(lab)) for lab in rows["label"]], index=rows["_i"], dtype=object)
+    out = first[[*_axes(ds)]].reset_index(drop=True)
+    out["headline"] = name
+    out["labels"] = g.groupby("_i").size().reindex(order).to_numpy()
+    out["top3"] = top_text.reindex(order).to_numpy()
+    out["worst_label"] = worst_text.reindex(order).fillna("").to_numpy()
+    out["worst_estimate"], out["worst_exact"] = _finite_list(worst["estimate"]), _finite_list(worst["exact"])
+    out["max_abs_z"] = _finite_list(worst_z)
+    return pd.concat([out, _distribution_tests(tests, name, order)], axis=1)
+
+
+def _distribution_tests(tests: pd.DataFrame, name: str, order: pd.Index) -> pd.DataFrame:
+    """Per grid point of ``order``: the verdict's test of headline ``name``
+    (its smallest p among the labels' tests, how many), "" where it has none."""
+    out = pd.DataFrame({"test": [""] * len(order), "statistic": None, "test_df": None, "p": None, "p_holm": None})
+    mine = tests[tests["headline"] == name] if tests is not None and len(tests) else pd.DataFrame()
+    if mine.empty:
+        return out
+    n = mine.groupby("point").size().reindex(order)
+    best = mine.loc[mine.dropna(subset=["p"]).groupby("point")["p"].idxmin()].set_index("point").reindex(order)
+    has = n.notna().to_numpy() & best["p"].notna().to_numpy()
+    out["test"] = ["chi2" if t == "chi2" else f"{t}, {int(k)} {plural('label', int(k))}" if ok else ""
+                   for t, k, ok in zip(best["test"], n.fillna(0), has)]
+    for col, key in (("statistic", "statistic"), ("test_df", "df"), ("p", "p"), ("p_holm", "p_holm")):
+        out[col] = [v if ok else None for v, ok in zip(_finite_list(best[key]), has)]
+    return out
 
 
 def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
@@ -270,10 +327,22 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
-def _variance_table(ds, found: dict, parts) -> pd.DataFrame | None:
+#: The per-label variance table (variance.csv: about 10 KB of memory a grid point while it is made) up to this many points.
+MAX_VARIANCE_POINTS = 20_000
+
+
+def _variance_table(ds, found: dict, parts, meta: dict | None = None) -> pd.DataFrame | None:
     """:func:`analysis.label_variance`: every headline label's replicate
-    s.d., MCSE, ESS, exact CLT variance and deck parts (variance.csv)."""
+    s.d., MCSE, ESS, exact CLT variance and deck parts (variance.csv); left
+    out, said in ``meta``'s notes, above :data:`MAX_VARIANCE_POINTS` points."""
     if not found:
+        return None
+    points = grid_size(ds)
+    if points > MAX_VARIANCE_POINTS:
+        if meta is not None:
+            meta["notes"].append(f"variance per label (variance.csv) left out: it is made for grids of at most "
+                                 f"{MAX_VARIANCE_POINTS:,} points (this one has {points:,}); "
+                                 "ds.boardsweep.variance() gives it for a selection of the store")
         return None
     if parts is None:
         return variance.label_variance(ds, found)

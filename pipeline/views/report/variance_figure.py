@@ -9,7 +9,7 @@ import numpy as np
 from ...store import metadata
 from ...words import python_value
 from .grid import _sel
-from .panels import _layout, _facet_grid, _facet_title, _save, _field
+from .panels import _layout, _facet_grid, _facet_title, _save, _field, _left_out, _facets_total
 
 
 def _variance_figure(ds, parts, out: Path) -> dict[str, str]:
@@ -24,6 +24,7 @@ def _variance_figure(ds, parts, out: Path) -> dict[str, str]:
     ratio, dim = parts["ratio"]["ratio"].isel(checkpoint=-1), parts["dim"]
     reps = parts["conv"].isel(checkpoint=-1)["replicates"]
     x, _, facets = _layout(ds)
+    capped = len(facets)  # the facets the cap lets in (the empty ones among them are named apart)
     xvals = [python_value(v) for v in ds[x].values] if x else [None]
     labels = metadata.label_text(ds[dim])
     norm = colors.Normalize(0, max(len(xvals) - 1, 1))
@@ -52,7 +53,7 @@ def _variance_figure(ds, parts, out: Path) -> dict[str, str]:
     title = (f"Each label's replicate variance over the exact CLT variance, last checkpoint (grey: the 90% range "
              f"of one label's ratio, chi2(R-1)/(R-1), R = {r_text}; line: 1)")
     caption = (f"{title}. {inside} of {total} label ratios lie in the band (90% expected where the CLT variance "
-               f"holds); each label's value is in variance.csv.")
+               f"holds); each label's value is in variance.csv.") + _left_out(capped, _facets_total(ds, x), "variance.csv")
     if empty:
         caption += f" Left out, no theory or no finished replicates: {'; '.join(empty)}."
     return {_save(fig, out, "variance_ratio.png", title): caption}
