@@ -113,7 +113,9 @@ class SweepAccessor:
     def plot_answer(self):
         """The figure that answers the spec's question (its ``[answer]``
         table): the headline against the studied axis with its 95% band and the
-        exact curve, one panel per combination of the other axes; the report's
+        exact curve, one panel per combination of the other axes (at most
+        ``figures.MAX_PANELS``, the asked
+        points first, the caption says how many were left out); the report's
         first figure (:func:`boardsweep.pipeline.analysis.figures.answer_figure`).
 
         Returns
@@ -129,7 +131,7 @@ class SweepAccessor:
              at: dict[str, Any] | None = None):
         """Headline ``name`` (default: the spec's answer's) against grid axis
         ``axis`` (default: the first) with its 95% band and the exact curve,
-        one panel per combination of the other axes; ``label``: one label of
+        one panel per combination of the other axes (at most ``MAX_PANELS``); ``label``: one label of
         the headline (e.g. ``"IN_JAIL"``); ``at``: grid axis -> value(s) to
         keep (``{"players": 4}``).  Returns a matplotlib Figure."""
         from .answer import answer_of
