@@ -67,14 +67,15 @@ def _create_array(group: zarr.Group, name: str, var: xr.Variable, encoding: dict
     """Array ``name`` of ``group`` as xarray's ``to_zarr`` creates it from
     ``var`` (its ``coordinates`` attribute already set): the fill value in
     the encoding (NaN for floats without one, else zarr's default), the
-    ``_FillValue`` attribute as xarray encodes it, ``encoding``'s chunks
+    ``_FillValue`` attribute as xarray encodes it (NaN for floats without one), ``encoding``'s chunks
     (else zarr's own choice); ``var``'s values written unless ``encoding``
     says it starts empty."""
     attrs = dict(var.attrs)
     fill = (encoding or {}).get("fill_value")
     if fill is None and var.dtype.kind == "f":
         fill = np.nan
-    if (marked := attrs.pop("_FillValue", None)) is not None:  # last, as xarray puts it
+    marked = attrs.pop("_FillValue", np.nan if var.dtype.kind == "f" else None)  # xarray's default for floats
+    if marked is not None:  # last, as xarray puts it
         attrs["_FillValue"] = _fill_attribute(marked, var.dtype)
     array = group.create_array(
         name, shape=var.shape, dtype=str if var.dtype.kind == "O" else var.dtype, fill_value=fill,
