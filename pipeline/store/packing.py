@@ -54,6 +54,7 @@ import itertools
 import json
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -306,7 +307,33 @@ def _flatten(array: Path) -> None:
         for name in files:
             path = Path(folder, name)
             os.replace(path, array / ".".join(path.relative_to(array).parts))
-    shutil.rmtree(nested, ignore_errors=True)
+    _remove_empty_tree(nested)
+
+
+#: Threads that remove an emptied chunk tree's folders side by side (:func:`_remove_empty_tree`).
+RMDIR_THREADS = 8
+
+
+def _remove_empty_tree(folder: Path) -> None:
+    """Remove ``folder``, a tree of empty folders (what :func:`_flatten`
+    leaves: one per task and dimension), the deepest first, the folders of
+    one depth side by side on :data:`RMDIR_THREADS` threads: on a busy
+    virtual disk an ``rmdir`` waits 0.3-2 ms, and a store of 100 tasks has
+    hundreds.  Anything else left there is removed by ``shutil.rmtree``."""
+    levels: dict[int, list[str]] = {}
+    for path, _, _ in os.walk(folder):
+        levels.setdefault(path.count(os.sep), []).append(path)
+    with ThreadPoolExecutor(RMDIR_THREADS) as pool:
+        for depth in sorted(levels, reverse=True):
+            list(pool.map(_rmdir, levels[depth]))
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _rmdir(path: str) -> None:
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass  # not empty after all: shutil.rmtree removes it
 
 
 def _nest(array: Path) -> None:

@@ -5,6 +5,7 @@ next run puts right.  Real runs, real files, real killed processes."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import hashlib
@@ -268,3 +269,21 @@ def test_a_chunk_that_does_not_decode_stops_packing_and_changes_nothing(stores, 
     with pytest.raises(ChunkUnreadable):
         packing.pack(str(url), verify=False)
     assert packing.layout(str(url)) == "tasks" and _files(url) == before
+
+
+def test_an_emptied_chunk_tree_is_removed_whole(tmp_path):
+    """:func:`packing._flatten`'s removal of the emptied folders (side by
+    side, deepest first): every folder goes, a file left there too, the
+    flat chunk files stay."""
+    array = tmp_path / "counts"
+    for i, r in itertools.product(range(3), range(4)):
+        chunk = array / "c" / str(i) / "0" / str(r) / "0"
+        chunk.parent.mkdir(parents=True, exist_ok=True)
+        chunk.write_bytes(b"x")
+    (array / "c" / "1" / "stray").mkdir()
+    packing._flatten(array)
+    assert sorted(p.name for p in array.iterdir()) == sorted(f"c.{i}.0.{r}.0" for i in range(3) for r in range(4))
+    (array / "c" / "2" / "0").mkdir(parents=True)
+    (array / "c" / "2" / "0" / "left").write_bytes(b"")
+    packing._remove_empty_tree(array / "c")
+    assert not (array / "c").exists()
