@@ -56,7 +56,7 @@ def create_store(url: str, spec: Spec) -> None:
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
     with quiet():
         group = zarr.open_group(url, mode="a", zarr_format=3)
-        group.attrs.put({key: _attribute(value) for key, value in attrs.items()})
+        group.attrs.put(_json(attrs))
         for name in variables:
             _create_array(group, str(name), variables[name], encoding.get(name))
         zarr.consolidate_metadata(group.store)
@@ -67,9 +67,9 @@ def _create_array(group: zarr.Group, name: str, var: xr.Variable, encoding: dict
     """Array ``name`` of ``group`` as xarray's ``to_zarr`` creates it from
     ``var`` (its ``coordinates`` attribute already set): the fill value in
     the encoding (NaN for floats without one, else zarr's default), the
-    ``_FillValue`` attribute as xarray encodes it (NaN for floats without one), ``encoding``'s chunks
-    (else zarr's own choice); ``var``'s values written unless ``encoding``
-    says it starts empty."""
+    ``_FillValue`` attribute as xarray encodes it (NaN for floats without
+    one), ``encoding``'s chunks (else zarr's own choice); ``var``'s values
+    written unless ``encoding`` says it starts empty."""
     attrs = dict(var.attrs)
     fill = (encoding or {}).get("fill_value")
     if fill is None and var.dtype.kind == "f":
@@ -80,7 +80,7 @@ def _create_array(group: zarr.Group, name: str, var: xr.Variable, encoding: dict
     array = group.create_array(
         name, shape=var.shape, dtype=str if var.dtype.kind == "O" else var.dtype, fill_value=fill,
         chunks=(encoding or {}).get("chunks") or "auto", dimension_names=var.dims, overwrite=overwrite,
-        attributes={key: _attribute(value) for key, value in attrs.items()})
+        attributes=_json(attrs))
     if encoding is None:
         array[...] = var.values
 
@@ -93,11 +93,9 @@ def _fill_attribute(value, dtype: np.dtype):
     return bool(value) if dtype.kind == "b" else int(value)
 
 
-def _attribute(value):
-    """An attribute's value as JSON takes it (numpy arrays and scalars as Python's)."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return value.item() if isinstance(value, np.generic) else value
+def _json(attrs: dict) -> dict:
+    """``attrs`` as JSON holds them (numpy arrays and scalars as Python's, :func:`_plain`)."""
+    return json.loads(json.dumps(attrs, default=_plain))
 
 
 def mark_own_folder(url: str) -> None:
@@ -218,7 +216,7 @@ def rebuild_root(url: str, spec: Spec) -> str:
                             f"with `boardsweep run SPEC --store {url} --overwrite`")
     spec = spec.with_block(block, grid_chunks=tuple(chunk[:-1]))  # the store's chunks, however chosen
     ds, _ = skeleton(spec, spec.game)
-    attrs = json.loads(json.dumps(dict(ds.attrs), default=_plain))
+    attrs = _json(dict(ds.attrs))
     if old := fixed_width_text(url, [str(n) for n in ds.variables if ds[n].dtype.kind == "O"]):  # no mixed formats
         raise StoreMismatch(f"{lost}; it was written in an older store format (its {old[0]!r} holds fixed-width "
                             f"text): replace it with `boardsweep run SPEC --store {url} --overwrite`")
