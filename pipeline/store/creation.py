@@ -1,4 +1,4 @@
-"""Creating a store from its template, completing it, and removing it.
+"""Creating a store from its skeleton, completing it, and removing it.
 
 boardsweep never deletes anything it did not make: :func:`remove_store`
 removes only the arrays listed in the ``arrays`` attribute, the root metadata
@@ -7,7 +7,9 @@ and the manifests, so files a user put inside survive.
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
 from pathlib import Path
 
 import fsspec
@@ -19,7 +21,7 @@ from . import integers, manifests, metadata
 from .chunkfiles import PACKED_SEPARATOR
 from ..errors import StoreMismatch
 from .identity import check_labels, data_types, fixed_width_text, read_attrs
-from .schema import template
+from .schema import skeleton
 from .zarr_private import quiet
 from ..spec.parse import Spec
 
@@ -39,11 +41,61 @@ OWN_FOLDER_META = {
 
 
 def create_store(url: str, spec: Spec) -> None:
-    """Write the empty store for ``spec`` at ``url`` (metadata only, no chunks)."""
-    ds, encoding = template(spec, spec.game)
+    """Write the empty store for ``spec`` at ``url``: metadata, and the values
+    of its coordinates and per-point markers (the empty arrays have no chunks).
+
+    What xarray's ``to_zarr(compute=False, consolidated=True)`` of the
+    template writes, written with zarr's own API (no dask, no xarray
+    encoding pipeline; tests/pipeline/store/test_creation.py compares the
+    two): the root group and its attributes first (an interrupted creation
+    leaves a store that :func:`ensure_arrays` completes), then every array,
+    then the consolidated metadata.
+    """
+    ds, encoding = skeleton(spec, spec.game)
     mark_own_folder(url)
+    variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
     with quiet():
-        ds.to_zarr(url, mode="a", compute=False, encoding=encoding, consolidated=True, zarr_format=3)
+        group = zarr.open_group(url, mode="a", zarr_format=3)
+        group.attrs.put(_json(attrs))
+        for name in variables:
+            _create_array(group, str(name), variables[name], encoding.get(name))
+        zarr.consolidate_metadata(group.store)
+
+
+def _create_array(group: zarr.Group, name: str, var: xr.Variable, encoding: dict | None,
+                  overwrite: bool = False) -> None:
+    """Array ``name`` of ``group`` as xarray's ``to_zarr`` creates it from
+    ``var`` (its ``coordinates`` attribute already set): the fill value in
+    the encoding (NaN for floats without one, else zarr's default), the
+    ``_FillValue`` attribute as xarray encodes it (NaN for floats without
+    one), ``encoding``'s chunks (else zarr's own choice); ``var``'s values
+    written unless ``encoding`` says it starts empty."""
+    attrs = dict(var.attrs)
+    fill = (encoding or {}).get("fill_value")
+    if fill is None and var.dtype.kind == "f":
+        fill = np.nan
+    marked = attrs.pop("_FillValue", np.nan if var.dtype.kind == "f" else None)  # xarray's default for floats
+    if marked is not None:  # last, as xarray puts it
+        attrs["_FillValue"] = _fill_attribute(marked, var.dtype)
+    array = group.create_array(
+        name, shape=var.shape, dtype=str if var.dtype.kind == "O" else var.dtype, fill_value=fill,
+        chunks=(encoding or {}).get("chunks") or "auto", dimension_names=var.dims, overwrite=overwrite,
+        attributes=_json(attrs))
+    if encoding is None:
+        array[...] = var.values
+
+
+def _fill_attribute(value, dtype: np.dtype):
+    """``_FillValue`` as xarray writes it in a zarr v3 attribute: a float as
+    the base64 of its little-endian float64 bytes, an integer or boolean as itself."""
+    if dtype.kind == "f":
+        return base64.standard_b64encode(struct.pack("<d", float(value))).decode()
+    return bool(value) if dtype.kind == "b" else int(value)
+
+
+def _json(attrs: dict) -> dict:
+    """``attrs`` as JSON holds them (numpy arrays and scalars as Python's, :func:`_plain`)."""
+    return json.loads(json.dumps(attrs, default=_plain))
 
 
 def mark_own_folder(url: str) -> None:
@@ -64,21 +116,22 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
     Returns the names recreated.
     """
     fs, root = fsspec.core.url_to_fs(url)
-    ds, encoding = template(spec, spec.game)
+    ds, encoding = skeleton(spec, spec.game)
     mark_own_folder(url)
     missing = [str(n) for n in ds.variables if not _array_metadata(fs, f"{root}/{n}/zarr.json")]
     for name in missing:  # a garbled zarr.json (damage, a write cut short): rewritten from the spec below
         if fs.exists(f"{root}/{name}/zarr.json"):
             fs.rm_file(f"{root}/{name}/zarr.json")
-    missing += [c for c in _stale_coordinates(url, ds) if c not in missing]
-    if not missing:
+    stale = [c for c in _stale_coordinates(url, ds) if c not in missing]
+    if not missing and not stale:
         return []
-    data = [n for n in missing if n in ds.data_vars]
-    subset = ds[data] if data else ds.drop_vars(list(ds.data_vars))
+    variables, _ = xr.conventions.encode_dataset_coordinates(ds)
     with quiet():
-        subset.to_zarr(url, mode="a", compute=False, consolidated=True, zarr_format=3,
-                       encoding={k: v for k, v in encoding.items() if k in subset.variables})
-    return missing
+        group = zarr.open_group(url, mode="r+", use_consolidated=False)
+        for name in missing + stale:  # a stale coordinate's array replaced whole; chunks of the others kept
+            _create_array(group, name, variables[name], encoding.get(name), overwrite=name in stale)
+        zarr.consolidate_metadata(group.store)
+    return missing + stale
 
 
 def _array_metadata(fs, path: str) -> bool:
@@ -162,8 +215,8 @@ def rebuild_root(url: str, spec: Spec) -> str:
         raise StoreMismatch(f"{lost}; it was packed, and its layout record was in that metadata: replace it "
                             f"with `boardsweep run SPEC --store {url} --overwrite`")
     spec = spec.with_block(block, grid_chunks=tuple(chunk[:-1]))  # the store's chunks, however chosen
-    ds, _ = template(spec, spec.game)
-    attrs = json.loads(json.dumps(dict(ds.attrs), default=_plain))
+    ds, _ = skeleton(spec, spec.game)
+    attrs = _json(dict(ds.attrs))
     if old := fixed_width_text(url, [str(n) for n in ds.variables if ds[n].dtype.kind == "O"]):  # no mixed formats
         raise StoreMismatch(f"{lost}; it was written in an older store format (its {old[0]!r} holds fixed-width "
                             f"text): replace it with `boardsweep run SPEC --store {url} --overwrite`")

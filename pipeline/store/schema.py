@@ -30,7 +30,8 @@ Chunks are the task's grid points along grid axes (``[tasks]
 points_per_task``, recorded as ``grid_chunks`` where not one) and the task
 block along ``replicate``, whole along every other dim, so each task writes
 its own chunks and nothing else
-(:mod:`.writes`).  Only the template goes through xarray (:mod:`.creation`).
+(:mod:`.writes`).  The store is created from the :func:`skeleton` by
+:mod:`.creation`, with zarr's own API (no dask, no ``to_zarr``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from ..plan.tasks import SEED_SCHEME
 from ..plan.precision import STATES
 from ..spec.parse import Spec
 
-__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "code_revision", "template", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
+__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "code_revision", "template", "skeleton", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
 
 
 #: Fill value of integer simulation arrays and their integer view's mark of no value
@@ -159,9 +160,26 @@ def sources_digest(root: Path) -> str:
 
 
 def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
-    """The lazy Dataset and encoding of an empty store for ``spec``."""
-    import dask.array as da  # 1.5 s to import: only where a store is created, not on every command's path
+    """The lazy Dataset (dask arrays) and encoding of an empty store for
+    ``spec``: :func:`skeleton` as xarray's ``to_zarr(compute=False)`` takes it
+    (growing a store, :mod:`.growth`)."""
+    import dask.array as da  # 0.1-1.5 s to import: growth only; creation writes the skeleton itself
 
+    ds, encoding = skeleton(spec, game)
+    for name, enc in encoding.items():
+        var = ds[name].variable  # never computed: one dask chunk
+        ds[name] = xr.Variable(var.dims, da.full(var.shape, enc["fill_value"], dtype=var.dtype, chunks=-1), var.attrs)
+    return ds, encoding
+
+
+def skeleton(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
+    """The Dataset and encoding of an empty store for ``spec``, without dask.
+
+    The arrays that start empty (simulated, exact, ``done``, ``exact_done``:
+    the names in the encoding, each with its ``chunks`` and ``fill_value``)
+    are read-only zero-stride views of their fill value (no memory, never
+    written); coordinates and per-point markers hold their values.
+    """
     params = dict(spec.resolved_points()[0][1])
     labels = game.coords_for(params)
     axes, grid_chunks = spec.axes, spec.task_grid
@@ -171,7 +189,7 @@ def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
 
     def add(name: str, dims: tuple, dtype: str, chunks: tuple, fill: Any, attrs: dict) -> None:
         shape = tuple(len(spec.grid[d]) if d in spec.grid else sizes[d] for d in dims)
-        data_vars[name] = xr.Variable(dims, da.full(shape, fill, dtype=dtype, chunks=-1), attrs)  # never computed: one dask chunk
+        data_vars[name] = xr.Variable(dims, np.broadcast_to(np.array(fill, dtype=dtype), shape), attrs)
         encoding[name] = {"chunks": chunks, "fill_value": fill}
 
     for name, var in game.variables.items():

@@ -5,6 +5,7 @@ next run puts right.  Real runs, real files, real killed processes."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import hashlib
@@ -268,3 +269,23 @@ def test_a_chunk_that_does_not_decode_stops_packing_and_changes_nothing(stores, 
     with pytest.raises(ChunkUnreadable):
         packing.pack(str(url), verify=False)
     assert packing.layout(str(url)) == "tasks" and _files(url) == before
+
+
+def test_an_emptied_chunk_tree_is_removed_whole(tmp_path):
+    """:func:`packing._flatten` of two arrays of different depths: the chunk
+    files flat, every emptied folder removed (side by side, deepest first),
+    a folder that is not a chunk's too; a second call changes nothing."""
+    arrays = [tmp_path / "counts", tmp_path / "done"]
+    for array, depth in zip(arrays, (2, 0)):
+        for i, r in itertools.product(range(3), range(4)):
+            chunk = array.joinpath("c", str(i), "0", str(r), *["0"] * depth)
+            chunk.parent.mkdir(parents=True, exist_ok=True)
+            chunk.write_bytes(b"x")
+    (arrays[0] / "c" / "1" / "stray").mkdir()
+    packing._flatten(*arrays)
+    for array, depth in zip(arrays, (2, 0)):
+        assert sorted(p.name for p in array.iterdir()) == sorted(
+            ".".join(["c", str(i), "0", str(r), *["0"] * depth]) for i in range(3) for r in range(4))
+    before = sorted(tmp_path.rglob("*"))
+    packing._flatten(*arrays)
+    assert sorted(tmp_path.rglob("*")) == before and not any(p.is_dir() for p in before if p.parent != tmp_path)

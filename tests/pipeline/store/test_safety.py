@@ -130,10 +130,11 @@ def test_a_coordinate_without_its_values_is_rewritten(tmp_path, cluster2, toy_sp
     assert zarr.open_array(str(url), path="dice_sides", mode="r")[...].tolist() == [2, 3]
 
 
-def test_sigkill_during_creation_then_rerun(tmp_path, toy_spec_text, write_spec):
-    """A real process SIGKILLed while it writes the empty store: right after
-    xarray has written the root group and the variables' metadata, before the
-    consolidated metadata (the kill point is fixed so the test is exact)."""
+@pytest.mark.parametrize("arrays", [2, None])
+def test_sigkill_during_creation_then_rerun(tmp_path, toy_spec_text, write_spec, arrays):
+    """A real process SIGKILLed while it writes the empty store: after the
+    root group and ``arrays`` arrays (None: every array's metadata, before
+    the consolidated metadata; the kill point is fixed so the test is exact)."""
     spec_path = write_spec(toy_spec_text)
     url = tmp_path / "toy.zarr"
     code = (
@@ -143,18 +144,24 @@ def test_sigkill_during_creation_then_rerun(tmp_path, toy_spec_text, write_spec)
         "games.GAME_MODULES.setdefault('toy', 'toy_game')\n"
         "from boardsweep.pipeline import store\n"
         "from boardsweep.pipeline.spec.parse import parse_spec\n"
-        "import xarray.backends.zarr as xz\n"
-        "orig = xz.ZarrStore.set_variables\n"
-        "def dying(self, *a, **k):\n"
-        "    orig(self, *a, **k)\n"
+        "import zarr\n"
+        "def die(*a, **k):\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
-        "xz.ZarrStore.set_variables = dying\n"
+        "orig, made = zarr.Group.create_array, []\n"
+        "def create(*a, **k):\n"
+        f"    if len(made) == {arrays!r}:\n"
+        "        die()\n"
+        "    made.append(1)\n"
+        "    return orig(*a, **k)\n"
+        "zarr.Group.create_array = create\n"
+        "zarr.consolidate_metadata = die\n"
         "spec = parse_spec(open(sys.argv[1]).read(), sys.argv[1])\n"
         "store.create_store(sys.argv[2], spec)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code, str(spec_path), str(url)], capture_output=True)
     assert proc.returncode == -signal.SIGKILL
     assert (url / "zarr.json").exists()
+    assert len([p for p in url.glob("*/zarr.json") if p.parent.name != ".boardsweep"]) == (arrays or 13)  # the toy store has 13 arrays
     assert run_cli("run", str(spec_path), "--store", str(url), "--workers", "1") == 0
     assert run_cli("status", str(url)) == 0
 
