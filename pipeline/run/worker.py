@@ -20,7 +20,7 @@ import numpy as np
 from ...core.games import Game
 from ..errors import OutputInvalid
 from .growth import kept_cells
-from ..plan.tasks import ExactTask, Task, exact_key, replicate_seed
+from ..plan.tasks import Cells, ExactTask, Task, exact_key, replicate_seed
 from ..store import blank_unplayed, write_exact, write_region
 from ..store.integers import mark
 from .warm import COMPILE_CLOCK
@@ -89,9 +89,11 @@ def simulate_block(
     the declared type."""
     raw: dict[str, np.ndarray] = {}
     lows = tuple(lo for lo, _ in task.bounds)
+    points = []  # (where in the chunk, parameters): each grid point's parameters made once
     for index, params, replicates in task.cells:
         shapes = _declared_shapes(game, params, checkpoints)
         where = tuple(i - lo for i, lo in zip(index, lows))
+        points.append((where, params))
         with at_point(params):
             for r in replicates:
                 outputs = game.simulate(params, replicate_seed(root, params, r), run_shape, checkpoints)
@@ -102,11 +104,11 @@ def simulate_block(
     out = {name: _as_declared(f"game {game.name!r} (simulate) in task {task.key}", name, values,
                               np.dtype(game.variables[name].dtype))
            for name, values in raw.items()}
-    _mark_no_value(game, task, out)
+    _mark_no_value(game, task, out, points)
     return out
 
 
-def _mark_no_value(game: Game, task: Task, arrays: dict[str, np.ndarray]) -> None:
+def _mark_no_value(game: Game, task: Task, arrays: dict[str, np.ndarray], points: list[tuple[tuple, dict]]) -> None:
     """Mark, in place, the cells of ``arrays`` (``task``'s chunk, in their
     declared types) without a value: those ``task`` computes nothing for,
     and the seats that do not play (:func:`blank_unplayed`); integers at
@@ -114,9 +116,8 @@ def _mark_no_value(game: Game, task: Task, arrays: dict[str, np.ndarray]) -> Non
     idle = ~computed_mask(task)
     for values in arrays.values():
         values[idle] = mark(values.dtype) if values.dtype.kind in "iu" else np.nan
-    lows = tuple(lo for lo, _ in task.bounds)
-    for index, params, _ in task.cells:
-        blank_unplayed(game, params, arrays, tuple(i - lo for i, lo in zip(index, lows)))
+    for where, params in points:
+        blank_unplayed(game, params, arrays, where)
 
 
 def _declared_shapes(game: Game, params: dict, checkpoints: np.ndarray) -> dict[str, tuple[int, ...]]:
@@ -200,7 +201,14 @@ def _buffer(shape: tuple[int, ...], declared: np.dtype) -> np.ndarray:
 
 
 def computed_mask(task: Task) -> np.ndarray:
-    """The chunk's cells ``task`` computes (grid axes, then replicates)."""
+    """The chunk's cells ``task`` computes (grid axes, then replicates):
+    a planned task's from its members and rows at once (no grid point's
+    parameters made), any other's cell by cell."""
+    cells = task.cells
+    if isinstance(cells, Cells) and cells.rows is not None and cells.start == task.start:
+        flat = np.zeros((int(np.prod(task.extent[:-1], dtype=np.int64)), task.extent[-1]), dtype=bool)
+        flat[np.asarray(cells.members)] = cells.rows  # one row for every member where they all run alike
+        return flat.reshape(task.extent)
     mask = np.zeros(task.extent, dtype=bool)
     lows = tuple(lo for lo, _ in task.bounds)
     for index, _, replicates in task.cells:

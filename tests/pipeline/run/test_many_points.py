@@ -53,6 +53,25 @@ def test_plan_covers_every_cell_once_and_keeps_the_stored(make_spec):
     assert len(plan_exact(spec)) == 3 and len(plan_exact(spec, np.ones((5, 2), dtype=bool))) == 0
 
 
+def test_a_planned_tasks_computed_cells_are_read_from_its_plan_as_cell_by_cell(make_spec):
+    """:func:`worker.computed_mask` reads a planned task's members and rows at
+    once (making no grid point's parameters: it ran three times a task, a
+    third of a tiny-run sweep's worker time): the same cells as its cells
+    one by one, with stored cells, partial blocks and unequal replicates."""
+    from boardsweep.pipeline.plan.tasks import Task
+    from boardsweep.pipeline.run.worker import computed_mask
+
+    spec = toy_spec(make_spec, 4)
+    done = np.zeros((5, 2, 4), dtype=bool)
+    done[4, 0, :2] = done[0, 1, 1] = True
+    wanted = np.array([[4, 3], [1, 4], [2, 2], [4, 0], [3, 4]])
+    tasks = plan_tasks(spec, done) + plan_tasks(spec, done, wanted)
+    assert any(t.cells.rows.shape[0] > 1 for t in tasks) and any(t.keeps for t in tasks)
+    for task in tasks:
+        by_cell = computed_mask(Task(task.index, task.start, task.stop, list(task.cells), task.bounds, task.keeps))
+        assert by_cell.any() and np.array_equal(computed_mask(task), by_cell), task.key
+
+
 def test_many_points_per_task_equal_one_point_per_task_bit_for_bit(tmp_path, cluster2, make_spec):
     one = tmp_path / "one.zarr"
     many = tmp_path / "many.zarr"
