@@ -28,9 +28,10 @@ from scipy import special as sc
 
 from ...core import stats
 from .dataset import _grid, _mem, distribution_variables, frequencies
+from .figures import panel_spread
 from ..words import python_value
 
-__all__ = ["compare_axis", "axis_comparisons", "tied_permutation_p", "TIED_TEXT", "UNTESTABLE_TEXT"]
+__all__ = ["compare_axis", "axis_comparisons", "compared", "tied_permutation_p", "TIED_TEXT", "UNTESTABLE_TEXT"]
 
 #: What a label decided by the permutation test is, in words.
 TIED_TEXT = ("decided by the exact permutation test of the replicates: every replicate of each side had the same "
@@ -103,14 +104,27 @@ def _tied(mean: np.ndarray, var: np.ndarray, n: np.ndarray) -> np.ndarray:
         return (n >= 2) & np.isfinite(mean) & (var <= stats.ROUNDOFF * np.maximum(mean * mean, 1e-300))
 
 
-def axis_comparisons(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> dict:
-    """:func:`compare_axis` of every grid axis's first value against each other value."""
+def axis_comparisons(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1,
+                     most: int | None = None) -> dict:
+    """:func:`compare_axis` of every grid axis's first value against each
+    other value (against at most ``most`` of them: :func:`compared`), each
+    comparison reading only its two values' grid points."""
     out = {}
     for axis in _grid(ds):
-        values = list(ds[axis].values)
-        for other in values[1:]:
-            out[(axis, python_value(values[0]), python_value(other))] = compare_axis(
-                ds, axis, values[0], other, variable, checkpoint)
+        values = ds[axis].values
+        for k in compared(len(values), most):
+            pair = ds.isel({axis: [0, int(k)]})
+            out[(axis, python_value(values[0]), python_value(values[k]))] = compare_axis(
+                pair, axis, values[0], values[k], variable, checkpoint)
     return out
+
+
+def compared(size: int, most: int | None = None) -> np.ndarray:
+    """The indices of an axis of ``size`` values that :func:`axis_comparisons`
+    compares with its first: every other one, or at most ``most`` of them,
+    evenly spaced, the last among them."""
+    if most is None:
+        return np.arange(1, size)
+    return 1 + panel_spread(size - 1, most)
 
 

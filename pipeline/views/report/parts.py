@@ -13,7 +13,6 @@ from ...analysis import dataset
 from ...analysis import decks
 from ...analysis import variance
 from ...analysis.dataset import z_score
-from ...analysis.figures import panel_spread
 from ...errors import disk_full
 from ...words import python_value
 from .grid import point_key, _axes, _flat, _sel, _exact_states
@@ -93,23 +92,15 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
 
 
 def _comparisons(ds, variable: str, meta: dict) -> dict:
-    """:func:`comparisons.compare_axis` of each grid axis's first value against
-    each other value, as :func:`comparisons.axis_comparisons`, but against at
-    most :data:`MAX_COMPARED` of them (evenly spaced, the last among them; the
-    notes say so), each comparison reading only its two values' points."""
-    out, simulated = {}, [n for n in dataset.simulated_variables(ds.attrs) if n in ds]
+    """:func:`comparisons.axis_comparisons` against at most :data:`MAX_COMPARED`
+    values of each axis (the notes say where fewer than all)."""
     for axis in _axes(ds):
-        values = ds[axis].values
-        others = 1 + panel_spread(len(values) - 1, MAX_COMPARED)
-        if len(others) < len(values) - 1:
+        values, others = ds[axis].values, len(comparisons.compared(ds.sizes[axis], MAX_COMPARED))
+        if others < len(values) - 1:
             meta["notes"].append(f"comparisons of {axis}: its first value {python_value(values[0])} against "
-                                 f"{len(others)} of its {len(values) - 1:,} other values (evenly spaced, the last "
+                                 f"{others} of its {len(values) - 1:,} other values (evenly spaced, the last "
                                  f"among them; at most {MAX_COMPARED} an axis)")
-        for k in others:
-            pair = ds[simulated].isel({axis: [0, int(k)]})
-            out[(axis, python_value(values[0]), python_value(values[k]))] = comparisons.compare_axis(
-                pair, axis, values[0], values[k], variable)
-    return out
+    return comparisons.axis_comparisons(ds, variable, most=MAX_COMPARED)
 
 
 def _deck_orders(ds, variable, meta, progress):
