@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import IntegerTooLarge
 
 __all__ = ["FILL", "INTEGER_ATTR", "EXACT_LIMIT", "mark", "declared", "integer", "stored", "holds_fill",
-           "canonical", "declared_fill"]
+           "canonical", "declared_fill", "marked"]
 
 #: The mark of a cell without a value in an int64 array (the integer view,
 #: and the fill value a store declares for its int64 arrays): int64's least
@@ -103,6 +103,17 @@ def declared_fill(values: Any, fill: Any) -> Any:
     if values.dtype.kind != "i" or fill is None or isinstance(fill, float) or int(fill) == mark(values.dtype):
         return values
     return np.where(values == mark(values.dtype), fill, values).astype(values.dtype, copy=False)
+
+
+def marked(values: Any, fill: Any) -> Any:
+    """Integer ``values`` read from an integer array whose fill value is
+    ``fill``: that fill as their :func:`mark` where the array declares
+    another (format 5, or a store made while the mark was -1), else as they
+    are; the inverse of :func:`declared_fill`."""
+    values = np.asarray(values)
+    if values.dtype.kind != "i" or not isinstance(fill, int) or fill == mark(values.dtype):
+        return values
+    return np.where(values == fill, mark(values.dtype), values).astype(values.dtype, copy=False)
 
 
 def holds_fill(values: np.ndarray, fill: Any) -> bool:

@@ -178,10 +178,7 @@ def read_raw(url: str, name: str) -> np.ndarray:
     with quiet():
         array = zarr.open_array(url, path=name, mode="r")
         values = _integer_view(np.asarray(array[...]), array.attrs)
-    fill = array.attrs.get("_FillValue")
-    if values.dtype.kind == "i" and isinstance(fill, int) and fill != integers.mark(values.dtype):
-        values = np.where(values == fill, integers.mark(values.dtype), values).astype(values.dtype)
-    return values
+    return integers.marked(values, array.attrs.get("_FillValue"))
 
 
 def coordinate_labels(url: str, name: str, index: tuple[int, ...]) -> str:
