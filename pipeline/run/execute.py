@@ -46,7 +46,6 @@ from ..plan.tasks import plan_exact, plan_tasks, task_count
 from ..spec.parse import Spec
 from ..store import Store, normalize_url
 from ..store import use_storage_options
-from ..store.chunkfiles import local_root
 from .calibration import recorded_layout, time_on_worker
 from .dispatch import submit_and_wait, token
 from .failures import tasks_failed
@@ -286,7 +285,7 @@ def _run_rounds(run: _Run, report: RunReport, tasks: list, points: list, head: l
         try:
             if tasks or points:  # the head start written while the workers run the rest (a local store)
                 submit_and_wait(client, run.spec, run.layout, st, tasks, points, report, on_round,
-                                run.request.target, hooks.on_failure, on_submitted, _meanwhile(writes, st))
+                                run.request.target, hooks.on_failure, on_submitted, writes and writes.meanwhile())
             else:  # the head start took every task
                 on_submitted()
         except TasksFailed as exc:
@@ -300,15 +299,6 @@ def _run_rounds(run: _Run, report: RunReport, tasks: list, points: list, head: l
         if max_tasks is not None:
             tasks = tasks[:max(0, max_tasks - report.tasks_run)]
     return done, finished
-
-
-def _meanwhile(writes: HeadWrites | None, st: Store):
-    """What this process writes while the workers run: the head start's
-    tasks, where the store is local.  On object storage they wait for the
-    round's end, as before: a write there that hangs (a silent network) would
-    hold this thread, which ends the run when the storage is lost, for a
-    request's whole deadline per head task."""
-    return writes.write if writes is not None and local_root(st.url) is not None else None
 
 
 def _finish(run: _Run, report: RunReport, done) -> None:

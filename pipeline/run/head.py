@@ -1,12 +1,13 @@
 """The head start: tasks the warm-up thread simulated while the run started,
 taken from the workers' share and written as a worker writes its own, while
-the workers run theirs."""
+the workers run theirs where the store is local."""
 
 from __future__ import annotations
 
 from ..errors import disk_full, one_line
 from ..spec.parse import Spec
 from ..store import Store
+from ..store.chunkfiles import local_root
 from .failures import failed_point, tasks_failed, tell_new_failure, where
 from .record import RunReport
 from .warm import WarmUp
@@ -39,6 +40,14 @@ class HeadWrites:
         self.errors: list = []  # (task, exception) of those the thread could not simulate
         self.written: list = []  # (task, its record, or the OSError its write raised)
         self.raised: Exception | None = None  # raised while writing (the head task past its deadline): raised later
+
+    def meanwhile(self):
+        """:meth:`write` where the store is local, to call while the workers
+        run; None on object storage, where the writes wait for the round's
+        end: a write there that hangs (a silent network) would hold the
+        thread that ends the run when the storage is lost, for a request's
+        whole deadline per head task."""
+        return self.write if local_root(self.st.url) is not None else None
 
     def write(self) -> None:
         """Write every simulated task (waiting for the one under way), stopping
