@@ -232,6 +232,17 @@ class Compilers:
                     needs.append(child)
         return bool(self._children)
 
+    def cached(self, points: list[dict]) -> bool:
+        """Whether numba's disk cache holds every unit of ``points``' compiled
+        code (False for a game that does not name its units)."""
+        code = self._game.extras.get("compiled_code")
+        if code is None or config.DISABLE_JIT:
+            return False
+        try:
+            return all(all(units.values()) for units in (code(params, self._shape) for params in points))
+        except Exception:  # noqa: BLE001 - the task at that point reports it
+            return False
+
     def compile_here(self) -> None:
         """Compile this process's share of the units (an error is left for the tasks to report)."""
         compile_code = self._game.extras.get("compile_code")
@@ -300,6 +311,11 @@ class WarmUp:
     """The kernels of ``spec``'s first grid points (:data:`WARM_POINTS`)
     loaded or compiled in a thread, for workers that are threads of this
     process; ``on_compile`` is called if it starts a real compilation.
+    Where numba's disk cache holds all of their code (:meth:`Compilers.cached`)
+    it is loaded at once by the caller instead: loading holds the interpreter
+    lock most of the time, so beside the imports that follow it took twice
+    as long, and the thread's replicates (which release the lock) started
+    later.
 
     Then, offered the tasks of a new store (:meth:`head_start`), the same
     thread simulates them, last first, while the run is still starting,
@@ -338,13 +354,21 @@ class WarmUp:
         self.compilers = Compilers(spec.game, spec.run_shape)
         warm = (spec.game, spec.seed, [p for _, p in spec.resolved_points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
                 self.stop, on_compile, self.compilers)
-        self.thread = threading.Thread(target=self._work, args=(warm,), name="boardsweep-warm", daemon=True)
+        loaded = self.compilers.cached(warm[2])
+        if loaded:  # loaded here, at once: the thread's replicates then start the soonest
+            self._load(warm)
+        self.thread = threading.Thread(target=self._work, args=(warm, loaded), name="boardsweep-warm", daemon=True)
         self.thread.start()
 
-    def _work(self, warm: tuple) -> None:
+    def _load(self, warm: tuple) -> None:
+        """:func:`warm_kernels` in this thread, its time and spans recorded."""
         mark = COMPILE_CLOCK.count()
         self.seconds.append(warm_kernels(*warm))
         self.spans = COMPILE_CLOCK.spans(mark)
+
+    def _work(self, warm: tuple, loaded: bool) -> None:
+        if not loaded:
+            self._load(warm)
         self._ahead(*self._early)
         while True:
             with self._offer:

@@ -28,6 +28,7 @@ import json
 import os
 import threading
 import uuid
+import zlib
 from pathlib import Path
 
 import fsspec
@@ -37,7 +38,8 @@ from numcodecs.zstd import Zstd, decompress
 from . import integers
 from ..errors import ChunkUnreadable, LayoutError
 
-__all__ = ["LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "readable", "ChunkFileArray", "local_root", "encode_chunks", "encode_region", "parse_meta"]
+__all__ = ["LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "put_chunk", "write_file", "readable", "ChunkFileArray",
+           "local_root", "encode_chunks", "encode_region", "parse_meta"]
 
 #: The root attribute recording the packed arrays (JSON text: per array, its
 #: packed and task chunk shapes and its chunk files' sizes and CRC-32s), see
@@ -232,24 +234,51 @@ def write_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ..
     ``packed`` (the packing itself writes a packed array's chunks): a
     task's cells never share a chunk with other cells.
     """
+    written = put_chunk(url, name, region, values, packed)
+    return None if written is None else written[0]
+
+
+def put_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ...],
+              values: np.ndarray, packed: bool = False) -> tuple[str, list[int]] | None:
+    """:func:`write_chunk`, returning (the chunk's path relative to the
+    store, [its size in bytes, its CRC-32]): the checksum record's entry,
+    from the bytes written (:mod:`.manifests`), or ``None``."""
     root = _array_root(url, name)
-    meta = _plain_meta(root, with_codec=True) if root is not None else None
+    described = _kept_meta_json(root) if root is not None else None
+    meta = parse_meta(described, with_codec=True) if described is not None else None
     if meta is None:
         return None
     encoded = encode_region(meta, f"array {name} of {url}", region, values, packed)
     if encoded is None:
         return None
     key, raw = encoded
-    path = root / key
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # unique across processes and hosts
+    write_file(root / key, raw)
+    return f"{name}/{key}", [len(raw), zlib.crc32(raw)]
+
+
+#: What makes this process's temporary file names its own: a random part (hosts) and the process id (forks).
+_OWN = uuid.uuid4().hex[:12]
+_SERIAL = itertools.count()
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` as the file ``path`` whole: into a temporary file of
+    this process, renamed over ``path`` (a reader sees the old file or the
+    new one; a full disk leaves no partial file behind); its folders made
+    where missing.  Each system call lets the interpreter lock go, which a
+    worker thread beside busy threads waits to take back: so no call that
+    is not needed (no folder made where it is there; no random name drawn)."""
+    tmp = path.with_name(f".{path.name}.{_OWN}{os.getpid()}-{next(_SERIAL)}.tmp")  # unique across processes, hosts
     try:
-        tmp.write_bytes(raw)
+        try:
+            tmp.write_bytes(data)
+        except FileNotFoundError:  # a folder of the path is missing
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(data)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)  # a full disk leaves no partial file behind
+        tmp.unlink(missing_ok=True)
         raise
-    return f"{name}/{key}"
 
 
 def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], values: np.ndarray,
@@ -355,6 +384,30 @@ def _plain_meta(root: Path, with_codec: bool = False):
     its integer view; :func:`write_chunk` takes that view."""
     meta = _meta_json(root)
     return None if meta is None else parse_meta(meta, with_codec)
+
+
+#: Parsed ``zarr.json`` files a writer read, per (path, inode, modification
+#: time, size): a worker writes many chunks of each array, and one ``stat``
+#: costs fewer system calls than a read (the file replaced or rewritten is read again).
+_WRITER_METAS: dict[tuple, dict] = {}
+_WRITER_METAS_MAX = 256
+
+
+def _kept_meta_json(root: Path) -> dict | None:
+    """:func:`_meta_json`, kept per file identity for :func:`put_chunk`."""
+    try:
+        st = os.stat(root / "zarr.json")
+    except OSError:
+        return None
+    key = (str(root), st.st_ino, st.st_mtime_ns, st.st_size)
+    meta = _WRITER_METAS.get(key)
+    if meta is None:
+        meta = _meta_json(root)
+        if meta is not None:
+            if len(_WRITER_METAS) >= _WRITER_METAS_MAX:
+                _WRITER_METAS.clear()
+            _WRITER_METAS[key] = meta
+    return meta
 
 
 def _meta_json(root: Path) -> dict | None:

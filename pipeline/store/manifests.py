@@ -23,12 +23,14 @@ import hashlib
 import json
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ..plan.tasks import chunk_bounds
+from .chunkfiles import write_file
 from .zarr_private import chunk_key
 
 __all__ = ["INTEGRITY_SCHEME", "BINDING_SCHEME", "BINDING_ATTR", "MANIFEST_DIR", "Sweep", "sweep_of", "sim_name",
@@ -189,6 +191,7 @@ def record(url: str, paths: list[str] | Mapping[str, list[int] | None], index: t
         manifest["bound"] = sweep.binding(index, start, chunks)
     name = exact_name(index) if start is None else sim_name(index, start)
     target = f"{root}/{MANIFEST_DIR}/{name}"
-    if isinstance(fs, LocalFileSystem):  # object storage has no folders to make
-        fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
-    fs.pipe_file(target, json.dumps(manifest).encode())
+    if isinstance(fs, LocalFileSystem):  # whole or not at all, its folder made where missing
+        write_file(Path(target), json.dumps(manifest).encode())
+    else:
+        fs.pipe_file(target, json.dumps(manifest).encode())

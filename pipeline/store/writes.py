@@ -64,16 +64,17 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
     the region) once the data is on disk; return the chunk paths written.
 
     A local store's region, one chunk per array, is written straight to its
-    chunk files (:func:`chunkfiles.write_chunk`); otherwise the arrays
-    (kept open per worker) are written through zarr, concurrently.  On object
-    storage the chunks are put as objects (:func:`.remote.write_task`): the
-    paths come with their sizes and CRC-32s.
+    chunk files (:func:`chunkfiles.put_chunk`); otherwise the arrays
+    (kept open per worker) are written through zarr, concurrently.  On a
+    local store and on object storage (the chunks put as objects,
+    :func:`.remote.write_task`) the paths come with their sizes and CRC-32s,
+    from the bytes written: the record need not read them back.
     """
-    paths = [chunkfiles.write_chunk(url, name, region, v) for name, v in values.items()]
-    if all(paths):
-        flag_path = chunkfiles.write_chunk(url, flag, region, flags)
-        if flag_path:
-            return [*paths, flag_path]
+    written = [chunkfiles.put_chunk(url, name, region, v) for name, v in values.items()]
+    if all(written):
+        flag_written = chunkfiles.put_chunk(url, flag, region, flags)
+        if flag_written:
+            return dict([*written, flag_written])  # each with its size and CRC-32, as written
     written = remote.write_task(url, token, region, values, flag, flags)  # object storage: batched, checksums known
     if written is not None:
         return written

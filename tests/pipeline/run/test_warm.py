@@ -197,3 +197,42 @@ def test_children_that_compile_nothing_leave_it_to_this_process(tmp_path):
     assert found["children"] == ([0] if found["cores"] >= 2 else []), found
     assert sorted(found["compiled"]) == ["_landing_rows", "_throw_keys",
                                          "run_kernel.<locals>._run_independent_one_direct"], found
+
+
+LOADED_AT_ONCE = """
+import json, sys
+from boardsweep.core.monopoly.kernel import run_kernel, variant
+from boardsweep.core.monopoly.rules import Rules
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.run import warm
+
+spec = parse_spec(sys.stdin.read(), "loaded.toml")
+points = [p for _, p in spec.resolved_points()]
+code = spec.game.extras["compiled_code"]
+cached = all(all(code(p, spec.run_shape).values()) for p in points)
+warming = warm.WarmUp(spec)
+loaded = [bool(run_kernel(*variant(Rules.from_params(p), spec.run_shape["players"])).signatures) for p in points]
+warming.head_start([])
+warming.thread.join()
+print(json.dumps({"cached": cached, "loaded": loaded}))
+"""
+
+
+@pytest.mark.slow
+def test_kernels_numbas_cache_holds_are_loaded_before_the_warm_up_returns(tmp_path):
+    """Issue 44, the warm first run: where numba's cache holds every unit of
+    the first points' code, the warm-up loads it in the caller before it
+    returns (beside the run's imports, both holding the interpreter lock, it
+    took twice as long), so that its thread simulates from the start; with
+    code to compile, it returns at once and compiles in its thread."""
+    text = spec_toml("monopoly", grid={"deck_policy": ["independent", "shuffled_cycle"]},
+                     run={"replicates": 1, "games": 4, "turns": 100}, checkpoints={"count": 2})
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    found = []
+    for _ in range(2):  # an empty cache, then the cache the first filled
+        out = subprocess.run([sys.executable, "-c", LOADED_AT_ONCE], input=text, capture_output=True, text=True,
+                             env=env, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        found.append(json.loads(out.stdout.splitlines()[-1]))
+    assert found[0]["cached"] is False and found[0]["loaded"] == [False, False], found
+    assert found[1] == {"cached": True, "loaded": [True, True]}, found

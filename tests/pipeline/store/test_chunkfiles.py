@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -41,3 +42,30 @@ def test_a_packed_chunk_read_in_parts_is_decoded_once(tmp_path, cluster2, monkey
     assert len(decoded) == 2
     again = pickle.loads(pickle.dumps(lazy))  # sent to a worker: without the held chunks
     assert again._held == {} and np.array_equal(again[(slice(2, 3),)], whole[2:3])
+
+
+def _chunk_on_disk(root: Path, key: str) -> np.ndarray:
+    return np.frombuffer(chunkfiles.decompress((root / key).read_bytes()), dtype=np.int64)
+
+
+def test_a_chunk_written_records_its_size_and_crc_and_follows_its_arrays_metadata(tmp_path):
+    """Issue 44, the warm first run: a chunk write returns the size and CRC-32
+    of the bytes it wrote (the task's checksum record, not read back), and a
+    writer keeps an array's parsed ``zarr.json`` only while that file is the
+    same: replaced (as creation and packing replace it), it is read again."""
+    url = str(tmp_path / "s.zarr")
+    zarr.create_array(url, name="n", shape=(3,), chunks=(2,), dtype="int64", fill_value=0,
+                              compressors=[zarr.codecs.ZstdCodec(level=1)], zarr_format=3)
+    path, (size, crc) = chunkfiles.put_chunk(url, "n", (slice(2, 3),), np.array([5]))
+    raw = (tmp_path / "s.zarr" / path).read_bytes()
+    assert path == "n/c/1" and [size, crc] == [len(raw), zlib.crc32(raw)]
+    assert _chunk_on_disk(tmp_path / "s.zarr", path).tolist() == [5, 0]  # padded with the fill value
+    meta = tmp_path / "s.zarr" / "n" / "zarr.json"
+    text = meta.read_text()
+    assert '"fill_value": 0' in text
+    fresh = meta.with_name(".new")
+    fresh.write_text(text.replace('"fill_value": 0', '"fill_value": 7'))  # the same size, a new file
+    os.replace(fresh, meta)
+    chunkfiles.put_chunk(url, "n", (slice(2, 3),), np.array([5]))
+    assert _chunk_on_disk(tmp_path / "s.zarr", path).tolist() == [5, 7]
+    assert zarr.open_array(url, path="n", mode="r")[:].tolist() == [7, 7, 5]  # zarr reads it alike
