@@ -62,6 +62,21 @@ def test_a_distribution_registers_a_game_by_entry_point_only(site):
     assert pickle.loads(pickle.dumps(game)) is game
 
 
+def test_a_game_is_found_without_a_new_scan_and_one_installed_since_by_one(site, monkeypatch):
+    """Issue 44 (the warm first run): a game is looked up in the entry points
+    as last scanned (a scan reads every installed distribution's metadata,
+    and a run looks its game up several times); a name the last scan lacks
+    is looked up in a new one, so a game installed since is found."""
+    games.get_game("monopoly")
+    scans = []
+    real = games.importlib.metadata.entry_points
+    monkeypatch.setattr(games.importlib.metadata, "entry_points", lambda **kw: scans.append(1) or real(**kw))
+    assert games.get_game("monopoly").name == games.get_game("monopoly").name == "monopoly"
+    assert scans == []
+    install(site, "plug-late", "plug_late", {"plug_late": "plug_late.game"}, PLUGIN.format(name="plug_late"))
+    assert games.get_game("plug_late").name == "plug_late" and scans == [1]
+
+
 def test_entry_point_to_a_missing_module_names_game_and_distribution(site):
     install(site, "plug-gone", "plug_gone", {"plug_gone": "plug_gone.game"})
     assert "plug_gone" not in games.game_names()
