@@ -350,6 +350,7 @@ class WarmUp:
         self._since = 0.0  # when the task under way started (time.monotonic())
         self._axes = tuple(spec.axes)
         self._stash: dict[tuple, tuple[dict, float]] = {}  # an early replicate's seed -> (outputs, seconds)
+        self._used = 0.0  # seconds of the early replicates the head start took (counted as its tasks' kernel time)
         self._early = (spec.game, early or [], spec.run_shape, spec.checkpoints)
         self.compilers = Compilers(spec.game, spec.run_shape)
         warm = (spec.game, spec.seed, [p for _, p in spec.resolved_points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
@@ -387,7 +388,6 @@ class WarmUp:
             except BaseException as exc:  # noqa: BLE001 - sys.exit() too: the run reports it as a worker's failure
                 self.errors.append((task, contained(exc)))
 
-    _used = 0.0  # seconds of the early replicates the head start took (counted as its tasks' kernel time)
 
     def _ahead(self, game: Game, early: list, run_shape: dict, checkpoints: np.ndarray) -> None:
         """Simulate the ``early`` replicates, keeping their outputs, until the
