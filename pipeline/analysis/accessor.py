@@ -145,21 +145,37 @@ class SweepAccessor:
             raise KeyError(f"no headline {name!r}; headlines: {', '.join(self.headlines) or '(none)'}")
         return fig
 
-    def summary(self, checkpoint: int = -1, level: float | None = None) -> pd.DataFrame:
+    def summary(self, checkpoint: int = -1, level: float | None = None,
+                block_points: int | None = None) -> pd.DataFrame:
         """One row per grid point, headline and label: the columns ``query
         --summary --all`` and the report's CSV have (``estimate``, ``se``,
-        ``low``, ``high``, ``df``, ``exact``, ``z``, ``p``, ...)."""
-        from .headlines import LEVEL, summary
+        ``low``, ``high``, ``df``, ``exact``, ``z``, ``p``, ...).  A grid of
+        more than ``block_points`` points (default
+        :data:`boardsweep.pipeline.analysis.blocks.BLOCK_POINTS`) is read and
+        estimated block by block: the memory of one block and the table."""
+        from .blocks import BLOCK_POINTS, block_rows
+        from .headlines import LEVEL
 
-        return summary(self._ds, checkpoint, _fraction(LEVEL if level is None else level, "level"))
+        level = _fraction(LEVEL if level is None else level, "level")
+        return block_rows(self._ds, checkpoint, level, BLOCK_POINTS if block_points is None else int(block_points))
 
-    def verdict(self, alpha: float | None = None) -> dict[str, Any]:
+    def verdict(self, alpha: float | None = None, block_points: int | None = None) -> dict[str, Any]:
         """Agreement with the exact answers at family-wise level ``alpha``
         (default 1%, Holm over every test of the sweep): see
-        :func:`boardsweep.pipeline.analysis.headlines.verdict`."""
+        :func:`boardsweep.pipeline.analysis.headlines.verdict`.  A grid of
+        more than ``block_points`` points (default
+        :data:`boardsweep.pipeline.analysis.blocks.BLOCK_POINTS`, as ``run`` and
+        ``query`` do) is read and tested block by block, in the memory of one
+        block and a few floats per test (:func:`~.blocks.block_verdict`: the
+        same verdict, without the per-point ``point_agree`` and ``p_holm``)."""
+        from .blocks import BLOCK_POINTS, block_verdict
+        from .dataset import grid_size
         from .headlines import ALPHA, verdict
 
-        return verdict(self._ds, _fraction(ALPHA if alpha is None else alpha, "alpha"))
+        alpha = _fraction(ALPHA if alpha is None else alpha, "alpha")
+        most = BLOCK_POINTS if block_points is None else int(block_points)
+        ds = self._ds
+        return block_verdict(ds, alpha, most) if grid_size(ds) > most else verdict(ds, alpha)
 
     def variance(self) -> pd.DataFrame:
         """Variance per grid point, headline and label (the report's

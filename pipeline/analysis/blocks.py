@@ -40,7 +40,7 @@ from . import headlines
 from .dataset import grid_points_at
 
 __all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "kept_verdict",
-           "run_overview"]
+           "run_overview", "block_rows"]
 
 #: Grid points estimated at once (about 250 MB of the money game's estimates;
 #: each block pays xarray's fixed costs, some 0.2 s, once per headline).
@@ -253,3 +253,22 @@ def run_overview(ds: xr.Dataset, rows: int, shown_points: Callable[[dict, int, i
     table["p_holm"] = _adjusted(table["p"].to_numpy(np.float64), *verdict.pop("holm"))
     verdict.update(p_holm=table, flagged_points=inside(verdict["flagged_points"][:rows]))
     return Overview(sub, found, verdict, verdict["points"])
+
+
+def block_rows(ds: xr.Dataset, checkpoint: int = -1, level: float = headlines.LEVEL,
+               most: int = BLOCK_POINTS) -> pd.DataFrame:
+    """:func:`headlines.summary` of ``ds`` (lazy: each block is read when
+    estimated), in the memory of one block of ``most`` grid points and the
+    table: the blocks' rows in the whole table's order (headline after
+    headline, each in grid order)."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    shape = tuple(ds.sizes[a] for a in axes)
+    if math.prod(shape) <= most:
+        return headlines.summary(ds, checkpoint, level)
+    tables = []
+    with np.errstate(divide="ignore", invalid="ignore"), dask.config.set(scheduler="synchronous"):
+        for _, region in grid_blocks(shape, most):
+            tables.append(headlines.summary(ds.isel(dict(zip(axes, region))).load(), checkpoint, level))
+    table = pd.concat([t for t in tables if len(t)] or tables[:1], ignore_index=True)
+    order = {name: i for i, name in enumerate(dict.fromkeys(table["headline"]))} if len(table) else {}
+    return table.sort_values("headline", key=lambda h: h.map(order), kind="stable", ignore_index=True)

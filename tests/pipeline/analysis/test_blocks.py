@@ -9,10 +9,13 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+import xarray as xr
 from rich.console import Console
 
 from boardsweep.pipeline.analysis import blocks, headlines
+from boardsweep.pipeline.analysis.dataset import grid_size
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import load_sweep, open_sweep
@@ -275,3 +278,32 @@ def test_query_summary_block_by_block_prints_what_the_whole_grid_does(planted, m
         for kind in ("estimate", "exact"):  # every row, whatever the console's width makes of the tables
             assert streamed[0].count(kind) == whole[0].count(kind) > 9
         assert streamed[0].count("before the Holm adjustment") == 1 and "verdict: AGREE" in streamed[0]
+
+
+def test_the_accessors_verdict_of_a_grid_larger_than_a_block_is_read_block_by_block(planted, monkeypatch):
+    """Issue 44 ("the accessor reads what it draws"): ``ds.boardsweep.verdict()``
+    of a grid beyond one block reads and tests it a block at a time, as
+    ``run`` and ``query`` do, and says what the whole grid's verdict says."""
+    url, ds = planted
+    whole = headlines.verdict(ds)
+    loaded = []
+    real = xr.Dataset.load
+    monkeypatch.setattr(xr.Dataset, "load", lambda self, **kw: loaded.append(grid_size(self)) or real(self, **kw))
+    streamed = ds.boardsweep.verdict(block_points=4)
+    assert loaded == [3, 3, 3]  # three blocks of a row each, none the whole grid
+    for key in SAME:
+        assert streamed[key] == whole[key], key
+    assert ds.boardsweep.verdict(block_points=9)["p_holm"] is not None  # one block: the whole verdict, its table too
+    lazy = open_sweep(url, check=False)
+    assert lazy.boardsweep.verdict(block_points=4)["text"] == headlines.verdict(load_sweep(url, check=False))["text"]
+
+
+def test_the_accessors_table_of_a_grid_larger_than_a_block_is_the_whole_grids(planted):
+    """``ds.boardsweep.summary()`` beyond one block: read block by block, the
+    same rows in the same order as the whole grid's table."""
+    _, ds = planted
+    whole = headlines.summary(ds)
+    for most in (1, 4):
+        streamed = ds.boardsweep.summary(block_points=most)
+        assert len(whole) > 9 and list(streamed.columns) == list(whole.columns)
+        pd.testing.assert_frame_equal(streamed, whole)
