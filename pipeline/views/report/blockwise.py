@@ -32,7 +32,8 @@ import dask
 import numpy as np
 import pandas as pd
 
-from ...analysis import blocks, comparisons, headlines
+from ...analysis import blocks, comparisons, detection, headlines
+from ....core import power as tpower
 from ...analysis.dataset import grid_points, grid_size
 from ...analysis.figures import panel_spread
 from .grid import point_key
@@ -42,6 +43,10 @@ from .summary import _empty, _precision, _summarise, _summary_estimates
 from .tables import (MAX_VARIANCE_POINTS, TEST_COLUMNS, _comparison_table, _distribution_frames, _frequency_table,
                      _headline_table, _point_table, _summary, _variance_table, _with_p_holm)
 
+#: Grid points the report reads at once (its tables hold some 40 KB a point of the money game
+#: while a block is made: about 400 MB; the run's summary, with less per point, reads
+#: :data:`analysis.blocks.BLOCK_POINTS`).
+REPORT_BLOCK_POINTS = 10_000
 #: The tables written block by block, in the order report.json defines them.
 BLOCK_TABLES = ("headlines", "distributions", "tests", "points", "frequencies", "variance", "precision")
 
@@ -137,13 +142,15 @@ class _Sink:
         return written
 
 
-def _block_tests(b, found: dict, holm) -> pd.DataFrame:
+def _block_tests(b, found: dict, holm, level: float) -> pd.DataFrame:
     """The verdict's tests of block ``b`` (points: its own flat indices) with
-    their Holm-adjusted p over the whole family, as :func:`headlines.verdict` gives them."""
+    their Holm-adjusted p over the whole family and the bias each detects at
+    ``level`` (alpha over the family's tests), as :func:`headlines.verdict` gives them."""
     t = headlines.tests(b, found, spread=True) if found else pd.DataFrame()
     if t.empty:
         return t
     t["p_holm"] = blocks._adjusted(t["p"].to_numpy(np.float64), *holm)
+    t["detectable"] = detection.detectable(t, level, tpower.POWER)
     return t.drop(columns=["se_df", "skew_a"]).assign(family="verdict")
 
 
@@ -157,7 +164,7 @@ def _agreement(points: int, tests: pd.DataFrame, alpha: float) -> list[bool | No
     return per_point
 
 
-def _block(b, variable, meta: dict, holm, total: int, alpha: float) -> dict[str, Any]:
+def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float) -> dict[str, Any]:
     """One block's tables, summary entries and what the verdict keeps of it."""
     from .tables import _tests_table
     from .verdict import _none_notes
@@ -174,7 +181,7 @@ def _block(b, variable, meta: dict, holm, total: int, alpha: float) -> dict[str,
         tables = {"points": _point_table(b, points, parts), "frequencies": _frequency_table(b, points, parts)}
         summary = _summarise(b, points, parts, tables)
     _summary_estimates(b, points, heads, summary)
-    tests = _block_tests(b, found, holm)
+    tests = _block_tests(b, found, holm, level)
     heads = _headline_table(_with_p_holm(b, heads, tests), found)
     kinds = {n: e.attrs["kind"] == "distribution" for n, e in found.items()}
     tables.update(headlines=heads, tests=_tests_table(b, points, tests))
@@ -206,7 +213,7 @@ def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sin
         with dask.config.set(scheduler="synchronous"):
             for _, region in blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most):
                 sink.add(_block(ds.isel(dict(zip(axes, region))).load(), variable, quiet, holm, total,
-                                told["alpha"]))
+                                told["alpha"], told["alpha"] / max(told["tests"], 1)))
         meta["notes"] += [n for n in dict.fromkeys(quiet["notes"]) if n not in meta["notes"]]
         written = sink.close()
         _verdict_of(ds, told, sink, drawn, meta)

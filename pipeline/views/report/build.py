@@ -16,7 +16,7 @@ import xarray as xr
 from ...analysis import headlines
 from ...errors import ReportDiskFull, disk_full
 from ...analysis import dataset
-from ...analysis.blocks import BLOCK_POINTS, block_chunks
+from ...analysis.blocks import block_chunks
 from ...analysis.dataset import grid_points, grid_size
 from ...store import load_sweep, open_sweep
 from ...words import python_value
@@ -33,7 +33,7 @@ from .verdict import _verdict
 from .heatmaps import _figures
 from .page import _html
 from .answer import _answer
-from .blockwise import write_blocks
+from .blockwise import REPORT_BLOCK_POINTS, write_blocks
 from .figure_list import _all_figures
 
 
@@ -62,7 +62,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     progress : callable, optional
         ``progress(line)``: told when a slow check starts and ends.
     block_points : int, optional
-        Grid points read at once (default :data:`analysis.blocks.BLOCK_POINTS`): a larger grid is
+        Grid points read at once (default :data:`.blockwise.REPORT_BLOCK_POINTS`): a larger grid is
         reported block by block (:mod:`.blockwise`): the same tables and summary.json.
     """
     if out_dir is None:
@@ -70,7 +70,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
             raise ValueError("build_report: out_dir is needed when the store is a Dataset")
         out_dir = default_out_dir(str(store))
     t0 = time.perf_counter()
-    most = BLOCK_POINTS if block_points is None else int(block_points)
+    most = REPORT_BLOCK_POINTS if block_points is None else int(block_points)
     if isinstance(store, xr.Dataset):
         ds, write = store.load(), _write
     else:
@@ -110,7 +110,7 @@ def _open(url: str, loaded: xr.Dataset | None, most: int):
 
 
 def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
-                  progress=None, most: int = BLOCK_POINTS) -> dict:
+                  progress=None, most: int = REPORT_BLOCK_POINTS) -> dict:
     """:func:`_write` of a grid of more than one block (:mod:`.blockwise`)."""
     import matplotlib
 
@@ -144,7 +144,7 @@ TABLE_ORDER = ("headlines", "distributions", "tests", "points", "frequencies", "
 
 
 def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
-           progress=None, most: int = BLOCK_POINTS) -> dict:
+           progress=None, most: int = REPORT_BLOCK_POINTS) -> dict:
     """Every file of the report into ``out``; the summary dict."""
     import matplotlib
 
