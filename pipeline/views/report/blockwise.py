@@ -55,7 +55,8 @@ def drawn_points(ds, most: int) -> list[int]:
     """The flat indices of the sub-grid the figures and comparisons read: each
     axis's first value and at most :data:`MAX_COMPARED` others (every value
     of a shorter axis; those :func:`comparisons.compared` compares), the
-    longest axes thinned until the sub-grid holds at most ``most`` points."""
+    longest axes thinned until the sub-grid holds at most ``most`` points;
+    the values of the points the spec's ``[answer]`` asks added."""
     axes = list(ds.attrs.get("grid_axes", []))
     if not axes:
         return [0]
@@ -65,8 +66,22 @@ def drawn_points(ds, most: int) -> list[int]:
     while math.prod(len(k) for k in kept) > max(most, 1):
         longest = int(np.argmax([len(k) for k in kept]))
         kept[longest] = kept[longest][panel_spread(len(kept[longest]), max(1, len(kept[longest]) // 2))]
+    asked = _asked(ds)
+    if len(asked):  # the spec's [answer] points too, whatever the cut
+        kept = [np.union1d(k, w) for k, w in zip(kept, np.unravel_index(asked, shape))]
     mesh = np.meshgrid(*kept, indexing="ij")
     return np.ravel_multi_index(tuple(m.ravel() for m in mesh), shape).tolist()
+
+
+def _asked(ds) -> np.ndarray:
+    """The flat indices of the grid points the spec's ``[answer]`` asks (at most :data:`overview.ANSWER_ROWS`)."""
+    from ...analysis.answer import answer_of, asked_flat
+    from ..overview import ANSWER_ROWS
+
+    answer = answer_of(ds)
+    if answer is None or not answer.given:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(asked_flat(ds, answer)[:ANSWER_ROWS], dtype=np.int64)
 
 
 def _drawn(ds, told: dict, most: int):
