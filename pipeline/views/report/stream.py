@@ -7,6 +7,7 @@ import csv
 import heapq
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import IO, Any
 
@@ -54,8 +55,7 @@ class CsvParts:
                     if not header:
                         f.write(first)
                         header = True
-                    for line in part:
-                        f.write(line)
+                    shutil.copyfileobj(part, f, 1 << 22)
                 path.unlink()
         return self.columns
 
