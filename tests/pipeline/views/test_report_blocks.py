@@ -2,7 +2,9 @@
 reads the store block by block): its tables and summary.json hold the same
 rows as the report of the grid read at once, its verdict is the one ``query
 --summary`` prints, and its comparisons are those of the grid at the points
-they read."""
+they read.  The store is the monopoly game with a planted bias (1% more
+landings on JAIL: :mod:`biased_games`), so that the verdict flags points and
+the Holm-adjusted p-values written block by block are not all 1."""
 
 from __future__ import annotations
 
@@ -11,31 +13,34 @@ import json
 import pandas as pd
 import pytest
 
+from boardsweep.core import games
 from boardsweep.core.games import game_names
 from boardsweep.pipeline.views.report import build_report
 
 from clirun import run_cli  # tests/support is on sys.path
 from specs import spec_toml
 
-#: 40 x 2 = 80 grid points of the monopoly game, each with an exact answer (about 2,000 t tests).
-DICE = list(range(3, 43))
-#: Grid points a block reads in the block-by-block report: 4 blocks (12 dice values x 2 each, then 4 x 2).
-BLOCK = 25
+#: 20 x 2 = 40 grid points of the biased monopoly game, each with an exact answer (1,600 t tests).
+DICE = list(range(3, 23))
+#: Grid points a block reads in the block-by-block report: 4 blocks (5 dice values x 2 each).
+BLOCK = 10
 #: The tables whose every row is a grid point's (or a test's): the same in both reports.
 PER_POINT = ["headlines.csv", "distributions.csv", "tests.csv", "points.csv", "frequencies.csv", "variance.csv"]
 
-pytestmark = [pytest.mark.slow,  # an 80-point run and two reports: about 20 s
+pytestmark = [pytest.mark.slow,  # a 40-point run and two reports: about 15 s
               pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")]
+
+games.register("biased_monopoly", "biased_games:MONOPOLY")
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory, cluster2):
     folder = tmp_path_factory.mktemp("blocks")
     (folder / "m.toml").write_text(spec_toml(
-        "monopoly", name="m", params={"tally": "per_landing", "deck_policy": "independent"},
+        "biased_monopoly", name="m", params={"tally": "per_landing", "deck_policy": "independent"},
         grid={"dice_sides": DICE, "jail_strategy": ["short", "long"]},
-        run={"replicates": 3, "games": 2, "players": 2, "turns": 100}, checkpoints={"count": 2},
-        tasks={"points_per_task": 40}))
+        run={"replicates": 8, "games": 1, "players": 2, "turns": 400_000}, checkpoints={"count": 1},
+        tasks={"points_per_task": 10}))
     store = str(folder / "m.zarr")
     assert run_cli("run", str(folder / "m.toml"), "--store", store, "--scheduler", cluster2, "-q") == 0
     assert run_cli("report", store, "--out", str(folder / "one"), "-q") == 0  # one block: the grid at once
@@ -52,6 +57,7 @@ def test_the_tables_and_summary_of_a_report_in_blocks_are_those_of_the_grid_read
     assert sorted(p.name for p in blocks.glob("*.csv")) == sorted(p.name for p in one.glob("*.csv"))
     tests = _csv(blocks / "tests.csv")
     assert len(tests) > 1000 and tests["p"].is_monotonic_increasing  # merged over the blocks, smallest p first
+    assert (tests["p_holm"] < 0.01).any()  # the planted bias: Holm-adjusted p over the whole family, not all 1
     assert len(_csv(blocks / "points.csv")) == 2 * len(DICE)
     for name in PER_POINT:
         pd.testing.assert_frame_equal(_csv(blocks / name), _csv(one / name), check_exact=False, rtol=1e-12,
@@ -87,7 +93,8 @@ def test_the_verdict_of_a_report_in_blocks_is_what_query_summary_prints(reports,
     for key in ("tests", "points", "agree", "point_agree", "flagged"):
         assert verdict[key] == told[key], key
     assert verdict["min_p_holm"] == pytest.approx(told["min_p_holm"], rel=1e-12)
-    assert verdict["tests"] > 1000
+    assert verdict["tests"] > 1000 and verdict["min_p_holm"] < verdict["alpha"]
+    assert verdict["flagged"] and {(f["headline"], f["label"]) for f in verdict["flagged"]} == {("frequency", "JAIL")}
     assert verdict == json.loads((one / "report.json").read_text())["verdict"]
 
 
