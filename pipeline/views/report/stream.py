@@ -77,42 +77,57 @@ class SortedCsv:
     """A table whose rows are sorted by one numeric column over every block
     (a stable sort, NaN last): each block's rows, sorted, kept in a file of
     their own, the files merged by :meth:`join` (a k-way merge: one row of
-    each file held at once)."""
+    each file held at once; at most ``most_open`` files open, merged in rounds beyond)."""
 
-    def __init__(self, folder: Path, name: str, key: str) -> None:
-        self.folder, self.name, self.key = folder, name, key
+    def __init__(self, folder: Path, name: str, key: str, most_open: int = 200) -> None:
+        self.folder, self.name, self.key, self.most_open = folder, name, key, max(2, most_open)
         self.parts: list[Path] = []
         self.columns: list[str] | None = None
+        self._made = 0
+
+    def _part(self) -> Path:
+        self._made += 1
+        return self.folder / f".{self.name}.{self._made}.part"
 
     def add(self, df: pd.DataFrame | None) -> None:
         """One block's rows (sorted here, stably, by the key)."""
         if df is None or df.empty:
             return
-        path = self.folder / f".{self.name}.{len(self.parts)}.part"
+        path = self._part()
         df.sort_values(self.key, kind="stable").to_csv(path, index=False)
         self.parts.append(path)
         self.columns = self.columns or list(df.columns)
 
     def join(self, out: Path) -> list[str] | None:
-        """Every block's rows into ``out`` in the order of one stable sort of them all."""
+        """Every block's rows into ``out`` in the order of one stable sort of them all
+        (consecutive blocks merged first where they are more than ``most_open``:
+        ties keep the blocks' order)."""
         if self.columns is None:
             return None
+        parts = self.parts
+        while len(parts) > self.most_open:
+            rounds = [parts[k:k + self.most_open] for k in range(0, len(parts), self.most_open)]
+            parts = [self._merge(group, self._part()) if len(group) > 1 else group[0] for group in rounds]
+        self._merge(parts, out)
+        return self.columns
+
+    def _merge(self, parts: list[Path], out: Path) -> Path:
+        """``parts`` merged into ``out`` (then removed)."""
         column = self.columns.index(self.key)
-        files = [open(p) for p in self.parts]
+        files = [open(p) for p in parts]
         try:
             with open(out, "w") as f:
                 for part in files:
                     header = part.readline()
                 f.write(header)
-                runs = [_keyed(part, k, column) for k, part in enumerate(files)]
-                for _, line in heapq.merge(*runs):
+                for _, line in heapq.merge(*(_keyed(part, k, column) for k, part in enumerate(files))):
                     f.write(line)
         finally:
             for part in files:
                 part.close()
-            for p in self.parts:
+            for p in parts:
                 p.unlink()
-        return self.columns
+        return out
 
 
 def _keyed(lines, block: int, column: int):

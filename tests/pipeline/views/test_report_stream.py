@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from boardsweep.pipeline.views.report.stream import CsvParts, JsonObject, SortedCsv
 
@@ -34,13 +35,14 @@ def test_a_json_object_written_entry_by_entry_is_json_dump_of_the_whole():
         assert f.getvalue() == json.dumps(entries, indent=2)
 
 
-def test_rows_sorted_block_by_block_are_one_stable_sort_of_all(tmp_path):
-    parts = SortedCsv(tmp_path, "tests", "p")
-    for df in _blocks():
+@pytest.mark.parametrize("most_open", [200, 2, 3])  # one merge; merged in rounds (ties across rounds)
+def test_rows_sorted_block_by_block_are_one_stable_sort_of_all(tmp_path, most_open):
+    parts = SortedCsv(tmp_path, "tests", "p", most_open=most_open)
+    for df in _blocks(n=7):
         parts.add(df)
     parts.add(pd.DataFrame())  # a block without tests
     assert parts.join(tmp_path / "tests.csv") is not None
-    whole = pd.concat(_blocks(), ignore_index=True).sort_values("p", kind="stable")
+    whole = pd.concat(_blocks(n=7), ignore_index=True).sort_values("p", kind="stable")
     assert (tmp_path / "tests.csv").read_text() == whole.to_csv(index=False)
     assert not list(tmp_path.glob(".*.part"))
 
