@@ -212,23 +212,28 @@ def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float
             "none_notes": _none_notes(b, points, parts) if parts is not None else []}
 
 
-def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sink_file) -> tuple[dict, dict, dict]:
+def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sink_file,
+                 progress=None) -> tuple[dict, dict, dict]:
     """Every table, figure and summary entry of the lazily opened ``ds`` into
-    ``out``, block by block; (the first block's summary entries, the page's
-    tables, the figures)."""
+    ``out``, block by block (``progress(line)`` told about every tenth of the
+    grid); (the first block's summary entries, the page's tables, the figures)."""
     axes = list(ds.attrs.get("grid_axes", []))
-    total = grid_size(ds)
+    total, say = grid_size(ds), progress or (lambda line: None)
+    say(f"report: {total:,} grid points, read in blocks of at most {most:,} (the verdict, then the tables)")
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
         told = blocks.block_verdict(ds, most=most)
         holm = told["holm"]
         figures, drawn = _sub_grid(ds, told, variable, out, meta, most)
-        sink = _Sink(out, sink_file)
-        quiet = {"notes": []}
+        sink, quiet, done = _Sink(out, sink_file), {"notes": []}, 0
         with dask.config.set(scheduler="synchronous"):
             for _, region in blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most):
-                sink.add(_block(ds.isel(dict(zip(axes, region))).load(), variable, quiet, holm, total,
-                                told["alpha"], told["alpha"] / max(told["tests"], 1)))
+                b = ds.isel(dict(zip(axes, region))).load()
+                sink.add(_block(b, variable, quiet, holm, total, told["alpha"],
+                                told["alpha"] / max(told["tests"], 1)))
+                before, done = done, done + grid_size(b)
+                if 10 * done // total > 10 * before // total:
+                    say(f"report: {done:,} of {total:,} grid points written")
         meta["notes"] += [n for n in dict.fromkeys(quiet["notes"]) if n not in meta["notes"]]
         written = sink.close()
         _verdict_of(ds, told, sink, drawn, meta)
