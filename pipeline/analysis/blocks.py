@@ -40,7 +40,7 @@ from . import headlines
 from .dataset import grid_points_at
 
 __all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "kept_verdict",
-           "run_overview", "block_rows"]
+           "run_overview", "shown_overview", "block_rows"]
 
 #: Grid points estimated at once (about 250 MB of the money game's estimates;
 #: each block pays xarray's fixed costs, some 0.2 s, once per headline).
@@ -233,9 +233,17 @@ def run_overview(ds: xr.Dataset, rows: int, shown_points: Callable[[dict, int, i
     :func:`boardsweep.pipeline.views.overview.shown_points`), with their
     tests' Holm-adjusted p over the whole family."""
     verdict = kept_verdict(ds, url, most)
+    picked = shown_points(verdict, verdict["points"], min(verdict["points"], rows))
+    return shown_overview(ds, verdict, picked, rows)
+
+
+def shown_overview(ds: xr.Dataset, verdict: dict[str, Any], picked: list[int], rows: int) -> Overview:
+    """The grid of ``ds`` cut to the values of the points ``picked`` (flat
+    indices), read, with its estimates and its tests' Holm-adjusted p over
+    the whole family of ``verdict`` (:func:`block_verdict`; its ``holm``
+    taken out), and its first ``rows`` flagged points (each in the cut grid)."""
     axes = list(ds.attrs.get("grid_axes", []))
     shape = tuple(ds.sizes[a] for a in axes)
-    picked = shown_points(verdict, verdict["points"], min(verdict["points"], rows))
     where = np.unravel_index(np.asarray(picked, dtype=np.int64), shape) if axes else ()
     keep = [np.unique(w) for w in where]
     with dask.config.set(scheduler="synchronous"):

@@ -81,19 +81,7 @@ def power(table: pd.DataFrame, alpha: float, target: float = tpower.POWER, bound
     if not m:
         return out
     t_rows = table["test"].isin(SE_TESTS).to_numpy()
-    detect = np.full(m, np.nan)
-    hall = (table["test"] == "skew_t").to_numpy()
-    plain = t_rows & ~hall
-    if plain.any():
-        spread = table.loc[plain, "se_df"].to_numpy(float) if "se_df" in table else None
-        detect[plain] = tpower.estimated_detectable_bias(table.loc[plain, "se"].to_numpy(float),
-                                                         table.loc[plain, "df"].to_numpy(float), alpha / m, target,
-                                                         spread)
-    if hall.any():  # Hall's test: its own power, the weak side of the skewed mean
-        a = table.loc[hall, "skew_a"].to_numpy(float) if "skew_a" in table else np.zeros(int(hall.sum()))
-        detect[hall] = skew.hall_detectable_bias(table.loc[hall, "se"].to_numpy(float),
-                                                 table.loc[hall, "df"].to_numpy(float), a, alpha / m, target)
-    table["detectable"] = detect
+    table["detectable"] = detectable(table, alpha / m, target)
     for name, rows in table[t_rows].groupby("headline", sort=False):
         d = rows["detectable"].to_numpy(float)
         if np.isfinite(d).any():
@@ -146,3 +134,22 @@ def _text(out: dict[str, Any], alpha: float, target: float) -> str:
     if out["few_replicates"] is not None:
         text += f"; weak: {count(out['few_replicates'], 'replicate')}"
     return text
+
+
+def detectable(table: pd.DataFrame, level: float, target: float) -> np.ndarray:
+    """Per test of ``table`` (:func:`headlines.tests` with ``spread``): the bias
+    its t test (or Hall's test) detects with probability ``target`` at
+    ``level`` (each test's own level, ``alpha / tests``); NaN for the others."""
+    detect = np.full(len(table), np.nan)
+    hall = (table["test"] == "skew_t").to_numpy()
+    plain = table["test"].isin(SE_TESTS).to_numpy() & ~hall
+    if plain.any():
+        spread = table.loc[plain, "se_df"].to_numpy(float) if "se_df" in table else None
+        detect[plain] = tpower.estimated_detectable_bias(table.loc[plain, "se"].to_numpy(float),
+                                                         table.loc[plain, "df"].to_numpy(float), level, target,
+                                                         spread)
+    if hall.any():  # Hall's test: its own power, the weak side of the skewed mean
+        a = table.loc[hall, "skew_a"].to_numpy(float) if "skew_a" in table else np.zeros(int(hall.sum()))
+        detect[hall] = skew.hall_detectable_bias(table.loc[hall, "se"].to_numpy(float),
+                                                 table.loc[hall, "df"].to_numpy(float), a, level, target)
+    return detect

@@ -127,8 +127,8 @@ def report(store_url: str, out_dir: str | None, variable: str | None, deck_order
     from ..views import variable as variable_
     from ..views.report import build_report, default_out_dir
 
-    with _lock_only(store_url):
-        ds = store_access.open_store(store_url, InputError)
+    with _lock_only(store_url):  # lazily: build_report reads a grid of more than one block block by block
+        ds = store_access.open_store(store_url, InputError, eager=False)
     if variable is not None:
         variable = variable_.pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))

@@ -14,7 +14,11 @@ report's files: only those the earlier report recorded in its manifest
 (:data:`MANIFEST`, ``.boardsweep-report.json``) are removed, a file of the
 report's names that no report wrote refuses the folder
 (:class:`ReportFolderError`, exit 2), and a report killed midway leaves only
-files the next run removes.
+files the next run removes.  A grid of more than one block
+(:data:`.blockwise.REPORT_BLOCK_POINTS`; ``build_report(..., block_points=N)``)
+is read block by block (:mod:`.blockwise`): the same tables and
+``summary.json``, written as each block is read; its figures, comparisons
+and answer from a sub-grid of at most one block.
 
 Every number comes from :mod:`boardsweep.pipeline.analysis.headlines` (one estimator:
 the ratio of sums with its standard error, ``estimate, se, low, high, df,

@@ -16,8 +16,9 @@ import xarray as xr
 from ...analysis import headlines
 from ...errors import ReportDiskFull, disk_full
 from ...analysis import dataset
-from ...analysis.dataset import grid_points
-from ...store import load_sweep
+from ...analysis.blocks import block_chunks
+from ...analysis.dataset import grid_points, grid_size
+from ...store import load_sweep, open_sweep
 from ...words import python_value
 from ..interval_words import interval_name, test_name
 from ..variable import pick_variable
@@ -30,16 +31,17 @@ from .tables import (_distribution_table, _headline_table, _pmf_headlines, _summ
 from .summary import _empty, _summary_estimates, _summarise, _precision
 from .verdict import _verdict
 from .heatmaps import _figures
-from .variance_figure import _variance_figure
-from .forest import _forest
-from .pmf import _pmf_figure
 from .page import _html
 from .answer import _answer
+from .blockwise import REPORT_BLOCK_POINTS, write_blocks
+from .figure_list import _all_figures
 
 
 def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, variable: str | None = None,
-                 loaded: xr.Dataset | None = None, deck_orders: bool = False, progress=None) -> dict:
-    """Write the report of ``store`` into ``out_dir``; return the summary dict.
+                 loaded: xr.Dataset | None = None, deck_orders: bool = False, progress=None,
+                 block_points: int | None = None) -> dict:
+    """Write the report of ``store`` into ``out_dir``; return summary.json's
+    entries (a grid of more than one block: its first block's).
 
     Parameters
     ----------
@@ -55,22 +57,24 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     loaded : xarray.Dataset, optional
         ``store`` already read, e.g. by :func:`query.load_sweep`.
     deck_orders : bool
-        Also compare the points without a single exact answer (shuffled
-        decks) with the exact answers of the deck orders each replicate
-        played: a chain solve per game, about a second each, so off by
-        default (the report then takes seconds).
+        Also compare the points without a single exact answer (shuffled decks) with the exact answers of
+        the deck orders each replicate played: a chain solve per game, about a second each, so off by default.
     progress : callable, optional
         ``progress(line)``: told when a slow check starts and ends.
+    block_points : int, optional
+        Grid points read at once (default :data:`.blockwise.REPORT_BLOCK_POINTS`): a larger grid is
+        reported block by block (:mod:`.blockwise`): the same tables and summary.json.
     """
     if out_dir is None:
         if isinstance(store, xr.Dataset):
             raise ValueError("build_report: out_dir is needed when the store is a Dataset")
         out_dir = default_out_dir(str(store))
     t0 = time.perf_counter()
+    most = REPORT_BLOCK_POINTS if block_points is None else int(block_points)
     if isinstance(store, xr.Dataset):
-        ds = store.load()
+        ds, write = store.load(), _write
     else:
-        ds = loaded if loaded is not None else load_sweep(str(store), check=False)
+        ds, write = _open(str(store), loaded, most)
     final = Path(out_dir)
     made = not final.exists()
     try:
@@ -79,7 +83,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
             import matplotlib
 
             with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text as text: 40% faster than glyph paths
-                summary = _write(ds, store, out, variable, t0, deck_orders, progress)
+                summary = write(ds, store, out, variable, t0, deck_orders, progress, most)
             _publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
@@ -95,8 +99,52 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     return summary
 
 
+def _open(url: str, loaded: xr.Dataset | None, most: int):
+    """(the store's Dataset, the writer): read whole where the grid is one
+    block, else opened lazily in dask chunks of one block each."""
+    raw = loaded if loaded is not None else open_sweep(url, check=False)
+    if grid_size(raw) > most:
+        return open_sweep(url, check=False, chunks=block_chunks(raw, most)), _write_blocks
+    lazy = any(v.chunks is not None for v in raw.data_vars.values())
+    return (raw if loaded is not None and not lazy else load_sweep(url, check=False)), _write
+
+
+def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
+                  progress=None, most: int = REPORT_BLOCK_POINTS) -> dict:
+    """:func:`_write` of a grid of more than one block (:mod:`.blockwise`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    variable = variable or pick_variable(ds)
+    meta = _meta(ds, store, variable)
+    if deck_orders:
+        meta["notes"].append("--deck-orders: not solved for a grid of more than one block "
+                             f"({grid_size(ds):,} points; a chain solve per game)")
+    with open(out / "summary.json", "w") as f:  # streamed, block by block
+        first, tables, figures = write_blocks(ds, out, variable, meta, most, f, progress)
+    meta["variance_text"] = _variance_words(meta)
+    meta["figures"] = figures
+    written = meta.pop("written")
+    if tables.get("comparisons") is not None and not tables["comparisons"].empty:
+        tables["comparisons"].to_csv(out / "comparisons.csv", index=False)
+        written["comparisons"] = list(tables["comparisons"].columns)
+    meta["tables"] = {name: {"csv": f"{name}.csv", "columns": {c: _define(name, c) for c in written[name]}}
+                      for name in TABLE_ORDER if name in written}
+    meta["timing_s"] = round(time.perf_counter() - t0, 2)
+    (out / "index.html").write_text(_html(ds, meta, tables, figures))
+    meta.pop("rows", None)
+    with open(out / "report.json", "w") as f:
+        json.dump(meta, f, indent=2, default=str)
+    return first
+
+
+#: The tables in the order report.json defines them.
+TABLE_ORDER = ("headlines", "distributions", "tests", "points", "frequencies", "comparisons", "decomposition",
+               "variance", "precision")
+
+
 def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
-           progress=None) -> dict:
+           progress=None, most: int = REPORT_BLOCK_POINTS) -> dict:
     """Every file of the report into ``out``; the summary dict."""
     import matplotlib
 
@@ -149,19 +197,6 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, de
     with open(out / "report.json", "w") as f:
         json.dump(meta, f, indent=2, default=str)
     return summary
-
-
-def _all_figures(ds, parts, heads, found: dict, shown_as_pmf, out: Path, meta: dict, figures: dict) -> dict:
-    """Every figure (file -> caption) in the page's order: the answer first,
-    then the validation figures (distributions, heatmaps, variance, forest)."""
-    if parts is not None and parts.get("ratio") is not None:
-        figures.update(_try(meta, "variance ratio per label", _variance_figure, ds, parts, out) or {})
-    forest = _try(meta, "forest plot", _forest, ds, heads, found, out) or {}
-    pmf = {}
-    for name in shown_as_pmf:
-        pmf.update(_try(meta, f"{name} figure", _pmf_figure, ds, found[name], out) or {})
-    first = meta["answer"] or {}
-    return {**({first["figure"]: first["caption"]} if first.get("figure") else {}), **pmf, **figures, **forest}
 
 
 def _write_tables(out: Path, tables: dict, meta: dict) -> None:

@@ -155,6 +155,8 @@ def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> 
     for facet in facets:  # no panel where no exact answer applies: the caption says why
         if facet not in drawn:
             meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = _facet_reason(ds, parts, facet)
+    if not drawn:  # no panel has a z: no figure (it had no rows to draw)
+        return figs
     fig, axs = _facet_grid(len(drawn), w, h)
     for i, (ax, facet) in enumerate(zip(axs, drawn)):
         data = _field(z, facet, x, dim)[:keep]

@@ -126,7 +126,8 @@ def _section(ds, meta: dict, tables: dict, name: str, prose, leads: list[str]) -
     defined = meta["tables"][name]["columns"]
     extra = {"95% interval": _words(prose.interval_column)}
     return {"id": name, "title": prose.titles[name], "intro": _intro(prose, name, meta), "also": also,
-            "csv": f"{name}.csv", "rows": len(tables[name]), "shown": min(len(df), limit),
+            "csv": f"{name}.csv",
+            "rows": meta.get("rows", {}).get(name, len(tables[name])), "shown": min(len(df), limit),
             "table": _df_html(df, limit) if len(df) else "",
             "columns": {c: extra.get(c) or defined.get(c, "grid axis") for c in df.columns}}
 

@@ -46,10 +46,13 @@ def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
     return None
 
 
-def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False, progress=None) -> dict:
+def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False, progress=None,
+             grid: int | None = None, compare: bool = True) -> dict:
     """Every analysis of the report variable; ``deck_orders``: also solve the
     exact answer of the deck orders each replicate played (a chain per game,
-    about a second each: opt-in, announced through ``progress(line)``)."""
+    about a second each: opt-in, announced through ``progress(line)``).
+    ``grid``: the whole grid's points where ``ds`` is one block of it;
+    ``compare``: also the comparisons between rule variants."""
     parts: dict[str, Any] = {"variable": variable, "deck_orders": deck_orders}
     parts["conv"] = conv = analysis.convergence(ds, variable)
     parts["dim"] = dim = conv.attrs["dim"]
@@ -58,10 +61,11 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
     game = dataset.game_of(ds)
     has_theory = game is not None and "asymptotic_variance" in game.extras
     parts["theory"] = parts["ratio"] = parts["batch"] = None
-    if has_theory and len(points) > MAX_THEORY_POINTS:
+    grid = len(points) if grid is None else grid
+    if has_theory and grid > MAX_THEORY_POINTS:
         meta["notes"].append(f"CLT variance (variance ratio, batch means, theory band) computed only for grids "
                              f"of at most {MAX_THEORY_POINTS} points (one chain solve each); this grid has "
-                             f"{len(points)}")
+                             f"{grid}")
     elif has_theory:
         parts["theory"] = theory = _try(meta, "theoretical variance", variance.theoretical_variance, ds, variable)
         if theory is not None:
@@ -72,7 +76,7 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
         parts["decomp"] = _deck_orders(ds, variable, meta, progress)
     if parts["decomp"] is not None:
         parts["pairs"] = _try(meta, "paired deck test", decks.deck_pairs, ds, parts["decomp"], variable)
-    parts["compare"] = _try(meta, "axis comparisons", _comparisons, ds, variable, meta) or {}
+    parts["compare"] = (_try(meta, "axis comparisons", _comparisons, ds, variable, meta) or {}) if compare else {}
     parts["modal"] = game.extras.get("modal") if game is not None else None
     parts["states"] = _exact_states(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
@@ -94,13 +98,18 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
 def _comparisons(ds, variable: str, meta: dict) -> dict:
     """:func:`comparisons.axis_comparisons` against at most :data:`MAX_COMPARED`
     values of each axis (the notes say where fewer than all)."""
+    _comparison_notes(ds, meta)
+    return comparisons.axis_comparisons(ds, variable, most=MAX_COMPARED)
+
+
+def _comparison_notes(ds, meta: dict) -> None:
+    """Where an axis is compared with fewer than all its values, said in ``meta``'s notes."""
     for axis in _axes(ds):
         values, others = ds[axis].values, len(comparisons.compared(ds.sizes[axis], MAX_COMPARED))
         if others < len(values) - 1:
             meta["notes"].append(f"comparisons of {axis}: its first value {python_value(values[0])} against "
                                  f"{others} of its {len(values) - 1:,} other values (evenly spaced, the last "
                                  f"among them; at most {MAX_COMPARED} an axis)")
-    return comparisons.axis_comparisons(ds, variable, most=MAX_COMPARED)
 
 
 def _deck_orders(ds, variable, meta, progress):

@@ -216,20 +216,30 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
     and the test the verdict makes of it (a goodness of fit, or the smallest
     p of the per-label t tests), with its Holm-adjusted p.  Grouped array
     work: no pass over the rows per point."""
+    frames = [f for _, f in _distribution_frames(ds, heads, found, tests)]
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if not df.empty and df["test"].eq("").all():
+        df = df.drop(columns=TEST_COLUMNS)
+    return df
+
+
+#: The distributions table's columns of the verdict's test, left out where no point has one.
+TEST_COLUMNS = ["test", "statistic", "test_df", "p", "p_holm", "worst_exact", "max_abs_z"]
+
+
+def _distribution_frames(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(headline, its rows of :func:`_distribution_table`) of each distribution headline with rows."""
     dists = [n for n, e in found.items() if e.attrs["kind"] == "distribution"]
     if heads.empty or not dists:
-        return pd.DataFrame()
+        return []
     idx = _point_index(ds, heads)
     used = [*_axes(ds), "label", "estimate", "exact", "z"]  # only the columns it reads: heads is large
     frames = []
     for name in dists:
         mine = (heads["headline"] == name).to_numpy()
-        frames.append(_distribution_rows(ds, heads.loc[mine, used].assign(_i=idx[mine]), name,
-                                         found[name].attrs["dim"], tests))
-    df = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else pd.DataFrame()
-    if not df.empty and df["test"].eq("").all():
-        df = df.drop(columns=["test", "statistic", "test_df", "p", "p_holm", "worst_exact", "max_abs_z"])
-    return df
+        frames.append((name, _distribution_rows(ds, heads.loc[mine, used].assign(_i=idx[mine]), name,
+                                                found[name].attrs["dim"], tests)))
+    return [(name, f) for name, f in frames if len(f)]
 
 
 def _distribution_rows(ds, g: pd.DataFrame, name: str, dim: str, tests: pd.DataFrame) -> pd.DataFrame:

@@ -39,7 +39,14 @@ def _deck_tests(ds, points, parts) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p", "se"])
 
 
-def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | None = None) -> dict:
+def _none_notes(ds, points, parts) -> list[str]:
+    """Why the points without a single exact answer have none (each reason once)."""
+    return sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
+                   if parts["states"][point_key(ds, p)][0] == "none"})
+
+
+def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | None = None,
+             none_notes: list[str] | None = None) -> dict:
     """The headline verdict (:func:`headlines.verdict`, Holm over every test
     of every point at family-wise ALPHA: the same family and text as ``run``
     and ``query``) with the counts of exact states, its stated power, and
@@ -50,7 +57,8 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | None = 
     family, not part of the verdict: its reference is not stored but solved
     here, only where that is affordable, so adding it would make the report
     test other hypotheses than ``run`` and ``query`` on the same store.
-    ``v``: :func:`headlines.verdict` where the caller has it."""
+    ``v``: :func:`headlines.verdict` where the caller has it; ``none_notes``:
+    why points have no single exact answer, where ``parts`` is not given."""
     v = headlines.verdict(ds, found=found) if v is None else v
     deck = _deck_tests(ds, points, parts) if parts is not None else None
     states = answer_counts(pt["exact"].to_numpy() if "exact" in pt else [])
@@ -80,9 +88,8 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | None = 
             f"spread of those differences; Holm-adjusted among themselves at {v['alpha']:.0%}): "
             + (f"{count(len(off), 'point')} differ" if off else "none differs")
             + "; only the report solves these references, so run and query print the verdict without them.")
-    if parts is not None and out["exact_none"]:
-        notes = sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
-                        if parts["states"][point_key(ds, p)][0] == "none"})
+    if out["exact_none"] and (parts is not None or none_notes):
+        notes = _none_notes(ds, points, parts) if parts is not None else sorted(set(none_notes))
         parts_text.append(f"Why {count(out['exact_none'], 'point')} {'has' if out['exact_none'] == 1 else 'have'} "
                           f"no single exact answer: {'; '.join(notes)}.")
     if out["exact_pending"]:

@@ -1,0 +1,302 @@
+"""The report of a grid of more than one block, in memory of one block.
+
+The store is read one block of grid points at a time
+(:func:`analysis.blocks.grid_blocks`, the blocks the run's summary uses):
+each block's per-point tables (points, frequencies, headlines,
+distributions, tests, variance, precision) are appended to their CSV files
+and its ``summary.json`` entries streamed (:mod:`.stream`), so the files
+hold the same rows as a report of the whole grid at once.  Two passes: the
+verdict first (:func:`analysis.blocks.block_verdict`, what ``run`` and
+``query --summary`` print: the family's sorted p-values, one float per
+test, give each test its Holm-adjusted p), then the tables.
+
+The figures, the comparisons and the answer read only the sub-grid they
+draw from (:func:`drawn_points`: each axis cut to its first value and at
+most :data:`.parts.MAX_COMPARED` others, evenly spaced, the sub-grid at
+most one block); the page shows the first rows of each table.
+
+What is kept per grid point over the whole grid: the family's p-values
+(one float64 per test, and what :func:`headlines.power` reads per test),
+each point's agreement (``point_agree`` of ``report.json``), its exact
+state and replicates (the verdict's counts).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import dask
+import numpy as np
+import pandas as pd
+
+from ...analysis import blocks, comparisons, detection, headlines
+from ....core import power as tpower
+from ...analysis.dataset import grid_points, grid_size
+from ...analysis.figures import panel_spread
+from .grid import point_key
+from .parts import MAX_COMPARED, _analyse, _comparison_notes, _try
+from .stream import CsvParts, JsonObject, SortedCsv
+from .summary import _empty, _precision, _summarise, _summary_estimates
+from .tables import (MAX_VARIANCE_POINTS, TEST_COLUMNS, _comparison_table, _distribution_frames, _frequency_table,
+                     _headline_table, _point_table, _summary, _variance_table, _with_p_holm)
+
+#: Grid points the report reads at once (its tables hold some 40 KB a point of the money game
+#: while a block is made: about 400 MB; the run's summary, with less per point, reads
+#: :data:`analysis.blocks.BLOCK_POINTS`).
+REPORT_BLOCK_POINTS = 10_000
+#: The tables written block by block, in the order report.json defines them.
+BLOCK_TABLES = ("headlines", "distributions", "tests", "points", "frequencies", "variance", "precision")
+
+
+def drawn_points(ds, most: int) -> list[int]:
+    """The flat indices of the sub-grid the figures and comparisons read: each
+    axis's first value and at most :data:`MAX_COMPARED` others (every value
+    of a shorter axis; those :func:`comparisons.compared` compares), the
+    longest axes thinned until the sub-grid holds at most ``most`` points;
+    the values of the points the spec's ``[answer]`` asks added."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    if not axes:
+        return [0]
+    shape = [ds.sizes[a] for a in axes]
+    kept = [np.arange(n) if n <= MAX_COMPARED + 1 else np.unique(np.r_[0, comparisons.compared(n, MAX_COMPARED)])
+            for n in shape]
+    while math.prod(len(k) for k in kept) > max(most, 1):
+        longest = int(np.argmax([len(k) for k in kept]))
+        kept[longest] = kept[longest][panel_spread(len(kept[longest]), max(1, len(kept[longest]) // 2))]
+    asked = _asked(ds)
+    if len(asked):  # the spec's [answer] points too, whatever the cut
+        kept = [np.union1d(k, w) for k, w in zip(kept, np.unravel_index(asked, shape))]
+    mesh = np.meshgrid(*kept, indexing="ij")
+    return np.ravel_multi_index(tuple(m.ravel() for m in mesh), shape).tolist()
+
+
+def _asked(ds) -> np.ndarray:
+    """The flat indices of the grid points the spec's ``[answer]`` asks (at most :data:`overview.ANSWER_ROWS`)."""
+    from ...analysis.answer import answer_of, asked_flat
+    from ..overview import ANSWER_ROWS
+
+    answer = answer_of(ds)
+    if answer is None or not answer.given:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(asked_flat(ds, answer)[:ANSWER_ROWS], dtype=np.int64)
+
+
+def _drawn(ds, told: dict, most: int):
+    """:func:`blocks.shown_overview` of :func:`drawn_points`: the sub-grid, its
+    estimates, and the verdict's flagged points that lie in it."""
+    picked = drawn_points(ds, most)
+    inside = set(picked)
+    flagged = [i for i in told["flagged_points"] if i in inside]
+    return blocks.shown_overview(ds, {**told, "flagged_points": flagged}, picked, len(flagged))
+
+
+class _Sink:
+    """Every file written block by block, and what the verdict keeps per point."""
+
+    def __init__(self, out: Path, json_file) -> None:
+        self.out = out
+        self.parts = {name: CsvParts(out, name) for name in BLOCK_TABLES if name != "tests"}
+
+        self.tests = SortedCsv(out, "tests", "p")
+        self.summary = JsonObject(json_file)
+        self.point_agree: list[bool | None] = []
+        self.counts: list[pd.DataFrame] = []
+        self.none_notes: set[str] = set()
+        self.any_test = False
+        self.page: dict[str, pd.DataFrame] = {}
+        self.rows = dict.fromkeys(BLOCK_TABLES, 0)
+        self.first: dict | None = None
+
+    def add(self, got: dict) -> None:
+        """One block's tables and summary entries."""
+        for name, df in got["tables"].items():
+            if df is None or df.empty:
+                continue
+            self.rows[name] += len(df)
+            self.page.setdefault(name, df.head(200) if name != "frequencies" else df)
+            if name in ("headlines", "variance"):  # headline after headline, as one table of the grid
+                for headline in got["order"]:
+                    self.parts[name].add(df[df["headline"] == headline], headline)
+            elif name == "tests":
+                self.tests.add(df)
+            elif name != "distributions":
+                self.parts[name].add(df)
+        for headline, df in got["distributions"]:
+            self.parts["distributions"].add(df, headline)
+            self.rows["distributions"] += len(df)
+            if self.page.get("distributions") is None or len(self.page["distributions"]) < 200:
+                self.page["distributions"] = pd.concat([self.page.get("distributions"), df.head(200)],
+                                                       ignore_index=True)
+            self.any_test = self.any_test or not df["test"].eq("").all()
+        self.summary.add(got["summary"])
+        self.first = self.first if self.first is not None else got["summary"]
+        self.point_agree += got["point_agree"]
+        self.counts.append(got["counts"])
+        self.none_notes |= set(got["none_notes"])
+
+    def close(self) -> dict[str, list[str]]:
+        """Each table's file joined; {table: its columns} of those written."""
+        self.summary.close()
+        written = {}
+        for name in BLOCK_TABLES:
+            path = self.out / f"{name}.csv"
+            if name == "tests":
+                columns = self.tests.join(path)
+            else:
+                drop = TEST_COLUMNS if name == "distributions" and not self.any_test else None
+                columns = self.parts[name].join(path, drop)
+            if columns is not None:
+                written[name] = columns
+        if "distributions" in self.page and not self.any_test:
+            self.page["distributions"] = self.page["distributions"].drop(columns=TEST_COLUMNS)
+        if "tests" in written:
+            self.page["tests"] = pd.read_csv(self.out / "tests.csv", nrows=200)
+        return written
+
+
+def _block_tests(b, found: dict, holm, level: float) -> pd.DataFrame:
+    """The verdict's tests of block ``b`` (points: its own flat indices) with
+    their Holm-adjusted p over the whole family and the bias each detects at
+    ``level`` (alpha over the family's tests), as :func:`headlines.verdict` gives them."""
+    t = headlines.tests(b, found, spread=True) if found else pd.DataFrame()
+    if t.empty:
+        return t
+    t["p_holm"] = blocks._adjusted(t["p"].to_numpy(np.float64), *holm)
+    t["detectable"] = detection.detectable(t, level, tpower.POWER)
+    return t.drop(columns=["se_df", "skew_a"]).assign(family="verdict")
+
+
+def _agreement(points: int, tests: pd.DataFrame, alpha: float) -> list[bool | None]:
+    """Per point of a block: True where every test agrees, False where one disagrees, None where untested."""
+    per_point: list[bool | None] = [None] * points
+    if len(tests):
+        passed = (tests["p_holm"] >= alpha).groupby(tests["point"]).all()
+        for i, ok in zip(passed.index.tolist(), passed.tolist()):
+            per_point[i] = bool(ok)
+    return per_point
+
+
+def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float) -> dict[str, Any]:
+    """One block's tables, summary entries and what the verdict keeps of it."""
+    from .tables import _tests_table
+    from .verdict import _none_notes
+
+    points = list(grid_points(b))
+    found = _try(meta, "headline answers", headlines.estimates, b) or {}
+    heads = _summary(b, found)
+    tables: dict[str, pd.DataFrame] = {}
+    if variable is None:
+        parts = None
+        summary = {point_key(b, p): _empty() for p in points}
+    else:
+        parts = _analyse(b, variable, points, meta, found, grid=total, compare=False)
+        tables = {"points": _point_table(b, points, parts), "frequencies": _frequency_table(b, points, parts)}
+        summary = _summarise(b, points, parts, tables)
+    _summary_estimates(b, points, heads, summary)
+    tests = _block_tests(b, found, holm, level)
+    heads = _headline_table(_with_p_holm(b, heads, tests), found)
+    kinds = {n: e.attrs["kind"] == "distribution" for n, e in found.items()}
+    tables.update(headlines=heads, tests=_tests_table(b, points, tests))
+    if total <= MAX_VARIANCE_POINTS:
+        tables["variance"] = _try(meta, "variance per label", _variance_table, b, found, parts)
+    _precision(b, points, tables, summary)
+    pt = tables.get("points", pd.DataFrame())
+    return {"tables": tables, "summary": summary,
+            "order": sorted(found, key=lambda n: kinds[n]),  # scalars first, as _headline_table
+            "distributions": _distribution_frames(b, heads, found, tests),
+            "point_agree": _agreement(len(points), tests, alpha),
+            "counts": pt[["exact", "replicates"]].astype({"exact": "category"}) if len(pt) else pt,
+            "none_notes": _none_notes(b, points, parts) if parts is not None else []}
+
+
+def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sink_file,
+                 progress=None) -> tuple[dict, dict, dict]:
+    """Every table, figure and summary entry of the lazily opened ``ds`` into
+    ``out``, block by block (``progress(line)`` told about every tenth of the
+    grid); (the first block's summary entries, the page's tables, the figures)."""
+    axes = list(ds.attrs.get("grid_axes", []))
+    total, say = grid_size(ds), progress or (lambda line: None)
+    say(f"report: {total:,} grid points, read in blocks of at most {most:,} (the verdict, then the tables)")
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
+        told = blocks.block_verdict(ds, most=most)
+        holm = told["holm"]
+        figures, drawn = _sub_grid(ds, told, variable, out, meta, most)
+        sink, quiet, done = _Sink(out, sink_file), {"notes": []}, 0
+        with dask.config.set(scheduler="synchronous"):
+            for _, region in blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most):
+                b = ds.isel(dict(zip(axes, region))).load()
+                sink.add(_block(b, variable, quiet, holm, total, told["alpha"],
+                                told["alpha"] / max(told["tests"], 1)))
+                before, done = done, done + grid_size(b)
+                if 10 * done // total > 10 * before // total:
+                    say(f"report: {done:,} of {total:,} grid points written")
+        meta["notes"] += [n for n in dict.fromkeys(quiet["notes"]) if n not in meta["notes"]]
+        written = sink.close()
+        _verdict_of(ds, told, sink, drawn, meta)
+    if total > MAX_VARIANCE_POINTS and drawn.found:
+        _variance_table(ds, drawn.found, None, meta)  # the note only: nothing is computed above the cap
+    tables = {**sink.page, "comparisons": drawn.comparisons}
+    meta["rows"] = {name: sink.rows[name] for name in written}
+    meta["written"] = written
+    return sink.first or {}, tables, figures
+
+
+def _verdict_of(ds, told: dict, sink: _Sink, drawn, meta: dict) -> None:
+    """``meta["verdict"]``: :func:`.verdict._verdict` of the block verdict and the counts kept per point."""
+    from .verdict import _verdict
+
+    pt = pd.concat(sink.counts, ignore_index=True) if sink.counts else pd.DataFrame()
+    v = {**told, "point_agree": sink.point_agree, "p_holm": pd.DataFrame(columns=["point", "p_holm"])}
+    verdict = _verdict(ds, [], None, pt, drawn.found, v, sorted(sink.none_notes))
+    verdict.pop("tests_table")
+    meta["verdict"] = verdict
+
+
+def _sub_grid(ds, told: dict, variable, out: Path, meta: dict, most: int):
+    """The figures, the comparisons and the answer, from the sub-grid they draw (:func:`drawn_points`)."""
+    from .answer import _answer
+    from .figure_list import _all_figures
+    from .heatmaps import _figures
+    from .tables import _pmf_headlines
+
+    drawn = _drawn(ds, told, most)
+    sub, found = drawn.ds, drawn.found
+    points = list(grid_points(sub))
+    heads = _summary(sub, found)
+    shown_as_pmf = _pmf_headlines(found)
+    parts, figures, drawn.comparisons = None, {}, pd.DataFrame()
+    if variable is None:
+        meta["notes"].append("the store has no distribution variable (checkpoint, DIM): "
+                             "only the game's headline answers are reported")
+    else:
+        parts = _analyse(sub, variable, points, meta, found, grid=grid_size(ds), compare=False)
+        _comparison_notes(ds, meta)
+        parts["compare"] = _try(meta, "axis comparisons", comparisons.axis_comparisons, sub, variable,
+                                most=MAX_COMPARED) or {}
+        drawn.comparisons = _comparison_table(sub, parts, meta)
+        figures = _figures(sub, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
+        if parts["headline"] in shown_as_pmf:
+            meta["drawn"] = parts["headline"]
+    if grid_size(sub) < grid_size(ds):
+        meta["notes"].append(f"the figures, the comparisons and the answer read {grid_size(sub):,} of the grid's "
+                             f"{grid_size(ds):,} points (each axis's first value and at most {MAX_COMPARED} "
+                             "others, evenly spaced); every point is in the CSV tables and summary.json")
+    meta["decomposition"] = {}
+    meta["answer"] = _try(meta, "the answer", _answer, sub, found, drawn.verdict, out)
+    meta["headlines"] = {name: {**{k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")},
+                                "interval": headlines_words(est)[0], "test": headlines_words(est)[1]}
+                         for name, est in found.items()}
+    heads = _with_p_holm(sub, heads, drawn.verdict["p_holm"])
+    figures = _all_figures(sub, parts, heads, found, shown_as_pmf, out, meta, figures)
+    return figures, drawn
+
+
+def headlines_words(est) -> tuple[str, str]:
+    """(interval, test) of an estimate in words."""
+    from ..interval_words import interval_name, test_name
+
+    return interval_name(est), test_name(est)
