@@ -108,6 +108,14 @@ def status(store_url: str, fmt: str) -> None:
         raise click.exceptions.Exit(1)
 
 
+def _progress(line: str) -> None:
+    """A slow report's progress, on standard error (not under ``-q`` or ``--format json``)."""
+    from ..views.terminal import verbosity
+
+    if verbosity() >= 0:
+        click.echo(line, err=True)
+
+
 @click.command(cls=Command)
 @click.argument("store_url", metavar="STORE")
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False), help=(
@@ -122,7 +130,8 @@ def status(store_url: str, fmt: str) -> None:
 def report(store_url: str, out_dir: str | None, variable: str | None, deck_orders: bool, fmt: str) -> None:
     """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV).
 
-    `--format json` prints where it is and its summary (the report's summary.json) as JSON."""
+    `--format json` prints where it is and its summary (the report's summary.json) as JSON;
+    `summary` is null for a grid of more than 10,000 points (reported block by block: the file only)."""
     from ..views import store_access
     from ..views import variable as variable_
     from ..views.report import build_report, default_out_dir
@@ -133,10 +142,10 @@ def report(store_url: str, out_dir: str | None, variable: str | None, deck_order
         variable = variable_.pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
     quiet_for_json(fmt)
-    summary = build_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders,
-                           progress=lambda line: click.echo(line, err=True))
+    summary = build_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders, progress=_progress)
     index = os.path.join(out, "index.html")
     if fmt == "json":
-        click.echo(json_text({"store": store_url, "report": index, "folder": out, "summary": summary}))
+        click.echo(json_text({"store": store_url, "report": index, "folder": out,  # summary None: a grid in blocks
+                              "summary_file": os.path.join(out, "summary.json"), "summary": summary}))
     else:
         click.echo(f"report written to {index}")

@@ -39,9 +39,9 @@ from .figure_list import _all_figures
 
 def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, variable: str | None = None,
                  loaded: xr.Dataset | None = None, deck_orders: bool = False, progress=None,
-                 block_points: int | None = None) -> dict:
-    """Write the report of ``store`` into ``out_dir``; return summary.json's
-    entries (a grid of more than one block: its first block's).
+                 block_points: int | None = None) -> dict | None:
+    """Write the report of ``store`` into ``out_dir``; return summary.json's entries, or
+    None for a grid reported block by block (the folder's file only: gigabytes at 10^6 points).
 
     Parameters
     ----------
@@ -110,8 +110,9 @@ def _open(url: str, loaded: xr.Dataset | None, most: int):
 
 
 def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
-                  progress=None, most: int = REPORT_BLOCK_POINTS) -> dict:
-    """:func:`_write` of a grid of more than one block (:mod:`.blockwise`)."""
+                  progress=None, most: int = REPORT_BLOCK_POINTS) -> None:
+    """:func:`_write` of a grid of more than one block (:mod:`.blockwise`);
+    its summary.json only written (None returned: gigabytes at 10^6 points)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -121,7 +122,7 @@ def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: fl
         meta["notes"].append("--deck-orders: not solved for a grid of more than one block "
                              f"({grid_size(ds):,} points; a chain solve per game)")
     with open(out / "summary.json", "w") as f:  # streamed, block by block
-        first, tables, figures = write_blocks(ds, out, variable, meta, most, f, progress)
+        _, tables, figures = write_blocks(ds, out, variable, meta, most, f, progress)
     meta["variance_text"] = _variance_words(meta)
     meta["figures"] = figures
     written = meta.pop("written")
@@ -135,7 +136,7 @@ def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: fl
     meta.pop("rows", None)
     with open(out / "report.json", "w") as f:
         json.dump(meta, f, indent=2, default=str)
-    return first
+    return None
 
 
 #: The tables in the order report.json defines them.

@@ -6,6 +6,7 @@ store)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -158,6 +159,7 @@ def test_format_json_is_the_only_output_and_keeps_every_digit(tmp_path, cluster2
     assert run_cli("report", str(store), "--out", str(out), "--format", "json") == 0
     made = _json(capsys.readouterr().out)
     assert made["report"] == str(out / "index.html") and (out / "index.html").is_file() and made["summary"]
+    assert json.loads(Path(made["summary_file"]).read_text()) == made["summary"]  # the file it names, whole
     assert run_cli("verify", str(spec), "--against", str(store), "--scheduler", cluster2, "--format", "json") == 0
     checked = _json(capsys.readouterr().out)
     assert checked["ok"] is True and checked["differences"] == [] and checked["variables"] > 0

@@ -45,7 +45,7 @@ def reports(tmp_path_factory, cluster2):
     assert run_cli("run", str(folder / "m.toml"), "--store", store, "--scheduler", cluster2, "-q") == 0
     assert run_cli("report", store, "--out", str(folder / "one"), "-q") == 0  # one block: the grid at once
     said: list[str] = []
-    build_report(store, folder / "blocks", block_points=BLOCK, progress=said.append)
+    assert build_report(store, folder / "blocks", block_points=BLOCK, progress=said.append) is None  # the file only
     assert said[-1] == f"report: {2 * len(DICE)} of {2 * len(DICE)} grid points written"  # told as it goes
     return store, folder / "one", folder / "blocks"
 
