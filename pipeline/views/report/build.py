@@ -101,12 +101,12 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
 
 def _open(url: str, loaded: xr.Dataset | None, most: int):
     """(the store's Dataset, the writer): read whole where the grid is one
-    block, else opened lazily in dask chunks of one block each."""
+    block (``loaded``, the caller's, read into memory where it is lazy: the
+    store is not opened again), else opened lazily in dask chunks of one block each."""
     raw = loaded if loaded is not None else open_sweep(url, check=False)
     if grid_size(raw) > most:
         return open_sweep(url, check=False, chunks=block_chunks(raw, most)), _write_blocks
-    lazy = any(v.chunks is not None for v in raw.data_vars.values())
-    return (raw if loaded is not None and not lazy else load_sweep(url, check=False)), _write
+    return (raw.load() if loaded is not None else load_sweep(url, check=False)), _write
 
 
 def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
