@@ -108,7 +108,6 @@ class _Sink:
         self.any_test = False
         self.page: dict[str, pd.DataFrame] = {}
         self.rows = dict.fromkeys(BLOCK_TABLES, 0)
-        self.first: dict | None = None
 
     def add(self, got: dict) -> None:
         """One block's tables and summary entries."""
@@ -132,7 +131,6 @@ class _Sink:
                                                        ignore_index=True)
             self.any_test = self.any_test or not df["test"].eq("").all()
         self.summary.add(got["summary"])
-        self.first = self.first if self.first is not None else got["summary"]
         self.point_agree += got["point_agree"]
         self.counts.append(got["counts"])
         self.none_notes |= set(got["none_notes"])
@@ -213,10 +211,10 @@ def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float
 
 
 def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sink_file,
-                 progress=None) -> tuple[dict, dict, dict]:
+                 progress=None) -> tuple[dict, dict]:
     """Every table, figure and summary entry of the lazily opened ``ds`` into
     ``out``, block by block (``progress(line)`` told about every tenth of the
-    grid); (the first block's summary entries, the page's tables, the figures)."""
+    grid); (the page's tables, the figures)."""
     axes = list(ds.attrs.get("grid_axes", []))
     total, say = grid_size(ds), progress or (lambda line: None)
     say(f"report: {total:,} grid points, read in blocks of at most {most:,} (the verdict, then the tables)")
@@ -242,7 +240,7 @@ def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sin
     tables = {**sink.page, "comparisons": drawn.comparisons}
     meta["rows"] = {name: sink.rows[name] for name in written}
     meta["written"] = written
-    return sink.first or {}, tables, figures
+    return tables, figures
 
 
 def _verdict_of(ds, told: dict, sink: _Sink, drawn, meta: dict) -> None:

@@ -122,7 +122,7 @@ def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: fl
         meta["notes"].append("--deck-orders: not solved for a grid of more than one block "
                              f"({grid_size(ds):,} points; a chain solve per game)")
     with open(out / "summary.json", "w") as f:  # streamed, block by block
-        _, tables, figures = write_blocks(ds, out, variable, meta, most, f, progress)
+        tables, figures = write_blocks(ds, out, variable, meta, most, f, progress)
     meta["variance_text"] = _variance_words(meta)
     meta["figures"] = figures
     written = meta.pop("written")
