@@ -38,7 +38,8 @@ from numcodecs.zstd import Zstd, decompress
 from . import integers
 from ..errors import ChunkUnreadable, LayoutError
 
-__all__ = ["LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "put_chunk", "write_file", "readable", "ChunkFileArray",
+__all__ = ["LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "put_chunk", "write_file", "fingerprint", "readable",
+           "ChunkFileArray",
            "local_root", "encode_chunks", "encode_region", "parse_meta"]
 
 #: The root attribute recording the packed arrays (JSON text: per array, its
@@ -253,7 +254,13 @@ def put_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ...]
         return None
     key, raw = encoded
     write_file(root / key, raw)
-    return f"{name}/{key}", [len(raw), zlib.crc32(raw)]
+    return f"{name}/{key}", fingerprint(raw)
+
+
+def fingerprint(data: bytes | None) -> list[int] | None:
+    """A chunk file's size and CRC-32, what the checksum records hold
+    (:mod:`.manifests`, the packed layout's records; ``None`` where there is no file)."""
+    return None if data is None else [len(data), zlib.crc32(data)]
 
 
 #: What makes this process's temporary file names its own: a random part (hosts) and the process id (forks).

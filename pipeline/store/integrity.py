@@ -36,8 +36,9 @@ import zarr
 
 from . import layout as packing
 from ..errors import StoreDamaged
+from .chunkfiles import fingerprint
 from .identity import check_format, check_labels, read_attrs
-from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, _fingerprint, _fs, _read_many, chunk_paths,
+from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, _fs, _read_many, chunk_paths,
                         exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
 from ..plan.tasks import per_chunk
 from .metadata import simulated_variables
@@ -219,7 +220,7 @@ def _verify(fs, root: str, manifest: bytes | None, sweep: Sweep | None = None,
             return "cells of another sweep or grid point (their checksum record is bound to other cells)"
     data = _read_many(fs, root, list(chunks))
     for path, expected in chunks.items():
-        got = _fingerprint(data[path])
+        got = fingerprint(data[path])
         if got != expected:
             if got is None:
                 return f"chunk {path} {_absent_or_unreadable(fs, root, path)}"

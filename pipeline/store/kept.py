@@ -24,13 +24,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import uuid
 from typing import Any
 
 import numpy as np
 
-from .chunkfiles import LAYOUT_ATTR
+from .chunkfiles import LAYOUT_ATTR, write_file
 from .identity import read_attrs
 from .layout import JOURNAL, Files
 from .metadata import simulated_variables
@@ -117,10 +115,4 @@ def _write(url: str, rel: str, data: bytes) -> None:
     if files.fs is not None:
         files.fs.pipe_file(files.path(rel), data)
         return
-    target = files.local / rel
-    temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
+    write_file(files.local / rel, data)

@@ -17,7 +17,6 @@ Every function here reads a folder or an fsspec URL alike (:class:`Files`).
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,7 +25,7 @@ import fsspec
 import numpy as np
 
 from ..errors import LayoutError
-from .chunkfiles import LAYOUT_ATTR, local_root
+from .chunkfiles import LAYOUT_ATTR, fingerprint, local_root
 from .manifests import store_chunks
 from .metadata import simulated_variables
 from .zarr_private import chunk_shape
@@ -340,11 +339,6 @@ def _fingerprint(path: Path) -> list[int] | None:
     except OSError:
         return None
     return fingerprint(data)
-
-
-def fingerprint(data: bytes | None) -> list[int] | None:
-    """A chunk file's size and CRC-32 (``None`` where there is no file)."""
-    return None if data is None else [len(data), zlib.crc32(data)]
 
 
 def damaged_chunks(url: str) -> dict[str, str]:

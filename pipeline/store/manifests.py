@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -30,7 +29,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ..plan.tasks import chunk_bounds
-from .chunkfiles import write_file
+from .chunkfiles import fingerprint, write_file
 from .zarr_private import chunk_key
 
 __all__ = ["INTEGRITY_SCHEME", "BINDING_SCHEME", "BINDING_ATTR", "MANIFEST_DIR", "Sweep", "sweep_of", "sim_name",
@@ -146,10 +145,6 @@ def chunk_paths(arrays, names: Iterable[str], coords: tuple[int, ...]) -> list[s
     return paths
 
 
-def _fingerprint(data: bytes | None) -> list[int] | None:
-    return None if data is None else [len(data), zlib.crc32(data)]
-
-
 def _read_many(fs, root: str, paths: list[str]) -> dict[str, bytes | None]:
     """Raw bytes of each store-relative path (``None`` where there is no file)."""
     if isinstance(fs, LocalFileSystem):  # plain reads: fsspec's per-file cost dominates small files
@@ -184,7 +179,7 @@ def record(url: str, paths: list[str] | Mapping[str, list[int] | None], index: t
         chunks = dict(paths)
     else:
         data = _read_many(fs, root, paths)
-        chunks = {p: _fingerprint(data[p]) for p in paths}
+        chunks = {p: fingerprint(data[p]) for p in paths}
     manifest: dict[str, Any] = {"scheme": INTEGRITY_SCHEME, "chunks": chunks}
     sweep = _sweep(url, token) if sweep is None else sweep
     if sweep is not None:

@@ -29,14 +29,13 @@ import json
 import os
 import sys
 import uuid
-import zlib
 from typing import Any, Mapping
 
 import fsspec
 import numpy as np
 from fsspec.asyn import sync
 
-from .chunkfiles import encode_region, parse_meta
+from .chunkfiles import encode_region, fingerprint, parse_meta
 from ..errors import NoExclusiveCreate, causes
 
 __all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline", "use_storage_options"]
@@ -352,4 +351,4 @@ def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, 
             timeout=write_deadline(fs, sum(len(raw) for raw in data.values())))
     fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1], timeout=write_deadline(fs))  # only once the data is stored
     data[f"{flag}/{done[0]}"] = done[1]
-    return {path: [len(raw), zlib.crc32(raw)] for path, raw in data.items()}
+    return {path: fingerprint(raw) for path, raw in data.items()}
