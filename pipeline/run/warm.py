@@ -388,7 +388,6 @@ class WarmUp:
             except BaseException as exc:  # noqa: BLE001 - sys.exit() too: the run reports it as a worker's failure
                 self.errors.append((task, contained(exc)))
 
-
     def _ahead(self, game: Game, early: list, run_shape: dict, checkpoints: np.ndarray) -> None:
         """Simulate the ``early`` replicates, keeping their outputs, until the
         run offers its tasks (or stops the thread), or :data:`EARLY_BYTES` are kept."""
