@@ -48,7 +48,7 @@ from .reference import headline_exact, variable_headline, voided
 from ..store import recorded_spec
 
 __all__ = ["LEVEL", "ALPHA", "COLUMNS", "INTERVAL_TEXT", "TEST_COLUMNS", "HOLM_TEXT", "estimates", "of_variable",
-           "summary", "tests", "verdict", "power", "label_values"]
+           "summary", "tests", "verdict", "agreement_per_point", "power", "label_values"]
 
 #: Level of every interval boardsweep prints.
 LEVEL = 0.95
@@ -418,6 +418,18 @@ def _spread_df(est: xr.Dataset, dims: list[str]) -> np.ndarray:
 TEST_COLUMNS = ["point", "headline", "label", "test", "statistic", "df", "p", "se"]
 
 
+def agreement_per_point(points: int, table: pd.DataFrame, alpha: float) -> list[bool | None]:
+    """Per grid point (``table``'s ``point``: flat indices below ``points``): True
+    where every test's ``p_holm`` is at least ``alpha``, False where one is
+    below, None where none tests it (one pass over the table)."""
+    per_point: list[bool | None] = [None] * points
+    if len(table):
+        passed = (table["p_holm"] >= alpha).groupby(table["point"]).all()
+        for i, ok in zip(passed.index.tolist(), passed.tolist()):
+            per_point[i] = bool(ok)
+    return per_point
+
+
 def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] | None = None) -> dict[str, Any]:
     """Agreement with the exact answers at family-wise false-alarm rate ``alpha``.
 
@@ -446,11 +458,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     table["p_holm"] = stats.holm(table["p"].to_numpy()) if len(table) else []
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": points}
     tested_points = sorted(set(table["point"])) if len(table) else []
-    per_point: list[bool | None] = [None] * points
-    if tested_points:  # one pass over the table, not one per tested point
-        passed = (table["p_holm"] >= alpha).groupby(table["point"]).all()
-        for i, ok in zip(passed.index.tolist(), passed.tolist()):
-            per_point[i] = bool(ok)
+    per_point = agreement_per_point(points, table, alpha)
     out.update(tested_points=len(tested_points), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha, found=found, ds=ds)

@@ -167,16 +167,6 @@ def _block_tests(b, found: dict, holm, level: float) -> pd.DataFrame:
     return t.drop(columns=["se_df", "skew_a"]).assign(family="verdict")
 
 
-def _agreement(points: int, tests: pd.DataFrame, alpha: float) -> list[bool | None]:
-    """Per point of a block: True where every test agrees, False where one disagrees, None where untested."""
-    per_point: list[bool | None] = [None] * points
-    if len(tests):
-        passed = (tests["p_holm"] >= alpha).groupby(tests["point"]).all()
-        for i, ok in zip(passed.index.tolist(), passed.tolist()):
-            per_point[i] = bool(ok)
-    return per_point
-
-
 def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float) -> dict[str, Any]:
     """One block's tables, summary entries and what the verdict keeps of it."""
     from .tables import _tests_table
@@ -205,7 +195,7 @@ def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float
     return {"tables": tables, "summary": summary,
             "order": sorted(found, key=lambda n: kinds[n]),  # scalars first, as _headline_table
             "distributions": _distribution_frames(b, heads, found, tests),
-            "point_agree": _agreement(len(points), tests, alpha),
+            "point_agree": headlines.agreement_per_point(len(points), tests, alpha),
             "counts": pt[["exact", "replicates"]].astype({"exact": "category"}) if len(pt) else pt,
             "none_notes": _none_notes(b, points, parts) if parts is not None else []}
 
