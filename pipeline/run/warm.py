@@ -156,8 +156,8 @@ def warm_points(game: Game, root: int, points: list[dict], run_shape: dict, chec
             compilers.wait(children, stop)
         try:
             game.simulate(params, replicate_seed(root, params, 0), shape, first)
-        except BaseException:  # noqa: BLE001, S112 - sys.exit() too: the task that runs this point reports it
-            continue
+        except (Exception, SystemExit):  # noqa: BLE001, S112 - sys.exit() too: the task that runs this point reports it
+            continue  # not a Ctrl-C: the kernels load in the command's own thread (WarmUp), where it ends the command
 
 
 def warm_kernels(game: Game, root: int, points: list[dict], run_shape: dict, checkpoints: np.ndarray,

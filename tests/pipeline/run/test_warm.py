@@ -236,3 +236,23 @@ def test_kernels_numbas_cache_holds_are_loaded_before_the_warm_up_returns(tmp_pa
         found.append(json.loads(out.stdout.splitlines()[-1]))
     assert found[0]["cached"] is False and found[0]["loaded"] == [False, False], found
     assert found[1] == {"cached": True, "loaded": [True, True]}, found
+
+
+def test_a_ctrl_c_while_the_kernels_load_ends_the_load_and_an_exit_is_left_to_the_task():
+    """The kernels numba's cache holds load in the command's own thread, where a
+    Ctrl-C arrives: it ends the load (CI: swallowed there, it left numba's state
+    half-made and every task failed), while a game's ``sys.exit()`` is left for
+    the task at that point to report, as before."""
+    from dataclasses import replace
+
+    spec = parse_spec(SPEC, "spec.toml")
+    points = [p for _, p in spec.resolved_points()]
+
+    def raising(error):
+        def simulate(*args, **kwargs):
+            raise error
+        return replace(spec.game, simulate=simulate)
+
+    with pytest.raises(KeyboardInterrupt):
+        warm_points(raising(KeyboardInterrupt()), spec.seed, points, spec.run_shape, spec.checkpoints)
+    warm_points(raising(SystemExit(3)), spec.seed, points, spec.run_shape, spec.checkpoints)  # no exit here
