@@ -156,8 +156,10 @@ def warm_points(game: Game, root: int, points: list[dict], run_shape: dict, chec
             compilers.wait(children, stop)
         try:
             game.simulate(params, replicate_seed(root, params, 0), shape, first)
-        except (Exception, SystemExit):  # noqa: BLE001, S112 - sys.exit() too: the task that runs this point reports it
-            continue  # not a Ctrl-C: the kernels load in the command's own thread (WarmUp), where it ends the command
+        except BaseException as exc:  # noqa: BLE001 - sys.exit() too: the task that runs this point reports it
+            if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+                raise  # a Ctrl-C, where the kernels load in the command's own thread (WarmUp): it ends the command
+            continue
 
 
 def warm_kernels(game: Game, root: int, points: list[dict], run_shape: dict, checkpoints: np.ndarray,

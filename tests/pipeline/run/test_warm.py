@@ -241,8 +241,8 @@ def test_kernels_numbas_cache_holds_are_loaded_before_the_warm_up_returns(tmp_pa
 def test_a_ctrl_c_while_the_kernels_load_ends_the_load_and_an_exit_is_left_to_the_task():
     """The kernels numba's cache holds load in the command's own thread, where a
     Ctrl-C arrives: it ends the load (CI: swallowed there, it left numba's state
-    half-made and every task failed), while a game's ``sys.exit()`` is left for
-    the task at that point to report, as before."""
+    half-made and every task failed), while a game's ``sys.exit()``, and in the
+    warm-up thread any exit, is left for the task at that point to report, as before."""
     from dataclasses import replace
 
     spec = parse_spec(SPEC, "spec.toml")
@@ -256,3 +256,16 @@ def test_a_ctrl_c_while_the_kernels_load_ends_the_load_and_an_exit_is_left_to_th
     with pytest.raises(KeyboardInterrupt):
         warm_points(raising(KeyboardInterrupt()), spec.seed, points, spec.run_shape, spec.checkpoints)
     warm_points(raising(SystemExit(3)), spec.seed, points, spec.run_shape, spec.checkpoints)  # no exit here
+    outcome = []
+
+    def beside() -> None:  # the warm-up thread (no Ctrl-C reaches it): a kernel's KeyboardInterrupt is left to its task
+        try:
+            warm_points(raising(KeyboardInterrupt()), spec.seed, points, spec.run_shape, spec.checkpoints)
+            outcome.append("returned")
+        except BaseException as exc:  # noqa: BLE001 - what left it, named
+            outcome.append(type(exc).__name__)
+
+    thread = threading.Thread(target=beside)
+    thread.start()
+    thread.join()
+    assert outcome == ["returned"]
