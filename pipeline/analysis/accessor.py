@@ -199,6 +199,23 @@ class SweepAccessor:
         return variance.label_variance(ds, found, ratio, None, variable, theory)
 
 
+    def replicate_agreement(self, alpha: float | None = None) -> dict[str, Any]:
+        """Do the replicates estimate one frequency?  The replicate-disagreement
+        flag: the heterogeneity F test across replicates per label, Holm over
+        every label and grid point at family-wise ``alpha`` (default 1%), in one
+        line (``text``) with the labels tested and flagged; see
+        :func:`boardsweep.pipeline.analysis.variance.replicate_agreement`."""
+        from . import variance
+        from .dataset import distribution_variables
+        from .headlines import estimates
+
+        alpha = _fraction(variance.DISAGREE_ALPHA if alpha is None else alpha, "alpha")
+        variable = next((e.attrs["numerator"] for e in estimates(self._ds).values()
+                         if e.attrs["numerator"] in distribution_variables(self._ds)
+                         and e.attrs["basis"] == "replicates"), "")
+        return variance.replicate_agreement(self._ds, variable, alpha)
+
+
 def _fraction(value: Any, name: str) -> float:
     """``value`` where it is a number strictly between 0 and 1; else one line naming the accepted range."""
     from numbers import Real

@@ -69,25 +69,27 @@ def uses_clt(variance: np.ndarray, expected_count: np.ndarray, points: int) -> n
         return np.isfinite(v) & (v > 0) & (c >= CLT_MIN_COUNT) & (points <= CLT_POINTS)
 
 
-def known_stderr(variance: np.ndarray, units: np.ndarray, reference: np.ndarray, events: np.ndarray) -> np.ndarray:
+def known_stderr(variance: np.ndarray, units: np.ndarray, reference: np.ndarray, events: np.ndarray,
+                 tested: bool = True) -> np.ndarray:
     """``sqrt(sigma^2 / N)``: the s.e. of a pooled frequency from its exact
     asymptotic variance per unit (``variance``) and the units summed over the
     replicates (``N = units``, e.g. rolls), where the label's expected pooled
-    count ``reference x events`` is at least :data:`CLT_MIN_COUNT`; NaN
-    elsewhere (its t test stays) and where anything is missing."""
+    count ``reference x events`` is at least :data:`CLT_MIN_COUNT` (with
+    ``tested``; without it, at every count: the truth that a t test's power
+    is stated from); NaN elsewhere (its t test stays) and where anything is missing."""
     v, n, ref, e = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (variance, units, reference, events)))
     with np.errstate(invalid="ignore", divide="ignore"):
-        ok = (n > 0) & uses_clt(v, ref * e, 0)
+        ok = (n > 0) & uses_clt(v, np.where(tested, ref * e, np.inf), 0)
         return np.where(ok, np.sqrt(v / np.where(n > 0, n, 1.0)), np.nan)
 
 
 def clt_stderr(ds: xr.Dataset, cp: int, done: xr.DataArray, like: xr.DataArray, dim: str,
-               reference: xr.DataArray, events: xr.DataArray) -> xr.DataArray | None:
+               reference: xr.DataArray, events: xr.DataArray, tested: bool = True) -> xr.DataArray | None:
     """The known standard error ``sqrt(sigma^2 / N)`` of each label's pooled
     frequency at checkpoint index ``cp`` (shaped like ``like``: the grid and
     ``dim``; :func:`known_stderr`, ``reference`` the exact frequency and
     ``events`` the pooled events), NaN where the game has no single answer
-    or the label expects fewer than :data:`CLT_MIN_COUNT` counts; None where the game has
+    or (with ``tested``) the label expects fewer than :data:`CLT_MIN_COUNT` counts; None where the game has
     no CLT variance, the store lacks its ``per`` variable, or the grid has more
     than :data:`CLT_POINTS` points."""
     game = game_of(ds)
@@ -112,5 +114,5 @@ def clt_stderr(ds: xr.Dataset, cp: int, done: xr.DataArray, like: xr.DataArray, 
                             coords={c: ds[c] for c in [*axes, dim] if c in ds.coords})
     units = ds[per].isel(checkpoint=cp).astype(float).where(done).sum("replicate", min_count=1)
     variance, units, reference, events = xr.broadcast(variance, units, reference, events)
-    se = variance.copy(data=known_stderr(variance.values, units.values, reference.values, events.values))
+    se = variance.copy(data=known_stderr(variance.values, units.values, reference.values, events.values, tested))
     return se.broadcast_like(like).transpose(*like.dims)

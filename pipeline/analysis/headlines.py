@@ -41,9 +41,9 @@ from ...core.games import Headline, headlines_of
 from ..words import count, python_value
 from .dataset import _mem, game_of, grid_points_at, grid_size, label_values, point_params
 from .family import UNTESTABLE_TEXT, label_tests
-from .intervals import INTERVAL_TEXT, frequency_interval, interval_kinds
+from .intervals import INTERVAL_TEXT, frequency_interval, interval_kinds, z_rows
 from . import detection, skew
-from .clt import TEST_TEXT, clt_stderr
+from .clt import TEST_TEXT, clt_stderr, uses_clt
 from .reference import headline_exact, variable_headline, voided
 from ..store import recorded_spec
 
@@ -74,6 +74,9 @@ DESCRIPTIONS = {
                                        "knows it (see the table's test attribute)"),
     "se_df": ("s.e. degrees of freedom", "df of the s.e.'s own spread, chi2(se_df)/se_df: df, or less where the "
                                          "games' kurtosis makes the pooled s.e. noisier (the power statement's)"),
+    "known_se": ("known standard error", "the s.e. from the game's exact CLT variance, sqrt(sigma^2 / rolls), at "
+                                         "every label (the z test's s.e.; beside a t test, the truth its power "
+                                         "is stated from); absent where the game has none"),
     "test_df": ("test degrees of freedom", "df of the test: df, se_df for Hall's test of a skewed mean, or inf "
                                            "where the s.e. is known (exact CLT)"),
     "sd": ("standard deviation", "per game where the basis is units, of one replicate's ratio where replicates"),
@@ -165,10 +168,15 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = ())
     per_replicate = h.kind == "distribution" and basis == "replicates"
     mean_count = total / reps.where(reps > 0) if per_replicate else None
     moments = skew.hall_moments(ds, h, others, cp, done, basis)
-    _interval(out, share, per_replicate, k, n, mean_count, level, moments)
     exact = _with_exact(ds, h, cp, dim, done, out)
-    known = (clt_stderr(ds, cp, done, out["estimate"], dim, out["exact"], out["units"])
-             if per_replicate and exact is not None else None)
+    truth = (clt_stderr(ds, cp, done, out["estimate"], dim, out["exact"], out["units"], tested=False)
+             if per_replicate and exact is not None else None)  # the true s.e. at every count
+    known = None if truth is None else truth.copy(data=np.where(  # the z test's: where the count is high enough
+        uses_clt(truth.values, (out["exact"] * out["units"]).broadcast_like(truth).transpose(*truth.dims).values,
+                 0), truth.values, np.nan))
+    if truth is not None:
+        out["known_se"] = truth
+    _interval(out, share, per_replicate, k, n, mean_count, level, moments, known)  # the row's test's own
     _test(out, share, k, n, mean_count, known)
     if moments is not None:  # the interval's own test: Hall's, at se_df
         skew.retest(out, moments)
@@ -185,19 +193,24 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = ())
 
 
 def _interval(out: xr.Dataset, share: bool, per_replicate: bool, k, n, mean_count, level: float,
-              moments: xr.Dataset | None = None) -> None:
+              moments: xr.Dataset | None = None, known: xr.DataArray | None = None) -> None:
     """Adds ``low``, ``high`` and ``se_df`` to ``out``, and the interval used
-    to its attrs (``interval``: in words; ``interval_kind`` and
-    ``interval_count_rows``: :func:`boardsweep.pipeline.analysis.intervals.interval_kinds`)."""
+    to its attrs (``interval``: in words; ``interval_kind``,
+    ``interval_count_rows`` and ``interval_z_rows``:
+    :func:`boardsweep.pipeline.analysis.intervals.interval_kinds`).  Each
+    row's interval is its test's own: exact binomial with the binomial test,
+    Hall's with Hall's, z (``known``: the exact CLT s.e.) with the z test,
+    t with t."""
     est, se, df = (out[c].broadcast_like(out["estimate"]).values for c in ("estimate", "se", "df"))
     out["se_df"] = out["estimate"].copy(data=df)
     counted = None
+    clt = known.broadcast_like(out["estimate"]).values if known is not None else None
     if share:  # exact binomial: never [1, 1] where every game won, never [0, 0] in an empty bin
         low, high = stats.proportion_interval(k, n, level)
     elif per_replicate:  # t, or count-based where counts are few or replicates tie; inside [0, 1]
         low, high, counted = frequency_interval(est, se, df, k, n,
                                                 mean_count.broadcast_like(out["estimate"]).values, level,
-                                                which=True)
+                                                which=True, known=clt)
     elif moments is not None:  # a mean with every game's value in its histogram: skewness-corrected
         m = {c: moments[c].broadcast_like(out["estimate"]).values for c in ("n", "m2", "m3", "m4")}
         low, high, nu = skew.skew_interval(est, se, df, m, level)
@@ -206,7 +219,8 @@ def _interval(out: xr.Dataset, share: bool, per_replicate: bool, k, n, mean_coun
         low, high = stats.t_interval(est, se, df, level)
     out["low"], out["high"] = out["estimate"].copy(data=low), out["estimate"].copy(data=high)
     kind = "share" if share else "frequency" if per_replicate else "skew_t" if moments is not None else "t"
-    out.attrs.update(interval=INTERVAL_TEXT[kind], **interval_kinds(kind, counted, np.isfinite(est)))
+    out.attrs.update(interval=INTERVAL_TEXT[kind], **interval_kinds(kind, counted, np.isfinite(est),
+                                                                    z_rows(clt, est.shape)))
 
 
 def _with_exact(ds, h: Headline, cp: int, dim, done, out: xr.Dataset) -> xr.DataArray | None:
@@ -358,9 +372,10 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
     "binomial": the exact binomial test of a share; "chi2": one name per
     test, :data:`boardsweep.pipeline.analysis.clt.TEST_NAMES`), ``statistic``, ``df``, ``p`` (raw, two-sided)
     and ``se`` (the t test's standard error; NaN for a chi-square); with
-    ``spread``, ``se_df`` and ``skew_a`` too (Hall's ``a`` of a skewed
-    mean's test, NaN elsewhere; and the df of the s.e.'s own spread, what the
-    power statement reads)."""
+    ``spread``, ``se_df``, ``skew_a`` and ``known_se`` too (Hall's ``a`` of a skewed
+    mean's test, NaN elsewhere; the df of the s.e.'s own spread; the s.e.
+    from the exact CLT variance where the game knows it: what the power
+    statement reads)."""
     found = estimates(ds) if found is None else found
     axes = _axes(ds)
     parts = []  # one table per headline, in grid order: made from the arrays, not a dict per test
@@ -373,7 +388,7 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
             i = np.flatnonzero(np.isfinite(p))
             parts.append({"point": i, "headline": name, "label": [""] * len(i), "test": "chi2",
                           "statistic": stat[i], "df": df[i], "p": p[i], "se": np.full(len(i), np.nan),
-                          "se_df": df[i], "skew_a": np.full(len(i), np.nan)})
+                          "se_df": df[i], "skew_a": np.full(len(i), np.nan), "known_se": np.full(len(i), np.nan)})
             continue
         dims = [*axes, *([dim] if dim else [])]
         p = est["p"].transpose(*dims).values if dims else est["p"].values
@@ -381,10 +396,10 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
         df = est["test_df"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["test_df"].values
         se = est["test_se"].broadcast_like(est["p"]).transpose(*dims).values if dims else est["test_se"].values
         sdf = _spread_df(est, dims)
-        ska = (est["skew_a"].broadcast_like(est["p"]).transpose(*dims).values if "skew_a" in est
-               else np.full(p.shape, np.nan))
+        ska, kse = (est[c].broadcast_like(est["p"]).transpose(*dims).values if c in est
+                    else np.full(p.shape, np.nan) for c in ("skew_a", "known_se"))
         labels = label_values(ds, dim) if dim else [""]
-        p2, z2, df2, se2, sdf2, ska2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se, sdf, ska))
+        p2, z2, df2, se2, sdf2, ska2, kse2 = (a.reshape(-1, len(labels)) for a in (p, z, df, se, sdf, ska, kse))
         i, j = np.nonzero(np.isfinite(p2))
         kind = est.attrs.get("test_kind", "t")  # one name per test: clt.TEST_NAMES's keys
         kinds = np.where(np.isinf(df2[i, j]), "z", kind)  # z: against the normal, a known s.e.
@@ -392,12 +407,13 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
             kinds = np.where(np.isfinite(ska2[i, j]), kinds, "t")
         parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()], "test": kinds,
                       "statistic": z2[i, j], "df": df2[i, j], "p": p2[i, j], "se": se2[i, j],
-                      "se_df": sdf2[i, j], "skew_a": ska2[i, j]})
-    columns = [*TEST_COLUMNS, *(["se_df", "skew_a"] if spread else [])]
+                      "se_df": sdf2[i, j], "skew_a": ska2[i, j], "known_se": kse2[i, j]})
+    columns = [*TEST_COLUMNS, *(["se_df", "skew_a", "known_se"] if spread else [])]
     rows = [pd.DataFrame({"point": np.asarray(part["point"], dtype=np.int64), "headline": part["headline"],
                           "label": part["label"],
                           "test": part["test"], **{k: np.asarray(part[k], dtype=np.float64)
-                                                   for k in ("statistic", "df", "p", "se", "se_df", "skew_a")}},
+                                                   for k in ("statistic", "df", "p", "se", "se_df", "skew_a",
+                                                             "known_se")}},
                          columns=columns)
             for part in parts if len(part["point"])]
     if not rows:
@@ -462,7 +478,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     out.update(tested_points=len(tested_points), agree=sum(bool(a) for a in per_point if a is not None),
                point_agree=per_point, p_holm=table)
     out["power"] = power(table, alpha, found=found, ds=ds)
-    out["p_holm"] = table = table.drop(columns=["se_df", "skew_a"])
+    out["p_holm"] = table = table.drop(columns=["se_df", "skew_a", "known_se"])
     out["untestable"] = sum(int(est.attrs.get("untestable", 0)) for est in found.values())
     out["test_of"] = {name: est.attrs["test"] for name, est in found.items() if "test" in est.attrs}
     with_exact = _points_with_exact(ds, found)

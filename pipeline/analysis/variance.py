@@ -24,6 +24,7 @@ from .convergence import increments
 from .decks import BETWEEN_DOMINATES, deck_pairs
 
 __all__ = ["theoretical_variance", "variance_ratio", "batch_means", "long_increments", "heterogeneity",
+           "DISAGREE_ALPHA", "replicate_agreement",
            "batch_diagnostics", "VARIANCE_COLUMNS", "label_variance"]
 
 
@@ -134,11 +135,19 @@ def long_increments(ds: xr.Dataset, variable: str = "counts") -> tuple[xr.DataAr
     return a, a.sum(dim, min_count=1)
 
 
-def heterogeneity(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
+#: Family-wise level of the replicate-disagreement flag (:func:`heterogeneity`'s ``disagree``).
+DISAGREE_ALPHA = 0.01
+
+
+def heterogeneity(ds: xr.Dataset, variable: str = "counts", alpha: float = DISAGREE_ALPHA) -> xr.Dataset:
     """Do the replicates of a grid point estimate one frequency?  Per
     (grid..., DIM) the weighted one-way analysis of variance of
     :func:`long_increments` (:func:`boardsweep.core.batches.heterogeneity_test`):
-    ``F``, ``df_between``, ``df_within``, ``p``.  Valid for every game whose
+    ``F``, ``df_between``, ``df_within``, ``p``; ``p_holm``, Holm's adjusted p
+    over every label and grid point of the store, and ``disagree``, the
+    replicate-disagreement flag ``p_holm < alpha``: with correct replicates it
+    fires anywhere in a sweep with probability at most ``alpha``
+    (family-wise), so on at most that share of labels.  Valid for every game whose
     batches are independent (games; a chain's long stretches); NaN where a
     label's mean count per replicate is below ``MIN_COUNT`` (too discrete)."""
     ds = _mem(ds)
@@ -152,7 +161,31 @@ def heterogeneity(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
         output_core_dims=[[dim]] * len(keys), vectorize=True,
     )
     enough = ds[variable].isel(checkpoint=-1).mean("replicate") >= MIN_COUNT
-    return xr.Dataset({k: v.where(enough) for k, v in zip(keys, parts)})
+    out = xr.Dataset({k: v.where(enough) for k, v in zip(keys, parts)})
+    out["p_holm"] = out["p"].copy(data=stats.holm(out["p"].values.ravel()).reshape(out["p"].shape))
+    out["disagree"] = (out["p_holm"] < alpha).where(out["p_holm"].notnull())
+    out.attrs.update(alpha=alpha, flag="Holm over every label and grid point at family-wise alpha")
+    return out
+
+
+def replicate_agreement(ds: xr.Dataset, variable: str = "counts", alpha: float = DISAGREE_ALPHA) -> dict[str, Any]:
+    """The replicate-disagreement flag in one line: of the labels
+    :func:`heterogeneity` tests, how many have replicates that differ (Holm at
+    family-wise ``alpha``).  Returns ``alpha``, ``labels`` (tested),
+    ``flagged``, ``min_p_holm`` and ``text``; ``labels`` 0 where nothing is
+    tested (fewer than 4 checkpoints, one replicate, too few counts)."""
+    if variable not in distribution_variables(ds) or ds.sizes["checkpoint"] < 4 or ds.sizes["replicate"] < 2:
+        found = None
+    else:
+        found = heterogeneity(ds, variable, alpha)
+    p = found["p_holm"].values.ravel() if found is not None else np.zeros(0)
+    p = p[np.isfinite(p)]
+    flagged = int((p < alpha).sum())
+    text = (f"replicates {'differ' if flagged else 'agree'}: {flagged} of {len(p)} labels flagged by the "
+            f"heterogeneity F test across replicates (Holm at family-wise {alpha:.0%})" if len(p)
+            else "replicate agreement not tested (it needs 2 replicates, 4 checkpoints and counts)")
+    return {"alpha": alpha, "labels": int(len(p)), "flagged": flagged,
+            "min_p_holm": float(p.min()) if len(p) else None, "text": text}
 
 
 def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
@@ -162,7 +195,9 @@ def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     point's pooled frequency.  Per (grid..., DIM): ``ess_bulk``,
     ``ess_tail`` (about the number of batches where batches are
     independent; far fewer where they are not), ``rhat`` (rank-normalised
-    split R-hat: above 1.01 where replicates disagree), ``mcse`` (of the
+    split R-hat, a description, not a flag: on these few unequal, log-spaced
+    batches it exceeds 1.01 on 65% of labels of correct sweeps; the flag is
+    :func:`heterogeneity`'s ``disagree``), ``mcse`` (of the
     frequency: arviz's MCSE of the mean of ``z`` over ``sqrt(mean m)``) and
     ``mcse_median`` (of the median of ``z``, same scale); NaN at a point
     with a replicate not done and for labels whose mean count per replicate
@@ -198,7 +233,7 @@ def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
 #: The columns of :func:`label_variance` after the grid axes, headline and label.
 VARIANCE_COLUMNS = ("estimate", "replicates", "units", "replicate_sd", "mcse", "se", "ess", "ess_per_unit",
                     "clt_variance", "clt_sd", "variance_ratio", "variance_ratio_low", "variance_ratio_high",
-                    "heterogeneity_p", "rhat", "ess_bulk", "between_var", "within_var", "between_share",
+                    "heterogeneity_p", "heterogeneity_p_holm", "replicates_disagree", "rhat", "ess_bulk", "between_var", "within_var", "between_share",
                     "between_share_low", "between_share_high", "between_share_interval", "anova_share",
                     "anova_F", "deck_difference", "deck_sd", "deck_t", "deck_df", "deck_p", "more_turns")
 
@@ -249,7 +284,8 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
         (the exact ``sigma^2`` per unit) with ``clt_sd`` (the replicate s.d.
         it predicts) and ``variance_ratio`` (``replicate_sd^2 / clt_sd^2``)
         with its 95% interval (``variance_ratio_low``, ``_high``),
-        ``heterogeneity_p`` (:func:`heterogeneity`), ``rhat`` and
+        ``heterogeneity_p`` (:func:`heterogeneity`) with ``heterogeneity_p_holm``
+        and ``replicates_disagree`` (the flag: Holm at :data:`DISAGREE_ALPHA`), ``rhat`` and
         ``ess_bulk`` (:func:`batch_diagnostics`, the batches of ``variable``),
         and for shuffled decks ``between_var``, ``within_var``,
         ``between_share`` (with its printed 95% interval ``between_share_low``,
@@ -288,7 +324,9 @@ def _batch_columns(ds, variable) -> xr.Dataset | None:
     if ds[variable].isel(checkpoint=-1, replicate=0).size > MAX_DIAGNOSED or ds.sizes["checkpoint"] < 4:
         return None
     diag = batch_diagnostics(ds, variable)
-    return xr.Dataset({"heterogeneity_p": heterogeneity(ds, variable)["p"], "rhat": diag["rhat"],
+    het = heterogeneity(ds, variable)
+    return xr.Dataset({"heterogeneity_p": het["p"], "heterogeneity_p_holm": het["p_holm"],
+                       "replicates_disagree": het["disagree"], "rhat": diag["rhat"],
                        "ess_bulk": diag["ess_bulk"]}).transpose(..., dim)
 
 

@@ -1,8 +1,9 @@
 """The interval and the test an estimate table used, in a caption's words.
 
 Read from the table's attrs, never chosen again here: ``interval_kind``
-(``t``, ``skew_t``, ``share``, ``count`` or ``mixed``: t where a label
-averages enough counts a replicate, else a count interval; with
+(``t``, ``skew_t``, ``share``, ``count``, ``z``, ``mixed``: t where a label
+averages enough counts a replicate, else a count interval, or ``mixed_z``: the
+z test's own interval where the label is z-tested; with
 ``interval_count_rows``, the rows whose interval is count-based), or, for a
 table that does not name it, its ``interval`` text
 (:data:`boardsweep.pipeline.analysis.intervals.INTERVAL_TEXT`); and
@@ -26,7 +27,7 @@ NAMES = {**INTERVAL_NAMES,
          "count": f"{INTERVAL_NAMES['count']} (the pooled count as Poisson, scaled by the replicates' dispersion)"}
 #: Each interval kind in a terminal legend's words.
 SHORT = {"t": "t interval", "skew_t": "skew-corrected t interval", "share": "exact binomial interval",
-         "count": "count interval"}
+         "count": "count interval", "z": "z interval (CLT)"}
 #: Each test in a caption's words (keys of :data:`TEST_TEXT`), its one name (:data:`TEST_NAMES`) first.
 TESTS = {
     "t": f"the {TEST_NAMES['t']}: Student's t with the estimated s.e. and its df",
@@ -51,6 +52,9 @@ def interval_name(est: xr.Dataset, long: bool = True) -> str:
     "exact binomial interval", ... (``long``: with how it is computed); a
     frequency mixing both: the t interval and where the count interval replaced it."""
     kind = _kind(est)
+    if kind == "mixed_z":  # the z test's own interval where the CLT s.e. is known, t or count elsewhere
+        return (f"{NAMES['z'] if long else SHORT['z']} where the label is z-tested, else t interval "
+                f"({SHORT['count']} below {MIN_COUNT} counts a replicate)")
     if kind != "mixed":
         return NAMES.get(kind, NAMES["t"]) if long else SHORT.get(kind, "t interval")
     return f"t interval ({SHORT['count']} below {MIN_COUNT} counts a replicate)"

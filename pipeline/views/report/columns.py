@@ -38,8 +38,12 @@ COLUMNS: dict[str, str] = {
     "variance_ratio_high": "upper end of the variance ratio's 95% interval, ratio (R-1) / chi2_0.025(R-1)",
     "heterogeneity_p": "p of the test that the replicates estimate one frequency: weighted one-way ANOVA of the "
                        "checkpoint batches, F(R-1, R(B-1)); empty below 10 counts per replicate",
-    "rhat": "arviz's rank-normalised split R-hat of the per-batch series (one chain per replicate): about 1 "
-            "where replicates agree",
+    "heterogeneity_p_holm": "heterogeneity_p adjusted by Holm over every label and grid point of the store",
+    "replicates_disagree": "the replicate-disagreement flag: heterogeneity_p_holm below 1% (family-wise: a correct "
+                           "sweep shows it anywhere at most 1% of the time); empty where not tested",
+    "rhat": "arviz's rank-normalised split R-hat of the per-batch series (one chain per replicate): a description, "
+            "not a flag (on these few unequal batches it exceeds 1.01 on most labels of correct sweeps; the flag "
+            "is replicates_disagree)",
     "ess_bulk": "arviz's bulk effective sample size of the per-batch series: about the number of batches "
                 "(replicates x batches) where batches are independent",
     "between_share_low": "lower end of the between share's 95% interval (between_share_interval says which): the "

@@ -306,7 +306,6 @@ def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
     se = np.sqrt(((counts[:, jail] - r * events) ** 2).sum() / 12) / events.mean()
     one = est.sel(dice_sides=6, location="JAIL")
     assert np.isclose(one["estimate"], r) and np.isclose(one["se"], se)
-    assert np.isclose(one["high"] - one["estimate"], st.t.ppf(0.975, 3) * se)
     # its test: z on the exact CLT s.e., sqrt(sigma^2 / rolls) over the 4 replicates (known: df = inf)
     from boardsweep.core.games import get_game
     from boardsweep.pipeline.analysis.clt import TEST_TEXT
@@ -318,6 +317,9 @@ def test_replicate_basis_uses_t_with_r_minus_1_df(tmp_path, cluster2):
     assert est.attrs["test"] == TEST_TEXT["z"] and np.isinf(one["test_df"])
     assert np.isclose(one["test_se"], np.sqrt(variance[jail] / rolls), rtol=1e-12)
     assert np.isclose(one["z"], (one["estimate"] - one["exact"]) / one["test_se"], rtol=1e-12)
+    # and its interval is the z test's own (one procedure per row): estimate -+ z(0.975) se_CLT
+    assert np.isclose(one["high"] - one["estimate"], st.norm.ppf(0.975) * one["test_se"], rtol=1e-9)
+    assert est.attrs["interval_kind"] in ("z", "mixed_z") and est.attrs["interval_z_rows"] > 0
     assert headlines.verdict(ds)["test_of"] == {"frequency": TEST_TEXT["z"]}
 
 

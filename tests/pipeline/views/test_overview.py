@@ -361,7 +361,8 @@ def test_every_shipped_report_leads_with_the_answer_and_reads_cleanly(summaries,
 #: The interval each headline's attrs name (``interval_kind``, else the rule of
 #: analysis.intervals.INTERVAL_TEXT) -> words its captions must use.
 INTERVAL_WORDS = {"t": "t interval", "share": "exact binomial interval", "frequency": "count interval",
-                  "count": "count interval", "mixed": "count interval", "skew_t": "skewness-corrected t interval"}
+                  "count": "count interval", "mixed": "count interval", "skew_t": "skewness-corrected t interval",
+                  "z": "z interval", "mixed_z": "z interval"}
 
 
 def _captions_name_the_interval_and_test(url: str, meta: dict) -> None:

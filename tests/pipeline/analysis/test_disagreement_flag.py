@@ -1,0 +1,116 @@
+"""The replicate-disagreement flag (pipeline/analysis/variance.py): the
+heterogeneity F test across replicates under Holm over every label, at
+family-wise 1%, fires in at most 1% of sweeps whose replicates are correct
+(so on at most 1% of labels), where R-hat > 1.01 on the same 8 log-spaced
+batches fired on most labels; and it sees replicates that differ.  Monopoly's
+own kernel, 200 sweeps of 8 replicates, 16 checkpoints; one real store."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from boardsweep.core import stats
+from boardsweep.core.batches import heterogeneity_test, long_batches
+from boardsweep.core.games import get_game
+from boardsweep.pipeline.analysis import variance
+from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.spec.parse import parse_spec
+from boardsweep.pipeline.store import open_sweep
+
+from specs import spec_toml
+
+SWEEPS = 200
+REPS = 8
+
+
+def _sweeps(turns: int, seed: int):
+    """Per sweep: the long batches' increments (replicate, batch, location) and their events."""
+    spec = parse_spec(spec_toml("monopoly", name="m", seed=1, params={"tally": "per_roll"},
+                                run={"replicates": REPS, "games": 1, "players": 1, "turns": turns},
+                                checkpoints={"count": 16}), "m.toml")
+    (_, params), = spec.resolved_points()
+    cps = np.asarray(spec.checkpoints, dtype=np.int64)
+    keep = long_batches(cps)
+    game = get_game("monopoly")
+    for k in range(SWEEPS):
+        runs = [game.simulate(params, np.random.SeedSequence([seed, k, r]), dict(spec.run_shape), cps)
+                for r in range(REPS)]
+        counts = np.stack([np.asarray(o["counts"], dtype=float)[keep] for o in runs])  # (rep, batch, loc)
+        events = np.stack([np.asarray(o["events"], dtype=float)[keep] for o in runs])
+        a = np.diff(counts, axis=1, prepend=0.0)
+        m = np.diff(events, axis=1, prepend=0.0)
+        yield a, m.reshape(REPS, -1)
+
+
+def test_the_flag_fires_on_at_most_its_share_with_correct_replicates():
+    """200 correct sweeps (8 replicates x 16 checkpoints, 20,000 turns): sweeps
+    with any label flagged are Binomial(200, q <= 1%), at most its 99.9%
+    quantile (6); R-hat > 1.01 on the same batches flags over a third of the
+    labels (the flag it replaces could not be read as one)."""
+    from arviz_stats.base import array_stats
+
+    alarms, labels, rhat_share = 0, 0, []
+    for a, m in _sweeps(20_000, 5454):
+        enough = a.sum(axis=1).mean(axis=0) >= 10
+        p = heterogeneity_test(a[..., enough], m)["p"]
+        flagged = stats.holm(p) < variance.DISAGREE_ALPHA
+        alarms += bool(flagged.any())
+        labels += len(p)
+        f = a[..., enough] / m[..., None]
+        pooled = a[..., enough].sum(axis=(0, 1)) / m.sum()
+        z = np.sqrt(m)[..., None] * (f - pooled)
+        rhat = array_stats.rhat(np.moveaxis(z, -1, 0), method="rank")
+        rhat_share.append(float(np.mean(rhat > 1.01)))
+    assert labels > 30 * SWEEPS
+    assert alarms <= st.binom.ppf(0.999, SWEEPS, 0.01), alarms
+    assert np.mean(rhat_share) > 1 / 3, np.mean(rhat_share)
+
+
+def test_the_flag_sees_a_replicate_that_differs():
+    """One replicate of 8 whose counts at one location are 25% high in every
+    batch: the flag fires there in most of 50 sweeps (at least 40)."""
+    seen = 0
+    for k, (a, m) in enumerate(_sweeps(20_000, 5555)):
+        if k == 50:
+            break
+        enough = a.sum(axis=1).mean(axis=0) >= 10
+        a = a[..., enough].copy()
+        j = int(np.argmax(a.sum(axis=(0, 1))))
+        a[0, :, j] *= 1.25
+        seen += bool((stats.holm(heterogeneity_test(a, m)["p"]) < variance.DISAGREE_ALPHA)[j])
+    assert seen >= 40, seen
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, cluster2):
+    text = spec_toml("monopoly", grid={"dice_sides": [4, 6]}, params={"tally": "per_roll"}, seed=77,
+                     run={"replicates": 4, "games": 1, "players": 1, "turns": 5000}, checkpoints={"count": 16})
+    url = str(tmp_path_factory.mktemp("flag") / "flag.zarr")
+    assert run_sweep(parse_spec(text, "flag.toml"), url, scheduler=cluster2).complete
+    return open_sweep(url).load()
+
+
+def test_a_real_store_states_the_flag_in_one_line_and_per_label(store):
+    """A real sweep: variance rows carry the Holm-adjusted p and the flag, the
+    one-line summary counts the labels it tested, and the flag is Holm's."""
+    found = variance.replicate_agreement(store)
+    assert found["labels"] > 40 and found["text"].startswith("replicates ")
+    het = variance.heterogeneity(store)
+    p = het["p"].values.ravel()
+    ok = np.isfinite(p)
+    assert np.allclose(het["p_holm"].values.ravel()[ok], stats.holm(p[ok]))
+    assert found["flagged"] == int((het["p_holm"] < 0.01).sum())
+    from boardsweep.pipeline.analysis.headlines import estimates
+
+    rows = variance.label_variance(store, estimates(store), variable="counts")
+    tested = rows["heterogeneity_p_holm"].notna()
+    assert tested.sum() == found["labels"]
+    assert (rows.loc[tested, "replicates_disagree"].astype(bool)
+            == (rows.loc[tested, "heterogeneity_p_holm"] < 0.01)).all()
+
+
+def test_the_accessor_states_the_flag(store):
+    """``ds.boardsweep.replicate_agreement()`` is the same line as the function's."""
+    assert store.boardsweep.replicate_agreement() == variance.replicate_agreement(store)
