@@ -142,19 +142,13 @@ def holm(p: np.ndarray, axis: int = -1) -> np.ndarray:
     """Holm-Bonferroni adjusted p-values along ``axis`` (NaN entries ignored
     and left NaN; the family is the finite entries)."""
     p = np.moveaxis(np.asarray(p, dtype=np.float64), axis, -1)
-    out = np.full(p.shape, np.nan)
-    for idx in np.ndindex(*p.shape[:-1]):
-        row = p[idx]
-        ok = np.flatnonzero(np.isfinite(row))
-        m = ok.size
-        if m == 0:
-            continue
-        order = ok[np.argsort(row[ok], kind="stable")]
-        adj = np.minimum(1.0, (m - np.arange(m)) * row[order])
-        adj = np.maximum.accumulate(adj)
-        res = out[idx]
-        res[order] = adj
-        out[idx] = res
+    row = np.where(np.isfinite(p), p, np.nan)  # inf is no p-value either
+    order = np.argsort(row, axis=-1, kind="stable")  # NaN last
+    ranked = np.take_along_axis(row, order, axis=-1)
+    m = np.isfinite(row).sum(axis=-1, keepdims=True)
+    adj = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(row.shape[-1])) * ranked), axis=-1)  # NaN stays last
+    out = np.empty_like(adj)
+    np.put_along_axis(out, order, adj, axis=-1)
     return np.moveaxis(out, -1, axis)
 
 

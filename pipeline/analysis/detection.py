@@ -19,8 +19,8 @@ zero or missing s.e. too (a share tested exactly where every game or none
 had it).  Hall's test of a skewed mean (``skew_t``) has its own power,
 :func:`boardsweep.pipeline.analysis.skew.hall_detectable_bias`: the bias it
 sees 80% of the time on either side, the weak one (above a right-skewed
-mean, whose high estimates come with high s.e.s) setting it; the line says
-"on either side of the mean".
+mean, whose high estimates come with high s.e.s) setting it; the line states
+each side's own bias too ("X above the mean, Y below").
 
 Where a headline's labels are tested by several kinds of test (Monopoly at
 R = 2: most z-tested on the exact CLT s.e., a few t-tested with 1 df) the
@@ -123,6 +123,11 @@ def _headline(rows: pd.DataFrame, d: np.ndarray, bounded: bool, level: float, ta
              "visible": not (bounded and d[i] > 1.0), "would": ""}
     if not found["visible"]:
         found["would"] = _would(float(weak["se"]), float(weak["df"]), level, target)
+    if found["test"] == "skew_t":  # Hall's: each side's own 80% bias, the weak side's is the largest
+        a = float(weak["skew_a"]) if "skew_a" in rows else 0.0
+        found["sides"] = {side: float(skew.hall_detectable_bias(float(weak["se"]), float(weak["df"]), a, level,
+                                                                target, side=side))
+                          for side in ("above", "below")}
     return found
 
 
@@ -142,7 +147,8 @@ def _text(out: dict[str, Any], alpha: float, target: float) -> str:
     for name, h in out["headlines"].items():
         if h["visible"]:
             spread = f", strongest {h['smallest']:.2g}" if h["t_tests"] > 1 else ""
-            side = ", on either side of the mean" if h["test"] == "skew_t" else ""  # Hall's: its weak side's
+            side = (f", {h['sides']['above']:.2g} above the mean, {h['sides']['below']:.2g} below"
+                    if "sides" in h else "")  # Hall's test: each side's own
             seen.append(f"{h['largest']:.2g} in {name} (weakest: {h['weakest']}{spread}{side})")
         else:
             unseen.append(f"no bias in {name} can be seen at this size ({target:.0%} power needs "

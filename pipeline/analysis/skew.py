@@ -189,18 +189,20 @@ def hall_power(k: np.ndarray, df: np.ndarray, a: np.ndarray, level: float, estim
 
 
 def hall_detectable_bias(se: np.ndarray, df: np.ndarray, a: np.ndarray, level: float, power: float = 0.8,
-                         estimated: bool = True) -> np.ndarray:
+                         estimated: bool = True, side: str = "either") -> np.ndarray:
     """The smallest bias Hall's test at ``level`` (df = its se_df) detects with
     probability ``power`` on **either** side of the mean: ``k se``, ``k`` the
     larger of the two sides' (:func:`hall_power`; the weak side above a
     right-skewed mean), bisected to a relative 1e-6.  ``estimated``: ``se``
     is the run's estimate and the power is averaged over it (the bias printed
-    beside a verdict); else ``se`` is the truth (the planner's).  NaN where
+    beside a verdict); else ``se`` is the truth (the planner's).  ``side``:
+    "either" (the larger of the two), "above" or "below" (a reference that
+    far above, or below, the mean).  NaN where
     ``se`` is not positive or ``df`` below 1; ``a`` NaN counts as 0."""
     se, df, a = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (se, df, a)))
     ok = np.isfinite(se) & (se > 0) & np.isfinite(df) & (df >= 1)
     nu, aa = np.where(ok, df, 10.0).ravel(), np.where(ok & np.isfinite(a), a, 0.0).ravel()
-    k = np.concatenate([_hall_factor(nu[i:i + _CHUNK], aa[i:i + _CHUNK], level, power, estimated)
+    k = np.concatenate([_hall_factor(nu[i:i + _CHUNK], aa[i:i + _CHUNK], level, power, estimated, side)
                         for i in range(0, nu.size, _CHUNK)] or [np.zeros(0)]).reshape(se.shape)
     return np.where(ok & np.isfinite(k), k * np.where(ok, se, 0.0), np.nan)
 
@@ -209,10 +211,13 @@ def hall_detectable_bias(se: np.ndarray, df: np.ndarray, a: np.ndarray, level: f
 _CHUNK = 256
 
 
-def _hall_factor(nu: np.ndarray, a: np.ndarray, level: float, power: float, estimated: bool) -> np.ndarray:
-    """``k`` of :func:`hall_detectable_bias` per test: bisection to a relative
-    1e-6 (NaN where no ``k`` below 2^60 has the power)."""
-    weakest = lambda k: np.minimum(*hall_power(k, nu, a, level, estimated))  # noqa: E731
+def _hall_factor(nu: np.ndarray, a: np.ndarray, level: float, power: float, estimated: bool,
+                 side: str = "either") -> np.ndarray:
+    """``k`` of :func:`hall_detectable_bias` per test (``side``: "either",
+    "above", "below"): bisection to a relative 1e-6 (NaN where no ``k`` below
+    2^60 has the power)."""
+    pick = {"either": np.minimum, "above": lambda up, down: up, "below": lambda up, down: down}[side]
+    weakest = lambda k: pick(*hall_power(k, nu, a, level, estimated))  # noqa: E731
     lo, hi = np.zeros(nu.shape), np.ones(nu.shape)
     for _ in range(60):  # grow until the upper end has the power
         short = weakest(hi) < power

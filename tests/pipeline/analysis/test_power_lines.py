@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats as st
 
 from boardsweep.core import stats
@@ -115,3 +116,19 @@ def test_the_two_replicate_line_speaks_per_test_kind_and_each_is_true():
         weakest = zrows.loc[zrows["detectable"].idxmax()]
         caught += _caught(data, k + 1, weakest, float(weakest["detectable"]) * (1 if k % 2 else -1))
     assert caught >= st.binom.ppf(0.001, SWEEPS, 0.8), caught
+
+
+def test_halls_line_states_each_side():
+    """A Hall-tested mean's line names each side's 80% bias; the side above a
+    right-skewed mean (a > 0) is the weak one, and the bias printed is it."""
+    from boardsweep.pipeline.analysis import skew
+
+    table = pd.DataFrame({"point": [0, 1], "headline": "mean_rolls", "label": "", "test": "skew_t",
+                          "statistic": 0.0, "df": [30.0, 30.0], "p": 0.5, "se": [0.1, 0.2], "se_df": 30.0,
+                          "skew_a": [0.05, 0.05]})
+    found = detection.power(table, 0.01)
+    h = found["headlines"]["mean_rolls"]
+    above, below = h["sides"]["above"], h["sides"]["below"]
+    assert above > below and h["largest"] == pytest.approx(above, rel=1e-5)
+    assert above == pytest.approx(float(skew.hall_detectable_bias(0.2, 30.0, 0.05, 0.005, side="above")), rel=1e-9)
+    assert f"{above:.2g} above the mean, {below:.2g} below" in found["text"]
