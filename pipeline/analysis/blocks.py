@@ -81,7 +81,7 @@ def block_chunks(ds: xr.Dataset, most: int = BLOCK_POINTS) -> dict[str, int]:
 
 
 #: The columns of the tests :func:`headlines.power` reads (the weakest test's point and label named).
-_POWER_COLUMNS = ["point", "headline", "label", "test", "se", "df", "se_df", "skew_a"]
+_POWER_COLUMNS = ["point", "headline", "label", "test", "se", "df", "se_df", "skew_a", "known_se"]
 
 
 @dataclass
@@ -101,7 +101,7 @@ class _Family:
     def add(self, block: xr.Dataset, offset: int, alpha: float) -> None:
         """The tests of one block (its grid points at ``offset`` on)."""
         found = headlines.estimates(block)
-        table = headlines.tests(block, found, spread=True)
+        table = headlines.tests(block, found, spread=True, known=True)
         table["point"] += offset
         for name, est in found.items():
             self.kinds.setdefault(name, xr.Dataset(attrs=dict(est.attrs)))

@@ -363,7 +363,8 @@ def summary(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)  # _rows' columns
 
 
-def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bool = False) -> pd.DataFrame:
+def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bool = False,
+          known: bool = False) -> pd.DataFrame:
     """Every test against an exact value, one row each: ``point`` (flat index
     in grid order), ``headline``, ``label`` (empty for a goodness of fit),
     ``test`` ("t": Student's t with ``df``; "z": the CLT z test, a known
@@ -373,9 +374,9 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
     test, :data:`boardsweep.pipeline.analysis.clt.TEST_NAMES`), ``statistic``, ``df``, ``p`` (raw, two-sided)
     and ``se`` (the t test's standard error; NaN for a chi-square); with
     ``spread``, ``se_df``, ``skew_a`` and ``known_se`` too (Hall's ``a`` of a skewed
-    mean's test, NaN elsewhere; the df of the s.e.'s own spread; the s.e.
-    from the exact CLT variance where the game knows it: what the power
-    statement reads)."""
+    mean's test, NaN elsewhere; and the df of the s.e.'s own spread); with
+    ``known``, ``known_se`` (the s.e. from the exact CLT variance where the
+    game knows it, NaN elsewhere): what the power statement reads."""
     found = estimates(ds) if found is None else found
     axes = _axes(ds)
     parts = []  # one table per headline, in grid order: made from the arrays, not a dict per test
@@ -408,7 +409,7 @@ def tests(ds: xr.Dataset, found: dict[str, xr.Dataset] | None = None, spread: bo
         parts.append({"point": i, "headline": name, "label": [labels[k] for k in j.tolist()], "test": kinds,
                       "statistic": z2[i, j], "df": df2[i, j], "p": p2[i, j], "se": se2[i, j],
                       "se_df": sdf2[i, j], "skew_a": ska2[i, j], "known_se": kse2[i, j]})
-    columns = [*TEST_COLUMNS, *(["se_df", "skew_a", "known_se"] if spread else [])]
+    columns = [*TEST_COLUMNS, *(["se_df", "skew_a"] if spread else []), *(["known_se"] if known else [])]
     rows = [pd.DataFrame({"point": np.asarray(part["point"], dtype=np.int64), "headline": part["headline"],
                           "label": part["label"],
                           "test": part["test"], **{k: np.asarray(part[k], dtype=np.float64)
@@ -469,7 +470,7 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     hypotheses whoever asks (``run``, ``query``, the accessor, the report).
     """
     found = estimates(ds) if found is None else found
-    table = tests(ds, found, spread=True)
+    table = tests(ds, found, spread=True, known=True)
     points = grid_size(ds)
     table["p_holm"] = stats.holm(table["p"].to_numpy()) if len(table) else []
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(table)), "points": points}
