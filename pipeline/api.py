@@ -158,10 +158,9 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
     SpecError, StoreMismatch, StoreLocked, SweepError
         As ``boardsweep run`` (each with a one-line message; every wait has a deadline, see above).
     InputError
-        What ``boardsweep run`` refuses (:class:`~.run.request.RunRequest`,
-        :func:`~.run.request.cluster_target`): ``extend`` with ``overwrite``, a
+        What ``boardsweep run`` refuses: ``extend`` with ``overwrite``, a
         ``store`` that is not a path or URL, ``workers`` below 1 or above
-        what the machine holds (:func:`cluster.max_workers`), a ``client``
+        what the machine holds, a ``client``
         that is not a :class:`distributed.Client`.
     """
     _refuse_in_worker()
