@@ -44,6 +44,7 @@ from .errors import ArgumentTypeError, InputError, NotInWorker, expect_flag
 from .run.execute import execute
 from .run.record import RunReport
 from .run.request import API_ARGUMENTS, Hooks, RunRequest, cluster_target
+from .spec import examples
 from .spec.parse import Spec
 from .errors import SpecError
 from .words import count
@@ -93,11 +94,15 @@ class Result:
 
 
 def as_spec(spec: Spec | str | Path | Mapping[str, Any]) -> Spec:
-    """A :class:`Spec` from a spec, a file path, TOML text or a dict."""
+    """A :class:`Spec` from a spec, a file path, a shipped example's name (``"quickstart"``,
+    where no file of that name is here), TOML text or a dict."""
     if isinstance(spec, Spec):
         return spec
     if isinstance(spec, Mapping):
         return Spec.from_dict(dict(spec))
+    if isinstance(spec, str) and "\n" not in spec and examples.is_bare(spec.strip()) \
+            and examples.is_example(spec.strip()):
+        return Spec.from_file(examples.spec_file(spec.strip()))  # a shipped example by name, as the CLI reads it
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and _a_path(spec)):
         return Spec.from_file(spec)
     if isinstance(spec, str):
@@ -121,8 +126,8 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
 
     Parameters
     ----------
-    spec : Spec, path, TOML text or dict
-        The sweep (see :class:`Spec`).
+    spec : Spec, path, example name, TOML text or dict
+        The sweep (see :class:`Spec`); a shipped example's name (``"quickstart"``) as ``boardsweep run`` takes it.
     store : str or Path, optional
         Store path or fsspec URL (default: the spec's, else ``results/<name>.zarr``).
     client : distributed.Client, optional
@@ -153,10 +158,9 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
     SpecError, StoreMismatch, StoreLocked, SweepError
         As ``boardsweep run`` (each with a one-line message; every wait has a deadline, see above).
     InputError
-        What ``boardsweep run`` refuses (:class:`~.run.request.RunRequest`,
-        :func:`~.run.request.cluster_target`): ``extend`` with ``overwrite``, a
+        What ``boardsweep run`` refuses: ``extend`` with ``overwrite``, a
         ``store`` that is not a path or URL, ``workers`` below 1 or above
-        what the machine holds (:func:`cluster.max_workers`), a ``client``
+        what the machine holds, a ``client``
         that is not a :class:`distributed.Client`.
     """
     _refuse_in_worker()

@@ -1,5 +1,7 @@
 """Installed, not cloned: the wheel, pip-installed into a fresh virtual environment,
-runs the README's first sweep from an empty folder outside the repository.
+runs the README's first sweep and the nightly check by name from an empty folder
+outside the repository; and the README's install and run blocks, read from the
+README, run verbatim in a fresh clone.
 
 Quick: the wheel is built as tests/test_package.py builds it, installed without
 its dependencies, and the fresh environment reads those (numpy, Dask, ...) from
@@ -10,6 +12,7 @@ own editable install (and the example plugin's), so what runs is the wheel alone
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -92,3 +95,51 @@ def test_quickstart_runs_from_an_empty_folder_after_pip_install(installed, tmp_p
     again = _command(installed, tmp_path, "run", "quickstart.toml", "-q")  # the copy is the same sweep: resumed
     assert again.returncode == 0, again.stderr
     assert "made by another spec" not in again.stderr
+
+
+def test_the_nightly_check_runs_by_name_from_an_empty_folder(installed, tmp_path):
+    checked = _command(installed, tmp_path, "verify", "nightly", "--against", "nightly", "--workers", "2")
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # the shipped sweep against its shipped digest
+    assert "verify: OK" in checked.stdout and "nightly.digest.json" in checked.stdout
+    copied = _command(installed, tmp_path, "examples", "copy", "nightly")
+    assert copied.returncode == 0, copied.stderr
+    for name in ("nightly.toml", "nightly.digest.json"):  # the digest comes with the spec
+        assert (tmp_path / name).read_bytes() == (ROOT / "sweeps" / name).read_bytes(), name
+
+
+def readme_block(readme: str, heading: str, index: int = 0) -> str:
+    """The ``index``-th bash block of the README's section ``## heading``, as written there."""
+    section = readme.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.+?)\n```", section, re.S)[index]
+
+
+def _shell(script: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``script`` run by bash in ``cwd`` as a user's fresh shell has it: no virtual environment, this one's
+    ``bin`` off the PATH (so ``python3`` is the system's), pip's settings of the machine kept."""
+    own = str(Path(sys.prefix) / "bin")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != own)
+    return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=1200)
+
+
+def test_the_readme_install_and_run_blocks_work_verbatim_in_a_fresh_clone(tmp_path):
+    """What a new user does first: clone, paste the install block, paste the run block; then the wheel block.
+    The clone holds what is committed (the README read is the clone's own)."""
+    if shutil.which("git") is None or shutil.which("python3") is None:
+        pytest.skip("needs git and python3")
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(tmp_path / "clone")], check=True, capture_output=True)
+    clone = tmp_path / "clone"
+    readme = (clone / "README.md").read_text()
+    install, run, wheel = readme_block(readme, "Install"), readme_block(readme, "Run"), readme_block(readme, "Install", 1)
+    assert "pip install -q ." in install and "-e" not in install.split()  # the first block: the package itself
+    first = _shell(f"{install}\n{run}", clone)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert (clone / "results" / "quickstart.zarr" / "zarr.json").is_file()
+    where = _shell(".venv/bin/python -c 'import boardsweep; print(boardsweep.__file__)'", clone)
+    assert Path(where.stdout.strip()).is_relative_to(clone / ".venv"), where.stdout + where.stderr  # installed, not the folder
+    second = _shell(f"{wheel}\nboardsweep examples", clone)  # the wheel it names is the one `pip wheel` made
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    named = re.search(r"dist/(boardsweep-\S+\.whl)", wheel).group(1)
+    assert [p.name for p in (clone / "dist").glob("*.whl")] == [named]
+    assert "quickstart" in second.stdout

@@ -61,3 +61,17 @@ def test_ci_builds_the_documentation_with_warnings_as_errors():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "sphinx-build -W" in ci and '".[docs]"' in ci
     assert "docs" in PYPROJECT["project"]["optional-dependencies"]
+
+
+def test_the_statistics_page_writes_its_formulas_as_mathematics():
+    """MyST dollar math, which MathJax renders: no formula left as inline code (``sqrt(N)``, ``s^2``)."""
+    text = (ROOT / "docs" / "explanation" / "statistics.md").read_text()
+    as_code = [c for c in re.findall(r"(?<!`)`([^`\n]+(?:\n[^`\n]+)?)`(?!`)", text) if re.search(r"sqrt\(|\^|\bsum x\b|\bsigma\b|\bphi\b", c)]
+    assert not as_code, as_code
+    assert len(re.findall(r"\$[^$\n]+\$", text)) >= 50 and r"\sqrt{N}" in text
+
+
+def test_the_api_reference_lists_no_internals():
+    api = (ROOT / "docs" / "reference" / "api.rst").read_text()
+    for internal in ("RunRequest", "TaskLayout", "finish_compile", "cluster_target", "execute.execute"):
+        assert internal not in api, internal

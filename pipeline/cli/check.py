@@ -44,7 +44,8 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
 @click.command(cls=Command)
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--against", required=True, metavar="STORE_OR_DIGEST",
-              help="A sweep store (compared cell by cell) or a digest file from `boardsweep digest`.")
+              help="A sweep store (compared cell by cell), a digest file from `boardsweep digest`, or the "
+              "name of a shipped example with a recorded digest (nightly).")
 @click.option("--store", "rerun_store", default=None,
               help="Keep the re-run in this new store (default: a temporary directory, removed).")
 @WORKERS
@@ -77,11 +78,13 @@ def verify(
     from ..views import progress
     from ..views import terminal
     from ..run.verify import verify as _verify
+    from ..spec.examples import resolve_digest
 
     quiet_for_json(fmt)
     scheduler = scheduler_address(scheduler)
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
+    against = resolve_digest(against)  # a shipped example's digest by its name: --against nightly
     if not Path(against).exists() and "://" not in against:
         raise InputError(f"--against {against}: no such store or digest file")
     refuse_lock_only(against)

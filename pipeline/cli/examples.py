@@ -11,50 +11,20 @@ from __future__ import annotations
 
 import shutil
 import tomllib
-from importlib import resources
 from pathlib import Path
 
 import click
 
 from ..errors import InputError
+from ..spec import examples as shipped
 from .verbosity import Group, set_verbosity
 
 __all__ = ["examples", "example_names", "example_file", "spec_path"]
 
-
-def _folder() -> Path:
-    """The installed folder of example specs (``boardsweep/sweeps``)."""
-    return Path(str(resources.files("boardsweep") / "sweeps"))
-
-
-def example_names() -> list[str]:
-    """The names of the shipped example sweeps, sorted (``quickstart``, ...)."""
-    folder = _folder()
-    return sorted(p.stem for p in folder.glob("*.toml")) if folder.is_dir() else []
-
-
-def example_file(name: str) -> Path:
-    """The installed spec file of example ``name`` (:class:`InputError` naming the examples if none)."""
-    stem = name[:-5] if name.endswith(".toml") else name
-    if stem not in example_names():
-        raise InputError(f"no example named {name!r}; expected one of {', '.join(example_names()) or '(none installed)'}"
-                         " (`boardsweep examples` lists them)")
-    return _folder() / f"{stem}.toml"
-
-
-def spec_path(given: str) -> str:
-    """The spec file a command reads for SPEC ``given``: ``given`` itself where
-    such a file exists or it names a folder; else, for a bare example name
-    (``quickstart`` or ``quickstart.toml``), the shipped example's file; a
-    bare name that is neither: :class:`InputError` naming the examples."""
-    path = Path(given)
-    if path.exists() or len(path.parts) != 1:
-        return given
-    stem = given[:-5] if given.endswith(".toml") else given
-    if stem in example_names():
-        return str(_folder() / f"{stem}.toml")
-    raise InputError(f"{given}: no such spec file here, and no example of that name (examples: "
-                     f"{', '.join(example_names())}; `boardsweep examples` lists them)")
+example_names = shipped.names
+example_file = shipped.spec_file
+spec_path = shipped.resolve_spec
+_folder = shipped.folder
 
 
 def _description(path: Path) -> tuple[str, str]:
@@ -93,17 +63,23 @@ def _list() -> None:
 def copy(name: str, folder: str) -> None:
     """Copy the spec of example NAME into DIR (default: the current folder) as NAME.toml.
 
-    A file of that name already there is never replaced (exit 2)."""
+    An example with a recorded digest (nightly) comes with it, as NAME.digest.json.
+    A file of either name already there is never replaced (exit 2)."""
     source = example_file(name)
-    target = Path(folder) / source.name
-    if target.exists():
-        raise InputError(f"{target}: exists already; remove it or copy into another folder")
+    digest = shipped.digest_file(name)
+    pairs = [(source, Path(folder) / source.name)] + ([(digest, Path(folder) / digest.name)] if digest else [])
+    for _, target in pairs:
+        if target.exists():
+            raise InputError(f"{target}: exists already; remove it or copy into another folder")
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+        for origin, target in pairs:
+            shutil.copyfile(origin, target)
     except OSError as exc:
-        raise InputError(f"{target}: cannot write the spec there ({exc.strerror or exc})") from None
-    click.echo(f"{target} (run it: boardsweep run {target})")
+        raise InputError(f"{pairs[0][1]}: cannot write the spec there ({exc.strerror or exc})") from None
+    click.echo(f"{pairs[0][1]} (run it: boardsweep run {pairs[0][1]})")
+    if digest:
+        click.echo(f"{pairs[1][1]} (its recorded digest: boardsweep verify {pairs[0][1]} --against {pairs[1][1]})")
 
 
 @examples.command("show")

@@ -8,6 +8,7 @@ instead of a bare ``boardsweep: interrupted``.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import threading
@@ -30,14 +31,27 @@ def starts(argv: list[str] | None) -> None:
     _ARGS[:] = sys.argv[1:] if argv is None else list(argv)
 
 
-def keeps(what: str) -> None:
+def keeps(what: str, store: str | None = None) -> None:
     """The command keeps ``what`` if interrupted from now on (``the finished tasks, in
-    results/x.zarr``); the same command line resumes it."""
-    _KEPT.update(what=what, again=shlex.join(["boardsweep", *_ARGS]))
+    results/x.zarr``); the same command line resumes it.  ``store``: the store that
+    holds them, where a local one that is not made yet means nothing was written."""
+    _KEPT.update(what=what, again=shlex.join(["boardsweep", *_ARGS]), store=store or "")
+
+
+def _not_made(store: str) -> bool:
+    """``store`` is a local path (or ``file://``) with no root ``zarr.json`` yet: the run made no store.
+    A remote store is not asked (the line must not wait on storage): False."""
+    root = store[len("file://"):] if store.startswith("file://") else store
+    if not root or "://" in root or "::" in root:
+        return False
+    return not os.path.isfile(os.path.join(root, "zarr.json"))
 
 
 def line(first: str = "boardsweep: interrupted") -> str:
-    """The interruption's one line: ``first``, then what is kept and how to resume, where a command said so."""
+    """The interruption's one line: ``first``, then what is kept and how to resume, where a command said so;
+    before its store was made, that nothing was written."""
     if not _KEPT:
         return first
+    if _not_made(_KEPT["store"]):
+        return f"{first}; nothing was written (no store at {_KEPT['store']} yet); `{_KEPT['again']}` starts it again"
     return f"{first}; {_KEPT['what']} are kept; `{_KEPT['again']}` resumes"

@@ -111,7 +111,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     compiling, warming = _warm_up(request, url, target, bar.compiling)
     from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
 
-    interrupt.keeps(f"the finished tasks, in {url},")
+    interrupt.keeps(f"the finished tasks, in {url},", store=url)
     with bar, WaitingLine(console, target), signals_end_run(batch):
         report = execute(request, Hooks(on_start=bar.start, on_progress=bar.update, on_compile=compiling,
                                         on_failure=bar.failed, warming=warming))

@@ -105,9 +105,17 @@ def native(ds: xr.Dataset) -> xr.Dataset:
     """``ds`` with every number in the machine's own byte order, declared so
     (``=``, not zarr-python's explicit ``<``; no copy), in its data and in
     the ``dtype`` it would be written back as: ``to_netcdf`` then gives no
-    warning that the 'endian-ness of dtype and endian kwarg do not match'."""
+    warning that the 'endian-ness of dtype and endian kwarg do not match'.
+    Integers read as float64 with NaN where missing are written back so
+    (``to_zarr`` and ``to_netcdf`` with no cast of NaN to an integer)."""
     for name, var in ds.variables.items():
         stored = var.encoding.get("dtype")
+        if stored is not None and var.dtype.kind == "f" and np.dtype(stored).kind in "iu":
+            # integers that may be missing, read as float64 with NaN: written back as they read (float64,
+            # NaN), as store format 6 holds them; as integers, to_zarr cast NaN to the fill ("invalid value")
+            var.encoding.pop("dtype")
+            var.encoding.pop("_FillValue", None)
+            stored = None
         if stored is not None and _explicit(np.dtype(stored)):
             var.encoding["dtype"] = np.dtype(stored).newbyteorder("=")
         if _explicit(var.dtype) and name not in ds.indexes:

@@ -1,14 +1,17 @@
 """What the commands print: games, progress bar, run summary, query rows, status.
 
-Tables fit the console (80 columns when output is piped): a table too wide
-for it is printed as one narrower table per grid point, never with headers
-or numbers cut short.  Standard errors have two significant digits
+Tables fit the console: a table too wide for a terminal is printed as one
+narrower table per grid point, never with headers or numbers cut short.
+Output that is not a terminal (a log file, a pipe: CI, cron) is not wrapped
+at all, unless ``COLUMNS`` says how wide it is: every line is whole
+(:data:`LOG_WIDTH`).  Standard errors have two significant digits
 (``3.4e-05``); a legend under each table says what its cells mean.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from typing import Any
 
@@ -37,11 +40,20 @@ def set_verbosity(level: int) -> None:
     _VERBOSITY = level
 
 
+#: The width of output that is not a terminal (nor Jupyter) where ``COLUMNS`` is not set:
+#: wide enough that no line boardsweep prints is wrapped (rich would wrap at 80).
+LOG_WIDTH = 10_000
+
+
 def console() -> Console:
     """The console every command prints to; where stdout cannot encode a
     character boardsweep prints, its text is spelled in ASCII before tables are
-    laid out (so columns still line up)."""
-    return _AsciiConsole(highlight=False) if not _writes("±") else Console(highlight=False)
+    laid out (so columns still line up).  Not a terminal, not Jupyter, no
+    ``COLUMNS``: :data:`LOG_WIDTH` wide, so a log holds whole lines."""
+    out = _AsciiConsole(highlight=False) if not _writes("±") else Console(highlight=False)
+    if not out.is_terminal and not out.is_jupyter and not os.environ.get("COLUMNS"):
+        out.width = LOG_WIDTH
+    return out
 
 
 class _AsciiConsole(Console):

@@ -55,6 +55,22 @@ def test_run_on_an_existing_client_returns_the_report_and_opens_the_store(tmp_pa
     assert compared.ok, compared.differences
 
 
+def test_run_takes_a_shipped_examples_name_as_the_command_line_does(tmp_path, monkeypatch, cluster2):
+    from distributed import Client
+
+    monkeypatch.chdir(tmp_path)
+    shipped = boardsweep.Spec.from_file(ROOT / "sweeps" / "quickstart.toml")
+    assert boardsweep.pipeline.api.as_spec("quickstart").canonical() == shipped.canonical()
+    assert boardsweep.pipeline.api.as_spec("quickstart.toml").canonical() == shipped.canonical()
+    with Client(cluster2) as client:
+        result = boardsweep.run("quickstart", client=client, progress=False)  # a real run, as `boardsweep run quickstart`
+    assert result.complete and Path(result.store) == tmp_path / "results" / "quickstart.zarr"
+    assert result.tasks_run > 0 and int(result.open()["done"].sum()) == result.open()["done"].size
+    with pytest.raises(SpecError):  # a bare name that is neither a file nor an example: as before
+        boardsweep.run("no_such_sweep", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
 def test_run_refuses_two_places_at_once(toy_spec_text):
     with pytest.raises(ValueError, match="give one of client=, cluster= and workers="):
         boardsweep.run(toy_spec_text, client=object(), workers=2)

@@ -34,6 +34,26 @@ def test_examples_copy_writes_the_spec_and_never_replaces_one(tmp_path, capsys):
     assert copied.read_text() == "# mine\n"  # changed nothing
 
 
+def test_examples_copy_brings_the_recorded_digest_with_the_spec(tmp_path, capsys):
+    assert run_cli("examples", "copy", "nightly", str(tmp_path)) == 0
+    for name in ("nightly.toml", "nightly.digest.json"):
+        assert (tmp_path / name).read_bytes() == (ROOT / "sweeps" / name).read_bytes(), name
+    assert "--against " + str(tmp_path / "nightly.digest.json") in capsys.readouterr().out
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "nightly.digest.json").write_text("{}")  # a digest already there: nothing written
+    assert run_cli("examples", "copy", "nightly", str(tmp_path / "again")) == 2
+    assert "nightly.digest.json: exists already" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "again").iterdir()) == ["nightly.digest.json"]
+
+
+def test_verify_against_an_example_without_a_digest_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("verify", "quickstart", "--against", "quickstart") == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "no shipped digest of that name (examples with one: nightly)" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_examples_show_prints_the_spec(capsys):
     assert run_cli("examples", "show", "shut_the_box") == 0
     assert capsys.readouterr().out == (ROOT / "sweeps" / "shut_the_box.toml").read_text()
