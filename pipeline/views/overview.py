@@ -73,6 +73,7 @@ class Block:
     columns: list[Column]
     legend: str
     axes: list[Column] = field(default_factory=list)
+    answer: list[str] = field(default_factory=list)  # the answer in words, printed under the table
 
 
 
@@ -297,6 +298,9 @@ def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = Non
 
     if answer is None or answer.headline not in found:
         return None
+    versus = _versus(ds, answer)
+    if versus is not None:
+        return versus, asked_points(ds, answer)
     est, name = found[answer.headline], answer.headline
     if answer.label is not None and est.attrs["dim"]:
         dim = est.attrs["dim"]
@@ -314,6 +318,23 @@ def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = Non
     if len(picked) < whole and not answer.at:
         block.legend += f"; showing {len(picked)} of {whole} grid points"
     return block, picked
+
+
+def _versus(ds, answer) -> Block | None:
+    """The strategies head to head where the answer's axis gives one per seat
+    (:func:`boardsweep.pipeline.analysis.headtohead.head_to_head`): the
+    question's answer is the pairs' differences, not each line-up's seats."""
+    from ..analysis.headtohead import head_to_head
+    from .headtohead import head_to_head_answer, head_to_head_columns, head_to_head_legend
+
+    table = head_to_head(ds, answer.axis)
+    if table is None:
+        return None
+    others = [a for a in ds.attrs.get("grid_axes", []) if a != table.attrs["axis"]]
+    columns = [Column(h, cells, drop, right=k >= len(others) + 1) for k, (h, cells, drop)
+               in enumerate(head_to_head_columns(table, others))]
+    return Block(answer.question, columns[len(others):], head_to_head_legend(table), columns[:len(others)],
+                 head_to_head_answer(table, others))
 
 
 def _asks(ds, name: str) -> bool:
@@ -388,6 +409,8 @@ def _print_block(out: Console, block: Block) -> None:
     out.print(f"[bold]{escape(block.title)}[/bold]", soft_wrap=False)
     out.print(_table(cols))
     out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
+    for line in block.answer:
+        out.print(f"[bold]answer[/bold]: {escape(line)}")
 
 
 def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: tuple[bool, str, str],
@@ -445,11 +468,11 @@ def render(out: Console, ds, found: dict, verdict: dict, rows: int, every_row: s
     return cap.get().splitlines()
 
 
-def _details(found: dict, answer) -> dict:
+def _details(found: dict, answer, versus: bool = False) -> dict:
     """The headlines the details show: all but the answer's own where the
     answer table shows it whole (no single label of it); the rest at every
     point is in ``query --summary --all``."""
-    if answer is not None and answer.label is None:
+    if answer is not None and answer.label is None and not versus:
         return {k: v for k, v in found.items() if k != answer.headline}
     return found
 
@@ -473,7 +496,7 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     answer = answer_of(ds) if answer is READ else answer
     modal = answer is not None and answer.modal
     n = grid_size(ds)
-    rest = _details(found, answer)
+    rest = _details(found, answer, answer is not None and _versus(ds, answer) is not None)
     where = (bool(rest), every_row, f"`boardsweep report {shlex.quote(store)}`")
     given = answer is None or answer.given  # a spec's question: every asked point, whatever the budget
     rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take

@@ -20,6 +20,7 @@ from clirun import run_cli
 from boardsweep.pipeline.analysis import accessor, headlines, query  # noqa: F401  (accessor: ds.boardsweep)
 from boardsweep.pipeline import store
 from boardsweep.pipeline.analysis import dataset
+from boardsweep.pipeline.analysis.headtohead import head_to_head
 from boardsweep.pipeline.views import overview
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,6 +66,8 @@ def _per_seat() -> dict:
     spec["name"] = "per_seat"
     spec["grid"] = {"buy_policy": ["always,never,reserve:300", "never,always,always", "always"],
                     "jail_strategy": ["short", "long"], "players": [3]}
+    for axis in spec["grid"]:
+        spec["params"].pop(axis, None)  # the shipped sweep fixes them: here they are grid axes
     return spec
 
 
@@ -132,6 +135,12 @@ def test_the_summary_answers_the_specs_question_first(summaries, name):
     title = answer.question if answer.given or overview._asks(ds, answer.headline) else f"{answer.headline}:"
     assert " ".join(title.split()[:2]) in " ".join(text.split())  # a plugin's headline without a question: its name
     block, after = _answer_rows(text, title)
+    assert after[0].startswith("verdict: ") and after[1].startswith("details: ")
+    versus = head_to_head(ds, answer.axis)
+    if versus is not None:  # strategies head to head: one row per pair, not per grid point
+        rows = [line for line in block if re.match(r"\S+ vs \S+ +\d", line)]
+        assert len(rows) == len(versus) and all(re.search(r"\[-?[\d.]+, -?[\d.]+\]", r) for r in rows), block
+        return
     asked = dataset.grid_points_at(ds, asked_points(ds, answer))
     assert len(asked) == len(list(dataset.grid_points(ds.sel({a: list(v) for a, v in answer.at.items()}))))
     shown = []
@@ -154,8 +163,9 @@ def test_the_summary_answers_the_specs_question_first(summaries, name):
 
 
 def test_the_summary_says_a_capped_value_is_the_cap(summaries):
-    """hk_monopoly's rounds cap: a mean of 100 with no spread is every game reaching it."""
-    text, url = summaries["hk_monopoly"]
+    """hk_monopoly's rounds cap: a mean of 100 with no spread is every game reaching it
+    (three players: games of 100 rounds end at the cap)."""
+    text, url = summaries["per_seat"]
     est = store.load_sweep(url).boardsweep.estimate("mean_rounds")
     capped = int(((est["estimate"] == 100) & (est["se"] == 0)).sum())
     words = " ".join(text.split())
@@ -165,7 +175,7 @@ def test_the_summary_says_a_capped_value_is_the_cap(summaries):
 
 def test_an_empty_column_is_left_out(summaries):
     """The money game's mean rounds have no exact answer: no exact, z or agree column."""
-    text, _ = summaries["hk_monopoly"]
+    text, _ = summaries["per_seat"]
     block = text.split("mean_rounds: ")[1].split("\n± ")[0]
     header = block.splitlines()[1]
     assert "mean_rounds ± 95%" in header and "exact" not in header and " z " not in header + " "
@@ -239,14 +249,14 @@ def test_the_accessor_and_the_package_api(summaries):
     import boardsweep
 
     assert {"run", "Spec", "open_sweep", "load_sweep", "Result"} <= set(dir(boardsweep))
-    _, url = summaries["hk_monopoly"]
-    one = boardsweep.load_sweep(url, sel={"players": 4})  # a scalar, as xarray's sel takes it
-    listed = boardsweep.load_sweep(url, sel={"players": [4]})
-    assert one.sizes["players"] == 1 and int(one["players"][0]) == 4
+    _, url = summaries["per_seat"]
+    one = boardsweep.load_sweep(url, sel={"players": 3})  # a scalar, as xarray's sel takes it
+    listed = boardsweep.load_sweep(url, sel={"players": [3]})
+    assert one.sizes["players"] == 1 and int(one["players"][0]) == 3
     np.testing.assert_array_equal(one["wins"].values, listed["wins"].values)
     share = one.boardsweep.estimate("win_share")
     assert {"estimate", "se", "low", "high", "df", "exact", "z", "p"} <= set(share.data_vars)
-    assert share["estimate"].sel(seat=share["seat"][4:]).isnull().all()  # seats 5 and 6 do not play
+    assert share["estimate"].sel(seat=share["seat"][3:]).isnull().all()  # seats 4 to 6 do not play
     verdict = one.boardsweep.verdict()
     assert verdict["alpha"] == headlines.ALPHA and verdict["text"].startswith(("AGREE", "DISAGREE", "nothing"))
     with pytest.raises(KeyError, match="no headline or simulated variable 'nope'"):
@@ -428,14 +438,18 @@ def test_the_accessor_draws_the_answer(summaries):
 
 @pytest.mark.slow
 def test_the_money_games_six_seat_answer_fits_80_columns(tmp_path, cluster2, monkeypatch):
-    """hk_monopoly as shipped, its run shape cut as the report benchmark cuts
-    it (200 games a replicate: the 6-seat shares' s.e. under 0.01, so four
-    decimals), asked by ``query --summary`` at 80 columns: every share is
-    printed whole (the grid axis of one value, jail_strategy = short, goes to
-    the legend), no line of the table wider than the terminal."""
+    """hk_monopoly with one policy for every seat and 2, 4, 6 players, its run
+    shape cut as the report benchmark cuts it (200 games a replicate: the
+    6-seat shares' s.e. under 0.01, so four decimals), asked by ``query
+    --summary`` at 80 columns: every share is printed whole (the grid axis of
+    one value, jail_strategy = short, goes to the legend), no line of the
+    table wider than the terminal."""
     spec = _small(SWEEPS["hk_monopoly"])
     spec["run"].update(games=200, replicates=8)
-    spec["grid"]["jail_strategy"] = ["short"]  # the asked value: the table the spec's question shows
+    spec["grid"] = {"jail_strategy": ["short"], "buy_policy": ["always", "reserve:300", "never"],
+                    "players": [2, 4, 6]}
+    for axis in spec["grid"]:
+        spec["params"].pop(axis, None)
     path, url = tmp_path / "hk.toml", str(tmp_path / "hk.zarr")
     path.write_text(_toml(spec))
     monkeypatch.setenv("COLUMNS", "80")
