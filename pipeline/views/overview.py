@@ -302,12 +302,14 @@ def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = Non
     if versus is not None:
         return versus, asked_points(ds, answer)
     est, name = found[answer.headline], answer.headline
+    picked = asked_points(ds, answer)
+    if answer.all_labels and est.attrs["dim"] and len(picked) == 1:
+        return _every_label(ds, est, name, picked[0], answer.question), picked
     if answer.label is not None and est.attrs["dim"]:
         dim = est.attrs["dim"]
         est = est.sel({dim: _label_value(ds, dim, answer.label)}).drop_vars(dim)
         est.attrs = {**found[answer.headline].attrs, "dim": "", "kind": "mean"}
         name = f"{name} {answer.label}"
-    picked = asked_points(ds, answer)
     most = ANSWER_ROWS if limit is None else limit
     if not answer.given and len(picked) > most:  # no [answer]: the flagged points, then the first
         picked = shown_points(verdict, len(picked), most)
@@ -335,6 +337,19 @@ def _versus(ds, answer) -> Block | None:
                in enumerate(head_to_head_columns(table, others))]
     return Block(answer.question, columns[len(others):], head_to_head_legend(table), columns[:len(others)],
                  head_to_head_answer(table, others))
+
+
+def _every_label(ds, est, name: str, point: int, question: str) -> Block:
+    """Every label of ``est`` at the grid point ``point`` (flat index), by
+    name, largest first (:mod:`boardsweep.pipeline.views.every_label`)."""
+    from .every_label import every_label_columns, every_label_legend
+
+    axes = list(ds.attrs.get("grid_axes", []))
+    if axes:
+        est = est.stack(point=axes).isel(point=point).drop_vars(["point", *axes], errors="ignore")
+    columns = [Column(h, cells, drop, right=h not in ("#", est.attrs["dim"]) or h == "#")
+               for h, cells, drop in every_label_columns(ds, est, name)]
+    return Block(question, columns, every_label_legend(est, _basis(est)))
 
 
 def _asks(ds, name: str) -> bool:

@@ -466,3 +466,30 @@ def test_the_money_games_six_seat_answer_fits_80_columns(tmp_path, cluster2, mon
     six = [line.split()[-7:] for line in rows if line.split()[1] == "6"]
     assert len(six) == 3 and all(re.fullmatch(r"0\.\d{4}", cell) for row in six for cell in row), six
     assert "jail_strategy = short at every row" in out.getvalue()
+
+
+def test_stats102a_shows_every_square_by_name_most_frequent_first(summaries):
+    """The assignment asks for the long-run table of all 40 squares: the
+    summary's first table lists every location by its name in the store
+    (``location_name``; a shared name with its code), ranks 1..41 in order of
+    the estimate, largest first."""
+    from boardsweep.pipeline.views.every_label import label_names
+
+    text, url = summaries["stats102a"]
+    ds = store.load_sweep(url)
+    names = label_names(ds, "location")
+    assert len(set(names)) == 41 and "Boardwalk" in names and "Chance (CH2)" in names
+    head = text.splitlines().index(next(line for line in text.splitlines() if line.startswith("Stats 102A")))
+    rows = text.splitlines()[head + 3:head + 3 + 21]
+    found = {}
+    for line in rows:  # columns are two spaces apart at least, words within a cell one
+        cells = re.split(r"\s{2,}", line.strip())
+        for rank, name, value in zip(cells[0::3], cells[1::3], cells[2::3]):
+            found[int(rank)] = (name, float(value.split()[0]))
+    assert sorted(found) == list(range(1, 42)), rows
+    assert {name for name, _ in found.values()} == set(names)
+    values = [found[k][1] for k in range(1, 42)]
+    assert values == sorted(values, reverse=True)
+    est = ds.boardsweep.estimate("frequency")["estimate"].values.ravel()
+    top = names[int(np.nanargmax(est))]
+    assert found[1][0] == top
