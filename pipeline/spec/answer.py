@@ -10,6 +10,7 @@
     question = "..."               # optional: the question in words (default: the headline's)
     modal = true                   # optional: show the game's modal string (PE84's); default false
     all_labels = true              # optional: every label of the headline, by name, most frequent first
+    exact_decimals = 6             # optional: the exact answer printed to this many decimals
 
 ``run``, ``query --summary`` and the report answer this question first: the
 asked points (every point matching ``at``) are always shown, whatever the
@@ -30,7 +31,7 @@ from ...core.games import Game, ParameterError, headlines_of
 
 __all__ = ["ANSWER_KEYS", "Answer", "check_answer", "default_answer", "recorded_table"]
 
-ANSWER_KEYS = {"headline", "label", "axis", "at", "question", "modal", "all_labels"}
+ANSWER_KEYS = {"headline", "label", "axis", "at", "question", "modal", "all_labels", "exact_decimals"}
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class Answer:
     all_labels : bool
         Whether the answer lists every label of the headline (largest
         estimate first) instead of the few most frequent.
+    exact_decimals : int or None
+        Decimals of the exact answer as the question asks for it (Project
+        Euler 640: 6); None: six significant digits.
     given : bool
         Whether the spec named it (False: :func:`default_answer`).
     """
@@ -67,6 +71,7 @@ class Answer:
     modal: bool = False
     given: bool = True
     all_labels: bool = False
+    exact_decimals: int | None = None
 
     def asks(self, point: Mapping[str, Any]) -> bool:
         """Whether the grid point ``point`` (axis -> value) is asked."""
@@ -119,8 +124,11 @@ def check_answer(table: Any, game: Game, grid: Mapping[str, tuple], labels: Mapp
         raise fail("answer.all_labels", f"{every!r} is not allowed; expected true or false")
     if every and not game.variables[heads[name].numerator].dims[1:]:
         raise fail("answer.all_labels", f"headline {name!r} has no labels (one value per grid point); remove it")
+    places = table.get("exact_decimals")
+    if places is not None and (isinstance(places, bool) or not isinstance(places, int) or not 0 <= places <= 15):
+        raise fail("answer.exact_decimals", f"{places!r} is not allowed; expected an integer from 0 to 15")
     at = _at(table.get("at", {}), game, grid, fail)
-    return Answer(name, " ".join(question.split()), axis, at, label, modal, all_labels=every)
+    return Answer(name, " ".join(question.split()), axis, at, label, modal, all_labels=every, exact_decimals=places)
 
 
 def _label(table: dict, game: Game, h, labels: Mapping[str, tuple], fail) -> str | None:

@@ -123,15 +123,18 @@ def point_agreement(verdict: dict, headline: str, points: int) -> list[str]:
     return out
 
 
-def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
+def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str],
+            places: int | None = None) -> tuple[list[Column], str]:
     get = {k: _flat(est, k, axes, "")[:, 0] for k in ("estimate", "se", "low", "high", "exact", "z")}
     level = f"{est.attrs['level']:.0%}"
     cols = [Column(f"{name} ± {level}", [fmt_interval(get["estimate"][i], get["low"][i], get["high"][i],
                                                          get["se"][i]) for i in picked])]
-    cols.append(Column("exact", [fmt_to(get["exact"][i], None) for i in picked], drop=2))
+    cols.append(Column("exact", [fmt_to(get["exact"][i], places) for i in picked], drop=2 if places is None else 0))
     cols.append(Column("z", [fmt_z(get["z"][i]) for i in picked], drop=3))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = f"± : half-width of the {level} {_kind(est)}, s.e. {_basis(est)}"
+    if places is not None:
+        legend += f"; exact to {places} decimals, as the question asks"
     if np.isfinite(get["exact"][picked]).any():
         legend += "; z = (estimate - exact) / s.e." + (" (exact CLT s.e.)" if _clt(est) else "")
     return cols, legend
@@ -253,7 +256,7 @@ def _modal(ds, shown: bool):
 
 
 def _block(ds, name: str, est, verdict: dict, picked: list[int], modal: bool = False,
-           headline: str | None = None) -> Block:
+           headline: str | None = None, places: int | None = None) -> Block:
     """One headline's :class:`Block` at the grid points ``picked`` (flat
     indices in grid order); ``headline``: the name its verdict tests go by."""
     from ..analysis.answer import cap_note
@@ -271,7 +274,7 @@ def _block(ds, name: str, est, verdict: dict, picked: list[int], modal: bool = F
     elif a["dim"]:
         cols, legend = _labels(ds, est, name, picked, axes, agree)
     else:
-        cols, legend = _scalar(est, name, picked, axes, agree)
+        cols, legend = _scalar(est, name, picked, axes, agree, places)
     cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
     reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
     if len(set(reps[picked].tolist())) > 1:
@@ -313,7 +316,8 @@ def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = Non
     most = ANSWER_ROWS if limit is None else limit
     if not answer.given and len(picked) > most:  # no [answer]: the flagged points, then the first
         picked = shown_points(verdict, len(picked), most)
-    block = _block(ds, name, est, verdict, picked, answer.modal, headline=answer.headline)
+    block = _block(ds, name, est, verdict, picked, answer.modal, headline=answer.headline,
+                   places=answer.exact_decimals)
     if answer.given or _asks(ds, answer.headline):  # else (a plugin's headline, no question): its name and words
         block.title = answer.question
     whole = points or grid_size(ds)  # the whole grid's, where ds holds only the points shown

@@ -44,6 +44,7 @@ def test_every_shipped_spec_names_its_question():
     assert not load_spec(ROOT / "sweeps" / "stats102a.toml").answer.modal  # PE84's string: not asked there
     assert load_spec(ROOT / "sweeps" / "shut_the_box.toml").answer.at == {"dice_sides": (6,)}
     assert load_spec(ROOT / "sweeps" / "stats102a.toml").answer.all_labels  # the assignment's whole table
+    assert load_spec(ROOT / "sweeps" / "shut_the_box.toml").answer.exact_decimals == 6  # PE640's precision
 
 
 BAD = [
@@ -56,6 +57,7 @@ BAD = [
     ('axis = "rule"', 'axis = "rule"\nmodal = true', "answer.modal", "has no modal string"),
     ('axis = "rule"', 'axis = "rule"\nmodal = "yes"', "answer.modal", "expected true or false"),
     ('axis = "rule"', 'axis = "rule"\nall_labels = 1', "answer.all_labels", "expected true or false"),
+    ('axis = "rule"', 'axis = "rule"\nexact_decimals = 20', "answer.exact_decimals", "integer from 0 to 15"),
     ('axis = "rule"', 'axis = "rule"\nquestion = ""', "answer.question", "non-empty string"),
     ('axis = "rule"', 'axis = "rule"\nheadlines = 1', "answer.headlines", "unknown key; expected one of all_labels, at, axis"),
 ]

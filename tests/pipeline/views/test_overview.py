@@ -493,3 +493,21 @@ def test_stats102a_shows_every_square_by_name_most_frequent_first(summaries):
     est = ds.boardsweep.estimate("frequency")["estimate"].values.ravel()
     top = names[int(np.nanargmax(est))]
     assert found[1][0] == top
+
+
+def test_the_classic_answers_are_in_their_answer_tables(summaries):
+    """Project Euler 640's answer at the 6 decimals it asks (50.317928) and
+    Chutes and Ladders' classic 39.2251 expected spins (one player, 6-sided
+    spinner, exact landing) stand in the row of the summary's first table,
+    from the exact values the store holds (computed by the solvers)."""
+    text, url = summaries["shut_the_box"]
+    exact = store.load_sweep(url).boardsweep.estimate("mean_rolls")["exact"].sel(dice_sides=6, policy="optimal")
+    assert f"{float(exact):.6f}" == "50.317928"
+    block, _ = _answer_rows(text, "Project Euler 640")
+    assert any(line.split()[:2] == ["6", "optimal"] and "50.317928" in line.split() for line in block), block
+    text, url = summaries["chutes_ladders"]
+    exact = store.load_sweep(url).boardsweep.estimate("mean_rounds")["exact"].sel(sides=6, overshoot="stay",
+                                                                                   players=1)
+    assert f"{float(exact):.4f}" == "39.2251"
+    block, _ = _answer_rows(text, "Chutes and Ladders")
+    assert any(line.split()[:3] == ["6", "stay", "1"] and "39.2251" in line.split() for line in block), block
