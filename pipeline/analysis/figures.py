@@ -290,6 +290,7 @@ def _panels(n: int, many: bool, residual: bool = False):
     for r in range(rows):
         for c in range(cols):
             grid[2 * r + 1, c].sharex(grid[2 * r, c])
+            grid[2 * r + 1, c].boardsweep_under = True  # a residual panel, under its panel: not counted as one
     return fig, list(grid[0::2].ravel()), list(grid[1::2].ravel())
 
 

@@ -301,8 +301,10 @@ MIN_PAGE_PX = 12
 
 
 def _panels(fig) -> list:
-    """The panels of a figure: visible axes that draw axes, colour bars left out."""
-    return [ax for ax in fig.axes if ax.get_visible() and ax.axison and not hasattr(ax, "_colorbar")]
+    """The panels of a figure: visible axes that draw axes, colour bars and the
+    residual panels under the answer figure's panels left out."""
+    return [ax for ax in fig.axes if ax.get_visible() and ax.axison and not hasattr(ax, "_colorbar")
+            and not getattr(ax, "boardsweep_under", False)]
 
 
 def _layout_faults(fig, name: str, dpi: float) -> list[str]:
@@ -384,6 +386,9 @@ def _captions_name_the_interval_and_test(url: str, meta: dict) -> None:
     from boardsweep.pipeline.analysis.intervals import INTERVAL_TEXT
 
     ds = store.load_sweep(url)
+    if head_to_head(ds, answer_of(ds).axis) is not None:  # strategies head to head: the difference's t interval
+        assert "95% t interval" in meta["figures"]["answer.png"]
+        return
     found = headlines.estimates(ds)
     est = found[answer_of(ds).headline]
     kind = est.attrs.get("interval_kind") or next(k for k, v in INTERVAL_TEXT.items() if v == est.attrs["interval"])
@@ -409,9 +414,10 @@ def test_a_selection_without_the_asked_points_keeps_the_question(summaries):
 
 
 def test_the_accessor_draws_the_answer(summaries):
-    """``ds.boardsweep.plot_answer()``: one panel per combination of the other
-    axes (at the asked values), the estimate along the studied axis with its
-    interval and the exact curve, as the report draws it."""
+    """``ds.boardsweep.plot_answer()``: the other axis of a few values overlaid
+    in one panel (Shut the Box's policies, one colour each), the estimate along
+    the studied axis with its interval and the exact curve, and under it the
+    residual panel of z = (estimate - exact) / s.e., as the report draws it."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -419,18 +425,25 @@ def test_the_accessor_draws_the_answer(summaries):
 
     ds = store.load_sweep(summaries["shut_the_box"][1])
     fig = ds.boardsweep.plot_answer()
-    panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in panels] == ["policy: optimal", "policy: greedy", "policy: random"]
-    assert panels[0].get_xlabel() == "dice sides" and "rolls" in panels[0].get_ylabel().lower()
-    est = ds.boardsweep.estimate("mean_rolls").sel(policy="optimal")
-    line, exact = panels[0].get_lines()[0], [x for x in panels[0].get_lines() if x.get_label() == "exact"][0]
-    np.testing.assert_array_equal(line.get_xdata(), est["dice_sides"].values)
-    np.testing.assert_allclose(line.get_ydata(), est["estimate"].values, rtol=1e-12)
-    np.testing.assert_allclose(exact.get_ydata(), est["exact"].values, rtol=1e-12)
+    panels = _panels(fig)
+    under = [ax for ax in fig.axes if ax.get_visible() and getattr(ax, "boardsweep_under", False)]
+    assert len(panels) == 1 and len(under) == 1 and fig.boardsweep_series == "policy"
+    assert under[0].get_xlabel() == "dice sides" and "rolls" in panels[0].get_ylabel().lower()
+    lines = {x.get_label(): x for x in panels[0].get_lines()}
+    assert {"policy optimal", "policy greedy", "policy random", "exact"} <= set(lines)
+    for k, policy in enumerate(("optimal", "greedy", "random")):
+        est = ds.boardsweep.estimate("mean_rolls").sel(policy=policy)
+        np.testing.assert_array_equal(lines[f"policy {policy}"].get_xdata(), est["dice_sides"].values)
+        np.testing.assert_allclose(lines[f"policy {policy}"].get_ydata(), est["estimate"].values, rtol=1e-12)
+        z = under[0].get_lines()[1 + k]  # after the line at 0
+        np.testing.assert_allclose(z.get_ydata(), est["z"].values, rtol=1e-12)
+    optimal = ds.boardsweep.estimate("mean_rolls").sel(policy="optimal")
+    np.testing.assert_allclose(lines["exact"].get_ydata(), optimal["exact"].values, rtol=1e-12)
     plt.close(fig)
     quick = store.load_sweep(summaries["quickstart"][1])
     fig = quick.boardsweep.plot("frequency", axis="dice_sides", label="IN_JAIL", at={"deck_policy": "independent"})
-    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2  # jail strategies, independent decks only
+    assert len(_panels(fig)) == 1 and fig.boardsweep_series == "jail_strategy"  # both strategies in one panel
+    assert {"jail strategy short", "jail strategy long"} <= {x.get_label() for x in _panels(fig)[0].get_lines()}
     plt.close(fig)
     with pytest.raises(KeyError, match="no headline 'nope'"):
         quick.boardsweep.plot("nope")
