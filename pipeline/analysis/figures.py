@@ -142,7 +142,7 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     series = _series_axis(est, [a for a in axes if a != axis], at) if dim is None else None
     others = [a for a in axes if a not in (axis, series)]
     panels, total = panel_choice(_facet_values(full, others, at))  # of the whole grid: est may hold the drawn only
-    residual = dim is None and "z" in est and bool(np.isfinite(est["z"].values).any())
+    residual = (dim is None or many) and "z" in est and bool(np.isfinite(est["z"].values).any())
     fig, axs, below = _panels(len(panels), many, residual)
     fig.boardsweep_panels = (len(panels), total)  # drawn, and every combination of the other axes
     fig.boardsweep_series = series  # the axis overlaid in each panel (one colour per value), or None
@@ -208,11 +208,19 @@ def _draw_panel(ax, under, cell: xr.Dataset, how: tuple, at: dict, name: str) ->
         part = cell if key is None else cell.sel({series: key})
         if many:
             _draw_labels(ax, part, dim, axis, at)
+            if under is not None:
+                _draw_label_residual(under, part, dim, axis)
         else:
             _draw_axis(ax, part, dim, axis, at, f"{words(series)} {python_value(key)}" if series else name, j,
                        len(keys))
-        if under is not None:
-            _draw_residual(under, part, dim, axis, j, len(keys))
+            if under is not None:
+                _draw_residual(under, part, dim, axis, j, len(keys))
+    if under is not None:
+        ax.tick_params(labelbottom=False)  # the panel under it, sharing x, names the ticks
+        ax.set_xlabel("")
+        if not np.isfinite(cell["z"].values).any():
+            under.text(0.5, 0.5, "no exact answer here", transform=under.transAxes, ha="center", va="center",
+                       fontsize=FONT, bbox={"facecolor": "white", "edgecolor": "#999"})
 
 
 def _drawn_part(ds: xr.Dataset, axis: str | None, at: dict) -> xr.Dataset:
@@ -316,6 +324,27 @@ def _draw_residual(ax, cell: xr.Dataset, dim: str | None, axis: str | None, k: i
     top = float(np.nanmax(np.abs(z), initial=0.0)) if np.isfinite(z).any() else 0.0
     ax.set_ylim(-max(3.0, 1.15 * top), max(3.0, 1.15 * top))
     ax.set_xlabel(words(axis), fontsize=FONT)
+
+
+def _draw_label_residual(ax, cell: xr.Dataset, dim: str, axis: str | None) -> None:
+    """:func:`_draw_residual` of many labels along x: z per label, one colour
+    per value of ``axis`` (as :func:`_draw_labels` draws them)."""
+    import matplotlib.pyplot as plt
+
+    keys = [None] if axis is None else cell[axis].values.tolist()
+    x = np.arange(cell.sizes[dim])
+    width = 0.8 / max(len(keys), 1)
+    ax.axhspan(-1.96, 1.96, color="#dddddd", lw=0, zorder=0, label="|z| < 1.96 (95% of a correct simulator)")
+    ax.axhline(0, color="black", lw=1)
+    top = 3.0
+    for k, key in enumerate(keys):
+        z = np.asarray((cell if key is None else cell.sel({axis: key}))["z"].values, dtype=float)
+        ax.plot(x + (k - (len(keys) - 1) / 2) * width, z, "o", ms=3.5, color=plt.get_cmap("tab10")(k % 10))
+        top = max(top, 1.15 * float(np.nanmax(np.abs(z), initial=0.0)) if np.isfinite(z).any() else top)
+    ax.set_ylim(-top, top)
+    ax.set_ylabel("(estimate - exact)\n/ s.e.", fontsize=FONT - 1)
+    ax.set_xticks(x, [str(python_value(v)) for v in cell[dim].values], rotation=90)
+    ax.set_xlabel(words(dim), fontsize=FONT)
 
 
 def _positions(xs: np.ndarray, k: int, n: int) -> np.ndarray:

@@ -36,7 +36,7 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
             "table": "", "legend": "", "rows": 0, "caps": caps, "answer": []}
     if made is not None:
         block, _ = made
-        frame = pd.DataFrame({c.header: c.cells for c in [*block.axes, *block.columns]})
+        frame = _frame([*block.axes, *block.columns])
         part["table"], part["legend"], part["rows"] = _df_html(frame, ANSWER_ROWS), block.legend, len(frame)
         part["answer"] = list(block.answer)  # the answer in words (strategies head to head)
         if len(frame) > ANSWER_ROWS:
@@ -55,6 +55,18 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
         part["figure"] = "answer.png"
         part["caption"] = _caption(answer, panels, found.get(answer.headline), drawn)
     return part
+
+
+def _frame(columns: list) -> pd.DataFrame:
+    """The table's columns as one frame; a table laid out in halves side by
+    side for the terminal (the same headers again: every label of a
+    headline) as one column set, the second half's rows under the first's."""
+    headers = [c.header for c in columns]
+    width = next((k for k in range(1, len(headers)) if headers[k:] == headers[:len(headers) - k]
+                  and len(headers) % k == 0), len(headers))
+    parts = [pd.DataFrame({c.header: c.cells for c in columns[i:i + width]}) for i in range(0, len(columns), width)]
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[(frame != "").any(axis=1)].reset_index(drop=True)
 
 
 def _caption(answer, panels: tuple[int, int], est, drawn: dict | None = None) -> str:
@@ -88,7 +100,7 @@ def _caption(answer, panels: tuple[int, int], est, drawn: dict | None = None) ->
         along += f", one colour per {words(drawn['series'])} in each panel"
     residual = (" Under each panel: (estimate - exact) / s.e., the z the verdict tests, with the grey band |z| < "
                 "1.96 where 95% of a correct simulator's points fall: the uncertainty at any scale of the "
-                "estimate.") if drawn.get("residual") else ""
+                "estimate (no dot where a point has no exact answer).") if drawn.get("residual") else ""
     return (f"The answer: {what} {along}, {panels} panel{'s' if panels != 1 else ''}{facets}. Dots: the "
             f"estimates; band or bars: {interval}; black: the exact answer where one exists (a dashed "
             f"curve along the axis, or a tick at each label).{residual}{asked} SVG: answer.svg; the same figure "
