@@ -39,6 +39,11 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
         frame = _frame([*block.axes, *block.columns])
         part["table"], part["legend"], part["rows"] = _df_html(frame, ANSWER_ROWS), block.legend, len(frame)
         part["answer"] = list(block.answer)  # the answer in words (strategies head to head)
+        if block.answer:  # every number of the pairs, as the table's CSV files hold the rest
+            from ...analysis.headtohead import head_to_head
+
+            head_to_head(ds, answer.axis).to_csv(out / "head_to_head.csv", index=False)
+            part["legend"] += "; every number in head_to_head.csv"
         if len(frame) > ANSWER_ROWS:
             part["legend"] += (f"; the first {ANSWER_ROWS} of its {len(frame):,} rows shown here, every row in "
                                "headlines.csv")

@@ -103,3 +103,22 @@ def test_the_pairs_fit_80_columns(store, monkeypatch):
     rows = lines[1:5]  # header, rule, the two pairs
     assert all(len(line) <= 80 and "…" not in line for line in rows), rows
     assert "A - B [95%]" in rows[0]
+
+
+def test_the_accessor_and_the_report_give_the_same_table(store, tmp_path):
+    """``ds.boardsweep.head_to_head()`` is the analysis table; the report
+    writes it whole to head_to_head.csv and draws the pairs as its answer figure."""
+    import json
+
+    import pandas as pd
+
+    from boardsweep.pipeline.views.report import build_report
+
+    ds = load_sweep(store)
+    table = ds.boardsweep.head_to_head()
+    pd.testing.assert_frame_equal(table, head_to_head(ds))
+    build_report(store, tmp_path / "r")
+    written = pd.read_csv(tmp_path / "r" / "head_to_head.csv")
+    np.testing.assert_allclose(written["difference"], table["difference"], rtol=1e-12)
+    caption = json.loads((tmp_path / "r" / "report.json").read_text())["figures"]["answer.png"]
+    assert "head to head" in caption and "95% t interval" in caption
