@@ -142,7 +142,9 @@ def headline_figure(ds: xr.Dataset, name: str, axis: str | None = None, label: s
     series = _series_axis(est, [a for a in axes if a != axis], at) if dim is None else None
     others = [a for a in axes if a not in (axis, series)]
     panels, total = panel_choice(_facet_values(full, others, at))  # of the whole grid: est may hold the drawn only
-    residual = (dim is None or many) and "z" in est and bool(np.isfinite(est["z"].values).any())
+    # many labels: a residual panel only where there are a few panels (41 rotated labels each cost ~0.1 s to draw)
+    residual = ((dim is None or (many and len(panels) <= RESIDUAL_PANELS)) and "z" in est
+                and bool(np.isfinite(est["z"].values).any()))
     fig, axs, below = _panels(len(panels), many, residual)
     fig.boardsweep_panels = (len(panels), total)  # drawn, and every combination of the other axes
     fig.boardsweep_series = series  # the axis overlaid in each panel (one colour per value), or None
@@ -269,6 +271,8 @@ def _stored(est: xr.Dataset, dim: str, label: str) -> Any:
     return est[dim].values[texts.index(str(label))]
 
 
+#: Panels of many labels up to which each gets a residual panel under it (the z heatmap shows the rest).
+RESIDUAL_PANELS = 4
 #: Axes overlaid in one panel (one colour per value) where they have at most this many values.
 SERIES = 6
 
