@@ -33,6 +33,8 @@ never read as zero.  The xarray wrappers live in :mod:`boardsweep.pipeline.analy
   against Student's t with ``df`` degrees of freedom.
 * :func:`chi2_gof`: chi-square goodness of fit of pooled multinomial counts,
   adjacent bins merged until every expected count is at least 5.
+* :func:`share_difference`: the difference of two exclusive win shares
+  averaged over strata (seat orders), its s.e. per game, interval and test.
 * the power of a t test (:data:`POWER`, :func:`t_power`,
   :func:`detectable_bias`, :func:`replicates_for_bias`) is in
   :mod:`boardsweep.core.power`.
@@ -44,7 +46,7 @@ import numpy as np
 from scipy import special as _sc  # Student's t and chi-square tails; scipy.stats takes ~1.5 s to import
 
 
-__all__ = ["loglog_slope", "ratio_batch_variance", "welch_test", "holm", "variance_decomposition", "paired_test", "effective_sample_size", "proportion_interval", "EXACT_ULPS", "same_value", "proportion_test", "ROUNDOFF", "count_interval", "pooled_unit_stderr", "replicate_ratio_stderr", "t_interval", "t_test", "chi2_gof", "MIN_EXPECTED"]
+__all__ = ["loglog_slope", "ratio_batch_variance", "welch_test", "holm", "variance_decomposition", "paired_test", "effective_sample_size", "proportion_interval", "EXACT_ULPS", "same_value", "proportion_test", "ROUNDOFF", "count_interval", "pooled_unit_stderr", "replicate_ratio_stderr", "t_interval", "t_test", "chi2_gof", "MIN_EXPECTED", "share_difference"]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -519,3 +521,44 @@ def chi2_gof(counts: np.ndarray, probabilities: np.ndarray, min_expected: float 
     stat = float(((go - ge) ** 2 / ge).sum())
     df = len(go) - 1
     return stat, df, float(_sc.chdtrc(df, stat))
+
+
+def share_difference(a: np.ndarray, b: np.ndarray, n: np.ndarray, level: float = 0.95
+                     ) -> dict[str, np.ndarray]:
+    """Difference of two exclusive shares, ``D = mean_j (a_j - b_j) / n_j``, over strata ``j`` (last axis).
+
+    Each of the ``n_j`` games of stratum ``j`` (one seat order) scores
+    ``X = 1`` (side A won), ``-1`` (side B won) or ``0`` (neither: a tie);
+    the games are independent, so ``Var d_j = s_j^2 / n_j`` with
+    ``s_j^2 = ((a_j + b_j)/n_j - d_j^2) n_j / (n_j - 1)``, and the equally
+    weighted mean over the ``J`` strata (each seat order counts the same,
+    whatever its games) has ``se = sqrt(sum_j s_j^2 / n_j) / J``.  The
+    interval and the test of ``D = 0`` use Student's t with
+    ``sum_j n_j - J`` degrees of freedom (:func:`t_interval`, :func:`t_test`).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Games won by side A and by side B, per stratum (last axis).
+    n : array_like
+        Games per stratum (> 1).
+    level : float
+        Two-sided level of the interval.
+
+    Returns
+    -------
+    dict of ndarray
+        ``difference``, ``se``, ``low``, ``high``, ``z``, ``p``, ``df``,
+        reduced over the last axis.
+    """
+    a, b, n = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (a, b, n)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = (a - b) / n
+        s2 = ((a + b) / n - d * d) * n / (n - 1)
+        strata = n.shape[-1]
+        diff = d.mean(axis=-1)
+        se = np.sqrt((s2 / n).sum(axis=-1)) / strata
+    df = n.sum(axis=-1) - strata
+    low, high = t_interval(diff, se, df, level)
+    z, p = t_test(diff, se, df, np.zeros_like(diff))
+    return {"difference": diff, "se": se, "low": low, "high": high, "z": z, "p": p, "df": df}

@@ -333,5 +333,12 @@ GAME = Game(
                  question="How often does a turn end on each square of the board?"),
     ),
     # the rules' document counts money in Hong Kong dollars (start HKD 1500, salary HKD 1500)
-    extras={"units": {"money": "HKD"}},
+    # the strategies compared head to head (boardsweep.pipeline.analysis.headtohead): a grid
+    # axis among `per_seat` whose values give one strategy per seat ("always,never") pits
+    # them against each other; wins alone are exclusive, so a game scores +1, -1 or 0; a
+    # two-seat game ends before the rounds cap exactly when one seat retired (`ended_early`)
+    extras={"units": {"money": "HKD"},
+            "head_to_head": {"per_seat": ("buy_policy", "jail_strategy"), "wins": "wins",
+                             "games": "games", "ties": "ties", "ended_early": "retired",
+                             "cap": "rounds"}},
 )

@@ -145,6 +145,17 @@ class SweepAccessor:
             raise KeyError(f"no headline {name!r}; headlines: {', '.join(self.headlines) or '(none)'}")
         return fig
 
+    def head_to_head(self, axis: str | None = None, level: float | None = None) -> pd.DataFrame | None:
+        """Strategies of a per-seat grid axis head to head (the money game's
+        buying policies): one row per pair, both seat orders pooled, with the
+        difference of win shares, its interval, p (raw and Holm) and the share
+        of games the rounds cap ended; None where the game compares none
+        (:func:`boardsweep.pipeline.analysis.headtohead.head_to_head`)."""
+        from .headlines import LEVEL
+        from .headtohead import head_to_head
+
+        return head_to_head(self._ds, axis, _fraction(LEVEL if level is None else level, "level"))
+
     def summary(self, checkpoint: int = -1, level: float | None = None,
                 block_points: int | None = None) -> pd.DataFrame:
         """One row per grid point, headline and label: the columns ``query

@@ -9,6 +9,8 @@
     at = {dice_sides = 6}          # optional: the grid points asked (axis = value or [values])
     question = "..."               # optional: the question in words (default: the headline's)
     modal = true                   # optional: show the game's modal string (PE84's); default false
+    all_labels = true              # optional: every label of the headline, by name, most frequent first
+    exact_decimals = 6             # optional: the exact answer printed to this many decimals
 
 ``run``, ``query --summary`` and the report answer this question first: the
 asked points (every point matching ``at``) are always shown, whatever the
@@ -29,7 +31,7 @@ from ...core.games import Game, ParameterError, headlines_of
 
 __all__ = ["ANSWER_KEYS", "Answer", "check_answer", "default_answer", "recorded_table"]
 
-ANSWER_KEYS = {"headline", "label", "axis", "at", "question", "modal"}
+ANSWER_KEYS = {"headline", "label", "axis", "at", "question", "modal", "all_labels", "exact_decimals"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,12 @@ class Answer:
         One label of the headline's dimension (e.g. ``IN_JAIL``); None: all.
     modal : bool
         Whether the game's short name for the most frequent labels is shown.
+    all_labels : bool
+        Whether the answer lists every label of the headline (largest
+        estimate first) instead of the few most frequent.
+    exact_decimals : int or None
+        Decimals of the exact answer as the question asks for it (Project
+        Euler 640: 6); None: six significant digits.
     given : bool
         Whether the spec named it (False: :func:`default_answer`).
     """
@@ -62,6 +70,8 @@ class Answer:
     label: str | None = None
     modal: bool = False
     given: bool = True
+    all_labels: bool = False
+    exact_decimals: int | None = None
 
     def asks(self, point: Mapping[str, Any]) -> bool:
         """Whether the grid point ``point`` (axis -> value) is asked."""
@@ -109,8 +119,16 @@ def check_answer(table: Any, game: Game, grid: Mapping[str, tuple], labels: Mapp
     if modal and "modal" not in game.extras:
         raise fail("answer.modal", f"game {game.name!r} has no modal string; expected false")
     label = _label(table, game, heads[name], labels, fail)
+    every = table.get("all_labels", False)
+    if not isinstance(every, bool):
+        raise fail("answer.all_labels", f"{every!r} is not allowed; expected true or false")
+    if every and not game.variables[heads[name].numerator].dims[1:]:
+        raise fail("answer.all_labels", f"headline {name!r} has no labels (one value per grid point); remove it")
+    places = table.get("exact_decimals")
+    if places is not None and (isinstance(places, bool) or not isinstance(places, int) or not 0 <= places <= 15):
+        raise fail("answer.exact_decimals", f"{places!r} is not allowed; expected an integer from 0 to 15")
     at = _at(table.get("at", {}), game, grid, fail)
-    return Answer(name, " ".join(question.split()), axis, at, label, modal)
+    return Answer(name, " ".join(question.split()), axis, at, label, modal, all_labels=every, exact_decimals=places)
 
 
 def _label(table: dict, game: Game, h, labels: Mapping[str, tuple], fail) -> str | None:

@@ -73,6 +73,7 @@ class Block:
     columns: list[Column]
     legend: str
     axes: list[Column] = field(default_factory=list)
+    answer: list[str] = field(default_factory=list)  # the answer in words, printed under the table
 
 
 
@@ -122,15 +123,18 @@ def point_agreement(verdict: dict, headline: str, points: int) -> list[str]:
     return out
 
 
-def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
+def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str],
+            places: int | None = None) -> tuple[list[Column], str]:
     get = {k: _flat(est, k, axes, "")[:, 0] for k in ("estimate", "se", "low", "high", "exact", "z")}
     level = f"{est.attrs['level']:.0%}"
     cols = [Column(f"{name} ± {level}", [fmt_interval(get["estimate"][i], get["low"][i], get["high"][i],
                                                          get["se"][i]) for i in picked])]
-    cols.append(Column("exact", [fmt_to(get["exact"][i], None) for i in picked], drop=2))
+    cols.append(Column("exact", [fmt_to(get["exact"][i], places) for i in picked], drop=2 if places is None else 0))
     cols.append(Column("z", [fmt_z(get["z"][i]) for i in picked], drop=3))
     cols.append(Column("agree", [agree[i] for i in picked], drop=1, right=False))
     legend = f"± : half-width of the {level} {_kind(est)}, s.e. {_basis(est)}"
+    if places is not None:
+        legend += f"; exact to {places} decimals, as the question asks"
     if np.isfinite(get["exact"][picked]).any():
         legend += "; z = (estimate - exact) / s.e." + (" (exact CLT s.e.)" if _clt(est) else "")
     return cols, legend
@@ -252,7 +256,7 @@ def _modal(ds, shown: bool):
 
 
 def _block(ds, name: str, est, verdict: dict, picked: list[int], modal: bool = False,
-           headline: str | None = None) -> Block:
+           headline: str | None = None, places: int | None = None) -> Block:
     """One headline's :class:`Block` at the grid points ``picked`` (flat
     indices in grid order); ``headline``: the name its verdict tests go by."""
     from ..analysis.answer import cap_note
@@ -270,7 +274,7 @@ def _block(ds, name: str, est, verdict: dict, picked: list[int], modal: bool = F
     elif a["dim"]:
         cols, legend = _labels(ds, est, name, picked, axes, agree)
     else:
-        cols, legend = _scalar(est, name, picked, axes, agree)
+        cols, legend = _scalar(est, name, picked, axes, agree, places)
     cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
     reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
     if len(set(reps[picked].tolist())) > 1:
@@ -297,23 +301,59 @@ def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = Non
 
     if answer is None or answer.headline not in found:
         return None
+    versus = _versus(ds, answer)
+    if versus is not None:
+        return versus, asked_points(ds, answer)
     est, name = found[answer.headline], answer.headline
+    picked = asked_points(ds, answer)
+    if answer.all_labels and est.attrs["dim"] and len(picked) == 1:
+        return _every_label(ds, est, name, picked[0], answer.question), picked
     if answer.label is not None and est.attrs["dim"]:
         dim = est.attrs["dim"]
         est = est.sel({dim: _label_value(ds, dim, answer.label)}).drop_vars(dim)
         est.attrs = {**found[answer.headline].attrs, "dim": "", "kind": "mean"}
         name = f"{name} {answer.label}"
-    picked = asked_points(ds, answer)
     most = ANSWER_ROWS if limit is None else limit
     if not answer.given and len(picked) > most:  # no [answer]: the flagged points, then the first
         picked = shown_points(verdict, len(picked), most)
-    block = _block(ds, name, est, verdict, picked, answer.modal, headline=answer.headline)
+    block = _block(ds, name, est, verdict, picked, answer.modal, headline=answer.headline,
+                   places=answer.exact_decimals)
     if answer.given or _asks(ds, answer.headline):  # else (a plugin's headline, no question): its name and words
         block.title = answer.question
     whole = points or grid_size(ds)  # the whole grid's, where ds holds only the points shown
     if len(picked) < whole and not answer.at:
         block.legend += f"; showing {len(picked)} of {whole} grid points"
     return block, picked
+
+
+def _versus(ds, answer) -> Block | None:
+    """The strategies head to head where the answer's axis gives one per seat
+    (:func:`boardsweep.pipeline.analysis.headtohead.head_to_head`): the
+    question's answer is the pairs' differences, not each line-up's seats."""
+    from ..analysis.headtohead import head_to_head
+    from .headtohead import head_to_head_answer, head_to_head_columns, head_to_head_legend
+
+    table = head_to_head(ds, answer.axis)
+    if table is None:
+        return None
+    others = [a for a in ds.attrs.get("grid_axes", []) if a != table.attrs["axis"]]
+    columns = [Column(h, cells, drop, right=k >= len(others) + 1) for k, (h, cells, drop)
+               in enumerate(head_to_head_columns(table, others))]
+    return Block(answer.question, columns[len(others):], head_to_head_legend(table), columns[:len(others)],
+                 head_to_head_answer(table, others))
+
+
+def _every_label(ds, est, name: str, point: int, question: str) -> Block:
+    """Every label of ``est`` at the grid point ``point`` (flat index), by
+    name, largest first (:mod:`boardsweep.pipeline.views.every_label`)."""
+    from .every_label import every_label_columns, every_label_legend
+
+    axes = list(ds.attrs.get("grid_axes", []))
+    if axes:
+        est = est.stack(point=axes).isel(point=point).drop_vars(["point", *axes], errors="ignore")
+    columns = [Column(h, cells, drop, right=h not in ("#", est.attrs["dim"]) or h == "#")
+               for h, cells, drop in every_label_columns(ds, est, name)]
+    return Block(question, columns, every_label_legend(est, _basis(est)))
 
 
 def _asks(ds, name: str) -> bool:
@@ -388,6 +428,8 @@ def _print_block(out: Console, block: Block) -> None:
     out.print(f"[bold]{escape(block.title)}[/bold]", soft_wrap=False)
     out.print(_table(cols))
     out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
+    for line in block.answer:
+        out.print(f"[bold]answer[/bold]: {escape(line)}")
 
 
 def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: tuple[bool, str, str],
@@ -445,11 +487,11 @@ def render(out: Console, ds, found: dict, verdict: dict, rows: int, every_row: s
     return cap.get().splitlines()
 
 
-def _details(found: dict, answer) -> dict:
+def _details(found: dict, answer, versus: bool = False) -> dict:
     """The headlines the details show: all but the answer's own where the
     answer table shows it whole (no single label of it); the rest at every
     point is in ``query --summary --all``."""
-    if answer is not None and answer.label is None:
+    if answer is not None and answer.label is None and not versus:
         return {k: v for k, v in found.items() if k != answer.headline}
     return found
 
@@ -473,7 +515,7 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     answer = answer_of(ds) if answer is READ else answer
     modal = answer is not None and answer.modal
     n = grid_size(ds)
-    rest = _details(found, answer)
+    rest = _details(found, answer, answer is not None and _versus(ds, answer) is not None)
     where = (bool(rest), every_row, f"`boardsweep report {shlex.quote(store)}`")
     given = answer is None or answer.given  # a spec's question: every asked point, whatever the budget
     rows = min(n, max(3, max_lines))  # a table never shows more rows than the lines it may take

@@ -14,6 +14,7 @@ from boardsweep.core.stats import (
     holm,
     loglog_slope,
     ratio_batch_variance,
+    share_difference,
     variance_decomposition,
     welch_test,
 )
@@ -452,3 +453,40 @@ def test_a_spread_of_round_off_is_read_as_zero():
     assert (sd == 0).all() and (se == 0).all()
     sd, _, _ = pooled_unit_stderr(7 * n + 1, 49 * n + 15, n + 1)  # one game of 8 rolls among 7s
     assert (sd > 0).all()
+
+
+def test_share_difference_by_hand():
+    """Two seat orders of 10 and 20 games: d = mean of (a - b)/n, se from the per-game variance."""
+    out = share_difference(np.array([6, 8]), np.array([3, 10]), np.array([10, 20]))
+    d1, d2 = 0.3, -0.1
+    v1 = (0.9 - d1 ** 2) * 10 / 9 / 10
+    v2 = (0.9 - d2 ** 2) * 20 / 19 / 20
+    assert out["difference"] == pytest.approx((d1 + d2) / 2)
+    assert out["se"] == pytest.approx(np.sqrt(v1 + v2) / 2)
+    assert out["df"] == 28
+    assert out["z"] == pytest.approx(out["difference"] / out["se"])
+
+
+def test_share_difference_covers_a_planted_difference():
+    """Games drawn with planted shares (A 0.45, B 0.35, tie 0.2 in one seat order;
+    A 0.40, B 0.40 in the other: true difference 0.05): over 4,000 experiments
+    the 95% interval covers 0.05 at its level, z of the truth is N(0, 1) and
+    the test of 0 rejects at its power, each within 5 standard errors."""
+    rng = np.random.default_rng(53)
+    trials, n = 4000, np.array([300, 500])
+    first = rng.multinomial(n[0], [0.45, 0.35, 0.20], size=trials)
+    second = rng.multinomial(n[1], [0.40, 0.40, 0.20], size=trials)
+    a = np.stack([first[:, 0], second[:, 0]], axis=-1)
+    b = np.stack([first[:, 1], second[:, 1]], axis=-1)
+    out = share_difference(a, b, np.broadcast_to(n, a.shape))
+    truth = (0.10 + 0.0) / 2
+    covered = np.mean((out["low"] <= truth) & (truth <= out["high"]))
+    assert abs(covered - 0.95) < 5 * np.sqrt(0.95 * 0.05 / trials)
+    z = (out["difference"] - truth) / out["se"]
+    assert abs(z.mean()) < 5 / np.sqrt(trials)
+    assert abs(z.std() - 1) < 5 / np.sqrt(2 * trials)
+    # the test of no difference rejects as often as its power at the true s.e. says
+    true_se = np.sqrt((0.80 - 0.10 ** 2) / 300 + 0.80 / 500) / 2
+    power = st.norm.cdf(truth / true_se - st.norm.ppf(0.975)) + st.norm.cdf(-truth / true_se - st.norm.ppf(0.975))
+    rejected = np.mean(out["p"] < 0.05)
+    assert abs(rejected - power) < 5 * np.sqrt(power * (1 - power) / trials)

@@ -147,8 +147,7 @@ GAME = Game(
         "mean_rounds": Ratio("rounds_sum", "checkpoint", kind="mean", exact="exact_expected_rounds"),
     },
     headlines=(
-        Headline("mean_rounds", "mean rounds to finish (one player: the expected spins, 39.2251 on the "
-                 "Milton Bradley board)", "rounds_sum", "checkpoint", "rounds_sq_sum", "exact_expected_rounds"),
+        Headline("mean_rounds", "mean rounds to finish (one player: the expected number of spins)", "rounds_sum", "checkpoint", "rounds_sq_sum", "exact_expected_rounds"),
         Headline("win_share", "share of games the seat wins", "wins", "checkpoint", "wins", "exact_win_share"),
         Headline("length_distribution", "distribution of the game length in rounds", "hist", "checkpoint",
                  "hist", "exact_length_pmf", "distribution"),

@@ -53,7 +53,9 @@ verdict's level :data:`headlines.ALPHA`.  The folder holds:
   ESS, exact CLT variance, deck parts; :func:`analysis.label_variance`; for
   grids of at most :data:`.tables.MAX_VARIANCE_POINTS` points),
   ``decomposition.csv`` (shuffled decks, per label: between- and within-deck
-  variance, the paired deck test) and ``precision.csv`` where they apply;
+  variance, the paired deck test), ``precision.csv`` and ``head_to_head.csv``
+  (strategies of a per-seat axis pair by pair: :func:`analysis.headtohead.head_to_head`)
+  where they apply;
 * ``summary.json``: per grid point (keyed ``axis=value,...``): ``slope``,
   ``slope_basis``, ``variance_ratio``, ``batch_means_ratio``,
   ``max_abs_error``, ``total_variation``, ``max_abs_z``, ``worst_label``,

@@ -33,32 +33,61 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
     caps = [note for note in (cap_note(ds, est) for name, est in found.items() if name != answer.headline) if note]
     part = {"question": answer.question, "headline": answer.headline, "label": answer.label,
             "axis": answer.axis, "modal": answer.modal, "verdict": short_verdict(verdict), "figure": None,
-            "table": "", "legend": "", "rows": 0, "caps": caps}
+            "table": "", "legend": "", "rows": 0, "caps": caps, "answer": []}
     if made is not None:
         block, _ = made
-        frame = pd.DataFrame({c.header: c.cells for c in [*block.axes, *block.columns]})
+        frame = _frame([*block.axes, *block.columns])
         part["table"], part["legend"], part["rows"] = _df_html(frame, ANSWER_ROWS), block.legend, len(frame)
+        part["answer"] = list(block.answer)  # the answer in words (strategies head to head)
+        if block.answer:  # every number of the pairs, as the table's CSV files hold the rest
+            from ...analysis.headtohead import head_to_head
+
+            head_to_head(ds, answer.axis).to_csv(out / "head_to_head.csv", index=False)
+            part["legend"] += "; every number in head_to_head.csv"
         if len(frame) > ANSWER_ROWS:
             part["legend"] += (f"; the first {ANSWER_ROWS} of its {len(frame):,} rows shown here, every row in "
                                "headlines.csv")
     fig = answer_figure(ds, found, title=False)
     if fig is not None:
         panels = getattr(fig, "boardsweep_panels", (sum(ax.get_visible() for ax in fig.axes),) * 2)
+        drawn = {"series": getattr(fig, "boardsweep_series", None), "residual": getattr(fig, "boardsweep_residual", False),
+                 "versus": getattr(fig, "boardsweep_versus", False)}
         fig.get_layout_engine().execute(fig)  # laid out once, not once per file
         fig.set_layout_engine("none")
         fig.savefig(out / "answer.png", dpi=DPI)
         fig.savefig(out / "answer.svg")
         plt.close(fig)
         part["figure"] = "answer.png"
-        part["caption"] = _caption(answer, panels, found.get(answer.headline))
+        part["caption"] = _caption(answer, panels, found.get(answer.headline), drawn)
     return part
 
 
-def _caption(answer, panels: tuple[int, int], est) -> str:
+def _frame(columns: list) -> pd.DataFrame:
+    """The table's columns as one frame; a table laid out in halves side by
+    side for the terminal (the same headers again: every label of a
+    headline) as one column set, the second half's rows under the first's."""
+    headers = [c.header for c in columns]
+    width = next((k for k in range(1, len(headers)) if headers[k:] == headers[:len(headers) - k]
+                  and len(headers) % k == 0), len(headers))
+    parts = [pd.DataFrame({c.header: c.cells for c in columns[i:i + width]}) for i in range(0, len(columns), width)]
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[(frame != "").any(axis=1)].reset_index(drop=True)
+
+
+def _caption(answer, panels: tuple[int, int], est, drawn: dict | None = None) -> str:
     """The answer figure's caption: what is drawn, in words, how many panels
     (``panels``: drawn, and every combination of the other axes: those left
-    out said), and the interval the bars are (as the estimates' attrs name it)."""
+    out said), and the interval the bars are (as the estimates' attrs name it);
+    ``drawn``: the axis overlaid in each panel (``series``) and whether a
+    residual panel is under each (``residual``)."""
     panels, total = panels
+    drawn = drawn or {}
+    if drawn.get("versus"):
+        return ("The answer: each pair of strategies head to head, pooled over both seat orders: the difference of "
+                "win shares A - B (A: the strategy that wins more) with its 95% t interval (s.e. per game); the "
+                "black line at 0: no difference; under each pair, the share of its games the rounds cap ended "
+                "(won by the richer player at the cap). The numbers are in the table below. SVG: answer.svg; the "
+                "same figure in Python: ds.boardsweep.plot_answer().")
     what = words(answer.headline) + (f" of {answer.label}" if answer.label else "")
     along = f"against {words(answer.axis)}" if answer.axis else "at the single grid point"
     dim = est.attrs.get("dim") if est is not None and answer.label is None else None
@@ -72,7 +101,12 @@ def _caption(answer, panels: tuple[int, int], est) -> str:
     if total > panels:
         facets = (f" of the {total:,} combinations of the other grid axes (a figure draws at most {MAX_PANELS}, "
                   "evenly spaced over the combinations the question asks; every grid point is in headlines.csv)")
+    if drawn.get("series"):
+        along += f", one colour per {words(drawn['series'])} in each panel"
+    residual = (" Under each panel: (estimate - exact) / s.e., the z the verdict tests, with the grey band |z| < "
+                "1.96 where 95% of a correct simulator's points fall: the uncertainty at any scale of the "
+                "estimate (no dot where a point has no exact answer).") if drawn.get("residual") else ""
     return (f"The answer: {what} {along}, {panels} panel{'s' if panels != 1 else ''}{facets}. Dots: the "
             f"estimates; band or bars: {interval}; black: the exact answer where one exists (a dashed "
-            f"curve along the axis, or a tick at each label).{asked} SVG: answer.svg; the same figure in Python: "
-            f"ds.boardsweep.plot_answer().")
+            f"curve along the axis, or a tick at each label).{residual}{asked} SVG: answer.svg; the same figure "
+            f"in Python: ds.boardsweep.plot_answer().")

@@ -13,7 +13,7 @@ from ...store import metadata
 from ...words import count, plural, python_value
 from ..interval_words import test_kind
 from .grid import _axes
-from .panels import (_layout, _facet_grid, _colorbar, _facet_title, _save, DRAWN_MASS, _trim_labels, _heatmap, _field,
+from .panels import (COLOUR_MAPS, colour_words, _layout, _facet_grid, _colorbar, _facet_title, _save, DRAWN_MASS, _trim_labels, _heatmap, _field,
                      _facets_total, _left_out)
 from .convergence_figure import _line_figures
 
@@ -60,19 +60,22 @@ def _frequency_figure(ds, parts, out: Path, layout: tuple, others: list[str], tr
     vmax, above = _colour_top(mean, dim)
     img = None
     for i, (ax, facet) in enumerate(zip(axs, facets)):
-        img = _heatmap(ax, _field(mean, facet, x, dim)[:keep], xvals, labels_k, "viridis", 0, vmax,
+        img = _heatmap(ax, _field(mean, facet, x, dim)[:keep], xvals, labels_k, COLOUR_MAPS["frequency_heatmap"], 0, vmax,
                        xlabel, dim, _first_column(axs, i))
         ax.set_title(_facet_title(facet), fontsize=10)
     how = "ratio of sums over the finished replicates"
     _colorbar(fig, img, f"relative frequency (scale ends at {vmax:.3g})")
     name = _save(fig, out, "frequency_heatmap.png",
                  f"Relative frequencies of the {plural(dim)} ({how}, last checkpoint)")
+    light, hue = colour_words(COLOUR_MAPS["frequency_heatmap"], 1.0)
     scale = (f" The colour scale ends at {vmax:.3g}, the 99th percentile of every other {dim}, so that it shows "
              f"their differences: {', '.join(above)} {'is' if len(above) == 1 else 'are'} above it, in the "
-             "darkest colour (values in frequencies.csv).") if above else ""
+             f"{light} colour, {hue} (values in frequencies.csv).") if above else ""
+    low_light, low_hue = colour_words(COLOUR_MAPS["frequency_heatmap"], 0.0)
     return {name: f"Relative frequency ({how}) per {dim} (rows) and {xlabel} (columns); "
                   f"{count(len(facets), 'panel')}, one per combination of {', '.join(others) or 'the grid'}. "
-                  "Grey: not computed yet." + scale + trimmed + _left_out(len(facets), _facets_total(ds, x), "frequencies.csv")}
+                  f"Larger frequencies are {light[:-3]}er ({hue}), smaller ones {low_light[:-3]}er ({low_hue}); "
+                  "grey: not computed yet." + scale + trimmed + _left_out(len(facets), _facets_total(ds, x), "frequencies.csv")}
 
 
 def _colour_top(mean, dim: str) -> tuple[float, list[str]]:
@@ -119,7 +122,7 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
     for i, (ax, facet) in enumerate(zip(axs, rest)):
         sub = {k: v for k, v in facet.items() if k != axis}
         data = _field(shown, sub, x, dim)[:keep]
-        img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, "PuOr_r", -lim, lim, xlabel, dim,
+        img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, COLOUR_MAPS["difference"], -lim, lim, xlabel, dim,
                        _first_column(axs, i))
         if not np.isfinite(data).any():
             ax.text(0.5, 0.5, f"no label differs\n(Welch, Holm {headlines.ALPHA:.0%})", transform=ax.transAxes,
@@ -133,7 +136,8 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
     return {name: (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
                    "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
                    f"significant at the verdict's level (Holm-adjusted p < {headlines.ALPHA:.0%}, Holm over "
-                   "the labels of the panel) are grey; the colour "
+                   f"the labels of the panel) are grey; {colour_words(COLOUR_MAPS['difference'], 1.0)[1]}: {a} "
+                   f"above {b}, {colour_words(COLOUR_MAPS['difference'], 0.0)[1]}: below; the colour "
                    "scale is symmetric about 0 (differences, relative differences and t in the comparisons table)."
                    + _left_out(len(rest), _facets_total(ds, x) // ds.sizes[axis], "comparisons.csv"))}
 
@@ -160,12 +164,15 @@ def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> 
     fig, axs = _facet_grid(len(drawn), w, h)
     for i, (ax, facet) in enumerate(zip(axs, drawn)):
         data = _field(z, facet, x, dim)[:keep]
-        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, "RdBu_r", -6, 6, xlabel, dim, _first_column(axs, i))
+        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, COLOUR_MAPS["z_heatmap"], -6, 6, xlabel, dim,
+                       _first_column(axs, i))
         ax.set_title(_facet_title(facet), fontsize=10)
     _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
+    below, above = (colour_words(COLOUR_MAPS["z_heatmap"], end)[1] for end in (0.0, 1.0))
     name = _save(fig, out, "z_heatmap.png",
-                 f"Standardised error by {dim}: blue below, red above the exact answer")
-    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel} ({_z_words(parts)}; the "
+                 f"Standardised error by {dim}: {below} below, {above} above the exact answer")
+    figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel}, {below} below and {above} above "
+                  f"the exact answer ({_z_words(parts)}; the "
                   f"verdict judges with Holm-adjusted p-values, see the tests table); {count(len(drawn), 'panel')}, one per "
                   "combination of the other axes where an exact answer applies; grey cells have none." + trimmed
                   + _left_out(len(facets), _facets_total(ds, x), "frequencies.csv"))

@@ -173,10 +173,44 @@ def _trim_labels(values: np.ndarray, labels: list[str]) -> int:
     return int(min(len(labels), needed.max()))
 
 
+#: The colour map of each heatmap (the captions' colour words are derived from it: :func:`colour_words`).
+COLOUR_MAPS = {"frequency_heatmap": "viridis", "z_heatmap": "RdBu_r", "difference": "PuOr_r"}
+#: The colour of a heatmap cell with no value (not computed yet, not significant, no exact answer).
+MISSING = "#d9d9d9"
+
+
+def _hue(rgb) -> str:
+    """A colour's name from its hue (HSV): red, orange, yellow, green, cyan, blue, purple; grey where unsaturated."""
+    import colorsys
+
+    h, s, v = colorsys.rgb_to_hsv(*rgb[:3])
+    if s < 0.15:
+        return "grey"
+    degrees = h * 360
+    for top, name in ((15, "red"), (45, "orange"), (70, "yellow"), (170, "green"), (200, "cyan"), (260, "blue"),
+                      (330, "purple")):
+        if degrees < top:
+            return name
+    return "red"
+
+
+def colour_words(cmap: str, end: float) -> tuple[str, str]:
+    """The words for the colour map's colour at ``end`` (0: the low end, 1:
+    the high end): ``darkest`` or ``brightest`` (its relative luminance
+    ``0.2126 R + 0.7152 G + 0.0722 B`` against the other end's) and its hue's
+    name, so that a caption says what the figure draws (viridis' top is the
+    brightest, yellow)."""
+    import matplotlib.pyplot as plt
+
+    cm = plt.get_cmap(cmap)
+    luminance = [float(np.dot(cm(e)[:3], (0.2126, 0.7152, 0.0722))) for e in (end, 1.0 - end)]
+    return ("brightest" if luminance[0] > luminance[1] else "darkest"), _hue(cm(end))
+
+
 def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylabel, first: bool = True):
     import matplotlib.pyplot as plt
 
-    cm = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
+    cm = plt.get_cmap(cmap).with_extremes(bad=MISSING)
     img = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cm, vmin=vmin, vmax=vmax,
                     interpolation="nearest", origin="upper")
     step = max(1, -(-len(labels) // 42))

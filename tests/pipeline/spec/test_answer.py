@@ -43,6 +43,8 @@ def test_every_shipped_spec_names_its_question():
     assert load_spec(ROOT / "sweeps" / "pe84.toml").answer.modal
     assert not load_spec(ROOT / "sweeps" / "stats102a.toml").answer.modal  # PE84's string: not asked there
     assert load_spec(ROOT / "sweeps" / "shut_the_box.toml").answer.at == {"dice_sides": (6,)}
+    assert load_spec(ROOT / "sweeps" / "stats102a.toml").answer.all_labels  # the assignment's whole table
+    assert load_spec(ROOT / "sweeps" / "shut_the_box.toml").answer.exact_decimals == 6  # PE640's precision
 
 
 BAD = [
@@ -54,8 +56,10 @@ BAD = [
     ("at = {dice_sides = 3}", "at = 3", "answer.at", "expected a table"),
     ('axis = "rule"', 'axis = "rule"\nmodal = true', "answer.modal", "has no modal string"),
     ('axis = "rule"', 'axis = "rule"\nmodal = "yes"', "answer.modal", "expected true or false"),
+    ('axis = "rule"', 'axis = "rule"\nall_labels = 1', "answer.all_labels", "expected true or false"),
+    ('axis = "rule"', 'axis = "rule"\nexact_decimals = 20', "answer.exact_decimals", "integer from 0 to 15"),
     ('axis = "rule"', 'axis = "rule"\nquestion = ""', "answer.question", "non-empty string"),
-    ('axis = "rule"', 'axis = "rule"\nheadlines = 1', "answer.headlines", "unknown key; expected one of at, axis"),
+    ('axis = "rule"', 'axis = "rule"\nheadlines = 1', "answer.headlines", "unknown key; expected one of all_labels, at, axis"),
 ]
 
 
@@ -73,6 +77,12 @@ def test_a_bad_table_is_refused_in_one_line(old, new, key, expected, toy_spec_te
     assert not store.exists()
     with pytest.raises(SpecError):
         load_spec(path)
+
+
+def test_a_headline_without_labels_lists_no_labels():
+    text = (ROOT / "sweeps" / "shut_the_box.toml").read_text() + "all_labels = true\n"
+    with pytest.raises(SpecError, match=r"answer.all_labels: headline 'mean_rolls' has no labels"):
+        parse_spec(text, "stb.toml")
 
 
 def test_a_headline_without_labels_takes_no_label():

@@ -20,6 +20,7 @@ from clirun import run_cli
 from boardsweep.pipeline.analysis import accessor, headlines, query  # noqa: F401  (accessor: ds.boardsweep)
 from boardsweep.pipeline import store
 from boardsweep.pipeline.analysis import dataset
+from boardsweep.pipeline.analysis.headtohead import head_to_head
 from boardsweep.pipeline.views import overview
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,6 +66,8 @@ def _per_seat() -> dict:
     spec["name"] = "per_seat"
     spec["grid"] = {"buy_policy": ["always,never,reserve:300", "never,always,always", "always"],
                     "jail_strategy": ["short", "long"], "players": [3]}
+    for axis in spec["grid"]:
+        spec["params"].pop(axis, None)  # the shipped sweep fixes them: here they are grid axes
     return spec
 
 
@@ -132,6 +135,12 @@ def test_the_summary_answers_the_specs_question_first(summaries, name):
     title = answer.question if answer.given or overview._asks(ds, answer.headline) else f"{answer.headline}:"
     assert " ".join(title.split()[:2]) in " ".join(text.split())  # a plugin's headline without a question: its name
     block, after = _answer_rows(text, title)
+    assert after[0].startswith("verdict: ") and after[1].startswith("details: ")
+    versus = head_to_head(ds, answer.axis)
+    if versus is not None:  # strategies head to head: one row per pair, not per grid point
+        rows = [line for line in block if re.match(r"\S+ vs \S+ +\d", line)]
+        assert len(rows) == len(versus) and all(re.search(r"\[-?[\d.]+, -?[\d.]+\]", r) for r in rows), block
+        return
     asked = dataset.grid_points_at(ds, asked_points(ds, answer))
     assert len(asked) == len(list(dataset.grid_points(ds.sel({a: list(v) for a, v in answer.at.items()}))))
     shown = []
@@ -154,8 +163,9 @@ def test_the_summary_answers_the_specs_question_first(summaries, name):
 
 
 def test_the_summary_says_a_capped_value_is_the_cap(summaries):
-    """hk_monopoly's rounds cap: a mean of 100 with no spread is every game reaching it."""
-    text, url = summaries["hk_monopoly"]
+    """hk_monopoly's rounds cap: a mean of 100 with no spread is every game reaching it
+    (three players: games of 100 rounds end at the cap)."""
+    text, url = summaries["per_seat"]
     est = store.load_sweep(url).boardsweep.estimate("mean_rounds")
     capped = int(((est["estimate"] == 100) & (est["se"] == 0)).sum())
     words = " ".join(text.split())
@@ -165,7 +175,7 @@ def test_the_summary_says_a_capped_value_is_the_cap(summaries):
 
 def test_an_empty_column_is_left_out(summaries):
     """The money game's mean rounds have no exact answer: no exact, z or agree column."""
-    text, _ = summaries["hk_monopoly"]
+    text, _ = summaries["per_seat"]
     block = text.split("mean_rounds: ")[1].split("\n± ")[0]
     header = block.splitlines()[1]
     assert "mean_rounds ± 95%" in header and "exact" not in header and " z " not in header + " "
@@ -239,14 +249,14 @@ def test_the_accessor_and_the_package_api(summaries):
     import boardsweep
 
     assert {"run", "Spec", "open_sweep", "load_sweep", "Result"} <= set(dir(boardsweep))
-    _, url = summaries["hk_monopoly"]
-    one = boardsweep.load_sweep(url, sel={"players": 4})  # a scalar, as xarray's sel takes it
-    listed = boardsweep.load_sweep(url, sel={"players": [4]})
-    assert one.sizes["players"] == 1 and int(one["players"][0]) == 4
+    _, url = summaries["per_seat"]
+    one = boardsweep.load_sweep(url, sel={"players": 3})  # a scalar, as xarray's sel takes it
+    listed = boardsweep.load_sweep(url, sel={"players": [3]})
+    assert one.sizes["players"] == 1 and int(one["players"][0]) == 3
     np.testing.assert_array_equal(one["wins"].values, listed["wins"].values)
     share = one.boardsweep.estimate("win_share")
     assert {"estimate", "se", "low", "high", "df", "exact", "z", "p"} <= set(share.data_vars)
-    assert share["estimate"].sel(seat=share["seat"][4:]).isnull().all()  # seats 5 and 6 do not play
+    assert share["estimate"].sel(seat=share["seat"][3:]).isnull().all()  # seats 4 to 6 do not play
     verdict = one.boardsweep.verdict()
     assert verdict["alpha"] == headlines.ALPHA and verdict["text"].startswith(("AGREE", "DISAGREE", "nothing"))
     with pytest.raises(KeyError, match="no headline or simulated variable 'nope'"):
@@ -291,8 +301,10 @@ MIN_PAGE_PX = 12
 
 
 def _panels(fig) -> list:
-    """The panels of a figure: visible axes that draw axes, colour bars left out."""
-    return [ax for ax in fig.axes if ax.get_visible() and ax.axison and not hasattr(ax, "_colorbar")]
+    """The panels of a figure: visible axes that draw axes, colour bars and the
+    residual panels under the answer figure's panels left out."""
+    return [ax for ax in fig.axes if ax.get_visible() and ax.axison and not hasattr(ax, "_colorbar")
+            and not getattr(ax, "boardsweep_under", False)]
 
 
 def _layout_faults(fig, name: str, dpi: float) -> list[str]:
@@ -375,6 +387,9 @@ def _captions_name_the_interval_and_test(url: str, meta: dict) -> None:
     from boardsweep.pipeline.analysis.intervals import INTERVAL_TEXT
 
     ds = store.load_sweep(url)
+    if head_to_head(ds, answer_of(ds).axis) is not None:  # strategies head to head: the difference's t interval
+        assert "95% t interval" in meta["figures"]["answer.png"]
+        return
     found = headlines.estimates(ds)
     est = found[answer_of(ds).headline]
     kind = est.attrs.get("interval_kind") or next(k for k, v in INTERVAL_TEXT.items() if v == est.attrs["interval"])
@@ -400,9 +415,10 @@ def test_a_selection_without_the_asked_points_keeps_the_question(summaries):
 
 
 def test_the_accessor_draws_the_answer(summaries):
-    """``ds.boardsweep.plot_answer()``: one panel per combination of the other
-    axes (at the asked values), the estimate along the studied axis with its
-    interval and the exact curve, as the report draws it."""
+    """``ds.boardsweep.plot_answer()``: the other axis of a few values overlaid
+    in one panel (Shut the Box's policies, one colour each), the estimate along
+    the studied axis with its interval and the exact curve, and under it the
+    residual panel of z = (estimate - exact) / s.e., as the report draws it."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -410,18 +426,25 @@ def test_the_accessor_draws_the_answer(summaries):
 
     ds = store.load_sweep(summaries["shut_the_box"][1])
     fig = ds.boardsweep.plot_answer()
-    panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in panels] == ["policy: optimal", "policy: greedy", "policy: random"]
-    assert panels[0].get_xlabel() == "dice sides" and "rolls" in panels[0].get_ylabel().lower()
-    est = ds.boardsweep.estimate("mean_rolls").sel(policy="optimal")
-    line, exact = panels[0].get_lines()[0], [x for x in panels[0].get_lines() if x.get_label() == "exact"][0]
-    np.testing.assert_array_equal(line.get_xdata(), est["dice_sides"].values)
-    np.testing.assert_allclose(line.get_ydata(), est["estimate"].values, rtol=1e-12)
-    np.testing.assert_allclose(exact.get_ydata(), est["exact"].values, rtol=1e-12)
+    panels = _panels(fig)
+    under = [ax for ax in fig.axes if ax.get_visible() and getattr(ax, "boardsweep_under", False)]
+    assert len(panels) == 1 and len(under) == 1 and fig.boardsweep_series == "policy"
+    assert under[0].get_xlabel() == "dice sides" and "rolls" in panels[0].get_ylabel().lower()
+    lines = {x.get_label(): x for x in panels[0].get_lines()}
+    assert {"policy optimal", "policy greedy", "policy random", "exact"} <= set(lines)
+    for k, policy in enumerate(("optimal", "greedy", "random")):
+        est = ds.boardsweep.estimate("mean_rolls").sel(policy=policy)
+        np.testing.assert_array_equal(lines[f"policy {policy}"].get_xdata(), est["dice_sides"].values)
+        np.testing.assert_allclose(lines[f"policy {policy}"].get_ydata(), est["estimate"].values, rtol=1e-12)
+        z = under[0].get_lines()[1 + k]  # after the line at 0
+        np.testing.assert_allclose(z.get_ydata(), est["z"].values, rtol=1e-12)
+    optimal = ds.boardsweep.estimate("mean_rolls").sel(policy="optimal")
+    np.testing.assert_allclose(lines["exact"].get_ydata(), optimal["exact"].values, rtol=1e-12)
     plt.close(fig)
     quick = store.load_sweep(summaries["quickstart"][1])
     fig = quick.boardsweep.plot("frequency", axis="dice_sides", label="IN_JAIL", at={"deck_policy": "independent"})
-    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2  # jail strategies, independent decks only
+    assert len(_panels(fig)) == 1 and fig.boardsweep_series == "jail_strategy"  # both strategies in one panel
+    assert {"jail strategy short", "jail strategy long"} <= {x.get_label() for x in _panels(fig)[0].get_lines()}
     plt.close(fig)
     with pytest.raises(KeyError, match="no headline 'nope'"):
         quick.boardsweep.plot("nope")
@@ -429,14 +452,18 @@ def test_the_accessor_draws_the_answer(summaries):
 
 @pytest.mark.slow
 def test_the_money_games_six_seat_answer_fits_80_columns(tmp_path, cluster2, monkeypatch):
-    """hk_monopoly as shipped, its run shape cut as the report benchmark cuts
-    it (200 games a replicate: the 6-seat shares' s.e. under 0.01, so four
-    decimals), asked by ``query --summary`` at 80 columns: every share is
-    printed whole (the grid axis of one value, jail_strategy = short, goes to
-    the legend), no line of the table wider than the terminal."""
+    """hk_monopoly with one policy for every seat and 2, 4, 6 players, its run
+    shape cut as the report benchmark cuts it (200 games a replicate: the
+    6-seat shares' s.e. under 0.01, so four decimals), asked by ``query
+    --summary`` at 80 columns: every share is printed whole (the grid axis of
+    one value, jail_strategy = short, goes to the legend), no line of the
+    table wider than the terminal."""
     spec = _small(SWEEPS["hk_monopoly"])
     spec["run"].update(games=200, replicates=8)
-    spec["grid"]["jail_strategy"] = ["short"]  # the asked value: the table the spec's question shows
+    spec["grid"] = {"jail_strategy": ["short"], "buy_policy": ["always", "reserve:300", "never"],
+                    "players": [2, 4, 6]}
+    for axis in spec["grid"]:
+        spec["params"].pop(axis, None)
     path, url = tmp_path / "hk.toml", str(tmp_path / "hk.zarr")
     path.write_text(_toml(spec))
     monkeypatch.setenv("COLUMNS", "80")
@@ -453,3 +480,48 @@ def test_the_money_games_six_seat_answer_fits_80_columns(tmp_path, cluster2, mon
     six = [line.split()[-7:] for line in rows if line.split()[1] == "6"]
     assert len(six) == 3 and all(re.fullmatch(r"0\.\d{4}", cell) for row in six for cell in row), six
     assert "jail_strategy = short at every row" in out.getvalue()
+
+
+def test_stats102a_shows_every_square_by_name_most_frequent_first(summaries):
+    """The assignment asks for the long-run table of all 40 squares: the
+    summary's first table lists every location by its name in the store
+    (``location_name``; a shared name with its code), ranks 1..41 in order of
+    the estimate, largest first."""
+    from boardsweep.pipeline.views.every_label import label_names
+
+    text, url = summaries["stats102a"]
+    ds = store.load_sweep(url)
+    names = label_names(ds, "location")
+    assert len(set(names)) == 41 and "Boardwalk" in names and "Chance (CH2)" in names
+    head = text.splitlines().index(next(line for line in text.splitlines() if line.startswith("Stats 102A")))
+    rows = text.splitlines()[head + 3:head + 3 + 21]
+    found = {}
+    for line in rows:  # columns are two spaces apart at least, words within a cell one
+        cells = re.split(r"\s{2,}", line.strip())
+        for rank, name, value in zip(cells[0::3], cells[1::3], cells[2::3]):
+            found[int(rank)] = (name, float(value.split()[0]))
+    assert sorted(found) == list(range(1, 42)), rows
+    assert {name for name, _ in found.values()} == set(names)
+    values = [found[k][1] for k in range(1, 42)]
+    assert values == sorted(values, reverse=True)
+    est = ds.boardsweep.estimate("frequency")["estimate"].values.ravel()
+    top = names[int(np.nanargmax(est))]
+    assert found[1][0] == top
+
+
+def test_the_classic_answers_are_in_their_answer_tables(summaries):
+    """Project Euler 640's answer at the 6 decimals it asks (50.317928) and
+    Chutes and Ladders' classic 39.2251 expected spins (one player, 6-sided
+    spinner, exact landing) stand in the row of the summary's first table,
+    from the exact values the store holds (computed by the solvers)."""
+    text, url = summaries["shut_the_box"]
+    exact = store.load_sweep(url).boardsweep.estimate("mean_rolls")["exact"].sel(dice_sides=6, policy="optimal")
+    assert f"{float(exact):.6f}" == "50.317928"
+    block, _ = _answer_rows(text, "Project Euler 640")
+    assert any(line.split()[:2] == ["6", "optimal"] and "50.317928" in line.split() for line in block), block
+    text, url = summaries["chutes_ladders"]
+    exact = store.load_sweep(url).boardsweep.estimate("mean_rounds")["exact"].sel(sides=6, overshoot="stay",
+                                                                                   players=1)
+    assert f"{float(exact):.4f}" == "39.2251"
+    block, _ = _answer_rows(text, "Chutes and Ladders")
+    assert any(line.split()[:3] == ["6", "stay", "1"] and "39.2251" in line.split() for line in block), block
