@@ -13,7 +13,6 @@ from ..cluster.dashboard import performance_report_path
 from ..run.request import CLI_OPTIONS, Hooks, RunRequest, cluster_target
 from . import interrupt
 from .dry_run import print_plan
-from ..errors import InputError
 from ..words import json_text
 from .options import (JSON_FORMAT, SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, quiet_for_json,
                       scheduler_address, tls_options)
@@ -98,9 +97,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
 
         normalize_url(url)
     if dry_run:
-        if fmt == "json":
-            raise InputError("--format json: a dry run prints its plan as text; leave out one of the two")
-        print_plan(request.spec, url, target)
+        print_plan(request.spec, url, target, fmt)
         return
     target.security = security
     if performance_report:
