@@ -5,7 +5,9 @@ cost keys (the rule variants whose kernels differ in speed), warm (a first
 call compiles or loads the kernel and builds the variant's tables), at a size
 of some tens of milliseconds, and its thread CPU time over its units of work is the seconds per unit the model tabulates,
 :math:`c(k) = (t - t_0) / \\prod_u s_u` (:math:`t_0`, a replicate of 1 game of
-1 turn: the call's own cost), the smallest of ``--repeat`` timings.
+1 turn: the call's own cost; the checkpoints' cost, measured apart on a
+short game, taken off too: with 11 checkpoints a game of 150 turns costs
+twice what it costs with 4), the smallest of ``--repeat`` timings.
 
 The pipeline's own costs are fitted apart, from real runs of the embedded
 cluster (``run_sweep``) on a game whose kernel takes almost nothing (Shut the
@@ -49,18 +51,18 @@ GAMES = {
         "keys": {"tally": ["per_roll", "per_landing", "per_turn"], "deck_policy": ["independent", "shuffled_cycle"],
                  "jail_strategy": ["short", "long"], "dice_sides": [4, 6, 8], "players": [1, 2, 4],
                  "games": [1, 32], "turns": [150, 100_000]},
-        "shape": {},
+        "shape": {}, "checkpoint_shape": {"games": 32, "players": 2, "turns": 150},
     },
     "hk_monopoly": {
         "units": ["games", "rounds", "players"],
         "keys": {"buy_policy": ["always", "reserve:300", "never"], "jail_strategy": ["short", "long"],
                  "players": [2, 4, 6], "dice_sides": [4, 6]},
-        "shape": {"games": 2000},
+        "shape": {"games": 2000}, "checkpoint_shape": {"games": 200},
     },
     "shut_the_box": {
         "units": ["games"],
         "keys": {"policy": ["optimal", "greedy", "random"], "dice_sides": [2, 3, 4, 5, 6, 7, 8]},
-        "shape": {"games": 2000},
+        "shape": {"games": 2000}, "checkpoint_shape": {"games": 2000},
     },
 }
 
@@ -89,7 +91,28 @@ def _call_s(game, repeat: int) -> float:
     return best
 
 
-def _per_unit(game, params: dict, shape: dict, units: list[str], repeat: int, call_s: float = 0.0) -> float:
+def _checkpoint_s(game, shape: dict, per: list[str], repeat: int) -> float:
+    """Seconds a checkpoint costs per unit of ``per`` (a replicate of ``shape``
+    with 12 checkpoints against 2): :math:`d = (t_{12} - t_2) / (10 \\prod_v s_v)`."""
+    params = game.resolve_params({})
+    run_shape = game.resolve_run_shape({k: v for k, v in shape.items() if k in game.run_shape})
+    seconds = []
+    for count in (2, 12):
+        checkpoints = game.default_checkpoints(run_shape, count)
+        game.simulate(params, 1, run_shape, checkpoints)
+        best = float("inf")
+        for r in range(repeat):
+            t0 = time.thread_time()
+            for c in range(20):
+                game.simulate(params, 2 + r * 20 + c, run_shape, checkpoints)
+            best = min(best, (time.thread_time() - t0) / 20)
+        seconds.append(best)
+    merged = {**run_shape, **params}
+    return max(seconds[1] - seconds[0], 0.0) / 10 / float(np.prod([merged[u] for u in per] or [1]))
+
+
+def _per_unit(game, params: dict, shape: dict, units: list[str], repeat: int, call_s: float = 0.0,
+              checkpoint_s: float = 0.0, per: tuple = ()) -> float:
     """Seconds per unit of work of one warm replicate at ``params``, its call
     apart (thread CPU time, the smallest of ``repeat``): :math:`(t - t_0) / \\prod_u s_u`."""
     params = game.resolve_params(params)
@@ -106,7 +129,8 @@ def _per_unit(game, params: dict, shape: dict, units: list[str], repeat: int, ca
             game.simulate(params, 3 + r * calls + c, run_shape, checkpoints)
         best = min(best, (time.thread_time() - t0) / calls)
     merged = {**run_shape, **params}
-    return max(best - call_s, best / 10) / float(np.prod([merged[u] for u in units]))
+    fixed = call_s + checkpoint_s * len(checkpoints) * float(np.prod([merged[u] for u in per] or [1]))
+    return max(best - fixed, best / 10) / float(np.prod([merged[u] for u in units]))
 
 
 def fit_game(name: str, repeat: int) -> dict:
@@ -117,11 +141,13 @@ def fit_game(name: str, repeat: int) -> dict:
     keys = list(how["keys"])
     shape = {k: v for k, v in how["shape"].items()}
     rows, call_s = [], _call_s(game, repeat)
+    per = [u for u in how["units"] if u != game.checkpoint_of]
+    checkpoint_s = _checkpoint_s(game, how["checkpoint_shape"], per, repeat)
     for values in itertools.product(*how["keys"].values()):
         chosen = dict(zip(keys, values))
         here = {**shape, **{k: v for k, v in chosen.items() if k in game.run_shape}}
         params = {k: v for k, v in chosen.items() if k not in game.run_shape}
-        rows.append([*values, _per_unit(game, params, here, how["units"], repeat, call_s)])
+        rows.append([*values, _per_unit(game, params, here, how["units"], repeat, call_s, checkpoint_s, per)])
     params = game.resolve_params({})
     run_shape = game.resolve_run_shape({k: v for k, v in shape.items() if k in game.run_shape})
     exact_s = 0.0
@@ -132,7 +158,7 @@ def fit_game(name: str, repeat: int) -> dict:
         exact_s = time.thread_time() - t0
     rows = [[*row[:-1], float(f"{row[-1]:.4g}")] for row in rows]
     return {"units": how["units"], "keys": keys, "call_s": float(f"{call_s:.4g}"), "exact_s": float(f"{exact_s:.4g}"),
-            "rows": rows}
+            "checkpoint_units": per, "checkpoint_s": float(f"{checkpoint_s:.4g}"), "rows": rows}
 
 
 def _run_wall(grid: str, replicates: int, workers: int) -> float:
@@ -164,12 +190,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "pipeline" / "plan" / "costs.json"))
     parser.add_argument("--games-only", action="store_true", help="keep the file's pipeline costs")
+    parser.add_argument("--pipeline-only", action="store_true", help="keep the file's games")
     args = parser.parse_args()
     old = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
     table = {"fitted": {"cpu": _cpu(), "date": datetime.date.today().isoformat(),
                         "load": round(os.getloadavg()[0], 2), "by": "benchmarks/fit_costs.py"},
-             "pipeline": old.get("pipeline"), "games": {}}
-    for name in GAMES:
+             "pipeline": old.get("pipeline"), "games": old.get("games", {}) if args.pipeline_only else {}}
+    for name in () if args.pipeline_only else GAMES:
         t0 = time.perf_counter()
         table["games"][name] = fit_game(name, args.repeat)
         print(f"{name}: {len(table['games'][name]['rows'])} variants in {time.perf_counter() - t0:.0f} s")

@@ -1,7 +1,9 @@
 """The run's time, forecast without running anything: a cost model per game.
 
 A replicate of a game's kernel at a grid point costs
-:math:`t = t_0 + c(k) \\prod_u s_u` seconds: :math:`t_0` its call's own cost
+:math:`t = t_0 + c(k) \\prod_u s_u + d\\, C \\prod_v s_v` seconds (:math:`C`
+checkpoints, each recorded per unit :math:`v`, e.g. per token, at :math:`d`
+seconds, ``checkpoint_s``): :math:`t_0` its call's own cost
 (``call_s``), :math:`s_u` the point's units of work (``units``: e.g.
 Monopoly's games x players x turns), :math:`c(k)` the seconds per unit at the point's cost keys :math:`k` (``keys``: the rule
 variant, e.g. the tally and deck policy), looked up in a table the script
@@ -59,6 +61,8 @@ class CostModel:
     rows: tuple[tuple[Any, ...], ...]
     exact_s: float = 0.0
     call_s: float = 0.0
+    checkpoint_s: float = 0.0
+    checkpoint_units: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,8 @@ def model_for(game_name: str) -> CostModel | None:
     if entry is None:
         return None
     return CostModel(tuple(entry["units"]), tuple(entry["keys"]), tuple(tuple(r) for r in entry["rows"]),
-                     float(entry.get("exact_s", 0.0)), float(entry.get("call_s", 0.0)))
+                     float(entry.get("exact_s", 0.0)), float(entry.get("call_s", 0.0)),
+                     float(entry.get("checkpoint_s", 0.0)), tuple(entry.get("checkpoint_units", ())))
 
 
 def _number(value: Any) -> bool:
@@ -141,11 +146,15 @@ def _lookup(rows: Sequence[tuple], values: Sequence[Any]) -> float:
     return sum(parts.values()) / len(parts)
 
 
-def replicate_seconds(model: CostModel, params: Mapping[str, Any], run_shape: Mapping[str, int]) -> float:
-    """:math:`t = t_0 + c(k) \\prod_u s_u`: one replicate's kernel seconds at ``params``."""
+def replicate_seconds(model: CostModel, params: Mapping[str, Any], run_shape: Mapping[str, int],
+                      checkpoints: int = 0) -> float:
+    """:math:`t = t_0 + c(k) \\prod_u s_u + d\\, C \\prod_v s_v`: one replicate's
+    kernel seconds at ``params`` with :math:`C` ``checkpoints`` (each costs
+    :math:`d`, ``checkpoint_s``, per unit :math:`v` of ``checkpoint_units``)."""
     merged = {**run_shape, **params}
     work = math.prod(float(merged.get(u, 1)) for u in model.units)
-    return model.call_s + _lookup(model.rows, [merged.get(k) for k in model.keys]) * work
+    per_checkpoint = model.checkpoint_s * math.prod(float(merged.get(u, 1)) for u in model.checkpoint_units)
+    return model.call_s + _lookup(model.rows, [merged.get(k) for k in model.keys]) * work + per_checkpoint * checkpoints
 
 
 def makespan(durations: Sequence[float], workers: int) -> float:
@@ -173,8 +182,8 @@ def sampled_indices(n: int, most: int = MAX_MODELLED_POINTS) -> list[int]:
 def priced_points(spec: Spec, model: CostModel) -> dict[int, float]:
     """One replicate's kernel seconds at each grid point of :func:`sampled_indices`
     (flat index -> seconds), from ``model``; nothing is run."""
-    points, shape = spec.resolved_points(), spec.run_shape
-    return {i: replicate_seconds(model, points[i][1], shape) for i in sampled_indices(len(points))}
+    points, shape, checkpoints = spec.resolved_points(), spec.run_shape, len(spec.checkpoints)
+    return {i: replicate_seconds(model, points[i][1], shape, checkpoints) for i in sampled_indices(len(points))}
 
 
 def _durations(spec: Spec, seconds: Mapping[int, float], costs: Overheads, n: int) -> tuple[list[float], int]:

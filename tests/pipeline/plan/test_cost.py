@@ -27,6 +27,12 @@ def test_a_tabulated_point_is_its_row_times_its_work():
     assert cost.replicate_seconds(MODEL, {"policy": "a", "sides": 4}, {"games": 2, "turns": 10}) == 3.0 * 20
 
 
+def test_a_replicate_costs_its_call_and_its_checkpoints_per_unit_too():
+    model = cost.CostModel(units=("games", "turns"), keys=(), rows=((2.0,),), call_s=0.5, checkpoint_s=0.25,
+                           checkpoint_units=("games",))
+    assert cost.replicate_seconds(model, {}, {"games": 3, "turns": 10}, checkpoints=4) == 0.5 + 2.0 * 30 + 0.25 * 4 * 3
+
+
 def test_a_number_between_rows_is_interpolated_and_an_unknown_choice_averaged():
     assert cost.replicate_seconds(MODEL, {"policy": "a", "sides": 3}, {"games": 1}) == 2.0
     assert cost.replicate_seconds(MODEL, {"policy": "a", "sides": 6}, {"games": 1}) == 3.0  # outside: the nearest
