@@ -9,8 +9,8 @@ Monopoly's games x players x turns), :math:`c(k)` the seconds per unit at the po
 variant, e.g. the tally and deck policy), looked up in a table the script
 ``benchmarks/fit_costs.py`` measures on the real kernels and writes to
 ``costs.json`` beside this module (refit it when a kernel changes).  A key
-value the table lacks is interpolated linearly between the two nearest
-tabulated numbers (outside them, the nearest's), else averaged over the
+value the table lacks is interpolated linearly between the tabulated
+numbers on either side (outside them, the nearest's), else averaged over the
 tabulated values.
 
 The pipeline's own costs are kept apart from the kernel's: each task costs
@@ -129,8 +129,8 @@ def _number(value: Any) -> bool:
 
 def _lookup(rows: Sequence[tuple], values: Sequence[Any]) -> float:
     """:math:`c(k)`: rows whose first column is ``values[0]``, recursively; a
-    value not tabulated is interpolated linearly between the two nearest
-    tabulated numbers (outside them, the nearest's), else the tabulated values' mean."""
+    value not tabulated is interpolated linearly between the tabulated numbers
+    on either side (outside them, the nearest's), else the tabulated values' mean."""
     if not values:
         return sum(r[-1] for r in rows) / len(rows)
     value, rest = values[0], values[1:]
@@ -141,7 +141,7 @@ def _lookup(rows: Sequence[tuple], values: Sequence[Any]) -> float:
     if _number(value) and len(tabulated) >= 2 and all(_number(t) for t in tabulated):
         if value <= min(tabulated) or value >= max(tabulated):
             return parts[min(tabulated, key=lambda t: abs(t - value))]
-        a, b = sorted(tabulated, key=lambda t: abs(t - value))[:2]
+        a, b = max(t for t in tabulated if t < value), min(t for t in tabulated if t > value)
         return parts[a] + (parts[b] - parts[a]) * (value - a) / (b - a)
     return sum(parts.values()) / len(parts)
 

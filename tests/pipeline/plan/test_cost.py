@@ -39,6 +39,12 @@ def test_a_number_between_rows_is_interpolated_and_an_unknown_choice_averaged():
     assert cost.replicate_seconds(MODEL, {"policy": "c", "sides": 2}, {"games": 1}) == 3.0  # mean of a and b
 
 
+def test_a_number_is_interpolated_between_the_rows_on_either_side_not_the_two_nearest():
+    """4 lies between 2 and 32: the line through 1 and 2 (the two nearest) went below zero (nightly's 4 games)."""
+    model = cost.CostModel(units=(), keys=("games",), rows=((1, 12.0), (2, 6.0), (32, 3.0)))
+    assert cost.replicate_seconds(model, {}, {"games": 4}) == pytest.approx(6.0 - 3.0 * 2 / 30)
+
+
 def test_tasks_go_to_the_worker_free_first():
     assert cost.makespan([3.0, 1.0, 1.0, 1.0], 2) == 3.0
     assert cost.makespan([1.0, 1.0, 1.0, 3.0], 2) == 4.0
