@@ -58,7 +58,8 @@ __all__ = ["run"]
     "Override a spec key by its dotted path, e.g. --set run.replicates=16 --set grid.dice_sides=4,6 "
     "(repeatable); checked like the file and recorded in the store's spec."))
 @click.option("--dry-run", is_flag=True, help=(
-    "Print the plan (grid points, tasks, estimated time and store size, the store) and create nothing."))
+    "Print the plan (grid points, tasks, estimated time and store size, the store) and create nothing; "
+    "the time from the game's cost model, nothing run or compiled (--format json: the plan as JSON)."))
 @JSON_FORMAT
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
