@@ -112,8 +112,8 @@ def _print_time(spec, timed: dict[str, Any], runs_on: str) -> None:
         click.echo(f"  time:        {shares}, plus start-up; the wall time depends on the cluster's workers")
     if timed["source"] == "model":
         compile_ = timed["kernels_to_compile"]
-        more = (f"; plus compiling {count(compile_, 'kernel')} first (not cached yet: a minute or so)"
-                if compile_ else "")
+        more = (f"; plus compiling {count(compile_, 'unit')} of numba code first (not in numba's cache yet: "
+                "some seconds each, not in the time above)" if compile_ else "")
         click.echo(f"  estimated:   from game {spec.game_name!r}'s cost model (benchmarks/fit_costs.py on "
                    f"{timed['model_fitted_on']}), nothing run{more}")
     else:

@@ -40,6 +40,7 @@ def test_the_dry_run_compiles_nothing_and_runs_no_kernel(tmp_path, write_spec):
     assert out.returncode == 0, out.stderr
     assert "COMPILED []" in out.stdout, out.stdout
     assert "from game 'monopoly''s cost model" in out.stdout and "nothing run" in out.stdout, out.stdout
+    assert "plus compiling 3 units of numba code first (not in numba's cache yet" in out.stdout  # the cache is empty
     assert [p for p in cache.rglob("*") if p.is_file()] == []  # nothing compiled into the cache either (folders: numba probing it)
     assert not (tmp_path / "p.zarr").exists()
 
