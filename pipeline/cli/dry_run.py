@@ -1,82 +1,149 @@
-"""``run --dry-run``: what a run would do, nothing created."""
+"""``run --dry-run``: what a run would do, nothing created, nothing compiled."""
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
 import click
 
 from ..errors import one_line
-from ..words import count
+from ..words import count, json_text
 
-__all__ = ["print_plan"]
+__all__ = ["print_plan", "plan_record"]
 
 
-def print_plan(spec, url: str, target) -> None:
-    """``run --dry-run``: what the run would do, nothing created.
-
-    The time is estimated from replicates of every grid point (up to
-    :data:`calibration.ESTIMATE_POINTS`, spread evenly), simulated here as a
-    worker thread runs them (their CPU time, compile time apart; nothing is
-    written): :func:`calibration.time_here`.  The task layout is the run's own
-    decision (:func:`plan.layout.decide`), from the slowest of the first,
-    middle and last points, as the run's calibration times them.  The store's size is the
-    uncompressed upper bound that the run checks against the free space."""
+def plan_record(spec, url: str, target) -> dict[str, Any]:
+    """What the run of ``spec`` into ``url`` on ``target`` would do, as one
+    record (``run --dry-run``, text or JSON): the store, the grid, the task
+    layout (the run's own decision, :func:`plan.layout.decide`), the store's
+    uncompressed upper bound that the run checks against the free space, and
+    the time (:func:`plan.cost.forecast`): from the game's cost model where it
+    has one (nothing run or compiled), else from a replicate timed here at the
+    first, middle and last points as the run's calibration times one
+    (:func:`calibration.time_here`)."""
+    from ..plan import cost
     from ..plan import layout as task_layout
-    from ..plan.sizing import estimate, human
+    from ..plan.sizing import estimate
     from ..plan.exact_work import exact_solves, exact_tasks
     from ..plan.tasks import task_count
-    from ..views.progress import exact_words
     from ..run.calibration import CALIBRATION_POINTS, time_here
     from ..cluster.targets import local_workers
     from ..store.owner import check_location
 
     check_location(url)  # the run's own refusal of a location it cannot write, before anything is said
     points = spec.resolved_points()
-    click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
     url, found, recorded = _store_state(spec, url)
-    click.echo(f"  store:       {url}: {found}")
-    axes = " x ".join(f"{axis} {len(values)}" for axis, values in spec.grid.items()) or "no grid axes"
-    click.echo(f"  grid:        {count(len(points), 'point')} ({axes})")
-    timed = time_here(spec)
-    layout = task_layout.decide(spec, recorded, lambda budget: (timed.slowest, min(timed.points, CALIBRATION_POINTS)),
-                                local_workers(target))
+    model = cost.model_for(spec.game_name)
+    seconds = cost.priced_points(spec, model) if model is not None else time_here(spec)
+    n = len(points)
+    slowest = max(seconds[i] for i in sorted({0, n // 2, n - 1}) if i in seconds)
+    workers = local_workers(target)
+    layout = task_layout.decide(spec, recorded, lambda budget: (slowest, min(n, CALIBRATION_POINTS)), workers)
     laid = layout.apply(spec)
+    solves = exact_solves(laid)
+    timed = cost.forecast(laid, seconds, workers, "model" if model is not None else "timed", solves,
+                          model.exact_s if model is not None else 0.0)
+    return {
+        "sweep": spec.name, "game": spec.game_name, "source": str(spec.source),
+        "store": {"url": url, "state": found},
+        "grid": {"points": n, "axes": {axis: len(values) for axis, values in spec.grid.items()}},
+        "replicates": spec.replicates, "max_replicates": spec.max_replicates if spec.precision_stderr else None,
+        "precision_stderr": spec.precision_stderr,
+        "tasks": {"simulation": task_count(laid), "exact": exact_tasks(laid), "exact_solves": solves,
+                  "replicates_per_task": layout.block, "points_per_task": layout.points_per_task,
+                  "how": layout.how, "note": layout.note, "words": layout.words()},
+        "store_bytes": estimate(laid).store_bytes,
+        "time": {"source": timed.source, "kernel_s": timed.kernel_s, "overhead_s": timed.overhead_s,
+                 "startup_s": timed.startup_s, "wall_s": timed.wall_s, "workers": workers,
+                 "replicate_mean_s": timed.mean, "points_priced": timed.points,
+                 "model_fitted_on": cost.fitted_on() if model is not None else None,
+                 "kernels_to_compile": _to_compile(spec) if model is not None else None},
+        "runs_on": target.describe(),
+        "planning": _planning(laid),
+    }
+
+
+def print_plan(spec, url: str, target, fmt: str = "table") -> None:
+    """``run --dry-run``: what the run would do (:func:`plan_record`), as lines or, with ``fmt`` "json", JSON."""
+    plan = plan_record(spec, url, target)
+    if fmt == "json":
+        click.echo(json_text(plan))
+        return
+    _print_text(spec, plan)
+
+
+def _print_text(spec, plan: dict[str, Any]) -> None:
+    """The plan (:func:`plan_record`) in lines for people."""
+    from ..plan import layout as task_layout
+    from ..plan.sizing import human
+    from ..views.progress import exact_words
+
+    tasks = plan["tasks"]
+    click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
+    click.echo(f"  store:       {plan['store']['url']}: {plan['store']['state']}")
+    axes = " x ".join(f"{axis} {n}" for axis, n in plan["grid"]["axes"].items()) or "no grid axes"
+    click.echo(f"  grid:        {count(plan['grid']['points'], 'point')} ({axes})")
     how = {task_layout.AUTOMATIC: " (chosen automatically)", task_layout.GROUPED: " (grouped automatically)",
-           task_layout.RECORDED: " (as recorded in the store)" if layout.note else ""}.get(layout.how, "")
+           task_layout.RECORDED: " (as recorded in the store)" if tasks["note"] else ""}.get(tasks["how"], "")
     first = " (the first round)" if spec.precision_stderr is not None else ""
     click.echo(f"  replicates:  {spec.replicates} per point{first}"
                + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
                   if spec.precision_stderr is not None else ""))
-    click.echo(f"  tasks:       {count(task_count(laid), 'simulation task')} of up to {layout.words()}"
-               f" + {exact_words(exact_tasks(laid), exact_solves(laid))}{how}")
-    click.echo(f"  store size:  up to {human(estimate(laid).store_bytes)} (uncompressed)")
-    _print_time(timed, target)
-    _print_planning(laid)
+    click.echo(f"  tasks:       {count(tasks['simulation'], 'simulation task')} of up to {tasks['words']}"
+               f" + {exact_words(tasks['exact'], tasks['exact_solves'])}{how}")
+    click.echo(f"  store size:  up to {human(plan['store_bytes'])} (uncompressed)")
+    _print_time(spec, plan["time"], plan["runs_on"])
+    for i, line in enumerate(plan["planning"]):
+        click.echo(f"  {'planning:' if i == 0 else '':<13}{line}")
 
 
-def _print_time(timed, target) -> None:
-    """The time and where the run goes: ``timed`` (:class:`calibration.HereTiming`).
-
-    The simulation's time is ``timed.kernel_s`` (:func:`calibration.time_here`);
-    on :math:`W` workers the run takes about that over :math:`W`."""
-    kernel = timed.kernel_s
-    workers = target.workers or (os.cpu_count() or 1) if not (target.scheduler or target.batch) else None
+def _print_time(spec, timed: dict[str, Any], runs_on: str) -> None:
+    """The time lines: the wall time :math:`S + M(W)` on :math:`W` workers
+    (:func:`plan.cost.forecast`), the kernel's and the pipeline's shares, and
+    where the estimate comes from."""
+    workers = timed["workers"]
     named = f"{workers} worker{'s' if workers != 1 else ''}" if workers else ""
-    wall = f", about {_duration(kernel / workers)} on {named}" if workers else ""
-    click.echo(f"  time:        one replicate takes {_duration(timed.mean)} of CPU on average (timed at "
-               f"{count(timed.points, 'grid point')}): {_duration(kernel)} of simulation in all{wall}, plus start-up "
-               "(longer while other programs share the cores)")
-    click.echo(f"  runs on:     {target.describe()}" + (f" ({named})" if workers else ""))
+    shares = (f"{_duration(timed['kernel_s'])} of kernel summed over tasks, {_duration(timed['overhead_s'])} of "
+              f"per-task overhead")
+    if timed["wall_s"] is not None:
+        click.echo(f"  time:        about {_duration(timed['wall_s'])} on {named} ({shares}, "
+                   f"{_duration(timed['startup_s'])} of start-up); longer while other programs share the cores")
+    else:
+        click.echo(f"  time:        {shares}, plus start-up; the wall time depends on the cluster's workers")
+    if timed["source"] == "model":
+        compile_ = timed["kernels_to_compile"]
+        more = (f"; plus compiling {count(compile_, 'unit')} of numba code first (not in numba's cache yet: "
+                "some seconds each, not in the time above)" if compile_ else "")
+        click.echo(f"  estimated:   from game {spec.game_name!r}'s cost model (benchmarks/fit_costs.py on "
+                   f"{timed['model_fitted_on']}), nothing run{more}")
+    else:
+        click.echo(f"  estimated:   game {spec.game_name!r} has no cost model: one replicate timed here at "
+                   f"{count(timed['points_priced'], 'grid point')} (its kernel compiled first), scaled to the grid")
+    click.echo(f"  runs on:     {runs_on}" + (f" ({named})" if workers else ""))
 
 
-def _print_planning(spec) -> None:
+def _to_compile(spec) -> int:
+    """Units of the game's numba code a run at the first, middle and last
+    points would compile (not in numba's disk cache: ``extras["compiled_code"]``); 0 where unknown."""
+    code = spec.game.extras.get("compiled_code")
+    if code is None:
+        return 0
+    points = spec.resolved_points()
+    n, units = len(points), {}
+    try:
+        for i in sorted({0, n // 2, n - 1}):
+            units.update(code(points[i][1], spec.run_shape))
+    except Exception:  # noqa: BLE001 - a dry run says what it can, and goes on
+        return 0
+    return sum(1 for cached in units.values() if not cached)
+
+
+def _planning(spec) -> list[str]:
     """``run --dry-run``'s planning lines (:func:`planning.dry_run_lines`): what
     the run will be able to see, where the game's exact CLT variance says it."""
     from ..analysis.power import dry_run_lines
 
-    for i, line in enumerate(dry_run_lines(spec)):
-        click.echo(f"  {'planning:' if i == 0 else '':<13}{line}")
+    return dry_run_lines(spec)
 
 
 def _store_state(spec, url: str):

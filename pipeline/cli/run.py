@@ -13,7 +13,6 @@ from ..cluster.dashboard import performance_report_path
 from ..run.request import CLI_OPTIONS, Hooks, RunRequest, cluster_target
 from . import interrupt
 from .dry_run import print_plan
-from ..errors import InputError
 from ..words import json_text
 from .options import (JSON_FORMAT, SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, quiet_for_json,
                       scheduler_address, tls_options)
@@ -59,7 +58,8 @@ __all__ = ["run"]
     "Override a spec key by its dotted path, e.g. --set run.replicates=16 --set grid.dice_sides=4,6 "
     "(repeatable); checked like the file and recorded in the store's spec."))
 @click.option("--dry-run", is_flag=True, help=(
-    "Print the plan (grid points, tasks, estimated time and store size, the store) and create nothing."))
+    "Print the plan (grid points, tasks, estimated time and store size, the store) and create nothing; "
+    "the time from the game's cost model, nothing run or compiled (--format json: the plan as JSON)."))
 @JSON_FORMAT
 @click.option("--max-tasks", type=click.IntRange(min=0), default=None, hidden=True)
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, hidden=True)
@@ -98,9 +98,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
 
         normalize_url(url)
     if dry_run:
-        if fmt == "json":
-            raise InputError("--format json: a dry run prints its plan as text; leave out one of the two")
-        print_plan(request.spec, url, target)
+        print_plan(request.spec, url, target, fmt)
         return
     target.security = security
     if performance_report:

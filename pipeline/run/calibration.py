@@ -5,24 +5,20 @@ makes the decision)."""
 from __future__ import annotations
 
 import threading
-import time
 import uuid
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import SweepError, TaskOverdue, one_line, overdue
 from ..cluster.settings import task_timeout
 from ..plan.layout import Recorded
-from ..plan.tasks import replicate_seed
 from ..spec.parse import Spec
 from ..store import store_chunks
 from .dispatch import contained_call
 from .failures import point
-from .worker import at_point, failed_at, time_replicate
+from .worker import failed_at, time_replicate
 from ..store import recorded_spec
 
-__all__ = ["CALIBRATION_POINTS", "ESTIMATE_POINTS", "HereTiming", "recorded_layout", "time_on_worker", "time_here",
-           "estimate_indices", "REPEAT_BELOW_S"]
+__all__ = ["CALIBRATION_POINTS", "recorded_layout", "time_on_worker", "time_here"]
 
 #: Grid points whose replicate is timed to size the tasks of a ``[tasks] seconds`` spec.
 CALIBRATION_POINTS = 3
@@ -68,87 +64,20 @@ def _kernel_error(spec: Spec, exc: BaseException) -> str:
     return f"game {spec.game_name!r}{at}: {one_line(exc)}"
 
 
-#: Grid points ``run --dry-run`` times for its estimate of the run's time: every point of a
-#: smaller grid, else this many spread evenly over it (the first, middle and last among them).
-ESTIMATE_POINTS = 16
-
-
-#: A replicate timed shorter than this (seconds) is timed once more, warm: the first call at a grid point also
-#: builds what the game keeps per rule variant, which a run builds once per point, not once per replicate.
-REPEAT_BELOW_S = 0.5
-
-
-@dataclass(frozen=True)
-class HereTiming:
-    """Replicates timed here at ``points`` grid points (:func:`time_here`):
-    ``slowest``, the warm replicate of the first, middle and last (what the
-    run's calibration, :func:`time_on_worker`, sizes tasks by); ``kernel_s``,
-    the sweep's simulation time, summed over its tasks; ``mean``, a warm
-    replicate's mean over the points."""
-
-    slowest: float
-    kernel_s: float
-    mean: float
-    points: int
-
-
-def estimate_indices(n: int) -> list[int]:
-    """The grid points (flat indices into ``n``) :func:`time_here` times:
-    all of them up to :data:`ESTIMATE_POINTS`, else that many spread evenly,
-    the first, middle and last of :func:`picked_points` among them."""
-    if n <= ESTIMATE_POINTS:
-        return list(range(n))
-    return sorted({round(i * (n - 1) / (ESTIMATE_POINTS - 1)) for i in range(ESTIMATE_POINTS)} | {n // 2})
-
-
-def _time_point(spec: Spec, params: dict) -> tuple[float, float]:
-    """(CPU seconds the first replicate of ``params`` takes in this thread, and
-    a warm one's): a call that compiled (or loaded compiled) kernels is made
-    again; a replicate of :data:`REPEAT_BELOW_S` or more is not repeated (both
-    the same).  This thread's CPU time, not the wall clock: what the kernel
-    costs, as a worker's core spends it, whatever else the machine runs now."""
-    from .warm import COMPILE_CLOCK
-
-    times: list[float] = []
-    for _ in range(3):
-        c0, t0 = COMPILE_CLOCK.count(), time.thread_time()
-        with at_point(params):  # a kernel's error names its grid point
-            spec.game.simulate(params, replicate_seed(spec.seed, params, 0), spec.run_shape, spec.checkpoints)
-        if COMPILE_CLOCK.count() == c0:  # no compilation: a replicate's own time
-            times.append(time.thread_time() - t0)
-        if times and times[0] >= REPEAT_BELOW_S or len(times) == 2:
-            break
-    first = times[0] if times else 0.0
-    return first, times[-1] if times else first
-
-
-def _timing(spec: Spec, seconds: dict[int, tuple[float, float]]) -> HereTiming:
-    """:class:`HereTiming` from (first, warm) seconds at grid points (flat index -> seconds):
-    a point's :math:`R` replicates take :math:`t_1 + (R - 1) t_w`, the timed points' sum
-    scaled to the grid's :math:`n` points."""
-    n, replicates = len(spec.resolved_points()), spec.replicates
-    slowest = max(seconds[i][1] for i in sorted({0, n // 2, n - 1})[:CALIBRATION_POINTS])
-    kernel = sum(first + (replicates - 1) * warm for first, warm in seconds.values()) * n / len(seconds)
-    mean = sum(warm for _, warm in seconds.values()) / len(seconds)
-    return HereTiming(slowest, kernel, mean, len(seconds))
-
-
-def time_here(spec: Spec) -> HereTiming:
-    """One replicate timed at each grid point of :func:`estimate_indices` in a
-    thread of this process (``run --dry-run``; the run's workers are threads
-    too), once each, its compile time left out, under the task deadline the
-    run's tasks have (Dask's ``boardsweep.task-timeout``): past it,
-    :class:`TaskOverdue` naming the point under way (the thread is left to
-    the process's end: a kernel cannot be stopped); a kernel's error,
-    :class:`SweepError` naming the game and the point.
-
-    Every point, not three: a replicate's time varies with the point (Shut
-    the Box's random policy on 6-sided dice takes some 300 times its optimal
-    policy on 2-sided ones), so three points said little of the sweep's
-    time.  The timing costs about the sweep's kernel time over its
-    replicates per point (:func:`_time_point`)."""
+def time_here(spec: Spec) -> dict[int, float]:
+    """Seconds one replicate takes at the first, middle and last grid points
+    (flat index -> seconds), timed in a thread of this process as the run's
+    calibration times it on a worker (:func:`worker.time_replicate`: the
+    kernel compiled or loaded first, then a warm replicate): ``run
+    --dry-run``'s fallback for a game without a cost model
+    (:func:`plan.cost.model_for`).  Under the task deadline the run's tasks
+    have (Dask's ``boardsweep.task-timeout``): past it, :class:`TaskOverdue`
+    naming the point under way (the thread is left to the process's end: a
+    kernel cannot be stopped); a kernel's error, :class:`SweepError` naming
+    the game and the point."""
     points, deadline = spec.resolved_points(), task_timeout()
-    indices = estimate_indices(len(points))
+    n = len(points)
+    indices = sorted({0, n // 2, n - 1})[:CALIBRATION_POINTS]
     under_way: list[dict] = []
     outcome: dict[str, Any] = {}
 
@@ -157,7 +86,8 @@ def time_here(spec: Spec) -> HereTiming:
             seconds = {}
             for i in indices:
                 under_way.append(points[i][1])
-                seconds[i] = _time_point(spec, points[i][1])
+                seconds[i] = time_replicate(spec.game, spec.seed, [points[i][1]], spec.run_shape, spec.checkpoints,
+                                            0.0)
             outcome["seconds"] = seconds
         except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread, in one line
             outcome["error"] = exc
@@ -175,4 +105,4 @@ def time_here(spec: Spec) -> HereTiming:
     if "error" in outcome:
         raise SweepError(f"the dry run's replicate failed: {_kernel_error(spec, outcome['error'])}; "
                          "the run would fail there too: fix the game's kernel") from None
-    return _timing(spec, outcome["seconds"])
+    return outcome["seconds"]

@@ -172,8 +172,8 @@ def test_format_json_is_the_only_output_and_keeps_every_digit(tmp_path, cluster2
     failed = _json(captured.out)
     assert failed["ok"] is False and "different spec" in failed["differences"][0]
     assert captured.err.startswith("boardsweep: error: verify failed")
-    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", "--format", "json") == 2
-    assert "--format json" in capsys.readouterr().err
+    assert run_cli("run", str(spec), "--store", str(store), "--dry-run", "--format", "json") == 0  # was refused
+    assert _json(capsys.readouterr().out)["store"]["state"].startswith("exists, made by this spec")
 
 
 def test_json_words_keep_full_precision_and_write_nan_as_null():
