@@ -130,13 +130,17 @@ def _number(value: Any) -> bool:
 def _lookup(rows: Sequence[tuple], values: Sequence[Any]) -> float:
     """:math:`c(k)`: rows whose first column is ``values[0]``, recursively; a
     value not tabulated is interpolated linearly between the tabulated numbers
-    on either side (outside them, the nearest's), else the tabulated values' mean."""
+    on either side (outside them, the nearest's); a value per seat (``"a,b"``)
+    the mean of its seats' values; else the tabulated values' mean."""
     if not values:
         return sum(r[-1] for r in rows) / len(rows)
     value, rest = values[0], values[1:]
     tabulated = sorted({r[0] for r in rows}, key=repr)
     if value in tabulated:
         return _lookup([r[1:] for r in rows if r[0] == value], rest)
+    seats = value.split(",") if isinstance(value, str) else []
+    if len(seats) > 1 and all(seat in tabulated for seat in seats):
+        return sum(_lookup(rows, [seat, *rest]) for seat in seats) / len(seats)
     parts = {t: _lookup([r[1:] for r in rows if r[0] == t], rest) for t in tabulated}
     if _number(value) and len(tabulated) >= 2 and all(_number(t) for t in tabulated):
         if value <= min(tabulated) or value >= max(tabulated):

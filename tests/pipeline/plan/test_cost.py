@@ -39,6 +39,12 @@ def test_a_number_between_rows_is_interpolated_and_an_unknown_choice_averaged():
     assert cost.replicate_seconds(MODEL, {"policy": "c", "sides": 2}, {"games": 1}) == 3.0  # mean of a and b
 
 
+def test_a_value_per_seat_costs_the_mean_of_its_seats():
+    """Mixed seats ("a,b": the money game's head to head) cost the mean of each seat's policy at that point."""
+    assert cost.replicate_seconds(MODEL, {"policy": "a,b", "sides": 4}, {"games": 1}) == (3.0 + 7.0) / 2
+    assert cost.replicate_seconds(MODEL, {"policy": "b,a,a", "sides": 2}, {"games": 1}) == (5.0 + 1.0 + 1.0) / 3
+
+
 def test_a_number_is_interpolated_between_the_rows_on_either_side_not_the_two_nearest():
     """4 lies between 2 and 32: the line through 1 and 2 (the two nearest) went below zero (nightly's 4 games)."""
     model = cost.CostModel(units=(), keys=("games",), rows=((1, 12.0), (2, 6.0), (32, 3.0)))
@@ -117,4 +123,5 @@ def test_every_shipped_sweep_has_a_model_tabulating_its_grid():
             tabulated = {row[i] for row in model.rows}
             numbers = all(isinstance(t, (int, float)) for t in tabulated)
             for value in values:
-                assert value is None or value in tabulated or numbers and value >= min(tabulated), (path.name, key)
+                seats = set(value.split(",")) if isinstance(value, str) else {value}  # a policy per seat
+                assert value is None or seats <= tabulated or numbers and value >= min(tabulated), (path.name, key)
