@@ -33,6 +33,7 @@ have a fixed ``seat`` dimension of size 6 (unused seats are zero) and a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -186,6 +187,14 @@ def _simulate(params: dict, seed, run_shape: dict, checkpoints: np.ndarray) -> d
                           seed, checkpoints)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _seats(players: int, buy_policy: str, jail_strategy: str) -> np.ndarray:
+    """:func:`seat_table` of these values, made once per process (read-only)."""
+    table = seat_table({"players": players, "buy_policy": buy_policy, "jail_strategy": jail_strategy})
+    table.setflags(write=False)
+    return table
+
+
 def _codes(columns: dict, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct combinations of ``names``' value indices, each run's combination)."""
     stacked = np.stack([np.asarray(columns[n][1], dtype=np.int64) for n in names], axis=1)
@@ -203,8 +212,8 @@ def _simulate_batch(columns: dict, keys: np.ndarray, run_shape: dict, checkpoint
         )
     n = len(keys)
     combos, which = _codes(columns, ("players", "buy_policy", "jail_strategy"))
-    tables = np.stack([seat_table({"players": columns["players"][0][p], "buy_policy": columns["buy_policy"][0][b],
-                                   "jail_strategy": columns["jail_strategy"][0][j]}) for p, b, j in combos])
+    tables = np.stack([_seats(columns["players"][0][p], columns["buy_policy"][0][b], columns["jail_strategy"][0][j])
+                       for p, b, j in combos])
     seats = tables[which.reshape(-1)]
     cfgs = np.zeros((n, C_SIZE), dtype=np.int64)
     for col, name in ((C_PLAYERS, "players"), (C_SIDES, "dice_sides"), (C_ROUNDS, "rounds")):
