@@ -61,7 +61,8 @@ def one_run(python: str, tmp: Path, label: str, points: int, workers: int, env: 
     subprocess.run(["rm", "-rf", str(store)], check=False)
     return {"wall_s": wall, "cpu_s": cpu, "cores": cpu / wall, "peak_mb": most / 1e6,
             "kernel_s": got.get("kernel_s"), "write_s": got.get("write_s"), "tasks": got.get("tasks_run"),
-            "points_per_task": got.get("points_per_task")}
+            "points_per_task": got.get("points_per_task"), "run_sweep_s": got.get("wall_s"),
+            "pack_s": got.get("pack_s")}
 
 
 def overhead(points: int = 500, repeat: int = 5) -> dict:
@@ -138,7 +139,8 @@ def main() -> None:
                     rows.append({"round": r, "version": version, "mode": mode, **got})
                     print(f"round {r} {version:>4} {mode:>9}: wall {got['wall_s']:7.1f} s  CPU {got['cpu_s']:7.1f} s "
                           f"({got['cores']:.2f} cores)  peak {got['peak_mb']:6.0f} MB  kernel {got['kernel_s']:.1f} s "
-                          f"writes {got['write_s']:.1f} s  {got['tasks']} tasks of {got['points_per_task']} points",
+                          f"writes {got['write_s']:.1f} s  {got['tasks']} tasks of {got['points_per_task']} points; "
+                          f"run_sweep {got['run_sweep_s'] or 0:.1f} s, packing {got['pack_s'] or 0:.1f} s",
                           flush=True)
     print(uptime())
     if args.json:
