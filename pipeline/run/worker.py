@@ -29,7 +29,7 @@ from .numba_cache import writable_numba_cache
 
 writable_numba_cache()  # a worker process of any cluster: numba caches the games' kernels where it can write
 
-__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "batch_block", "point_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "batch_block", "point_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_points", "exact_columns", "exact_answer",
            "time_replicate", "at_point", "failed_at", "POINT_ATTRIBUTE"]
 
 
@@ -146,11 +146,14 @@ def _label_groups(game: Game, columns: dict, point: np.ndarray) -> list[np.ndarr
     return [runs[group == g] for g in range(int(group.max()) + 1)]
 
 
-def _blank_columns(game: Game, arrays: dict[str, np.ndarray], local: tuple[np.ndarray, ...], columns: dict) -> None:
+def _blank_columns(game: Game, arrays: dict[str, np.ndarray], local: tuple[np.ndarray, ...], columns: dict,
+                   replicates: bool = True) -> None:
     """:func:`blank_unplayed` for a block's points at once: per distinct
-    ``players`` value, its points' seats from ``players`` on marked."""
+    ``players`` value, its points' seats from ``players`` on marked
+    (``replicates``: the arrays have a replicate axis after the grid's)."""
     if "players" not in columns:
         return
+    variables, lead = {**game.variables, **game.exact_variables}, int(replicates)
     values, codes = columns["players"]
     for c, value in enumerate(values):
         players = playing(game, {"players": value})
@@ -159,10 +162,10 @@ def _blank_columns(game: Game, arrays: dict[str, np.ndarray], local: tuple[np.nd
             continue
         at = tuple(axis[chosen] for axis in local)
         for name, data in arrays.items():
-            dims = game.variables[name].dims
+            dims = variables[name].dims if name in variables else ()
             if SEAT_DIM in dims:
-                seat = [slice(None)] * (1 + len(dims))
-                seat[1 + dims.index(SEAT_DIM)] = slice(players, None)
+                seat = [slice(None)] * (lead + len(dims))
+                seat[lead + dims.index(SEAT_DIM)] = slice(players, None)
                 data[(*at, *seat)] = mark(data.dtype) if data.dtype.kind in "iu" else np.nan
 
 
@@ -350,24 +353,11 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
     solved once per distinct set of those values in this process
     (:func:`exact_answer`)."""
     t0, c0, mark = time.perf_counter(), COMPILE_CLOCK.seconds(), COMPILE_CLOCK.count()
-    out: dict[str, np.ndarray] = {}
-    lows = tuple(lo for lo, _ in task.bounds)
-    solves = 0
-    points = tuple(int(c) for c in checkpoints)
-    for index, params in task.cells:
-        with at_point(params):
-            arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
-        solves += solved
-        where = tuple(i - lo for i, lo in zip(index, lows))
-        for name, values in arrays.items():
-            if name not in out:
-                out[name] = np.full(task.extent + np.shape(values), np.nan)
-            out[name][where] = values
-        blank_unplayed(game, params, out, where)
+    if isinstance(task.cells, Cells) and game.exact is not None and game.exact_params is not None and len(task.cells):
+        out, solves, done = exact_columns(game, task, run_shape, checkpoints)
+    else:
+        out, solves, done = exact_points(game, task, run_shape, checkpoints)
     t1, compile_s = time.perf_counter(), COMPILE_CLOCK.seconds() - c0
-    done = np.zeros(task.extent, dtype=bool)
-    for index, _ in task.cells:
-        done[tuple(i - lo for i, lo in zip(index, lows))] = True
     if task.keeps:  # every exact array of the chunk rewritten: its stored points as they are
         kept = kept_cells(url, task.region, [*game.exact_variables, "exact_done"])
         stored = kept.pop("exact_done") & ~done
@@ -379,6 +369,58 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
     return {"key": task.key, "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s,
             "compile_spans": COMPILE_CLOCK.spans(mark), "write_s": time.perf_counter() - t1,
             "points": len(task.cells), "solves": solves}
+
+
+def exact_points(game: Game, task: ExactTask, run_shape: dict,
+                  checkpoints: np.ndarray) -> tuple[dict[str, np.ndarray], int, np.ndarray]:
+    """(the chunk's exact arrays, solves, the points done), point by point."""
+    out: dict[str, np.ndarray] = {}
+    lows = tuple(lo for lo, _ in task.bounds)
+    solves = 0
+    points = tuple(int(c) for c in checkpoints)
+    done = np.zeros(task.extent, dtype=bool)
+    for index, params in task.cells:
+        with at_point(params):
+            arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
+        solves += solved
+        where = tuple(i - lo for i, lo in zip(index, lows))
+        for name, values in arrays.items():
+            if name not in out:
+                out[name] = np.full(task.extent + np.shape(values), np.nan)
+            out[name][where] = values
+        blank_unplayed(game, params, out, where)
+        done[where] = True
+    return out, solves, done
+
+
+def exact_columns(game: Game, task: ExactTask, run_shape: dict,
+                  checkpoints: np.ndarray) -> tuple[dict[str, np.ndarray], int, np.ndarray]:
+    """:func:`exact_points` for a game that says what its answer depends on
+    (``exact_params``), its points as columns: one :func:`exact_answer` per
+    distinct combination of those values in the chunk, copied to its points
+    at once; no parameter dict made per point."""
+    local, columns = task.cells.columns()
+    codes = np.stack([columns[n][1] for n in game.exact_params], axis=1)
+    _, group = np.unique(codes, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    out: dict[str, np.ndarray] = {}
+    solves = 0
+    points = tuple(int(c) for c in checkpoints)
+    for g in range(int(group.max()) + 1):
+        chosen = np.flatnonzero(group == g)
+        params = {name: values[c[chosen[0]]] for name, (values, c) in columns.items()}
+        with at_point(params):
+            arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
+        solves += solved
+        at = tuple(axis[chosen] for axis in local)
+        for name, values in arrays.items():
+            if name not in out:
+                out[name] = np.full(task.extent + np.shape(values), np.nan)
+            out[name][at] = values
+    _blank_columns(game, out, local, columns, replicates=False)
+    done = np.zeros(task.extent, dtype=bool)
+    done[local] = True
+    return out, solves, done
 
 
 #: Exact answers solved in this process, per (game, what the answer depends

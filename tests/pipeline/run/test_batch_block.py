@@ -83,3 +83,23 @@ def test_a_block_that_fails_where_its_points_do_not_raises_its_own_error():
 def test_a_game_without_a_batch_entry_runs_point_by_point():
     assert get_game("chutes_ladders").simulate_batch is None
     assert get_game("hk_monopoly").simulate_batch is not None
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_a_chunks_exact_answers_as_columns_are_its_points_answers(stored):
+    from boardsweep.pipeline.plan.tasks import plan_exact
+    from boardsweep.pipeline.run import worker
+
+    spec = _spec()
+    done = None
+    if stored:  # some points' answers stored: the chunk's others computed
+        done = np.zeros(spec.shape, dtype=bool)
+        done[0, :, ::2, 1] = True
+    tasks = plan_exact(spec, done)
+    assert tasks and all(t.keeps for t in tasks if stored and t.index[0] == 0)
+    for task in tasks:
+        out, solves, mask = worker.exact_columns(spec.game, task, spec.run_shape, spec.checkpoints)
+        want, _, want_mask = worker.exact_points(spec.game, task, spec.run_shape, spec.checkpoints)
+        assert np.array_equal(mask, want_mask) and out.keys() == want.keys() and solves >= 0
+        for name in out:
+            assert np.array_equal(out[name], want[name], equal_nan=True), name
