@@ -151,6 +151,17 @@ class Game:
         asks for first; summaries, ``query`` and the report lead with them.
         A game that declares none gets :func:`headlines_of`'s fallback (its
         ratios and its distribution variables with an exact counterpart).
+    simulate_batch : callable, optional
+        ``simulate_batch(columns, keys, run_shape, checkpoints) -> dict[str, ndarray]``:
+        many runs in one call, run ``i`` being ``simulate(params_i, seed_i, ...)``
+        bit for bit.  ``columns``: per parameter, (its distinct values, each
+        run's index into them), so a value is parsed once per call, not per
+        run; ``keys``: uint64 (runs, 2), each run's
+        ``seed_i.generate_state(2, uint64)`` (:func:`boardsweep.core.rng.seed_key`);
+        each array returned has the runs as its first axis, then the
+        declared dims.  The runs of one call share the values of
+        ``coords_params`` (one label set).  A game without it is run point
+        by point through ``simulate``.
     """
 
     name: str
@@ -207,6 +218,7 @@ class Game:
 
     label_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
     headlines: tuple[Headline, ...] = ()
+    simulate_batch: Callable[..., dict[str, np.ndarray]] | None = None
 
     def coords_for(self, params: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
         """Coordinate labels for these parameters (``coords`` unless the game

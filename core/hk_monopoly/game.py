@@ -33,14 +33,15 @@ have a fixed ``seat`` dimension of size 6 (unused seats are zero) and a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
 from ..games import Game, Headline, Param, ParameterError, Ratio, Variable
 from .board import default_board, load_board
-from .rules import LONG, MAX_SEATS, NEVER, SHORT, make_cfg
-from .simulate import simulate_games
+from .rules import C_GO, C_JAIL, C_PLAYERS, C_ROUNDS, C_SIDES, C_SIZE, LONG, MAX_SEATS, NEVER, SHORT, make_cfg
+from .simulate import simulate_games, simulate_runs
 
 __all__ = [
     "GAME",
@@ -186,6 +187,52 @@ def _simulate(params: dict, seed, run_shape: dict, checkpoints: np.ndarray) -> d
                           seed, checkpoints)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _seats(players: int, buy_policy: str, jail_strategy: str) -> np.ndarray:
+    """:func:`seat_table` of these values, made once per process (read-only)."""
+    table = seat_table({"players": players, "buy_policy": buy_policy, "jail_strategy": jail_strategy})
+    table.setflags(write=False)
+    return table
+
+
+def _codes(columns: dict, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct combinations of ``names``' value indices, each run's combination)."""
+    stacked = np.stack([np.asarray(columns[n][1], dtype=np.int64) for n in names], axis=1)
+    return np.unique(stacked, axis=0, return_inverse=True)
+
+
+def _simulate_batch(columns: dict, keys: np.ndarray, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    """Many runs at once (:attr:`Game.simulate_batch`): rules as columns,
+    each per-seat strategy parsed once per distinct (players, policy, jail)
+    combination, one compiled call per distinct (board, chance) pair."""
+    checkpoints = np.asarray(checkpoints, dtype=np.int64)
+    if checkpoints.size == 0 or checkpoints[-1] != run_shape["games"]:
+        raise ParameterError(
+            f"checkpoints must end at the run's games ({run_shape['games']}), got {checkpoints.tolist()}"
+        )
+    n = len(keys)
+    combos, which = _codes(columns, ("players", "buy_policy", "jail_strategy"))
+    tables = np.stack([_seats(columns["players"][0][p], columns["buy_policy"][0][b], columns["jail_strategy"][0][j])
+                       for p, b, j in combos])
+    seats = tables[which.reshape(-1)]
+    cfgs = np.zeros((n, C_SIZE), dtype=np.int64)
+    for col, name in ((C_PLAYERS, "players"), (C_SIDES, "dice_sides"), (C_ROUNDS, "rounds")):
+        cfgs[:, col] = np.asarray(columns[name][0], dtype=np.int64)[np.asarray(columns[name][1])]
+    pairs, group = _codes(columns, ("board", "chance"))
+    group = group.reshape(-1)
+    out: dict[str, np.ndarray] = {}
+    for g, (b, c) in enumerate(pairs):
+        board, rows = load_board(columns["board"][0][b]), np.flatnonzero(group == g)
+        cfgs[rows, C_GO], cfgs[rows, C_JAIL] = board.go, board.jail
+        part = simulate_runs(board.table, cfgs[rows], seats[rows], parse_chance(columns["chance"][0][c]),
+                             keys[rows], checkpoints)
+        for name, values in part.items():
+            if name not in out:
+                out[name] = np.zeros((n, *values.shape[1:]), dtype=values.dtype)
+            out[name][rows] = values  # one board per call (coords_params): the shapes agree
+    return out
+
+
 def _exact_arrays(params: dict) -> dict[str, np.ndarray]:
     """Exact frequencies averaged over the seats in play (equal turns per seat)."""
     from .exact import horizon_frequency, stationary_frequency  # scipy.sparse: imported where a chain is solved
@@ -305,6 +352,7 @@ GAME = Game(
                                     "long-run share of turns ending on each location"),
     },
     simulate=_simulate,
+    simulate_batch=_simulate_batch,
     summarize=_summarize,
     exact=_exact,
     exact_params=("board", "players", "jail_strategy", "dice_sides", "rounds"),  # what _exact_arrays reads

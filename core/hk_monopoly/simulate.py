@@ -42,7 +42,7 @@ from numba import njit
 from .rules import ALIVE, C_PLAYERS, MAX_SEATS, MONEY, play_game, reset_state, winners
 from ..rng import game_state, seed_key
 
-__all__ = ["OUTPUTS", "simulate_games"]
+__all__ = ["OUTPUTS", "simulate_games", "simulate_runs"]
 
 #: Output names, in the kernel's argument order.
 OUTPUTS = ("wins", "ties", "money", "retired", "properties", "landings", "turns", "rounds", "games")
@@ -102,6 +102,18 @@ def _kernel(key, board, cfg, seats, chance_table, checkpoints,
             rounds_out[c] = rounds
             games_out[c] = g + 1
             c += 1
+
+
+@njit(cache=True, nogil=True)
+def _kernel_runs(keys, board, cfgs, seats, chance_table, checkpoints,
+                 wins_out, ties_out, money_out, retired_out, properties_out, landings_out,
+                 turns_out, rounds_out, games_out):
+    """:func:`_kernel` for each run ``i`` (key ``keys[i]``, rules ``cfgs[i]``,
+    strategies ``seats[i]``) into row ``i`` of each output, the lock released."""
+    for i in range(keys.shape[0]):
+        _kernel(keys[i], board, cfgs[i], seats[i], chance_table, checkpoints,
+                wins_out[i], ties_out[i], money_out[i], retired_out[i], properties_out[i], landings_out[i],
+                turns_out[i], rounds_out[i], games_out[i])
 
 
 def _check_checkpoints(checkpoints: np.ndarray) -> np.ndarray:
@@ -164,4 +176,29 @@ def simulate_games(
         checkpoints,
         *(out[name] for name in OUTPUTS),
     )
+    return out
+
+
+def simulate_runs(board: np.ndarray, cfgs: np.ndarray, seats: np.ndarray, chance_table: np.ndarray,
+                  keys: np.ndarray, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`simulate_games` for many runs on one board and Chance table in
+    one compiled call: run ``i`` plays with ``cfgs[i]`` (runs, C_SIZE),
+    ``seats[i]`` (runs, 6, 2) and the key ``keys[i]`` (uint64 (runs, 2),
+    :func:`boardsweep.core.rng.seed_key` of its seed), bit for bit as
+    ``simulate_games`` with that seed.
+
+    Returns
+    -------
+    dict of ndarray
+        The arrays of :data:`OUTPUTS`, the runs first.
+    """
+    checkpoints = _check_checkpoints(checkpoints)
+    n, k, n_loc = keys.shape[0], checkpoints.size, board.shape[0] + 1
+    out = {name: np.zeros((n, k, MAX_SEATS), np.int64) for name in OUTPUTS[:5]}
+    out["landings"] = np.zeros((n, k, n_loc), np.int64)
+    out.update({name: np.zeros((n, k), np.int64) for name in OUTPUTS[6:]})
+    _kernel_runs(np.ascontiguousarray(keys, dtype=np.uint64), np.ascontiguousarray(board, dtype=np.int64),
+                 np.ascontiguousarray(cfgs, dtype=np.int64), np.ascontiguousarray(seats, dtype=np.int64),
+                 np.ascontiguousarray(chance_table, dtype=np.int64), checkpoints,
+                 *(out[name] for name in OUTPUTS))
     return out

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
+from ...core.rng import int_words, seed_keys
 from ..spec.grid import ResolvedGrid
 from ..spec.parse import grid_chunks
 
 if TYPE_CHECKING:
     from ..spec.parse import Spec  # noqa: F401
 
-__all__ = ["Task", "ExactTask", "Cells", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "plan_tasks"]
+__all__ = ["Task", "ExactTask", "Cells", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "point_words", "replicate_keys", "plan_tasks"]
 
 SEED_SCHEME = (
     "replicate seed = numpy.random.SeedSequence([root_seed, *w, replicate]) where w are the "
@@ -82,6 +83,33 @@ class Cells(Sequence):
     def __iter__(self) -> Iterator[tuple]:
         return (self[i] for i in range(len(self)))
 
+    def columns(self) -> tuple[tuple[np.ndarray, ...], dict[str, tuple[tuple, np.ndarray]]]:
+        """The computed points as columns, no parameter dict made: (each
+        point's index in the chunk along each grid axis, and per parameter
+        its distinct values in the chunk with each point's index into them).
+        Point ``i`` is item ``i``'s grid point."""
+        local = np.unravel_index(np.asarray(self.members, dtype=np.int64), self.extent)
+        grid, axes = self.grid, dict(zip(self.grid.axes, range(len(self.grid.axes))))
+        columns = {}
+        for name, value in grid.base.items():
+            if name in axes:
+                k = axes[name]
+                lo, hi = (b - self.origin[k] for b in self.bounds[k])
+                columns[name] = (tuple(grid.axis_values[name][lo:hi]), local[k])
+            else:
+                columns[name] = ((value,), np.zeros(len(self), dtype=np.int64))
+        return tuple(local), columns
+
+    def replicates(self) -> tuple[np.ndarray, np.ndarray]:
+        """(each run's point, each run's replicate): the cells as runs, point by point."""
+        if self.rows is None:
+            raise ValueError("exact cells have no replicates")
+        if len(self.rows) == 1:
+            idx = np.flatnonzero(self.rows[0])
+            return np.repeat(np.arange(len(self)), idx.size), np.tile(idx, len(self)) + self.start
+        point, j = np.nonzero(np.asarray(self.rows)[:len(self)])
+        return point, j + self.start
+
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)
 
@@ -119,8 +147,12 @@ class Task:
 
     @property
     def runs(self) -> int:
-        """Replicates the task simulates."""
-        return sum(len(reps) for _, _, reps in self.cells)
+        """Replicates the task simulates (a planned task's counted from its rows, no point made)."""
+        cells = self.cells
+        if isinstance(cells, Cells) and cells.rows is not None:
+            rows = np.asarray(cells.rows)
+            return int(rows[0].sum()) * len(cells) if len(rows) == 1 else int(rows[:len(cells)].sum())
+        return sum(len(reps) for _, _, reps in cells)
 
     @property
     def region(self) -> tuple[slice, ...]:
@@ -232,6 +264,60 @@ def param_words(params: Mapping[str, Any]) -> list[int]:
 def replicate_seed(root: int, params: Mapping[str, Any], replicate: int) -> np.random.SeedSequence:
     """The SeedSequence of one replicate (see :data:`SEED_SCHEME`)."""
     return np.random.SeedSequence([int(root), *param_words(params), int(replicate)])
+
+
+def point_words(columns: Mapping[str, tuple[Sequence[Any], np.ndarray]]) -> np.ndarray:
+    """:func:`param_words` of every point of a block at once, bit for bit.
+
+    ``columns``: per parameter, (its distinct values, each point's index
+    into them).  A pair's JSON is made once per distinct value; a point's
+    text is its pairs' joined in name order, as :func:`param_words` writes
+    them, and its SHA-256 the one step made per point.
+
+    Returns
+    -------
+    ndarray
+        uint32 (points, 8): each point's words.
+    """
+    text = None
+    for i, name in enumerate(sorted(columns, key=str)):
+        values, codes = columns[name]
+        pairs = [("[" if i == 0 else ",") + json.dumps([str(name), _plain(v)], separators=(",", ":"))
+                 for v in values]
+        part = np.array(pairs, dtype=object)[np.asarray(codes, dtype=np.intp)]
+        text = part if text is None else text + part
+    if text is None:
+        raise ValueError("point_words: a block without parameters")
+    digests = b"".join(hashlib.sha256((t + "]").encode()).digest() for t in text)
+    return np.frombuffer(digests, dtype="<u4").reshape(-1, 8).astype(np.uint32)
+
+
+def replicate_keys(root: int, words: np.ndarray, replicates: np.ndarray) -> np.ndarray:
+    """``seed_key(replicate_seed(root, p, r))`` of every run at once, bit for
+    bit: the entropy ``[root, *words(p), r]`` of each run mixed as
+    SeedSequence mixes it (:func:`boardsweep.core.rng.seed_keys`).
+
+    Parameters
+    ----------
+    root : int
+        The sweep's root seed.
+    words : ndarray
+        uint32 (runs, 8): each run's point's :func:`param_words`.
+    replicates : ndarray
+        Each run's replicate, ``0 <= r < 2^32``.
+
+    Returns
+    -------
+    ndarray
+        uint64 (runs, 2).
+    """
+    reps = np.asarray(replicates, dtype=np.int64).reshape(-1)
+    if reps.size and (reps.min() < 0 or reps.max() >= 2 ** 32):
+        raise ValueError("replicate_keys: replicates must be in [0, 2^32)")
+    head = np.array(int_words(int(root)), dtype=np.uint32)
+    entropy = np.concatenate([np.broadcast_to(head, (reps.size, head.size)), np.asarray(words, dtype=np.uint32),
+                              reps[:, None].astype(np.uint32)], axis=1)
+    return seed_keys(entropy)
 
 
 def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | None = None) -> list[Task]:

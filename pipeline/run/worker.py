@@ -20,15 +20,16 @@ import numpy as np
 from ...core.games import Game
 from ..errors import OutputInvalid
 from .growth import kept_cells
-from ..plan.tasks import Cells, ExactTask, Task, exact_key, replicate_seed
+from ..plan.tasks import Cells, ExactTask, Task, exact_key, point_words, replicate_keys, replicate_seed
 from ..store import blank_unplayed, write_exact, write_region
 from ..store.integers import mark
+from ..store.metadata import SEAT_DIM, playing
 from .warm import COMPILE_CLOCK
 from .numba_cache import writable_numba_cache
 
 writable_numba_cache()  # a worker process of any cluster: numba caches the games' kernels where it can write
 
-__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_answer",
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "batch_block", "point_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_points", "exact_columns", "exact_answer",
            "time_replicate", "at_point", "failed_at", "POINT_ATTRIBUTE"]
 
 
@@ -83,10 +84,93 @@ def simulate_block(
     the mark of no value where the task computes nothing and at the seats
     that do not play (:func:`_mark_no_value`).
 
-    Each run's outputs are checked as :func:`checked_outputs` does; the
-    value range of integer outputs (the mark of no value excluded) is
-    checked once per task, on what the runs returned, before the cast to
-    the declared type."""
+    A game with ``simulate_batch`` runs a planned task's cells as one block
+    (:func:`batch_block`); where the block fails, the task is run again
+    point by point, so that the error names its grid point.  Each run's
+    outputs are checked as :func:`checked_outputs` does; the value range
+    of integer outputs (the mark of no value excluded) is checked once per
+    task, on what the runs returned, before the cast to the declared type."""
+    if game.simulate_batch is not None and isinstance(task.cells, Cells) and task.cells.rows is not None \
+            and len(task.cells):
+        try:
+            return batch_block(game, root, task, run_shape, checkpoints)
+        except Exception:
+            point_block(game, root, task, run_shape, checkpoints)  # raises the error, naming the point
+            raise
+    return point_block(game, root, task, run_shape, checkpoints)
+
+
+def batch_block(game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`simulate_block` in blocks: the task's points as parameter
+    columns, every run's seed key derived at once (bit for bit
+    :func:`replicate_seed`'s), one ``simulate_batch`` call per distinct
+    label set (``coords_params``), outputs checked per call and scattered
+    into the chunk.  Python work per task, plus one SHA-256 per point."""
+    cells = task.cells
+    local, columns = cells.columns()
+    point, reps = cells.replicates()
+    keys = replicate_keys(root, point_words(columns)[point], reps)
+    raw: dict[str, np.ndarray] = {}
+    for runs in _label_groups(game, columns, point):
+        params = {name: values[codes[point[runs[0]]]] for name, (values, codes) in columns.items()}
+        where = f"game {game.name!r} (simulate, {runs.size} runs from {params}) in task {task.key}"
+        part = {name: (values, codes[point[runs]]) for name, (values, codes) in columns.items()}
+        outputs = game.simulate_batch(part, keys[runs], run_shape, checkpoints)
+        shapes = {name: (runs.size, *shape) for name, shape in _declared_shapes(game, params, checkpoints).items()}
+        at = (*(axis[point[runs]] for axis in local), reps[runs] - task.start)
+        for name, values in _checked_run(game, where, outputs, shapes).items():
+            if name not in raw:
+                raw[name] = _buffer(task.extent + values.shape[1:], np.dtype(game.variables[name].dtype))
+            raw[name][at] = values
+    out = {name: _as_declared(f"game {game.name!r} (simulate) in task {task.key}", name, values,
+                              np.dtype(game.variables[name].dtype))
+           for name, values in raw.items()}
+    idle = ~computed_mask(task)
+    for values in out.values():
+        values[idle] = mark(values.dtype) if values.dtype.kind in "iu" else np.nan
+    _blank_columns(game, out, local, columns)
+    return out
+
+
+def _label_groups(game: Game, columns: dict, point: np.ndarray) -> list[np.ndarray]:
+    """The runs (indices) in groups sharing one label set: all of them where
+    the labels do not depend on the parameters, else per distinct value of
+    ``coords_params`` (every parameter where the game does not say)."""
+    runs = np.arange(point.size)
+    if game.coords_fn is None:
+        return [runs]
+    names = tuple(columns) if game.coords_params is None else game.coords_params
+    codes = np.stack([columns[n][1][point] for n in names], axis=1)
+    _, group = np.unique(codes, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    return [runs[group == g] for g in range(int(group.max()) + 1)]
+
+
+def _blank_columns(game: Game, arrays: dict[str, np.ndarray], local: tuple[np.ndarray, ...], columns: dict,
+                   replicates: bool = True) -> None:
+    """:func:`blank_unplayed` for a block's points at once: per distinct
+    ``players`` value, its points' seats from ``players`` on marked
+    (``replicates``: the arrays have a replicate axis after the grid's)."""
+    if "players" not in columns:
+        return
+    variables, lead = {**game.variables, **game.exact_variables}, int(replicates)
+    values, codes = columns["players"]
+    for c, value in enumerate(values):
+        players = playing(game, {"players": value})
+        chosen = codes == c
+        if players is None or not chosen.any():
+            continue
+        at = tuple(axis[chosen] for axis in local)
+        for name, data in arrays.items():
+            dims = variables[name].dims if name in variables else ()
+            if SEAT_DIM in dims:
+                seat = [slice(None)] * (lead + len(dims))
+                seat[lead + dims.index(SEAT_DIM)] = slice(players, None)
+                data[(*at, *seat)] = mark(data.dtype) if data.dtype.kind in "iu" else np.nan
+
+
+def point_block(game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`simulate_block` point by point: ``game.simulate`` per run."""
     raw: dict[str, np.ndarray] = {}
     lows = tuple(lo for lo, _ in task.bounds)
     points = []  # (where in the chunk, parameters): each grid point's parameters made once
@@ -97,7 +181,8 @@ def simulate_block(
         with at_point(params):
             for r in replicates:
                 outputs = game.simulate(params, replicate_seed(root, params, r), run_shape, checkpoints)
-                for name, values in _checked_run(game, params, outputs, shapes).items():
+                said = f"game {game.name!r} (simulate) at {params}"
+                for name, values in _checked_run(game, said, outputs, shapes).items():
                     if name not in raw:
                         raw[name] = _buffer(task.extent + values.shape, np.dtype(game.variables[name].dtype))
                     raw[name][where][r - task.start] = values
@@ -126,10 +211,10 @@ def _declared_shapes(game: Game, params: dict, checkpoints: np.ndarray) -> dict[
             for name, var in game.variables.items()}
 
 
-def _checked_run(game: Game, params: dict, outputs: dict, shapes: dict) -> dict[str, np.ndarray]:
-    """One run's outputs as arrays, or :class:`OutputInvalid` naming the
-    first that is missing, misshapen or of the wrong kind."""
-    where = f"game {game.name!r} (simulate) at {params}"
+def _checked_run(game: Game, where: str, outputs: dict, shapes: dict) -> dict[str, np.ndarray]:
+    """One run's (or one block's) outputs as arrays, or :class:`OutputInvalid`
+    naming the first that is missing, misshapen or of the wrong kind
+    (``where``: the run's or block's description, for the message)."""
     out = {}
     for name, shape in shapes.items():
         if name not in outputs:
@@ -268,24 +353,11 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
     solved once per distinct set of those values in this process
     (:func:`exact_answer`)."""
     t0, c0, mark = time.perf_counter(), COMPILE_CLOCK.seconds(), COMPILE_CLOCK.count()
-    out: dict[str, np.ndarray] = {}
-    lows = tuple(lo for lo, _ in task.bounds)
-    solves = 0
-    points = tuple(int(c) for c in checkpoints)
-    for index, params in task.cells:
-        with at_point(params):
-            arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
-        solves += solved
-        where = tuple(i - lo for i, lo in zip(index, lows))
-        for name, values in arrays.items():
-            if name not in out:
-                out[name] = np.full(task.extent + np.shape(values), np.nan)
-            out[name][where] = values
-        blank_unplayed(game, params, out, where)
+    if isinstance(task.cells, Cells) and game.exact is not None and game.exact_params is not None and len(task.cells):
+        out, solves, done = exact_columns(game, task, run_shape, checkpoints)
+    else:
+        out, solves, done = exact_points(game, task, run_shape, checkpoints)
     t1, compile_s = time.perf_counter(), COMPILE_CLOCK.seconds() - c0
-    done = np.zeros(task.extent, dtype=bool)
-    for index, _ in task.cells:
-        done[tuple(i - lo for i, lo in zip(index, lows))] = True
     if task.keeps:  # every exact array of the chunk rewritten: its stored points as they are
         kept = kept_cells(url, task.region, [*game.exact_variables, "exact_done"])
         stored = kept.pop("exact_done") & ~done
@@ -297,6 +369,58 @@ def run_exact(game: Game, task: ExactTask, run_shape: dict, checkpoints: np.ndar
     return {"key": task.key, "kernel_s": t1 - t0 - compile_s, "compile_s": compile_s,
             "compile_spans": COMPILE_CLOCK.spans(mark), "write_s": time.perf_counter() - t1,
             "points": len(task.cells), "solves": solves}
+
+
+def exact_points(game: Game, task: ExactTask, run_shape: dict,
+                  checkpoints: np.ndarray) -> tuple[dict[str, np.ndarray], int, np.ndarray]:
+    """(the chunk's exact arrays, solves, the points done), point by point."""
+    out: dict[str, np.ndarray] = {}
+    lows = tuple(lo for lo, _ in task.bounds)
+    solves = 0
+    points = tuple(int(c) for c in checkpoints)
+    done = np.zeros(task.extent, dtype=bool)
+    for index, params in task.cells:
+        with at_point(params):
+            arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
+        solves += solved
+        where = tuple(i - lo for i, lo in zip(index, lows))
+        for name, values in arrays.items():
+            if name not in out:
+                out[name] = np.full(task.extent + np.shape(values), np.nan)
+            out[name][where] = values
+        blank_unplayed(game, params, out, where)
+        done[where] = True
+    return out, solves, done
+
+
+def exact_columns(game: Game, task: ExactTask, run_shape: dict,
+                  checkpoints: np.ndarray) -> tuple[dict[str, np.ndarray], int, np.ndarray]:
+    """:func:`exact_points` for a game that says what its answer depends on
+    (``exact_params``), its points as columns: one :func:`exact_answer` per
+    distinct combination of those values in the chunk, copied to its points
+    at once; no parameter dict made per point."""
+    local, columns = task.cells.columns()
+    codes = np.stack([columns[n][1] for n in game.exact_params], axis=1)
+    _, group = np.unique(codes, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    out: dict[str, np.ndarray] = {}
+    solves = 0
+    points = tuple(int(c) for c in checkpoints)
+    for g in range(int(group.max()) + 1):
+        chosen = np.flatnonzero(group == g)
+        params = {name: values[c[chosen[0]]] for name, (values, c) in columns.items()}
+        with at_point(params):
+            arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)
+        solves += solved
+        at = tuple(axis[chosen] for axis in local)
+        for name, values in arrays.items():
+            if name not in out:
+                out[name] = np.full(task.extent + np.shape(values), np.nan)
+            out[name][at] = values
+    _blank_columns(game, out, local, columns, replicates=False)
+    done = np.zeros(task.extent, dtype=bool)
+    done[local] = True
+    return out, solves, done
 
 
 #: Exact answers solved in this process, per (game, what the answer depends

@@ -96,3 +96,46 @@ def test_a_plan_holds_nothing_per_grid_point():
                 assert task.cells[i][:2] == points[task.index[0] * 10_000 + i]
                 assert task.cells[i][2:] == (((0,),) if plan is plan_tasks else ())
         assert sent == tasks[3] and list(sent.cells) == list(tasks[3].cells)
+
+
+def _money_spec(replicates: int = 3):
+    from specs import spec_toml
+
+    text = spec_toml("hk_monopoly", seed=2 ** 40 + 11, params={"rounds": 3},
+                     grid={"players": [2, 3], "dice_sides": [4, 6], "chance": ["values:50", "values:-20,40"],
+                           "buy_policy": ["always", "reserve:0", "reserve:25", "never"]},
+                     run={"replicates": replicates, "games": 2}, checkpoints={"count": 1},
+                     tasks={"points_per_task": 16, "replicates_per_task": 3})
+    return parse_spec(text, "money.toml")
+
+
+def test_block_columns_seeds_and_keys_are_each_points_bit_for_bit():
+    from boardsweep.core.rng import seed_key
+    from boardsweep.pipeline.plan.tasks import param_words, point_words, replicate_keys, replicate_seed
+
+    spec = _money_spec()
+    done = np.zeros((*spec.shape, spec.slots), dtype=bool)
+    done[0, 1, 0, ::2, 1] = True  # some cells stored: tasks whose points run different replicates
+    for task in plan_tasks(spec, done):
+        local, columns = task.cells.columns()
+        point, reps = task.cells.replicates()
+        cells = list(task.cells)
+        runs = [(i, r) for i, (_, _, replicates) in enumerate(cells) for r in replicates]
+        assert list(zip(point.tolist(), reps.tolist())) == runs
+        for i, (index, params, _) in enumerate(cells):
+            assert {n: v[c[i]] for n, (v, c) in columns.items()} == params
+            assert tuple(lo + int(a[i]) for (lo, _), a in zip(task.bounds, local)) == index
+        words = point_words(columns)
+        assert words.dtype == np.uint32 and words.tolist() == [param_words(p) for _, p, _ in cells]
+        keys = replicate_keys(spec.seed, words[point], reps)
+        want = [seed_key(replicate_seed(spec.seed, cells[i][1], r)) for i, r in runs]
+        assert np.array_equal(keys, np.array(want, dtype=np.uint64).reshape(-1, 2))
+        assert task.runs == len(runs)
+
+
+def test_point_words_keep_types_apart_as_param_words_does():
+    from boardsweep.pipeline.plan.tasks import param_words, point_words
+
+    values = (6, 6.0, "6", True, None, np.int64(6), 0.1, "é")
+    columns = {"b": (values, np.arange(len(values))), "a": (("x",), np.zeros(len(values), dtype=int))}
+    assert point_words(columns).tolist() == [param_words({"a": "x", "b": v}) for v in values]
