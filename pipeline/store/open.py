@@ -21,6 +21,7 @@ from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
 from .reads import fixed_width
 from .metadata import exact_renames, simulated_variables
+from .creation import creating_line, creation_record
 from .owner import Store
 from .layout import JOURNAL
 from .lock import StoreLock
@@ -134,8 +135,13 @@ def _check_arguments(url: Any, check: Any, sel: Any, chunks: Any = None) -> None
 
 
 def _opened(url: str | Store) -> Store:
-    """The store at ``url``, or ``url`` itself where it is an opened :class:`Store`."""
-    return url if isinstance(url, Store) else Store(str(url))
+    """The store at ``url``, or ``url`` itself where it is an opened :class:`Store`;
+    :class:`StoreBeingRewritten` (one line, :func:`.creation.creating_line`)
+    where a run is creating it or was interrupted while it did."""
+    st = url if isinstance(url, Store) else Store(str(url))
+    if st.kind == "creating":
+        raise StoreBeingRewritten(creating_line(st.url))
+    return st
 
 
 def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
@@ -201,6 +207,8 @@ def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
         try:
             ds = read()
         except (KeyError, ValueError, OSError, TypeError) as exc:
+            if creation_record(st.url) is not None:  # a run began creating it (--overwrite) meanwhile
+                raise StoreBeingRewritten(creating_line(st.url)) from None
             if wait is None or (_steady(st.url, before) and not _being_made(exc, st.url)):
                 raise  # the store did not change under the read: the error is the store's own
         else:
