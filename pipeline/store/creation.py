@@ -134,7 +134,9 @@ def creating_line(url: str) -> str:
     """What a command that reads the store at ``url`` says of a store a run
     is creating (its pid, host and start), or whose creation was interrupted
     (and how to finish it)."""
-    record = creation_record(url) or {}
+    record = creation_record(url)
+    if record is None:  # removed since the caller saw it: the creation ended, or a run cleared it
+        return f"store {url}: a run was creating it a moment ago; read it again"
     pid, host = record.get("pid"), record.get("host")
     if not isinstance(pid, int) or not isinstance(host, str):
         who, live = "a run whose record is unreadable", False
