@@ -21,14 +21,17 @@ __all__ = ["digest", "verify"]
 def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
     from ..store import normalize_url, store_exists
-    from ..store import inspect, rootless_line
+    from ..store import creating_line, inspect, rootless_line
     from ..errors import StoreDamaged
     from ..run.verify import write_digest
 
     try:
         url = normalize_url(store_url)
-        if inspect(url) == "rootless":
+        found = inspect(url)
+        if found == "rootless":
             raise StoreDamaged(rootless_line(url))
+        if found == "creating":
+            raise Fault(creating_line(url))
         if not store_exists(url):
             refuse_lock_only(url)  # a run interrupted before it made the store: not bad input
             raise InputError(f"no sweep store at {url}")

@@ -158,6 +158,8 @@ def _store_state(spec, url: str):
         found = inspect(url)
         if found in ("absent", "empty"):
             return url, "new", None
+        if found == "creating":
+            return url, "a store whose creation a run began: the run clears it and creates it afresh", None
         if found != "boardsweep":
             return url, f"holds a {found}, which a run refuses", None
         attrs = read_attrs(url, check=False)

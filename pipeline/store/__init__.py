@@ -33,7 +33,7 @@ from __future__ import annotations
 from . import zarr_private  # noqa: F401 - first: it imports zarr without zarr 3.0's import-time warning
 from ..errors import (ChunkUnreadable, LayoutError, RootDamaged, StoreDamaged, StoreLocked, StoreMismatch,
                       StoreUnreachable, UnknownFormat)
-from .creation import create_store, ensure_arrays, remove_store
+from .creation import create_store, creating_line, ensure_arrays, remove_store
 from .growth import GROWING, interrupted
 from .identity import (check_format, check_spec, check_writable, differences, inspect, read_attrs, rootless_line,
                        store_exists)
@@ -58,7 +58,7 @@ __all__ = [
     "Store", "normalize_url", "open_sweep", "load_sweep", "mask", "read_chunks", "READ_CHUNK_BYTES",
     # what is at a URL, its attributes, the format and spec checks
     "inspect", "store_exists", "read_attrs", "check_format", "check_spec", "check_writable", "differences",
-    "rootless_line",
+    "rootless_line", "creating_line",
     # template, creation, reads and writes
     "FILL", "template", "unplayed", "blank_unplayed", "provenance", "source_revision", "code_revision",
     "create_store", "ensure_arrays", "remove_store",

@@ -3,12 +3,24 @@
 boardsweep never deletes anything it did not make: :func:`remove_store`
 removes only the arrays listed in the ``arrays`` attribute, the root metadata
 and the manifests, so files a user put inside survive.
+
+A creation cannot be left half done: before it writes anything else (or
+removes the store ``--overwrite`` replaces), :func:`create_store` writes the
+creation record :data:`CREATING` (the run's pid and host, the arrays it
+makes or replaces) whole, and removes it only once the store is complete.
+A store with that record is one boardsweep was creating (:func:`.identity.inspect`
+says ``creating``): readers say so in one line (:func:`creating_line`), and the
+next run removes what the record names (:func:`clear_interrupted`) and creates
+it afresh; nothing had been computed in it.
 """
 
 from __future__ import annotations
 
 import base64
+import datetime
 import json
+import os
+import socket
 import struct
 from pathlib import Path
 
@@ -18,14 +30,17 @@ import xarray as xr
 import zarr
 
 from . import integers, manifests, metadata
-from .chunkfiles import PACKED_SEPARATOR
+from .chunkfiles import PACKED_SEPARATOR, write_file
+from .remote import is_local
 from ..errors import StoreMismatch
-from .identity import check_labels, data_types, fixed_width_text, read_attrs
+from .identity import CREATING, check_labels, data_types, fixed_width_text, read_attrs
 from .schema import skeleton
 from .zarr_private import quiet
 from ..spec.parse import Spec
 
-__all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "rebuild_root", "OWN_FOLDER_META"]
+__all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "rebuild_root", "OWN_FOLDER_META",
+           "CREATING", "legacy_arrays", "creation_record", "clear_interrupted", "creating_line"]
+
 
 
 #: The metadata that makes boardsweep's own folder (``.boardsweep/``: task
@@ -40,18 +55,24 @@ OWN_FOLDER_META = {
 }
 
 
-def create_store(url: str, spec: Spec) -> None:
+def create_store(url: str, spec: Spec, replacing: list[str] | None = None) -> None:
     """Write the empty store for ``spec`` at ``url``: metadata, and the values
     of its coordinates and per-point markers (the empty arrays have no chunks).
 
     What xarray's ``to_zarr(compute=False, consolidated=True)`` of the
     template writes, written with zarr's own API (no dask, no xarray
     encoding pipeline; tests/pipeline/store/test_creation.py compares the
-    two): the root group and its attributes first (an interrupted creation
-    leaves a store that :func:`ensure_arrays` completes), then every array,
-    then the consolidated metadata.
+    two): the root group and its attributes, every array, then the
+    consolidated metadata.  ``replacing``: the arrays of the boardsweep store
+    there to remove first (``--overwrite``; ``[]``: only its root metadata and
+    records).  All of it between the creation record's writing and its
+    removal (:data:`CREATING`): a kill at any instant leaves the old store
+    untouched, or a store the next run clears and creates again, or the new one whole.
     """
     ds, encoding = skeleton(spec, spec.game)
+    _begin(url, sorted({str(n) for n in ds.variables} | set(replacing or [])))
+    if replacing is not None:
+        remove_store(url, list(replacing))
     mark_own_folder(url)
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
     with quiet():
@@ -60,6 +81,85 @@ def create_store(url: str, spec: Spec) -> None:
         for name in variables:
             _create_array(group, str(name), variables[name], encoding.get(name))
         zarr.consolidate_metadata(group.store)
+    _end(url)
+
+
+def _begin(url: str, arrays: list[str]) -> None:
+    """Write the creation record (:data:`CREATING`) whole, naming ``arrays``:
+    on a folder into a temporary file renamed into place, on object storage in one put."""
+    fs, root = fsspec.core.url_to_fs(url)
+    record = {"pid": os.getpid(), "host": socket.gethostname(), "arrays": arrays,
+              "since": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    data = json.dumps(record, indent=2).encode()
+    if is_local(fs):
+        write_file(Path(root) / CREATING, data)
+    else:
+        fs.pipe_file(f"{root}/{CREATING}", data)
+
+
+def _end(url: str) -> None:
+    """Remove the creation record (the store is whole), and any temporary
+    file a kill left while one was written (:func:`_begin`)."""
+    fs, root = fsspec.core.url_to_fs(url)
+    if fs.exists(f"{root}/{CREATING}"):
+        fs.rm_file(f"{root}/{CREATING}")
+    if is_local(fs):
+        for stray in Path(root).glob(f".{CREATING}.*.tmp"):
+            stray.unlink(missing_ok=True)
+
+
+def creation_record(url: str) -> dict | None:
+    """The creation record at ``url`` (:data:`CREATING`): ``None`` where
+    there is none, ``{}`` where it cannot be read as one."""
+    fs, root = fsspec.core.url_to_fs(url)
+    try:
+        record = json.loads(fs.cat_file(f"{root}/{CREATING}"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def clear_interrupted(url: str) -> None:
+    """Remove what an interrupted creation made (lock held): the arrays its
+    record names, the root metadata and boardsweep's own folder, the record last."""
+    record = creation_record(url) or {}
+    arrays = record.get("arrays")
+    remove_store(url, [str(a) for a in arrays] if isinstance(arrays, list) else [])
+    _end(url)
+
+
+def creating_line(url: str) -> str:
+    """What a command that reads the store at ``url`` says of a store a run
+    is creating (its pid, host and start), or whose creation was interrupted
+    (and how to finish it)."""
+    record = creation_record(url)
+    if record is None:  # removed since the caller saw it: the creation ended, or a run cleared it
+        return f"store {url}: a run was creating it a moment ago; read it again"
+    pid, host = record.get("pid"), record.get("host")
+    if not isinstance(pid, int) or not isinstance(host, str):
+        who, live = "a run whose record is unreadable", False
+    else:
+        who, live = f"pid {pid} on host {host} since {record.get('since')}", host == socket.gethostname() and _alive(pid)
+    if live:
+        return f"store {url}: a run ({who}) is creating it now, nothing to read yet; read it again in a moment"
+    if host is not None and host != socket.gethostname():
+        return (f"store {url}: a run on another host ({who}) is creating it, or was interrupted while it did; "
+                f"if it is gone, rerun `boardsweep run SPEC --store {url}` with the spec it ran to create it afresh")
+    return (f"store {url}: a run creating it was interrupted ({who}) before anything was computed; rerun "
+            f"`boardsweep run SPEC --store {url}` with the spec you ran to create it afresh")
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _create_array(group: zarr.Group, name: str, var: xr.Variable, encoding: dict | None,
@@ -167,7 +267,7 @@ def remove_store(url: str, names: list[str] | None = None) -> None:
     the store's ``arrays`` attribute), root metadata and manifests; anything
     else in the folder (a user's files) stays."""
     fs, root = fsspec.core.url_to_fs(url)
-    ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or _legacy_arrays(url)))
+    ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or legacy_arrays(url)))
     for entry in fs.ls(root, detail=False):
         name = Path(entry).name
         if name in ours and fs.isdir(entry):
@@ -177,7 +277,7 @@ def remove_store(url: str, names: list[str] | None = None) -> None:
             fs.rm(f"{root}/{name}", recursive=True)
 
 
-def _legacy_arrays(url: str) -> list[str]:
+def legacy_arrays(url: str) -> list[str]:
     """Array names of a store made before ``arrays`` was recorded: all its arrays."""
     with quiet():
         return list(zarr.open_group(url, mode="r").array_keys())

@@ -28,11 +28,11 @@ from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan.tasks import SEED_SCHEME
 from ..spec.parse import Spec
 
-__all__ = ["check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line"]
+__all__ = ["CREATING", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line"]
 
-
-
-
+#: The creation record (:mod:`.creation`): a file in the store's folder,
+#: beside its root metadata, from before a store's first write to after its last.
+CREATING = ".boardsweep.creating"
 
 
 def store_exists(url: str) -> bool:
@@ -51,14 +51,19 @@ def inspect(url: str) -> str:
     ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
     ``leftover`` (boardsweep's ``.boardsweep/`` folder without a store: a
     removal cut short), ``rootless`` (that folder and arrays, but no root
-    ``zarr.json``: a store whose root metadata was lost) or ``unreadable``
-    (a zarr.json that does not parse)."""
+    ``zarr.json``: a store whose root metadata was lost), ``unreadable``
+    (a zarr.json that does not parse) or ``creating`` (a store a run is
+    creating, or was when it was interrupted: its creation record,
+    :data:`CREATING`, is there)."""
     fs, root = fsspec.core.url_to_fs(url)
     if not fs.exists(root):
         return "absent"
     if fs.isfile(root):
         return "file"
     names = {Path(p).name for p in fs.ls(root, detail=False)}
+    if CREATING in names:
+        return "creating"
+    names = {n for n in names if not n.startswith(f".{CREATING}.")}  # a record's temporary file a kill left
     if not names - {".boardsweep.lock"}:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:

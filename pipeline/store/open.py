@@ -21,10 +21,12 @@ from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
 from .reads import fixed_width
 from .metadata import exact_renames, simulated_variables
+from .creation import creating_line, creation_record
+from .identity import lock_only_line
 from .owner import Store
 from .layout import JOURNAL
 from .lock import StoreLock
-from ..errors import ArgumentTypeError, ArraysMissing, StoreBeingRewritten, StoreLocked, expect_flag
+from ..errors import ArgumentTypeError, ArraysMissing, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
 from ..words import python_value
 
 __all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks"]
@@ -65,7 +67,7 @@ def open_sweep(
     if sel:
         return load_sweep(st, check=check, sel=sel)
     if check:
-        st.assert_intact()
+        _assert_intact(st)
     return _steadily(st, lambda: _open(st, chunks))
 
 
@@ -142,8 +144,16 @@ def _check_arguments(url: Any, check: Any, sel: Any, chunks: Any = None) -> None
 
 
 def _opened(url: str | Store) -> Store:
-    """The store at ``url``, or ``url`` itself where it is an opened :class:`Store`."""
-    return url if isinstance(url, Store) else Store(str(url))
+    """The store at ``url``, or ``url`` itself where it is an opened :class:`Store`;
+    :class:`StoreBeingRewritten` (one line, :func:`.creation.creating_line`,
+    :func:`.identity.lock_only_line`) where a run is creating it or was
+    interrupted while it did, or holds only a run's lock."""
+    st = url if isinstance(url, Store) else Store(str(url))
+    if st.kind == "creating":
+        raise StoreBeingRewritten(creating_line(st.url))
+    if st.kind == "empty" and (line := lock_only_line(st.url)) is not None:  # a run making it, or killed before
+        raise StoreBeingRewritten(line)
+    return st
 
 
 def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
@@ -156,29 +166,56 @@ def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
     shape = tuple(var.shape)
     wanted = tuple(chunks.get(d, -1) for d in var.dims)
     token = tokenize(url, name, shape, wanted, str(var.dtype))  # named by what it reads: its values never hashed
-    if not chunkfiles.readable(url, name):
+    if chunkfiles.readable(url, name):
+        source = _SteadyChunks(chunkfiles.ChunkFileArray(url, name, shape, var.dtype), url)
+    elif var.dtype.kind in "biuf":  # through zarr (object storage, a layout the direct reader does not read)
+        source = _SteadyChunks(_VariableChunks(var), url)
+    else:
         return var.chunk(dict(zip(var.dims, wanted)), token=token).data
-    source = _SteadyChunks(chunkfiles.ChunkFileArray(url, name, shape, var.dtype))
     return da.from_array(source, chunks=wanted, lock=False, asarray=True, name=f"boardsweep-{name}-{token}")
 
 
 class _SteadyChunks:
-    """A :class:`chunkfiles.ChunkFileArray` whose every read is checked as
+    """A chunk source (:class:`chunkfiles.ChunkFileArray`, or :class:`_VariableChunks`
+    where that reader does not apply) whose every read is checked as
     :func:`load_sweep`'s are: a read while a run packs, unpacks or grows the
     store (an array moved away reads as its fill value, so a cell could read
-    done without its data) raises :class:`StoreBeingRewritten` instead."""
+    done without its data; or is not found: a ``KeyError``) raises
+    :class:`StoreBeingRewritten` instead."""
 
-    def __init__(self, source: chunkfiles.ChunkFileArray) -> None:
-        self.source, self.shape, self.dtype, self.ndim = source, source.shape, source.dtype, source.ndim
+    def __init__(self, source, url: str) -> None:
+        self.source, self.url = source, url
+        self.shape, self.dtype, self.ndim = source.shape, source.dtype, source.ndim
 
     def __getitem__(self, key) -> np.ndarray:
-        before = _layout_stamp(self.source.url)
-        data = self.source[key]
-        if not _steady(self.source.url, before):
-            raise StoreBeingRewritten(
-                f"store {self.source.url} changed while it was read (a run is packing, unpacking or growing "
-                "it): read it again once the run ends")
+        before = _layout_stamp(self.url)
+        try:
+            data = self.source[key]
+        except Exception as exc:
+            if _steady(self.url, before):
+                raise  # the store held still: the error is its own
+            raise _rewritten(self.url) from exc
+        if not _steady(self.url, before):
+            raise _rewritten(self.url)
         return data
+
+
+class _VariableChunks:
+    """The values of a lazily opened variable (read through zarr), region by
+    region, as a chunk source for :class:`_SteadyChunks`."""
+
+    def __init__(self, var: xr.DataArray | xr.Variable) -> None:
+        self.var = getattr(var, "variable", var)
+        self.shape, self.dtype, self.ndim = tuple(var.shape), var.dtype, var.ndim
+
+    def __getitem__(self, key) -> np.ndarray:
+        return np.asarray(self.var[key].values)
+
+
+def _rewritten(url: str) -> StoreBeingRewritten:
+    """The one line for a read that a layout change (packing, unpacking, growth) crossed."""
+    return StoreBeingRewritten(f"store {url} changed while it was read (a run is packing, unpacking or growing "
+                               "it): read it again once the run ends")
 
 
 def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | None = None) -> xr.Dataset:
@@ -194,8 +231,28 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     _check_arguments(url, check, sel)
     st = _opened(url)
     if check:
-        st.assert_intact()
+        _assert_intact(st)
     return _steadily(st, lambda: _load(st, sel))
+
+
+def _assert_intact(st: Store) -> None:
+    """:meth:`Store.assert_intact`, whose "damaged" is believed only where
+    the store held still through the check: a check across a run's packing,
+    unpacking or growth (an array moved away reads as missing) raises
+    :class:`StoreBeingRewritten`, and one of a store a run began creating
+    says so (:func:`.creation.creating_line`)."""
+    before = _layout_stamp(st.url)
+    try:
+        st.assert_intact()
+    except StoreDamaged:
+        if creation_record(st.url) is not None:
+            raise StoreBeingRewritten(creating_line(st.url)) from None
+        if not _steady(st.url, before):
+            raise _rewritten(st.url) from None
+        if _layout_stamp(st.url)[0]:  # its journal, no run holding the store: interrupted, not damaged
+            raise StoreBeingRewritten(f"store {st.url}: a run was interrupted while it packed or unpacked it; rerun "
+                                      f"`boardsweep run SPEC --store {st.url}` with its spec to finish that") from None
+        raise
 
 
 def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
@@ -209,6 +266,8 @@ def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
         try:
             ds = read()
         except (KeyError, ValueError, OSError, TypeError) as exc:
+            if creation_record(st.url) is not None:  # a run began creating it (--overwrite) meanwhile
+                raise StoreBeingRewritten(creating_line(st.url)) from None
             if wait is None or (_steady(st.url, before) and not _being_made(exc, st.url)):
                 raise  # the store did not change under the read: the error is the store's own
         else:

@@ -209,11 +209,15 @@ class Store:
         else is refused, with ``--overwrite`` too.
         """
         kind = self.refuse_foreign(overwrite)
-        if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
-            creation.remove_store(self.url, [])
-        if kind == "rootless":  # its root metadata lost: replaced with --overwrite (else rebuilt before)
-            creation.remove_store(self.url, [str(n) for n in template(spec, spec.game)[0].variables])
+        if kind == "creating":  # a creation interrupted (we hold the lock): nothing computed, made afresh
+            creation.clear_interrupted(self.url)
             self.changed()
+        if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
+            self.create(spec, replacing=[])
+            return []
+        if kind == "rootless":  # its root metadata lost: replaced with --overwrite (else rebuilt before)
+            self.create(spec, replacing=[str(n) for n in template(spec, spec.game)[0].variables])
+            return []
         if kind == "boardsweep":
             if not overwrite:
                 self.check_spec(spec)
@@ -227,18 +231,29 @@ class Store:
                              if name in recreated]
                 recreated = [name for name in recreated if name not in relabelled]
                 return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
-            creation.remove_store(self.url)
-            self.changed()
+            self.create(spec, replacing=self._own_arrays())
+            return []
         self.create(spec)
         return []
 
-    def create(self, spec: Spec) -> None:
-        """Create the store; if that fails (disk full, out of memory), remove what was made and say so."""
+    def _own_arrays(self) -> list[str]:
+        """The arrays of this boardsweep store (its ``arrays`` attribute; all
+        its arrays where it predates that record): what ``--overwrite`` removes."""
+        named = identity.read_attrs(self.url, check=False).get("arrays")
+        if isinstance(named, list) and named:
+            return [str(n) for n in named]
+        return creation.legacy_arrays(self.url)
+
+    def create(self, spec: Spec, replacing: list[str] | None = None) -> None:
+        """Create the store (removing ``replacing``, the arrays of the store it
+        replaces, :func:`.creation.create_store`); if that fails (disk full,
+        out of memory), remove what was made and say so."""
         try:
-            creation.create_store(self.url, spec)
+            creation.create_store(self.url, spec, replacing)
         except OSError as exc:
             try:
-                creation.remove_store(self.url, [str(n) for n in template(spec, spec.game)[0].variables])
+                if creation.creation_record(self.url) is not None:  # else nothing was written
+                    creation.clear_interrupted(self.url)
             except Exception:  # noqa: BLE001 - nothing more to clean than what exists
                 pass
             remedy = ("more memory or a higher `ulimit -v` (out of memory)" if exc.errno == errno.ENOMEM

@@ -39,6 +39,11 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
         from ..errors import StoreDamaged
 
         raise StoreDamaged(rootless_line(url))
+    if st.kind == "creating":  # a run creating it, or interrupted while it did: no store to read yet
+        from ..store import creating_line
+        from ..errors import StoreBeingRewritten
+
+        raise StoreBeingRewritten(creating_line(url))
     if st.kind in ("absent", "empty"):
         raise error(f"store {url}: no sweep store there")
     if st.kind != "boardsweep":

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -93,3 +95,87 @@ def test_a_read_during_a_live_layout_change_is_told_not_misled(tmp_path, toy_spe
             load_sweep(str(store), check=False)
     ds = load_sweep(str(store), check=False)  # a journal whose run is gone: read as it is
     assert bool(ds["done"].all()) and _done_without_data(ds) == 0
+
+
+#: A process that holds the store's lock, as a run does, and packs and
+#: unpacks it again and again (a run's layout changes), ``pause`` seconds
+#: apart, until told to stop by the file ``stop``; keeps the count of changes
+#: it made in the file ``stop`` + ``.count``, and prints it.
+_RELAYOUT = """
+import os, sys, time
+from boardsweep.pipeline.store import Store
+store, stop, pause = sys.argv[1], sys.argv[2], float(sys.argv[3])
+st, changes = Store(store), 0
+with st.lock():
+    print("locked", flush=True)
+    while not os.path.exists(stop):
+        if st.layout == "packed":
+            st.unpack()
+        else:
+            st.pack()
+        changes += 1
+        open(stop + ".count", "w").write(str(changes))
+        time.sleep(pause)
+print(changes, flush=True)
+"""
+
+
+def _same_cells(ds, reference) -> bool:
+    """Whether ``ds`` holds every cell of the finished ``reference``, equal (counts, done)."""
+    return (bool(ds["done"].values.all()) and ds["counts"].shape == reference["counts"].shape
+            and bool(np.array_equal(ds["counts"].values, reference["counts"].values)))
+
+
+@pytest.mark.slow
+def test_readers_across_hundreds_of_layout_changes_see_the_whole_store_or_are_told(tmp_path, toy_spec_text,
+                                                                                  write_spec):
+    """Every read path, lazily opened and computed, loaded, and through
+    xarray's engine, while a process packs and unpacks the store back to
+    back: each read is the whole finished store, or StoreBeingRewritten;
+    never a KeyError, a shape error, or a cell done without its data."""
+    import xarray as xr
+    from clirun import run_cli
+
+    store, stop = tmp_path / "s.zarr", tmp_path / "stop"
+    assert run_cli("run", str(write_spec(toy_spec_text)), "--store", str(store), "--workers", "1", "-q") == 0
+    reference = load_sweep(str(store))
+    began = time.monotonic()
+    for _ in range(3):
+        open_sweep(str(store), check=False).compute()
+    pause = (time.monotonic() - began) / 3  # one read's time on this machine: reads overlap changes and fall between
+    changer = subprocess.Popen([sys.executable, "-c", _RELAYOUT, str(store), str(stop), str(pause)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    readers = (lambda: load_sweep(str(store), check=False), lambda: open_sweep(str(store), check=False).compute(),
+               lambda: xr.open_dataset(str(store), engine="boardsweep", check=False).compute(),
+               lambda: open_sweep(str(store), check=False))  # the last computed after a pause: opened, then read
+    reads, told, wrong, raised = 0, 0, [], []
+    try:
+        assert changer.stdout.readline().strip() == "locked", changer.stderr.read()
+        count = Path(f"{stop}.count")
+        while reads + told < 200 and not (reads + told >= 40 and count.exists() and int(count.read_text() or 0) >= 40):
+            which = (reads + told) % len(readers)
+            try:
+                ds = readers[which]()
+                if which == 3:
+                    time.sleep(pause / 2)
+                    ds = ds.compute()
+                same = _same_cells(ds, reference)
+            except StoreBeingRewritten:
+                told += 1
+                continue
+            except Exception as exc:  # noqa: BLE001 - what the test counts: a raw error
+                raised.append(f"{type(exc).__name__}: {exc}"[:200])
+                reads += 1
+                continue
+            reads += 1
+            if not same:
+                wrong.append((which, int(ds["done"].values.sum())))
+    finally:
+        stop.touch()
+        out, err = changer.communicate(timeout=120)
+    changes = int(out.split()[-1])
+    assert changer.returncode == 0, err[-2000:]
+    assert changes >= 10, f"only {changes} layout changes during {reads + told} reads: the race was not provoked"
+    assert not raised, f"{len(raised)} of {reads} reads raised a raw error: {raised[:3]}"
+    assert not wrong, f"{len(wrong)} of {reads} reads were not the whole store (reader, cells done): {wrong[:5]}"
+    assert reads >= 20, f"{told} of {reads + told} reads told the store was being rewritten: too few read"

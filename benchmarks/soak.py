@@ -1,0 +1,284 @@
+"""A soak: sweeps killed at random and resumed while readers check every cell they see.
+
+For ``--seconds``, ``--stores`` sweeps of one spec run at once, each into a
+folder of its own: a ``boardsweep run`` process is started, and killed at a
+random moment (uniform over the measured wall of an undisturbed run, a bit
+beyond) by SIGKILL, SIGTERM or SIGINT (Ctrl-C), then started again (a
+resume); once a run finishes, its store is checked against the reference
+(an undisturbed run of the same spec, made first), kept (a reader may be
+reading it), and the next cycle begins in a new folder.  Meanwhile ``--readers`` threads read the stores again and
+again, each read by one of the read paths in turn (``load_sweep``,
+``open_sweep`` computed, ``xr.open_dataset(engine="boardsweep")`` computed,
+``load_sweep`` with its integrity check), and compare every cell a read says
+is done with the reference.
+
+Counted: reads, reads told in one line why not (a run creating, packing,
+growing the store; not made yet), kills by signal, resumes, and the three
+that must be 0: partial reads (a raw error, or a cell done without its
+data), wrong values (a done cell whose values differ from the reference),
+lost cells (a cell done once, not done at a later read of the same cycle,
+or a finished store that differs from the reference).  Prints one JSON object.
+
+Usage::
+
+    python benchmarks/soak.py [--seconds 120] [--stores 2] [--readers 2] [--spec SPEC]
+        [--runner "python -m boardsweep"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: A small money-game sweep: 24 grid points, 48 one-replicate tasks, plus the exact solves.
+SPEC = """\
+name = "soak"
+game = "hk_monopoly"
+seed = 56
+
+[params]
+rounds = 20
+
+[grid]
+dice_sides = [4, 6]
+jail_strategy = ["short", "long"]
+buy_policy = ["always", "reserve:200", "never"]
+players = [2, 3]
+
+[run]
+replicates = 2
+games = 2
+
+[checkpoints]
+count = 2
+
+[tasks]
+replicates_per_task = 1
+"""
+
+SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT}
+
+
+class Tally:
+    """The soak's counts, shared by its threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.counts = {"reads": 0, "told": 0, "kills": {k: 0 for k in SIGNALS}, "resumes": 0, "finished": 0,
+                       "partial_reads": 0, "wrong_values": 0, "lost_cells": 0, "damaged_told": 0,
+                       "run_tracebacks": 0, "ctrl_c_while_python_starts": 0, "absent": 0}
+        self.examples: list[str] = []
+        self.told: dict[str, int] = {}  # what the reads were told, by its first words
+
+    def add(self, key: str, n: int = 1, example: str = "") -> None:
+        with self.lock:
+            self.counts[key] += n
+            if example and len(self.examples) < 10:
+                self.examples.append(example)
+
+    def said(self, line: str) -> None:
+        """Count a one-line refusal a read was given, by its first 70 characters."""
+        with self.lock:
+            self.told[line[:70]] = self.told.get(line[:70], 0) + 1
+
+    def kill(self, name: str) -> None:
+        with self.lock:
+            self.counts["kills"][name] += 1
+
+
+def _cells(ds, names: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The done mask and each variable's values per done cell (grid + replicate leading)."""
+    done = np.asarray(ds["done"].values, dtype=bool)
+    return done, {n: np.asarray(ds[n].values) for n in names if n in ds and ds[n].dims[:done.ndim] == ds["done"].dims}
+
+
+def compare(ds, reference: tuple[np.ndarray, dict[str, np.ndarray]]) -> tuple[int, int, np.ndarray]:
+    """(cells done without their data, cells done with values other than the
+    reference's, the done mask) of a read ``ds``."""
+    ref_done, ref_values = reference
+    done, values = _cells(ds, list(ref_values))
+    partial = wrong = 0
+    for name, ref in ref_values.items():
+        got = values.get(name)
+        if got is None or got.shape != ref.shape:
+            return int(done.sum()), 0, done
+        got, ref = got[done], ref[done]
+        if got.dtype.kind == "f":
+            missing = np.isnan(got).reshape(len(got), -1).any(axis=1) & ~np.isnan(ref).reshape(len(ref), -1).any(axis=1)
+            partial += int(missing.sum())
+            same = (got == ref) | (np.isnan(got) & np.isnan(ref))
+        else:
+            same = got == ref
+        wrong += int((~same.reshape(len(same), -1).all(axis=1)).sum())
+    return partial, max(wrong - partial, 0), done
+
+
+def _read_paths():
+    """The read paths, each ``url -> Dataset`` (a one-line refusal raises a BoardsweepError)."""
+    import xarray as xr
+
+    from boardsweep.pipeline.store import load_sweep, open_sweep
+
+    return [("load_sweep", lambda url: load_sweep(url, check=False)),
+            ("open_sweep", lambda url: open_sweep(url, check=False).compute()),
+            ("engine", lambda url: xr.open_dataset(url, engine="boardsweep", check=False).compute()),
+            ("checked", lambda url: load_sweep(url))]
+
+
+def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None:
+    """Read the stores in turn until ``deadline``, checking every done cell."""
+    from boardsweep.pipeline.errors import BoardsweepError, StoreDamaged
+
+    paths, n = _read_paths(), 0
+    while time.monotonic() < deadline:
+        slot = n % len(cycles)
+        name, read = paths[n % len(paths)]
+        n += 1
+        cycle = cycles[slot]
+        url = cycle["url"]
+        try:
+            ds = read(url)
+            partial, wrong, done = compare(ds, reference)
+        except StoreDamaged as exc:  # told, but "damaged" about a store a run writes or left interrupted
+            tally.add("told")
+            tally.add("damaged_told", 1, f"{name}: {str(exc)[:200]}")
+            continue
+        except BoardsweepError as exc:
+            tally.add("told")
+            tally.said(str(exc).replace(url, "STORE"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a raw error is a partial read
+            if not os.path.exists(url):  # not made yet, or removed between cycles: not a read
+                tally.add("absent")
+                time.sleep(0.01)
+                continue
+            tally.add("reads")
+            tally.add("partial_reads", 1, f"{name}: {type(exc).__name__}: {str(exc)[:160]}")
+            continue
+        tally.add("reads")
+        if partial or wrong:
+            tally.add("partial_reads", partial, f"{name}: {partial} cells done without data" if partial else "")
+            tally.add("wrong_values", wrong, f"{name}: {wrong} cells with other values" if wrong else "")
+        with tally.lock:
+            seen = cycle.get("done")
+            if seen is not None and seen.shape == done.shape:
+                lost = int((seen & ~done).sum())
+                if lost:
+                    tally.counts["lost_cells"] += lost
+                    tally.examples.append(f"{name}: {lost} cells done before, not done now")
+                done = seen | done
+            cycle["done"] = done
+
+
+def sweeper(slot: int, runner: list[str], spec: str, wall: float, cycles: list[dict], reference: tuple,
+            tally: Tally, deadline: float, rng: random.Random) -> None:
+    """Run, kill at random and resume the sweep of ``cycles[slot]`` until
+    ``deadline``; each finished store is kept (a reader may be reading it)
+    and the next cycle begins in a new folder."""
+    from boardsweep.pipeline.store import load_sweep
+
+    resuming, url = False, cycles[slot]["url"]
+    log = Path(url + ".stderr")
+    while time.monotonic() < deadline:
+        with open(log, "w") as err_file:  # a file, not a pipe: a run's output never blocks it
+            proc = subprocess.Popen([*runner, "run", spec, "--store", url, "--workers", "1", "-q"],
+                                    stdout=subprocess.DEVNULL, stderr=err_file)
+        tally.add("resumes", int(resuming))
+        try:
+            proc.wait(timeout=rng.uniform(0.3, 2.0) * wall)  # some runs finish, most are killed
+        except subprocess.TimeoutExpired:
+            name = rng.choice(list(SIGNALS))
+            proc.send_signal(SIGNALS[name])
+            tally.kill(name)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:  # a SIGTERM or Ctrl-C not heeded: SIGKILL
+            proc.kill()
+            proc.wait()
+        err = log.read_text(errors="replace")
+        if proc.returncode == 0:
+            partial, wrong, done = compare(load_sweep(url), reference)
+            if partial or wrong or not done.all():
+                tally.add("lost_cells", int((~done).sum()) + partial + wrong, f"finished store {url} differs")
+            tally.add("finished")
+            url = f"{url.rsplit('-', 1)[0]}-{tally.counts['finished']}.zarr"
+            with tally.lock:
+                cycles[slot] = {"url": url}
+            resuming = False
+            continue
+        if "Traceback" in err:  # a run ends in one line, whatever signal it got ...
+            starting = "KeyboardInterrupt" in err and "boardsweep" not in err.split("Traceback", 1)[1]
+            tally.add("ctrl_c_while_python_starts" if starting else "run_tracebacks", 1,  # ... once Python runs it
+                      "" if starting else f"run ended {proc.returncode}: {err[-300:]}")
+        resuming = True
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the soak (the options in the module docstring); print and return its counts."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--stores", type=int, default=2)
+    parser.add_argument("--readers", type=int, default=2)
+    parser.add_argument("--spec", default=None, help="a spec file (default: a small money-game sweep)")
+    parser.add_argument("--runner", default=f"{shlex.quote(sys.executable)} -m boardsweep")
+    parser.add_argument("--seed", type=int, default=56)
+    args = parser.parse_args(argv)
+    from boardsweep.pipeline.store import load_sweep
+
+    work = Path(tempfile.mkdtemp(prefix="soak-"))
+    spec = args.spec or str(work / "soak.toml")
+    if args.spec is None:
+        Path(spec).write_text(SPEC)
+    runner = shlex.split(args.runner)
+    ref_url = str(work / "reference.zarr")
+    began = time.monotonic()
+    subprocess.run([*runner, "run", spec, "--store", ref_url, "--workers", "1", "-q"], check=True,
+                   stdout=subprocess.DEVNULL)
+    wall = time.monotonic() - began
+    ref = load_sweep(ref_url)
+    names = [str(n) for n in ref.data_vars if ref[n].dims[:ref["done"].ndim] == ref["done"].dims and n != "done"]
+    reference = _cells(ref, names)
+    tally, rng = Tally(), random.Random(args.seed)
+    cycles = [{"url": str(work / f"s{i}-0.zarr")} for i in range(args.stores)]
+    deadline = time.monotonic() + args.seconds
+    threads = [threading.Thread(target=sweeper, args=(i, runner, spec, wall, cycles, reference, tally, deadline,
+                                                      random.Random(rng.random())), daemon=True)
+               for i in range(args.stores)]
+    threads += [threading.Thread(target=reader, args=(cycles, reference, tally, deadline), daemon=True)
+                for _ in range(args.readers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    shutil.rmtree(work, ignore_errors=True)
+    out = {**tally.counts, "undisturbed_run_s": round(wall, 2), "seconds": args.seconds, "stores": args.stores,
+           "readers": args.readers, "told_lines": tally.told, "examples": tally.examples, "cpu": _cpu(), "load": os.getloadavg()}
+    print(json.dumps(out, indent=1))
+    return out
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+if __name__ == "__main__":
+    main()
