@@ -161,7 +161,9 @@ class Game:
         each array returned has the runs as its first axis, then the
         declared dims.  The runs of one call share the values of
         ``coords_params`` (one label set).  A game without it is run point
-        by point through ``simulate``.
+        by point through ``simulate``; a game derived with
+        ``dataclasses.replace(game, simulate=...)`` must clear or replace it
+        too (``simulate_batch=None``), or its planned tasks run the old rules.
     """
 
     name: str

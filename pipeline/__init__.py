@@ -21,7 +21,7 @@ __all__ = ["open_sweep", "load_sweep"]
 
 def __getattr__(name: str) -> Any:
     if name in ("open_sweep", "load_sweep"):
-        from .store import open as reading  # registers ds.boardsweep (boardsweep.xarray_backend)
+        from . import store  # registers ds.boardsweep (boardsweep.xarray_backend)
 
-        return getattr(reading, name)
+        return getattr(store, name)
     raise AttributeError(f"module 'boardsweep.pipeline' has no attribute {name!r}")

@@ -238,3 +238,52 @@ def test_the_limits_are_checked():
                      "class D(StoreMismatch): pass\nclass E(click.ClickException): pass\n")
     assert [_is_exception(n) for n in tree.body] == [True, True, False, True, True]
     assert _folder("pipeline.store.owner") == "pipeline.store" and _folder("pipeline.api") == "pipeline.api"
+
+
+def _private_imports() -> list[str]:
+    """Every ``from .module import _name``: a private name taken from another module."""
+    found = []
+    for name, (path, _) in _modules().items():
+        for node in _imports(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_a_private_name_from_another():
+    """A name with a leading underscore is its module's own: another module that needs it uses a public name."""
+    private = _private_imports()
+    assert not private, "private names imported across modules: " + "; ".join(private)
+
+
+def _store_reach_ins() -> list[str]:
+    """Imports from outside pipeline/store/ that name one of its modules instead of the package's face."""
+    found = []
+    for name, (path, package) in _modules().items():
+        if name.startswith("pipeline.store"):
+            continue
+        for node in _imports(_tree(path)):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            base = package[:len(package) - node.level + 1]
+            target = ".".join(base + (node.module.split(".") if node.module else []))
+            if target.startswith("pipeline.store."):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {target}")
+            elif target == "pipeline.store":
+                import boardsweep.pipeline.store as store
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} store.{a.name} (not in __all__)"
+                          for a in node.names if a.name not in store.__all__]
+    return found
+
+
+def test_the_store_is_used_through_its_face():
+    """Code outside pipeline/store/ imports what ``pipeline.store.__all__`` names, from the package."""
+    reach_ins = _store_reach_ins()
+    assert not reach_ins, "imports past the store's face: " + "; ".join(reach_ins)
+
+
+def test_the_face_checks_see_a_private_import():
+    tree = ast.parse("from .grid import _axes, axes\nfrom ..store.reads import read_done\n")
+    names = [a.name for n in _imports(tree) for a in n.names]
+    assert [n for n in names if n.startswith("_") and not n.startswith("__")] == ["_axes"]

@@ -62,7 +62,7 @@ class Chain:
     start: int
 
 
-def _base_states(long_jail: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def base_states(long_jail: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(location, doubles, failed jail throws) of every base state."""
     loc = np.repeat(np.arange(N_SQUARES), 3)
     dbl = np.tile(np.arange(3), N_SQUARES)
@@ -73,7 +73,7 @@ def _base_states(long_jail: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return loc, dbl, thr
 
 
-def _roll_classes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def roll_classes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct (sum, double) outcomes of two n-sided dice with their probabilities."""
     a, b = np.meshgrid(np.arange(1, n + 1), np.arange(1, n + 1), indexing="ij")
     keys = np.stack([(a + b).ravel(), (a == b).ravel().astype(int)], axis=1)
@@ -81,7 +81,7 @@ def _roll_classes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return classes[:, 0], classes[:, 1].astype(bool), weight / n**2
 
 
-class _Decks:
+class Decks:
     """Card draws: independent (one deck state, every card 1/len) or a fixed
     cyclic order (deck state = positions in both decks, draws deterministic)."""
 
@@ -112,7 +112,7 @@ def _destination(card: int, square: int) -> int:
     return card
 
 
-def _resolve(square: int, ds: int, decks: _Decks) -> list[tuple[float, int, int, tuple]]:
+def _resolve(square: int, ds: int, decks: Decks) -> list[tuple[float, int, int, tuple]]:
     """Branches of a landing: [(probability, final location, deck state, squares
     counted by per_landing before the final jail count)]."""
     if square == G2J:
@@ -131,7 +131,7 @@ def _resolve(square: int, ds: int, decks: _Decks) -> list[tuple[float, int, int,
     return out
 
 
-def _resolution_tables(decks: _Decks):
+def resolution_tables(decks: Decks):
     """Padded arrays over (landing square, deck state, branch): probability,
     final location, next deck state, and the squares counted (-1 = none)."""
     table = [[_resolve(sq, ds, decks) for ds in range(decks.count)] for sq in range(N_SQUARES)]
@@ -169,13 +169,13 @@ def build_chain(rules: Rules, deck_orders: tuple[np.ndarray, np.ndarray] | None 
     deck_orders : (community_chest, chance), optional
         Fixed cyclic deck orders (each a permutation of the rules' deck).
     """
-    decks = _Decks(rules, _checked(rules, deck_orders))
-    prob, final, nxt, counted = _resolution_tables(decks)
-    loc, dbl, thr = _base_states(rules.long_jail)
+    decks = Decks(rules, _checked(rules, deck_orders))
+    prob, final, nxt, counted = resolution_tables(decks)
+    loc, dbl, thr = base_states(rules.long_jail)
     nb, nd = loc.size, decks.count
     jail_base = 3 * N_SQUARES  # index of IN_JAIL with 0 failed throws
 
-    sums, doubles, weight = _roll_classes(rules.dice_sides)
+    sums, doubles, weight = roll_classes(rules.dice_sides)
     L, S, D, W = (x[:, None] for x in (loc, thr, dbl, np.arange(nb)))  # (nb, 1)
     s_, dd, w = sums[None, :], doubles[None, :], weight[None, :]  # (1, nc)
     in_jail = L == IN_JAIL

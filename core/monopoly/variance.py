@@ -51,7 +51,7 @@ import numpy as np
 from ..markov import check_stochastic, stationary
 
 from .board import IN_JAIL, JAIL, N_LOCATIONS, N_SQUARES
-from .exact import _base_states, _Decks, _resolution_tables, _roll_classes
+from .exact import base_states, Decks, resolution_tables, roll_classes
 from .rules import Rules
 
 __all__ = ["Branches", "roll_branches", "asymptotic_variance", "asymptotic_variance_params"]
@@ -99,9 +99,9 @@ def roll_branches(rules: Rules) -> Branches:
     branch of the landing square (:func:`exact._resolve`, probability > 0)."""
     if rules.shuffled:
         raise ValueError("roll branches are enumerated for independent draws only")
-    table_prob, table_final, _, table_counted = (t[:, 0] for t in _resolution_tables(_Decks(rules, None)))
-    loc, dbl, thr = _base_states(rules.long_jail)
-    sums, doubles, weights = _roll_classes(rules.dice_sides)
+    table_prob, table_final, _, table_counted = (t[:, 0] for t in resolution_tables(Decks(rules, None)))
+    loc, dbl, thr = base_states(rules.long_jail)
+    sums, doubles, weights = roll_classes(rules.dice_sides)
     jail_base = 3 * N_SQUARES
     in_jail = (loc == IN_JAIL)[:, None]  # (states, 1) against (1, classes)
     stays = in_jail & rules.long_jail & ~doubles & (thr[:, None] < 2)  # a failed throw: stays in jail

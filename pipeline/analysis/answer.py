@@ -95,13 +95,13 @@ def cap_note(ds: xr.Dataset, est: xr.Dataset) -> str:
     ``rounds``) with no spread, the sentence that says so: every game reached
     the cap, so the value is the cap, censored rather than measured."""
     from ...core.games import headlines_of
-    from .dataset import _canonical
+    from .dataset import canonical_spec
 
     game = game_of(ds)
     h = next((h for h in headlines_of(game) if h.name == est.attrs.get("name")), None) if game else None
     if h is None or not h.cap or "estimate" not in est:
         return ""
-    fixed: Any = _canonical(ds).get("params", {}).get(h.cap)
+    fixed: Any = canonical_spec(ds).get("params", {}).get(h.cap)
     limit = ds[h.cap] if h.cap in ds.coords else fixed
     if limit is None:
         return ""

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import special as sc
 
 from ...core import stats
-from .dataset import _grid, _mem, distribution_variables, frequencies
+from .dataset import grid_axes_of, in_memory, distribution_variables, frequencies
 from .figures import panel_spread
 from ..words import python_value
 
@@ -72,7 +72,7 @@ def compare_axis(
     locations, about two would pass an unadjusted 5% test by chance alone);
     ``significant`` = p_holm < alpha.  Dims: the other grid axes and DIM.
     """
-    ds = _mem(ds)
+    ds = in_memory(ds)
     dim = distribution_variables(ds)[variable]
     freq = frequencies(ds, variable).isel(checkpoint=checkpoint)
     sides = []
@@ -110,7 +110,7 @@ def axis_comparisons(ds: xr.Dataset, variable: str = "counts", checkpoint: int =
     other value (against at most ``most`` of them: :func:`compared`), each
     comparison reading only its two values' grid points."""
     out = {}
-    for axis in _grid(ds):
+    for axis in grid_axes_of(ds):
         values = ds[axis].values
         for k in compared(len(values), most):
             pair = ds.isel({axis: [0, int(k)]})

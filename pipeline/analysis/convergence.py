@@ -21,7 +21,7 @@ import xarray as xr
 
 from ...core.batches import slope_interval
 from ..store import simulated_variables
-from .dataset import _mem, distribution_variables, frequencies, z_score
+from .dataset import in_memory, distribution_variables, frequencies, z_score
 from .reference import batch_reference, exact_reference
 
 __all__ = ["step_variable", "steps", "increments", "convergence", "batch_errors", "convergence_rate"]
@@ -80,7 +80,7 @@ def batch_errors(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     across-replicate sd of the batch frequencies).  Batches do not overlap,
     so their errors are independent (unlike nested cumulative checkpoints):
     both fall as ``batch_steps^(-1/2)``."""
-    ds = _mem(ds)
+    ds = in_memory(ds)
     dim = distribution_variables(ds)[variable]
     inc = increments(ds[variable])
     freq = inc / inc.sum(dim, min_count=1)
@@ -112,7 +112,7 @@ def convergence(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
       ``rms_error`` = sqrt(mean over replicates and labels of
       (frequency - exact)^2) per checkpoint (the error of ONE replicate).
     """
-    ds = _mem(ds)
+    ds = in_memory(ds)
     dim = distribution_variables(ds)[variable]
     freq = frequencies(ds, variable)
     n = freq.notnull().sum("replicate")

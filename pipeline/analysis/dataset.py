@@ -43,14 +43,14 @@ def game_of(ds: xr.Dataset) -> Game | None:
     return _GAMES[name]
 
 
-def _canonical(ds: xr.Dataset) -> dict:
+def canonical_spec(ds: xr.Dataset) -> dict:
     """The store's canonical spec, parsed (empty where it has none)."""
     return recorded_spec(ds.attrs)
 
 
 def point_params(ds: xr.Dataset, point: dict[str, Any]) -> dict[str, Any]:
     """Full game parameters of a grid point (the spec's fixed ones + the point)."""
-    params = {**_canonical(ds).get("params", {}), **point}
+    params = {**canonical_spec(ds).get("params", {}), **point}
     game = game_of(ds)
     return game.resolve_params(params) if game is not None else params
 
@@ -63,7 +63,7 @@ def label_values(ds: xr.Dataset, dim: str) -> list[str]:
 
 def run_shape_of(ds: xr.Dataset) -> dict[str, int]:
     """The run shape of every replicate (without ``replicates``)."""
-    run = dict(_canonical(ds).get("run", {}))
+    run = dict(canonical_spec(ds).get("run", {}))
     run.pop("replicates", None)
     return run
 
@@ -73,17 +73,17 @@ def grid_params(ds: xr.Dataset) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     :func:`point_params` gives them; the spec is parsed and the game looked
     up once, not once per point (the spec holds the grid: parsing it per
     point is quadratic, and a game lookup reads the installed entry points)."""
-    fixed, game = _canonical(ds).get("params", {}), game_of(ds)
+    fixed, game = canonical_spec(ds).get("params", {}), game_of(ds)
     resolve = game.resolve_params if game is not None else dict
     return [(point, resolve({**fixed, **point})) for point in grid_points(ds)]
 
 
-def _mem(ds: xr.Dataset) -> xr.Dataset:
+def in_memory(ds: xr.Dataset) -> xr.Dataset:
     """The Dataset in memory (a store opened lazily is read once here)."""
     return ds.compute() if any(v.chunks for v in ds.variables.values()) else ds
 
 
-def _grid(ds: xr.Dataset) -> list[str]:
+def grid_axes_of(ds: xr.Dataset) -> list[str]:
     """The store's grid axes."""
     return list(ds.attrs.get("grid_axes", []))
 
@@ -106,7 +106,7 @@ def frequencies(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray:
     """
     dim = distribution_variables(ds)[variable]
     counts = ds[variable]
-    return _named(counts / counts.sum(dim, min_count=1), "frequency", "relative frequency",
+    return named(counts / counts.sum(dim, min_count=1), "frequency", "relative frequency",
                   f"{variable} / {variable}.sum('{dim}'): the share of each {dim} label in one replicate at a checkpoint")
 
 
@@ -124,10 +124,10 @@ def z_score(difference: xr.DataArray, stderr: xr.DataArray, counts: xr.DataArray
         return (difference / stderr).where((stderr > 0) & (counts >= MIN_COUNT))
 
 
-_EXACT_TEXT = ("exact frequency", "the exact relative frequency (NaN where none exists or not computed yet)")
+EXACT_TEXT = ("exact frequency", "the exact relative frequency (NaN where none exists or not computed yet)")
 
 
-def _named(values: xr.DataArray, name: str, long_name: str, description: str) -> xr.DataArray:
+def named(values: xr.DataArray, name: str, long_name: str, description: str) -> xr.DataArray:
     """``values`` renamed, with its own ``long_name`` and ``description`` (not its inputs')."""
     out = values.copy(deep=False).rename(name)
     out.attrs = {"long_name": long_name, "description": description}

@@ -18,7 +18,7 @@ import xarray as xr
 from ...core import stats
 from ...core.batches import anova_share
 from ..plan.tasks import replicate_seed
-from .dataset import _canonical, _grid, _mem, distribution_variables, frequencies, game_of, grid_params, run_shape_of
+from .dataset import canonical_spec, grid_axes_of, in_memory, distribution_variables, frequencies, game_of, grid_params, run_shape_of
 from .reference import replicate_reference
 
 __all__ = ["shuffle_decomposition", "anova_decomposition", "equal_batches", "deck_pairs", "printed_share_interval",
@@ -63,7 +63,7 @@ def shuffle_decomposition(
     replicate, deck, DIM), ``between_df`` and the independent check
     :func:`anova_decomposition` (``anova_*``).
     """
-    ds = _mem(ds)
+    ds = in_memory(ds)
     game = game_of(ds)
     hook = None if game is None else game.extras.get("replicate_exact")
     if hook is None or solves(ds) > max_solves:
@@ -96,7 +96,7 @@ def shuffle_decomposition(
     if anova is not None:
         out.update({f"anova_{k}": v for k, v in anova.data_vars.items()})
     out.update(printed_share_interval(out))
-    out.attrs["grid_axes"] = _grid(ds)
+    out.attrs["grid_axes"] = grid_axes_of(ds)
     return out
 
 
@@ -145,7 +145,7 @@ def _solve(ds: xr.Dataset, hook, freq: xr.DataArray, dim: str) -> tuple[xr.DataA
     replicate, DIM), and of each of its deck orders (grid..., replicate,
     deck, DIM; None where the hook gives no ``deck_frequency``); None when
     the hook raised."""
-    root = int(_canonical(ds).get("seed", 0))
+    root = int(canonical_spec(ds).get("seed", 0))
     run_shape = run_shape_of(ds)
     exact = xr.full_like(freq, np.nan).load()
     per_deck = None
@@ -187,7 +187,7 @@ def anova_decomposition(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset 
     F interval), ``F``.  Valid where a replicate's batches are independent
     given its decks (long stretches of a chain).  None where the checkpoints
     are not equally spaced."""
-    ds = _mem(ds)
+    ds = in_memory(ds)
     keep = equal_batches(ds["checkpoint"].values)
     if keep is None:
         return None

@@ -39,7 +39,7 @@ from ...core import power as tpower
 from ...core import stats
 from ...core.games import Headline, headlines_of
 from ..words import count, python_value
-from .dataset import _mem, game_of, grid_points_at, grid_size, label_values, point_params
+from .dataset import in_memory, game_of, grid_points_at, grid_size, label_values, point_params
 from .family import UNTESTABLE_TEXT, label_tests
 from .intervals import INTERVAL_TEXT, frequency_interval, interval_kinds, z_rows
 from . import detection, skew
@@ -299,7 +299,7 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     game = game_of(ds)
     if game is None:
         return {}
-    ds = _mem(ds)
+    ds = in_memory(ds)
     with np.errstate(divide="ignore", invalid="ignore"):
         every = headlines_of(game)
         found = {h.name: _one(ds, h, checkpoint, level, every) for h in every}
@@ -317,7 +317,7 @@ def of_variable(ds: xr.Dataset, variable: str, checkpoint: int = -1, level: floa
                        f"{', '.join(map(str, ds[variable].dims))}) and no headline of the game estimates it")
     game = game_of(ds)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = _one(_mem(ds), h, checkpoint, level, headlines_of(game) if game is not None else ())
+        out = _one(in_memory(ds), h, checkpoint, level, headlines_of(game) if game is not None else ())
     if out is None:
         raise KeyError(f"no simulated variable {variable!r} in the store")
     return out

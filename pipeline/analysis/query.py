@@ -18,7 +18,7 @@ import xarray as xr
 
 from ..store import exact_states, label_text
 from ..words import python_value
-from .dataset import _EXACT_TEXT, _named, distribution_variables, grid_points
+from .dataset import EXACT_TEXT, named, distribution_variables, grid_points
 
 __all__ = ["estimate", "exact_frequencies", "compare_exact", "top_k", "modal_string", "rows", "compared", "worst_z", "table_rows"]
 
@@ -50,10 +50,10 @@ def exact_frequencies(ds: xr.Dataset, variable: str = "counts", checkpoint: int 
     for candidate in exact:
         if candidate.dims[-2:] == ("checkpoint", dim):
             value = candidate.isel(checkpoint=checkpoint)
-            return _named(value / value.sum(dim, min_count=1), "exact", *_EXACT_TEXT)
+            return named(value / value.sum(dim, min_count=1), "exact", *EXACT_TEXT)
     for candidate in exact:
         if candidate.dims[-1] == dim and "checkpoint" not in candidate.dims:
-            return _named(candidate / candidate.sum(dim, min_count=1), "exact", *_EXACT_TEXT)
+            return named(candidate / candidate.sum(dim, min_count=1), "exact", *EXACT_TEXT)
     return None
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import xarray as xr
 
 from ...core.games import Headline, headlines_of
-from .dataset import _grid, distribution_variables, game_of
+from .dataset import grid_axes_of, distribution_variables, game_of
 
 __all__ = ["variable_headline", "headline_exact", "voided", "point_reference", "exact_reference",
            "batch_reference", "replicate_reference"]
@@ -64,7 +64,7 @@ def voided(ds: xr.Dataset, h: Headline, cp: int, done: xr.DataArray) -> xr.DataA
     if h.exact_unless is None or h.exact_unless not in ds:
         return None
     v = ds[h.exact_unless].isel(checkpoint=cp).astype(float).where(done)
-    return (v > 0).any([d for d in v.dims if d not in _grid(ds)])
+    return (v > 0).any([d for d in v.dims if d not in grid_axes_of(ds)])
 
 
 def point_reference(ds: xr.Dataset, variable: str = "counts", checkpoint: int = -1) -> xr.DataArray | None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from ...core import stats
 from ...core.batches import heterogeneity_test, long_batches, variance_interval
-from .dataset import MIN_COUNT, _grid, _mem, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
+from .dataset import MIN_COUNT, grid_axes_of, in_memory, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
 from .convergence import increments
 from .decks import BETWEEN_DOMINATES, deck_pairs
 
@@ -39,7 +39,7 @@ def theoretical_variance(ds: xr.Dataset, variable: str = "counts") -> xr.DataArr
     if hook is None:
         return None
     dim = distribution_variables(ds)[variable]
-    axes = _grid(ds)
+    axes = grid_axes_of(ds)
     out = xr.DataArray(
         np.full([ds.sizes[a] for a in axes] + [ds.sizes[dim]], np.nan),
         dims=(*axes, dim), coords={**{a: ds[a] for a in axes}, dim: ds[dim]},
@@ -74,7 +74,7 @@ def variance_ratio(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArra
     None when the game has no theory.  ``theory``: a :func:`theoretical_variance`
     already computed (it is computed here otherwise).
     """
-    ds = _mem(ds)
+    ds = in_memory(ds)
     theory = theoretical_variance(ds, variable) if theory is None else theory
     if theory is None:
         return None
@@ -101,7 +101,7 @@ def batch_means(ds: xr.Dataset, variable: str = "counts", theory: xr.DataArray |
     a few effective batches, so each estimate is noisy; compare medians), and,
     where the game has a theory, ``ratio`` = variance / (sigma^2 / N_r).
     """
-    ds = _mem(ds)
+    ds = in_memory(ds)
     dim = distribution_variables(ds)[variable]
     counts = ds[variable].astype(float)
     total = counts.sum(dim, min_count=1)
@@ -150,7 +150,7 @@ def heterogeneity(ds: xr.Dataset, variable: str = "counts", alpha: float = DISAG
     (family-wise), so on at most that share of labels.  Valid for every game whose
     batches are independent (games; a chain's long stretches); NaN where a
     label's mean count per replicate is below ``MIN_COUNT`` (too discrete)."""
-    ds = _mem(ds)
+    ds = in_memory(ds)
     dim = distribution_variables(ds)[variable]
     a, m = long_increments(ds, variable)
     keys = ("F", "df_between", "df_within", "p")
@@ -204,7 +204,7 @@ def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     is below ``MIN_COUNT``."""
     from arviz_stats.base import array_stats
 
-    ds = _mem(ds)
+    ds = in_memory(ds)
     dim = distribution_variables(ds)[variable]
     enough = ds[variable].isel(checkpoint=-1).mean("replicate") >= MIN_COUNT  # arviz: about 1 ms a label
     a, m = long_increments(ds, variable)
@@ -300,7 +300,7 @@ def label_variance(ds: xr.Dataset, found: dict[str, xr.Dataset], ratio: xr.Datas
     """
     import pandas as pd
 
-    axes = _grid(ds)
+    axes = grid_axes_of(ds)
     pairs = deck_pairs(ds, decomp, variable) if decomp is not None and variable else None
     game = game_of(ds)
     # decks a replicate keeps for all its turns can only be assessed with their exact answers
@@ -362,7 +362,7 @@ def _extra(flat, f, ratio, decomp, theory, pairs, batch) -> dict[str, np.ndarray
 
 def _variance_rows(ds, found, ratio, decomp, variable, theory, pairs, assessed, batch) -> list[dict[str, Any]]:
     """The rows of :func:`label_variance`."""
-    axes = _grid(ds)
+    axes = grid_axes_of(ds)
     points = list(grid_points(ds))
     rows = []
     for name, est in found.items():

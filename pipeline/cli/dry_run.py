@@ -28,7 +28,7 @@ def plan_record(spec, url: str, target) -> dict[str, Any]:
     from ..plan.tasks import task_count
     from ..run.calibration import CALIBRATION_POINTS, time_here
     from ..cluster.targets import local_workers
-    from ..store.owner import check_location
+    from ..store import check_location
 
     check_location(url)  # the run's own refusal of a location it cannot write, before anything is said
     points = spec.resolved_points()

@@ -94,7 +94,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     request = RunRequest(load_spec(spec_path, overrides), store_url, target, overwrite, extend, max_tasks)
     url = request.store or request.spec.default_store()
     if "://" in url or "::" in url:  # a URL no run can use (fiel://, memory://) refused before anything is said
-        from ..store.owner import normalize_url  # xarray and zarr: a folder's run imports them while kernels warm
+        from ..store import normalize_url  # xarray and zarr: a folder's run imports them while kernels warm
 
         normalize_url(url)
     if dry_run:

@@ -25,7 +25,7 @@ def refuse_lock_only(url: str) -> None:
     run interrupted before it made the store (or making it now), not bad
     input; return for anything else.  Every command that reads a store asks
     this where it finds none."""
-    from ..store.identity import lock_only_line
+    from ..store import lock_only_line
 
     line = lock_only_line(url)
     if line is not None:

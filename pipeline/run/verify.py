@@ -63,7 +63,7 @@ from .execute import run_sweep
 from .growth import aligned
 from ..store import normalize_url
 from ..errors import StoreIncomplete
-from ..store import integrity
+from ..store import MANIFEST_DIR, Damage, assert_intact, check_integrity
 from .. import errors
 from ..spec.parse import Spec
 from ..store import recorded_spec
@@ -187,13 +187,13 @@ def _variable_entry(values: np.ndarray) -> dict[str, Any]:
     return entry
 
 
-def missing_cells(url: str, damage: integrity.Damage | None = None) -> dict[str, int]:
+def missing_cells(url: str, damage: Damage | None = None) -> dict[str, int]:
     """What the store at ``url`` lacks to be finished: ``replicates_missing``
     of ``replicates`` (cells a point's plan holds: every replicate, or with a
     precision target those it used), ``exact_missing`` of ``exact``
     (grid points without their exact answer, or the word that none exists)
     and ``points_running`` (precision rule not decided yet).  ``damage``:
-    what :func:`integrity.check` found, whose done masks are used."""
+    what :func:`check_integrity` found, whose done masks are used."""
     done = damage.done if damage is not None and damage.done is not None else store.read_done(url)
     exact_done = (damage.exact_done if damage is not None and damage.exact_done is not None
                   else store.read_exact_done(url))
@@ -233,8 +233,8 @@ def digest(url: str, partial: bool = False) -> dict[str, Any]:
     attrs = store.read_attrs(url)
     if "spec_canonical" not in attrs:
         raise store.StoreMismatch(f"{url} is not a boardsweep sweep store")
-    damage = integrity.check(url, attrs)
-    integrity.assert_intact(url, damage, attrs)  # a digest is of intact data only
+    damage = check_integrity(url, attrs)
+    assert_intact(url, damage, attrs)  # a digest is of intact data only
     missing = missing_cells(url, damage)
     unfinished = _missing_text(missing)
     if unfinished and not partial:
@@ -271,7 +271,7 @@ def _is_store(folder: Path) -> bool:
     """A folder holding boardsweep's checksum records, or whose root metadata records a sweep."""
     from ... import xarray_backend
 
-    return (folder / integrity.MANIFEST_DIR).is_dir() or xarray_backend.records_a_sweep(
+    return (folder / MANIFEST_DIR).is_dir() or xarray_backend.records_a_sweep(
         xarray_backend.root_metadata(folder))
 
 
@@ -340,7 +340,7 @@ def compare_with_store(expected: str, actual: str) -> VerifyResult:
     cell by its coordinates with both values and the number of cells differing.
     """
     result = VerifyResult(ok=True, against=expected)
-    integrity.assert_intact(expected)  # compared only where its data is intact
+    assert_intact(expected)  # compared only where its data is intact
     old = store.read_attrs(expected).get("spec_canonical")
     new = store.read_attrs(actual).get("spec_canonical")
     if old != new:
@@ -487,5 +487,5 @@ def _reference(spec: Spec, against: str):
         store.check_spec(against, spec)
     except store.StoreMismatch as exc:
         return VerifyResult(False, against, differences=[str(exc)])
-    integrity.assert_intact(against)  # before the re-run: a damaged reference cannot be compared
+    assert_intact(against)  # before the re-run: a damaged reference cannot be compared
     return spec, lambda url: compare_with_store(against, url)

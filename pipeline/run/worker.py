@@ -22,8 +22,7 @@ from ..errors import OutputInvalid
 from .growth import kept_cells
 from ..plan.tasks import Cells, ExactTask, Task, exact_key, point_words, replicate_keys, replicate_seed
 from ..store import blank_unplayed, write_exact, write_region
-from ..store.integers import mark
-from ..store.metadata import SEAT_DIM, playing
+from ..store import SEAT_DIM, mark, playing
 from .warm import COMPILE_CLOCK
 from .numba_cache import writable_numba_cache
 

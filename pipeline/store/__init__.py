@@ -35,19 +35,23 @@ from ..errors import (ChunkUnreadable, LayoutError, RootDamaged, StoreDamaged, S
                       StoreUnreachable, UnknownFormat)
 from .creation import create_store, creating_line, ensure_arrays, remove_store
 from .growth import GROWING, interrupted
-from .identity import (check_format, check_spec, check_writable, differences, inspect, read_attrs, rootless_line,
-                       store_exists)
-from .integrity import Damage
+from .identity import (check_format, check_spec, check_writable, differences, inspect, lock_only_line, read_attrs,
+                       rootless_line, store_exists)
+from .integrity import MANIFEST_DIR, Damage, assert_intact
+from .integrity import check as check_integrity
+from .integers import mark
+from .chunkfiles import local_root
 from .kept import keep_summary, read_summary, summary_key
 from .layout import JOURNAL
 from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
 from .manifests import store_chunks
+from .metadata import EXACT_CODES, SEAT_DIM, exact_codes, exact_state_text, playing
 from .metadata import recorded_spec, exact_renames, exact_state, exact_states, label_text, simulated_variables
 from .reads import array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
 from .schema import FILL, blank_unplayed, code_revision, provenance, source_revision, template, unplayed
 from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
-from .owner import Store, normalize_url
+from .owner import Store, check_location, normalize_url
 from .open import READ_CHUNK_BYTES, load_sweep, mask, open_sweep, read_chunks
 from .remote import bound_failures, unreachable, use_storage_options
 
@@ -55,7 +59,7 @@ bound_failures()  # every process that touches a store (workers too) gives up on
 
 __all__ = [
     # the store as a command sees it, and as xarray reads it
-    "Store", "normalize_url", "open_sweep", "load_sweep", "mask", "read_chunks", "READ_CHUNK_BYTES",
+    "Store", "normalize_url", "check_location", "lock_only_line", "open_sweep", "load_sweep", "mask", "read_chunks", "READ_CHUNK_BYTES",
     # what is at a URL, its attributes, the format and spec checks
     "inspect", "store_exists", "read_attrs", "check_format", "check_spec", "check_writable", "differences",
     "rootless_line", "creating_line",
@@ -65,8 +69,9 @@ __all__ = [
     "array_names", "coordinate_labels", "many_reads", "open_raw", "read_array", "read_done", "read_exact_done",
     "read_raw", "write_region", "write_exact", "write_whole", "clear_done", "quiet_zarr",
     # self-description, checksums, layout, growth, lock, object storage
+    "EXACT_CODES", "SEAT_DIM", "exact_codes", "exact_state_text", "playing", "mark", "local_root",
     "simulated_variables", "recorded_spec", "label_text", "exact_state", "exact_states", "exact_renames", "store_chunks",
-    "Damage", "JOURNAL", "GROWING", "interrupted", "StoreLock", "LOCK_NAME", "MALFORMED_GRACE_S",
+    "Damage", "check_integrity", "assert_intact", "MANIFEST_DIR", "JOURNAL", "GROWING", "interrupted", "StoreLock", "LOCK_NAME", "MALFORMED_GRACE_S",
     "unreachable", "use_storage_options",
     # a complete store's summary, kept in it
     "summary_key", "read_summary", "keep_summary",

@@ -295,7 +295,7 @@ def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], value
     fit.  ``meta``: :func:`parse_meta` ``with_codec``; ``what`` names the
     array in errors.  Raises :class:`LayoutError` as :func:`write_chunk`."""
     shape, chunks, sep, is_packed = meta[0], meta[1], meta[4], meta[7]
-    coord = _chunk_of(region, shape, chunks)
+    coord = chunk_of(region, shape, chunks)
     if (coord is None or is_packed) and not packed:
         raise LayoutError(f"{what} is {'packed' if is_packed else 'not chunked per task'}: "
                           "a task would write into a chunk shared with other cells, so nothing was "
@@ -362,7 +362,7 @@ def _chunk_key(coord: tuple[int, ...], sep: str) -> str:
     return "c" + sep + sep.join(map(str, coord)) if coord else "c"
 
 
-def _chunk_of(region, shape, chunks) -> tuple[int, ...] | None:
+def chunk_of(region, shape, chunks) -> tuple[int, ...] | None:
     """The coordinates of the one chunk ``region`` covers exactly, else ``None``."""
     region = tuple(region) + (slice(None),) * (len(shape) - len(region))
     coord = []

@@ -92,7 +92,7 @@ def lock_only_line(url: str) -> str | None:
     boardsweep's lock (a run killed after taking it, before its store was
     made; or one making it now): the run's pid, host and start, and how to
     resume; None for anything else (a store, an empty folder, no folder)."""
-    from .lock import LOCK_NAME, StoreLock, _alive
+    from .lock import LOCK_NAME, StoreLock, pid_alive
 
     try:
         fs, root = fsspec.core.url_to_fs(url)
@@ -105,7 +105,7 @@ def lock_only_line(url: str) -> str | None:
     who = (f"pid {holder['pid']} on host {holder['host']} since {holder.get('since')}" if holder
            else "a run whose record is unreadable")
     resume = f"`boardsweep run SPEC --store {url}` with the spec you ran"
-    if holder and holder["host"] == lock.me["host"] and _alive(holder["pid"]):
+    if holder and holder["host"] == lock.me["host"] and pid_alive(holder["pid"]):
         return f"store {url}: a run ({who}) is making the store now, nothing to read yet; rerun in a moment"
     if holder and holder["host"] != lock.me["host"]:
         return (f"store {url}: holds only the lock of a run on another host ({who}), no store yet: that run is "
@@ -313,14 +313,14 @@ def expected_coordinates(attrs: Mapping[str, Any]) -> dict[str, tuple[np.ndarray
     in that form too).  The labels of a game that is not installed, or that
     cannot give them without its files, are left out."""
     from .metadata import label_coordinate
-    from .schema import _axis_values
+    from .schema import axis_values
 
     canonical = canonical_of(attrs["spec_canonical"])
     grid = canonical.get("grid", {})
     out: dict[str, tuple[np.ndarray, ...]] = {}
     for axis, values in grid.items():  # text as <U, made whole (compared as text: :func:`_same`)
         array = np.asarray(values)
-        out[axis] = (array if array.dtype.kind == "U" else _axis_values(list(values)),)
+        out[axis] = (array if array.dtype.kind == "U" else axis_values(list(values)),)
     run = canonical.get("run", {})
     slots = canonical.get("precision", {}).get("max_replicates") or run.get("replicates")
     if isinstance(slots, int):

@@ -38,7 +38,7 @@ from . import layout as packing
 from ..errors import StoreDamaged
 from .chunkfiles import fingerprint
 from .identity import check_format, check_labels, read_attrs
-from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, _fs, _read_many, chunk_paths,
+from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, filesystem_of, read_many, chunk_paths,
                         exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
 from ..plan.tasks import per_chunk
 from .metadata import simulated_variables
@@ -115,7 +115,7 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         attrs = dict(zarr.open_group(url, mode="r").attrs) if attrs is None else attrs
         check_format(url, attrs)
         damage = Damage()
-        fs, root = _fs(url)
+        fs, root = filesystem_of(url)
         state = packing.layout(url) if state is None else state
         _check_arrays(url, fs, root, attrs, state, damage)
         if damage.arrays:
@@ -139,7 +139,7 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         for cell in np.argwhere(per_chunk(exact_done, sizes)):
             index = tuple(int(i) for i in cell)
             exact[index] = exact_name(index)
-        manifests = _read_many(fs, root, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
+        manifests = read_many(fs, root, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
         sweep = sweep_of(attrs)
         for found, records in ((damage.sim, blocks), (damage.exact, exact)):
             for key, name in records.items():
@@ -158,7 +158,7 @@ def _check_arrays(url: str, fs: Any, root: str, attrs: dict[str, Any], state: st
     sim_names = [*simulated_variables(attrs), "done"]
     exact_names = [*attrs.get("exact_variables", []), "exact_done"]
     arrays = attrs.get("arrays") or [*sim_names, *exact_names]
-    metas = _read_many(fs, root, [f"{name}/zarr.json" for name in arrays])
+    metas = read_many(fs, root, [f"{name}/zarr.json" for name in arrays])
     for name in arrays:
         reason = _metadata_problem(metas[f"{name}/zarr.json"])
         if reason:
@@ -218,7 +218,7 @@ def _verify(fs, root: str, manifest: bytes | None, sweep: Sweep | None = None,
             return "checksum record not bound to this sweep (copied from an older store?)"
         if bound != sweep.binding(*task, chunks):
             return "cells of another sweep or grid point (their checksum record is bound to other cells)"
-    data = _read_many(fs, root, list(chunks))
+    data = read_many(fs, root, list(chunks))
     for path, expected in chunks.items():
         got = fingerprint(data[path])
         if got != expected:

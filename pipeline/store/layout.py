@@ -6,7 +6,7 @@ or *packed* (few large chunks, recorded in the store's root attribute
 its chunk files' sizes and CRC-32s); a journal (:data:`JOURNAL`) names a
 change of layout under way.  The record lives in the root attributes, never
 on the arrays a user reads (store format 3); a format-2 store kept it on
-each packed array, which is still read (:func:`_record`).  :func:`layout` says
+each packed array, which is still read (:func:`record_in_journal`).  :func:`layout` says
 which, from the arrays themselves; :func:`damaged_chunks` checks a packed
 array's files against its record.  The changes themselves (pack, unpack,
 recover) are in :mod:`.packing` (a folder) and :mod:`.packing_inplace`
@@ -154,7 +154,7 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def _journal(url: str | Path) -> dict[str, Any]:
+def read_journal(url: str | Path) -> dict[str, Any]:
     """The journal (``{}`` where there is none, ``{"state": "unreadable"}``
     where it does not parse as a JSON object)."""
     raw = Files(url).read(JOURNAL)
@@ -164,14 +164,14 @@ def _journal(url: str | Path) -> dict[str, Any]:
     return journal if journal is not None else {"state": "unreadable"}
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: Path) -> dict[str, Any] | None:
     try:
         return _parse(path.read_bytes())
     except OSError:
         return None
 
 
-def _root_attrs(root: str | Path) -> dict[str, Any]:
+def root_attrs(root: str | Path) -> dict[str, Any]:
     meta = Files(root).json("zarr.json") or {}
     attrs = meta.get("attributes")
     return attrs if isinstance(attrs, dict) else {}
@@ -216,7 +216,7 @@ def _task_chunks(attrs: dict[str, Any], name: str, shape: list[int]) -> list[lis
     return [g + list(shape[k:]) for g in grids]
 
 
-def _record(meta: dict[str, Any], name: str, journal: dict[str, Any],
+def record_in_journal(meta: dict[str, Any], name: str, journal: dict[str, Any],
             records: dict[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:
     """The packed record of an array, else ``None``: its entry in the root
     records (:func:`root_records`) where the array is chunked as that record
@@ -247,17 +247,17 @@ def _record(meta: dict[str, Any], name: str, journal: dict[str, Any],
 def array_metas(url: str | Path, attrs: dict[str, Any] | None = None) -> dict[str, dict[str, Any] | None]:
     """Each task array's ``zarr.json``, parsed (``None`` where missing or unreadable)."""
     files = Files(url)
-    attrs = _root_attrs(url) if attrs is None else attrs
+    attrs = root_attrs(url) if attrs is None else attrs
     names = task_arrays(attrs)
     raw = files.read_many([f"{name}/zarr.json" for name in names])
     return {name: _parse(raw[f"{name}/zarr.json"]) for name in names}
 
 
-def _array_states(root: str | Path, journal: dict[str, Any] | None = None) -> dict[str, str]:
+def array_states(root: str | Path, journal: dict[str, Any] | None = None) -> dict[str, str]:
     """Each task array's layout as its own metadata says: ``packed``,
     ``tasks``, ``missing`` (no readable ``zarr.json``) or ``unknown``."""
-    journal = journal if journal is not None else _journal(root)
-    attrs = _root_attrs(root)
+    journal = journal if journal is not None else read_journal(root)
+    attrs = root_attrs(root)
     records = root_records(attrs)
     states = {}
     for name, meta in array_metas(root, attrs).items():
@@ -265,8 +265,8 @@ def _array_states(root: str | Path, journal: dict[str, Any] | None = None) -> di
             states[name] = "missing"
             continue
         text = (meta.get("attributes") or {}).get(LAYOUT_ATTR)
-        if text is not None or _record(meta, name, journal, records) is not None:
-            states[name] = PACKED if _record(meta, name, journal, records) is not None else UNKNOWN
+        if text is not None or record_in_journal(meta, name, journal, records) is not None:
+            states[name] = PACKED if record_in_journal(meta, name, journal, records) is not None else UNKNOWN
             continue
         try:
             chunks = chunk_shape(meta)
@@ -281,7 +281,7 @@ def unrecognised(url: str) -> dict[str, str]:
     that records itself, with the reason in words."""
     return {name: (f"chunked neither as its tasks write nor as a packed array recorded in the root "
                    f"attribute {LAYOUT_ATTR}; restore the array or replace the store with --overwrite")
-            for name, state in _array_states(url).items() if state == UNKNOWN}
+            for name, state in array_states(url).items() if state == UNKNOWN}
 
 
 def layout(url: str) -> str:
@@ -289,10 +289,10 @@ def layout(url: str) -> str:
     change the journal records (``packing``, ``unpacking``); ``mixed``
     (some arrays packed, some not, no change recorded: a journal lost
     mid-change) or ``unknown`` (an array chunked neither way)."""
-    journal = _journal(url)
+    journal = read_journal(url)
     if journal.get("state") in (PACKING_STATE, UNPACKING):
         return str(journal["state"])
-    states = set(_array_states(url, journal).values()) - {"missing"}
+    states = set(array_states(url, journal).values()) - {"missing"}
     if UNKNOWN in states:
         return UNKNOWN
     if states and states <= {PACKED}:
@@ -333,7 +333,7 @@ def task_arrays(attrs: dict[str, Any]) -> list[str]:
     return [*simulated_variables(attrs), "done", *attrs.get("exact_variables", []), "exact_done"]
 
 
-def _fingerprint(path: Path) -> list[int] | None:
+def file_fingerprint(path: Path) -> list[int] | None:
     try:
         data = path.read_bytes()
     except OSError:
@@ -346,13 +346,13 @@ def damaged_chunks(url: str) -> dict[str, str]:
     differ from the array's own record, with the reason; empty where no
     array is packed."""
     files = Files(url)
-    journal = _journal(url)
-    records = root_records(_root_attrs(url))
+    journal = read_journal(url)
+    records = root_records(root_attrs(url))
     bad = {}
-    for name, state in _array_states(url, journal).items():
+    for name, state in array_states(url, journal).items():
         if state != PACKED:
             continue
-        record = _record(files.json(f"{name}/zarr.json"), name, journal, records)
+        record = record_in_journal(files.json(f"{name}/zarr.json"), name, journal, records)
         found = files.read_many(list(record["files"]))
         for key, expected in record["files"].items():
             got = fingerprint(found[key])
@@ -378,7 +378,7 @@ def packed_record(url: str | Path, name: str, meta: dict[str, Any]) -> dict[str,
     """The packed record of array ``name`` (``meta``: its ``zarr.json``, parsed)
     from the root attributes, or a format-2 store's own attribute; ``None``
     where it is in the task layout."""
-    record = _record(meta, name, {}, root_records(_root_attrs(url)))
+    record = record_in_journal(meta, name, {}, root_records(root_attrs(url)))
     if record is None or "task_chunks" not in record:
         return None
     return record

@@ -61,7 +61,7 @@ def _parse(raw: bytes) -> dict:
     return record if valid else {}
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -215,7 +215,7 @@ class StoreLock:
                 raise StoreLocked(f"store {self.url}: the lock file {self.path} is not a boardsweep lock record "
                                   "(being written by another run?); retry in a few seconds")
             return True
-        return holder.get("host") == self.me["host"] and not _alive(holder["pid"])
+        return holder.get("host") == self.me["host"] and not pid_alive(holder["pid"])
 
     def _age(self) -> float:
         """Seconds since the lock file was last modified (0 where unknown)."""

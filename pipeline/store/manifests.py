@@ -93,7 +93,7 @@ def _sweep(url: str, token: str | None) -> Sweep | None:
     key = (url, token or "")
     if token and key in _SWEEPS:
         return _SWEEPS[key]
-    fs, root = _fs(url)
+    fs, root = filesystem_of(url)
     try:
         attrs = json.loads(fs.cat_file(f"{root}/zarr.json")).get("attributes", {})
     except (OSError, ValueError, AttributeError):
@@ -130,7 +130,7 @@ def exact_name(index: tuple[int, ...]) -> str:
     return "exact/" + (".".join(map(str, index)) or "point") + ".json"
 
 
-def _fs(url: str):
+def filesystem_of(url: str):
     return fsspec.core.url_to_fs(url)
 
 
@@ -145,7 +145,7 @@ def chunk_paths(arrays, names: Iterable[str], coords: tuple[int, ...]) -> list[s
     return paths
 
 
-def _read_many(fs, root: str, paths: list[str]) -> dict[str, bytes | None]:
+def read_many(fs, root: str, paths: list[str]) -> dict[str, bytes | None]:
     """Raw bytes of each store-relative path (``None`` where there is no file)."""
     if isinstance(fs, LocalFileSystem):  # plain reads: fsspec's per-file cost dominates small files
         return {p: _read_local(f"{root}/{p}") for p in paths}
@@ -174,11 +174,11 @@ def record(url: str, paths: list[str] | Mapping[str, list[int] | None], index: t
     ``start`` the first replicate of a simulation block (``None`` for an
     exact task).  The manifest is bound to the store's sweep (``sweep``,
     else read from the store, kept per ``token``)."""
-    fs, root = _fs(url)
+    fs, root = filesystem_of(url)
     if isinstance(paths, Mapping):
         chunks = dict(paths)
     else:
-        data = _read_many(fs, root, paths)
+        data = read_many(fs, root, paths)
         chunks = {p: fingerprint(data[p]) for p in paths}
     manifest: dict[str, Any] = {"scheme": INTEGRITY_SCHEME, "chunks": chunks}
     sweep = _sweep(url, token) if sweep is None else sweep

@@ -67,7 +67,7 @@ from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, local_root
 from . import packing_inplace
 from .layout import (CELLS, JOURNAL, MIXED, NESTED_CELLS, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
-                     UNKNOWN, UNPACKING, _array_states, _fingerprint, _journal, _read_json, _root_attrs, chunk_region,
+                     UNKNOWN, UNPACKING, array_states, file_fingerprint, read_journal, read_json, root_attrs, chunk_region,
                      damaged_chunks, layout, packed_chunks, packed_record, recover_unpacking, task_arrays,
                      unrecognised)
 from .packing_inplace import integer_fill, restore_fill, set_records
@@ -135,7 +135,7 @@ def _write_packed(root: Path, name: str, complete: bool) -> dict[str, Any]:
         key = chunkfiles.write_chunk(str(root / PACKING), name, region, data, packed=True)
         if key is None:
             raise ValueError(f"array {name}: packed chunk {coord} could not be written")
-        files[key] = _fingerprint(root / PACKING / key)
+        files[key] = file_fingerprint(root / PACKING / key)
     seen = np.array([fill] if filled else [], dtype=dtype)  # what integer_fill asks: is a fill value held?
     (target / "zarr.json").write_text(json.dumps(integer_fill(meta, seen, complete), indent=2))
     return {"state": PACKED, "chunks": list(chunks), "separator": "/", "task_chunks": task_chunks, "files": files}
@@ -224,7 +224,7 @@ def _finish_packing(root: Path, url: str) -> None:
     (:func:`_flatten`), rewrite the root metadata,
     then drop the journal (the root record and the arrays' chunks say they
     are packed)."""
-    journal = _journal(url)
+    journal = read_journal(url)
     if journal.get("records"):
         set_records(url, journal["records"])
     (root / CELLS).mkdir(parents=True, exist_ok=True)
@@ -256,9 +256,9 @@ def unpack(url: str) -> bool:
     state = layout(url)
     if state not in (PACKED, UNPACKING, MIXED):
         return False
-    journal = _journal(url)
+    journal = read_journal(url)
     if state != UNPACKING:
-        states = _array_states(root, journal)
+        states = array_states(root, journal)
         packed = [n for n, s in states.items() if s == PACKED]
         rebuild = _needs_rebuild(root, packed)
         if rebuild:
@@ -353,7 +353,7 @@ def _nest(array: Path) -> None:
 def _needs_rebuild(root: Path, packed: list[str]) -> bool:
     """Whether the kept task-chunked copy of a packed array, or the checksum
     records of the task chunks, are gone."""
-    missing = [n for n in packed if _read_json(_kept(root, n) / "zarr.json") is None]
+    missing = [n for n in packed if read_json(_kept(root, n) / "zarr.json") is None]
     return bool(missing) or not (root / manifests.MANIFEST_DIR).is_dir()
 
 
@@ -361,7 +361,7 @@ def _rebuild_cells(root: Path, url: str, names: list[str]) -> None:
     """Write the task-chunked copy of each packed array ``names`` into
     ``.boardsweep/cells/`` from its packed data (verified by its record);
     the cells of a damaged packed chunk read as missing and not done."""
-    attrs = _root_attrs(root)
+    attrs = root_attrs(root)
     bad = damaged_chunks(url)
     data = {name: _read_packed(root, name, bad) for name in names}
     sim = {*simulated_variables(attrs), "done"}
@@ -403,13 +403,13 @@ def _read_packed(root: Path, name: str, bad: dict[str, str]) -> np.ndarray:
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
         if f"{name}/{chunkfiles._chunk_key(coord, sep)}" not in bad:
             out[region] = chunkfiles.read(str(root), name, region)
-    view = integers.declared((_read_json(root / name / "zarr.json") or {}).get("attributes"))
+    view = integers.declared((read_json(root / name / "zarr.json") or {}).get("attributes"))
     return out if view is None else integers.integer(out, view)
 
 
 def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
     """Write ``values`` as array ``name`` in the task layout into ``.boardsweep/rebuild/``."""
-    meta = _read_json(root / name / "zarr.json")
+    meta = read_json(root / name / "zarr.json")
     record = packed_record(root, name, meta) or {}
     chunks = record.get("task_chunks")
     if chunks is None:
@@ -436,7 +436,7 @@ def _record_manifests(url: str) -> None:
     """Record the checksums of every finished task block and exact point
     afresh (after the task chunks were rebuilt from the packed data)."""
     root = local_root(url)
-    attrs = _root_attrs(root)
+    attrs = root_attrs(root)
     block = int(attrs.get("replicates_per_task", 1))
     sim = [*simulated_variables(attrs), "done"]
     exact = [*attrs.get("exact_variables", []), "exact_done"]
@@ -468,7 +468,7 @@ def recover(url: str) -> str:
         try:
             _finish_packing(root, url)
         except OSError as exc:
-            _roll_back(root, _journal(url).get("arrays", []))
+            _roll_back(root, read_journal(url).get("arrays", []))
             return f"an interrupted packing could not be finished ({exc.strerror or exc}): back to the task layout"
         return "an interrupted packing finished"
     done = recover_unpacking(url, state, unpack)

@@ -48,8 +48,8 @@ from .identity import read_attrs
 from .reads import READ_CONCURRENCY, read_exact_done
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, encode_chunks
-from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Files, _journal, recover_unpacking,
-                     _record, _root_attrs, array_metas, fingerprint, layout, packed_chunks, records_text,
+from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Files, read_journal, recover_unpacking,
+                     record_in_journal, root_attrs, array_metas, fingerprint, layout, packed_chunks, records_text,
                      root_records, task_arrays)
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
@@ -261,12 +261,12 @@ def unpack(url: str) -> bool:
         return False
     files = Files(url)
     if state == UNPACKING:
-        _finish(files, _journal(url))
+        _finish(files, read_journal(url))
         return True
     metas, drop = {}, []
-    records = root_records(_root_attrs(url))
+    records = root_records(root_attrs(url))
     for name, meta in array_metas(url).items():
-        record = _record(meta, name, {}, records) if meta is not None else None
+        record = record_in_journal(meta, name, {}, records) if meta is not None else None
         if record is None or "task_chunks" not in record:
             continue  # in the task layout already
         task = copy.deepcopy(meta)
@@ -289,7 +289,7 @@ def recover(url: str) -> str:
     what was done, in words (empty where nothing was)."""
     state = layout(url)
     if state == PACKING_STATE:
-        _finish(Files(url), _journal(url))
+        _finish(Files(url), read_journal(url))
         return "an interrupted packing finished"
     done = recover_unpacking(url, state, unpack)
     if done is not None:

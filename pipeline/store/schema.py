@@ -206,7 +206,7 @@ def skeleton(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     add("done", (*axes, "replicate"), "bool", (*grid_chunks, spec.block), False, {})
     add("exact_done", axes, "bool", grid_chunks or (), False, {})
 
-    coords = {axis: _axis_values(values) for axis, values in spec.grid.items()}
+    coords = {axis: axis_values(values) for axis, values in spec.grid.items()}
     coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     if spec.precision_stderr is not None:  # per-point decisions of the precision rule
         data_vars.update(precision_variables(spec))
@@ -250,7 +250,7 @@ def precision_variables(spec: Spec) -> dict[str, xr.Variable]:
     }
 
 
-def _axis_values(values: list) -> np.ndarray:
+def axis_values(values: list) -> np.ndarray:
     """A grid axis's values: numbers as they are, text as variable-length text (:func:`metadata.text`)."""
     array = np.asarray(values)
     return metadata.text(array) if array.dtype.kind in "OUT" else array

@@ -20,7 +20,7 @@ from zarr.api.asynchronous import open_group
 
 from . import chunkfiles, integers, manifests, remote
 from ..errors import LayoutError
-from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, _chunk_of
+from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, chunk_of
 from .zarr_private import quiet, sync
 
 __all__ = ["write_region", "write_exact", "write_whole", "clear_done"]
@@ -110,7 +110,7 @@ def _require_own_chunk(url: str, name: str, array, region: tuple) -> None:
     chunk: a task never writes into a chunk that other cells share."""
     separator = getattr(getattr(array.metadata, "chunk_key_encoding", None), "separator", "/")
     if (LAYOUT_ATTR in array.attrs or separator == PACKED_SEPARATOR
-            or _chunk_of(region, array.shape, array.chunks) is None):
+            or chunk_of(region, array.shape, array.chunks) is None):
         raise LayoutError(f"array {name} of {url} is not chunked per task: a task would write into a "
                           "chunk shared with other cells, so nothing was written")
 

@@ -11,9 +11,9 @@ from ..run.record import RunReport
 from ..words import count
 
 from .progress import store_line, work_line
-from .query_rows import _every_row, _quoted
+from .query_rows import every_row_command, quoted
 from .status import print_precision
-from .store_access import _many_reads
+from .store_access import allow_many_reads
 from .terminal import info
 
 __all__ = ["run_summary", "RUN_LINES"]
@@ -27,7 +27,7 @@ def run_summary(out: Console, report: RunReport) -> None:
     from ..analysis.dataset import grid_size
     from ..store import Store, load_sweep, open_sweep
 
-    _many_reads()
+    allow_many_reads()
     st = Store(report.store)
     raw = st.open_raw()  # the grid's size, from the store opened once (the run has just checked and written it)
     if grid_size(raw) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
@@ -51,7 +51,7 @@ def run_summary(out: Console, report: RunReport) -> None:
              f"wall {report.wall_s:.1f} s{compiled}, kernel {report.kernel_s:.1f} s summed over "
              f"{count(report.workers or 0, 'worker')}, writes {report.write_s:.2f} s, "
              f"overhead ~ {max(overhead, 0):.1f} s")
-        info(out, f"figures and tables: `boardsweep report {_quoted(report.store)}`", soft_wrap=True)
+        info(out, f"figures and tables: `boardsweep report {quoted(report.store)}`", soft_wrap=True)
     last = tail.get()
     budget = MAX_LINES - RUN_LINES - len(last.splitlines())  # the answers and the verdict: results, even under -q
     _overview(out, ds, report.store, budget)
@@ -67,9 +67,9 @@ def _overview(out: Console, ds, store: str, budget: int) -> None:
     from ..analysis.dataset import grid_size
 
     if grid_size(ds) <= BLOCK_POINTS:
-        print_overview(out, ds, store, budget, every_row=_every_row(store))
+        print_overview(out, ds, store, budget, every_row=every_row_command(store))
         return
-    print_block_overview(out, ds, store, budget, _every_row(store))
+    print_block_overview(out, ds, store, budget, every_row_command(store))
 
 
 #: Lines a run prints before its summary: the banner (2), a precision line,

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .terminal import verbosity, _wrap
+from .terminal import verbosity, wrap_to_width
 
 
 def print_games(fmt: str) -> None:
@@ -29,7 +29,7 @@ def print_games(fmt: str) -> None:
         return
     for g in found:
         click.echo(f"{g['name']}  (from {g['distribution']}; exact answer: {g['exact']})")
-        click.echo(_wrap(g["description"], "    "))
+        click.echo(wrap_to_width(g["description"], "    "))
     if verbosity() >= 0:
         click.echo("\n`boardsweep games NAME` lists a game's parameters and outputs.")
 
@@ -55,13 +55,13 @@ def print_game(game, fmt: str) -> None:
         print(json.dumps(described, indent=2))
         return
     echo = click.echo
-    echo(_wrap(f"{game.name} (from {described['distribution']}): {game.description}", "", "    "))
+    echo(wrap_to_width(f"{game.name} (from {described['distribution']}): {game.description}", "", "    "))
     echo(f"exact answer: {'yes' if game.has_exact else 'no'}")
     echo("\nparameters (--set NAME=VALUE, or [params] / [grid] in a spec):")
     for p in described["parameters"]:
-        echo(_wrap(f"{p['name']} ({p['type']}, default {p['default']!r}): {p['allowed']}", "  ", "    "))
+        echo(wrap_to_width(f"{p['name']} ({p['type']}, default {p['default']!r}): {p['allowed']}", "  ", "    "))
         if p["help"]:
-            echo(_wrap(p["help"], "        "))
+            echo(wrap_to_width(p["help"], "        "))
     echo(f"\nrun shape ([run] in a spec; checkpoints count {game.checkpoint_of}):")
     for key, default in game.run_shape.items():
         echo(f"  {key} (int, default {default})")
@@ -70,4 +70,4 @@ def print_game(game, fmt: str) -> None:
         echo(f"\n{title}:" if variables else f"\n{title}: none")
         for name, v in variables.items():
             dims = ", ".join(v["dims"]) or "scalar"
-            echo(_wrap(f"{name} ({v['dtype']}; {dims}): {v['description']}", "  ", "    "))
+            echo(wrap_to_width(f"{name} ({v['dtype']}; {dims}): {v['description']}", "  ", "    "))

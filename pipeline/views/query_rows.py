@@ -11,17 +11,17 @@ import numpy as np
 
 from ..words import fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, json_text, plural
 from .terminal import console, print_records
-from .status import print_precision, _EXACT_WORD
+from .status import print_precision, EXACT_WORD
 
 
-def _quoted(url: str) -> str:
+def quoted(url: str) -> str:
     import shlex
 
     return shlex.quote(url)
 
 
-def _every_row(store: str) -> str:
-    return f"`boardsweep query {_quoted(store)} --summary --all`"
+def every_row_command(store: str) -> str:
+    return f"`boardsweep query {quoted(store)} --summary --all`"
 
 
 def print_store_summary(store: str, sels: tuple[str, ...], fmt: str, every: bool, error: type[Exception]) -> None:
@@ -62,7 +62,7 @@ def _print_blocks(ds, fmt: str, every: bool, store: str, most: int) -> None:
     from .overview import MAX_LINES, print_block_overview
 
     if fmt == "table" and not every:
-        print_block_overview(console(), ds, store, MAX_LINES, _every_row(store))
+        print_block_overview(console(), ds, store, MAX_LINES, every_row_command(store))
         return
     verdict = {k: v for k, v in blocks.kept_verdict(ds, store).items() if k != "holm"}
     axes = list(ds.attrs.get("grid_axes", []))
@@ -111,7 +111,7 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
     found = headlines.estimates(ds)
     verdict = headlines.verdict(ds, found=found)
     if fmt == "table" and not every:
-        print_overview(console(), ds, store, MAX_LINES, every_row=_every_row(store), found=found, verdict=verdict)
+        print_overview(console(), ds, store, MAX_LINES, every_row=every_row_command(store), found=found, verdict=verdict)
         return
     table = headlines.summary(ds, found=found)
     if fmt in ("csv", "json"):
@@ -219,7 +219,7 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
         for row in found:
             exact = fmt_value(row["exact"])
             if row["exact"] is None and row["exact_state"] != "stored":
-                exact = _EXACT_WORD.get(row["exact_state"], "-")
+                exact = EXACT_WORD.get(row["exact_state"], "-")
             nan = float("nan")
             se = row["se"] if row["se"] is not None else nan
             records.append({**{a: str(row[a]) for a in axes}, dim: str(row[dim]),

@@ -46,7 +46,7 @@ def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:
     check, are reused)."""
     from dask.threaded import get as threads
 
-    from ..store.metadata import EXACT_CODES, exact_codes, exact_state_text
+    from ..store import EXACT_CODES, exact_codes, exact_state_text
 
     axes = list(ds.attrs.get("grid_axes", []))
     read = damage is not None and damage.done is not None
@@ -107,7 +107,7 @@ def _print_points(out: Console, ds, title: str, shown: list[dict], precise: bool
     records = [{**{a: str(e[a]) for a in axes}, "done/total": f"{e['done']}/{e['total']}",
                 **({"stderr": fmt_stderr(e["stderr_reached"]), "precision": _PRECISION_WORD[e["precision"]]}
                    if precise else {}),
-                "exact": _EXACT_WORD[e["exact"]]} for e in shown]
+                "exact": EXACT_WORD[e["exact"]]} for e in shown]
     if records:
         print_records(out, title, records, axes, right={"done/total", "stderr"},
                       caption="done/total: finished replicates with intact data"
@@ -119,7 +119,7 @@ def _print_points(out: Console, ds, title: str, shown: list[dict], precise: bool
                                 "answer, not yet = not computed")
 
 
-_EXACT_WORD = {"stored": "yes", "none": "none exists", "pending": "not yet"}
+EXACT_WORD = {"stored": "yes", "none": "none exists", "pending": "not yet"}
 
 
 _PRECISION_WORD = {"met": "met", "capped": "CAPPED", "running": "running"}
@@ -162,7 +162,7 @@ def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: in
     """:func:`_status_digest` counted in numpy over flat per-point arrays (done
     replicates, exact states by code, :func:`~boardsweep.pipeline.store.metadata.exact_codes`);
     ``entries_at(indices)`` makes the entries listed."""
-    from ..store.metadata import EXACT_CODES
+    from ..store import EXACT_CODES
 
     full = int(np.count_nonzero(per_point == replicates))  # count_nonzero: 10x a bool sum or a bincount
     started = int(np.count_nonzero(per_point)) - full

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..store import Store
 
 
-def _many_reads() -> None:
+def allow_many_reads() -> None:
     """Let zarr keep more chunk reads in flight in this (CLI) process: a
     store holds one small chunk per task and variable."""
     from ..store import many_reads
@@ -66,7 +66,7 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
     from ..store import load_sweep, open_sweep
 
     st = url if isinstance(url, Store) else require_store(url, error)
-    _many_reads()
+    allow_many_reads()
     try:
         if check:  # before the selection: a relabelled store must not pick its cells by the wrong labels
             st.assert_intact()

@@ -245,7 +245,7 @@ def print_records(out: Console, title: str | None, records: list[dict[str, str]]
         out.print(caption, markup=False)
 
 
-def _wrap(text: str, indent: str, hang: str = "") -> str:
+def wrap_to_width(text: str, indent: str, hang: str = "") -> str:
     """``text`` wrapped to the console width; continuation lines get ``hang`` more."""
     width = max(console().width, 40)
     return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent + hang,

@@ -71,6 +71,7 @@ def chutes_simulate(params, seed, run_shape, checkpoints):
 
 
 MONOPOLY = replace(get_game("monopoly"), name="biased_monopoly", simulate=monopoly_simulate)
-HK_MONOPOLY = replace(get_game("hk_monopoly"), name="biased_hk_monopoly", simulate=hk_simulate)
+HK_MONOPOLY = replace(get_game("hk_monopoly"), name="biased_hk_monopoly", simulate=hk_simulate,
+                      simulate_batch=None)  # the batch entry point is the unbiased game's
 SHUT_THE_BOX = replace(get_game("shut_the_box"), name="biased_shut_the_box", simulate=shut_the_box_simulate)
 CHUTES_LADDERS = replace(get_game("chutes_ladders"), name="biased_chutes_ladders", simulate=chutes_simulate)

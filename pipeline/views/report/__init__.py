@@ -80,10 +80,10 @@ from ...errors import ReportFolderError
 from ..variable import pick_variable
 from .build import build_report
 from .columns import COLUMNS
-from .folder import _STAGING, MANIFEST, default_out_dir  # noqa: F401  (_STAGING: tests)
+from .folder import STAGING, MANIFEST, default_out_dir  # noqa: F401  (STAGING: tests)
 from .grid import point_key
 from .parts import MAX_THEORY_POINTS
-from .tables import _variance_words  # noqa: F401  (tests)
+from .tables import variance_words  # noqa: F401  (tests)
 
 __all__ = ["build_report", "default_out_dir", "pick_variable", "point_key", "ReportFolderError", "COLUMNS",
            "MANIFEST", "Z_AGREE", "MAX_THEORY_POINTS"]

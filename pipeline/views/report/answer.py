@@ -13,7 +13,7 @@ from ...analysis.answer import answer_of, cap_note
 from ...analysis.figures import MANY_LABELS, MAX_PANELS, answer_figure, words
 from ..interval_words import interval_name
 from ..overview import answer_block, short_verdict
-from .page import _df_html
+from .page import df_html
 
 #: The answer figure's resolution: 100 dpi draws its 12-inch width as the page's 1200-pixel column.
 DPI = 100
@@ -21,7 +21,7 @@ DPI = 100
 ANSWER_ROWS = 200
 
 
-def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
+def answer_parts(ds, found: dict, verdict: dict, out: Path) -> dict | None:
     """The first screen's parts (question, verdict line, figure, caption,
     table, legend); None where the store's game is not installed here."""
     import matplotlib.pyplot as plt
@@ -37,7 +37,7 @@ def _answer(ds, found: dict, verdict: dict, out: Path) -> dict | None:
     if made is not None:
         block, _ = made
         frame = _frame([*block.axes, *block.columns])
-        part["table"], part["legend"], part["rows"] = _df_html(frame, ANSWER_ROWS), block.legend, len(frame)
+        part["table"], part["legend"], part["rows"] = df_html(frame, ANSWER_ROWS), block.legend, len(frame)
         part["answer"] = list(block.answer)  # the answer in words (strategies head to head)
         if block.answer:  # every number of the pairs, as the table's CSV files hold the rest
             from ...analysis.headtohead import head_to_head

@@ -37,11 +37,11 @@ from ....core import power as tpower
 from ...analysis.dataset import grid_points, grid_size
 from ...analysis.figures import panel_spread
 from .grid import point_key
-from .parts import MAX_COMPARED, _analyse, _comparison_notes, _try
+from .parts import MAX_COMPARED, analyse_parts, comparison_notes, attempt
 from .stream import CsvParts, JsonObject, SortedCsv
-from .summary import _empty, _precision, _summarise, _summary_estimates
-from .tables import (MAX_VARIANCE_POINTS, TEST_COLUMNS, _comparison_table, _distribution_frames, _frequency_table,
-                     _headline_table, _point_table, _summary, _variance_table, _with_p_holm)
+from .summary import empty_summary_row, add_precision, summarise, summary_estimates
+from .tables import (MAX_VARIANCE_POINTS, TEST_COLUMNS, comparison_table, distribution_frames, frequency_table,
+                     headline_table, point_table, summary_table, variance_table, with_p_holm)
 
 #: Grid points the report reads at once (its tables hold some 40 KB a point of the money game
 #: while a block is made: about 400 MB; the run's summary, with less per point, reads
@@ -169,35 +169,35 @@ def _block_tests(b, found: dict, holm, level: float) -> pd.DataFrame:
 
 def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float) -> dict[str, Any]:
     """One block's tables, summary entries and what the verdict keeps of it."""
-    from .tables import _tests_table
-    from .verdict import _none_notes
+    from .tables import verdict_tests_table
+    from .verdict import no_exact_notes
 
     points = list(grid_points(b))
-    found = _try(meta, "headline answers", headlines.estimates, b) or {}
-    heads = _summary(b, found)
+    found = attempt(meta, "headline answers", headlines.estimates, b) or {}
+    heads = summary_table(b, found)
     tables: dict[str, pd.DataFrame] = {}
     if variable is None:
         parts = None
-        summary = {point_key(b, p): _empty() for p in points}
+        summary = {point_key(b, p): empty_summary_row() for p in points}
     else:
-        parts = _analyse(b, variable, points, meta, found, grid=total, compare=False)
-        tables = {"points": _point_table(b, points, parts), "frequencies": _frequency_table(b, points, parts)}
-        summary = _summarise(b, points, parts, tables)
-    _summary_estimates(b, points, heads, summary)
+        parts = analyse_parts(b, variable, points, meta, found, grid=total, compare=False)
+        tables = {"points": point_table(b, points, parts), "frequencies": frequency_table(b, points, parts)}
+        summary = summarise(b, points, parts, tables)
+    summary_estimates(b, points, heads, summary)
     tests = _block_tests(b, found, holm, level)
-    heads = _headline_table(_with_p_holm(b, heads, tests), found)
+    heads = headline_table(with_p_holm(b, heads, tests), found)
     kinds = {n: e.attrs["kind"] == "distribution" for n, e in found.items()}
-    tables.update(headlines=heads, tests=_tests_table(b, points, tests))
+    tables.update(headlines=heads, tests=verdict_tests_table(b, points, tests))
     if total <= MAX_VARIANCE_POINTS:
-        tables["variance"] = _try(meta, "variance per label", _variance_table, b, found, parts)
-    _precision(b, points, tables, summary)
+        tables["variance"] = attempt(meta, "variance per label", variance_table, b, found, parts)
+    add_precision(b, points, tables, summary)
     pt = tables.get("points", pd.DataFrame())
     return {"tables": tables, "summary": summary,
-            "order": sorted(found, key=lambda n: kinds[n]),  # scalars first, as _headline_table
-            "distributions": _distribution_frames(b, heads, found, tests),
+            "order": sorted(found, key=lambda n: kinds[n]),  # scalars first, as headline_table
+            "distributions": distribution_frames(b, heads, found, tests),
             "point_agree": headlines.agreement_per_point(len(points), tests, alpha),
             "counts": pt[["exact", "replicates"]].astype({"exact": "category"}) if len(pt) else pt,
-            "none_notes": _none_notes(b, points, parts) if parts is not None else []}
+            "none_notes": no_exact_notes(b, points, parts) if parts is not None else []}
 
 
 def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sink_file,
@@ -226,7 +226,7 @@ def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sin
         written = sink.close()
         _verdict_of(ds, told, sink, drawn, meta)
     if total > MAX_VARIANCE_POINTS and drawn.found:
-        _variance_table(ds, drawn.found, None, meta)  # the note only: nothing is computed above the cap
+        variance_table(ds, drawn.found, None, meta)  # the note only: nothing is computed above the cap
     tables = {**sink.page, "comparisons": drawn.comparisons}
     meta["rows"] = {name: sink.rows[name] for name in written}
     meta["written"] = written
@@ -234,39 +234,39 @@ def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sin
 
 
 def _verdict_of(ds, told: dict, sink: _Sink, drawn, meta: dict) -> None:
-    """``meta["verdict"]``: :func:`.verdict._verdict` of the block verdict and the counts kept per point."""
-    from .verdict import _verdict
+    """``meta["verdict"]``: :func:`.verdict.report_verdict` of the block verdict and the counts kept per point."""
+    from .verdict import report_verdict
 
     pt = pd.concat(sink.counts, ignore_index=True) if sink.counts else pd.DataFrame()
     v = {**told, "point_agree": sink.point_agree, "p_holm": pd.DataFrame(columns=["point", "p_holm"])}
-    verdict = _verdict(ds, [], None, pt, drawn.found, v, sorted(sink.none_notes))
+    verdict = report_verdict(ds, [], None, pt, drawn.found, v, sorted(sink.none_notes))
     verdict.pop("tests_table")
     meta["verdict"] = verdict
 
 
 def _sub_grid(ds, told: dict, variable, out: Path, meta: dict, most: int):
     """The figures, the comparisons and the answer, from the sub-grid they draw (:func:`drawn_points`)."""
-    from .answer import _answer
-    from .figure_list import _all_figures
-    from .heatmaps import _figures
-    from .tables import _pmf_headlines
+    from .answer import answer_parts
+    from .figure_list import all_figures
+    from .heatmaps import report_figures
+    from .tables import pmf_headlines
 
     drawn = _drawn(ds, told, most)
     sub, found = drawn.ds, drawn.found
     points = list(grid_points(sub))
-    heads = _summary(sub, found)
-    shown_as_pmf = _pmf_headlines(found)
+    heads = summary_table(sub, found)
+    shown_as_pmf = pmf_headlines(found)
     parts, figures, drawn.comparisons = None, {}, pd.DataFrame()
     if variable is None:
         meta["notes"].append("the store has no distribution variable (checkpoint, DIM): "
                              "only the game's headline answers are reported")
     else:
-        parts = _analyse(sub, variable, points, meta, found, grid=grid_size(ds), compare=False)
-        _comparison_notes(ds, meta)
-        parts["compare"] = _try(meta, "axis comparisons", comparisons.axis_comparisons, sub, variable,
+        parts = analyse_parts(sub, variable, points, meta, found, grid=grid_size(ds), compare=False)
+        comparison_notes(ds, meta)
+        parts["compare"] = attempt(meta, "axis comparisons", comparisons.axis_comparisons, sub, variable,
                                 most=MAX_COMPARED) or {}
-        drawn.comparisons = _comparison_table(sub, parts, meta)
-        figures = _figures(sub, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
+        drawn.comparisons = comparison_table(sub, parts, meta)
+        figures = report_figures(sub, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
         if parts["headline"] in shown_as_pmf:
             meta["drawn"] = parts["headline"]
     if grid_size(sub) < grid_size(ds):
@@ -274,12 +274,12 @@ def _sub_grid(ds, told: dict, variable, out: Path, meta: dict, most: int):
                              f"{grid_size(ds):,} points (each axis's first value and at most {MAX_COMPARED} "
                              "others, evenly spaced); every point is in the CSV tables and summary.json")
     meta["decomposition"] = {}
-    meta["answer"] = _try(meta, "the answer", _answer, sub, found, drawn.verdict, out)
+    meta["answer"] = attempt(meta, "the answer", answer_parts, sub, found, drawn.verdict, out)
     meta["headlines"] = {name: {**{k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")},
                                 "interval": headlines_words(est)[0], "test": headlines_words(est)[1]}
                          for name, est in found.items()}
-    heads = _with_p_holm(sub, heads, drawn.verdict["p_holm"])
-    figures = _all_figures(sub, parts, heads, found, shown_as_pmf, out, meta, figures)
+    heads = with_p_holm(sub, heads, drawn.verdict["p_holm"])
+    figures = all_figures(sub, parts, heads, found, shown_as_pmf, out, meta, figures)
     return figures, drawn
 
 

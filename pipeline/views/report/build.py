@@ -22,19 +22,19 @@ from ...store import load_sweep, open_sweep
 from ...words import python_value
 from ..interval_words import interval_name, test_name
 from ..variable import pick_variable
-from .columns import _define
-from .folder import default_out_dir, _start, _publish
+from .columns import define
+from .folder import default_out_dir, start, publish
 from .grid import point_key
-from .parts import _try, _analyse
-from .tables import (_distribution_table, _headline_table, _pmf_headlines, _summary, _tables, _tests_table,
-                     _variance_table, _variance_words, _with_p_holm)
-from .summary import _empty, _summary_estimates, _summarise, _precision
-from .verdict import _verdict
-from .heatmaps import _figures
-from .page import _html
-from .answer import _answer
+from .parts import attempt, analyse_parts
+from .tables import (distribution_table, headline_table, pmf_headlines, summary_table, report_tables, verdict_tests_table,
+                     variance_table, variance_words, with_p_holm)
+from .summary import empty_summary_row, summary_estimates, summarise, add_precision
+from .verdict import report_verdict
+from .heatmaps import report_figures
+from .page import page_html
+from .answer import answer_parts
 from .blockwise import REPORT_BLOCK_POINTS, write_blocks
-from .figure_list import _all_figures
+from .figure_list import all_figures
 
 
 def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, variable: str | None = None,
@@ -78,13 +78,13 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     final = Path(out_dir)
     made = not final.exists()
     try:
-        out, recorded = _start(final)
+        out, recorded = start(final)
         try:
             import matplotlib
 
             with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text as text: 40% faster than glyph paths
                 summary = write(ds, store, out, variable, t0, deck_orders, progress, most)
-            _publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
+            publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
             raise
@@ -123,16 +123,16 @@ def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: fl
                              f"({grid_size(ds):,} points; a chain solve per game)")
     with open(out / "summary.json", "w") as f:  # streamed, block by block
         tables, figures = write_blocks(ds, out, variable, meta, most, f, progress)
-    meta["variance_text"] = _variance_words(meta)
+    meta["variance_text"] = variance_words(meta)
     meta["figures"] = figures
     written = meta.pop("written")
     if tables.get("comparisons") is not None and not tables["comparisons"].empty:
         tables["comparisons"].to_csv(out / "comparisons.csv", index=False)
         written["comparisons"] = list(tables["comparisons"].columns)
-    meta["tables"] = {name: {"csv": f"{name}.csv", "columns": {c: _define(name, c) for c in written[name]}}
+    meta["tables"] = {name: {"csv": f"{name}.csv", "columns": {c: define(name, c) for c in written[name]}}
                       for name in TABLE_ORDER if name in written}
     meta["timing_s"] = round(time.perf_counter() - t0, 2)
-    (out / "index.html").write_text(_html(ds, meta, tables, figures))
+    (out / "index.html").write_text(page_html(ds, meta, tables, figures))
     meta.pop("rows", None)
     with open(out / "report.json", "w") as f:
         json.dump(meta, f, indent=2, default=str)
@@ -155,43 +155,43 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, de
     meta = _meta(ds, store, variable)
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
-        found = _try(meta, "headline answers", headlines.estimates, ds) or {}
-        heads = _summary(ds, found)
-        shown_as_pmf = _pmf_headlines(found)
+        found = attempt(meta, "headline answers", headlines.estimates, ds) or {}
+        heads = summary_table(ds, found)
+        shown_as_pmf = pmf_headlines(found)
         if variable is None:
             meta["notes"].append("the store has no distribution variable (checkpoint, DIM): "
                                  "only the game's headline answers are reported")
             parts, tables = None, {}
-            summary = {point_key(ds, p): _empty() for p in points}
+            summary = {point_key(ds, p): empty_summary_row() for p in points}
             figures: dict[str, str] = {}
         else:
-            parts = _analyse(ds, variable, points, meta, found, deck_orders, progress)
-            tables = _tables(ds, points, parts, meta)
-            summary = _summarise(ds, points, parts, tables)
-            figures = _figures(ds, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
+            parts = analyse_parts(ds, variable, points, meta, found, deck_orders, progress)
+            tables = report_tables(ds, points, parts, meta)
+            summary = summarise(ds, points, parts, tables)
+            figures = report_figures(ds, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)
             if parts["headline"] in shown_as_pmf:
                 meta["drawn"] = parts["headline"]
-        _summary_estimates(ds, points, heads, summary)
+        summary_estimates(ds, points, heads, summary)
         told = headlines.verdict(ds, found=found)  # as run and query print it
-        verdict = _verdict(ds, points, parts, tables.get("points", pd.DataFrame()), found, told)
-        meta["answer"] = _try(meta, "the answer", _answer, ds, found, told, out)
+        verdict = report_verdict(ds, points, parts, tables.get("points", pd.DataFrame()), found, told)
+        meta["answer"] = attempt(meta, "the answer", answer_parts, ds, found, told, out)
         tests = verdict.pop("tests_table")
         meta["verdict"] = verdict
         meta["headlines"] = {name: {**{k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")},
                                     "interval": interval_name(est), "test": test_name(est)}
                              for name, est in found.items()}
-        heads = _with_p_holm(ds, heads, tests)
-        variance = _try(meta, "variance per label", _variance_table, ds, found, parts, meta)
-        tables = {"headlines": _headline_table(heads, found),
-                  "distributions": _distribution_table(ds, heads, found, tests),
-                  "tests": _tests_table(ds, points, tests), **tables, "variance": variance}
-        meta["variance_text"] = _variance_words(meta)
-        figures = _all_figures(ds, parts, heads, found, shown_as_pmf, out, meta, figures)
-    _precision(ds, points, tables, summary)
+        heads = with_p_holm(ds, heads, tests)
+        variance = attempt(meta, "variance per label", variance_table, ds, found, parts, meta)
+        tables = {"headlines": headline_table(heads, found),
+                  "distributions": distribution_table(ds, heads, found, tests),
+                  "tests": verdict_tests_table(ds, points, tests), **tables, "variance": variance}
+        meta["variance_text"] = variance_words(meta)
+        figures = all_figures(ds, parts, heads, found, shown_as_pmf, out, meta, figures)
+    add_precision(ds, points, tables, summary)
     meta["figures"] = figures
     _write_tables(out, tables, meta)
     meta["timing_s"] = round(time.perf_counter() - t0, 2)
-    page = _html(ds, meta, tables, figures)
+    page = page_html(ds, meta, tables, figures)
     (out / "index.html").write_text(page)
     with open(out / "summary.json", "w") as f:  # written as it is encoded: no text of the whole file held
         json.dump(summary, f, indent=2)
@@ -208,7 +208,7 @@ def _write_tables(out: Path, tables: dict, meta: dict) -> None:
             continue
         df.to_csv(out / f"{name}.csv", index=False)
         meta["tables"][name] = {"csv": f"{name}.csv",
-                                "columns": {c: _define(name, c) for c in df.columns}}
+                                "columns": {c: define(name, c) for c in df.columns}}
 
 
 def _meta(ds, store, variable) -> dict:

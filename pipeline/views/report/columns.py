@@ -166,7 +166,7 @@ _TABLE_DEFINITIONS: dict[str, dict[str, str]] = {
 }
 
 
-_TABLE_COLUMNS = {
+TABLE_COLUMNS = {
     "points": ["replicates", "exact", "reference", "max_abs_z", "worst_label", "max_abs_error",
                "tv_distance", "slope", "slope_low", "slope_high", "basis", "variance_ratio", "batch_means_ratio", "modal", "top3"],
     "frequencies": ["label", "name", "estimate", "se", "low", "high", "df", "exact", "reference", "z"],
@@ -177,6 +177,6 @@ _TABLE_COLUMNS = {
 }
 
 
-def _define(table: str, column: str) -> str:
+def define(table: str, column: str) -> str:
     """The definition of ``column`` in ``table`` (a grid axis where none is written)."""
     return _TABLE_DEFINITIONS.get(table, {}).get(column) or COLUMNS.get(column, "grid axis")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .panels import _facet_grid, _colorbar, _facet_title, _save, _field, _left_out, _facets_total
+from .panels import facet_grid, colorbar, facet_title, save, field, left_out, facets_total
 
 _TITLE = ("Log-log convergence (dashed: across-replicate sd where no exact answer exists; dotted: the "
           "Monte Carlo rate, slope -1/2)")
 
 
-def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
+def line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     """``convergence.png``: per facet, the RMS error of one replicate against
     the exact answer (else the RMS across-replicate sd) against the mean steps
     per replicate, one line per value of ``x``, with the Monte Carlo rate
@@ -23,36 +23,36 @@ def _line_figures(ds, parts, out, x, facets, xvals) -> dict[str, str]:
     cmap = plt.get_cmap("viridis")
     has_err = bool(np.isfinite(conv["rms_error"].values).any())
     ylabel = "RMS error of one replicate" if has_err else "RMS across-replicate sd"
-    fig, axs = _facet_grid(len(facets), 4.2, 3.2)
+    fig, axs = facet_grid(len(facets), 4.2, 3.2)
     fig.subplots_adjust(wspace=0.45)
     empty = []
     for ax, facet in zip(axs, facets):
         if not _convergence_panel(ax, parts, facet, x, xvals, lambda j: cmap(norm(j)), ylabel):
             ax.set_visible(False)  # no empty panel: the caption says which were left out
-            empty.append(_facet_title(facet))
+            empty.append(facet_title(facet))
     if len(empty) == len(facets):  # nothing to draw anywhere: no figure
         plt.close(fig)
         return {}
     if x and len(xvals) > 8:
         sm = cm.ScalarMappable(norm=colors.Normalize(min(xvals), max(xvals)), cmap=cmap) \
             if ds[x].dtype.kind in "iuf" else cm.ScalarMappable(norm=norm, cmap=cmap)
-        _colorbar(fig, sm, x)
+        colorbar(fig, sm, x)
     elif x:
         next(ax for ax in axs if ax.get_visible()).legend(fontsize=8, title=x, title_fontsize=8)
     caption = _TITLE if not empty else (
         f"{_TITLE}. Left out, nothing to draw (no finished replicates): {'; '.join(empty)}")
-    more = _left_out(len(facets), _facets_total(ds, x), "points.csv")
+    more = left_out(len(facets), facets_total(ds, x), "points.csv")
     caption += f".{more}" if more else ""
-    return {_save(fig, out, "convergence.png", _TITLE): caption}
+    return {save(fig, out, "convergence.png", _TITLE): caption}
 
 
 def _convergence_panel(ax, parts, facet: dict, x: str | None, xvals: list, color, ylabel: str) -> bool:
     """One facet's lines (an RMS error where finite, else the sd, dashed);
     whether anything was drawn."""
     conv, dim = parts["conv"], parts["dim"]
-    all_steps = _field(conv["steps"], facet, x, "checkpoint").T
-    all_err = _field(conv["rms_error"], facet, x, "checkpoint").T
-    all_sd = _field(np.sqrt((conv["sd"] ** 2).mean(dim)), facet, x, "checkpoint").T
+    all_steps = field(conv["steps"], facet, x, "checkpoint").T
+    all_err = field(conv["rms_error"], facet, x, "checkpoint").T
+    all_sd = field(np.sqrt((conv["sd"] ** 2).mean(dim)), facet, x, "checkpoint").T
     ax.set_yscale("log")
     ax.set_xscale("log")
     here = False
@@ -71,7 +71,7 @@ def _convergence_panel(ax, parts, facet: dict, x: str | None, xvals: list, color
         ref = np.array([xs[0], xs[-1]], float)
         ax.plot(ref, ys[-1] * np.sqrt(xs[-1] / ref), ":", color="black", lw=1,
                 label="slope -1/2" if not x else None)
-    ax.set_title(_facet_title(facet), fontsize=9)
+    ax.set_title(facet_title(facet), fontsize=9)
     ax.set_xlabel(f"{conv.attrs.get('steps', 'steps')}, mean per replicate", fontsize=9)
     ax.set_ylabel(ylabel, fontsize=9)
     ax.tick_params(labelsize=8)

@@ -20,7 +20,7 @@ MANIFEST = ".boardsweep-report.json"
 
 
 #: Where a report is built before it replaces the folder's earlier report (left by a killed run: removed).
-_STAGING = ".boardsweep-report-partial"
+STAGING = ".boardsweep-report-partial"
 
 
 #: Files every report writes: a folder holding one that no report recorded is refused before any work.
@@ -105,7 +105,7 @@ def _foreign(out: Path, names, recorded) -> list[str]:
     return sorted(n for n in names if n not in recorded and os.path.lexists(out / n))
 
 
-def _start(out: Path) -> tuple[Path, dict[str, str]]:
+def start(out: Path) -> tuple[Path, dict[str, str]]:
     """Check ``out`` and make a fresh staging folder in it; return that and the
     files there an earlier report can show it wrote ({name: sha256}).  Refused
     (nothing written): a page or table of the report's names that no boardsweep
@@ -121,7 +121,7 @@ def _start(out: Path) -> tuple[Path, dict[str, str]]:
     if theirs:
         raise ReportFolderError(f"report folder {out} holds {', '.join(theirs)} that boardsweep did not write; "
                                 "choose a new or empty folder with --out (nothing was written)")
-    staging = out / _STAGING
+    staging = out / STAGING
     try:
         out.mkdir(parents=True, exist_ok=True)
         if staging.is_dir() and not staging.is_symlink():  # a killed report's leftovers
@@ -147,7 +147,7 @@ def _write_manifest(out: Path, files: dict, store: str | None, complete: bool) -
         raise
 
 
-def _publish(out: Path, staging: Path, recorded: dict[str, str], store: str | None) -> list[str]:
+def publish(out: Path, staging: Path, recorded: dict[str, str], store: str | None) -> list[str]:
     """Replace the earlier report's files in ``out`` by the new ones in
     ``staging``: only files whose content is still what the earlier report
     recorded are removed or replaced; any other file of the new report's names

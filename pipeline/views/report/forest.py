@@ -11,7 +11,7 @@ import pandas as pd
 from ...analysis import headlines
 from ...analysis.figures import words
 from ..interval_words import intervals_of
-from .grid import _axes
+from .grid import grid_axes
 
 
 #: Rows a forest plot panel shows at most (grid points x labels): the first ones and every flagged one.
@@ -32,7 +32,7 @@ def _shown_rows(t: pd.DataFrame, limit: int) -> pd.DataFrame:
     return t[keep].head(limit) if keep.sum() > limit else t[keep]
 
 
-def _forest(ds, heads: pd.DataFrame, found: dict, out: Path) -> dict[str, str]:
+def forest_figure(ds, heads: pd.DataFrame, found: dict, out: Path) -> dict[str, str]:
     """``forest.png`` (+ SVG): each scalar headline per grid point (and seat),
     its 95% interval as a bar; with an exact value, as the relative error
     (estimate / exact - 1, %) with 0 marked; without, the estimate itself.
@@ -44,7 +44,7 @@ def _forest(ds, heads: pd.DataFrame, found: dict, out: Path) -> dict[str, str]:
     table = heads[heads["headline"].isin(scalar)] if len(heads) else heads
     if table.empty:
         return {}
-    axes = _axes(ds)
+    axes = grid_axes(ds)
     names = list(dict.fromkeys(table["headline"]))
     shown = {n: _shown_rows(table[table["headline"] == n], FOREST_ROWS) for n in names}
     panels = [(n, t.iloc[i:i + COLUMN_ROWS], i) for n, t in shown.items() for i in range(0, len(t), COLUMN_ROWS)]

@@ -9,7 +9,7 @@ import pandas as pd
 import xarray as xr
 
 from ...analysis import dataset
-from ...store import metadata
+from ...store import exact_states
 from ...words import python_value
 
 
@@ -19,25 +19,25 @@ def point_key(ds: xr.Dataset, point: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in items.items())
 
 
-def _axes(ds) -> list[str]:
+def grid_axes(ds) -> list[str]:
     return list(ds.attrs.get("grid_axes", []))
 
 
-def _flat(da: xr.DataArray, axes: list[str], extra: list[str] | None = None) -> np.ndarray:
+def flat_points(da: xr.DataArray, axes: list[str], extra: list[str] | None = None) -> np.ndarray:
     """``da`` as an array (points in grid order, then ``extra`` dims)."""
     dims = [*axes, *(extra or [])]
     values = da.transpose(*dims).values if dims else da.values
     return values.reshape((-1, *values.shape[len(axes):])) if axes else values[None, ...]
 
 
-def _sel(obj, point):
+def sel(obj, point):
     return obj.sel(point) if point else obj
 
 
-def _point_index(ds, df: pd.DataFrame) -> np.ndarray:
+def point_index(ds, df: pd.DataFrame) -> np.ndarray:
     """The flat grid-point index (grid order) of each row of ``df``: each axis's
     value looked up among its coordinates, the positions raveled (array work)."""
-    axes = _axes(ds)
+    axes = grid_axes(ds)
     if not axes:
         return np.zeros(len(df), dtype=int)
     where = []
@@ -47,13 +47,13 @@ def _point_index(ds, df: pd.DataFrame) -> np.ndarray:
     return np.ravel_multi_index(tuple(where), tuple(ds.sizes[a] for a in axes)).astype(int)
 
 
-def _finite_list(column) -> list[float | None]:
+def finite_list(column) -> list[float | None]:
     """A column as Python floats, None where it holds no finite number (:func:`finite_float` of each)."""
     values = pd.to_numeric(pd.Series(column), errors="coerce").to_numpy(dtype=float)
     return np.where(np.isfinite(values), values.astype(object), None).tolist()
 
 
-def _exact_states(ds, points) -> dict[str, tuple[str, str]]:
-    """:func:`metadata.exact_state` of every point, read in one pass."""
-    states, texts = metadata.exact_states(ds)
+def exact_states_by_point(ds, points) -> dict[str, tuple[str, str]]:
+    """The exact answer's state and its words at every point, read in one pass."""
+    states, texts = exact_states(ds)
     return {point_key(ds, p): (str(s), str(t)) for p, s, t in zip(points, states.ravel(), texts.ravel())}

@@ -9,29 +9,29 @@ import numpy as np
 
 from ...analysis import headlines
 from ...analysis.clt import CLT_MIN_COUNT
-from ...store import metadata
+from ...store import exact_state
 from ...words import count, plural, python_value
 from ..interval_words import test_kind
-from .grid import _axes
-from .panels import (COLOUR_MAPS, colour_words, _layout, _facet_grid, _colorbar, _facet_title, _save, DRAWN_MASS, _trim_labels, _heatmap, _field,
-                     _facets_total, _left_out)
-from .convergence_figure import _line_figures
+from .grid import grid_axes
+from .panels import (COLOUR_MAPS, colour_words, panel_layout, facet_grid, colorbar, facet_title, save, DRAWN_MASS, trim_labels, draw_heatmap, field,
+                     facets_total, left_out)
+from .convergence_figure import line_figures
 
 
-def _figures(ds, parts, out: Path, meta: dict, heatmaps: bool = True) -> dict[str, str]:
+def report_figures(ds, parts, out: Path, meta: dict, heatmaps: bool = True) -> dict[str, str]:
     """The figures of the report variable: heatmaps per label and grid point
     (unless ``heatmaps`` is False: a distribution drawn as one, see
     :func:`_pmf_figure`), then its convergence and variance ratio."""
-    x, others, facets = _layout(ds)
+    x, others, facets = panel_layout(ds)
     meta["layout"] = {"x": x, "facets": others, "panels_per_figure": len(facets)}
-    if _facets_total(ds, x) > len(facets):
-        meta["layout"]["panels_total"] = _facets_total(ds, x)
+    if facets_total(ds, x) > len(facets):
+        meta["layout"]["panels_total"] = facets_total(ds, x)
     xvals = [python_value(v) for v in ds[x].values] if x else ["-"]
     if not heatmaps:
-        return _line_figures(ds, parts, out, x, facets, xvals) if "steps" in parts["conv"] else {}
+        return line_figures(ds, parts, out, x, facets, xvals) if "steps" in parts["conv"] else {}
     dim = parts["dim"]
     labels = [str(v) for v in ds[dim].values]
-    keep = _trim_labels(parts["mean"].values, labels)
+    keep = trim_labels(parts["mean"].values, labels)
     h = max(3.2, 0.15 * min(keep, 60) + 1.2)  # a 9-point label per row
     trimmed = "" if keep == len(labels) else (
         f" Rows: the first {keep} of {len(labels)} {dim} labels, holding {DRAWN_MASS:.1%} of every "
@@ -47,7 +47,7 @@ def _figures(ds, parts, out: Path, meta: dict, heatmaps: bool = True) -> dict[st
     for axis in [a for a in others if ds.sizes[a] >= 2]:
         figs.update(_difference_figure(ds, parts, out, meta, layout, axis))
     if "steps" in parts["conv"]:
-        figs.update(_line_figures(ds, parts, out, x, facets, xvals))
+        figs.update(line_figures(ds, parts, out, x, facets, xvals))
     return figs
 
 
@@ -55,17 +55,17 @@ def _frequency_figure(ds, parts, out: Path, layout: tuple, others: list[str], tr
     """``frequency_heatmap.png``: the mean frequency per label and axis value, one panel per facet."""
     x, xvals, xlabel, facets, labels_k, keep, w, h = layout
     dim = parts["dim"]
-    fig, axs = _facet_grid(len(facets), w, h)
+    fig, axs = facet_grid(len(facets), w, h)
     mean = parts["mean"]
     vmax, above = _colour_top(mean, dim)
     img = None
     for i, (ax, facet) in enumerate(zip(axs, facets)):
-        img = _heatmap(ax, _field(mean, facet, x, dim)[:keep], xvals, labels_k, COLOUR_MAPS["frequency_heatmap"], 0, vmax,
+        img = draw_heatmap(ax, field(mean, facet, x, dim)[:keep], xvals, labels_k, COLOUR_MAPS["frequency_heatmap"], 0, vmax,
                        xlabel, dim, _first_column(axs, i))
-        ax.set_title(_facet_title(facet), fontsize=10)
+        ax.set_title(facet_title(facet), fontsize=10)
     how = "ratio of sums over the finished replicates"
-    _colorbar(fig, img, f"relative frequency (scale ends at {vmax:.3g})")
-    name = _save(fig, out, "frequency_heatmap.png",
+    colorbar(fig, img, f"relative frequency (scale ends at {vmax:.3g})")
+    name = save(fig, out, "frequency_heatmap.png",
                  f"Relative frequencies of the {plural(dim)} ({how}, last checkpoint)")
     light, hue = colour_words(COLOUR_MAPS["frequency_heatmap"], 1.0)
     scale = (f" The colour scale ends at {vmax:.3g}, the 99th percentile of every other {dim}, so that it shows "
@@ -75,7 +75,7 @@ def _frequency_figure(ds, parts, out: Path, layout: tuple, others: list[str], tr
     return {name: f"Relative frequency ({how}) per {dim} (rows) and {xlabel} (columns); "
                   f"{count(len(facets), 'panel')}, one per combination of {', '.join(others) or 'the grid'}. "
                   f"Larger frequencies are {light[:-3]}er ({hue}), smaller ones {low_light[:-3]}er ({low_hue}); "
-                  "grey: not computed yet." + scale + trimmed + _left_out(len(facets), _facets_total(ds, x), "frequencies.csv")}
+                  "grey: not computed yet." + scale + trimmed + left_out(len(facets), facets_total(ds, x), "frequencies.csv")}
 
 
 def _colour_top(mean, dim: str) -> tuple[float, list[str]]:
@@ -105,8 +105,8 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
     a, b = (python_value(v) for v in ds[axis].values[:2])
     res = parts["compare"].get((axis, a, b))
     diff = mean.sel({axis: a}) - mean.sel({axis: b})
-    rest = list({_facet_title(g): g for g in ({**f, axis: a} for f in facets)}.values())  # each facet's a
-    fig, axs = _facet_grid(len(rest), w, h)
+    rest = list({facet_title(g): g for g in ({**f, axis: a} for f in facets)}.values())  # each facet's a
+    fig, axs = facet_grid(len(rest), w, h)
     t_stat = res["t"] if res is not None else diff * np.nan
     shown = t_stat.where(res["p_holm"] < headlines.ALPHA) if res is not None else t_stat
     finite = np.abs(shown.values[np.isfinite(shown.values)])
@@ -121,16 +121,16 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
     lim = float(np.percentile(finite, 95))  # one outlier must not whiten the rest
     for i, (ax, facet) in enumerate(zip(axs, rest)):
         sub = {k: v for k, v in facet.items() if k != axis}
-        data = _field(shown, sub, x, dim)[:keep]
-        img = _heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, COLOUR_MAPS["difference"], -lim, lim, xlabel, dim,
+        data = field(shown, sub, x, dim)[:keep]
+        img = draw_heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, COLOUR_MAPS["difference"], -lim, lim, xlabel, dim,
                        _first_column(axs, i))
         if not np.isfinite(data).any():
             ax.text(0.5, 0.5, f"no label differs\n(Welch, Holm {headlines.ALPHA:.0%})", transform=ax.transAxes,
                     ha="center", va="center", fontsize=9,
                     bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
-        ax.set_title(_facet_title(sub), fontsize=10)
-    _colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
-    name = _save(fig, out, f"difference_{axis}.png",
+        ax.set_title(facet_title(sub), fontsize=10)
+    colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
+    name = save(fig, out, f"difference_{axis}.png",
                  f"{axis}: {a} minus {b} in standard errors, significant labels only "
                  f"(Welch, Holm-adjusted p < {headlines.ALPHA:.0%})")
     return {name: (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
@@ -139,7 +139,7 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
                    f"the labels of the panel) are grey; {colour_words(COLOUR_MAPS['difference'], 1.0)[1]}: {a} "
                    f"above {b}, {colour_words(COLOUR_MAPS['difference'], 0.0)[1]}: below; the colour "
                    "scale is symmetric about 0 (differences, relative differences and t in the comparisons table)."
-                   + _left_out(len(rest), _facets_total(ds, x) // ds.sizes[axis], "comparisons.csv"))}
+                   + left_out(len(rest), facets_total(ds, x) // ds.sizes[axis], "comparisons.csv"))}
 
 
 def _z_words(parts) -> str:
@@ -155,27 +155,27 @@ def _z_figure(ds, parts, out: Path, meta: dict, layout: tuple, trimmed: str) -> 
     """``z_heatmap.png``: z per label and axis value, a panel without an exact answer saying why."""
     x, xvals, xlabel, facets, labels_k, keep, w, h = layout
     dim, z, figs = parts["dim"], parts["z"], {}
-    drawn = [f for f in facets if np.isfinite(_field(z, f, x, dim)).any()]
+    drawn = [f for f in facets if np.isfinite(field(z, f, x, dim)).any()]
     for facet in facets:  # no panel where no exact answer applies: the caption says why
         if facet not in drawn:
-            meta.setdefault("panels_without_exact", {})[_facet_title(facet)] = _facet_reason(ds, parts, facet)
+            meta.setdefault("panels_without_exact", {})[facet_title(facet)] = _facet_reason(ds, parts, facet)
     if not drawn:  # no panel has a z: no figure (it had no rows to draw)
         return figs
-    fig, axs = _facet_grid(len(drawn), w, h)
+    fig, axs = facet_grid(len(drawn), w, h)
     for i, (ax, facet) in enumerate(zip(axs, drawn)):
-        data = _field(z, facet, x, dim)[:keep]
-        img = _heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, COLOUR_MAPS["z_heatmap"], -6, 6, xlabel, dim,
+        data = field(z, facet, x, dim)[:keep]
+        img = draw_heatmap(ax, np.clip(data, -6, 6), xvals, labels_k, COLOUR_MAPS["z_heatmap"], -6, 6, xlabel, dim,
                        _first_column(axs, i))
-        ax.set_title(_facet_title(facet), fontsize=10)
-    _colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
+        ax.set_title(facet_title(facet), fontsize=10)
+    colorbar(fig, img, "z = (estimate - exact) / s.e. (clipped at ±6)")
     below, above = (colour_words(COLOUR_MAPS["z_heatmap"], end)[1] for end in (0.0, 1.0))
-    name = _save(fig, out, "z_heatmap.png",
+    name = save(fig, out, "z_heatmap.png",
                  f"Standardised error by {dim}: {below} below, {above} above the exact answer")
     figs[name] = (f"z = (estimate - exact) / standard error per {dim} and {xlabel}, {below} below and {above} above "
                   f"the exact answer ({_z_words(parts)}; the "
                   f"verdict judges with Holm-adjusted p-values, see the tests table); {count(len(drawn), 'panel')}, one per "
                   "combination of the other axes where an exact answer applies; grey cells have none." + trimmed
-                  + _left_out(len(facets), _facets_total(ds, x), "frequencies.csv"))
+                  + left_out(len(facets), facets_total(ds, x), "frequencies.csv"))
     left = meta.get("panels_without_exact", {})
     if left:
         figs[name] += " No panel for " + "; ".join(f"{k} ({v})" for k, v in left.items()) + "."
@@ -188,10 +188,10 @@ def _first_column(axs, i: int) -> bool:
 
 
 def _facet_reason(ds, parts, facet) -> str:
-    states = [metadata.exact_state(ds, {**facet, **({} if not p else p)})
-              for p in ([{}] if not [a for a in _axes(ds) if a not in facet] else
-                        [dict(zip([a for a in _axes(ds) if a not in facet], [python_value(ds[a].values[0])
-                                                                            for a in _axes(ds) if a not in facet]))])]
+    states = [exact_state(ds, {**facet, **({} if not p else p)})
+              for p in ([{}] if not [a for a in grid_axes(ds) if a not in facet] else
+                        [dict(zip([a for a in grid_axes(ds) if a not in facet], [python_value(ds[a].values[0])
+                                                                            for a in grid_axes(ds) if a not in facet]))])]
     state, text = states[0]
     if state == "pending":
         return "exact answer not computed yet"

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...analysis import headlines
 from ...words import count, fmt_interval
-from .grid import _axes
+from .grid import grid_axes
 
 
 #: Grid points whose frequency tables are also shown on the page (all are in frequencies.csv).
@@ -31,7 +31,7 @@ def _number(v: float) -> str:
     return f"{v:.0f}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:.4g}"
 
 
-def _df_html(df: pd.DataFrame, limit: int | None = None) -> str:
+def df_html(df: pd.DataFrame, limit: int | None = None) -> str:
     shown = df if limit is None else df.head(limit)
     shown = shown.apply(lambda c: c.where(c.notna(), np.nan) if c.dtype == object else c)  # None: "–"
     return shown.to_html(index=False, na_rep="–", float_format=_number, border=0, classes="t", escape=True)
@@ -45,7 +45,7 @@ def _page_headlines(ds, df: pd.DataFrame, meta: dict) -> pd.DataFrame:
     df = df[df["headline"].isin(scalar)]
     if df.empty:
         return df
-    shown = df[[*_axes(ds), "headline", "label"]].copy()
+    shown = df[[*grid_axes(ds), "headline", "label"]].copy()
     shown["95% interval"] = [fmt_interval(e, lo, hi, se) for e, lo, hi, se in  # as every command writes it
                              zip(df["estimate"], df["low"], df["high"], df["se"])]
     for c in ("se", "df", "exact", "z", "p", "p_holm", "replicates"):
@@ -96,7 +96,7 @@ def _per_headline(shown: dict, key: str) -> str:
     return "; ".join(f"{', '.join(names)}: {what}" for what, names in by.items())
 
 
-def _html(ds, meta, tables, figures) -> str:
+def page_html(ds, meta, tables, figures) -> str:
     """The page: the summary, the leading tables, the figures, the other tables and the notes."""
     env = _templates(autoescape=True)
     env.filters["fmt"] = _fmt
@@ -128,7 +128,7 @@ def _section(ds, meta: dict, tables: dict, name: str, prose, leads: list[str]) -
     return {"id": name, "title": prose.titles[name], "intro": _intro(prose, name, meta), "also": also,
             "csv": f"{name}.csv",
             "rows": meta.get("rows", {}).get(name, len(tables[name])), "shown": min(len(df), limit),
-            "table": _df_html(df, limit) if len(df) else "",
+            "table": df_html(df, limit) if len(df) else "",
             "columns": {c: extra.get(c) or defined.get(c, "grid axis") for c in df.columns}}
 
 
@@ -141,7 +141,7 @@ def _shown(ds, meta: dict, name: str, df: pd.DataFrame, limit: int) -> pd.DataFr
         return df.head(0) if meta.get("drawn") else df  # a distribution drawn as one: its bins in the CSV
     if name in ("decomposition", "variance"):  # per label in the CSV; the page: the labels that matter
         key = "between_share" if name == "decomposition" else "mcse"
-        group = [*_axes(ds), *(["headline"] if name == "variance" else [])]
+        group = [*grid_axes(ds), *(["headline"] if name == "variance" else [])]
         df = df.sort_values(key, ascending=False, kind="stable", na_position="last")
         df = (df.groupby(group, sort=False).head(3 if name == "decomposition" else 1) if group else df.head(3))
         return df.sort_index()

@@ -12,16 +12,16 @@ import xarray as xr
 from ...analysis.answer import answer_of
 from ...analysis.figures import MAX_PANELS, panel_choice, words
 from ...words import python_value
-from .grid import _axes, _sel
+from .grid import grid_axes, sel
 
 
-def _layout(ds) -> tuple[str | None, list[str], list[dict]]:
+def panel_layout(ds) -> tuple[str | None, list[str], list[dict]]:
     """The x axis (numeric with most values, else most values), the facet axes
     and the facets: every combination of the facet axes' values, or where
     they are more than :data:`MAX_PANELS`, that many (:func:`panel_choice`:
     those the spec's ``[answer] at`` asks first, then evenly spaced);
-    :func:`_facets_total` says how many there are."""
-    axes = _axes(ds)
+    :func:`facets_total` says how many there are."""
+    axes = grid_axes(ds)
     if not axes:
         return None, [], [{}]
     numeric = [a for a in axes if ds[a].dtype.kind in "iuf"]
@@ -35,12 +35,12 @@ def _layout(ds) -> tuple[str | None, list[str], list[dict]]:
     return x, others, [dict(zip(others, vals)) for vals in combos]
 
 
-def _facets_total(ds, x: str | None) -> int:
+def facets_total(ds, x: str | None) -> int:
     """Every combination of the grid axes other than ``x``: the facets a figure would draw without its cap."""
-    return int(np.prod([ds.sizes[a] for a in _axes(ds) if a != x], dtype=np.int64))
+    return int(np.prod([ds.sizes[a] for a in grid_axes(ds) if a != x], dtype=np.int64))
 
 
-def _left_out(drawn: int, total: int, where: str) -> str:
+def left_out(drawn: int, total: int, where: str) -> str:
     """The caption's sentence on the facets left out: ``drawn`` of ``total`` ("" where every one is drawn)."""
     if total <= drawn:
         return ""
@@ -48,7 +48,7 @@ def _left_out(drawn: int, total: int, where: str) -> str:
             f"[answer] asks first, then evenly spaced); every grid point is in {where}.")
 
 
-def _facet_grid(n: int, w: float, h: float, ylabels: bool = True):
+def facet_grid(n: int, w: float, h: float, ylabels: bool = True):
     """A grid of ``n`` panels (at most 4 per row), a colour-bar slot on the right.
     Fixed margins (no layout engine: it costs seconds per figure on big grids)."""
     import matplotlib.pyplot as plt
@@ -64,13 +64,13 @@ def _facet_grid(n: int, w: float, h: float, ylabels: bool = True):
     return fig, list(axs.flat)[:n]
 
 
-def _colorbar(fig, img, label: str) -> None:
+def colorbar(fig, img, label: str) -> None:
     W, H = fig.get_size_inches()
     cax = fig.add_axes((1 - 1.2 / W, 0.3, 0.18 / W, 0.4))
     fig.colorbar(img, cax=cax, label=label)
 
 
-def _facet_title(facet: dict) -> str:
+def facet_title(facet: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in facet.items()) or "all grid points"
 
 
@@ -139,7 +139,7 @@ def _room_for_labels(fig) -> None:
         fig.subplots_adjust(left=need / width)
 
 
-def _save(fig, out: Path, name: str, title: str) -> str:
+def save(fig, out: Path, name: str, title: str) -> str:
     import matplotlib.pyplot as plt
 
     panel_lines = _readable(fig)
@@ -160,7 +160,7 @@ def _save(fig, out: Path, name: str, title: str) -> str:
 DRAWN_MASS = 0.999
 
 
-def _trim_labels(values: np.ndarray, labels: list[str]) -> int:
+def trim_labels(values: np.ndarray, labels: list[str]) -> int:
     """How many leading labels to draw: enough to hold :data:`DRAWN_MASS` of
     every point's mean frequencies (a long tail, e.g. Shut the Box's rare
     long games, would otherwise fill the figure with empty rows)."""
@@ -207,7 +207,7 @@ def colour_words(cmap: str, end: float) -> tuple[str, str]:
     return ("brightest" if luminance[0] > luminance[1] else "darkest"), _hue(cm(end))
 
 
-def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylabel, first: bool = True):
+def draw_heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylabel, first: bool = True):
     import matplotlib.pyplot as plt
 
     cm = plt.get_cmap(cmap).with_extremes(bad=MISSING)
@@ -226,7 +226,7 @@ def _heatmap(ax, data: np.ndarray, xvals, labels, cmap, vmin, vmax, xlabel, ylab
     return img
 
 
-def _field(da: xr.DataArray, facet: dict, x: str | None, dim: str) -> np.ndarray:
+def field(da: xr.DataArray, facet: dict, x: str | None, dim: str) -> np.ndarray:
     """(labels, x values) array of one facet."""
-    sub = _sel(da, facet)
+    sub = sel(da, facet)
     return sub.transpose(dim, x).values if x else sub.values[:, None]

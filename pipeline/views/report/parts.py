@@ -15,7 +15,7 @@ from ...analysis import variance
 from ...analysis.dataset import z_score
 from ...errors import disk_full
 from ...words import python_value
-from .grid import point_key, _axes, _flat, _sel, _exact_states
+from .grid import point_key, grid_axes, flat_points, sel, exact_states_by_point
 
 
 #: The CLT theory (one Markov-chain solve per grid point) is computed up to this many points.
@@ -24,7 +24,7 @@ MAX_THEORY_POINTS = 64
 MAX_COMPARED = 24
 
 
-def _try(meta: dict, what: str, fn, *args, **kwargs):
+def attempt(meta: dict, what: str, fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # report what failed, keep going; a full disk ends the report (ReportDiskFull)
@@ -46,7 +46,7 @@ def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
     return None
 
 
-def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False, progress=None,
+def analyse_parts(ds, variable, points, meta, found: dict, deck_orders: bool = False, progress=None,
              grid: int | None = None, compare: bool = True) -> dict:
     """Every analysis of the report variable; ``deck_orders``: also solve the
     exact answer of the deck orders each replicate played (a chain per game,
@@ -57,7 +57,7 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
     parts["conv"] = conv = analysis.convergence(ds, variable)
     parts["dim"] = dim = conv.attrs["dim"]
     meta["dim"] = dim
-    parts["rate"] = _try(meta, "convergence rate", analysis.convergence_rate, conv) if "steps" in conv else None
+    parts["rate"] = attempt(meta, "convergence rate", analysis.convergence_rate, conv) if "steps" in conv else None
     game = dataset.game_of(ds)
     has_theory = game is not None and "asymptotic_variance" in game.extras
     parts["theory"] = parts["ratio"] = parts["batch"] = None
@@ -67,18 +67,18 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
                              f"of at most {MAX_THEORY_POINTS} points (one chain solve each); this grid has "
                              f"{grid}")
     elif has_theory:
-        parts["theory"] = theory = _try(meta, "theoretical variance", variance.theoretical_variance, ds, variable)
+        parts["theory"] = theory = attempt(meta, "theoretical variance", variance.theoretical_variance, ds, variable)
         if theory is not None:
-            parts["ratio"] = _try(meta, "variance ratio", variance.variance_ratio, ds, variable, theory)
-            parts["batch"] = _try(meta, "batch means", variance.batch_means, ds, variable, theory)
+            parts["ratio"] = attempt(meta, "variance ratio", variance.variance_ratio, ds, variable, theory)
+            parts["batch"] = attempt(meta, "batch means", variance.batch_means, ds, variable, theory)
     parts["decomp"] = parts["pairs"] = None
     if deck_orders and game is not None and "replicate_exact" in game.extras:
         parts["decomp"] = _deck_orders(ds, variable, meta, progress)
     if parts["decomp"] is not None:
-        parts["pairs"] = _try(meta, "paired deck test", decks.deck_pairs, ds, parts["decomp"], variable)
-    parts["compare"] = (_try(meta, "axis comparisons", _comparisons, ds, variable, meta) or {}) if compare else {}
+        parts["pairs"] = attempt(meta, "paired deck test", decks.deck_pairs, ds, parts["decomp"], variable)
+    parts["compare"] = (attempt(meta, "axis comparisons", _comparisons, ds, variable, meta) or {}) if compare else {}
     parts["modal"] = game.extras.get("modal") if game is not None else None
-    parts["states"] = _exact_states(ds, points)
+    parts["states"] = exact_states_by_point(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
     # one estimator (ratio of sums, its s.e. and df): the headline's where the variable is a headline's
     parts["headline"] = name = _headline_of(ds, found, variable, dim)
@@ -98,13 +98,13 @@ def _analyse(ds, variable, points, meta, found: dict, deck_orders: bool = False,
 def _comparisons(ds, variable: str, meta: dict) -> dict:
     """:func:`comparisons.axis_comparisons` against at most :data:`MAX_COMPARED`
     values of each axis (the notes say where fewer than all)."""
-    _comparison_notes(ds, meta)
+    comparison_notes(ds, meta)
     return comparisons.axis_comparisons(ds, variable, most=MAX_COMPARED)
 
 
-def _comparison_notes(ds, meta: dict) -> None:
+def comparison_notes(ds, meta: dict) -> None:
     """Where an axis is compared with fewer than all its values, said in ``meta``'s notes."""
-    for axis in _axes(ds):
+    for axis in grid_axes(ds):
         values, others = ds[axis].values, len(comparisons.compared(ds.sizes[axis], MAX_COMPARED))
         if others < len(values) - 1:
             meta["notes"].append(f"comparisons of {axis}: its first value {python_value(values[0])} against "
@@ -121,7 +121,7 @@ def _deck_orders(ds, variable, meta, progress):
     say(f"deck orders: solving the exact answer of the deck orders of {done} replicates (a chain per game, "
         "about a second each)...")
     t0 = time.perf_counter()
-    found = _try(meta, "shuffle decomposition", decks.shuffle_decomposition, ds, variable)
+    found = attempt(meta, "shuffle decomposition", decks.shuffle_decomposition, ds, variable)
     say(f"deck orders: {'done' if found is not None else 'not available (see the notes)'} in "
         f"{time.perf_counter() - t0:.1f} s")
     return found
@@ -133,7 +133,7 @@ def _references(ds, points, parts, meta):
     the environment each replicate played (deck orders), their mean."""
     conv, dim = parts["conv"], parts["dim"]
     ref = conv["exact"].isel(checkpoint=-1).copy()
-    finite = np.isfinite(_flat(ref, _axes(ds), [dim])).all(1)
+    finite = np.isfinite(flat_points(ref, grid_axes(ds), [dim])).all(1)
     kind = {}
     dec = parts["decomp"]
     for i, p in enumerate(points):
@@ -142,7 +142,7 @@ def _references(ds, points, parts, meta):
         if state == "stored" and finite[i]:
             kind[key] = "exact"
         elif state == "none" and dec is not None:
-            rep = _sel(dec["replicate_exact"], p).mean("replicate")
+            rep = sel(dec["replicate_exact"], p).mean("replicate")
             if bool(np.isfinite(rep.values).all()):
                 ref.loc[p] = rep.transpose(*ref.sel(p).dims).values if p else rep.values
                 kind[key] = "replicate decks"

@@ -9,15 +9,15 @@ import xarray as xr
 
 from ...analysis.dataset import grid_points
 from ..interval_words import interval_name
-from .grid import _axes
-from .panels import _facet_grid, _facet_title, _save, DRAWN_MASS
+from .grid import grid_axes
+from .panels import facet_grid, facet_title, save, DRAWN_MASS
 
 
 #: Grid points a distribution figure shows at most (one panel each).
 PMF_PANELS = 36
 
 
-def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
+def pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
     """``<headline>.png`` (+ SVG): a distribution over games per grid point,
     the estimate (dots, its 95% interval as the table has it) against the exact pmf (line), titled
     with its goodness-of-fit p.  Each panel shows the bins holding
@@ -25,18 +25,18 @@ def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
     every larger value (``overflow_bin``) is written in the panel."""
     name, dim = est.attrs["name"], est.attrs["dim"]
     points = list(grid_points(ds))
-    order = [*_axes(ds), dim]
+    order = [*grid_axes(ds), dim]
     rows = {k: est[k].broadcast_like(est["estimate"]).transpose(*order).values.reshape(len(points), -1)
             for k in ("estimate", "low", "high", "exact")}
-    p = est["gof_p"].transpose(*_axes(ds)).values.ravel() if _axes(ds) else est["gof_p"].values.ravel()
+    p = est["gof_p"].transpose(*grid_axes(ds)).values.ravel() if grid_axes(ds) else est["gof_p"].values.ravel()
     labels = np.asarray(ds[dim].values)
     over = ds[dim].attrs.get("overflow_bin")
     rows_with = [i for i in range(len(points)) if np.isfinite(rows["estimate"][i]).any()]
     shown = rows_with[:PMF_PANELS]
-    fig, axs = _facet_grid(len(shown), 3.6, 2.6)
+    fig, axs = facet_grid(len(shown), 3.6, 2.6)
     fig.subplots_adjust(hspace=0.8, wspace=0.3)
     for ax, i in zip(axs, shown):
-        title = _facet_title(points[i]) if points[i] else "the single point"
+        title = facet_title(points[i]) if points[i] else "the single point"
         if np.isfinite(p[i]):
             title += f"\nchi-square p = {p[i]:.2g}"
         _pmf_panel(ax, {k: v[i] for k, v in rows.items()}, labels, over, dim)
@@ -45,7 +45,7 @@ def _pmf_figure(ds, est: xr.Dataset, out: Path) -> dict[str, str]:
         axs[0].legend(fontsize=7, loc="center right")
         axs[0].set_ylabel("share of games", fontsize=8)
     desc = est.attrs.get("description", name)
-    fname = _save(fig, out, f"{name}.png", f"{desc[0].upper()}{desc[1:]}: estimate vs exact")
+    fname = save(fig, out, f"{name}.png", f"{desc[0].upper()}{desc[1:]}: estimate vs exact")
     caption = (f"{desc[0].upper()}{desc[1:]}, one panel per grid point: dots the estimated share of games in "
                f"each {dim} bin with its 95% {interval_name(est)} (band), the line the exact distribution; the title "
                "gives the p-value of Pearson's chi-square goodness of fit of the pooled counts (bins merged to "

@@ -11,37 +11,37 @@ from ...analysis import convergence as analysis, headlines
 from ...analysis import decks
 from ...analysis.dataset import grid_size
 from ...analysis import variance
-from ...store import metadata
+from ...store import label_text
 from ...words import count, finite_float, plural, python_value
-from .columns import _TABLE_COLUMNS
-from .grid import point_key, _axes, _flat, _point_index, _finite_list
+from .columns import TABLE_COLUMNS
+from .grid import point_key, grid_axes, flat_points, point_index, finite_list
 
 
-def _tables(ds, points, parts, meta) -> dict[str, pd.DataFrame]:
+def report_tables(ds, points, parts, meta) -> dict[str, pd.DataFrame]:
     return {
-        "points": _point_table(ds, points, parts),
-        "frequencies": _frequency_table(ds, points, parts),
-        "comparisons": _comparison_table(ds, parts, meta),
+        "points": point_table(ds, points, parts),
+        "frequencies": frequency_table(ds, points, parts),
+        "comparisons": comparison_table(ds, parts, meta),
         "decomposition": _decomposition_table(ds, points, parts, meta),
     }
 
 
-def _point_table(ds, points, parts) -> pd.DataFrame:
-    axes, dim = _axes(ds), parts["dim"]
+def point_table(ds, points, parts) -> pd.DataFrame:
+    axes, dim = grid_axes(ds), parts["dim"]
     conv = parts["conv"]
     last = conv.isel(checkpoint=-1)
-    labels = metadata.label_text(ds[dim])
-    ref = _flat(parts["reference"], axes, [dim])
-    mean = _flat(parts["mean"], axes, [dim])
-    z = _flat(parts["z"], axes, [dim])
-    reps = _flat(last["replicates"], axes)
+    labels = label_text(ds[dim])
+    ref = flat_points(parts["reference"], axes, [dim])
+    mean = flat_points(parts["mean"], axes, [dim])
+    z = flat_points(parts["z"], axes, [dim])
+    reps = flat_points(last["replicates"], axes)
     rate = parts["rate"]
     ratio = parts["ratio"]
-    vr = _flat(ratio["ratio"].isel(checkpoint=-1).median(dim), axes) if ratio is not None else None
+    vr = flat_points(ratio["ratio"].isel(checkpoint=-1).median(dim), axes) if ratio is not None else None
     batch = parts["batch"]
-    bm = _flat(batch["ratio"].mean([d for d in batch["ratio"].dims if d not in axes]), axes) \
+    bm = flat_points(batch["ratio"].mean([d for d in batch["ratio"].dims if d not in axes]), axes) \
         if batch is not None and "ratio" in batch else None
-    slope, low, high, basis = ((_flat(rate[k], axes) for k in ("slope", "slope_low", "slope_high", "basis"))
+    slope, low, high, basis = ((flat_points(rate[k], axes) for k in ("slope", "slope_low", "slope_high", "basis"))
                                if rate is not None else (None,) * 4)
     rows = []
     for i, p in enumerate(points):
@@ -71,7 +71,7 @@ def _point_table(ds, points, parts) -> pd.DataFrame:
             if parts["modal"] is not None:
                 row["modal"] = parts["modal"](np.asarray(mean[i], dtype=float))
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*axes, *_TABLE_COLUMNS["points"]])
+    return pd.DataFrame(rows, columns=[*axes, *TABLE_COLUMNS["points"]])
 
 
 def _label_names(ds, dim) -> list[str]:
@@ -81,14 +81,14 @@ def _label_names(ds, dim) -> list[str]:
     return [str(x) for x in ds[dim].values]
 
 
-def _frequency_table(ds, points, parts) -> pd.DataFrame:
-    axes, dim = _axes(ds), parts["dim"]
-    labels = metadata.label_text(ds[dim])
+def frequency_table(ds, points, parts) -> pd.DataFrame:
+    axes, dim = grid_axes(ds), parts["dim"]
+    labels = label_text(ds[dim])
     names = _label_names(ds, dim)
-    mean, se = _flat(parts["mean"], axes, [dim]), _flat(parts["se"], axes, [dim])
-    ref, z = _flat(parts["reference"], axes, [dim]), _flat(parts["z"], axes, [dim])
-    df = _flat(parts["df"].broadcast_like(parts["mean"]), axes, [dim])
-    low, high = _flat(parts["low"], axes, [dim]), _flat(parts["high"], axes, [dim])
+    mean, se = flat_points(parts["mean"], axes, [dim]), flat_points(parts["se"], axes, [dim])
+    ref, z = flat_points(parts["reference"], axes, [dim]), flat_points(parts["z"], axes, [dim])
+    df = flat_points(parts["df"].broadcast_like(parts["mean"]), axes, [dim])
+    low, high = flat_points(parts["low"], axes, [dim]), flat_points(parts["high"], axes, [dim])
     n, k = mean.shape
     point, label = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
     where = np.unravel_index(point, [ds.sizes[a] for a in axes]) if axes else ()
@@ -108,7 +108,7 @@ def _categorical(values: list, index: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(cat.codes[index], cat.categories)
 
 
-def _comparison_table(ds, parts, meta) -> pd.DataFrame:
+def comparison_table(ds, parts, meta) -> pd.DataFrame:
     """One row per comparison of two values of an axis and combination of the
     other axes (:func:`comparisons.axis_comparisons`): the labels tested and
     significant (Holm, ALPHA), the largest difference, its label, relative
@@ -126,8 +126,8 @@ def _comparison_table(ds, parts, meta) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
-    front = [c for c in df.columns if c not in _TABLE_COLUMNS["comparisons"]]
-    return df[["comparison", *front, *_TABLE_COLUMNS["comparisons"][1:]]]
+    front = [c for c in df.columns if c not in TABLE_COLUMNS["comparisons"]]
+    return df[["comparison", *front, *TABLE_COLUMNS["comparisons"][1:]]]
 
 
 def _by_cell(res, name: str, others: list[str], dim: str) -> np.ndarray:
@@ -169,7 +169,7 @@ def _comparison_rows(res, base: np.ndarray, others: list[str], dim: str, compari
             for i, cell in enumerate(cells)]
 
 
-def _summary(ds, found: dict) -> pd.DataFrame:
+def summary_table(ds, found: dict) -> pd.DataFrame:
     """:func:`headlines.summary` under the column names every table uses
     (``estimate``, ``se``), without bins that nothing fell in and whose exact
     value is 0 (e.g. 0 rolls)."""
@@ -179,13 +179,13 @@ def _summary(ds, found: dict) -> pd.DataFrame:
     return table[table["estimate"].notna() & ~((table["estimate"] == 0) & ~(table["exact"] > 0))]
 
 
-def _pmf_headlines(found: dict) -> list[str]:
+def pmf_headlines(found: dict) -> list[str]:
     """Distributions over independent games (histograms with a goodness of
     fit): drawn as distributions, one panel per grid point, not as rows."""
     return [n for n, e in found.items() if e.attrs["kind"] == "distribution" and "gof_p" in e]
 
 
-def _with_p_holm(ds, heads: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+def with_p_holm(ds, heads: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
     """``heads`` with ``p_holm``: the verdict's Holm-adjusted p of each row's test
     (a histogram's rows: its goodness of fit's, in the distributions table)."""
     heads = heads.copy()
@@ -194,13 +194,13 @@ def _with_p_holm(ds, heads: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
         return heads
     key = pd.Series(list(zip(tests["point"], tests["headline"], tests["label"].astype(str))))
     holm = dict(zip(key, tests["p_holm"]))
-    idx = _point_index(ds, heads)
+    idx = point_index(ds, heads)
     heads["p_holm"] = [holm.get((i, h, str(lab)), np.nan)
                        for i, h, lab in zip(idx, heads["headline"], heads["label"])]
     return heads
 
 
-def _headline_table(heads: pd.DataFrame, found: dict) -> pd.DataFrame:
+def headline_table(heads: pd.DataFrame, found: dict) -> pd.DataFrame:
     """Every row of the headline answers (scalars first, then each label of a
     distribution): the CSV behind the page's compact tables."""
     if heads.empty:
@@ -210,13 +210,13 @@ def _headline_table(heads: pd.DataFrame, found: dict) -> pd.DataFrame:
     return heads.assign(_d=order).sort_values("_d", kind="stable").drop(columns="_d")
 
 
-def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFrame) -> pd.DataFrame:
+def distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFrame) -> pd.DataFrame:
     """One row per grid point and distribution headline: its three most
     frequent labels, the label furthest from its exact value (largest |z|)
     and the test the verdict makes of it (a goodness of fit, or the smallest
     p of the per-label t tests), with its Holm-adjusted p.  Grouped array
     work: no pass over the rows per point."""
-    frames = [f for _, f in _distribution_frames(ds, heads, found, tests)]
+    frames = [f for _, f in distribution_frames(ds, heads, found, tests)]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if not df.empty and df["test"].eq("").all():
         df = df.drop(columns=TEST_COLUMNS)
@@ -227,13 +227,13 @@ def _distribution_table(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFram
 TEST_COLUMNS = ["test", "statistic", "test_df", "p", "p_holm", "worst_exact", "max_abs_z"]
 
 
-def _distribution_frames(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """(headline, its rows of :func:`_distribution_table`) of each distribution headline with rows."""
+def distribution_frames(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(headline, its rows of :func:`distribution_table`) of each distribution headline with rows."""
     dists = [n for n, e in found.items() if e.attrs["kind"] == "distribution"]
     if heads.empty or not dists:
         return []
-    idx = _point_index(ds, heads)
-    used = [*_axes(ds), "label", "estimate", "exact", "z"]  # only the columns it reads: heads is large
+    idx = point_index(ds, heads)
+    used = [*grid_axes(ds), "label", "estimate", "exact", "z"]  # only the columns it reads: heads is large
     frames = []
     for name in dists:
         mine = (heads["headline"] == name).to_numpy()
@@ -243,11 +243,11 @@ def _distribution_frames(ds, heads: pd.DataFrame, found: dict, tests: pd.DataFra
 
 
 def _distribution_rows(ds, g: pd.DataFrame, name: str, dim: str, tests: pd.DataFrame) -> pd.DataFrame:
-    """:func:`_distribution_table`'s rows of headline ``name`` (``g``: its rows, ``_i`` their grid point)."""
+    """:func:`distribution_table`'s rows of headline ``name`` (``g``: its rows, ``_i`` their grid point)."""
     if g.empty:
         return pd.DataFrame()
     # as every table writes labels (a histogram's last bin counting every larger value: >=N)
-    texts = dict(zip(headlines.label_values(ds, dim), metadata.label_text(ds[dim]))) if dim else {}
+    texts = dict(zip(headlines.label_values(ds, dim), label_text(ds[dim]))) if dim else {}
     first = g.drop_duplicates("_i")
     order = pd.Index(first["_i"])
     top = g.sort_values(["_i", "estimate"], ascending=[True, False], kind="stable").groupby("_i").head(3)
@@ -258,13 +258,13 @@ def _distribution_rows(ds, g: pd.DataFrame, name: str, dim: str, tests: pd.DataF
     worst = rows.set_index("_i").reindex(order)
     worst_z = z[z.notna()].groupby(g["_i"][z.notna()]).max().reindex(order)
     worst_text = pd.Series([texts.get(str(lab), str(lab)) for lab in rows["label"]], index=rows["_i"], dtype=object)
-    out = first[[*_axes(ds)]].reset_index(drop=True)
+    out = first[[*grid_axes(ds)]].reset_index(drop=True)
     out["headline"] = name
     out["labels"] = g.groupby("_i").size().reindex(order).to_numpy()
     out["top3"] = top_text.reindex(order).to_numpy()
     out["worst_label"] = worst_text.reindex(order).fillna("").to_numpy()
-    out["worst_estimate"], out["worst_exact"] = _finite_list(worst["estimate"]), _finite_list(worst["exact"])
-    out["max_abs_z"] = _finite_list(worst_z)
+    out["worst_estimate"], out["worst_exact"] = finite_list(worst["estimate"]), finite_list(worst["exact"])
+    out["max_abs_z"] = finite_list(worst_z)
     return pd.concat([out, _distribution_tests(tests, name, order)], axis=1)
 
 
@@ -281,15 +281,15 @@ def _distribution_tests(tests: pd.DataFrame, name: str, order: pd.Index) -> pd.D
     out["test"] = ["chi2" if t == "chi2" else f"{t}, {int(k)} {plural('label', int(k))}" if ok else ""
                    for t, k, ok in zip(best["test"], n.fillna(0), has)]
     for col, key in (("statistic", "statistic"), ("test_df", "df"), ("p", "p"), ("p_holm", "p_holm")):
-        out[col] = [v if ok else None for v, ok in zip(_finite_list(best[key]), has)]
+        out[col] = [v if ok else None for v, ok in zip(finite_list(best[key]), has)]
     return out
 
 
-def _tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
+def verdict_tests_table(ds, points, tests: pd.DataFrame) -> pd.DataFrame:
     """Every test of the verdict, smallest p first, with its grid point."""
     if tests is None or tests.empty:
         return pd.DataFrame()
-    axes = _axes(ds)
+    axes = grid_axes(ds)
     where = pd.DataFrame([{a: p[a] for a in axes} for p in points]) if axes else None
     t = tests.sort_values("p", kind="stable").reset_index(drop=True)
     front = where.iloc[t["point"].to_numpy()].reset_index(drop=True) if where is not None else pd.DataFrame()
@@ -306,12 +306,12 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
     meta["decomposition"] = {}
     if dec is None:
         return None
-    axes, labels = _axes(ds), metadata.label_text(ds[dim])
-    cols = {k: _flat(dec[k], axes, [dim]) for k in ("total", "between", "sampling", "between_share",
+    axes, labels = grid_axes(ds), label_text(ds[dim])
+    cols = {k: flat_points(dec[k], axes, [dim]) for k in ("total", "between", "sampling", "between_share",
                                                      "between_share_low", "between_share_high")}
-    kinds = _flat(dec["between_share_interval"].broadcast_like(dec["between_share"]), axes, [dim])
+    kinds = flat_points(dec["between_share_interval"].broadcast_like(dec["between_share"]), axes, [dim])
     pairs = parts.get("pairs")
-    paired = {k: _flat(pairs[k], axes, [dim]) for k in ("sd", "t", "p")} if pairs is not None else {}
+    paired = {k: flat_points(pairs[k], axes, [dim]) for k in ("sd", "t", "p")} if pairs is not None else {}
     rows = []
     for i, p in enumerate(points):
         between = cols["between"][i]
@@ -341,7 +341,7 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
 MAX_VARIANCE_POINTS = 20_000
 
 
-def _variance_table(ds, found: dict, parts, meta: dict | None = None) -> pd.DataFrame | None:
+def variance_table(ds, found: dict, parts, meta: dict | None = None) -> pd.DataFrame | None:
     """:func:`analysis.label_variance`: every headline label's replicate
     s.d., MCSE, ESS, exact CLT variance and deck parts (variance.csv); left
     out, said in ``meta``'s notes, above :data:`MAX_VARIANCE_POINTS` points."""
@@ -360,7 +360,7 @@ def _variance_table(ds, found: dict, parts, meta: dict | None = None) -> pd.Data
                                    parts.get("theory"))
 
 
-def _variance_words(meta: dict) -> str:
+def variance_words(meta: dict) -> str:
     """Where more turns will not shrink an error, in one sentence (the page's summary)."""
     dec = meta.get("decomposition") or {}
     stuck = {k: v for k, v in dec.items() if v["labels_between_dominates"]}

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ...store import metadata
+from ...store import label_text
 from ...words import python_value
-from .grid import _sel
-from .panels import _layout, _facet_grid, _facet_title, _save, _field, _left_out, _facets_total
+from .grid import sel
+from .panels import panel_layout, facet_grid, facet_title, save, field, left_out, facets_total
 
 
-def _variance_figure(ds, parts, out: Path) -> dict[str, str]:
+def variance_figure(ds, parts, out: Path) -> dict[str, str]:
     """``variance_ratio.png``: each label's measured replicate variance over
     the variance the exact CLT predicts, at the last checkpoint, per grid
     point; the grey band is the 90% range of one label's ratio,
@@ -23,21 +23,21 @@ def _variance_figure(ds, parts, out: Path) -> dict[str, str]:
 
     ratio, dim = parts["ratio"]["ratio"].isel(checkpoint=-1), parts["dim"]
     reps = parts["conv"].isel(checkpoint=-1)["replicates"]
-    x, _, facets = _layout(ds)
+    x, _, facets = panel_layout(ds)
     capped = len(facets)  # the facets the cap lets in (the empty ones among them are named apart)
     xvals = [python_value(v) for v in ds[x].values] if x else [None]
-    labels = metadata.label_text(ds[dim])
+    labels = label_text(ds[dim])
     norm = colors.Normalize(0, max(len(xvals) - 1, 1))
     cmap = plt.get_cmap("viridis")
-    empty = [_facet_title(f) for f in facets if not np.isfinite(_field(ratio, f, x, dim)).any()]
-    facets = [f for f in facets if _facet_title(f) not in empty]  # no empty panel: the caption names them
+    empty = [facet_title(f) for f in facets if not np.isfinite(field(ratio, f, x, dim)).any()]
+    facets = [f for f in facets if facet_title(f) not in empty]  # no empty panel: the caption names them
     if not facets:
         return {}
-    fig, axs = _facet_grid(len(facets), 6.0, 3.2)
+    fig, axs = facet_grid(len(facets), 6.0, 3.2)
     drawn, inside, total, rs = False, 0, 0, set()
     for ax, facet in zip(axs, facets):
-        values = _field(ratio, facet, x, dim)  # (labels, x values)
-        r = np.ravel(_sel(reps, facet).values)  # (x values,): replicates per point
+        values = field(ratio, facet, x, dim)  # (labels, x values)
+        r = np.ravel(sel(reps, facet).values)  # (x values,): replicates per point
         counts = _ratio_dots(ax, values, r, xvals, x, lambda j: cmap(norm(j)), rs)
         inside, total = inside + counts[0], total + counts[1]
         if counts[1]:
@@ -45,7 +45,7 @@ def _variance_figure(ds, parts, out: Path) -> dict[str, str]:
             _ratio_axes(ax, labels, facet, x, rs)
         else:
             ax.set_visible(False)
-            empty.append(_facet_title(facet))
+            empty.append(facet_title(facet))
     if not drawn:
         plt.close(fig)
         return {}
@@ -53,10 +53,10 @@ def _variance_figure(ds, parts, out: Path) -> dict[str, str]:
     title = (f"Each label's replicate variance over the exact CLT variance, last checkpoint (grey: the 90% range "
              f"of one label's ratio, chi2(R-1)/(R-1), R = {r_text}; line: 1)")
     caption = (f"{title}. {inside} of {total} label ratios lie in the band (90% expected where the CLT variance "
-               f"holds); each label's value is in variance.csv.") + _left_out(capped, _facets_total(ds, x), "variance.csv")
+               f"holds); each label's value is in variance.csv.") + left_out(capped, facets_total(ds, x), "variance.csv")
     if empty:
         caption += f" Left out, no theory or no finished replicates: {'; '.join(empty)}."
-    return {_save(fig, out, "variance_ratio.png", title): caption}
+    return {save(fig, out, "variance_ratio.png", title): caption}
 
 
 def _ratio_dots(ax, values: np.ndarray, r: np.ndarray, xvals: list, x: str | None, color,
@@ -93,6 +93,6 @@ def _ratio_axes(ax, labels: list[str], facet: dict, x: str | None, rs: set[int])
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=90, fontsize=5)
     ax.set_ylabel("measured var / CLT var", fontsize=9)
-    ax.set_title(_facet_title(facet), fontsize=9)
+    ax.set_title(facet_title(facet), fontsize=9)
     if x:
         ax.legend(fontsize=7, title=x, title_fontsize=7)

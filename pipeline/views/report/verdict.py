@@ -11,7 +11,7 @@ from ....core import stats
 from ...analysis import headlines
 from ...plan.exact_work import answer_counts
 from ...words import count
-from .grid import point_key, _axes, _flat
+from .grid import point_key, grid_axes, flat_points
 
 
 def _deck_tests(ds, points, parts) -> pd.DataFrame:
@@ -21,12 +21,12 @@ def _deck_tests(ds, points, parts) -> pd.DataFrame:
     s.e. from the spread of those differences (:func:`analysis.deck_pairs`),
     not from the total replicate spread, which holds the deck-to-deck part
     the pairing removes.  Labels too sparse for a t test (those without a z) are left out."""
-    axes, dim = _axes(ds), parts["dim"]
+    axes, dim = grid_axes(ds), parts["dim"]
     pairs = parts.get("pairs")
     if pairs is None:
         return pd.DataFrame(columns=["point", "headline", "label", "test", "statistic", "df", "p", "se"])
-    z = _flat(parts["z"], axes, [dim])
-    t, df, p, se = (_flat(pairs[k], axes, [dim]) for k in ("t", "df", "p", "stderr"))
+    z = flat_points(parts["z"], axes, [dim])
+    t, df, p, se = (flat_points(pairs[k], axes, [dim]) for k in ("t", "df", "p", "stderr"))
     labels = [str(x) for x in ds[dim].values]
     rows = []
     for i, point in enumerate(points):
@@ -39,13 +39,13 @@ def _deck_tests(ds, points, parts) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["point", "headline", "label", "test", "statistic", "df", "p", "se"])
 
 
-def _none_notes(ds, points, parts) -> list[str]:
+def no_exact_notes(ds, points, parts) -> list[str]:
     """Why the points without a single exact answer have none (each reason once)."""
     return sorted({parts["states"][point_key(ds, p)][1].split(": ", 1)[-1] for p in points
                    if parts["states"][point_key(ds, p)][0] == "none"})
 
 
-def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | None = None,
+def report_verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | None = None,
              none_notes: list[str] | None = None) -> dict:
     """The headline verdict (:func:`headlines.verdict`, Holm over every test
     of every point at family-wise ALPHA: the same family and text as ``run``
@@ -89,7 +89,7 @@ def _verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | None = 
             + (f"{count(len(off), 'point')} differ" if off else "none differs")
             + "; only the report solves these references, so run and query print the verdict without them.")
     if out["exact_none"] and (parts is not None or none_notes):
-        notes = _none_notes(ds, points, parts) if parts is not None else sorted(set(none_notes))
+        notes = no_exact_notes(ds, points, parts) if parts is not None else sorted(set(none_notes))
         parts_text.append(f"Why {count(out['exact_none'], 'point')} {'has' if out['exact_none'] == 1 else 'have'} "
                           f"no single exact answer: {'; '.join(notes)}.")
     if out["exact_pending"]:

@@ -17,9 +17,9 @@ VARIANTS = [Rules(dice_sides=n, jail_strategy=j, chance_deck=c, tally=t)
 
 def _branches_by_loop(rules: Rules) -> Branches:
     """One roll's branches state by state, roll class by roll class (the enumeration the vectorised one replaced)."""
-    decks = exact._Decks(rules, None)
-    loc, dbl, thr = exact._base_states(rules.long_jail)
-    sums, doubles, weights = exact._roll_classes(rules.dice_sides)
+    decks = exact.Decks(rules, None)
+    loc, dbl, thr = exact.base_states(rules.long_jail)
+    sums, doubles, weights = exact.roll_classes(rules.dice_sides)
     out = []  # (state, next, probability, counted locations)
     for w, (L, D, S) in enumerate(zip(loc, dbl, thr)):
         in_jail = L == IN_JAIL

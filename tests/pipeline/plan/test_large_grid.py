@@ -129,7 +129,7 @@ def test_the_seats_of_a_long_axis_are_found_with_one_reading_of_the_spec(monkeyp
             return real(ds)
         return call
 
-    for module, name in ((dataset, "_canonical"), (dataset, "game_of"), (headlines, "game_of"),
+    for module, name in ((dataset, "canonical_spec"), (dataset, "game_of"), (headlines, "game_of"),
                          (headlines, "recorded_spec")):  # each reading of the spec, where headlines makes it
         monkeypatch.setattr(module, name, counted(name, getattr(module, name)))
     wins = xr.DataArray(np.ones((LONG_AXIS, len(seats))), dims=("buy_policy", "seat"))

@@ -11,7 +11,7 @@ import pytest
 from diskfill import fill_disk  # tests/support is on sys.path
 
 from boardsweep.pipeline.errors import disk_full
-from boardsweep.pipeline.views.report.parts import _try
+from boardsweep.pipeline.views.report.parts import attempt
 
 
 
@@ -36,11 +36,11 @@ def test_a_figure_the_full_disk_cannot_hold_is_not_a_note(tmpfs):
     fill_disk(disk / "filler")
     meta = {"notes": []}
     with pytest.raises(OSError) as raised:
-        _try(meta, "a figure", _figure, disk)
+        attempt(meta, "a figure", _figure, disk)
     assert disk_full(raised.value) and meta["notes"] == []
 
 
 def test_other_failures_are_still_notes(tmp_path):
     meta = {"notes": []}
-    assert _try(meta, "a figure", _figure, tmp_path / "no such folder") is None
+    assert attempt(meta, "a figure", _figure, tmp_path / "no such folder") is None
     assert len(meta["notes"]) == 1 and meta["notes"][0].startswith("a figure: not available (FileNotFoundError")
