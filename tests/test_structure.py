@@ -243,7 +243,7 @@ def test_the_limits_are_checked():
 def _private_imports() -> list[str]:
     """Every ``from .module import _name``: a private name taken from another module."""
     found = []
-    for name, (path, _) in _modules().items():
+    for path, _ in _modules().values():
         for node in _imports(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.level:
                 found += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names

@@ -110,7 +110,7 @@ class _Family:
                 self.void[name] = (before + int(est.attrs["exact_void"]), est.attrs["exact_void_text"])
         tested = set(table["point"].tolist())
         self.tested += len(tested)
-        self.no_se += len({i + offset for i in headlines._points_with_exact(block, found)} - tested)
+        self.no_se += len({i + offset for i in headlines.points_with_exact(block, found)} - tested)
         if not len(table):
             return
         self.p.append(table["p"].to_numpy(np.float64))
@@ -128,7 +128,7 @@ def _holm_of(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered, stats.holm(ordered)
 
 
-def _adjusted(raw: np.ndarray, ordered: np.ndarray, adjusted: np.ndarray) -> np.ndarray:
+def holm_adjusted(raw: np.ndarray, ordered: np.ndarray, adjusted: np.ndarray) -> np.ndarray:
     """The Holm-adjusted p of each ``raw`` p of the family."""
     if not len(ordered):
         return np.full(len(raw), np.nan)
@@ -154,31 +154,31 @@ def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BL
     out["power"] = headlines.power(table, alpha, found=family.kinds, ds=ds)
     flagged = pd.concat(family.candidates, ignore_index=True) if family.candidates else pd.DataFrame()
     if len(flagged):
-        flagged["p_holm"] = _adjusted(flagged["p"].to_numpy(), ordered, adjusted)
+        flagged["p_holm"] = holm_adjusted(flagged["p"].to_numpy(), ordered, adjusted)
         flagged = flagged[flagged["p_holm"] < alpha].sort_values(["p_holm", "p"], kind="stable")
     out["agree"] = family.tested - len(flagged)
     void = "".join(f"; {text} ({count(n, 'point')})" for n, text in family.void.values())
     if not family.tested:
         with_exact = family.no_se
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
-                   text="nothing to test: " + (headlines._no_se_text(with_exact, family.points) if with_exact
+                   text="nothing to test: " + (headlines.no_se_text(with_exact, family.points) if with_exact
                                                else f"no grid point has an exact answer "
                                                     f"({count(family.points, 'point')})") + void)
         return out
     _worst(ds, family.worst, flagged, (ordered, adjusted), out)
-    out["text"] = headlines._verdict_text(out, p, alpha) + _untested(family) + void
+    out["text"] = headlines.verdict_text(out, p, alpha) + _untested(family) + void
     return out
 
 
 def _worst(ds: xr.Dataset, worst: pd.Series, flagged: pd.DataFrame, holm, out: dict[str, Any]) -> None:
     """The smallest p (``min_p_holm``, ``min_p``, ``at``) and the points that
     disagree, worst first (``flagged_points``, ``flagged``), as the verdict says them."""
-    where = headlines._where(grid_points_at(ds, [int(worst["point"])])[0])
-    out["min_p_holm"] = float(_adjusted(np.array([worst["p"]]), *holm)[0])
+    where = headlines.where_text(grid_points_at(ds, [int(worst["point"])])[0])
+    out["min_p_holm"] = float(holm_adjusted(np.array([worst["p"]]), *holm)[0])
     out["min_p"] = float(worst["p"])
     out["at"] = {"point": where, "headline": worst["headline"], "label": worst["label"]}
     out["flagged_points"] = [int(i) for i in flagged["point"]] if len(flagged) else []
-    out["flagged"] = [{"point": headlines._where(point), "headline": r.headline, "label": r.label,
+    out["flagged"] = [{"point": headlines.where_text(point), "headline": r.headline, "label": r.label,
                        "test": r.test, "statistic": r.statistic, "p_holm": r.p_holm}
                       for r, point in zip(flagged.itertuples(), grid_points_at(ds, out["flagged_points"]))]
 
@@ -187,7 +187,7 @@ def _untested(family: _Family) -> str:
     """The points not tested, and why (:func:`headlines._untested_text`, from counts)."""
     text = ""
     if family.no_se:
-        text += "; " + headlines._no_se_text(family.no_se, family.points)
+        text += "; " + headlines.no_se_text(family.no_se, family.points)
     untested = family.points - family.tested - family.no_se
     if untested:
         text += f"; {count(untested, 'point')} not tested (no exact answer applies)"
@@ -258,7 +258,7 @@ def shown_overview(ds: xr.Dataset, verdict: dict[str, Any], picked: list[int], r
     with np.errstate(divide="ignore", invalid="ignore"):
         found = headlines.estimates(sub)
     table = headlines.tests(sub, found)
-    table["p_holm"] = _adjusted(table["p"].to_numpy(np.float64), *verdict.pop("holm"))
+    table["p_holm"] = holm_adjusted(table["p"].to_numpy(np.float64), *verdict.pop("holm"))
     verdict.update(p_holm=table, flagged_points=inside(verdict["flagged_points"][:rows]))
     return Overview(sub, found, verdict, verdict["points"])
 

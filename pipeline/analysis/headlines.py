@@ -482,15 +482,15 @@ def verdict(ds: xr.Dataset, alpha: float = ALPHA, found: dict[str, xr.Dataset] |
     out["p_holm"] = table = table.drop(columns=["se_df", "skew_a", "known_se"])
     out["untestable"] = sum(int(est.attrs.get("untestable", 0)) for est in found.values())
     out["test_of"] = {name: est.attrs["test"] for name, est in found.items() if "test" in est.attrs}
-    with_exact = _points_with_exact(ds, found)
+    with_exact = points_with_exact(ds, found)
     if not tested_points:
         out.update(min_p_holm=None, min_p=None, at=None, flagged=[], flagged_points=[],
-                   text="nothing to test: " + (_no_se_text(len(with_exact), points) if with_exact else
+                   text="nothing to test: " + (no_se_text(len(with_exact), points) if with_exact else
                                                f"no grid point has an exact answer ({count(points, 'point')})")
                    + _void_text(found) + _untestable_text(out["untestable"]))
         return out
     _worst_and_flagged(ds, table, alpha, out)
-    out["text"] = _verdict_text(out, table, alpha) + _untested_text(with_exact, tested_points, points) \
+    out["text"] = verdict_text(out, table, alpha) + _untested_text(with_exact, tested_points, points) \
         + _void_text(found) + _untestable_text(out["untestable"])
     return out
 
@@ -504,17 +504,17 @@ def _worst_and_flagged(ds: xr.Dataset, table: pd.DataFrame, alpha: float, out: d
     """Adds the smallest p (``min_p_holm``, ``min_p``, ``at``) and the
     points that disagree, worst first (``flagged_points``, ``flagged``)."""
     worst = table.loc[table["p"].idxmin()]  # Holm keeps the order of the p-values
-    where = _where(grid_points_at(ds, [int(worst["point"])])[0])
+    where = where_text(grid_points_at(ds, [int(worst["point"])])[0])
     out["min_p_holm"], out["min_p"] = float(worst["p_holm"]), float(worst["p"])
     out["at"] = {"point": where, "headline": worst["headline"], "label": worst["label"]}
     bad = table[table["p_holm"] < alpha].sort_values("p_holm", kind="stable").drop_duplicates("point")
     out["flagged_points"] = [int(r.point) for r in bad.itertuples()]
-    out["flagged"] = [{"point": _where(point), "headline": r.headline, "label": r.label,
+    out["flagged"] = [{"point": where_text(point), "headline": r.headline, "label": r.label,
                        "test": r.test, "statistic": r.statistic, "p_holm": r.p_holm}
                       for r, point in zip(bad.itertuples(), grid_points_at(ds, out["flagged_points"]))]
 
 
-def _verdict_text(out: dict[str, Any], table: pd.DataFrame, alpha: float) -> str:
+def verdict_text(out: dict[str, Any], table: pd.DataFrame, alpha: float) -> str:
     """The verdict's sentence: AGREE with the smallest p, or DISAGREE with the worst test."""
     level = f"family-wise {alpha:.0%} (Holm)"
     tested_points = out["tested_points"]
@@ -538,14 +538,14 @@ def _untested_text(with_exact: set[int], tested_points: list[int], points: int) 
     text = ""
     no_se = len(with_exact - set(tested_points))
     if no_se:
-        text += "; " + _no_se_text(no_se, points)
+        text += "; " + no_se_text(no_se, points)
     untested = points - len(tested_points) - no_se
     if untested:
         text += f"; {count(untested, 'point')} not tested (no exact answer applies)"
     return text
 
 
-def _points_with_exact(ds: xr.Dataset, found: dict[str, xr.Dataset]) -> set[int]:
+def points_with_exact(ds: xr.Dataset, found: dict[str, xr.Dataset]) -> set[int]:
     """Flat indices (grid order) of the points where some headline has a finite exact value."""
     axes = _axes(ds)
     points: set[int] = set()
@@ -559,7 +559,7 @@ def _points_with_exact(ds: xr.Dataset, found: dict[str, xr.Dataset]) -> set[int]
     return points
 
 
-def _no_se_text(n: int, total: int) -> str:
+def no_se_text(n: int, total: int) -> str:
     """Why points with an exact answer were not tested: no standard error to test with."""
     return (f"{n} of {count(total, 'point')} {'has' if n == 1 else 'have'} an exact answer but no "
             "standard error to test it with (it needs two replicates, or two games where they are pooled)")
@@ -580,7 +580,7 @@ def power(table: pd.DataFrame, alpha: float = ALPHA, target: float = tpower.POWE
     point named from ``ds``."""
     bounded = frozenset(name for name, est in (found or {}).items()
                         if est.attrs.get("kind") == "distribution" or est.attrs.get("interval") == INTERVAL_TEXT["share"])
-    where = (lambda i: _where(grid_points_at(ds, [i])[0])) if ds is not None else None
+    where = (lambda i: where_text(grid_points_at(ds, [i])[0])) if ds is not None else None
     return detection.power(table, alpha, target, bounded, where)
 
 
@@ -589,5 +589,5 @@ HOLM_TEXT = ("Holm-adjusted p: the k-th smallest raw p times (tests - k + 1), ne
              "capped at 1")
 
 
-def _where(point: dict[str, Any]) -> str:
+def where_text(point: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in point.items()) or "the single point"

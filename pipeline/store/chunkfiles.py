@@ -82,7 +82,7 @@ def read(url: str | os.PathLike, name: str, region: tuple[slice, ...] = (),
     out, bounds, coords = _region(meta, region)
     kept, used = held or {}, {}
     for coord in coords:
-        path = os.path.join(root, _chunk_key(coord, sep))
+        path = os.path.join(root, chunk_file_key(coord, sep))
         try:
             if held is None:
                 with open(path, "rb") as f:
@@ -166,7 +166,7 @@ def _read_remote(url: str, name: str, region: tuple, unreadable_as_fill: bool) -
         return None
     shape, chunks, dtype, fill, sep = meta
     out, bounds, coords = _region(meta, region)
-    keys = {f"{base}/{_chunk_key(coord, sep)}": coord for coord in coords}
+    keys = {f"{base}/{chunk_file_key(coord, sep)}": coord for coord in coords}
     wanted = list(keys)
     if len(wanted) > LIST_FIRST:
         fs.invalidate_cache(base)  # another process writes: never a cached listing
@@ -186,7 +186,7 @@ def _read_remote(url: str, name: str, region: tuple, unreadable_as_fill: bool) -
 def readable(url: str | os.PathLike, name: str) -> bool:
     """Whether :func:`read` applies to the array ``name`` of ``url``."""
     root = _array_root(url, name)
-    return root is not None and _plain_meta(root) is not None
+    return root is not None and plain_meta(root) is not None
 
 
 class ChunkFileArray:
@@ -307,7 +307,7 @@ def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], value
     else:
         values = integers.declared_fill(values, meta[3])
     raw = _encode(meta, coord, values)
-    return None if raw is None else (_chunk_key(coord, sep), raw)
+    return None if raw is None else (chunk_file_key(coord, sep), raw)
 
 
 def _encode(meta: tuple, coord: tuple[int, ...], values: np.ndarray) -> bytes | None:
@@ -339,7 +339,7 @@ def encode_chunks(meta: dict, values: np.ndarray) -> dict[str, bytes] | None:
     out = {}
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
-        out[_chunk_key(coord, sep)] = _encode(parsed, coord, values[region])
+        out[chunk_file_key(coord, sep)] = _encode(parsed, coord, values[region])
     return out
 
 
@@ -357,7 +357,7 @@ def _array_root(url: str | os.PathLike, name: str) -> Path | None:
     return None if root is None else root / name
 
 
-def _chunk_key(coord: tuple[int, ...], sep: str) -> str:
+def chunk_file_key(coord: tuple[int, ...], sep: str) -> str:
     """zarr v3's default chunk key, relative to the array: ``c/0/1/2``, ``c.0.1.2`` (``c`` for 0-d)."""
     return "c" + sep + sep.join(map(str, coord)) if coord else "c"
 
@@ -382,7 +382,7 @@ def _decode(raw: bytes, dtype: np.dtype, chunks: tuple[int, ...], path: str) -> 
         raise ChunkUnreadable(f"chunk file {path} does not decode: {exc}") from None
 
 
-def _plain_meta(root: Path, with_codec: bool = False):
+def plain_meta(root: Path, with_codec: bool = False):
     """(shape, chunks, dtype, fill value, key separator) of a zarr v3 array
     written with boardsweep's codecs, else ``None``; ``with_codec`` adds the
     zstd level, its checksum flag, whether the array is packed and the
@@ -427,7 +427,7 @@ def _meta_json(root: Path) -> dict | None:
 
 
 def parse_meta(meta: dict, with_codec: bool = False):
-    """:func:`_plain_meta` of an array's ``zarr.json`` already parsed."""
+    """:func:`plain_meta` of an array's ``zarr.json`` already parsed."""
     try:
         if meta.get("zarr_format") != 3 or meta.get("node_type") != "array":
             return None

@@ -107,7 +107,7 @@ class StoreLock:
             holder, etag = self._read()
             if holder is None:
                 continue  # released meanwhile: create it again
-            if not self._stale(holder):
+            if not self.is_stale(holder):
                 raise self._in_use(holder)
             if self._take_over(holder, etag):
                 return self
@@ -127,7 +127,7 @@ class StoreLock:
             holder = self.holder()
         except OSError:
             return
-        if holder is not None and not self._stale(holder):
+        if holder is not None and not self.is_stale(holder):
             raise self._in_use(holder)
 
     def _read(self) -> tuple[dict | None, str | None]:
@@ -175,7 +175,7 @@ class StoreLock:
                 return False
             if (same.st_ino, same.st_dev) != (now.st_ino, now.st_dev):
                 return False  # replaced meanwhile
-            if not self._stale(_parse(os.pread(fd, 1 << 16, 0))):
+            if not self.is_stale(_parse(os.pread(fd, 1 << 16, 0))):
                 return False
             text = self._text().encode()
             os.pwrite(fd, text, 0)
@@ -209,7 +209,7 @@ class StoreLock:
         except FileNotFoundError:
             return None
 
-    def _stale(self, holder: dict) -> bool:
+    def is_stale(self, holder: dict) -> bool:
         if not holder:  # not a lock record: one being written now, or left by a process killed while writing it
             if self._age() < MALFORMED_GRACE_S:
                 raise StoreLocked(f"store {self.url}: the lock file {self.path} is not a boardsweep lock record "

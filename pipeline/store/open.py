@@ -338,7 +338,7 @@ def _run_holds(url: str) -> bool:
     lock = StoreLock(url)
     holder = lock.holder()
     try:
-        return holder is not None and not lock._stale(holder)
+        return holder is not None and not lock.is_stale(holder)
     except StoreLocked:  # a lock record being written: a run is starting
         return True
 

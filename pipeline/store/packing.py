@@ -393,7 +393,7 @@ def _rebuild_cells(root: Path, url: str, names: list[str]) -> None:
 def _read_packed(root: Path, name: str, bad: dict[str, str]) -> np.ndarray:
     """A packed array's values, the fill value where a chunk is damaged (a
     float64 array of integers: in its integer view, :mod:`.integers`)."""
-    meta = chunkfiles._plain_meta(root / name)
+    meta = chunkfiles.plain_meta(root / name)
     if meta is None:
         raise LayoutError(f"array {name} of {root} is not in boardsweep's chunk format; "
                           "replace the store with --overwrite")
@@ -401,7 +401,7 @@ def _read_packed(root: Path, name: str, bad: dict[str, str]) -> np.ndarray:
     out = np.full(shape, fill, dtype=dtype)
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
-        if f"{name}/{chunkfiles._chunk_key(coord, sep)}" not in bad:
+        if f"{name}/{chunkfiles.chunk_file_key(coord, sep)}" not in bad:
             out[region] = chunkfiles.read(str(root), name, region)
     view = integers.declared((read_json(root / name / "zarr.json") or {}).get("attributes"))
     return out if view is None else integers.integer(out, view)
@@ -422,7 +422,7 @@ def _write_task_chunked(root: Path, name: str, values: np.ndarray) -> None:
     target.mkdir(parents=True)
     (target / "zarr.json").write_text(json.dumps(meta, indent=2))
     as_int = integers.declared(meta.get("attributes"))
-    fill = integers.mark(as_int) if as_int is not None else chunkfiles._plain_meta(target)[3]
+    fill = integers.mark(as_int) if as_int is not None else chunkfiles.plain_meta(target)[3]
     shape = values.shape
     for coord in itertools.product(*[range(-(-n // c)) for n, c in zip(shape, chunks)]):
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))

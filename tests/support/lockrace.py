@@ -26,13 +26,13 @@ def say(i, text):
 
 def race(i):
     if waits:
-        stale = StoreLock._stale
+        stale = StoreLock.is_stale
         def slow(self, holder):
             found = stale(self, holder)
             if found:
                 time.sleep(waits[i])
             return found
-        StoreLock._stale = slow
+        StoreLock.is_stale = slow
     say(i, "READY")
     while not os.path.exists(start):
         time.sleep(0.005)

@@ -162,7 +162,7 @@ def _block_tests(b, found: dict, holm, level: float) -> pd.DataFrame:
     t = headlines.tests(b, found, spread=True) if found else pd.DataFrame()
     if t.empty:
         return t
-    t["p_holm"] = blocks._adjusted(t["p"].to_numpy(np.float64), *holm)
+    t["p_holm"] = blocks.holm_adjusted(t["p"].to_numpy(np.float64), *holm)
     t["detectable"] = detection.detectable(t, level, tpower.POWER)
     return t.drop(columns=["se_df", "skew_a"]).assign(family="verdict")
 

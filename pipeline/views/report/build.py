@@ -214,7 +214,7 @@ def _write_tables(out: Path, tables: dict, meta: dict) -> None:
 def _meta(ds, store, variable) -> dict:
     attrs = ds.attrs
     run_shape = {**dataset.run_shape_of(ds)}
-    canonical = dataset._canonical(ds)
+    canonical = dataset.canonical_spec(ds)
     run_shape["replicates"] = canonical.get("run", {}).get("replicates", ds.sizes.get("replicate"))
     description = attrs.get("description") or (dataset.game_of(ds).description
                                                if dataset.game_of(ds) is not None else "")
