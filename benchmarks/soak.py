@@ -16,8 +16,8 @@ Counted: reads, reads told in one line why not (a run creating, packing,
 growing the store; not made yet), kills by signal, resumes, and the three
 that must be 0: partial reads (a raw error, or a cell done without its
 data), wrong values (a done cell whose values differ from the reference),
-lost cells (a cell done once, not done at a later read of the same cycle,
-or a finished store that differs from the reference).  Prints one JSON object.
+lost cells (a cell a reader read as done, not done at its own later read of
+the same store, or a finished store that differs from the reference).  Prints one JSON object.
 
 Usage::
 
@@ -111,6 +111,8 @@ def compare(ds, reference: tuple[np.ndarray, dict[str, np.ndarray]]) -> tuple[in
     ref_done, ref_values = reference
     done, values = _cells(ds, list(ref_values))
     partial = wrong = 0
+    if not done.any():
+        return 0, 0, done
     for name, ref in ref_values.items():
         got = values.get(name)
         if got is None or got.shape != ref.shape:
@@ -142,7 +144,7 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
     """Read the stores in turn until ``deadline``, checking every done cell."""
     from boardsweep.pipeline.errors import BoardsweepError, StoreDamaged
 
-    paths, n = _read_paths(), 0
+    paths, n, mine = _read_paths(), 0, {}
     while time.monotonic() < deadline:
         slot = n % len(cycles)
         name, read = paths[n % len(paths)]
@@ -161,8 +163,8 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
             tally.said(str(exc).replace(url, "STORE"))
             continue
         except Exception as exc:  # noqa: BLE001 - a raw error is a partial read
-            if not os.path.exists(url):  # not made yet, or removed between cycles: not a read
-                tally.add("absent")
+            if not os.path.exists(url) or isinstance(exc, FileNotFoundError) and "does not exist" in str(exc):
+                tally.add("absent")  # not made yet when the read began: not a read
                 time.sleep(0.01)
                 continue
             tally.add("reads")
@@ -172,15 +174,14 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
         if partial or wrong:
             tally.add("partial_reads", partial, f"{name}: {partial} cells done without data" if partial else "")
             tally.add("wrong_values", wrong, f"{name}: {wrong} cells with other values" if wrong else "")
-        with tally.lock:
-            seen = cycle.get("done")
-            if seen is not None and seen.shape == done.shape:
-                lost = int((seen & ~done).sum())
-                if lost:
-                    tally.counts["lost_cells"] += lost
-                    tally.examples.append(f"{name}: {lost} cells done before, not done now")
-                done = seen | done
-            cycle["done"] = done
+        seen = mine.get(url)  # this thread's own earlier reads: another's may have begun later, ended sooner
+        if seen is not None and seen.shape == done.shape:
+            lost = int((seen & ~done).sum())
+            if lost:
+                tally.add("lost_cells", lost, f"{name}: {lost} cells done before, not done now (of {int(seen.sum())} "
+                                              f"seen done, {int(done.sum())} done now) in {url}")
+            done = seen | done
+        mine[url] = done
 
 
 def sweeper(slot: int, runner: list[str], spec: str, wall: float, cycles: list[dict], reference: tuple,

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 import fsspec
 import numpy as np
 import xarray as xr
+import zarr
 
 from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
@@ -244,15 +245,25 @@ def _assert_intact(st: Store) -> None:
     before = _layout_stamp(st.url)
     try:
         st.assert_intact()
-    except StoreDamaged:
-        if creation_record(st.url) is not None:
-            raise StoreBeingRewritten(creating_line(st.url)) from None
+    except (StoreDamaged, FileNotFoundError, zarr.errors.GroupNotFoundError):
+        if (told := _being_created(st.url)) is not None:
+            raise told from None
         if not _steady(st.url, before):
             raise _rewritten(st.url) from None
         if _layout_stamp(st.url)[0]:  # its journal, no run holding the store: interrupted, not damaged
             raise StoreBeingRewritten(f"store {st.url}: a run was interrupted while it packed or unpacked it; rerun "
                                       f"`boardsweep run SPEC --store {st.url}` with its spec to finish that") from None
         raise
+
+
+def _being_created(url: str) -> StoreBeingRewritten | None:
+    """The one line for a store a run began creating, or a folder that holds
+    only a run's lock (a run making the store, or killed before): what a read
+    that failed says of it; ``None`` for anything else."""
+    if creation_record(url) is not None:
+        return StoreBeingRewritten(creating_line(url))
+    line = lock_only_line(url)
+    return None if line is None else StoreBeingRewritten(line)
 
 
 def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
@@ -265,9 +276,9 @@ def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
         before = _layout_stamp(st.url)
         try:
             ds = read()
-        except (KeyError, ValueError, OSError, TypeError) as exc:
-            if creation_record(st.url) is not None:  # a run began creating it (--overwrite) meanwhile
-                raise StoreBeingRewritten(creating_line(st.url)) from None
+        except (KeyError, ValueError, OSError, TypeError, zarr.errors.GroupNotFoundError) as exc:
+            if (told := _being_created(st.url)) is not None:  # a run began creating it meanwhile
+                raise told from None
             if wait is None or (_steady(st.url, before) and not _being_made(exc, st.url)):
                 raise  # the store did not change under the read: the error is the store's own
         else:
