@@ -240,14 +240,31 @@ def test_the_limits_are_checked():
     assert _folder("pipeline.store.owner") == "pipeline.store" and _folder("pipeline.api") == "pipeline.api"
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _module_names(path: Path, package: list[str]) -> set[str]:
+    """The names a module binds to package modules (``from . import grid``, ``from ..store import open as o``)."""
+    names = set()
+    for node in _imports(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[:len(package) - node.level + 1] + (node.module.split(".") if node.module else [])
+            names |= {a.asname or a.name for a in node.names if ".".join(base + [a.name]) in _modules()}
+    return names
+
+
 def _private_imports() -> list[str]:
-    """Every ``from .module import _name``: a private name taken from another module."""
+    """Every ``from .module import _name`` and every ``module._name``: a private name used by another module."""
     found = []
-    for path, _ in _modules().values():
+    for path, package in _modules().values():
         for node in _imports(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.level:
-                found += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names
-                          if a.name.startswith("_") and not a.name.startswith("__")]
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names if _private(a.name)]
+        modules = _module_names(path, package)
+        found += [f"{path.relative_to(ROOT)}:{node.lineno} {node.value.id}.{node.attr}" for node in ast.walk(_tree(path))
+                  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                  and node.value.id in modules and _private(node.attr)]
     return found
 
 

@@ -200,7 +200,7 @@ class SweepAccessor:
         from .dataset import distribution_variables
         from .headlines import estimates
 
-        ds = dataset._mem(self._ds)
+        ds = dataset.in_memory(self._ds)
         found = estimates(ds)
         variable = next((e.attrs["numerator"] for e in found.values()
                          if e.attrs["numerator"] in distribution_variables(ds) and e.attrs["basis"] == "replicates"),
