@@ -48,7 +48,7 @@ def test_dry_run_creates_nothing(tmp_path, toy_spec_text, write_spec, capsys):
     assert "nothing is created" in out and f"{store}: new" in out
     assert "4 points (dice_sides 2 x rule 2)" in out
     assert "8 simulation tasks of up to 2 replicates + 4 exact tasks (4 exact solves)" in out  # 4 points x 4 / 2
-    assert "store size:  up to" in out and "on 1 worker," in out
+    assert "store size:  up to" in out and "on 1 worker (" in out
     assert run_cli("run", str(spec), "--store", str(store), "--dry-run", "--set", "run.replicates=2") == 0
     assert "4 simulation tasks" in capsys.readouterr().out
     assert sorted(tmp_path.rglob("*")) == before
