@@ -140,10 +140,12 @@ def mono_full(tmp_path_factory, cluster2):
 @pytest.mark.skipif("monopoly" not in game_names(), reason="monopoly not registered")
 def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     import pandas as pd
-    from scipy.stats import t
+    from scipy.stats import norm, t
 
     import xarray as xr
 
+    from boardsweep.core.games import get_game
+    from boardsweep.pipeline.analysis.clt import CLT_MIN_COUNT
     from boardsweep.pipeline.analysis import comparisons, decks, headlines, variance
     from boardsweep.pipeline.analysis.query import modal_string
     from boardsweep.pipeline.store import open_sweep
@@ -168,6 +170,12 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
     assert row["slope_basis"] == "rms_error" and -1.0 < row["slope"] < 0.0
     exact = ds["exact_counts"].sel(at).isel(checkpoint=-1).values
     exact = exact / exact.sum()
+    game = get_game("monopoly")
+    params = {p.name: p.default for p in game.params} | {"tally": "per_roll", **at}
+    rolls = ds["rolls"].isel(checkpoint=-1).sel(at).values.sum()
+    clt_se = np.sqrt(game.extras["asymptotic_variance"](params)["variance"] / rolls)
+    z_row = exact * rolls >= CLT_MIN_COUNT
+    assert z_row.any() and not z_row.all()  # both kinds of row are checked
     impossible = {str(lab) for lab, x, n in zip(ds["location"].values, exact, counts.sum(0)) if x == 0 and n == 0}
     possible = np.array([str(v) not in impossible for v in ds["location"].values])
     assert impossible == {"G2J"} and set(row["estimates"]["frequency"]) == {str(v) for v in
@@ -178,7 +186,10 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
         e = row["estimates"]["frequency"][str(label)]
         assert e["estimate"] == pytest.approx(estimate[j], rel=1e-9)
         assert e["se"] == pytest.approx(se[j], rel=1e-9)
-        assert e["high"] - e["estimate"] == pytest.approx(t.ppf(0.975, 3) * se[j], rel=1e-9, abs=1e-15)
+        # the row's test's own interval (one procedure per row): the z test's, estimate -+ z(0.975) times the
+        # exact CLT s.e., where the label expects CLT_MIN_COUNT counts; elsewhere the t test's, on the s.e. above
+        half = norm.ppf(0.975) * clt_se[j] if z_row[j] else t.ppf(0.975, 3) * se[j]
+        assert e["high"] - e["estimate"] == pytest.approx(half, rel=1e-9, abs=1e-15)
         assert e["exact"] == pytest.approx(exact[j], rel=1e-9)
     z = (estimate - exact)[possible] / se[possible]
     assert row["max_abs_z"] == pytest.approx(np.nanmax(np.abs(z)), rel=1e-9)
@@ -418,12 +429,12 @@ def test_report_cli_errors(tmp_path, capsys):
 def test_the_summary_says_where_more_turns_will_not_shrink_an_error():
     """A shuffled point whose between-deck share is at least one half at some
     labels: one sentence names it, its worst label, and that only replicates help."""
-    from boardsweep.pipeline.views.report import _variance_words
+    from boardsweep.pipeline.views.report import variance_words
 
-    assert _variance_words({"decomposition": {}}) == ""
+    assert variance_words({"decomposition": {}}) == ""
     quiet = {"label": "GO", "between_share": 0.3, "labels_between_dominates": []}
     loud = {"label": "CH1", "between_share": 0.994, "labels_between_dominates": ["CH1", "CH2"]}
-    text = _variance_words({"decomposition": {"dice_sides=6,deck_policy=shuffled_cycle": loud,
+    text = variance_words({"decomposition": {"dice_sides=6,deck_policy=shuffled_cycle": loud,
                                               "dice_sides=4,deck_policy=shuffled_cycle": quiet}})
     assert text.startswith("More turns will not shrink the error at 1 point with shuffled decks")
     assert "for 2 labels at dice_sides=6,deck_policy=shuffled_cycle (largest: 0.99 at CH1)" in text

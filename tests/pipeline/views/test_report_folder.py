@@ -107,7 +107,7 @@ def test_a_killed_report_does_not_block_the_next(store, tmp_path):
     import sys
     import time
 
-    from boardsweep.pipeline.views.report import _STAGING, MANIFEST
+    from boardsweep.pipeline.views.report import STAGING, MANIFEST
 
     out = tmp_path / "r"
     assert run_cli("report", str(store), "--out", str(out)) == 0
@@ -116,13 +116,13 @@ def test_a_killed_report_does_not_block_the_next(store, tmp_path):
             "from boardsweep.pipeline.cli.commands import main; import sys; main(sys.argv[1:])")
     proc = subprocess.Popen([sys.executable, "-c", code, "report", str(store), "--out", str(out)],
                             env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    staging, deadline = out / _STAGING, time.monotonic() + 120
+    staging, deadline = out / STAGING, time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline and not (staging.is_dir() and any(staging.iterdir())):
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL and any(staging.iterdir())  # killed midway, leftovers there
-    assert files(out) == before | {_STAGING}  # the earlier report untouched
+    assert files(out) == before | {STAGING}  # the earlier report untouched
     assert run_cli("report", str(store), "--out", str(out)) == 0
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["complete"] and files(out) == set(manifest["files"]) | {MANIFEST}
