@@ -86,7 +86,4 @@ from .parts import MAX_THEORY_POINTS
 from .tables import variance_words  # noqa: F401  (tests)
 
 __all__ = ["build_report", "default_out_dir", "pick_variable", "point_key", "ReportFolderError", "COLUMNS",
-           "MANIFEST", "Z_AGREE", "MAX_THEORY_POINTS"]
-
-#: |z| above which a label counts as disagreeing with its exact answer.
-Z_AGREE = 5.0
+           "MANIFEST", "MAX_THEORY_POINTS"]
