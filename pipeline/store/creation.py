@@ -33,6 +33,7 @@ from . import integers, manifests, metadata
 from .chunkfiles import PACKED_SEPARATOR, write_file
 from .remote import is_local
 from ..errors import StoreMismatch
+from .lock import pid_alive
 from .identity import CREATING, check_labels, data_types, fixed_width_text, read_attrs
 from .schema import skeleton
 from .zarr_private import quiet
@@ -141,7 +142,7 @@ def creating_line(url: str) -> str:
     if not isinstance(pid, int) or not isinstance(host, str):
         who, live = "a run whose record is unreadable", False
     else:
-        who, live = f"pid {pid} on host {host} since {record.get('since')}", host == socket.gethostname() and _alive(pid)
+        who, live = f"pid {pid} on host {host} since {record.get('since')}", host == socket.gethostname() and pid_alive(pid)
     if live:
         return f"store {url}: a run ({who}) is creating it now, nothing to read yet; read it again in a moment"
     if host is not None and host != socket.gethostname():
@@ -149,17 +150,6 @@ def creating_line(url: str) -> str:
                 f"if it is gone, rerun `boardsweep run SPEC --store {url}` with the spec it ran to create it afresh")
     return (f"store {url}: a run creating it was interrupted ({who}) before anything was computed; rerun "
             f"`boardsweep run SPEC --store {url}` with the spec you ran to create it afresh")
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` of this host exists."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _create_array(group: zarr.Group, name: str, var: xr.Variable, encoding: dict | None,
