@@ -20,7 +20,7 @@ import threading
 __all__ = ["BoardsweepError", "InputError", "Fault", "SweepError", "SchedulerLost", "StoreCreationFailed",
            "TasksFailed", "TaskOverdue", "StoreFull", "KernelExited", "SpecError", "BadWorkers", "BadDashboardAddress",
            "BadDaskConfig", "ClusterNotStarted", "NoWorkers", "NoWorkersLeft", "NotAScheduler", "BatchUnavailable",
-           "JobsNotStarted", "StoreMismatch", "GrowRefused", "UnknownFormat", "RootDamaged", "StoreDamaged",
+           "JobsNotStarted", "StoreMismatch", "NoSweepStore", "GrowRefused", "UnknownFormat", "RootDamaged", "StoreDamaged",
            "ChunkUnreadable", "LayoutError", "StoreLocked", "NoExclusiveCreate", "StoreUnreachable",
            "ReportFolderError", "TooLarge", "BadSchedulerAddress", "OutputInvalid", "StoreIncomplete", "NotInWorker",
            "ArgumentTypeError", "NotASweep", "ReportDiskFull", "StoreBeingRewritten", "IntegerTooLarge", "ArraysMissing", "causes", "disk_full", "overdue",
@@ -175,6 +175,11 @@ class JobsNotStarted(Fault):
 class StoreMismatch(InputError):
     """An existing store does not hold the sweep the spec describes."""
 
+
+
+class NoSweepStore(StoreMismatch, FileNotFoundError):
+    """Nothing at the URL, an empty folder, or something that is not a
+    boardsweep sweep store, where a command or the API reads one (one line)."""
 
 
 class GrowRefused(StoreMismatch):

@@ -96,7 +96,8 @@ def lock_only_line(url: str) -> str | None:
 
     try:
         fs, root = fsspec.core.url_to_fs(url)
-        if not fs.isdir(root) or {Path(p).name for p in fs.ls(root, detail=False)} != {LOCK_NAME}:
+        names = {Path(p).name for p in fs.ls(root, detail=False)} if fs.isdir(root) else set()
+        if {n for n in names if not n.startswith(f".{CREATING}.")} != {LOCK_NAME}:  # a record's temporary file aside
             return None
         lock = StoreLock(url)
         holder = lock.holder() or {}

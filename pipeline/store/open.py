@@ -23,11 +23,11 @@ from . import chunkfiles
 from .reads import fixed_width
 from .metadata import exact_renames, simulated_variables
 from .creation import creating_line, creation_record
-from .identity import lock_only_line
+from .identity import lock_only_line, rootless_line
 from .owner import Store
 from .layout import JOURNAL
 from .lock import StoreLock
-from ..errors import ArgumentTypeError, ArraysMissing, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
+from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
 from ..words import python_value
 
 __all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks"]
@@ -154,6 +154,12 @@ def _opened(url: str | Store) -> Store:
         raise StoreBeingRewritten(creating_line(st.url))
     if st.kind == "empty" and (line := lock_only_line(st.url)) is not None:  # a run making it, or killed before
         raise StoreBeingRewritten(line)
+    if st.kind in ("absent", "empty"):
+        raise NoSweepStore(f"store {st.url}: no sweep store there")
+    if st.kind == "rootless":
+        raise StoreDamaged(rootless_line(st.url))
+    if st.kind in ("file", "folder", "zarr-array"):  # nothing a run makes looks like these, even half made
+        raise NoSweepStore(f"store {st.url}: not a boardsweep sweep store")
     return st
 
 

@@ -109,3 +109,33 @@ def test_a_zarr_group_that_is_no_sweep_yet_is_refused(tmp_path):
     zarr.open_group(str(tmp_path / "g.zarr"), mode="w", zarr_format=3)
     with pytest.raises(ArraysMissing, match="does not describe a sweep"):
         boardsweep.load_sweep(str(tmp_path / "g.zarr"), check=False)
+
+
+_READS = {"load_sweep": lambda url: __import__("boardsweep").load_sweep(url),
+          "unchecked": lambda url: __import__("boardsweep").load_sweep(url, check=False),
+          "open_sweep": lambda url: __import__("boardsweep").open_sweep(url, check=False),
+          "engine": lambda url: xr.open_dataset(url, engine="boardsweep", check=False)}
+
+
+@pytest.mark.parametrize("read", sorted(_READS))
+@pytest.mark.parametrize("state", ["absent", "empty folder", "a creation record's temporary file",
+                                   "someone's files"])
+def test_what_is_no_store_is_said_in_one_line_by_every_read(tmp_path, read, state):
+    """Every API read of a folder a run has only begun to make (an instant
+    the soak's readers met: zarr's raw ``GroupNotFoundError`` before), or of
+    nothing, or of a user's folder: one line, a ``FileNotFoundError`` as
+    before, nothing changed."""
+    from boardsweep.pipeline.errors import NoSweepStore
+
+    url = tmp_path / "s.zarr"
+    if state != "absent":
+        url.mkdir()
+    if state == "a creation record's temporary file":
+        (url / "..boardsweep.creating.bsx123-1.tmp").write_bytes(b"{")
+    if state == "someone's files":
+        (url / "notes.txt").write_text("mine")
+    before = sorted(p.name for p in url.iterdir()) if url.exists() else None
+    with pytest.raises(NoSweepStore, match="^store .*: (no sweep store there|not a boardsweep sweep store)$") as told:
+        _READS[read](str(url))
+    assert isinstance(told.value, FileNotFoundError)
+    assert (sorted(p.name for p in url.iterdir()) if url.exists() else None) == before
