@@ -23,7 +23,7 @@ from .answer import Answer, check_answer, default_answer
 from .files import maybe_files
 from .grid import ResolvedGrid, resolve_grid
 
-__all__ = ["Tables", "TOP_KEYS", "PRECISION_KEYS", "CHECKPOINT_KEYS", "TASK_KEYS"]
+__all__ = ["Tables", "store_names", "STORE_NAMES", "TOP_KEYS", "PRECISION_KEYS", "CHECKPOINT_KEYS", "TASK_KEYS"]
 
 TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks",
             "precision", "storage_options", "answer"}
@@ -180,6 +180,10 @@ class Tables:
             key = f"grid.{axis}"
             if axis in fixed:
                 raise self.error(key, "also set in [params]; a parameter is either fixed or an axis")
+            if axis in store_names(game):
+                raise self.error(key, f"{game.name}'s store already has an array or dimension named {axis!r} "
+                                      "(an output of the game), so it cannot be a grid axis; expected it in "
+                                      f"[params], one run per value (`--set params.{axis}=VALUE`)")
             if not isinstance(values, list) or not values:
                 raise self.error(key, f"{values!r} is not allowed; expected a non-empty list of values")
             try:  # the whole axis at once; where a value fails, one by one to name the first
@@ -322,3 +326,17 @@ class Tables:
                     "every grid point must share the same labels"
                 )
 
+
+#: Names every store has beside the game's own variables: no grid axis may take them.
+STORE_NAMES = frozenset({"replicate", "checkpoint", "done", "exact_done", "exact_exists", "exact_note",
+                         "replicates_used", "stderr_reached", "precision_state"})
+
+
+def store_names(game: Game) -> frozenset[str]:
+    """Names a store of ``game`` gives its arrays and dimensions (:data:`STORE_NAMES`,
+    the game's simulated and exact variables and their dimensions, and each
+    labelled dimension's ``*_name`` array): a grid axis sharing one would
+    clash with it in the Dataset."""
+    variables = {**game.variables, **game.exact_variables}
+    dims = {d for var in variables.values() for d in var.dims}
+    return STORE_NAMES | set(variables) | dims | {f"{d}_name" for d in dims}

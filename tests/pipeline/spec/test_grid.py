@@ -83,3 +83,32 @@ def test_a_per_seat_list_that_does_not_fit_names_its_point():
     assert str(caught.value) == (
         "<spec>: grid: at jail_strategy='short', buy_policy='always,never': parameter 'buy_policy': 2 per-seat "
         "values given for players=4; expected one value for every seat or exactly 4 comma-separated values")
+
+
+def test_a_grid_axis_named_as_one_of_the_stores_arrays_is_refused_in_one_line():
+    """The money game's ``rounds`` is both a parameter and an output (rounds
+    played): as a grid axis it named a coordinate and an array alike, and the
+    run ended in "unexpected ValueError ... found in both data_vars and coords"."""
+    text = spec_toml("hk_monopoly", params={"players": 2}, grid={"rounds": [50, 100]},
+                     run={"replicates": 2, "games": 10})
+    with pytest.raises(SpecError, match=r"^s\.toml: grid\.rounds: hk_monopoly's store already has an array or "
+                                        r"dimension named 'rounds' .* \(`--set params\.rounds=VALUE`\)$"):
+        parse_spec(text, "s.toml")
+    parse_spec(text.replace("[grid]\nrounds = [50, 100]", "[grid]\ndice_sides = [4, 6]"), "s.toml")  # the rest is fine
+
+
+@pytest.mark.parametrize("name", ["quickstart", "pe84", "stats102a", "shut_the_box", "hk_monopoly", "nightly"])
+def test_every_name_a_store_makes_is_one_no_grid_axis_may_take(name):
+    """Against the truth: every array and dimension of a shipped sweep's
+    store skeleton, its grid axes aside, is in the names refused as axes."""
+    from boardsweep.pipeline.spec.examples import names, spec_file
+    from boardsweep.pipeline.spec.parse import load_spec
+    from boardsweep.pipeline.spec.tables import store_names
+    from boardsweep.pipeline.store.schema import skeleton
+
+    assert name in names()
+    spec = load_spec(spec_file(name))
+    ds, _ = skeleton(spec, spec.game)
+    made = {str(n) for n in ds.variables} | {str(d) for d in ds.dims}
+    assert made - set(spec.grid) <= store_names(spec.game), made - set(spec.grid) - store_names(spec.game)
+    assert not set(spec.grid) & store_names(spec.game)
