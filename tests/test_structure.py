@@ -304,3 +304,48 @@ def test_the_face_checks_see_a_private_import():
     tree = ast.parse("from .grid import _axes, axes\nfrom ..store.reads import read_done\n")
     names = [a.name for n in _imports(tree) for a in n.names]
     assert [n for n in names if n.startswith("_") and not n.startswith("__")] == ["_axes"]
+
+
+def _called(name: str) -> dict[str, int]:
+    """module -> how many times it calls ``name`` (``name(...)`` or ``x.name(...)``)."""
+    found: dict[str, int] = {}
+    for module, (path, _) in _modules().items():
+        n = sum(1 for node in ast.walk(_tree(path)) if isinstance(node, ast.Call)
+                and (getattr(node.func, "id", None) == name or getattr(node.func, "attr", None) == name))
+        if n:
+            found[module] = n
+    return found
+
+
+def test_the_spec_is_frozen_and_carries_no_task_layout():
+    """Issue 55: nothing writes into a Spec after parsing; the run's task
+    layout is a value of its own (plan/task_layout.py), passed beside it."""
+    import dataclasses
+
+    from boardsweep.pipeline.spec.parse import Spec
+
+    assert Spec.__dataclass_params__.frozen
+    fields = {f.name for f in dataclasses.fields(Spec)}
+    assert not fields & {"grid_chunks", "task_grid", "layout"}, fields
+    assert not hasattr(Spec, "with_block") and not hasattr(Spec, "task_grid")
+    writes = []
+    for module, (path, _) in _modules().items():
+        if module.startswith("pipeline.spec"):
+            continue  # parsing itself caches what it resolved
+        for node in ast.walk(_tree(path)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else None
+            if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
+                    and target.value.attr == "__dict__" and getattr(target.value.value, "id", "").endswith("spec")):
+                writes.append(f"{module}:{node.lineno}")
+    assert not writes, writes
+
+
+def test_the_task_layout_is_decided_in_one_function():
+    """``plan.layout.decide`` is the one decision; the run, the dry run and
+    the run's first line (with its head start) ask it, and a TaskLayout is
+    made only where it is decided, asked of the spec (``given``), bounded
+    for planning (sizing) or read back from a store's chunks (creation)."""
+    asking = {m for m in _called("decide") if "pipeline.plan.layout" in import_graph()[m]}  # not precision's rule
+    assert asking == {"pipeline.run.execute", "pipeline.cli.dry_run", "pipeline.cli.run"}, asking
+    assert set(_called("TaskLayout")) <= {"pipeline.plan.layout", "pipeline.plan.task_layout", "pipeline.plan.sizing",
+                                          "pipeline.store.creation"}, _called("TaskLayout")

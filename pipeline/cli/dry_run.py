@@ -39,9 +39,8 @@ def plan_record(spec, url: str, target) -> dict[str, Any]:
     slowest = max(seconds[i] for i in sorted({0, n // 2, n - 1}) if i in seconds)
     workers = local_workers(target)
     layout = task_layout.decide(spec, recorded, lambda budget: (slowest, min(n, CALIBRATION_POINTS)), workers)
-    laid = layout.apply(spec)
-    solves = exact_solves(laid)
-    timed = cost.forecast(laid, seconds, workers, "model" if model is not None else "timed", solves,
+    solves = exact_solves(spec)
+    timed = cost.forecast(spec, layout, seconds, workers, "model" if model is not None else "timed", solves,
                           model.exact_s if model is not None else 0.0)
     return {
         "sweep": spec.name, "game": spec.game_name, "source": str(spec.source),
@@ -49,17 +48,17 @@ def plan_record(spec, url: str, target) -> dict[str, Any]:
         "grid": {"points": n, "axes": {axis: len(values) for axis, values in spec.grid.items()}},
         "replicates": spec.replicates, "max_replicates": spec.max_replicates if spec.precision_stderr else None,
         "precision_stderr": spec.precision_stderr,
-        "tasks": {"simulation": task_count(laid), "exact": exact_tasks(laid), "exact_solves": solves,
+        "tasks": {"simulation": task_count(spec, layout), "exact": exact_tasks(spec, layout), "exact_solves": solves,
                   "replicates_per_task": layout.block, "points_per_task": layout.points_per_task,
                   "how": layout.how, "note": layout.note, "words": layout.words()},
-        "store_bytes": estimate(laid).store_bytes,
+        "store_bytes": estimate(spec, layout).store_bytes,
         "time": {"source": timed.source, "kernel_s": timed.kernel_s, "overhead_s": timed.overhead_s,
                  "startup_s": timed.startup_s, "wall_s": timed.wall_s, "workers": workers,
                  "replicate_mean_s": timed.mean, "points_priced": timed.points,
                  "model_fitted_on": cost.fitted_on() if model is not None else None,
                  "kernels_to_compile": _to_compile(spec) if model is not None else None},
         "runs_on": target.describe(),
-        "planning": _planning(laid),
+        "planning": _planning(spec),
     }
 
 
@@ -74,7 +73,7 @@ def print_plan(spec, url: str, target, fmt: str = "table") -> None:
 
 def _print_text(spec, plan: dict[str, Any]) -> None:
     """The plan (:func:`plan_record`) in lines for people."""
-    from ..plan import layout as task_layout
+    from ..plan import task_layout
     from ..plan.sizing import human
     from ..views.progress import exact_words
 
@@ -148,7 +147,7 @@ def _planning(spec) -> list[str]:
 
 def _store_state(spec, url: str):
     """(the store's URL, what a run would do with what is there, the layout
-    it records where the run resumes it: :class:`plan.layout.Recorded`), for
+    it records where the run resumes it: :class:`plan.task_layout.Recorded`), for
     ``--dry-run``; reads only."""
     from ..run.calibration import recorded_layout
     from ..store import inspect, normalize_url, read_attrs, recorded_spec

@@ -104,7 +104,8 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if performance_report:
         target.performance_report = performance_report_path(url)
     console = terminal.console()
-    progress.announce(console, _grouped(request.spec, target), url, scheduler, target.describe())
+    progress.announce(console, request.spec, url, scheduler, target.describe(),
+                      _layout_known_now(request.spec, target))
     bar = progress.TaskBar(console)
     compiling, warming = _warm_up(request, url, target, bar.compiling)
     from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
@@ -143,14 +144,23 @@ def _print_json(spec, report) -> None:
                           **summary_record(ds)}))
 
 
-def _grouped(spec, target):
-    """``spec`` laid out with the replicates per task a new store's run groups
-    automatically (:func:`plan.sizing.auto_block`), for the first line; else itself."""
-    from ..cluster.targets import local_workers
-    from ..plan.sizing import auto_block, groups_replicates
+def _untimed(budget: float) -> tuple[float, int]:
+    """The replicate timing of a layout decided before anything runs: never asked
+    (:func:`plan.layout.decide` times a replicate only for the layouts its callers leave out)."""
+    raise AssertionError("a layout decided before the run timed a replicate")
 
-    workers = local_workers(target)
-    return spec.with_block(auto_block(spec, workers)) if groups_replicates(spec, workers) else spec
+
+def _layout_known_now(spec, target):
+    """The task layout a new store's run decides (:func:`plan.layout.decide`,
+    replicates grouped for the local workers) where nothing needs timing
+    first, for the first line; None where the run times a replicate to decide it."""
+    from ..cluster.targets import local_workers
+    from ..plan import layout as task_layout
+    from ..plan.sizing import groups_points
+
+    if spec.task_seconds is not None or groups_points(spec):
+        return None
+    return task_layout.decide(spec, None, _untimed, local_workers(target))
 
 
 def _warm_up(request, url: str, target, on_compile):
@@ -181,20 +191,15 @@ def _early(request, url: str, target) -> list | None:
     import os
     from itertools import islice
 
-    from ..cluster.targets import local_workers
-    from ..plan import layout as task_layout
-    from ..plan.sizing import groups_points
     from ..plan.tasks import plan_tasks, replicate_seed, task_count
 
     spec = request.spec
     if (request.extend or request.max_tasks is not None or spec.precision_stderr is not None
-            or spec.task_seconds is not None or groups_points(spec)
             or "://" in url or "::" in url or os.path.lexists(url)):
         return None
-    chosen = task_layout.decide(spec, None, lambda budget: (0.0, 0), local_workers(target))
-    laid = chosen.apply(spec)
-    if task_count(laid) > EARLY_REPLICATES:
+    chosen = _layout_known_now(spec, target)
+    if chosen is None or task_count(spec, chosen) > EARLY_REPLICATES:
         return None
     replicates = ((params, replicate_seed(spec.seed, params, r))
-                  for task in reversed(plan_tasks(laid)) for _, params, reps in task.cells for r in reps)
+                  for task in reversed(plan_tasks(spec, layout=chosen)) for _, params, reps in task.cells for r in reps)
     return list(islice(replicates, EARLY_REPLICATES))

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:
     from ..spec.parse import Spec
+    from .task_layout import TaskLayout
 
 __all__ = ["COSTS_PATH", "CostModel", "Overheads", "Forecast", "model_for", "overheads", "replicate_seconds",
            "forecast", "makespan", "fitted_on", "MAX_MODELLED_POINTS"]
@@ -190,14 +191,15 @@ def priced_points(spec: Spec, model: CostModel) -> dict[int, float]:
     return {i: replicate_seconds(model, points[i][1], shape, checkpoints) for i in sampled_indices(len(points))}
 
 
-def _durations(spec: Spec, seconds: Mapping[int, float], costs: Overheads, n: int) -> tuple[list[float], int]:
+def _durations(spec: Spec, layout: TaskLayout, seconds: Mapping[int, float], costs: Overheads,
+               n: int) -> tuple[list[float], int]:
     """(the first-round tasks' seconds, how many tasks each stands for): each
     task in plan order, its replicates' kernel time plus ``task_s`` and
     ``point_s`` per point; tasks of several points, or a grid priced at a
     sample, as one mean task standing for them all."""
-    reps, block = spec.replicates, spec.block
+    reps, block = spec.replicates, layout.block
     blocks = -(-reps // block)
-    per_task = math.prod(spec.task_grid)
+    per_task = layout.points_per_task
     if per_task == 1 and len(seconds) == n and n * blocks <= MAX_SCHEDULED_TASKS:
         return [min(block, reps - j * block) * seconds[i] + costs.task_s + costs.point_s
                 for j in range(blocks) for i in range(n)], 1
@@ -207,18 +209,18 @@ def _durations(spec: Spec, seconds: Mapping[int, float], costs: Overheads, n: in
     return [mean], tasks
 
 
-def forecast(spec: Spec, seconds: Mapping[int, float], workers: int | None, source: str,
+def forecast(spec: Spec, layout: TaskLayout, seconds: Mapping[int, float], workers: int | None, source: str,
              exact_solves: int = 0, exact_s: float = 0.0, costs: Overheads | None = None) -> Forecast:
     """The run's time (:class:`Forecast`) from one replicate's ``seconds`` at
     grid points (flat index -> seconds; the first, middle and last among them)
-    of the laid-out ``spec``: kernel :math:`K = R \\sum_p t_p + E e` (scaled from the
+    of ``spec`` laid out as ``layout``: kernel :math:`K = R \\sum_p t_p + E e` (scaled from the
     priced points to all :math:`n`), wall :math:`S + M(W) + E e / W` (start-up,
     the tasks' makespan, :math:`E` exact solves of :math:`e` seconds each)."""
     costs = costs or overheads()
     n = len(spec.resolved_points())
     picked = [i for i in sorted({0, n // 2, n - 1}) if i in seconds]
     kernel = spec.replicates * sum(seconds.values()) * n / len(seconds)
-    durations, each = _durations(spec, seconds, costs, n)
+    durations, each = _durations(spec, layout, seconds, costs, n)
     overhead = sum(durations) * each - kernel
     wall = None
     if workers:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .task_layout import TaskLayout, given
 from .tasks import exact_key
 
 if TYPE_CHECKING:
@@ -34,12 +35,13 @@ __all__ = ["exact_tasks", "exact_solves", "answer_counts", "ANSWER_STATES"]
 ANSWER_STATES = ("stored", "none", "pending")
 
 
-def exact_tasks(spec: Spec) -> int:
-    """Exact tasks of a whole sweep: one per chunk of ``spec.task_grid`` grid
-    points, prod over axes of ceil(points / points per task) (every point's
-    exact answer is computed, or marked done where the game has no solver)."""
+def exact_tasks(spec: Spec, layout: TaskLayout | None = None) -> int:
+    """Exact tasks of a whole sweep: one per chunk of ``layout``'s grid
+    points (the spec's own where None), prod over axes of ceil(points /
+    points per task) (every point's exact answer is computed, or marked done
+    where the game has no solver)."""
     chunks = 1
-    for n, g in zip(spec.shape, spec.task_grid):
+    for n, g in zip(spec.shape, (layout or given(spec)).grid_chunks):
         chunks *= -(-n // g)
     return chunks
 

@@ -3,69 +3,28 @@
 A spec says what the user asked for (``[tasks] replicates_per_task``,
 ``points_per_task`` or ``seconds``, or nothing); a run decides from it, and
 from the store it resumes, the layout its tasks and the store's chunks take:
-:func:`decide` is that one decision, and :class:`TaskLayout` its value, which
-the run and ``run --dry-run`` both use.  Results never depend on the layout,
+:func:`decide` is that one decision, and its value a
+:class:`~boardsweep.pipeline.plan.task_layout.TaskLayout`, which the run and
+``run --dry-run`` both use, passed beside the unchanged spec.  Results never depend on the layout,
 only the store's chunks do, so a resumed store keeps the layout it records.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from . import sizing
+from .task_layout import AUTOMATIC, CALIBRATED, GROUPED, RECORDED, Recorded, TaskLayout, given
 from .tasks import task_shape
-from ..spec.parse import grid_chunks
+from ..spec.grid import grid_chunks
 from ..words import count
 
 if TYPE_CHECKING:
     from ..spec.parse import Spec
 
-__all__ = ["TaskLayout", "Recorded", "decide", "GIVEN", "GROUPED", "AUTOMATIC", "CALIBRATED", "RECORDED"]
-
-#: How a layout was chosen (:attr:`TaskLayout.how`); GROUPED: replicates grouped
-#: automatically, known before anything is timed (:func:`sizing.auto_block`).
-GIVEN, GROUPED, AUTOMATIC, CALIBRATED, RECORDED = "given", "grouped", "automatic", "calibrated", "recorded"
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """The layout a store being resumed records: its grid points per task along
-    each axis (``grid_chunks``) and, where the store was made by this very
-    spec, its replicates per task (``block``; None otherwise)."""
-
-    grid_chunks: tuple[int, ...]
-    block: int | None = None
-
-
-@dataclass(frozen=True)
-class TaskLayout:
-    """Replicates per task (``block``) and grid points per task along each axis
-    (``grid_chunks``; ``points_per_task`` is their product), with how they were
-    chosen (``how``: given by the spec, automatic, calibrated on a worker or
-    recorded in the store) and the line that says so (``note``; "" where the
-    spec gave them)."""
-
-    block: int
-    grid_chunks: tuple[int, ...]
-    how: str = GIVEN
-    note: str = ""
-
-    @property
-    def points_per_task(self) -> int:
-        """Grid points per task (at most): :math:`\\prod_a g_a` over the grid axes."""
-        return int(np.prod(self.grid_chunks, dtype=np.int64))
-
-    def words(self) -> str:
-        """``2 replicates`` or ``2 replicates x 10 grid points``: one task, for people."""
-        per_task = self.points_per_task
-        return count(self.block, "replicate") + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
-
-    def apply(self, spec: Spec) -> Spec:
-        """``spec`` laid out so: the form the planner and the store read (:attr:`Spec.task_grid`)."""
-        return spec.with_block(self.block, grid_chunks=self.grid_chunks)
+__all__ = ["decide"]
 
 
 def decide(spec: Spec, recorded: Recorded | None, time_replicate: Callable[[float], tuple[float, int]],
@@ -99,9 +58,9 @@ def decide(spec: Spec, recorded: Recorded | None, time_replicate: Callable[[floa
     if sizing.groups_replicates(spec, workers):
         block = sizing.auto_block(spec, workers)
         if block > 1:
-            return TaskLayout(block, tuple(spec.task_grid), GROUPED,  # one short line: a first run's output
+            return TaskLayout(block, given(spec).grid_chunks, GROUPED,  # one short line: a first run's output
                               f"{block} replicates per task, chosen for {count(workers, 'worker')}")
-    return TaskLayout(spec.block, tuple(spec.task_grid), GIVEN)
+    return given(spec)
 
 
 def _resumed(spec: Spec, recorded: Recorded) -> TaskLayout:

@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 from ...core.batches import effective_df, increments, long_batches
+from .task_layout import TaskLayout, given
 from .tasks import Task, plan_tasks
 
 if TYPE_CHECKING:
@@ -384,10 +385,13 @@ def point_bound(terms: list, arrays: dict[str, np.ndarray], checkpoints: np.ndar
     return max(se2 for se2, _ in found), max(upper for _, upper in found)
 
 
-def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dict[tuple, Decision], list[Task]]:
+def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray,
+         layout: TaskLayout | None = None) -> tuple[dict[tuple, Decision], list[Task]]:
     """Every grid point's :class:`Decision` from the stored arrays (``read``:
     variable name -> its whole array, grid axes first) and the intact
-    ``done`` mask, and the tasks the running points still need."""
+    ``done`` mask, and the tasks (of ``layout``, the run's; the spec's own
+    where None) the running points still need."""
+    layout = layout or given(spec)
     terms = targets(spec.game)
     names = sorted({v for h in terms for v in (h.numerator, h.denominator, h.squares)
                     if v is not None and v != "checkpoint"})
@@ -401,10 +405,10 @@ def plan(spec, read: Callable[[str], np.ndarray], done: np.ndarray) -> tuple[dic
                                spec.checkpoints, independent)
 
         decision = decide(se2_of, done[index], spec.replicates, spec.precision_stderr,
-                          spec.max_replicates, spec.block)
+                          spec.max_replicates, layout.block)
         decisions[index] = decision
         wanted[index] = decision.n
-    return decisions, plan_tasks(spec, done, wanted)
+    return decisions, plan_tasks(spec, done, wanted, layout=layout)
 
 
 def counted(values: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ mask, the planner's masks, and its index and row of replicates in each task
 it is in (its parameters are made per task, never held per point).  ``tasks`` is the
 layout's count where the spec fixes it; where the run chooses it (points
 grouped automatically, ``[tasks] seconds``), the fewest it can choose, and
-the run checks again once it has chosen (:func:`check_fits` of the laid-out spec).
+the run checks again once it has chosen (:func:`check_fits` with its layout).
 A sweep is refused, before anything is written, when the store cannot fit in
 the free space of its file system or the plan in half the available memory.
 
@@ -48,7 +48,9 @@ import numpy as np
 
 from ..errors import TooLarge
 from .tasks import task_count
-from ..spec.parse import Spec, grid_chunks
+from ..spec.grid import grid_chunks
+from ..spec.parse import Spec
+from .task_layout import TaskLayout, given
 
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human", "AUTO_POINTS", "AUTO_TASK_S",
            "groups_points", "auto_task_grid", "AUTO_TASKS_PER_WORKER", "groups_replicates", "auto_block"]
@@ -109,30 +111,33 @@ def _replicate_bytes(spec: Spec, sizes: dict[str, int]) -> int:
                for var in spec.game.variables.values())
 
 
-def estimate(spec: Spec) -> Estimate:
-    """The store's bytes and the planner's memory for ``spec`` (see the module docstring)."""
+def estimate(spec: Spec, layout: TaskLayout | None = None) -> Estimate:
+    """The store's bytes and the planner's memory for ``spec`` laid out as
+    ``layout`` (None: before the run decides it, the fewest tasks it may
+    choose, :func:`_fewest_tasks`; see the module docstring)."""
     game, points = spec.game, _n_points(spec)
     sizes = _sizes(spec)
     cells = spec.slots * _replicate_bytes(spec, sizes)
     for var in game.exact_variables.values():
         cells += int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * 8
-    tasks = _fewest_tasks(spec)
+    tasks = _fewest_tasks(spec) if layout is None else task_count(spec, layout)
     store_bytes = points * (cells + spec.slots) + tasks * MANIFEST_BYTES + META_BYTES * (
         len(game.variables) + len(game.exact_variables) + 8)
-    blocks = -(-spec.slots // spec.block)
+    blocks = -(-spec.slots // (spec.block if layout is None else layout.block))
     plan_bytes = tasks * TASK_BYTES + points * (POINT_BYTES + CELL_BYTES * spec.slots + MEMBER_BYTES * blocks)
     return Estimate(int(store_bytes), int(plan_bytes), int(tasks), int(points))
 
 
 def _fewest_tasks(spec: Spec) -> int:
-    """The simulation tasks of ``spec``'s layout (:func:`task_count`) where it
-    is fixed; where a run chooses it from a timing, the fewest it may choose:
-    one task with ``[tasks] seconds``, and for points grouped automatically
-    the largest group :func:`auto_task_grid` allows (a replicate taking no time)."""
-    if spec.grid_chunks is None and spec.task_seconds is not None:
+    """The simulation tasks of the layout ``spec`` asks for (:func:`task_count`)
+    where it is fixed; where a run chooses it from a timing, the fewest it may
+    choose: one task with ``[tasks] seconds``, and for points grouped
+    automatically the largest group :func:`auto_task_grid` allows (a replicate
+    taking no time)."""
+    if spec.task_seconds is not None:
         return 1
     if groups_points(spec):
-        return task_count(spec.with_block(spec.block, auto_task_grid(spec, 0.0)))
+        return task_count(spec, TaskLayout(spec.block, auto_task_grid(spec, 0.0)))
     return task_count(spec)
 
 
@@ -164,13 +169,14 @@ def _available_memory() -> int:
         return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 
 
-def check_fits(spec: Spec, url: str, existing: bool = False) -> Estimate:
-    """Raise :class:`TooLarge` when ``spec`` cannot fit at ``url`` or in memory.
+def check_fits(spec: Spec, url: str, existing: bool = False, layout: TaskLayout | None = None) -> Estimate:
+    """Raise :class:`TooLarge` when ``spec`` (laid out as ``layout``, the
+    run's; None: before it is decided) cannot fit at ``url`` or in memory.
 
     ``existing``: the store is already there (its bytes are taken), so only
     the plan is checked against memory.
     """
-    est = estimate(spec)
+    est = estimate(spec, layout)
     count = "precision.max_replicates" if spec.precision_stderr is not None else "run.replicates"
     keys = f"{count}, the [grid] axes or checkpoints.count"
     free = None if existing else _free_bytes(url)
@@ -182,11 +188,12 @@ def check_fits(spec: Spec, url: str, existing: bool = False) -> Estimate:
         )
     memory = _available_memory() // 2
     if est.plan_bytes > memory:
+        chosen = layout or given(spec)
         raise TooLarge(
             f"{spec.source}: planning {est.tasks} tasks would need about {human(est.plan_bytes)} of "
             f"memory and {human(memory)} may be used (half of what is available); raise "
-            f"tasks.points_per_task (now {math.prod(spec.task_grid)}) or tasks.replicates_per_task "
-            f"(now {spec.block}), or lower {keys}"
+            f"tasks.points_per_task (now {chosen.points_per_task}) or tasks.replicates_per_task "
+            f"(now {chosen.block}), or lower {keys}"
         )
     return est
 
@@ -195,12 +202,11 @@ def groups_points(spec: Spec) -> bool:
     """Whether a run that creates the store of ``spec`` chooses its grid points
     per task itself: the spec gives neither ``[tasks] points_per_task`` nor
     ``seconds``, no store fixed them, and the grid has :data:`AUTO_POINTS` points or more."""
-    return (spec.auto_points and spec.task_seconds is None and spec.grid_chunks is None
-            and _n_points(spec) >= AUTO_POINTS)
+    return spec.auto_points and spec.task_seconds is None and _n_points(spec) >= AUTO_POINTS
 
 
 def auto_task_grid(spec: Spec, replicate_s: float) -> tuple[int, ...]:
-    """Grid points per task along each axis (:func:`spec.grid_chunks`) for a
+    """Grid points per task along each axis (a :class:`TaskLayout`'s ``grid_chunks``) for a
     spec whose points are grouped automatically, when one replicate takes
     ``replicate_s`` seconds: enough points for a task of :data:`AUTO_TASK_S`
     (``spec.block`` replicates each), at most a :data:`AUTO_MIN_TASKS`-th of
@@ -217,7 +223,7 @@ def groups_replicates(spec: Spec, workers: int | None) -> bool:
     its replicates into tasks itself: the spec gives no ``[tasks]`` at all and
     no precision target, and its grid points are not grouped (:func:`groups_points`)."""
     return (workers is not None and spec.auto_block and spec.auto_points and spec.task_seconds is None
-            and spec.precision_stderr is None and spec.grid_chunks is None and not groups_points(spec))
+            and spec.precision_stderr is None and not groups_points(spec))
 
 
 def auto_block(spec: Spec, workers: int) -> int:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from ...core.rng import int_words, seed_keys
-from ..spec.grid import ResolvedGrid
-from ..spec.parse import grid_chunks
+from ..spec.grid import ResolvedGrid, grid_chunks
+from .task_layout import TaskLayout, given
 
 if TYPE_CHECKING:
     from ..spec.parse import Spec  # noqa: F401
@@ -121,7 +121,7 @@ class Task:
     """One chunk of the store: a block of grid points x a block of replicates.
 
     ``index``: the chunk's coordinates along the grid axes (a grid point's
-    index divided by :attr:`Spec.task_grid`); ``start``/``stop``: its
+    index divided by the layout's ``grid_chunks``); ``start``/``stop``: its
     replicates ``[start, stop)``, the whole chunk's; ``cells``: what the
     task computes, per grid point (index, parameters, replicates; a
     :class:`Cells` where planned, which makes each dict when read), every
@@ -193,9 +193,10 @@ class ExactTask:
         return tuple(hi - lo for lo, hi in self.bounds)
 
 
-def plan_exact(spec: Spec, exact_done: np.ndarray | None = None) -> list[ExactTask]:
-    """The chunks of grid points with an exact answer still to compute."""
-    shape, chunks = spec.shape, spec.task_grid
+def plan_exact(spec: Spec, exact_done: np.ndarray | None = None, *, layout: TaskLayout | None = None) -> list[ExactTask]:
+    """The chunks of grid points (``layout``'s; the spec's own where None,
+    :func:`.task_layout.given`) with an exact answer still to compute."""
+    shape, chunks = spec.shape, (layout or given(spec)).grid_chunks
     todo = np.ones(shape, dtype=bool) if exact_done is None else ~np.asarray(exact_done, dtype=bool)
     grid = spec.resolved_points()
     tasks = []
@@ -242,12 +243,15 @@ def task_shape(target_s: float, replicate_s: float, replicates: int, points: int
     return block, max(1, min(points, int(target_s // (each * replicates))))
 
 
-def task_count(spec: Spec) -> int:
-    """Simulation tasks of a whole sweep: grid chunks x replicate blocks."""
+def task_count(spec: Spec, layout: TaskLayout | None = None) -> int:
+    """Simulation tasks of a whole sweep laid out as ``layout`` (the spec's
+    own where None): :math:`\\prod_a \\lceil n_a / g_a \\rceil` grid chunks x
+    :math:`\\lceil S / b \\rceil` replicate blocks."""
+    layout = layout or given(spec)
     chunks = 1
-    for n, g in zip(spec.shape, spec.task_grid):
+    for n, g in zip(spec.shape, layout.grid_chunks):
         chunks *= -(-n // g)
-    return chunks * -(-spec.slots // spec.block)
+    return chunks * layout.blocks(spec.slots)
 
 
 def param_words(params: Mapping[str, Any]) -> list[int]:
@@ -320,8 +324,10 @@ def replicate_keys(root: int, words: np.ndarray, replicates: np.ndarray) -> np.n
     return seed_keys(entropy)
 
 
-def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | None = None) -> list[Task]:
-    """Tasks still to run: every chunk with a wanted cell not marked in ``done``.
+def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | None = None, *,
+               layout: TaskLayout | None = None) -> list[Task]:
+    """Tasks still to run: every chunk (of ``layout``: the run's, decided
+    once; the spec's own where None) with a wanted cell not marked in ``done``.
 
     ``done`` has shape ``spec.shape + (spec.slots,)`` (``None``: nothing is
     done yet); ``wanted`` (shape ``spec.shape``) the replicates wanted per
@@ -330,7 +336,8 @@ def plan_tasks(spec: Spec, done: np.ndarray | None = None, wanted: np.ndarray | 
     wanted.  Tasks come in chunk order along the grid (row-major), then
     block order.  Linear in the number of cells.
     """
-    shape, slots, block, chunks = spec.shape, spec.slots, spec.block, spec.task_grid
+    layout = layout or given(spec)
+    shape, slots, block, chunks = spec.shape, spec.slots, layout.block, layout.grid_chunks
     if wanted is None:  # every point's first replicates: no per-point count (80 MB at 10^7 points)
         todo = np.zeros((*shape, slots), dtype=bool)
         todo[..., :spec.replicates] = True

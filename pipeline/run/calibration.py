@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import SweepError, TaskOverdue, one_line, overdue
 from ..cluster.settings import task_timeout
-from ..plan.layout import Recorded
+from ..plan.task_layout import Recorded
 from ..spec.parse import Spec
 from ..store import store_chunks
 from .dispatch import contained_call

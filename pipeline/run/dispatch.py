@@ -26,7 +26,7 @@ from ..errors import NoWorkersLeft
 from ..cluster.client import Target
 from ..cluster.settings import no_workers_timeout, task_timeout
 from ..errors import SchedulerLost, contained, disk_full, one_line, overdue
-from ..plan.layout import TaskLayout
+from ..plan.task_layout import TaskLayout
 from ..spec.parse import Spec
 from ..store import Store
 from .failures import failed_point, lost, store_full, tasks_failed, tell_new_failure, where, worker_died

@@ -40,8 +40,9 @@ from ..cluster.dashboard import dashboard_link
 from ..cluster.targets import local_workers, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from ..errors import BoardsweepError, StoreUnreachable, TasksFailed
 from . import growth as grow
-from ..plan import layout as task_layout, precision, sizing
-from ..plan.layout import TaskLayout
+from ..plan import precision, sizing
+from ..plan.layout import decide
+from ..plan.task_layout import GIVEN, GROUPED, TaskLayout
 from ..plan.tasks import plan_exact, plan_tasks, task_count
 from ..spec.parse import Spec
 from ..store import Store, normalize_url
@@ -150,8 +151,8 @@ def _grow(st: Store, spec: Spec, extend: bool) -> Spec:
 @dataclass
 class _Run:
     """One run under way, its store's lock held: what was asked, the store,
-    the spec (aligned with the store), and, once decided, its task layout
-    and the spec laid out so (``laid``: what the planner and the store read)."""
+    the spec (aligned with the store, never changed) and, once decided, its
+    task layout, passed beside the spec to the planner, the store and the workers."""
 
     request: RunRequest
     hooks: Hooks
@@ -160,7 +161,6 @@ class _Run:
     resumed: bool
     stack: ExitStack
     layout: TaskLayout | None = None
-    laid: Spec | None = None
     warming: WarmUp | None = None
     clients: list = field(default_factory=list)
 
@@ -179,16 +179,15 @@ class _Run:
 def _run_locked(run: _Run) -> RunReport:
     """The run itself, with the store's lock held."""
     _start_warming(run)
-    run.layout = task_layout.decide(run.spec, recorded_layout(run.spec, run.st.attrs) if run.resumed else None,
+    run.layout = decide(run.spec, recorded_layout(run.spec, run.st.attrs) if run.resumed else None,
                                     lambda budget: time_on_worker(run.spec, budget, run.client),
                                     local_workers(run.request.target))
-    run.laid = run.layout.apply(run.spec)
-    if run.layout.how != task_layout.GIVEN:  # a layout chosen now: its plan checked as the spec's was
-        sizing.check_fits(run.laid, run.st.url, existing=True)
+    if run.layout.how != GIVEN:  # a layout chosen now: its plan checked as the spec's was
+        sizing.check_fits(run.spec, run.st.url, existing=True, layout=run.layout)
     _offer_head_start(run)
-    relaid, repaired, done, exact_done, tasks, finished = _prepare_while_cluster_starts(run)
-    points = plan_exact(run.laid, exact_done)  # chunks of grid points with exact answers missing
-    report = RunReport(store=run.st.url, tasks_total=task_count(run.laid), repaired=relaid + repaired,
+    put_right, repaired, done, exact_done, tasks, finished = _prepare_while_cluster_starts(run)
+    points = plan_exact(run.spec, exact_done, layout=run.layout)  # chunks of grid points with exact answers missing
+    report = RunReport(store=run.st.url, tasks_total=task_count(run.spec, run.layout), repaired=put_right + repaired,
                        block=run.layout.block, calibration=run.layout.note,
                        points_per_task=run.layout.points_per_task)
     max_tasks = run.request.max_tasks
@@ -219,10 +218,10 @@ def _offer_head_start(run: _Run) -> None:
     if run.warming is None:
         return
     spec = run.spec
-    if (not run.resumed and run.layout.how in (task_layout.GIVEN, task_layout.GROUPED)
+    if (not run.resumed and run.layout.how in (GIVEN, GROUPED)
             and spec.precision_stderr is None and run.request.max_tasks is None):
         game = run.warming.stashed(spec.game)  # replicates the warm-up thread simulated early, taken as they are
-        run.warming.head_start(plan_tasks(run.laid), lambda task: simulate_task(
+        run.warming.head_start(plan_tasks(spec, layout=run.layout), lambda task: simulate_task(
             game, spec.seed, task, spec.run_shape, spec.checkpoints))
     else:
         run.warming.head_start([])
@@ -232,7 +231,7 @@ def _prepare_while_cluster_starts(run: _Run) -> tuple:
     """:func:`_prepare` in a thread while the cluster of a new store starts
     (a new store has every task to run)."""
     pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="boardsweep-prepare")
-    preparing = pool.submit(_prepare, run.st, run.laid, run.request.overwrite)
+    preparing = pool.submit(_prepare, run.st, run.spec, run.layout, run.request.overwrite)
     pool.shutdown(wait=False)
     try:
         if not run.resumed:
@@ -242,24 +241,24 @@ def _prepare_while_cluster_starts(run: _Run) -> tuple:
     return preparing.result()
 
 
-def _prepare(st: Store, laid: Spec, overwrite: bool):
-    """The store made or checked (:meth:`Store.prepare`), its damaged cells
-    cleared, and the tasks planned: (relaid, repaired, done, exact_done,
-    tasks, finished)."""
-    relaid = st.prepare(laid, overwrite)
-    repaired, done, exact_done = st.clear_damaged(laid)
-    return (relaid, repaired, done, exact_done, *_plan(laid, st, done))
+def _prepare(st: Store, spec: Spec, layout: TaskLayout, overwrite: bool):
+    """The store made (chunked as ``layout``) or checked (:meth:`Store.prepare`),
+    its damaged cells cleared, and the tasks planned: (put right, repaired,
+    done, exact_done, tasks, finished)."""
+    put_right = st.prepare(spec, overwrite, layout)
+    repaired, done, exact_done = st.clear_damaged(spec, layout)
+    return (put_right, repaired, done, exact_done, *_plan(spec, layout, st, done))
 
 
-def _plan(laid: Spec, st: Store, done) -> tuple[list, bool]:
-    """The simulation tasks to run now and whether the sweep is complete once
-    they are: every missing block, or with a precision target the missing
-    blocks of the current round (the decisions are stored as they are made)."""
-    if laid.precision_stderr is None:
-        return plan_tasks(laid, done), bool(done.all())
+def _plan(spec: Spec, layout: TaskLayout, st: Store, done) -> tuple[list, bool]:
+    """The simulation tasks (of ``layout``) to run now and whether the sweep is
+    complete once they are: every missing block, or with a precision target
+    the missing blocks of the current round (the decisions are stored as they are made)."""
+    if spec.precision_stderr is None:
+        return plan_tasks(spec, done, layout=layout), bool(done.all())
     # as written, -1 where not: a damaged chunk's cells are not in ``done`` (the check cleared them)
-    decisions, tasks = precision.plan(laid, lambda name: st.read_array(name, unreadable_as_fill=True), done)
-    st.write_whole(precision.decision_arrays(decisions, laid.shape))
+    decisions, tasks = precision.plan(spec, lambda name: st.read_array(name, unreadable_as_fill=True), done, layout)
+    st.write_whole(precision.decision_arrays(decisions, spec.shape))
     return tasks, precision.complete(decisions.values())
 
 
@@ -295,7 +294,7 @@ def _run_rounds(run: _Run, report: RunReport, tasks: list, points: list, head: l
         if failed:  # as a worker's failures: listed with the round's others
             raise tasks_failed(failed, size, st.url)
         head, points, done = [], [], st.read_done()
-        tasks, finished = _plan(run.laid, st, done)
+        tasks, finished = _plan(run.spec, run.layout, st, done)
         if max_tasks is not None:
             tasks = tasks[:max(0, max_tasks - report.tasks_run)]
     return done, finished
@@ -327,8 +326,3 @@ class _Rounds:
         if self.on_progress is None:
             return None
         return lambda finished, total: self.on_progress(start + finished, self.total)
-
-
-def _token(laid: Spec) -> str:
-    """:func:`dispatch.token` of a spec laid out by :meth:`Spec.with_block` (for callers that hold one)."""
-    return token(laid, TaskLayout(laid.block, tuple(laid.task_grid)))

@@ -24,6 +24,7 @@ from ..cluster.settings import check_dask_config, check_workers
 from ..cluster.scheduler import handshake
 from ..errors import ArgumentTypeError, BadSchedulerAddress, InputError, SchedulerLost, expect_flag, one_line
 from ..spec.parse import Spec
+from ..spec.tables import check_storable
 from .record import RunReport
 
 if TYPE_CHECKING:  # numba: not imported by the command's start
@@ -105,6 +106,8 @@ class RunRequest:
             raise ArgumentTypeError(f"store={self.store!r}: expected a folder path or an fsspec URL (a str)")
         if self.extend and self.overwrite:
             raise InputError(EXTEND_AND_OVERWRITE)
+        if isinstance(self.spec, Spec):
+            check_storable(self.spec)  # a grid axis the store cannot hold: refused before anything is made
         if self.target is None:
             object.__setattr__(self, "target", Target())
 

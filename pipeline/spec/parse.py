@@ -67,7 +67,7 @@ from ...core.games import Game, get_game
 from ..errors import SpecError
 from . import long_arrays
 from .answer import Answer
-from .grid import ResolvedGrid, grid_chunks, resolve_grid
+from .grid import ResolvedGrid, resolve_grid
 from .overrides import apply_overrides
 from .tables import Tables
 from .toml_text import toml_text
@@ -113,7 +113,10 @@ class Spec:
         calibration and records them in the store.
     points_per_task : int
         ``[tasks] points_per_task``: at most this many grid points per task
-        (default 1); see :attr:`task_grid`.
+        (default 1).  What the spec asks; the run's layout, decided once
+        (:func:`boardsweep.pipeline.plan.layout.decide`), travels beside the
+        spec as a :class:`~boardsweep.pipeline.plan.task_layout.TaskLayout`:
+        nothing writes into a spec after parsing.
     auto_points : bool
         The spec gives neither ``[tasks] points_per_task`` nor ``seconds``: a
         run that creates the store of a large grid chooses the grid points per
@@ -123,12 +126,7 @@ class Spec:
         The spec gives neither ``[tasks] replicates_per_task`` nor ``seconds``:
         a run that creates its store on a known number of workers may group
         replicates into tasks (:func:`boardsweep.pipeline.plan.sizing.groups_replicates`);
-        its identity says 1 replicate per task whatever the run chose
-        (:meth:`with_block` keeps the spec's identity).
-    grid_chunks : tuple of int or None
-        ``None`` in a parsed spec: the grid points per task along each axis
-        come from ``points_per_task``; set only in a spec laid out for the
-        planner and the store (:meth:`with_block`).
+        its identity says 1 replicate per task whatever the run chose.
     store : str or None
         Store path or URL from the spec, if any.
     precision_stderr : float or None
@@ -160,7 +158,6 @@ class Spec:
     points_per_task: int = 1
     auto_points: bool = False
     auto_block: bool = False
-    grid_chunks: tuple[int, ...] | None = None
     precision_stderr: float | None = None
     max_replicates: int | None = None
     files: dict[str, str] = field(default_factory=dict)  # file a parameter names -> SHA-256 of its bytes
@@ -239,26 +236,6 @@ class Spec:
     def canonical(self) -> dict[str, Any]:
         """A copy of :attr:`canonical_data`, the caller's to change."""
         return copy.deepcopy(self.canonical_data)
-
-    def with_block(self, block: int, grid_chunks: tuple[int, ...] | None = None) -> "Spec":
-        """This spec laid out with ``block`` replicates per task and, where
-        given, ``grid_chunks`` grid points per task along each axis: the form
-        the planner and the store read.  A run decides its layout once, as a
-        :class:`boardsweep.pipeline.plan.layout.TaskLayout`, and lays the spec
-        out with :meth:`TaskLayout.apply <boardsweep.pipeline.plan.layout.TaskLayout.apply>`."""
-        changes: dict[str, Any] = {"block": max(1, min(int(block), self.replicates))}
-        if grid_chunks is not None:
-            changes["grid_chunks"] = tuple(int(g) for g in grid_chunks)
-        laid = self.replaced(**changes)
-        laid.__dict__["canonical_data"] = self.canonical_data  # the same sweep: its identity is the spec's
-        return laid
-
-    @property
-    def task_grid(self) -> tuple[int, ...]:
-        """Grid points per task along each axis (:func:`grid_chunks`)."""
-        if self.grid_chunks is not None and len(self.grid_chunks) == len(self.grid):
-            return self.grid_chunks
-        return grid_chunks(self.shape, self.points_per_task)
 
     def replaced(self, **changes: Any) -> "Spec":
         """:func:`dataclasses.replace`, keeping the resolved grid points where

@@ -23,7 +23,7 @@ from .answer import Answer, check_answer, default_answer
 from .files import maybe_files
 from .grid import ResolvedGrid, resolve_grid
 
-__all__ = ["Tables", "store_names", "STORE_NAMES", "TOP_KEYS", "PRECISION_KEYS", "CHECKPOINT_KEYS", "TASK_KEYS"]
+__all__ = ["Tables", "check_storable", "store_names", "STORE_NAMES", "TOP_KEYS", "PRECISION_KEYS", "CHECKPOINT_KEYS", "TASK_KEYS"]
 
 TOP_KEYS = {"name", "game", "seed", "store", "description", "params", "grid", "run", "checkpoints", "tasks",
             "precision", "storage_options", "answer"}
@@ -180,10 +180,6 @@ class Tables:
             key = f"grid.{axis}"
             if axis in fixed:
                 raise self.error(key, "also set in [params]; a parameter is either fixed or an axis")
-            if axis in store_names(game):
-                raise self.error(key, f"{game.name}'s store already has an array or dimension named {axis!r} "
-                                      "(an output of the game), so it cannot be a grid axis; expected it in "
-                                      f"[params], one run per value (`--set params.{axis}=VALUE`)")
             if not isinstance(values, list) or not values:
                 raise self.error(key, f"{values!r} is not allowed; expected a non-empty list of values")
             try:  # the whole axis at once; where a value fails, one by one to name the first
@@ -330,6 +326,19 @@ class Tables:
 #: Names every store has beside the game's own variables: no grid axis may take them.
 STORE_NAMES = frozenset({"replicate", "checkpoint", "done", "exact_done", "exact_exists", "exact_note",
                          "replicates_used", "stderr_reached", "precision_state"})
+
+
+def check_storable(spec) -> None:
+    """Refuse, in one line naming the spec file and key, a grid axis named as
+    an array or dimension of the game's store (:func:`store_names`: the money
+    game's ``rounds`` is its round cap and an output), which the store cannot
+    hold beside it; a run checks it before anything is made (planning and
+    sizing such a grid is fine: nothing is stored)."""
+    for axis in spec.grid:
+        if axis in store_names(spec.game):
+            raise SpecError(f"{spec.source}: grid.{axis}: {spec.game_name}'s store already has an array or "
+                            f"dimension named {axis!r} (an output of the game), so it cannot be a grid axis of a "
+                            f"run; expected it in [params], one run per value (`--set params.{axis}=VALUE`)")
 
 
 def store_names(game: Game) -> frozenset[str]:

@@ -36,6 +36,7 @@ from ..errors import StoreMismatch
 from .lock import pid_alive
 from .identity import CREATING, check_labels, data_types, fixed_width_text, read_attrs
 from .schema import skeleton
+from ..plan.task_layout import RECORDED, TaskLayout
 from .zarr_private import quiet
 from ..spec.parse import Spec
 
@@ -56,9 +57,10 @@ OWN_FOLDER_META = {
 }
 
 
-def create_store(url: str, spec: Spec, replacing: list[str] | None = None) -> None:
-    """Write the empty store for ``spec`` at ``url``: metadata, and the values
-    of its coordinates and per-point markers (the empty arrays have no chunks).
+def create_store(url: str, spec: Spec, replacing: list[str] | None = None, layout: TaskLayout | None = None) -> None:
+    """Write the empty store for ``spec`` at ``url``, chunked as ``layout`` lays
+    out its tasks (the run's; the spec's own where None): metadata, and the
+    values of its coordinates and per-point markers (the empty arrays have no chunks).
 
     What xarray's ``to_zarr(compute=False, consolidated=True)`` of the
     template writes, written with zarr's own API (no dask, no xarray
@@ -70,7 +72,7 @@ def create_store(url: str, spec: Spec, replacing: list[str] | None = None) -> No
     removal (:data:`CREATING`): a kill at any instant leaves the old store
     untouched, or a store the next run clears and creates again, or the new one whole.
     """
-    ds, encoding = skeleton(spec, spec.game)
+    ds, encoding = skeleton(spec, spec.game, layout)
     _begin(url, sorted({str(n) for n in ds.variables} | set(replacing or [])))
     if replacing is not None:
         remove_store(url, list(replacing))
@@ -197,8 +199,9 @@ def mark_own_folder(url: str) -> None:
         fs.pipe_file(path, json.dumps(OWN_FOLDER_META, indent=2).encode())
 
 
-def ensure_arrays(url: str, spec: Spec) -> list[str]:
-    """Recreate the metadata of every array of ``spec``'s template missing at ``url``.
+def ensure_arrays(url: str, spec: Spec, layout: TaskLayout | None = None) -> list[str]:
+    """Recreate the metadata of every array of ``spec``'s template (chunked as
+    ``layout``, the store's) missing at ``url``.
 
     Completes a store whose creation was interrupted (disk full, process
     killed) and restores an array whose ``zarr.json`` was deleted; chunks
@@ -206,7 +209,7 @@ def ensure_arrays(url: str, spec: Spec) -> list[str]:
     Returns the names recreated.
     """
     fs, root = fsspec.core.url_to_fs(url)
-    ds, encoding = skeleton(spec, spec.game)
+    ds, encoding = skeleton(spec, spec.game, layout)
     mark_own_folder(url)
     missing = [str(n) for n in ds.variables if not _array_metadata(fs, f"{root}/{n}/zarr.json")]
     for name in missing:  # a garbled zarr.json (damage, a write cut short): rewritten from the spec below
@@ -304,8 +307,8 @@ def rebuild_root(url: str, spec: Spec) -> str:
     if separator == PACKED_SEPARATOR or not 1 <= block <= max(spec.replicates, 1):
         raise StoreMismatch(f"{lost}; it was packed, and its layout record was in that metadata: replace it "
                             f"with `boardsweep run SPEC --store {url} --overwrite`")
-    spec = spec.with_block(block, grid_chunks=tuple(chunk[:-1]))  # the store's chunks, however chosen
-    ds, _ = skeleton(spec, spec.game)
+    layout = TaskLayout(block, tuple(chunk[:-1]), RECORDED)  # the store's chunks, however chosen
+    ds, _ = skeleton(spec, spec.game, layout)
     attrs = _json(dict(ds.attrs))
     if old := fixed_width_text(url, [str(n) for n in ds.variables if ds[n].dtype.kind == "O"]):  # no mixed formats
         raise StoreMismatch(f"{lost}; it was written in an older store format (its {old[0]!r} holds fixed-width "

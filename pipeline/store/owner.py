@@ -43,6 +43,7 @@ from .remote import unreachable
 from ..errors import (ChunkUnreadable, SchedulerLost, StoreCreationFailed, StoreLocked, StoreMismatch,
                       StoreUnreachable, TaskOverdue, one_line)
 from ..spec.parse import Spec
+from ..plan.task_layout import TaskLayout, given
 
 __all__ = ["Store", "normalize_url", "check_location"]
 
@@ -200,9 +201,10 @@ class Store:
         """Refuse a store in an older format (:func:`.identity.check_writable`)."""
         identity.check_writable(self.url, self.attrs)
 
-    def prepare(self, spec: Spec, overwrite: bool) -> list[str]:
-        """Create the store, or check that it belongs to ``spec``, put its
-        layout right and complete its arrays (lock already held).  Returns
+    def prepare(self, spec: Spec, overwrite: bool, layout: TaskLayout | None = None) -> list[str]:
+        """Create the store (chunked as ``layout``: the run's, decided once;
+        the spec's own where None), or check that it belongs to ``spec``, put
+        its layout right and complete its arrays (lock already held).  Returns
         what was repaired on the way, in words.
 
         Only a boardsweep store is ever written into or replaced; anything
@@ -213,10 +215,10 @@ class Store:
             creation.clear_interrupted(self.url)
             self.changed()
         if kind == "leftover":  # what a removal cut short left: boardsweep's own folder, no arrays
-            self.create(spec, replacing=[])
+            self.create(spec, replacing=[], layout=layout)
             return []
         if kind == "rootless":  # its root metadata lost: replaced with --overwrite (else rebuilt before)
-            self.create(spec, replacing=[str(n) for n in template(spec, spec.game)[0].variables])
+            self.create(spec, replacing=[str(n) for n in template(spec, spec.game)[0].variables], layout=layout)
             return []
         if kind == "boardsweep":
             if not overwrite:
@@ -224,16 +226,16 @@ class Store:
                 repaired = [r for r in [self._rebuilt, self.recover(), self._unpack_if_damaged()] if r]
                 self._rebuilt = ""
                 relabelled = identity.check_labels(self.url, self.attrs, self._coordinates())
-                recreated = creation.ensure_arrays(self.url, spec)
+                recreated = creation.ensure_arrays(self.url, spec, layout)
                 if recreated:
                     self.changed()
                 repaired += [f"coordinate {name!r} {why}: rewritten from the spec" for name, why in relabelled.items()
                              if name in recreated]
                 recreated = [name for name in recreated if name not in relabelled]
                 return repaired + [f"array metadata recreated: {', '.join(recreated)}"] * bool(recreated)
-            self.create(spec, replacing=self._own_arrays())
+            self.create(spec, replacing=self._own_arrays(), layout=layout)
             return []
-        self.create(spec)
+        self.create(spec, layout=layout)
         return []
 
     def _own_arrays(self) -> list[str]:
@@ -244,12 +246,12 @@ class Store:
             return [str(n) for n in named]
         return creation.legacy_arrays(self.url)
 
-    def create(self, spec: Spec, replacing: list[str] | None = None) -> None:
+    def create(self, spec: Spec, replacing: list[str] | None = None, layout: TaskLayout | None = None) -> None:
         """Create the store (removing ``replacing``, the arrays of the store it
         replaces, :func:`.creation.create_store`); if that fails (disk full,
         out of memory), remove what was made and say so."""
         try:
-            creation.create_store(self.url, spec, replacing)
+            creation.create_store(self.url, spec, replacing, layout)
         except OSError as exc:
             try:
                 if creation.creation_record(self.url) is not None:  # else nothing was written
@@ -342,7 +344,7 @@ class Store:
         every finished cell is present and readable (:meth:`check`)."""
         integrity.assert_intact(self.url, self.check(), self.attrs)
 
-    def clear_damaged(self, spec: Spec) -> tuple[list[str], np.ndarray, np.ndarray]:
+    def clear_damaged(self, spec: Spec, layout: TaskLayout | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Find finished cells whose data is missing or damaged and clear their done
         flags, so that they are planned again.
 
@@ -359,15 +361,16 @@ class Store:
                                          "--overwrite")
         if damage.done is None:  # a store without checksums: its flags are all there is
             return [], self.read_done(), self.read_exact_done()
-        kept = lost_records.keep_unrecorded(self.url, damage, spec.block)  # records lost, chunks intact
+        block = (layout or given(spec)).block  # the store's replicates per task (the run's layout)
+        kept = lost_records.keep_unrecorded(self.url, damage, block)  # records lost, chunks intact
         told = [f"{kept} finished tasks had lost their checksum records; their chunks are intact: kept, "
                 "records written again"] if kept else []
-        done, exact_done = damage.intact(spec.block)
+        done, exact_done = damage.intact(block)
         if not damage:
             return told, done, exact_done
-        described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, spec.block,
+        described = damage.describe(list(spec.axes), {a: list(v) for a, v in spec.grid.items()}, block,
                                     limit=10**9).split("; ")
-        writes.clear_done(self.url, damage.sim, damage.exact, spec.block, damage.chunks)
+        writes.clear_done(self.url, damage.sim, damage.exact, block, damage.chunks)
         self._damage = None
         return told + described, done, exact_done
 

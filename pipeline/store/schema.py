@@ -54,6 +54,7 @@ from ...core.rng import RNG_SCHEME
 from . import integers, manifests, metadata
 from ..plan.tasks import SEED_SCHEME
 from ..plan.precision import STATES
+from ..plan.task_layout import TaskLayout, given
 from ..spec.parse import Spec
 
 __all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "code_revision", "template", "skeleton", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
@@ -69,15 +70,17 @@ FILL = integers.FILL
 STORE_FORMAT = metadata.STORE_FORMAT
 
 
-def provenance(spec: Spec) -> dict[str, Any]:
-    """The attributes recorded in a new store."""
+def provenance(spec: Spec, layout: TaskLayout | None = None) -> dict[str, Any]:
+    """The attributes recorded in a new store of ``spec`` laid out as ``layout``
+    (the run's; the spec's own where None)."""
+    layout = layout or given(spec)
     import numba  # heavy, and only a new store records its version
 
     return {
         "sweep": spec.name,
         "game": spec.game_name,
         "grid_axes": list(spec.axes),
-        "replicates_per_task": spec.block,
+        "replicates_per_task": layout.block,
         "checkpoint_of": spec.game.checkpoint_of,
         "simulated_variables": list(spec.game.variables),
         "exact_variables": list(spec.game.exact_variables),
@@ -97,7 +100,7 @@ def provenance(spec: Spec) -> dict[str, Any]:
         manifests.BINDING_ATTR: manifests.BINDING_SCHEME,
         "seed_scheme": SEED_SCHEME,
         "boardsweep_format": STORE_FORMAT,
-        **({manifests.GRID_CHUNKS_ATTR: list(spec.task_grid)} if set(spec.task_grid) - {1} else {}),
+        **({manifests.GRID_CHUNKS_ATTR: list(layout.grid_chunks)} if set(layout.grid_chunks) - {1} else {}),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -159,21 +162,22 @@ def sources_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def template(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
+def template(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[xr.Dataset, dict]:
     """The lazy Dataset (dask arrays) and encoding of an empty store for
     ``spec``: :func:`skeleton` as xarray's ``to_zarr(compute=False)`` takes it
     (growing a store, :mod:`.growth`)."""
     import dask.array as da  # 0.1-1.5 s to import: growth only; creation writes the skeleton itself
 
-    ds, encoding = skeleton(spec, game)
+    ds, encoding = skeleton(spec, game, layout)
     for name, enc in encoding.items():
         var = ds[name].variable  # never computed: one dask chunk
         ds[name] = xr.Variable(var.dims, da.full(var.shape, enc["fill_value"], dtype=var.dtype, chunks=-1), var.attrs)
     return ds, encoding
 
 
-def skeleton(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
-    """The Dataset and encoding of an empty store for ``spec``, without dask.
+def skeleton(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[xr.Dataset, dict]:
+    """The Dataset and encoding of an empty store for ``spec``, chunked by
+    ``layout`` (the run's; the spec's own where None), without dask.
 
     The arrays that start empty (simulated, exact, ``done``, ``exact_done``:
     the names in the encoding, each with its ``chunks`` and ``fill_value``)
@@ -182,7 +186,8 @@ def skeleton(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     """
     params = dict(spec.resolved_points()[0][1])
     labels = game.coords_for(params)
-    axes, grid_chunks = spec.axes, spec.task_grid
+    layout = layout or given(spec)
+    axes, grid_chunks, block = spec.axes, layout.grid_chunks, layout.block
     sizes = {"replicate": spec.slots, "checkpoint": len(spec.checkpoints)}
     sizes.update({dim: len(v) for dim, v in labels.items()})
     data_vars, encoding = {}, {}
@@ -194,7 +199,7 @@ def skeleton(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
 
     for name, var in game.variables.items():
         dims = (*axes, "replicate", *var.dims)
-        chunks = (*grid_chunks, spec.block, *(sizes[d] for d in var.dims))
+        chunks = (*grid_chunks, block, *(sizes[d] for d in var.dims))
         if may_miss(spec, game, var):  # float64, NaN where no value (store format 6, :mod:`.integers`)
             add(name, dims, "float64", chunks, np.nan, {"_FillValue": np.nan, integers.INTEGER_ATTR: str(var.dtype)})
             continue
@@ -203,7 +208,7 @@ def skeleton(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     for name, var in game.exact_variables.items():
         chunks = (*grid_chunks, *(sizes[d] for d in var.dims))
         add(name, (*axes, *var.dims), var.dtype, chunks, np.nan, {"_FillValue": np.nan})
-    add("done", (*axes, "replicate"), "bool", (*grid_chunks, spec.block), False, {})
+    add("done", (*axes, "replicate"), "bool", (*grid_chunks, block), False, {})
     add("exact_done", axes, "bool", grid_chunks or (), False, {})
 
     coords = {axis: axis_values(values) for axis, values in spec.grid.items()}
@@ -213,7 +218,7 @@ def skeleton(spec: Spec, game: Game) -> tuple[xr.Dataset, dict]:
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     for dim, values in labels.items():
         coords[dim] = xr.Variable(dim, *metadata.label_coordinate(values))
-    ds = xr.Dataset(data_vars, coords=coords, attrs=provenance(spec))
+    ds = xr.Dataset(data_vars, coords=coords, attrs=provenance(spec, layout))
     ds = metadata.describe(ds, spec, game)
     ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
     return ds, encoding

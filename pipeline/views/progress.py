@@ -21,6 +21,7 @@ from ..run.record import RunReport
 from ..plan.exact_work import exact_solves, exact_tasks
 from ..plan.tasks import task_count
 from ..plan.sizing import AUTO_TASK_S, groups_points
+from ..plan.task_layout import TaskLayout, given
 from ..spec.parse import Spec
 from ..words import count
 from .terminal import verbosity, info
@@ -30,18 +31,21 @@ from .terminal import verbosity, info
 PLANNING_LINE_POINTS = 1000
 
 
-def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, where: str | None = None) -> None:
+def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, where: str | None = None,
+             layout: TaskLayout | None = None) -> None:
+    """The run's first line: the sweep, its grid and replicates, its tasks
+    (laid out as ``layout``, the run's where known before it starts; the
+    spec's own where None), the store and where it runs."""
     points = int(np.prod(spec.shape)) if spec.shape else 1
     where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
-    per_task = int(np.prod(spec.task_grid, dtype=np.int64))
-    of = count(spec.block, "replicate") + (f" x {count(per_task, 'grid point')}" if per_task > 1 else "")
+    layout = layout or given(spec)
     exact = None  # exact tasks: unknown where the run chooses the points per task
     if spec.task_seconds is not None:
         tasks = f"simulation tasks of about {spec.task_seconds:g} s each"
     elif groups_points(spec):  # a new store's points per task are chosen by the run (a resumed one's recorded)
         tasks = f"simulation tasks of {count(spec.block, 'replicate')} x grid points grouped to about {AUTO_TASK_S:g} s"
     else:
-        tasks, exact = f"{count(task_count(spec), 'simulation task')} of {of}", exact_tasks(spec)
+        tasks, exact = f"{count(task_count(spec, layout), 'simulation task')} of {layout.words()}", exact_tasks(spec, layout)
     info(out,
          f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {count(points, 'grid point')} x "
          f"{count(spec.replicates, 'replicate')}: {tasks} + {exact_words(exact, exact_solves(spec))} -> {url} "

@@ -23,6 +23,7 @@ from boardsweep.pipeline.views import terminal
 from boardsweep.pipeline.plan import sizing
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.plan.tasks import task_count
+from boardsweep.pipeline.plan.task_layout import given
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store.metadata import STORE_FORMAT
 
@@ -149,4 +150,4 @@ def test_a_lost_root_zarr_json_is_rebuilt_with_the_chosen_chunks(tmp_path, clust
 def test_a_small_grid_keeps_one_point_per_task(make_spec):
     spec = toy_spec(make_spec)
     assert spec.auto_points and not sizing.groups_points(spec)  # 10 points, below the threshold
-    assert spec.task_grid == (1, 1) and task_count(spec) == 40
+    assert given(spec).grid_chunks == (1, 1) and task_count(spec) == 40

@@ -15,6 +15,7 @@ import pytest
 from specs import spec_toml
 
 from boardsweep.pipeline.plan import cost
+from boardsweep.pipeline.plan.task_layout import given
 from boardsweep.pipeline.spec.parse import parse_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,13 +66,13 @@ def test_the_forecast_sums_every_replicate_and_adds_the_pipelines_costs():
     spec = parse_spec(SPEC)  # 6 points, 4 replicates, one replicate a task
     seconds = {i: 0.1 * (i + 1) for i in range(6)}
     costs = cost.Overheads(task_s=0.01, point_s=0.0, startup_s=2.0)
-    timed = cost.forecast(spec, seconds, 2, "model", exact_solves=4, exact_s=0.5, costs=costs)
+    timed = cost.forecast(spec, given(spec), seconds, 2, "model", exact_solves=4, exact_s=0.5, costs=costs)
     assert timed.kernel_s == pytest.approx(4 * 2.1 + 4 * 0.5)  # the exact solves too
     assert timed.overhead_s == pytest.approx(24 * 0.01)
     assert timed.slowest == pytest.approx(0.6)  # the first, middle and last: 0, 3, 5
     assert timed.wall_s == pytest.approx(2.0 + cost.makespan([0.1 * (i + 1) + 0.01 for i in range(6)] * 4, 2)
                                          + 4 * 0.5 / 2)
-    assert cost.forecast(spec, seconds, None, "model", costs=costs).wall_s is None
+    assert cost.forecast(spec, given(spec), seconds, None, "model", costs=costs).wall_s is None
 
 
 def test_a_large_grid_is_priced_at_a_sample_holding_its_first_middle_and_last():

@@ -8,8 +8,10 @@ from __future__ import annotations
 import pytest
 
 from clirun import run_cli
-from boardsweep.pipeline.plan import layout, sizing
-from boardsweep.pipeline.plan.layout import Recorded, TaskLayout, decide
+from boardsweep.pipeline.plan import sizing, task_layout
+from boardsweep.pipeline.plan.layout import decide
+from boardsweep.pipeline.plan.task_layout import Recorded, TaskLayout, given
+from boardsweep.pipeline.plan.tasks import task_count
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.views import terminal
@@ -28,11 +30,10 @@ def _never(budget):
 def test_a_given_layout_is_the_specs_and_nothing_is_timed(make_spec):
     spec = _spec(make_spec, {"replicates_per_task": 2, "points_per_task": 2})
     chosen = decide(spec, None, _never)
-    assert chosen == TaskLayout(2, (1, 2), layout.GIVEN)
+    assert chosen == TaskLayout(2, (1, 2), task_layout.GIVEN)
     assert chosen.points_per_task == 2 and chosen.words() == "2 replicates x 2 grid points"
-    laid = chosen.apply(spec)
-    assert laid.task_grid == (1, 2) and laid.canonical() == spec.canonical()
-    assert spec.grid_chunks is None  # the spec keeps what the user asked for
+    assert task_count(spec, chosen) == 2 * 2  # 4 points in chunks of 2, 4 replicates in blocks of 2
+    assert chosen == given(spec)  # what the spec asks, the spec itself unchanged: no layout inside it
 
 
 def test_seconds_are_calibrated_from_one_timing(make_spec):
@@ -40,14 +41,14 @@ def test_seconds_are_calibrated_from_one_timing(make_spec):
     timed = []
     chosen = decide(spec, None, lambda budget: timed.append(budget) or (0.1, 3))
     assert timed == [1.0]
-    assert (chosen.block, chosen.points_per_task, chosen.how) == (4, 2, layout.CALIBRATED)
+    assert (chosen.block, chosen.points_per_task, chosen.how) == (4, 2, task_layout.CALIBRATED)
     assert chosen.note.startswith("4 replicates x 2 grid points per task: one replicate takes 0.1 s")
 
 
 def test_a_resumed_store_keeps_its_recorded_layout(make_spec):
     spec = _spec(make_spec, {"seconds": 1.0})
     chosen = decide(spec, Recorded((2, 2), block=3), _never)
-    assert (chosen.block, chosen.grid_chunks, chosen.how) == (3, (2, 2), layout.RECORDED)
+    assert (chosen.block, chosen.grid_chunks, chosen.how) == (3, (2, 2), task_layout.RECORDED)
     assert chosen.note == "3 replicates and 4 grid points per task, as recorded in the store"
     other = decide(spec, Recorded((1, 1)), _never)  # made by another spec: its chunks, the spec's block
     assert (other.block, other.grid_chunks, other.note) == (spec.block, (1, 1), "")
@@ -58,7 +59,7 @@ def test_a_large_grid_is_grouped_automatically(make_spec, monkeypatch):
     monkeypatch.setattr(sizing, "AUTO_MIN_TASKS", 2)
     spec = _spec(make_spec)
     chosen = decide(spec, None, lambda budget: (1e-6, 3))
-    assert chosen.how == layout.AUTOMATIC and chosen.points_per_task == 2
+    assert chosen.how == task_layout.AUTOMATIC and chosen.points_per_task == 2
     assert "chosen automatically" in chosen.note
     assert decide(spec, Recorded((1, 2)), _never).note == "2 grid points per task, as recorded in the store"
 
@@ -89,7 +90,7 @@ def test_the_dry_run_of_a_calibrated_store_says_its_recorded_layout(tmp_path, ma
     assert resumed.block == 4 and resumed.complete
 
 
-@pytest.mark.parametrize("how", [layout.GIVEN, layout.AUTOMATIC, layout.CALIBRATED, layout.RECORDED])
+@pytest.mark.parametrize("how", [task_layout.GIVEN, task_layout.AUTOMATIC, task_layout.CALIBRATED, task_layout.RECORDED])
 def test_a_layout_is_a_frozen_value(how):
     value = TaskLayout(2, (1, 3), how)
     with pytest.raises(AttributeError):

@@ -15,13 +15,15 @@ from specs import spec_toml
 from boardsweep.pipeline.errors import TooLarge
 from boardsweep.pipeline.plan import sizing
 from boardsweep.pipeline.plan.tasks import task_count
+from boardsweep.pipeline.plan.task_layout import TaskLayout
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 
-#: The money game at 2,500 game lengths x 10 dice x 2 jail strategies x 200 reserves:
-#: ten million grid points from 2,712 values.
-TEN_MILLION = {"rounds": list(range(1, 2501)), "dice_sides": list(range(2, 12)), "jail_strategy": ["short", "long"],
-               "buy_policy": [f"reserve:{10 * k}" for k in range(200)]}
+#: The money game at 2,500 Chance decks x 10 dice x 2 jail strategies x 200 reserves:
+#: ten million grid points from 2,712 values (not game lengths: ``rounds`` is an output too,
+#: which no run's grid may name).
+TEN_MILLION = {"chance": [f"values:{k}" for k in range(1, 2501)], "dice_sides": list(range(2, 12)),
+               "jail_strategy": ["short", "long"], "buy_policy": [f"reserve:{10 * k}" for k in range(200)]}
 
 
 def _ten_million(tasks: dict | None = None) -> str:
@@ -96,8 +98,8 @@ def test_a_layout_chosen_by_the_run_is_checked_once_chosen(tmp_path, cluster2, m
                                 run={"replicates": 1000, "games": 1, "turns": 5},
                                 checkpoints={"count": 1}, tasks={"seconds": 1e-6}), "fast.toml")
     assert sizing.estimate(spec).tasks == 1
-    laid = spec.with_block(1, (1, 1))  # what the timing will choose
-    room = (sizing.estimate(spec).plan_bytes + sizing.estimate(laid).plan_bytes) // 2
+    timed = TaskLayout(1, (1, 1))  # what the timing will choose
+    room = (sizing.estimate(spec).plan_bytes + sizing.estimate(spec, timed).plan_bytes) // 2
     assert math.prod(spec.shape) * spec.replicates * sizing.TASK_BYTES > room
     monkeypatch.setattr(sizing, "_available_memory", lambda: 2 * room)
     url = tmp_path / "fast.zarr"

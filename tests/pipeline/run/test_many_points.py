@@ -14,6 +14,7 @@ from clirun import run_cli
 from compare import assert_same_by_value, files, raw, toy
 from boardsweep.core.hk_monopoly.game import GAME as HK
 from boardsweep.pipeline.run.execute import run_sweep
+from boardsweep.pipeline.plan.task_layout import given
 from boardsweep.pipeline.plan.tasks import grid_chunks, plan_exact, plan_tasks, task_count
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store.metadata import STORE_FORMAT
@@ -39,7 +40,7 @@ def test_grid_chunks_fill_the_last_axis_first():
 
 def test_plan_covers_every_cell_once_and_keeps_the_stored(make_spec):
     spec = toy_spec(make_spec, 4)
-    assert spec.task_grid == (2, 2)
+    assert given(spec).grid_chunks == (2, 2)
     tasks = plan_tasks(spec)
     assert len(tasks) == task_count(spec) == 3 * 2  # dice chunks [2,3] [4,5] [6] x 2 replicate blocks
     cells = [(index, r) for t in tasks for index, _, reps in t.cells for r in reps]

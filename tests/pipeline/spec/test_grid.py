@@ -85,16 +85,25 @@ def test_a_per_seat_list_that_does_not_fit_names_its_point():
         "values given for players=4; expected one value for every seat or exactly 4 comma-separated values")
 
 
-def test_a_grid_axis_named_as_one_of_the_stores_arrays_is_refused_in_one_line():
+def test_a_grid_axis_named_as_one_of_the_stores_arrays_is_refused_in_one_line(tmp_path, capsys):
     """The money game's ``rounds`` is both a parameter and an output (rounds
     played): as a grid axis it named a coordinate and an array alike, and the
-    run ended in "unexpected ValueError ... found in both data_vars and coords"."""
+    run ended in "unexpected ValueError ... found in both data_vars and coords".
+    Now a run refuses it first (exit 2, nothing made); planning it is fine."""
+    from clirun import run_cli
+
     text = spec_toml("hk_monopoly", params={"players": 2}, grid={"rounds": [50, 100]},
                      run={"replicates": 2, "games": 10})
-    with pytest.raises(SpecError, match=r"^s\.toml: grid\.rounds: hk_monopoly's store already has an array or "
-                                        r"dimension named 'rounds' .* \(`--set params\.rounds=VALUE`\)$"):
-        parse_spec(text, "s.toml")
-    parse_spec(text.replace("[grid]\nrounds = [50, 100]", "[grid]\ndice_sides = [4, 6]"), "s.toml")  # the rest is fine
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    assert len(parse_spec(text, "s.toml").resolved_points()) == 2  # parsed and planned: nothing stored
+    store = tmp_path / "s.zarr"
+    assert run_cli("run", str(path), "--store", str(store)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and re.fullmatch(
+        r"boardsweep: error: .*s\.toml: grid\.rounds: hk_monopoly's store already has an array or dimension "
+        r"named 'rounds' .* \(`--set params\.rounds=VALUE`\)", err[0]), err
+    assert not store.exists()
 
 
 @pytest.mark.parametrize("name", ["quickstart", "pe84", "stats102a", "shut_the_box", "hk_monopoly", "nightly"])

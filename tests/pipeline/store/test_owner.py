@@ -75,7 +75,7 @@ def test_a_store_just_created_is_not_read_back_to_be_checked(tmp_path, spec, mon
 def test_the_grid_is_resolved_once_per_spec(spec):
     first, again = spec.points(), spec.points()
     assert first == again and first[0][1] is not again[0][1]  # fresh dicts, same values
-    assert spec.with_block(1)._resolved is spec._resolved  # another task size: the same grid
+    assert spec.replaced(block=1)._resolved is spec._resolved  # another task size: the same grid
 
 
 # -- a command opens its store once -------------------------------------------

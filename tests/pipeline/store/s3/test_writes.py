@@ -52,12 +52,13 @@ def test_a_store_made_again_with_other_task_chunks_is_not_written_with_the_old_m
     store at the same URL with other chunks, which the worker reads afresh
     (here 4 replicates a chunk, then 2: the old metadata would put replicates
     4-5 where the new layout keeps 2-3)."""
-    from boardsweep.pipeline.run.execute import _token
+    from boardsweep.pipeline.plan.task_layout import TaskLayout
+    from boardsweep.pipeline.run.dispatch import token
 
     text = make_spec("toy", params={"size": 8}, grid={"dice_sides": [2]}, run={"replicates": 6, "games": 1,
                      "turns": 10}, checkpoints={"count": 2}, tasks={"seconds": 1})
     spec = parse_spec(text, "toy.toml")
-    first, second = spec.with_block(4), spec.with_block(2)
+    first, second = TaskLayout(4, ()), TaskLayout(2, ())
     ds, _ = template(spec, spec.game)
     rng = np.random.default_rng(8)
 
@@ -65,14 +66,14 @@ def test_a_store_made_again_with_other_task_chunks_is_not_written_with_the_old_m
         return {name: rng.integers(0, 1000, (1, n, *ds[name].shape[2:])).astype(ds[name].dtype)
                 for name in spec.game.variables}
 
-    create_store(bucket_url, first)
+    create_store(bucket_url, spec, layout=first)
     write_region(bucket_url, (0,), (slice(0, 1), slice(4, 6)), block(2), np.ones((1, 2), dtype=bool),
-                 token=_token(first))
+                 token=token(spec, first))
     s3server.filesystem().rm(bucket_url.removeprefix("s3://"), recursive=True)
-    create_store(bucket_url, second)
+    create_store(bucket_url, spec, layout=second)
     written = block(2)
     write_region(bucket_url, (0,), (slice(0, 1), slice(4, 6)), written, np.ones((1, 2), dtype=bool),
-                 token=_token(second))
+                 token=token(spec, second))
     group = zarr.open_group(bucket_url, mode="r")
     for name, values in written.items():
         assert np.array_equal(group[name][0:1, 4:6], values), name
