@@ -29,11 +29,11 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from . import integers, manifests, metadata
+from . import integers, metadata
 from .chunkfiles import PACKED_SEPARATOR, write_file
 from .remote import is_local
 from ..errors import StoreMismatch
-from .lock import pid_alive
+from .lock import LOCK_NAME, OWN_FOLDER, pid_alive
 from .identity import CREATING, check_labels, data_types, fixed_width_text, read_attrs
 from .schema import skeleton
 from .zarr_private import quiet
@@ -45,7 +45,7 @@ __all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "
 
 
 #: The metadata that makes boardsweep's own folder (``.boardsweep/``: task
-#: manifests, the layout journal, the kept task chunks) a zarr group: zarr
+#: manifests, the layout journal, the kept task chunks, a run's lock) a zarr group: zarr
 #: and ``xarray.open_zarr(store, consolidated=False)`` then list it as a
 #: group (no arrays, so xarray shows nothing of it) instead of warning that
 #: it is not part of the hierarchy.
@@ -54,6 +54,10 @@ OWN_FOLDER_META = {
     "node_type": "group",
     "attributes": {"description": "boardsweep's own records (task checksums, layout journal); not data"},
 }
+
+
+#: What :func:`remove_store` leaves in boardsweep's own folder: the run's lock.
+_KEPT = {LOCK_NAME.rsplit("/", 1)[1]}
 
 
 def create_store(url: str, spec: Spec, replacing: list[str] | None = None) -> None:
@@ -191,7 +195,7 @@ def _json(attrs: dict) -> dict:
 def mark_own_folder(url: str) -> None:
     """Write ``.boardsweep/zarr.json`` (:data:`OWN_FOLDER_META`) where it is missing."""
     fs, root = fsspec.core.url_to_fs(url)
-    path = f"{root}/{manifests.MANIFEST_DIR.split('/')[0]}/zarr.json"
+    path = f"{root}/{OWN_FOLDER}/zarr.json"
     if not fs.exists(path):
         fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
         fs.pipe_file(path, json.dumps(OWN_FOLDER_META, indent=2).encode())
@@ -254,17 +258,24 @@ def _stale_coordinates(url: str, ds: xr.Dataset) -> list[str]:
 
 def remove_store(url: str, names: list[str] | None = None) -> None:
     """Remove what boardsweep made at ``url``: its arrays (``names``, default
-    the store's ``arrays`` attribute), root metadata and manifests; anything
-    else in the folder (a user's files) stays."""
+    the store's ``arrays`` attribute), root metadata and its own folder's
+    records, but the lock of the run that removes them (:data:`.lock.LOCK_NAME`);
+    anything else in the folder (a user's files) stays."""
     fs, root = fsspec.core.url_to_fs(url)
     ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or legacy_arrays(url)))
     for entry in fs.ls(root, detail=False):
         name = Path(entry).name
         if name in ours and fs.isdir(entry):
             fs.rm(entry, recursive=True)
-    for name in ("zarr.json", manifests.MANIFEST_DIR.split("/")[0]):
-        if fs.exists(f"{root}/{name}"):
-            fs.rm(f"{root}/{name}", recursive=True)
+    if fs.exists(f"{root}/zarr.json"):
+        fs.rm(f"{root}/zarr.json")
+    own = f"{root}/{OWN_FOLDER}"
+    if fs.isdir(own):  # its records; the lock of the run doing this (and its creation record) kept
+        for entry in fs.ls(own, detail=False):
+            if Path(entry).name not in _KEPT:
+                fs.rm(entry, recursive=True)
+    elif fs.exists(own):
+        fs.rm(own)
 
 
 def legacy_arrays(url: str) -> list[str]:

@@ -26,7 +26,7 @@ import pytest
 from clirun import run_cli
 from localdask import assert_bitwise_equal
 from specs import HERE as SUPPORT, spec_toml
-from boardsweep.pipeline.store import inspect
+from boardsweep.pipeline.store import LOCK_NAME, inspect
 from boardsweep.pipeline.store.identity import CREATING
 
 pytestmark = pytest.mark.slow
@@ -93,7 +93,7 @@ def _kill_at(tmp_path: Path, spec: Path, store: Path, scheduler: str, fraction: 
     proc = _start(tmp_path, spec, store, scheduler, *flags)
     try:
         if fraction < 0:
-            start = _poll_until(proc, lambda: (store / ".boardsweep.lock").exists() or (store / CREATING).exists(),
+            start = _poll_until(proc, lambda: (store / LOCK_NAME).exists() or (store / CREATING).exists(),
                                 "taking its lock")
             delay = (1 + fraction) * lead
         else:
