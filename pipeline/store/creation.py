@@ -2,7 +2,7 @@
 
 boardsweep never deletes anything it did not make: :func:`remove_store`
 removes only the arrays listed in the ``arrays`` attribute, the root metadata
-and the manifests, so files a user put inside survive.
+and the records in its own folder, so files a user put inside survive.
 
 A creation cannot be left half done: before it writes anything else (or
 removes the store ``--overwrite`` replaces), :func:`create_store` writes the
@@ -12,6 +12,15 @@ A store with that record is one boardsweep was creating (:func:`.identity.inspec
 says ``creating``): readers say so in one line (:func:`creating_line`), and the
 next run removes what the record names (:func:`clear_interrupted`) and creates
 it afresh; nothing had been computed in it.
+
+The record is ``.boardsweep/creating``, in boardsweep's own folder, as the
+run's lock is (:mod:`.lock` says why there): a zarr group, so zarr and
+xarray, listing the store's group while a run creates it or after a kill
+left the record, meet no file they do not recognise.  The folder's group
+metadata is written right after the record, before the root's, and removing
+an old store (``--overwrite``) keeps the record and the lock.  A record an
+earlier release left beside the root ``zarr.json``
+(:data:`.identity.LEGACY_CREATING`) is read and cleared as this one.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from .chunkfiles import PACKED_SEPARATOR, write_file
 from .remote import is_local
 from ..errors import StoreMismatch
 from .lock import LOCK_NAME, OWN_FOLDER, pid_alive
-from .identity import CREATING, check_labels, data_types, fixed_width_text, read_attrs
+from .identity import CREATING, LEGACY_CREATING, check_labels, data_types, fixed_width_text, read_attrs
 from .schema import skeleton
 from .zarr_private import quiet
 from ..spec.parse import Spec
@@ -56,8 +65,8 @@ OWN_FOLDER_META = {
 }
 
 
-#: What :func:`remove_store` leaves in boardsweep's own folder: the run's lock.
-_KEPT = {LOCK_NAME.rsplit("/", 1)[1]}
+#: What :func:`remove_store` leaves in boardsweep's own folder: the run's lock and its creation record.
+_KEPT = {LOCK_NAME.rsplit("/", 1)[1], CREATING.rsplit("/", 1)[1]}
 
 
 def create_store(url: str, spec: Spec, replacing: list[str] | None = None) -> None:
@@ -103,27 +112,34 @@ def _begin(url: str, arrays: list[str]) -> None:
 
 
 def _end(url: str) -> None:
-    """Remove the creation record (the store is whole), and any temporary
+    """Remove the creation record (the store is whole), one an earlier
+    release left (:data:`.identity.LEGACY_CREATING`), and any temporary
     file a kill left while one was written (:func:`_begin`)."""
     fs, root = fsspec.core.url_to_fs(url)
-    if fs.exists(f"{root}/{CREATING}"):
-        fs.rm_file(f"{root}/{CREATING}")
+    for name in (CREATING, LEGACY_CREATING):
+        if fs.exists(f"{root}/{name}"):
+            fs.rm_file(f"{root}/{name}")
     if is_local(fs):
-        for stray in Path(root).glob(f".{CREATING}.*.tmp"):
-            stray.unlink(missing_ok=True)
+        for name in (CREATING, LEGACY_CREATING):
+            folder, _, record = f"{root}/{name}".rpartition("/")
+            for stray in Path(folder).glob(f".{record}.*.tmp"):
+                stray.unlink(missing_ok=True)
 
 
 def creation_record(url: str) -> dict | None:
-    """The creation record at ``url`` (:data:`CREATING`): ``None`` where
-    there is none, ``{}`` where it cannot be read as one."""
+    """The creation record at ``url`` (:data:`CREATING`, else one an earlier
+    release wrote, :data:`.identity.LEGACY_CREATING`): ``None`` where there
+    is none, ``{}`` where it cannot be read as one."""
     fs, root = fsspec.core.url_to_fs(url)
-    try:
-        record = json.loads(fs.cat_file(f"{root}/{CREATING}"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
+    for name in (CREATING, LEGACY_CREATING):
+        try:
+            record = json.loads(fs.cat_file(f"{root}/{name}"))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except (OSError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+    return None
 
 
 def clear_interrupted(url: str) -> None:

@@ -29,11 +29,16 @@ from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan.tasks import SEED_SCHEME
 from ..spec.parse import Spec
 
-__all__ = ["CREATING", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line", "lock_files"]
+__all__ = ["CREATING", "LEGACY_CREATING", "has_creation_record", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line", "lock_files"]
 
-#: The creation record (:mod:`.creation`): a file in the store's folder,
-#: beside its root metadata, from before a store's first write to after its last.
-CREATING = ".boardsweep.creating"
+#: The creation record (:mod:`.creation`), relative to the store's folder:
+#: a file in boardsweep's own folder (a zarr group, as for the lock:
+#: :mod:`.lock`), from before a store's first write to after its last.
+CREATING = f"{OWN_FOLDER}/creating"
+
+#: Where releases before this one wrote the creation record (beside the root
+#: ``zarr.json``): one a killed run left there is still read, and cleared.
+LEGACY_CREATING = ".boardsweep.creating"
 
 
 def store_exists(url: str) -> bool:
@@ -62,9 +67,9 @@ def inspect(url: str) -> str:
     if fs.isfile(root):
         return "file"
     names = {Path(p).name for p in fs.ls(root, detail=False)}
-    if CREATING in names:
+    if LEGACY_CREATING in names or (OWN_FOLDER in names and has_creation_record(fs, root)):
         return "creating"
-    names = {n for n in names if not n.startswith(f".{CREATING}.")}  # a record's temporary file a kill left
+    names = {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")}  # a record's temporary file a kill left
     if lock_files(fs, root, names) is not None:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
@@ -88,12 +93,25 @@ def rootless_line(url: str) -> str:
             "(or replace it with --overwrite)")
 
 
+def has_creation_record(fs, root: str) -> bool:
+    """Whether the store folder ``root`` holds a creation record (:data:`CREATING`),
+    read without a listing (a listing on object storage may be one cached before)."""
+    try:
+        fs.cat_file(f"{root}/{CREATING}")
+    except FileNotFoundError:
+        return False
+    except (IsADirectoryError, NotADirectoryError):
+        return False
+    return True
+
+
 def lock_files(fs, root: str, names: set[str]) -> list[str] | None:
     """The lock files in the folder ``root`` whose entries are ``names`` (a
     creation record's temporary files left out) where it holds nothing but
     boardsweep's lock: its own folder holding only the lock
     (:data:`.lock.LOCK_NAME`; or nothing, or the temporary files a killed
-    run left there, named with a leading dot: the lock's, a storage probe),
+    run left there, named with a leading dot: the lock's, the creation
+    record's, a storage probe),
     and an earlier release's lock (:data:`.lock.LEGACY_LOCK_NAME`);
     ``[]`` for a folder holding nothing of that; None where it holds anything else."""
     if names - {LEGACY_LOCK_NAME, OWN_FOLDER}:
@@ -120,7 +138,7 @@ def lock_only_line(url: str) -> str | None:
     try:
         fs, root = fsspec.core.url_to_fs(url)
         names = {Path(p).name for p in fs.ls(root, detail=False)} if fs.isdir(root) else set()
-        if not lock_files(fs, root, {n for n in names if not n.startswith(f".{CREATING}.")}):  # a record's temporary file aside
+        if not lock_files(fs, root, {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")}):  # a record's temporary file aside
             return None
         lock = StoreLock(url)
         holder = lock.holder() or {}
