@@ -73,7 +73,7 @@ def inspect(url: str) -> str:
     if lock_files(fs, root, names) is not None:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
-        if OWN_FOLDER not in names:
+        if OWN_FOLDER not in names or lock_files(fs, root, {OWN_FOLDER}) is not None:  # a lock: no records
             return "folder"
         arrays = [n for n in names - {OWN_FOLDER} if fs.exists(f"{root}/{n}/zarr.json")]
         return "rootless" if arrays else "leftover"
