@@ -119,9 +119,12 @@ def lock_files(fs, root: str, names: set[str]) -> list[str] | None:
     found = [f"{root}/{LEGACY_LOCK_NAME}"] if LEGACY_LOCK_NAME in names else []
     if OWN_FOLDER in names:
         own = f"{root}/{OWN_FOLDER}"
-        if not fs.isdir(own):
-            return None
-        inside = {Path(p).name for p in fs.ls(own, detail=False)}
+        try:
+            if not fs.isdir(own):
+                return None if fs.exists(own) else found  # a file of that name; or removed (below)
+            inside = {Path(p).name for p in fs.ls(own, detail=False)}
+        except FileNotFoundError:  # removed meanwhile: a run released the lock that alone made it
+            return found
         lock = LOCK_NAME.rsplit("/", 1)[1]
         if {n for n in inside if not n.startswith(".")} - {lock}:  # a dot: a temporary file of a run, a probe
             return None
