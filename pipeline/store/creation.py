@@ -2,7 +2,7 @@
 
 boardsweep never deletes anything it did not make: :func:`remove_store`
 removes only the arrays listed in the ``arrays`` attribute, the root metadata
-and the manifests, so files a user put inside survive.
+and the records in its own folder, so files a user put inside survive.
 
 A creation cannot be left half done: before it writes anything else (or
 removes the store ``--overwrite`` replaces), :func:`create_store` writes the
@@ -12,6 +12,15 @@ A store with that record is one boardsweep was creating (:func:`.identity.inspec
 says ``creating``): readers say so in one line (:func:`creating_line`), and the
 next run removes what the record names (:func:`clear_interrupted`) and creates
 it afresh; nothing had been computed in it.
+
+The record is ``.boardsweep/creating``, in boardsweep's own folder, as the
+run's lock is (:mod:`.lock` says why there): a zarr group, so zarr and
+xarray, listing the store's group while a run creates it or after a kill
+left the record, meet no file they do not recognise.  The folder's group
+metadata is written right after the record, before the root's, and removing
+an old store (``--overwrite``) keeps the record and the lock.  A record an
+earlier release left beside the root ``zarr.json``
+(:data:`.identity.LEGACY_CREATING`) is read and cleared as this one.
 """
 
 from __future__ import annotations
@@ -29,12 +38,12 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from . import integers, manifests, metadata
+from . import integers, metadata
 from .chunkfiles import PACKED_SEPARATOR, write_file
 from .remote import is_local
 from ..errors import StoreMismatch
-from .lock import pid_alive
-from .identity import CREATING, check_labels, data_types, fixed_width_text, read_attrs
+from .lock import LOCK_NAME, OWN_FOLDER, pid_alive
+from .identity import CREATING, LEGACY_CREATING, check_labels, data_types, fixed_width_text, read_attrs
 from .schema import skeleton
 from ..plan.task_layout import RECORDED, TaskLayout
 from .zarr_private import quiet
@@ -46,7 +55,7 @@ __all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "
 
 
 #: The metadata that makes boardsweep's own folder (``.boardsweep/``: task
-#: manifests, the layout journal, the kept task chunks) a zarr group: zarr
+#: manifests, the layout journal, the kept task chunks, a run's lock) a zarr group: zarr
 #: and ``xarray.open_zarr(store, consolidated=False)`` then list it as a
 #: group (no arrays, so xarray shows nothing of it) instead of warning that
 #: it is not part of the hierarchy.
@@ -55,6 +64,10 @@ OWN_FOLDER_META = {
     "node_type": "group",
     "attributes": {"description": "boardsweep's own records (task checksums, layout journal); not data"},
 }
+
+
+#: What :func:`remove_store` leaves in boardsweep's own folder: the run's lock and its creation record.
+_KEPT = {LOCK_NAME.rsplit("/", 1)[1], CREATING.rsplit("/", 1)[1]}
 
 
 def create_store(url: str, spec: Spec, replacing: list[str] | None = None, layout: TaskLayout | None = None) -> None:
@@ -101,27 +114,34 @@ def _begin(url: str, arrays: list[str]) -> None:
 
 
 def _end(url: str) -> None:
-    """Remove the creation record (the store is whole), and any temporary
+    """Remove the creation record (the store is whole), one an earlier
+    release left (:data:`.identity.LEGACY_CREATING`), and any temporary
     file a kill left while one was written (:func:`_begin`)."""
     fs, root = fsspec.core.url_to_fs(url)
-    if fs.exists(f"{root}/{CREATING}"):
-        fs.rm_file(f"{root}/{CREATING}")
+    for name in (CREATING, LEGACY_CREATING):
+        if fs.exists(f"{root}/{name}"):
+            fs.rm_file(f"{root}/{name}")
     if is_local(fs):
-        for stray in Path(root).glob(f".{CREATING}.*.tmp"):
-            stray.unlink(missing_ok=True)
+        for name in (CREATING, LEGACY_CREATING):
+            folder, _, record = f"{root}/{name}".rpartition("/")
+            for stray in Path(folder).glob(f".{record}.*.tmp"):
+                stray.unlink(missing_ok=True)
 
 
 def creation_record(url: str) -> dict | None:
-    """The creation record at ``url`` (:data:`CREATING`): ``None`` where
-    there is none, ``{}`` where it cannot be read as one."""
+    """The creation record at ``url`` (:data:`CREATING`, else one an earlier
+    release wrote, :data:`.identity.LEGACY_CREATING`): ``None`` where there
+    is none, ``{}`` where it cannot be read as one."""
     fs, root = fsspec.core.url_to_fs(url)
-    try:
-        record = json.loads(fs.cat_file(f"{root}/{CREATING}"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
+    for name in (CREATING, LEGACY_CREATING):
+        try:
+            record = json.loads(fs.cat_file(f"{root}/{name}"))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except (OSError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+    return None
 
 
 def clear_interrupted(url: str) -> None:
@@ -193,7 +213,7 @@ def _json(attrs: dict) -> dict:
 def mark_own_folder(url: str) -> None:
     """Write ``.boardsweep/zarr.json`` (:data:`OWN_FOLDER_META`) where it is missing."""
     fs, root = fsspec.core.url_to_fs(url)
-    path = f"{root}/{manifests.MANIFEST_DIR.split('/')[0]}/zarr.json"
+    path = f"{root}/{OWN_FOLDER}/zarr.json"
     if not fs.exists(path):
         fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
         fs.pipe_file(path, json.dumps(OWN_FOLDER_META, indent=2).encode())
@@ -257,17 +277,24 @@ def _stale_coordinates(url: str, ds: xr.Dataset) -> list[str]:
 
 def remove_store(url: str, names: list[str] | None = None) -> None:
     """Remove what boardsweep made at ``url``: its arrays (``names``, default
-    the store's ``arrays`` attribute), root metadata and manifests; anything
-    else in the folder (a user's files) stays."""
+    the store's ``arrays`` attribute), root metadata and its own folder's
+    records, but the lock of the run that removes them (:data:`.lock.LOCK_NAME`);
+    anything else in the folder (a user's files) stays."""
     fs, root = fsspec.core.url_to_fs(url)
     ours = set(names if names is not None else (read_attrs(url, check=False).get("arrays") or legacy_arrays(url)))
     for entry in fs.ls(root, detail=False):
         name = Path(entry).name
         if name in ours and fs.isdir(entry):
             fs.rm(entry, recursive=True)
-    for name in ("zarr.json", manifests.MANIFEST_DIR.split("/")[0]):
-        if fs.exists(f"{root}/{name}"):
-            fs.rm(f"{root}/{name}", recursive=True)
+    if fs.exists(f"{root}/zarr.json"):
+        fs.rm(f"{root}/zarr.json")
+    own = f"{root}/{OWN_FOLDER}"
+    if fs.isdir(own):  # its records; the lock of the run doing this (and its creation record) kept
+        for entry in fs.ls(own, detail=False):
+            if Path(entry).name not in _KEPT:
+                fs.rm(entry, recursive=True)
+    elif fs.exists(own):
+        fs.rm(own)
 
 
 def legacy_arrays(url: str) -> list[str]:

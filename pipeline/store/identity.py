@@ -23,16 +23,22 @@ import zarr
 from ...core.rng import RNG_SCHEME
 from . import manifests, metadata
 from .layout import json_document
+from .lock import LEGACY_LOCK_NAME, LOCK_NAME, OWN_FOLDER, StoreLock, pid_alive
 from .zarr_private import quiet
 from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan.tasks import SEED_SCHEME
 from ..spec.parse import Spec
 
-__all__ = ["CREATING", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line"]
+__all__ = ["CREATING", "LEGACY_CREATING", "has_creation_record", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line", "lock_files"]
 
-#: The creation record (:mod:`.creation`): a file in the store's folder,
-#: beside its root metadata, from before a store's first write to after its last.
-CREATING = ".boardsweep.creating"
+#: The creation record (:mod:`.creation`), relative to the store's folder:
+#: a file in boardsweep's own folder (a zarr group, as for the lock:
+#: :mod:`.lock`), from before a store's first write to after its last.
+CREATING = f"{OWN_FOLDER}/creating"
+
+#: Where releases before this one wrote the creation record (beside the root
+#: ``zarr.json``): one a killed run left there is still read, and cleared.
+LEGACY_CREATING = ".boardsweep.creating"
 
 
 def store_exists(url: str) -> bool:
@@ -47,7 +53,7 @@ def store_exists(url: str) -> bool:
 
 def inspect(url: str) -> str:
     """What is at ``url``: ``absent``, ``empty`` (a folder holding nothing or only
-    boardsweep's lock), ``file``, ``boardsweep`` (a store boardsweep made),
+    boardsweep's lock, :func:`lock_files`), ``file``, ``boardsweep`` (a store boardsweep made),
     ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
     ``leftover`` (boardsweep's ``.boardsweep/`` folder without a store: a
     removal cut short), ``rootless`` (that folder and arrays, but no root
@@ -61,15 +67,15 @@ def inspect(url: str) -> str:
     if fs.isfile(root):
         return "file"
     names = {Path(p).name for p in fs.ls(root, detail=False)}
-    if CREATING in names:
+    if LEGACY_CREATING in names or (OWN_FOLDER in names and has_creation_record(fs, root)):
         return "creating"
-    names = {n for n in names if not n.startswith(f".{CREATING}.")}  # a record's temporary file a kill left
-    if not names - {".boardsweep.lock"}:
+    names = {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")}  # a record's temporary file a kill left
+    if lock_files(fs, root, names) is not None:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
-        if manifests.MANIFEST_DIR.split("/")[0] not in names:
+        if OWN_FOLDER not in names or lock_files(fs, root, {OWN_FOLDER}) is not None:  # a lock: no records
             return "folder"
-        arrays = [n for n in names - {manifests.MANIFEST_DIR.split("/")[0]} if fs.exists(f"{root}/{n}/zarr.json")]
+        arrays = [n for n in names - {OWN_FOLDER} if fs.exists(f"{root}/{n}/zarr.json")]
         return "rootless" if arrays else "leftover"
     try:
         meta = json_document(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
@@ -87,17 +93,55 @@ def rootless_line(url: str) -> str:
             "(or replace it with --overwrite)")
 
 
+def has_creation_record(fs, root: str) -> bool:
+    """Whether the store folder ``root`` holds a creation record (:data:`CREATING`),
+    read without a listing (a listing on object storage may be one cached before)."""
+    try:
+        fs.cat_file(f"{root}/{CREATING}")
+    except FileNotFoundError:
+        return False
+    except (IsADirectoryError, NotADirectoryError):
+        return False
+    return True
+
+
+def lock_files(fs, root: str, names: set[str]) -> list[str] | None:
+    """The lock files in the folder ``root`` whose entries are ``names`` (a
+    creation record's temporary files left out) where it holds nothing but
+    boardsweep's lock: its own folder holding only the lock
+    (:data:`.lock.LOCK_NAME`; or nothing, or the temporary files a killed
+    run left there, named with a leading dot: the lock's, the creation
+    record's, a storage probe),
+    and an earlier release's lock (:data:`.lock.LEGACY_LOCK_NAME`);
+    ``[]`` for a folder holding nothing of that; None where it holds anything else."""
+    if names - {LEGACY_LOCK_NAME, OWN_FOLDER}:
+        return None
+    found = [f"{root}/{LEGACY_LOCK_NAME}"] if LEGACY_LOCK_NAME in names else []
+    if OWN_FOLDER in names:
+        own = f"{root}/{OWN_FOLDER}"
+        try:
+            if not fs.isdir(own):
+                return None if fs.exists(own) else found  # a file of that name; or removed (below)
+            inside = {Path(p).name for p in fs.ls(own, detail=False)}
+        except FileNotFoundError:  # removed meanwhile: a run released the lock that alone made it
+            return found
+        lock = LOCK_NAME.rsplit("/", 1)[1]
+        if {n for n in inside if not n.startswith(".")} - {lock}:  # a dot: a temporary file of a run, a probe
+            return None
+        found += [f"{root}/{LOCK_NAME}"] * (lock in inside)
+    return found
+
+
 def lock_only_line(url: str) -> str | None:
     """What a command that reads a store says of a folder holding only
-    boardsweep's lock (a run killed after taking it, before its store was
-    made; or one making it now): the run's pid, host and start, and how to
-    resume; None for anything else (a store, an empty folder, no folder)."""
-    from .lock import LOCK_NAME, StoreLock, pid_alive
-
+    boardsweep's lock (:func:`lock_files`: a run killed after taking it,
+    before its store was made; or one making it now): the run's pid, host
+    and start, and how to resume; None for anything else (a store, an empty
+    folder, no folder)."""
     try:
         fs, root = fsspec.core.url_to_fs(url)
         names = {Path(p).name for p in fs.ls(root, detail=False)} if fs.isdir(root) else set()
-        if {n for n in names if not n.startswith(f".{CREATING}.")} != {LOCK_NAME}:  # a record's temporary file aside
+        if not lock_files(fs, root, {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")}):  # a record's temporary file aside
             return None
         lock = StoreLock(url)
         holder = lock.holder() or {}
@@ -110,7 +154,7 @@ def lock_only_line(url: str) -> str | None:
         return f"store {url}: a run ({who}) is making the store now, nothing to read yet; rerun in a moment"
     if holder and holder["host"] != lock.me["host"]:
         return (f"store {url}: holds only the lock of a run on another host ({who}), no store yet: that run is "
-                f"making it or was interrupted before; if it is gone, remove {lock.path} and resume with {resume}")
+                f"making it or was interrupted before; if it is gone, remove {lock.found} and resume with {resume}")
     return (f"store {url}: a run was interrupted before it made the store (only its lock is there, {who}); "
             f"resume with {resume} (the stale lock is taken over)")
 

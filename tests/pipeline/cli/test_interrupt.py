@@ -24,7 +24,8 @@ def test_the_line_says_nothing_was_written_until_the_store_exists(tmp_path):
     assert interrupt.line() == (f"boardsweep: interrupted; nothing was written (no store at {store} yet); "
                                 "`boardsweep run pe84b.toml` starts it again")
     store.mkdir(parents=True)
-    (store / ".boardsweep.lock").write_text("{}")  # a folder with only the lock is no store either
+    (store / ".boardsweep").mkdir()
+    (store / ".boardsweep" / "lock").write_text("{}")  # a folder with only the lock is no store either
     assert "nothing was written" in interrupt.line()
     (store / "zarr.json").write_text("{}")
     assert interrupt.line() == (f"boardsweep: interrupted; the finished tasks, in {store}, are kept; "

@@ -27,6 +27,11 @@ def _lock_holder(store, sig: int) -> subprocess.Popen:
     return proc
 
 
+def _files(store) -> list[str]:
+    """Everything in ``store``, as paths inside it."""
+    return sorted(str(p.relative_to(store)) for p in store.rglob("*"))
+
+
 def _one_line(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("boardsweep: error: "), err
@@ -42,7 +47,7 @@ def test_an_interrupted_run_is_named_with_its_resume(tmp_path, command, capsys):
     line = _one_line(capsys)
     assert f"a run was interrupted before it made the store (only its lock is there, pid {proc.pid}" in line
     assert f"resume with `boardsweep run SPEC --store {store}`" in line and "no sweep store there" not in line
-    assert [p.name for p in store.iterdir()] == [".boardsweep.lock"]  # nothing changed
+    assert _files(store) == [".boardsweep", ".boardsweep/lock"]  # nothing changed
 
 
 def test_the_resume_it_names_makes_the_store(tmp_path, write_spec, toy_spec_text, cluster2, capsys):
@@ -79,4 +84,4 @@ def test_verify_against_an_interrupted_run_names_it(tmp_path, write_spec, toy_sp
     line = _one_line(capsys)
     assert f"a run was interrupted before it made the store (only its lock is there, pid {proc.pid}" in line
     assert f"resume with `boardsweep run SPEC --store {store}`" in line
-    assert [p.name for p in store.iterdir()] == [".boardsweep.lock"]  # nothing changed, nothing re-run
+    assert _files(store) == [".boardsweep", ".boardsweep/lock"]  # nothing changed, nothing re-run

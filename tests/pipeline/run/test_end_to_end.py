@@ -199,11 +199,12 @@ def test_live_lock_refused_and_stale_lock_taken_over(tmp_path, cluster2, spec_te
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         lock = {"pid": sleeper.pid, "host": socket.gethostname(), "since": "then"}
+        (url / LOCK_NAME).parent.mkdir()
         (url / LOCK_NAME).write_text(json.dumps(lock))
         with pytest.raises(StoreLocked) as info:
             run_sweep(spec, str(url), scheduler=cluster2)
         assert f"pid {sleeper.pid}" in str(info.value) and socket.gethostname() in str(info.value)
-        assert sorted(p.name for p in url.iterdir()) == [LOCK_NAME]
+        assert sorted(str(p.relative_to(url)) for p in url.rglob("*")) == [".boardsweep", LOCK_NAME]
     finally:
         sleeper.kill()
         sleeper.wait()

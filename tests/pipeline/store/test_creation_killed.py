@@ -26,8 +26,8 @@ import pytest
 from clirun import run_cli
 from localdask import assert_bitwise_equal
 from specs import HERE as SUPPORT, spec_toml
-from boardsweep.pipeline.store import inspect
-from boardsweep.pipeline.store.identity import CREATING
+from boardsweep.pipeline.store import LOCK_NAME, inspect
+from boardsweep.pipeline.store.identity import CREATING, LEGACY_CREATING
 
 pytestmark = pytest.mark.slow
 
@@ -93,7 +93,7 @@ def _kill_at(tmp_path: Path, spec: Path, store: Path, scheduler: str, fraction: 
     proc = _start(tmp_path, spec, store, scheduler, *flags)
     try:
         if fraction < 0:
-            start = _poll_until(proc, lambda: (store / ".boardsweep.lock").exists() or (store / CREATING).exists(),
+            start = _poll_until(proc, lambda: (store / LOCK_NAME).exists() or (store / CREATING).exists(),
                                 "taking its lock")
             delay = (1 + fraction) * lead
         else:
@@ -129,7 +129,7 @@ def test_a_run_killed_at_any_instant_of_creation_is_finished_by_the_same_command
             assert len(err) == 1 and "a run creating it was interrupted" in err[0], err
             assert "resume" not in err[0] and f"boardsweep run SPEC --store {store}" in err[0]
         assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "-q") == 0, (fraction, found)
-        assert CREATING not in os.listdir(store)
+        assert not (store / CREATING).exists() and not (store / LEGACY_CREATING).exists()
         assert run_cli("status", str(store)) == 0
         assert_bitwise_equal(store, reference, INTEGERS)
     capsys.readouterr()

@@ -24,6 +24,7 @@ import pytest
 
 from specs import spec_toml
 
+from boardsweep.pipeline.store import LOCK_NAME
 from boardsweep.pipeline.store.open import load_sweep
 
 _TOY_MAIN = ("import sys; from boardsweep.core import games; games.register('toy', 'toy_game'); "
@@ -42,7 +43,7 @@ def _cli(*args: str, env: dict | None = None, **kw) -> subprocess.Popen:
 
 
 def _wait_for_lock(store: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
-    lock = store / ".boardsweep.lock"
+    lock = store / LOCK_NAME
     end = time.monotonic() + timeout
     while not (lock.exists() and lock.stat().st_size):
         assert proc.poll() is None, proc.communicate()[1][-2000:]

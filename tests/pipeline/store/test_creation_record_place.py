@@ -1,0 +1,77 @@
+"""Where the creation record lives: ``.boardsweep/creating``, inside
+boardsweep's own folder (a zarr group), so that a store a real run was
+killed while creating opens in zarr and xarray without a warning; readers
+name the interrupted creation and the next run finishes it.  A record the
+previous release left (``.boardsweep.creating``, beside the root
+``zarr.json``) is read and cleared the same way."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import warnings
+
+import xarray as xr
+import zarr
+
+from clirun import run_cli
+from specs import HERE as SUPPORT
+from boardsweep.pipeline.store import inspect
+from boardsweep.pipeline.store.creation import creation_record
+from boardsweep.pipeline.store.identity import CREATING, LEGACY_CREATING
+
+#: A real run killed just as its creation would end: the store whole, its record still there.
+KILLED_AT_END = (
+    "import os, signal, sys\n"
+    f"sys.path.insert(0, {str(SUPPORT)!r})\n"
+    "from boardsweep.core import games\n"
+    "games.register('toy', 'toy_game')\n"
+    "from boardsweep.pipeline.store import creation\n"
+    "creation._end = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+    "from boardsweep.pipeline.cli.commands import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def _files(store) -> list[str]:
+    return sorted(str(p.relative_to(store)) for p in store.rglob("*") if "/c/" not in f"/{p.relative_to(store)}/")
+
+
+def test_a_creation_killed_at_its_end_opens_quietly_and_is_finished(tmp_path, write_spec, toy_spec_text,
+                                                                   cluster2, capsys):
+    spec, store = str(write_spec(toy_spec_text)), tmp_path / "s.zarr"
+    proc = subprocess.run([sys.executable, "-c", KILLED_AT_END, "run", spec, "--store", str(store),
+                           "--scheduler", cluster2, "-q"], capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert (store / CREATING).exists() and (store / "zarr.json").exists()
+    assert not any(name.startswith(".boardsweep.") for name in _files(store))  # nothing of ours beside zarr.json
+    assert inspect(str(store)) == "creating"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for kwargs in ({"use_consolidated": False}, {}):
+            assert "done" in dict(zarr.open_group(str(store), mode="r", **kwargs).members())
+        assert "done" in xr.open_zarr(str(store), consolidated=False)
+    assert run_cli("status", str(store)) == 1
+    assert "a run creating it was interrupted" in capsys.readouterr().err
+    assert run_cli("run", spec, "--store", str(store), "--scheduler", cluster2, "-q") == 0
+    assert not (store / CREATING).exists() and run_cli("status", str(store)) == 0
+
+
+def test_a_record_the_previous_release_left_is_read_and_cleared(tmp_path, write_spec, toy_spec_text, cluster2,
+                                                               capsys):
+    spec, store = str(write_spec(toy_spec_text)), tmp_path / "s.zarr"
+    store.mkdir()
+    gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    record = {"pid": gone, "host": socket.gethostname(), "arrays": ["done"], "since": "then"}
+    (store / LEGACY_CREATING).write_text(json.dumps(record))
+    (store / "notes.txt").write_text("mine")  # a user's file: never removed
+    assert inspect(str(store)) == "creating" and creation_record(str(store)) == record
+    assert run_cli("status", str(store)) == 1
+    assert f"a run creating it was interrupted (pid {gone} on host" in capsys.readouterr().err
+    assert run_cli("run", spec, "--store", str(store), "--scheduler", cluster2, "-q") == 0
+    assert not (store / LEGACY_CREATING).exists() and not (store / CREATING).exists()
+    assert (store / "notes.txt").read_text() == "mine" and run_cli("status", str(store)) == 0
