@@ -20,7 +20,7 @@ import fsspec
 import numpy as np
 import zarr
 
-from ...core.rng import RNG_SCHEME
+from ...core.seeds import RNG_SCHEME
 from . import manifests, metadata
 from .layout import json_document
 from .zarr_private import quiet
