@@ -9,14 +9,47 @@ import numpy as np
 from ..games import Game, Headline, ParameterError, Variable
 
 from .board import LOCATIONS, US_NAMES, modal_string
-from .exact import expected_counts, long_run_frequency
-from .kernel import compile_code, compiled_code
-from .replay import replay
 from .rules import PARAMS, Rules
-from .simulate import deck_orders, simulate
-from .variance import asymptotic_variance_params
 
 __all__ = ["GAME"]
+
+# The kernels (numba), the exact solver and the variance theory (scipy.sparse) are imported
+# at a function's first call: a command that reads a store asks this module for the labels only.
+
+
+def simulate(*args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
+    """:func:`.simulate.simulate` (the numba kernels), imported at the first call."""
+    from .simulate import simulate as run
+
+    return run(*args, **kwargs)
+
+
+def replay(*args: Any, **kwargs: Any) -> Any:
+    """:func:`.replay.replay`, imported at the first call."""
+    from .replay import replay as run
+
+    return run(*args, **kwargs)
+
+
+def compiled_code(*args: Any, **kwargs: Any) -> Any:
+    """:func:`.kernel.compiled_code`, imported at the first call."""
+    from .kernel import compiled_code as units
+
+    return units(*args, **kwargs)
+
+
+def compile_code(*args: Any, **kwargs: Any) -> Any:
+    """:func:`.kernel.compile_code`, imported at the first call."""
+    from .kernel import compile_code as compile_
+
+    return compile_(*args, **kwargs)
+
+
+def asymptotic_variance_params(*args: Any, **kwargs: Any) -> Any:
+    """:func:`.variance.asymptotic_variance_params`, imported at the first call."""
+    from .variance import asymptotic_variance_params as variance
+
+    return variance(*args, **kwargs)
 
 
 def exact(params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
@@ -26,6 +59,8 @@ def exact(params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, n
     are ``games * players`` times one token's.  With shuffled_cycle the answer
     depends on the shuffle (and tokens share the decks): NaN.
     """
+    from .exact import expected_counts, long_run_frequency
+
     rules = Rules.from_params(params)
     cp = np.asarray(checkpoints, dtype=np.int64)
     if rules.shuffled:
@@ -57,6 +92,8 @@ def summarize(params: dict, sim: dict[str, np.ndarray], run_shape: dict) -> dict
 
 def summarize_exact(params: dict) -> dict[str, Any]:
     """What ``boardsweep exact monopoly`` prints."""
+    from .exact import long_run_frequency
+
     rules = Rules.from_params(params)
     if rules.shuffled:
         raise ParameterError(
@@ -89,6 +126,9 @@ def replicate_exact(params: dict, seed, run_shape: dict) -> dict[str, np.ndarray
     ``deck_frequency`` (games, 41) the answer of each game's deck order.
     With independent draws it is the ordinary exact answer.
     """
+    from .exact import long_run_frequency
+    from .simulate import deck_orders
+
     rules = Rules.from_params(params)
     if not rules.shuffled:
         return {"exact_frequency": long_run_frequency(rules)}

@@ -6,7 +6,7 @@ import click
 
 from ..errors import BoardsweepError, Fault, InputError
 from ..words import json_text
-from .options import JSON_FORMAT, quiet_for_json, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, SCHEDULER, load_spec, scheduler_address, tls_options
+from .options import JSON_FORMAT, quiet_for_json, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, SCHEDULER, load_spec, reads_here, scheduler_address, tls_options
 from .stores import refuse_lock_only
 from .verbosity import Command
 
@@ -18,6 +18,7 @@ __all__ = ["digest", "verify"]
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the digest to this file (default: stdout).")
 @click.option("--partial", is_flag=True, help="Record the digest of an unfinished store too, marked partial "
               "in the file (verify refuses it as a reference).")
+@reads_here()
 def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
     from ..store import normalize_url, store_exists

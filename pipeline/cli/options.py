@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import click
 import numpy as np
@@ -12,7 +13,8 @@ from ..errors import InputError
 from ..words import json_text
 
 __all__ = ["parse_sets", "load_spec", "load_game", "complete_game", "scheduler_address", "emit", "FORMAT", "SET",
-           "JSON_FORMAT", "quiet_for_json", "WORKERS", "SCHEDULER", "TLS_CA", "TLS_CERT", "TLS_KEY", "tls_options"]
+           "JSON_FORMAT", "quiet_for_json", "WORKERS", "SCHEDULER", "TLS_CA", "TLS_CERT", "TLS_KEY", "tls_options",
+           "reads_here"]
 
 
 def parse_sets(game: Game, sets: tuple[str, ...]) -> dict[str, Any]:
@@ -139,3 +141,18 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
 
     return tls_security(ca_file, cert, key)
 
+
+@contextmanager
+def reads_here() -> Iterator[None]:
+    """Dask's threaded scheduler, given as the function itself, for a command
+    that only reads a store (``status``, ``query``, ``digest``, ``report``).
+
+    Without a scheduler given, or given by name, dask's first compute imports
+    ``distributed`` (0.3-0.6 s) to ask whether a client is running; none is in
+    a command that reads, and the threaded scheduler is what dask then picks:
+    the same reads, without that import."""
+    import dask
+    from dask.threaded import get as threads
+
+    with dask.config.set(scheduler=threads):
+        yield

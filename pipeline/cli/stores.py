@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import Fault, InputError
 from ..words import json_text
-from .options import JSON_FORMAT, quiet_for_json
+from .options import JSON_FORMAT, quiet_for_json, reads_here
 from .verbosity import Command
 
 __all__ = ["query", "status", "report"]  # the commands (cli.commands registers each name here)
@@ -53,6 +53,7 @@ def _lock_only(store_url: str):
               help="The headline answers on one screen and the verdict (CSV and JSON: every row).")
 @click.option("--all", "every", is_flag=True,
               help="With --summary: every grid point, headline and label (estimate, se, df, exact, z, p).")
+@reads_here()
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
           summary: bool, every: bool) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
@@ -72,6 +73,7 @@ def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int 
 @click.command(cls=Command)
 @click.argument("store_url", metavar="STORE")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@reads_here()
 def status(store_url: str, fmt: str) -> None:
     """Show done/total replicates per grid point of the sweep store STORE.
 
@@ -127,6 +129,7 @@ def _progress(line: str) -> None:
     "Also compare the points without a single exact answer (shuffled decks) with the exact answers of the deck "
     "orders each replicate played: a chain solve per game, about a second each (minutes for a large sweep)."))
 @JSON_FORMAT
+@reads_here()
 def report(store_url: str, out_dir: str | None, variable: str | None, deck_orders: bool, fmt: str) -> None:
     """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV).
 

@@ -1,9 +1,12 @@
 """The run's time, forecast without running anything: a cost model per game.
 
 A replicate of a game's kernel at a grid point costs
-:math:`t = t_0 + c(k) \\prod_u s_u + d\\, C \\prod_v s_v` seconds (:math:`C`
-checkpoints, each recorded per unit :math:`v`, e.g. per token, at :math:`d`
-seconds, ``checkpoint_s``): :math:`t_0` its call's own cost
+:math:`t = t_0 + c(k) \\prod_u s_u + d(k')\\, C \\prod_v s_v` seconds (:math:`C`
+checkpoints, each recorded per unit :math:`v`, e.g. per game, at :math:`d`
+seconds, ``checkpoint_s``, or looked up at the checkpoint keys :math:`k'`,
+``checkpoint_keys``, where the table has them: Monopoly's per tally, whose
+histogram a checkpoint adds, and per number of games, whose lanes then
+reach their checkpoints apart): :math:`t_0` its call's own cost
 (``call_s``), :math:`s_u` the point's units of work (``units``: e.g.
 Monopoly's games x players x turns), :math:`c(k)` the seconds per unit at the point's cost keys :math:`k` (``keys``: the rule
 variant, e.g. the tally and deck policy), looked up in a table the script
@@ -40,7 +43,7 @@ if TYPE_CHECKING:
     from .task_layout import TaskLayout
 
 __all__ = ["COSTS_PATH", "CostModel", "Overheads", "Forecast", "model_for", "overheads", "replicate_seconds",
-           "forecast", "makespan", "fitted_on", "MAX_MODELLED_POINTS"]
+           "forecast", "makespan", "fitted_on", "MAX_MODELLED_POINTS", "checkpoint_seconds"]
 
 #: The shipped coefficients (written by ``benchmarks/fit_costs.py``).
 COSTS_PATH = Path(__file__).with_name("costs.json")
@@ -64,6 +67,8 @@ class CostModel:
     call_s: float = 0.0
     checkpoint_s: float = 0.0
     checkpoint_units: tuple[str, ...] = ()
+    checkpoint_keys: tuple[str, ...] = ()
+    checkpoint_rows: tuple[tuple[Any, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,8 @@ def model_for(game_name: str) -> CostModel | None:
         return None
     return CostModel(tuple(entry["units"]), tuple(entry["keys"]), tuple(tuple(r) for r in entry["rows"]),
                      float(entry.get("exact_s", 0.0)), float(entry.get("call_s", 0.0)),
-                     float(entry.get("checkpoint_s", 0.0)), tuple(entry.get("checkpoint_units", ())))
+                     float(entry.get("checkpoint_s", 0.0)), tuple(entry.get("checkpoint_units", ())),
+                     tuple(entry.get("checkpoint_keys", ())), tuple(tuple(r) for r in entry.get("checkpoint_rows", ())))
 
 
 def _number(value: Any) -> bool:
@@ -158,8 +164,19 @@ def replicate_seconds(model: CostModel, params: Mapping[str, Any], run_shape: Ma
     :math:`d`, ``checkpoint_s``, per unit :math:`v` of ``checkpoint_units``)."""
     merged = {**run_shape, **params}
     work = math.prod(float(merged.get(u, 1)) for u in model.units)
-    per_checkpoint = model.checkpoint_s * math.prod(float(merged.get(u, 1)) for u in model.checkpoint_units)
+    per_checkpoint = checkpoint_seconds(model, merged)
     return model.call_s + _lookup(model.rows, [merged.get(k) for k in model.keys]) * work + per_checkpoint * checkpoints
+
+
+def checkpoint_seconds(model: CostModel, merged: Mapping[str, Any]) -> float:
+    """:math:`d(k') \\prod_v s_v`: one checkpoint's seconds in a replicate at
+    ``merged`` (its parameters and run shape), :math:`d` looked up in
+    ``checkpoint_rows`` at the ``checkpoint_keys`` where the model has them
+    (as :math:`c(k)` is), else ``checkpoint_s``."""
+    per = model.checkpoint_s
+    if model.checkpoint_keys and model.checkpoint_rows:
+        per = _lookup(model.checkpoint_rows, [merged.get(k) for k in model.checkpoint_keys])
+    return per * math.prod(float(merged.get(u, 1)) for u in model.checkpoint_units)
 
 
 def makespan(durations: Sequence[float], workers: int) -> float:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ...core.rng import int_words, seed_keys
+from ...core.seeds import int_words, seed_keys
 from ..spec.grid import ResolvedGrid, grid_chunks
 from .task_layout import TaskLayout, given
 

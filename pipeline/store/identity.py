@@ -20,7 +20,7 @@ import fsspec
 import numpy as np
 import zarr
 
-from ...core.rng import RNG_SCHEME
+from ...core.seeds import RNG_SCHEME
 from . import manifests, metadata
 from .layout import json_document
 from .lock import LEGACY_LOCK_NAME, LOCK_NAME, OWN_FOLDER, StoreLock, pid_alive

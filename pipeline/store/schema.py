@@ -50,7 +50,7 @@ import xarray as xr
 import zarr
 
 from ...core.games import Game
-from ...core.rng import RNG_SCHEME
+from ...core.seeds import RNG_SCHEME
 from . import integers, manifests, metadata
 from ..plan.tasks import SEED_SCHEME
 from ..plan.precision import STATES

@@ -34,6 +34,18 @@ def test_a_replicate_costs_its_call_and_its_checkpoints_per_unit_too():
     assert cost.replicate_seconds(model, {}, {"games": 3, "turns": 10}, checkpoints=4) == 0.5 + 2.0 * 30 + 0.25 * 4 * 3
 
 
+def test_a_checkpoint_costs_its_keys_row_where_the_model_has_checkpoint_keys():
+    """A checkpoint's cost looked up at its keys (Monopoly: the tally, whose histogram
+    it adds, and the games, interpolated), per unit of ``checkpoint_units``."""
+    model = cost.CostModel(units=("games", "turns"), keys=(), rows=((2.0,),), checkpoint_s=9.0,
+                           checkpoint_units=("games",), checkpoint_keys=("tally", "games"),
+                           checkpoint_rows=(("roll", 1, 0.1), ("roll", 32, 0.2), ("landing", 1, 0.3), ("landing", 32, 0.5)))
+    assert cost.checkpoint_seconds(model, {"tally": "landing", "games": 32}) == pytest.approx(0.5 * 32)
+    assert cost.checkpoint_seconds(model, {"tally": "roll", "games": 1000}) == pytest.approx(0.2 * 1000)  # the nearest
+    assert cost.replicate_seconds(model, {"tally": "roll"}, {"games": 1, "turns": 10}, checkpoints=3) == pytest.approx(
+        2.0 * 10 + 0.1 * 3)
+
+
 def test_a_number_between_rows_is_interpolated_and_an_unknown_choice_averaged():
     assert cost.replicate_seconds(MODEL, {"policy": "a", "sides": 3}, {"games": 1}) == 2.0
     assert cost.replicate_seconds(MODEL, {"policy": "a", "sides": 6}, {"games": 1}) == 3.0  # outside: the nearest
