@@ -39,9 +39,8 @@ from .figure_list import all_figures
 
 def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, variable: str | None = None,
                  loaded: xr.Dataset | None = None, deck_orders: bool = False, progress=None,
-                 block_points: int | None = None) -> dict | None:
-    """Write the report of ``store`` into ``out_dir``; return summary.json's entries, or
-    None for a grid reported block by block (the folder's file only: gigabytes at 10^6 points).
+                 block_points: int | None = None, every: bool = False) -> dict | None:
+    """Write the report of ``store`` into ``out_dir``; summary.json's entries (None: a grid in blocks).
 
     Parameters
     ----------
@@ -63,7 +62,8 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
         ``progress(line)``: told when a slow check starts and ends.
     block_points : int, optional
         Grid points read at once (default :data:`.blockwise.REPORT_BLOCK_POINTS`): a larger grid is
-        reported block by block (:mod:`.blockwise`): the same tables and summary.json.
+        reported block by block (:mod:`.blockwise`), its per-point rows those of a bounded sample
+        (:mod:`.sample`; the verdict over every point), or with ``every`` every point's (GBs at 10^6 points).
     """
     if out_dir is None:
         if isinstance(store, xr.Dataset):
@@ -83,7 +83,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
             import matplotlib
 
             with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text as text: 40% faster than glyph paths
-                summary = write(ds, store, out, variable, t0, deck_orders, progress, most)
+                summary = write(ds, store, out, variable, t0, deck_orders, progress, most, every)
             publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
@@ -110,7 +110,7 @@ def _open(url: str, loaded: xr.Dataset | None, most: int):
 
 
 def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
-                  progress=None, most: int = REPORT_BLOCK_POINTS) -> None:
+                  progress=None, most: int = REPORT_BLOCK_POINTS, every: bool = False) -> None:
     """:func:`_write` of a grid of more than one block (:mod:`.blockwise`);
     its summary.json only written (None returned: gigabytes at 10^6 points)."""
     import matplotlib
@@ -122,7 +122,8 @@ def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: fl
         meta["notes"].append("--deck-orders: not solved for a grid of more than one block "
                              f"({grid_size(ds):,} points; a chain solve per game)")
     with open(out / "summary.json", "w") as f:  # streamed, block by block
-        tables, figures = write_blocks(ds, out, variable, meta, most, f, progress)
+        tables, figures = write_blocks(ds, out, variable, meta, most, f, progress, every,
+                                       None if isinstance(store, xr.Dataset) else str(store))
     meta["variance_text"] = variance_words(meta)
     meta["figures"] = figures
     written = meta.pop("written")
@@ -145,8 +146,8 @@ TABLE_ORDER = ("headlines", "distributions", "tests", "points", "frequencies", "
 
 
 def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
-           progress=None, most: int = REPORT_BLOCK_POINTS) -> dict:
-    """Every file of the report into ``out``; the summary dict."""
+           progress=None, most: int = REPORT_BLOCK_POINTS, every: bool = True) -> dict:
+    """Every file of the report into ``out`` (every point's rows: a grid of one block); the summary dict."""
     import matplotlib
 
     matplotlib.use("Agg")
