@@ -127,16 +127,16 @@ def _progress(line: str) -> None:
     "Also compare the points without a single exact answer (shuffled decks) with the exact answers of the deck "
     "orders each replicate played: a chain solve per game, about a second each (minutes for a large sweep)."))
 @click.option("--all", "every", is_flag=True, help=(
-    "A grid of more than 10,000 points: every point's rows in the per-point tables and summary.json "
-    "(gigabytes at 10^6 points).  By default those of at most 1,000 evenly spaced points and the points the "
-    "answer and the verdict name, the page saying which; the verdict tests every point either way."))
+    "Every point's rows in the per-point tables and summary.json (gigabytes at 10^6 points).  By default, on a "
+    "grid of more than 1,000 points, those of at most 1,000 evenly spaced points and the points the answer and "
+    "the verdict name, the page saying which; the verdict tests every point either way."))
 @JSON_FORMAT
 def report(store_url: str, out_dir: str | None, variable: str | None, deck_orders: bool, every: bool,
            fmt: str) -> None:
     """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV).
 
     `--format json` prints where it is and its summary (the report's summary.json) as JSON;
-    `summary` is null for a grid of more than 10,000 points (reported block by block: the file only)."""
+    `summary` is null for a grid of more than 1,000 points (10,000 with --all: reported block by block)."""
     from ..views import store_access
     from ..views import variable as variable_
     from ..views.report import build_report, default_out_dir

@@ -34,6 +34,7 @@ from .heatmaps import report_figures
 from .page import page_html
 from .answer import answer_parts
 from .blockwise import REPORT_BLOCK_POINTS, write_blocks
+from .sample import TABLE_POINTS
 from .figure_list import all_figures
 
 
@@ -62,8 +63,8 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
         ``progress(line)``: told when a slow check starts and ends.
     block_points : int, optional
         Grid points read at once (default :data:`.blockwise.REPORT_BLOCK_POINTS`): a larger grid is
-        reported block by block (:mod:`.blockwise`), its per-point rows those of a bounded sample
-        (:mod:`.sample`; the verdict over every point), or with ``every`` every point's (GBs at 10^6 points).
+        reported block by block (:mod:`.blockwise`).  A grid of more than :data:`.sample.TABLE_POINTS`: the
+        per-point rows of a bounded sample (:mod:`.sample`; the verdict over every point), or with ``every`` all.
     """
     if out_dir is None:
         if isinstance(store, xr.Dataset):
@@ -74,7 +75,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     if isinstance(store, xr.Dataset):
         ds, write = store.load(), _write
     else:
-        ds, write = _open(str(store), loaded, most)
+        ds, write = _open(str(store), loaded, most, most if every else min(most, TABLE_POINTS))
     final = Path(out_dir)
     made = not final.exists()
     try:
@@ -99,12 +100,12 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     return summary
 
 
-def _open(url: str, loaded: xr.Dataset | None, most: int):
-    """(the store's Dataset, the writer): read whole where the grid is one
-    block (``loaded``, the caller's, read into memory where it is lazy: the
-    store is not opened again), else opened lazily in dask chunks of one block each."""
+def _open(url: str, loaded: xr.Dataset | None, most: int, whole: int):
+    """(the store's Dataset, the writer): read whole where the grid has at most
+    ``whole`` points (``loaded``, the caller's, read into memory where it is lazy: the
+    store is not opened again), else opened lazily in dask chunks of one block of ``most`` each."""
     raw = loaded if loaded is not None else open_sweep(url, check=False)
-    if grid_size(raw) > most:
+    if grid_size(raw) > whole:
         return open_sweep(url, check=False, chunks=block_chunks(raw, most)), _write_blocks
     return (raw.load() if loaded is not None else load_sweep(url, check=False)), _write
 

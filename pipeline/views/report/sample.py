@@ -93,7 +93,7 @@ def sample_text(written: int, total: int, most: int = TABLE_POINTS) -> str:
     return (f"the per-point tables and summary.json hold {written:,} of the grid's {total:,} points: an evenly "
             f"spaced sub-grid of at most {most:,} (each axis's first and last value among those kept), the "
             f"points the spec's [answer] asks and the first {NAMED_POINTS} the verdict flags; the verdict tests "
-            "and counts every point; `boardsweep report --all` writes every point's rows")
+            "and counts every point; boardsweep report --all writes every point's rows")
 
 
 def sampled_words(caption: str) -> str:

@@ -118,4 +118,4 @@ def test_report_help_names_all(capsys):
     capsys.readouterr()
     assert run_cli("report", "--help") == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "--all" in out and "every point's rows" in out
+    assert "--all" in out and "every point's rows in the per-point tables" in out.lower()
