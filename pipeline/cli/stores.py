@@ -128,13 +128,18 @@ def _progress(line: str) -> None:
 @click.option("--deck-orders", is_flag=True, help=(
     "Also compare the points without a single exact answer (shuffled decks) with the exact answers of the deck "
     "orders each replicate played: a chain solve per game, about a second each (minutes for a large sweep)."))
+@click.option("--all", "every", is_flag=True, help=(
+    "Every point's rows in the per-point tables and summary.json (gigabytes at 10^6 points).  By default, on a "
+    "grid of more than 1,000 points, those of at most 1,000 evenly spaced points and the points the answer and "
+    "the verdict name, the page saying which; the verdict tests every point either way."))
 @JSON_FORMAT
 @reads_here()
-def report(store_url: str, out_dir: str | None, variable: str | None, deck_orders: bool, fmt: str) -> None:
+def report(store_url: str, out_dir: str | None, variable: str | None, deck_orders: bool, every: bool,
+           fmt: str) -> None:
     """Write a report of STORE: the headline answers, the verdict, figures and tables (index.html, PNG, CSV).
 
     `--format json` prints where it is and its summary (the report's summary.json) as JSON;
-    `summary` is null for a grid of more than 10,000 points (reported block by block: the file only)."""
+    `summary` is null for a grid of more than 1,000 points (10,000 with --all: reported block by block)."""
     from ..views import store_access
     from ..views import variable as variable_
     from ..views.report import build_report, default_out_dir
@@ -145,7 +150,8 @@ def report(store_url: str, out_dir: str | None, variable: str | None, deck_order
         variable = variable_.pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
     quiet_for_json(fmt)
-    summary = build_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders, progress=_progress)
+    summary = build_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders, progress=_progress,
+                           every=every)
     index = os.path.join(out, "index.html")
     if fmt == "json":
         click.echo(json_text({"store": store_url, "report": index, "folder": out,  # summary None: a grid in blocks

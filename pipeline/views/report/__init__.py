@@ -18,7 +18,11 @@ files the next run removes.  A grid of more than one block
 (:data:`.blockwise.REPORT_BLOCK_POINTS`; ``build_report(..., block_points=N)``)
 is read block by block (:mod:`.blockwise`): the same tables and
 ``summary.json``, written as each block is read; its figures, comparisons
-and answer from a sub-grid of at most one block.
+and answer from a sub-grid of at most one block.  A grid of more than
+:data:`.sample.TABLE_POINTS` points is read in blocks too, and its
+per-point tables and ``summary.json`` hold the rows of a bounded sample
+(:mod:`.sample`; the verdict over every point) unless
+``build_report(..., every=True)`` (``report --all``) asks for every point's.
 
 Every number comes from :mod:`boardsweep.pipeline.analysis.headlines` (one estimator:
 the ratio of sums with its standard error, ``estimate, se, low, high, df,

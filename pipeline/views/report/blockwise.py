@@ -38,6 +38,7 @@ from ...analysis.dataset import grid_points, grid_size
 from ...analysis.figures import panel_spread
 from .grid import point_key
 from .parts import MAX_COMPARED, analyse_parts, comparison_notes, attempt
+from .sample import NAMED_POINTS, TABLE_POINTS, asked_points, grid_counts, sample_text, sampled_words, table_regions
 from .stream import CsvParts, JsonObject, SortedCsv
 from .summary import empty_summary_row, add_precision, summarise, summary_estimates
 from .tables import (MAX_VARIANCE_POINTS, TEST_COLUMNS, comparison_table, distribution_frames, frequency_table,
@@ -66,22 +67,11 @@ def drawn_points(ds, most: int) -> list[int]:
     while math.prod(len(k) for k in kept) > max(most, 1):
         longest = int(np.argmax([len(k) for k in kept]))
         kept[longest] = kept[longest][panel_spread(len(kept[longest]), max(1, len(kept[longest]) // 2))]
-    asked = _asked(ds)
+    asked = asked_points(ds)
     if len(asked):  # the spec's [answer] points too, whatever the cut
         kept = [np.union1d(k, w) for k, w in zip(kept, np.unravel_index(asked, shape))]
     mesh = np.meshgrid(*kept, indexing="ij")
     return np.ravel_multi_index(tuple(m.ravel() for m in mesh), shape).tolist()
-
-
-def _asked(ds) -> np.ndarray:
-    """The flat indices of the grid points the spec's ``[answer]`` asks (at most :data:`overview.ANSWER_ROWS`)."""
-    from ...analysis.answer import answer_of, asked_flat
-    from ..overview import ANSWER_ROWS
-
-    answer = answer_of(ds)
-    if answer is None or not answer.given:
-        return np.zeros(0, dtype=np.int64)
-    return np.asarray(asked_flat(ds, answer)[:ANSWER_ROWS], dtype=np.int64)
 
 
 def _drawn(ds, told: dict, most: int):
@@ -201,30 +191,47 @@ def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float
 
 
 def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sink_file,
-                 progress=None) -> tuple[dict, dict]:
+                 progress=None, every: bool = True, url: str | None = None) -> tuple[dict, dict]:
     """Every table, figure and summary entry of the lazily opened ``ds`` into
     ``out``, block by block (``progress(line)`` told about every tenth of the
-    grid); (the page's tables, the figures)."""
+    grid); (the page's tables, the figures).  Not ``every``, on a grid of more
+    than :data:`.sample.TABLE_POINTS` points: the per-point rows of the bounded
+    sample only (:func:`.sample.table_regions`), the verdict of every point
+    (kept in the store at ``url`` where it keeps one: :func:`blocks.kept_verdict`)."""
     axes = list(ds.attrs.get("grid_axes", []))
     total, say = grid_size(ds), progress or (lambda line: None)
-    say(f"report: {total:,} grid points, read in blocks of at most {most:,} (the verdict, then the tables)")
+    bounded = not every and total > TABLE_POINTS
+    say(f"report: {total:,} grid points, read in blocks of at most {most:,} (the verdict, then the "
+        + ("tables of a sample of them)" if bounded else "tables)"))
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
-        told = blocks.block_verdict(ds, most=most)
+        told = blocks.kept_verdict(ds, url, most) if url is not None else blocks.block_verdict(ds, most=most)
         holm = told["holm"]
-        figures, drawn = _sub_grid(ds, told, variable, out, meta, most)
-        sink, quiet, done = _Sink(out, sink_file), {"notes": []}, 0
+        figures, drawn = _sub_grid(ds, told, variable, out, meta, most, bounded)
+        sink, quiet = _Sink(out, sink_file), {"notes": []}
+        regions = table_regions(ds, told["flagged_points"]) if bounded else \
+            [dict(zip(axes, region)) for _, region in blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most)]
+        written_points = sum(math.prod(len(np.arange(ds.sizes[a])[r]) for a, r in region.items())
+                             for region in regions)
+        done = 0
         with dask.config.set(scheduler="synchronous"):
-            for _, region in blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most):
-                b = ds.isel(dict(zip(axes, region))).load()
+            for region in regions:
+                b = ds.isel(region).load()
                 sink.add(_block(b, variable, quiet, holm, total, told["alpha"],
                                 told["alpha"] / max(told["tests"], 1)))
                 before, done = done, done + grid_size(b)
-                if 10 * done // total > 10 * before // total:
-                    say(f"report: {done:,} of {total:,} grid points written")
+                if 10 * done // written_points > 10 * before // written_points:
+                    say(f"report: {done:,} of {written_points:,} grid points written"
+                        + (f" (a sample of the grid's {total:,})" if bounded else ""))
         meta["notes"] += [n for n in dict.fromkeys(quiet["notes"]) if n not in meta["notes"]]
         written = sink.close()
-        _verdict_of(ds, told, sink, drawn, meta)
+        if bounded:
+            meta["sample"] = {"points": written_points, "grid": total, "text": sample_text(written_points, total)}
+            meta["notes"].append(meta["sample"]["text"][0].upper() + meta["sample"]["text"][1:])
+            figures = {f: sampled_words(c) for f, c in figures.items()}
+            if meta.get("answer"):
+                meta["answer"]["caption"] = sampled_words(meta["answer"].get("caption") or "")
+        _verdict_of(ds, told, sink, drawn, meta, grid_counts(ds) if bounded else None)
     if total > MAX_VARIANCE_POINTS and drawn.found:
         variance_table(ds, drawn.found, None, meta)  # the note only: nothing is computed above the cap
     tables = {**sink.page, "comparisons": drawn.comparisons}
@@ -233,18 +240,25 @@ def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sin
     return tables, figures
 
 
-def _verdict_of(ds, told: dict, sink: _Sink, drawn, meta: dict) -> None:
-    """``meta["verdict"]``: :func:`.verdict.report_verdict` of the block verdict and the counts kept per point."""
+def _verdict_of(ds, told: dict, sink: _Sink, drawn, meta: dict, counted=None) -> None:
+    """``meta["verdict"]``: :func:`.verdict.report_verdict` of the block verdict and the counts kept per point
+    (``counted``: :func:`.sample.grid_counts`, where the sink holds a sample; ``point_agree`` then null)."""
     from .verdict import report_verdict
 
-    pt = pd.concat(sink.counts, ignore_index=True) if sink.counts else pd.DataFrame()
-    v = {**told, "point_agree": sink.point_agree, "p_holm": pd.DataFrame(columns=["point", "p_holm"])}
-    verdict = report_verdict(ds, [], None, pt, drawn.found, v, sorted(sink.none_notes))
+    if counted is not None:
+        pt, notes, agree = counted[0], counted[1], None
+    else:
+        pt = pd.concat(sink.counts, ignore_index=True) if sink.counts else pd.DataFrame()
+        notes, agree = sorted(sink.none_notes), sink.point_agree
+    v = {**told, "point_agree": agree, "p_holm": pd.DataFrame(columns=["point", "p_holm"])}
+    verdict = report_verdict(ds, [], None, pt, drawn.found, v, notes)
     verdict.pop("tests_table")
+    if counted is not None and len(verdict["flagged"]) > NAMED_POINTS:  # the first, worst first; all: counted
+        verdict.update(flagged=verdict["flagged"][:NAMED_POINTS], flagged_total=len(verdict["flagged"]))
     meta["verdict"] = verdict
 
 
-def _sub_grid(ds, told: dict, variable, out: Path, meta: dict, most: int):
+def _sub_grid(ds, told: dict, variable, out: Path, meta: dict, most: int, bounded: bool = False):
     """The figures, the comparisons and the answer, from the sub-grid they draw (:func:`drawn_points`)."""
     from .answer import answer_parts
     from .figure_list import all_figures
@@ -272,7 +286,8 @@ def _sub_grid(ds, told: dict, variable, out: Path, meta: dict, most: int):
     if grid_size(sub) < grid_size(ds):
         meta["notes"].append(f"the figures, the comparisons and the answer read {grid_size(sub):,} of the grid's "
                              f"{grid_size(ds):,} points (each axis's first value and at most {MAX_COMPARED} "
-                             "others, evenly spaced); every point is in the CSV tables and summary.json")
+                             "others, evenly spaced)" + ("" if bounded else
+                                                        "; every point is in the CSV tables and summary.json"))
     meta["decomposition"] = {}
     meta["answer"] = attempt(meta, "the answer", answer_parts, sub, found, drawn.verdict, out)
     meta["headlines"] = {name: {**{k: est.attrs[k] for k in ("description", "kind", "basis", "basis_text", "level")},

@@ -34,14 +34,14 @@ from .heatmaps import report_figures
 from .page import page_html
 from .answer import answer_parts
 from .blockwise import REPORT_BLOCK_POINTS, write_blocks
+from .sample import TABLE_POINTS
 from .figure_list import all_figures
 
 
 def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, variable: str | None = None,
                  loaded: xr.Dataset | None = None, deck_orders: bool = False, progress=None,
-                 block_points: int | None = None) -> dict | None:
-    """Write the report of ``store`` into ``out_dir``; return summary.json's entries, or
-    None for a grid reported block by block (the folder's file only: gigabytes at 10^6 points).
+                 block_points: int | None = None, every: bool = False) -> dict | None:
+    """Write the report of ``store`` into ``out_dir``; summary.json's entries (None: a grid in blocks).
 
     Parameters
     ----------
@@ -63,7 +63,8 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
         ``progress(line)``: told when a slow check starts and ends.
     block_points : int, optional
         Grid points read at once (default :data:`.blockwise.REPORT_BLOCK_POINTS`): a larger grid is
-        reported block by block (:mod:`.blockwise`): the same tables and summary.json.
+        reported block by block (:mod:`.blockwise`).  A grid of more than :data:`.sample.TABLE_POINTS`: the
+        per-point rows of a bounded sample (:mod:`.sample`; the verdict over every point), or with ``every`` all.
     """
     if out_dir is None:
         if isinstance(store, xr.Dataset):
@@ -74,7 +75,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     if isinstance(store, xr.Dataset):
         ds, write = store.load(), _write
     else:
-        ds, write = _open(str(store), loaded, most)
+        ds, write = _open(str(store), loaded, most, most if every else min(most, TABLE_POINTS))
     final = Path(out_dir)
     made = not final.exists()
     try:
@@ -83,7 +84,7 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
             import matplotlib
 
             with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text as text: 40% faster than glyph paths
-                summary = write(ds, store, out, variable, t0, deck_orders, progress, most)
+                summary = write(ds, store, out, variable, t0, deck_orders, progress, most, every)
             publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
@@ -99,18 +100,18 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     return summary
 
 
-def _open(url: str, loaded: xr.Dataset | None, most: int):
-    """(the store's Dataset, the writer): read whole where the grid is one
-    block (``loaded``, the caller's, read into memory where it is lazy: the
-    store is not opened again), else opened lazily in dask chunks of one block each."""
+def _open(url: str, loaded: xr.Dataset | None, most: int, whole: int):
+    """(the store's Dataset, the writer): read whole where the grid has at most
+    ``whole`` points (``loaded``, the caller's, read into memory where it is lazy: the
+    store is not opened again), else opened lazily in dask chunks of one block of ``most`` each."""
     raw = loaded if loaded is not None else open_sweep(url, check=False)
-    if grid_size(raw) > most:
+    if grid_size(raw) > whole:
         return open_sweep(url, check=False, chunks=block_chunks(raw, most)), _write_blocks
     return (raw.load() if loaded is not None else load_sweep(url, check=False)), _write
 
 
 def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
-                  progress=None, most: int = REPORT_BLOCK_POINTS) -> None:
+                  progress=None, most: int = REPORT_BLOCK_POINTS, every: bool = False) -> None:
     """:func:`_write` of a grid of more than one block (:mod:`.blockwise`);
     its summary.json only written (None returned: gigabytes at 10^6 points)."""
     import matplotlib
@@ -122,7 +123,8 @@ def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: fl
         meta["notes"].append("--deck-orders: not solved for a grid of more than one block "
                              f"({grid_size(ds):,} points; a chain solve per game)")
     with open(out / "summary.json", "w") as f:  # streamed, block by block
-        tables, figures = write_blocks(ds, out, variable, meta, most, f, progress)
+        tables, figures = write_blocks(ds, out, variable, meta, most, f, progress, every,
+                                       None if isinstance(store, xr.Dataset) else str(store))
     meta["variance_text"] = variance_words(meta)
     meta["figures"] = figures
     written = meta.pop("written")
@@ -145,8 +147,8 @@ TABLE_ORDER = ("headlines", "distributions", "tests", "points", "frequencies", "
 
 
 def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
-           progress=None, most: int = REPORT_BLOCK_POINTS) -> dict:
-    """Every file of the report into ``out``; the summary dict."""
+           progress=None, most: int = REPORT_BLOCK_POINTS, every: bool = True) -> dict:
+    """Every file of the report into ``out`` (every point's rows: a grid of one block); the summary dict."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -34,7 +34,8 @@ def wide(tmp_path_factory, cluster2):
         run={"replicates": 1, "games": 1}, checkpoints={"count": 1}, tasks={"points_per_task": 1000}))
     store = str(folder / "wide.zarr")
     assert run_cli("run", str(folder / "wide.toml"), "--store", store, "--scheduler", cluster2, "-q") == 0
-    assert run_cli("report", store, "--out", str(folder / "report"), "-q") == 0
+    # --all: every point's rows (by default a grid of more than 1,000 points writes a sample's: test_report_sample)
+    assert run_cli("report", store, "--out", str(folder / "report"), "--all", "-q") == 0
     return folder / "report"
 
 
