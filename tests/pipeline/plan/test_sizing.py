@@ -78,7 +78,8 @@ def test_the_model_bounds_what_the_planner_holds_and_is_not_loose():
     import subprocess
     import sys
 
-    grid = {**TEN_MILLION, "buy_policy": ["always", "reserve:10"], "rounds": list(range(1, 251))}  # 10^4 points
+    grid = {**TEN_MILLION, "buy_policy": ["always", "reserve:10"],
+            "chance": [f"values:{k}" for k in range(1, 251)]}  # 10^4 points
     texts = [spec_toml("hk_monopoly", grid=grid, run={"replicates": replicates, "games": 1}, checkpoints={"count": 1},
                        tasks={"points_per_task": 100, "replicates_per_task": block})
              for replicates, block in ((1, 1), (8, 8), (8, 2), (8, 1))]

@@ -285,11 +285,21 @@ def test_ctrl_c_as_the_command_starts(tmp_path, delay):
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
+    if _python_starting(err):  # a loaded machine: the signal came before Python ran a line of boardsweep
+        return
     assert "Traceback" not in err, err
     if proc.returncode != -signal.SIGINT:  # before Python's own handler: the signal's default, no output
         assert proc.returncode == 130, err
         lines = [line for line in err.splitlines() if line.strip()]  # then what is kept, once the run started
         assert len(lines) == 1 and lines[0].split(";")[0] in ("boardsweep: interrupted", "boardsweep: aborted"), err
+
+
+def _python_starting(err: str) -> bool:
+    """Whether ``err`` is Python's own KeyboardInterrupt from before any of
+    boardsweep's code ran (every frame of its traceback Python's frozen
+    import machinery): nothing boardsweep can catch, as the soak counts it."""
+    frames = [line.strip() for line in err.splitlines() if line.strip().startswith('File "')]
+    return err.rstrip().endswith("KeyboardInterrupt") and bool(frames) and all('File "<frozen' in f for f in frames)
 
 
 def test_a_ctrl_c_some_library_swallowed_still_ends_the_command(tmp_path):
