@@ -23,6 +23,7 @@ from . import chunkfiles
 from .reads import fixed_width
 from .metadata import exact_renames, simulated_variables
 from .creation import creating_line, creation_record
+from .growth import marked
 from .identity import lock_only_line, rootless_line
 from .owner import Store
 from .layout import JOURNAL
@@ -30,7 +31,8 @@ from .lock import StoreLock
 from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
 from ..words import python_value
 
-__all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks"]
+__all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks",
+           "layout_stamp", "held_still"]
 
 
 #: Largest dask chunk :func:`open_sweep` makes (bytes, uncompressed).
@@ -343,11 +345,22 @@ def _layout_stamp(url: str) -> tuple[bool, bytes | None]:
 def _steady(url: str, before: tuple[bool, bytes | None]) -> bool:
     """Whether the store kept one layout through a read that started at
     ``before``: the same root metadata after it, and no layout change under
-    way (a journal left by a run that is gone is no change under way)."""
+    way (a journal, or a growth marked in the root metadata, left by a run
+    that is gone is no change under way)."""
     after = _layout_stamp(url)
     if after != before:
         return False
-    return not after[0] or not _run_holds(url)
+    return not (after[0] or marked(after[1])) or not _run_holds(url)  # a live run's packing or growth: not still
+
+
+def layout_stamp(url: str) -> tuple[bool, bytes | None]:
+    """:func:`_layout_stamp`: taken before a command's read (:mod:`boardsweep.pipeline.views.store_access`)."""
+    return _layout_stamp(url)
+
+
+def held_still(url: str, before: tuple[bool, bytes | None]) -> bool:
+    """:func:`_steady`: whether the store kept one layout through a command's read begun at ``before``."""
+    return _steady(url, before)
 
 
 def _run_holds(url: str) -> bool:
