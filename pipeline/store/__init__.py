@@ -47,7 +47,7 @@ from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
 from .manifests import store_chunks
 from .metadata import EXACT_CODES, SEAT_DIM, exact_codes, exact_state_text, playing
 from .metadata import recorded_spec, exact_renames, exact_state, exact_states, label_text, simulated_variables
-from .reads import array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
+from .reads import unrecorded_only, array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
 from .schema import FILL, blank_unplayed, code_revision, provenance, source_revision, template, unplayed
 from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
@@ -68,7 +68,7 @@ __all__ = [
     "FILL", "template", "unplayed", "blank_unplayed", "provenance", "source_revision", "code_revision",
     "create_store", "ensure_arrays", "remove_store",
     "array_names", "coordinate_labels", "many_reads", "open_raw", "read_array", "read_done", "read_exact_done",
-    "read_raw", "write_region", "write_exact", "write_whole", "clear_done", "quiet_zarr",
+    "read_raw", "unrecorded_only", "write_region", "write_exact", "write_whole", "clear_done", "quiet_zarr",
     # self-description, checksums, layout, growth, lock, object storage
     "EXACT_CODES", "SEAT_DIM", "exact_codes", "exact_state_text", "playing", "mark", "local_root",
     "simulated_variables", "recorded_spec", "label_text", "exact_state", "exact_states", "exact_renames", "store_chunks",

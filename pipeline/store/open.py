@@ -20,7 +20,7 @@ import zarr
 
 from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
-from .reads import fixed_width
+from .reads import fixed_width, unrecorded_only
 from .metadata import exact_renames, simulated_variables
 from .creation import creating_line, creation_record
 from .growth import marked
@@ -258,6 +258,9 @@ def _assert_intact(st: Store) -> None:
             raise told from None
         if not _steady(st.url, before):
             raise _rewritten(st.url) from None
+        if _run_holds(st.url) and unrecorded_only(st.check()):  # a task a live run finished, its record next
+            raise StoreBeingRewritten(f"store {st.url}: a run is writing it, a task it finished has its checksum "
+                                      "record still to come: read it again") from None
         if _layout_stamp(st.url)[0]:  # its journal, no run holding the store: interrupted, not damaged
             raise StoreBeingRewritten(f"store {st.url}: a run was interrupted while it packed or unpacked it; rerun "
                                       f"`boardsweep run SPEC --store {st.url}` with its spec to finish that") from None

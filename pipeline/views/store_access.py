@@ -75,7 +75,7 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
 
     st = url if isinstance(url, Store) else require_store(url, error)
     allow_many_reads()
-    with steadily(st.url):
+    with steadily(st.url, st):
         try:
             if check:  # before the selection: a relabelled store must not pick its cells by the wrong labels
                 st.assert_intact()
@@ -92,7 +92,7 @@ def intact_store(url: str, error: type[Exception]) -> Store:
     from ..errors import StoreDamaged
 
     st = require_store(url, error)
-    with steadily(st.url):
+    with steadily(st.url, st):
         try:
             st.assert_intact()
         except StoreDamaged as exc:
@@ -106,34 +106,42 @@ def checked_store(url: str, error: type[Exception]):
     damaged, arrays missing; ``error`` where there is no store; and
     :class:`StoreBeingRewritten` (:func:`steadily`) where a run packs, grows
     or creates it meanwhile, never "damaged" about that."""
-    from ..errors import Fault
-    from ..store import interrupted  # not run.growth: it imports the spec parser and the planner
+    from ..errors import Fault, StoreBeingRewritten
+    from ..store import held_still, interrupted, layout_stamp  # not run.growth: it imports the spec parser
 
     st = require_store(url, error, growing_ok=True)  # opened once: kept for what follows
-    with steadily(st.url):
+    before = layout_stamp(st.url)
+    with steadily(st.url, st):
         if interrupted(st.attrs) is not None:
             raise Fault(f"store {url} is incomplete: growing it to a larger spec was interrupted; "
                         f"rerun `boardsweep run SPEC --store {url} --extend` with that spec to finish")
         damage = st.check()
+        if damage and (told := writing(st)) is not None:
+            raise told
         if damage.labels:
             raise Fault(f"store {url} is damaged: {st.describe(damage)}; rerun `boardsweep run SPEC "
                         f"--store {url}` to write its labels again from its spec")
         if damage.arrays:
             raise Fault(f"store {url} is incomplete: {st.describe(damage)}; "
                         f"rerun `boardsweep run SPEC --store {url}` to complete it")
-        return st, damage, open_store(st, error, check=False, eager=False)
+        ds = open_store(st, error, check=False, eager=False)
+    if not held_still(st.url, before):  # the check's masks and the Dataset read from two layouts (a growth)
+        raise at_work(st.url, before) or StoreBeingRewritten(f"store {url} changed while it was read: read it again")
+    return st, damage, ds
 
 
 @contextmanager
-def steadily(url: str) -> Iterator[None]:
+def steadily(url: str, st: Store | None = None) -> Iterator[None]:
     """A command's read of the store at ``url``, whose failure is believed
     only where no run changed the store under it: an error (a "damaged"
     line, a shape or key error of an array moved or resized, a file gone)
     raised while a run created, packed, unpacked or grew the store is
     :class:`StoreBeingRewritten` instead, in one line naming the run's pid
-    (:func:`at_work`): read it again."""
+    (:func:`at_work`): read it again.  With the store ``st`` whose check
+    found only a task without its checksum record while a live run holds
+    it (the task it has just finished), the same (:func:`writing`)."""
     from ..errors import StoreBeingRewritten
-    from ..store import layout_stamp, unreachable
+    from ..store import Store, layout_stamp, unreachable
 
     try:
         before = layout_stamp(url)
@@ -145,9 +153,43 @@ def steadily(url: str) -> Iterator[None]:
         raise
     except Exception as exc:  # noqa: BLE001 - re-raised unless a run changed the store under the read
         told = at_work(url, before) if before is not None and not unreachable(exc) else None
+        if told is None and not unreachable(exc):
+            told = writing(st if st is not None else Store(url))
         if told is None:
             raise
         raise told from exc
+
+
+def writing(st: Store):
+    """The one line (:class:`StoreBeingRewritten`) for a store whose check
+    (:meth:`Store.check`, as read) found only tasks without their checksum
+    records while a live run holds it: the task it just finished, its record
+    next (:func:`~boardsweep.pipeline.store.unrecorded_only`); else ``None``."""
+    from ..errors import StoreBeingRewritten
+    from ..store import unrecorded_only
+
+    try:
+        who = unrecorded_only(st.check()) and live_run(st.url)
+    except Exception:  # noqa: BLE001 - the check's own error is the read's
+        return None
+    if not who:
+        return None
+    return StoreBeingRewritten(f"store {st.url}: a run ({who}) is writing it, a task it finished has its checksum "
+                               "record still to come; read it again")
+
+
+def live_run(url: str) -> str | None:
+    """The live run holding the store's lock, in words (``pid N on host H``), else ``None``."""
+    from ..errors import StoreLocked
+    from ..store import StoreLock
+
+    lock = StoreLock(url)
+    holder = lock.holder()
+    try:
+        live = holder is not None and not lock.is_stale(holder)
+    except StoreLocked:  # its lock record being written: a run starting
+        return "a run starting"
+    return f"pid {holder['pid']} on host {holder['host']}" if live and holder else None
 
 
 def at_work(url: str, before: tuple[bool, bytes | None] | None = None):
@@ -155,8 +197,8 @@ def at_work(url: str, before: tuple[bool, bytes | None] | None = None):
     creating, or a live run is packing, unpacking or growing (its pid), or
     whose layout changed since ``before`` (:func:`~boardsweep.pipeline.store.layout_stamp`);
     ``None`` where the store held still and no run is changing it."""
-    from ..errors import StoreBeingRewritten, StoreLocked
-    from ..store import StoreLock, creating_line, creation_record, held_still, layout_stamp, lock_only_line, marked
+    from ..errors import StoreBeingRewritten
+    from ..store import creating_line, creation_record, held_still, layout_stamp, lock_only_line, marked
 
     try:
         if creation_record(url) is not None:
@@ -164,18 +206,12 @@ def at_work(url: str, before: tuple[bool, bytes | None] | None = None):
         if (line := lock_only_line(url)) is not None:
             return StoreBeingRewritten(line)
         journal, root = layout_stamp(url)
-        lock = StoreLock(url)
-        holder = lock.holder()
-        try:
-            live = holder is not None and not lock.is_stale(holder)
-        except StoreLocked:  # its lock record being written: a run starting
-            live, holder = True, {}
+        who = live_run(url)
+        moved = before is not None and not held_still(url, before)
     except Exception:  # noqa: BLE001 - storage that does not answer: the read's own error says so
         return None
-    moved = before is not None and not held_still(url, before)
     what = "packing or unpacking" if journal else "growing" if marked(root) else ""
-    if live and (what or moved):
-        who = f"pid {holder['pid']} on host {holder['host']}" if holder else "a run starting"
+    if who and (what or moved):
         return StoreBeingRewritten(f"store {url}: a run ({who}) is {what or 'changing the layout of'} it now; "
                                    "read it again once it ends")
     if moved:

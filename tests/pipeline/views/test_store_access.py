@@ -58,3 +58,32 @@ def test_a_text_axis_makes_its_dict_only_for_many_lookups(monkeypatch):
     many = [f"reserve:{10 * i}" for i in range(3 * store_access.SCANS)]
     assert store_access.select(ds, (f"buy_policy={','.join(many)}",), Refused) == {"buy_policy": many}
     assert made == [LONG_AXIS]
+
+
+def test_a_task_without_its_record_while_a_live_run_holds_the_store_is_told_not_damaged(
+        tmp_path, toy_spec_text, write_spec, capsys):
+    """A run writes a task's done flags, then its checksum record: a read
+    between the two, while the run holds the store, is told to read again;
+    once no run holds it, the same store is damaged as before."""
+    from clirun import run_cli
+
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+    from boardsweep.pipeline.store import MANIFEST_DIR, Store, StoreLock, load_sweep
+
+    store = tmp_path / "s.zarr"
+    assert run_cli("-q", "run", str(write_spec(toy_spec_text)), "--store", str(store), "--workers", "1") == 0
+    st = Store(str(store))
+    with st.lock():
+        st.unpack()  # the layout a run writes tasks in: a checksum record per task
+    records = sorted(p for p in (store / MANIFEST_DIR).rglob("*") if p.is_file() and "exact" not in p.parts)
+    records[0].unlink()  # the task the run has just finished, its record not yet written
+    capsys.readouterr()
+    with StoreLock(str(store)):  # a live run holds the store (this process)
+        for command in ("status", "query"):
+            assert run_cli(command, str(store)) == 1
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and "is writing it" in err[0] and "read it again" in err[0], err
+        with pytest.raises(StoreBeingRewritten, match="read it again"):
+            load_sweep(str(store))
+    assert run_cli("query", str(store)) == 2  # no run: damaged, as before
+    assert "damaged" in capsys.readouterr().err
