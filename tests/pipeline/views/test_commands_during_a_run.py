@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import traceback
 
 import pytest
 
@@ -49,6 +50,9 @@ def _readers(store: str, tmp_path):
                 read()
             except StoreBeingRewritten as exc:
                 return 1, f"boardsweep: error: {exc}\n"
+            except Exception as exc:  # noqa: BLE001 - a raw error: counted, with where it came from
+                where = traceback.extract_tb(exc.__traceback__)[-3:]
+                return 1, f"raw {type(exc).__name__}: {exc} at {[(f.name, f.lineno) for f in where]}\n"
             return 0, ""
         return call
 
