@@ -32,7 +32,7 @@ from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingR
 from ..words import python_value
 
 __all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks",
-           "layout_stamp", "held_still"]
+           "layout_stamp", "held_still", "unrecorded_line"]
 
 
 #: Largest dask chunk :func:`open_sweep` makes (bytes, uncompressed).
@@ -258,13 +258,24 @@ def _assert_intact(st: Store) -> None:
             raise told from None
         if not _steady(st.url, before):
             raise _rewritten(st.url) from None
-        if _run_holds(st.url) and unrecorded_only(st.check()):  # a task a live run finished, its record next
-            raise StoreBeingRewritten(f"store {st.url}: a run is writing it, a task it finished has its checksum "
-                                      "record still to come: read it again") from None
+        if unrecorded_only(st.check()) and StoreLock(st.url).holder() is not None:  # a run's newest task
+            raise StoreBeingRewritten(unrecorded_line(st.url, _run_holds(st.url))) from None
         if _layout_stamp(st.url)[0]:  # its journal, no run holding the store: interrupted, not damaged
             raise StoreBeingRewritten(f"store {st.url}: a run was interrupted while it packed or unpacked it; rerun "
                                       f"`boardsweep run SPEC --store {st.url}` with its spec to finish that") from None
         raise
+
+
+def unrecorded_line(url: str, live: bool, who: str = "") -> str:
+    """What a read says of a store whose only fault is a task without its
+    checksum record, a run's lock there: a ``live`` run (``who``) writing
+    it, the record next; or a run killed as it finished the task (``run`` keeps it)."""
+    if live:
+        return (f"store {url}: a run{f' ({who})' if who else ''} is writing it, a task it finished has its checksum "
+                "record still to come; read it again")
+    return (f"store {url}: a run was interrupted as it finished a task (its lock is left, the task's checksum "
+            f"record not written); rerun `boardsweep run SPEC --store {url}` with its spec to finish (the task is "
+            "kept), then read it again")
 
 
 def _being_created(url: str) -> StoreBeingRewritten | None:

@@ -163,19 +163,19 @@ def steadily(url: str, st: Store | None = None) -> Iterator[None]:
 def writing(st: Store):
     """The one line (:class:`StoreBeingRewritten`) for a store whose check
     (:meth:`Store.check`, as read) found only tasks without their checksum
-    records while a live run holds it: the task it just finished, its record
-    next (:func:`~boardsweep.pipeline.store.unrecorded_only`); else ``None``."""
+    records, a run's lock there (:func:`~boardsweep.pipeline.store.unrecorded_only`):
+    a live run's newest task, its record next, or a run killed as it finished
+    one (:func:`~boardsweep.pipeline.store.unrecorded_line`); else ``None``."""
     from ..errors import StoreBeingRewritten
-    from ..store import unrecorded_only
+    from ..store import StoreLock, unrecorded_line, unrecorded_only
 
     try:
-        who = unrecorded_only(st.check()) and live_run(st.url)
+        if not unrecorded_only(st.check()) or StoreLock(st.url).holder() is None:
+            return None
+        who = live_run(st.url)
     except Exception:  # noqa: BLE001 - the check's own error is the read's
         return None
-    if not who:
-        return None
-    return StoreBeingRewritten(f"store {st.url}: a run ({who}) is writing it, a task it finished has its checksum "
-                               "record still to come; read it again")
+    return StoreBeingRewritten(unrecorded_line(st.url, who is not None, who or ""))
 
 
 def live_run(url: str) -> str | None:

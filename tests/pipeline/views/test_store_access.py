@@ -65,6 +65,8 @@ def test_a_task_without_its_record_while_a_live_run_holds_the_store_is_told_not_
     """A run writes a task's done flags, then its checksum record: a read
     between the two, while the run holds the store, is told to read again;
     once no run holds it, the same store is damaged as before."""
+    import socket
+
     from clirun import run_cli
 
     from boardsweep.pipeline.errors import StoreBeingRewritten
@@ -85,5 +87,10 @@ def test_a_task_without_its_record_while_a_live_run_holds_the_store_is_told_not_
             assert len(err) == 1 and "is writing it" in err[0] and "read it again" in err[0], err
         with pytest.raises(StoreBeingRewritten, match="read it again"):
             load_sweep(str(store))
-    assert run_cli("query", str(store)) == 2  # no run: damaged, as before
+    (store / ".boardsweep.lock").write_text('{"pid": 999999999, "host": "%s"}' % socket.gethostname())
+    assert run_cli("query", str(store)) == 1  # a run killed as it finished the task: rerun it, not damaged
+    err = capsys.readouterr().err
+    assert "was interrupted as it finished a task" in err and "damaged" not in err, err
+    (store / ".boardsweep.lock").unlink()
+    assert run_cli("query", str(store)) == 2  # no run's lock: damaged (a record lost), as before
     assert "damaged" in capsys.readouterr().err
