@@ -217,6 +217,9 @@ def at_work(url: str, before: tuple[bool, bytes | None] | None = None):
     if moved:
         return StoreBeingRewritten(f"store {url} changed while it was read (a run packed, unpacked or grew it): "
                                    "read it again")
+    if journal:  # no run holding it: interrupted, not damaged
+        return StoreBeingRewritten(f"store {url}: a run was interrupted while it packed or unpacked it; rerun "
+                                   f"`boardsweep run SPEC --store {url}` with its spec to finish that")
     return None
 
 

@@ -94,3 +94,25 @@ def test_a_task_without_its_record_while_a_live_run_holds_the_store_is_told_not_
     (store / ".boardsweep.lock").unlink()
     assert run_cli("query", str(store)) == 2  # no run's lock: damaged (a record lost), as before
     assert "damaged" in capsys.readouterr().err
+
+
+def test_a_packing_a_killed_run_left_is_told_to_be_finished_not_damaged(tmp_path, toy_spec_text, write_spec, capsys):
+    """A layout journal with no run holding the store: ``query`` and ``status``
+    say a run was interrupted while it packed it, and which command finishes that."""
+    from clirun import run_cli
+
+    from boardsweep.pipeline.store import JOURNAL
+
+    store = tmp_path / "s.zarr"
+    assert run_cli("-q", "run", str(write_spec(toy_spec_text)), "--store", str(store), "--workers", "1") == 0
+    (store / JOURNAL).write_text('{"state": "packing", "arrays": ["counts"]}')  # a packing cut short
+    capsys.readouterr()
+    told = []
+    for command in ("query", "status"):
+        code = run_cli(command, str(store))
+        err = capsys.readouterr().err.strip().splitlines()
+        if code == 0 or (command == "status" and code == 1 and not err):
+            continue  # read whole: the journal's change touched nothing this read needs
+        assert len(err) == 1 and "interrupted while it packed" in err[0] and "damaged" not in err[0], (command, err)
+        told.append(command)
+    assert "status" in told  # its integrity check meets the journal: told, not "damaged"
