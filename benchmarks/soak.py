@@ -3,14 +3,18 @@
 For ``--seconds``, ``--stores`` sweeps of one spec run at once, each into a
 folder of its own: a ``boardsweep run`` process is started, and killed at a
 random moment (uniform over the measured wall of an undisturbed run, a bit
-beyond) by SIGKILL, SIGTERM or SIGINT (Ctrl-C), then started again (a
+beyond; or, half the time, timed from when its store appears: a loaded
+machine's runs are killed while they write too) by SIGKILL, SIGTERM or
+SIGINT (Ctrl-C), then started again (a
 resume); once a run finishes, its store is checked against the reference
 (an undisturbed run of the same spec, made first), kept (a reader may be
 reading it), and the next cycle begins in a new folder.  Meanwhile ``--readers`` threads read the stores again and
 again, each read by one of the read paths in turn (``load_sweep``,
 ``open_sweep`` computed, ``xr.open_dataset(engine="boardsweep")`` computed,
 ``load_sweep`` with its integrity check), and compare every cell a read says
-is done with the reference.
+is done with the reference; ``--command-readers`` threads run ``status`` and
+``query`` on them (each a process), which must read or say in one line that a
+run is at work on the store (``command_reads``, ``told``).
 
 Counted: reads, reads told in one line why not (a run creating, packing,
 growing the store; not made yet), kills by signal, resumes, and the three
@@ -21,7 +25,7 @@ the same store, or a finished store that differs from the reference).  Prints on
 
 Usage::
 
-    python benchmarks/soak.py [--seconds 120] [--stores 2] [--readers 2] [--spec SPEC]
+    python benchmarks/soak.py [--seconds 120] [--stores 2] [--readers 2] [--command-readers 1] [--spec SPEC]
         [--runner "python -m boardsweep"]
 """
 
@@ -79,7 +83,8 @@ class Tally:
         self.lock = threading.Lock()
         self.counts = {"reads": 0, "told": 0, "kills": {k: 0 for k in SIGNALS}, "resumes": 0, "finished": 0,
                        "partial_reads": 0, "wrong_values": 0, "lost_cells": 0, "damaged_told": 0,
-                       "run_tracebacks": 0, "ctrl_c_while_python_starts": 0, "absent": 0}
+                       "run_tracebacks": 0, "ctrl_c_while_python_starts": 0, "absent": 0,
+                       "command_reads": 0}
         self.examples: list[str] = []
         self.told: dict[str, int] = {}  # what the reads were told, by its first words
 
@@ -184,6 +189,43 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
         mine[url] = done
 
 
+#: What a command may be told while a run is at work on its store: to read it (again) in a moment.
+TOLD = ("read it again", "read again", "rerun in a moment")
+
+
+def command_reader(runner: list[str], cycles: list[dict], tally: Tally, deadline: float) -> None:
+    """Run ``status`` and ``query`` (processes of their own) on the stores in
+    turn until ``deadline``: each is a read (exit 0, or ``status``'s exit 1
+    of an incomplete store with nothing on standard error) or one line that
+    a run is at work and to read again; "damaged" or any other error counts."""
+    n = 0
+    while time.monotonic() < deadline:
+        command = ("status", "query")[n % 2]
+        url = cycles[n % len(cycles)]["url"]
+        n += 1
+        if not os.path.exists(os.path.join(url, "zarr.json")):  # no store yet: not a read of one
+            time.sleep(0.2)
+            continue
+        done = subprocess.run([*runner, command, url], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True, errors="replace")
+        err = done.stderr.strip()
+        if done.returncode == 0 or (command == "status" and done.returncode == 1 and not err):
+            tally.add("command_reads")
+        elif len(err.splitlines()) == 1 and any(words in err for words in TOLD):
+            tally.add("told")
+            tally.said(f"{command}: " + err.replace(url, "STORE"))
+        elif "damaged" in err:
+            tally.add("damaged_told", 1, f"{command}: {err[:200]}")
+        else:
+            tally.add("partial_reads", 1, f"{command} exit {done.returncode}: {err[-200:]}")
+
+
+def _wait_for_store(proc: subprocess.Popen, url: str) -> None:
+    """Until the run ``proc`` has made its store at ``url`` (its root metadata there), or has ended."""
+    while proc.poll() is None and not os.path.exists(os.path.join(url, "zarr.json")):
+        time.sleep(0.05)
+
+
 def sweeper(slot: int, runner: list[str], spec: str, wall: float, cycles: list[dict], reference: tuple,
             tally: Tally, deadline: float, rng: random.Random) -> None:
     """Run, kill at random and resume the sweep of ``cycles[slot]`` until
@@ -199,7 +241,11 @@ def sweeper(slot: int, runner: list[str], spec: str, wall: float, cycles: list[d
                                     stdout=subprocess.DEVNULL, stderr=err_file)
         tally.add("resumes", int(resuming))
         try:
-            proc.wait(timeout=rng.uniform(0.3, 2.0) * wall)  # some runs finish, most are killed
+            if rng.random() < 0.5:  # from the start: kills while Python starts, or the store is created, too
+                proc.wait(timeout=rng.uniform(0.3, 2.0) * wall)  # some runs finish, most are killed
+            else:  # once the store is there, however slow the machine: kills while tasks write and it packs
+                _wait_for_store(proc, url)
+                proc.wait(timeout=rng.uniform(0.0, 1.0) * wall)
         except subprocess.TimeoutExpired:
             name = rng.choice(list(SIGNALS))
             proc.send_signal(SIGNALS[name])
@@ -221,7 +267,8 @@ def sweeper(slot: int, runner: list[str], spec: str, wall: float, cycles: list[d
             resuming = False
             continue
         if "Traceback" in err:  # a run ends in one line, whatever signal it got ...
-            starting = "KeyboardInterrupt" in err and "boardsweep" not in err.split("Traceback", 1)[1]
+            stack = err.split("Traceback", 1)[1]  # Ctrl-C while Python imports, before the command's main runs:
+            starting = "KeyboardInterrupt" in err and ", in main\n" not in stack and ", in _main\n" not in stack
             tally.add("ctrl_c_while_python_starts" if starting else "run_tracebacks", 1,  # ... once Python runs it
                       "" if starting else f"run ended {proc.returncode}: {err[-300:]}")
         resuming = True
@@ -233,6 +280,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--stores", type=int, default=2)
     parser.add_argument("--readers", type=int, default=2)
+    parser.add_argument("--command-readers", type=int, default=1,
+                        help="threads running `status` and `query` on the stores, each a process")
     parser.add_argument("--spec", default=None, help="a spec file (default: a small money-game sweep)")
     parser.add_argument("--runner", default=f"{shlex.quote(sys.executable)} -m boardsweep")
     parser.add_argument("--seed", type=int, default=56)
@@ -260,13 +309,15 @@ def main(argv: list[str] | None = None) -> dict:
                for i in range(args.stores)]
     threads += [threading.Thread(target=reader, args=(cycles, reference, tally, deadline), daemon=True)
                 for _ in range(args.readers)]
+    threads += [threading.Thread(target=command_reader, args=(runner, cycles, tally, deadline), daemon=True)
+                for _ in range(args.command_readers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     shutil.rmtree(work, ignore_errors=True)
     out = {**tally.counts, "undisturbed_run_s": round(wall, 2), "seconds": args.seconds, "stores": args.stores,
-           "readers": args.readers, "told_lines": tally.told, "examples": tally.examples, "cpu": _cpu(), "load": os.getloadavg()}
+           "readers": args.readers, "command_readers": args.command_readers, "told_lines": tally.told, "examples": tally.examples, "cpu": _cpu(), "load": os.getloadavg()}
     print(json.dumps(out, indent=1))
     return out
 

@@ -21,13 +21,15 @@ __all__ = ["digest", "verify"]
 @reads_here()
 def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
-    from ..store import normalize_url, store_exists
+    from ..store import answers, normalize_url, store_exists
     from ..store import creating_line, inspect, rootless_line
     from ..errors import StoreDamaged
     from ..run.verify import write_digest
+    from ..views.store_access import steadily
 
     try:
         url = normalize_url(store_url)
+        answers(url)  # storage that does not answer: one line within the read's deadline
         found = inspect(url)
         if found == "rootless":
             raise StoreDamaged(rootless_line(url))
@@ -36,7 +38,8 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
         if not store_exists(url):
             refuse_lock_only(url)  # a run interrupted before it made the store: not bad input
             raise InputError(f"no sweep store at {url}")
-        text = write_digest(url, out, partial)
+        with steadily(url):  # a run packing, growing or creating it meanwhile: one line, read again
+            text = write_digest(url, out, partial)
     except OSError as exc:
         raise InputError(f"--out {out}: cannot write the digest there ({exc.strerror or exc})") from None
     if out is None:

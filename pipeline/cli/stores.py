@@ -80,23 +80,10 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from ..store import interrupted  # not run.growth: it imports the spec parser and the planner
     from ..views import status as status_view, store_access
 
     with _lock_only(store_url):
-        st = store_access.require_store(store_url, InputError, growing_ok=True)  # opened once: kept for what follows
-    growing = interrupted(st.attrs)
-    if growing is not None:
-        raise Fault(f"store {store_url} is incomplete: growing it to a larger spec was interrupted; "
-                        f"rerun `boardsweep run SPEC --store {store_url} --extend` with that spec to finish")
-    damage = st.check()
-    if damage.labels:
-        raise Fault(f"store {store_url} is damaged: {st.describe(damage)}; rerun `boardsweep run SPEC "
-                        f"--store {store_url}` to write its labels again from its spec")
-    if damage.arrays:
-        raise Fault(f"store {store_url} is incomplete: {st.describe(damage)}; "
-                        f"rerun `boardsweep run SPEC --store {store_url}` to complete it")
-    ds = store_access.open_store(st, InputError, check=False, eager=False)
+        st, damage, ds = store_access.checked_store(store_url, InputError)
     text = st.describe(damage, limit=10**9) if damage else ""
     status_view.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])

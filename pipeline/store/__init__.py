@@ -33,8 +33,8 @@ from __future__ import annotations
 from . import zarr_private  # noqa: F401 - first: it imports zarr without zarr 3.0's import-time warning
 from ..errors import (ChunkUnreadable, LayoutError, RootDamaged, StoreDamaged, StoreLocked, StoreMismatch,
                       StoreUnreachable, UnknownFormat)
-from .creation import create_store, creating_line, ensure_arrays, remove_store
-from .growth import GROWING, interrupted
+from .creation import create_store, creating_line, creation_record, ensure_arrays, remove_store
+from .growth import GROWING, interrupted, marked
 from .identity import (check_format, check_spec, check_writable, differences, inspect, lock_only_line, read_attrs,
                        rootless_line, store_exists)
 from .integrity import MANIFEST_DIR, Damage, assert_intact
@@ -47,32 +47,33 @@ from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
 from .manifests import store_chunks
 from .metadata import EXACT_CODES, SEAT_DIM, exact_codes, exact_state_text, playing
 from .metadata import recorded_spec, exact_renames, exact_state, exact_states, label_text, simulated_variables
-from .reads import array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
+from .reads import unrecorded_only, array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw
 from .schema import FILL, blank_unplayed, code_revision, provenance, source_revision, template, unplayed
 from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
 from .owner import Store, check_location, normalize_url
-from .open import READ_CHUNK_BYTES, load_sweep, mask, open_sweep, read_chunks
-from .remote import bound_failures, unreachable, use_storage_options
+from .open import READ_CHUNK_BYTES, held_still, layout_stamp, unrecorded_line, load_sweep, mask, open_sweep, read_chunks
+from .remote import answers, bound_failures, read_deadline, unreachable, use_storage_options
 
 bound_failures()  # every process that touches a store (workers too) gives up on a lost S3 server in seconds
 
 __all__ = [
     # the store as a command sees it, and as xarray reads it
     "Store", "normalize_url", "check_location", "lock_only_line", "open_sweep", "load_sweep", "mask", "read_chunks", "READ_CHUNK_BYTES",
+    "layout_stamp", "held_still", "unrecorded_line",
     # what is at a URL, its attributes, the format and spec checks
     "inspect", "store_exists", "read_attrs", "check_format", "check_spec", "check_writable", "differences",
-    "rootless_line", "creating_line",
+    "rootless_line", "creating_line", "creation_record",
     # template, creation, reads and writes
     "FILL", "template", "unplayed", "blank_unplayed", "provenance", "source_revision", "code_revision",
     "create_store", "ensure_arrays", "remove_store",
     "array_names", "coordinate_labels", "many_reads", "open_raw", "read_array", "read_done", "read_exact_done",
-    "read_raw", "write_region", "write_exact", "write_whole", "clear_done", "quiet_zarr",
+    "read_raw", "unrecorded_only", "write_region", "write_exact", "write_whole", "clear_done", "quiet_zarr",
     # self-description, checksums, layout, growth, lock, object storage
     "EXACT_CODES", "SEAT_DIM", "exact_codes", "exact_state_text", "playing", "mark", "local_root",
     "simulated_variables", "recorded_spec", "label_text", "exact_state", "exact_states", "exact_renames", "store_chunks",
-    "Damage", "check_integrity", "assert_intact", "MANIFEST_DIR", "JOURNAL", "GROWING", "interrupted", "StoreLock", "LOCK_NAME", "MALFORMED_GRACE_S",
-    "unreachable", "use_storage_options",
+    "Damage", "check_integrity", "assert_intact", "MANIFEST_DIR", "JOURNAL", "GROWING", "interrupted", "marked", "StoreLock", "LOCK_NAME", "MALFORMED_GRACE_S",
+    "unreachable", "use_storage_options", "answers", "read_deadline",
     # a complete store's summary, kept in it
     "summary_key", "read_summary", "keep_summary",
     # errors (defined in boardsweep.pipeline.errors)

@@ -19,6 +19,7 @@ Each step is idempotent.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
 import numpy as np
@@ -29,7 +30,7 @@ from .schema import provenance, template
 from .zarr_private import quiet
 from ..spec.parse import Spec
 
-__all__ = ["GROWING", "interrupted", "mark", "resize", "finish"]
+__all__ = ["GROWING", "interrupted", "marked", "mark", "resize", "finish"]
 
 #: Root attribute set while a growth is being applied: the target canonical spec.
 GROWING = "growing"
@@ -39,6 +40,16 @@ def interrupted(attrs: Mapping[str, Any]) -> str | None:
     """The target canonical JSON of a growth that did not finish, else ``None``."""
     value = attrs.get(GROWING)
     return str(value) if value else None
+
+
+def marked(root: bytes | None) -> bool:
+    """Whether the root metadata ``root`` (``zarr.json``'s bytes, as a reader
+    read them) marks a growth under way (:data:`GROWING` set, :func:`interrupted`)."""
+    try:
+        attrs = json.loads(root or b"{}").get("attributes", {})
+        return interrupted(attrs) is not None
+    except (ValueError, AttributeError, TypeError):
+        return False
 
 
 def mark(url: str, spec: Spec, described: str, source: str) -> None:

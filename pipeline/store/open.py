@@ -20,9 +20,10 @@ import zarr
 
 from ... import xarray_backend  # noqa: F401  (registers ds.boardsweep, once)
 from . import chunkfiles
-from .reads import fixed_width
+from .reads import fixed_width, unrecorded_only
 from .metadata import exact_renames, simulated_variables
 from .creation import creating_line, creation_record
+from .growth import marked
 from .identity import lock_only_line, rootless_line
 from .owner import Store
 from .layout import JOURNAL
@@ -30,7 +31,8 @@ from .lock import StoreLock
 from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
 from ..words import python_value
 
-__all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks"]
+__all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks",
+           "layout_stamp", "held_still", "unrecorded_line"]
 
 
 #: Largest dask chunk :func:`open_sweep` makes (bytes, uncompressed).
@@ -256,10 +258,24 @@ def _assert_intact(st: Store) -> None:
             raise told from None
         if not _steady(st.url, before):
             raise _rewritten(st.url) from None
+        if unrecorded_only(st.check()) and StoreLock(st.url).holder() is not None:  # a run's newest task
+            raise StoreBeingRewritten(unrecorded_line(st.url, _run_holds(st.url))) from None
         if _layout_stamp(st.url)[0]:  # its journal, no run holding the store: interrupted, not damaged
             raise StoreBeingRewritten(f"store {st.url}: a run was interrupted while it packed or unpacked it; rerun "
                                       f"`boardsweep run SPEC --store {st.url}` with its spec to finish that") from None
         raise
+
+
+def unrecorded_line(url: str, live: bool, who: str = "") -> str:
+    """What a read says of a store whose only fault is a task without its
+    checksum record, a run's lock there: a ``live`` run (``who``) writing
+    it, the record next; or a run killed as it finished the task (``run`` keeps it)."""
+    if live:
+        return (f"store {url}: a run{f' ({who})' if who else ''} is writing it, a task it finished has its checksum "
+                "record still to come; read it again")
+    return (f"store {url}: a run was interrupted as it finished a task (its lock is left, the task's checksum "
+            f"record not written); rerun `boardsweep run SPEC --store {url}` with its spec to finish (the task is "
+            "kept), then read it again")
 
 
 def _being_created(url: str) -> StoreBeingRewritten | None:
@@ -343,11 +359,22 @@ def _layout_stamp(url: str) -> tuple[bool, bytes | None]:
 def _steady(url: str, before: tuple[bool, bytes | None]) -> bool:
     """Whether the store kept one layout through a read that started at
     ``before``: the same root metadata after it, and no layout change under
-    way (a journal left by a run that is gone is no change under way)."""
+    way (a journal, or a growth marked in the root metadata, left by a run
+    that is gone is no change under way)."""
     after = _layout_stamp(url)
     if after != before:
         return False
-    return not after[0] or not _run_holds(url)
+    return not (after[0] or marked(after[1])) or not _run_holds(url)  # a live run's packing or growth: not still
+
+
+def layout_stamp(url: str) -> tuple[bool, bytes | None]:
+    """:func:`_layout_stamp`: taken before a command's read (:mod:`boardsweep.pipeline.views.store_access`)."""
+    return _layout_stamp(url)
+
+
+def held_still(url: str, before: tuple[bool, bytes | None]) -> bool:
+    """:func:`_steady`: whether the store kept one layout through a command's read begun at ``before``."""
+    return _steady(url, before)
 
 
 def _run_holds(url: str) -> bool:

@@ -16,7 +16,7 @@ from . import chunkfiles, integers
 from .. import errors
 from .zarr_private import quiet
 
-__all__ = ["READ_CONCURRENCY", "fixed_width", "integer_view", "read_array", "read_done", "read_exact_done", "read_mask", "open_raw",
+__all__ = ["unrecorded_only", "READ_CONCURRENCY", "fixed_width", "integer_view", "read_array", "read_done", "read_exact_done", "read_mask", "open_raw",
            "array_names", "read_raw", "coordinate_labels", "many_reads"]
 
 
@@ -204,3 +204,16 @@ def many_reads() -> None:
     """Let zarr keep more chunk reads in flight in this (CLI) process: a
     store holds one small chunk per task and variable."""
     zarr.config.set({"async.concurrency": READ_CONCURRENCY})
+
+
+#: The reason an integrity check gives a finished task with no checksum record (:data:`.lost_records.LOST`).
+UNRECORDED = "no checksum record"
+
+
+def unrecorded_only(damage) -> bool:
+    """Whether every fault of ``damage`` (an :class:`.integrity.Damage`) is
+    a finished task without its checksum record: what a read sees of the
+    task a live run has just finished (its done flags are written, then its
+    record, :mod:`.writes`), not damage."""
+    return bool(damage) and not damage.arrays and not damage.labels and all(
+        why == UNRECORDED for why in damage.reasons.values())

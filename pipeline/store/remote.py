@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import uuid
 from typing import Any, Mapping
 
@@ -36,9 +37,9 @@ import numpy as np
 from fsspec.asyn import sync
 
 from .chunkfiles import encode_region, fingerprint, parse_meta
-from ..errors import NoExclusiveCreate, causes
+from ..errors import NoExclusiveCreate, StoreUnreachable, causes
 
-__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline", "use_storage_options"]
+__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline", "read_deadline", "answers", "use_storage_options"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts: a request
 #: to a server that is gone gives up within ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` (9 s), one to
@@ -137,6 +138,48 @@ def write_deadline(fs, nbytes: int = 0) -> float:
     per_attempt = max(float(conf.get("connect_timeout", S3_CONNECT_TIMEOUT_S)),
                       float(conf.get("read_timeout", S3_READ_TIMEOUT_S)))
     return attempts * per_attempt + WRITE_S_PER_MIB * nbytes / 2**20
+
+
+def read_deadline(url: str) -> float | None:
+    """Seconds a command's read of the store at ``url`` (``status``,
+    ``query``, ``report``, ``digest``) waits on storage that does not
+    answer before it ends in one line: the deadline of one request
+    (:func:`write_deadline`, nothing sent), ``attempts * max(connect, read
+    timeout)`` of botocore's configuration (fsspec's, or a spec's
+    ``[storage_options]``), 18 s with the defaults; ``None`` for a folder."""
+    if "://" not in url or url.startswith("file://"):
+        return None
+    fs, _ = fsspec.core.url_to_fs(url)
+    return None if is_local(fs) else write_deadline(fs)
+
+
+def answers(url: str) -> None:
+    """Ask the storage of the store at ``url`` for one small object (its root
+    metadata), giving it :func:`read_deadline` seconds: a command's first
+    request, before its read's many; :class:`StoreUnreachable` in one line
+    where it does not answer within that (a frozen server, a cut network),
+    rather than each request of the read waiting out its own.  An answer,
+    even "not found", returns; nothing for a folder."""
+    deadline = read_deadline(url)
+    if deadline is None:
+        return
+    fs, root = fsspec.core.url_to_fs(url)
+    failed: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            fs.cat_file(f"{root}/zarr.json")
+        except Exception as exc:  # noqa: BLE001 - "not found", denied: an answer; a timeout: none
+            failed.append(exc)
+
+    asking = threading.Thread(target=ask, name="boardsweep-answers", daemon=True)  # left waiting, if it waits
+    asking.start()
+    asking.join(deadline)
+    if asking.is_alive() or (failed and unreachable(failed[0])):
+        raise StoreUnreachable(
+            f"store {url}: the storage did not answer within {deadline:g} s, the deadline of a read (attempts "
+            "times the longer of connect_timeout and read_timeout in `config_kwargs` of fsspec's configuration, "
+            "FSSPEC_S3); nothing was read: read it again once it answers")
 
 
 def use_storage_options(url: str, options: Mapping[str, Any]) -> None:

@@ -32,17 +32,13 @@ def print_store_summary(store: str, sels: tuple[str, ...], fmt: str, every: bool
     memory stays that of a block whatever the grid's size."""
     from ..analysis.blocks import BLOCK_POINTS, ROW_BLOCK_POINTS, block_chunks
     from ..analysis.dataset import grid_size
-    from ..errors import StoreDamaged
     from ..store import open_sweep
-    from .store_access import open_store, require_store
+    from .store_access import intact_store, open_store, steadily
 
     if not sels:
-        st = require_store(store, error)
-        try:
-            st.assert_intact()
-        except StoreDamaged as exc:
-            raise error(str(exc)) from None
-        ds = open_sweep(st, check=False)
+        st = intact_store(store, error)
+        with steadily(st.url):
+            ds = open_sweep(st, check=False)
         if grid_size(ds) > BLOCK_POINTS:
             most = ROW_BLOCK_POINTS if every or fmt != "table" else BLOCK_POINTS  # every row: a table per block
             _print_blocks(open_sweep(st, check=False, chunks=block_chunks(ds, most)), fmt, every, store, most)

@@ -4,6 +4,7 @@ or one line saying why not (no store, not ours, damaged, a bad selection)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,13 +27,15 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
     """The boardsweep store at ``url``, opened once for the command
     (:class:`~boardsweep.pipeline.store.Store`: what it finds is kept), or
     ``error`` in one line: no store, not ours, or (unless ``growing_ok``) one
-    whose growth was interrupted half-way."""
-    from ..store import Store, StoreMismatch, interrupted, normalize_url
+    whose growth was interrupted half-way.  A store a live run is growing
+    now: :class:`StoreBeingRewritten` naming its pid (read it again)."""
+    from ..store import Store, StoreMismatch, answers, interrupted, normalize_url
 
     try:
         normalize_url(url)  # an unknown protocol, a missing package: the line `run` gives
     except StoreMismatch as exc:  # "--store URL: why": this command's STORE argument
         raise error("store " + str(exc).removeprefix("--store ")) from None
+    answers(url)  # storage that does not answer: one line within the read's deadline, not one per request
     st = Store(url)
     if st.kind == "rootless":
         from ..store import rootless_line
@@ -48,7 +51,11 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
         raise error(f"store {url}: no sweep store there")
     if st.kind != "boardsweep":
         raise error(f"store {url}: not a boardsweep sweep store")
-    if not growing_ok and interrupted(st.attrs) is not None:
+    with steadily(st.url):
+        growing = interrupted(st.attrs)
+    if growing is not None and (told := at_work(st.url)) is not None:  # a run growing it now, not interrupted
+        raise told
+    if not growing_ok and growing is not None:
         raise error(f"store {url}: growing it to a larger spec was interrupted; rerun "
                     f"`boardsweep run SPEC --store {url} --extend` with that spec to finish")
     return st
@@ -58,7 +65,8 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
                eager: bool = True):
     """The store's Dataset in memory (only the cells ``--sel`` options pick,
     when given), or ``error`` in one line: no store, not ours, damaged, a bad
-    selection.  ``url``: a path or URL, or the store :func:`require_store`
+    selection; a store a run packs, grows or creates while it is read:
+    :class:`StoreBeingRewritten` (:func:`steadily`).  ``url``: a path or URL, or the store :func:`require_store`
     opened.  ``eager=False``: lazily (:func:`query.open_sweep`), for
     commands that read a few small arrays."""
     from ..store import Store
@@ -67,13 +75,152 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
 
     st = url if isinstance(url, Store) else require_store(url, error)
     allow_many_reads()
-    try:
-        if check:  # before the selection: a relabelled store must not pick its cells by the wrong labels
+    with steadily(st.url, st):
+        try:
+            if check:  # before the selection: a relabelled store must not pick its cells by the wrong labels
+                st.assert_intact()
+            picked = select(st.open_raw(), sels, error) if sels else None
+            return (load_sweep if eager else open_sweep)(st, check=check, sel=picked)
+        except StoreDamaged as exc:
+            raise error(str(exc)) from None
+
+
+def intact_store(url: str, error: type[Exception]) -> Store:
+    """:func:`require_store`, its every finished cell checked
+    (:meth:`Store.assert_intact`): ``error`` in one line where damaged, and
+    :class:`StoreBeingRewritten` where a run packs, grows or creates it meanwhile."""
+    from ..errors import StoreDamaged
+
+    st = require_store(url, error)
+    with steadily(st.url, st):
+        try:
             st.assert_intact()
-        picked = select(st.open_raw(), sels, error) if sels else None
-        return (load_sweep if eager else open_sweep)(st, check=check, sel=picked)
-    except StoreDamaged as exc:
-        raise error(str(exc)) from None
+        except StoreDamaged as exc:
+            raise error(str(exc)) from None
+    return st
+
+
+def checked_store(url: str, error: type[Exception]):
+    """``status``'s read: (the store, its :class:`Damage`, its lazy Dataset),
+    or one line (:class:`Fault`, exit 1): a growth interrupted, labels
+    damaged, arrays missing; ``error`` where there is no store; and
+    :class:`StoreBeingRewritten` (:func:`steadily`) where a run packs, grows
+    or creates it meanwhile, never "damaged" about that."""
+    from ..errors import Fault, StoreBeingRewritten
+    from ..store import held_still, interrupted, layout_stamp  # not run.growth: it imports the spec parser
+
+    st = require_store(url, error, growing_ok=True)  # opened once: kept for what follows
+    before = layout_stamp(st.url)
+    with steadily(st.url, st):
+        if interrupted(st.attrs) is not None:
+            raise Fault(f"store {url} is incomplete: growing it to a larger spec was interrupted; "
+                        f"rerun `boardsweep run SPEC --store {url} --extend` with that spec to finish")
+        damage = st.check()
+        if damage and (told := writing(st)) is not None:
+            raise told
+        if damage.labels:
+            raise Fault(f"store {url} is damaged: {st.describe(damage)}; rerun `boardsweep run SPEC "
+                        f"--store {url}` to write its labels again from its spec")
+        if damage.arrays:
+            raise Fault(f"store {url} is incomplete: {st.describe(damage)}; "
+                        f"rerun `boardsweep run SPEC --store {url}` to complete it")
+        ds = open_store(st, error, check=False, eager=False)
+    if not held_still(st.url, before):  # the check's masks and the Dataset read from two layouts (a growth)
+        raise at_work(st.url, before) or StoreBeingRewritten(f"store {url} changed while it was read: read it again")
+    return st, damage, ds
+
+
+@contextmanager
+def steadily(url: str, st: Store | None = None) -> Iterator[None]:
+    """A command's read of the store at ``url``, whose failure is believed
+    only where no run changed the store under it: an error (a "damaged"
+    line, a shape or key error of an array moved or resized, a file gone)
+    raised while a run created, packed, unpacked or grew the store is
+    :class:`StoreBeingRewritten` instead, in one line naming the run's pid
+    (:func:`at_work`): read it again.  With the store ``st`` whose check
+    found only a task without its checksum record while a live run holds
+    it (the task it has just finished), the same (:func:`writing`)."""
+    from ..errors import StoreBeingRewritten
+    from ..store import Store, layout_stamp, unreachable
+
+    try:
+        before = layout_stamp(url)
+    except Exception:  # noqa: BLE001 - storage that does not answer: the read itself says so in its line
+        before = None
+    try:
+        yield
+    except StoreBeingRewritten:
+        raise
+    except Exception as exc:  # noqa: BLE001 - re-raised unless a run changed the store under the read
+        told = at_work(url, before) if before is not None and not unreachable(exc) else None
+        if told is None and not unreachable(exc):
+            told = writing(st if st is not None else Store(url))
+        if told is None:
+            raise
+        raise told from exc
+
+
+def writing(st: Store):
+    """The one line (:class:`StoreBeingRewritten`) for a store whose check
+    (:meth:`Store.check`, as read) found only tasks without their checksum
+    records, a run's lock there (:func:`~boardsweep.pipeline.store.unrecorded_only`):
+    a live run's newest task, its record next, or a run killed as it finished
+    one (:func:`~boardsweep.pipeline.store.unrecorded_line`); else ``None``."""
+    from ..errors import StoreBeingRewritten
+    from ..store import StoreLock, unrecorded_line, unrecorded_only
+
+    try:
+        if not unrecorded_only(st.check()) or StoreLock(st.url).holder() is None:
+            return None
+        who = live_run(st.url)
+    except Exception:  # noqa: BLE001 - the check's own error is the read's
+        return None
+    return StoreBeingRewritten(unrecorded_line(st.url, who is not None, who or ""))
+
+
+def live_run(url: str) -> str | None:
+    """The live run holding the store's lock, in words (``pid N on host H``), else ``None``."""
+    from ..errors import StoreLocked
+    from ..store import StoreLock
+
+    lock = StoreLock(url)
+    holder = lock.holder()
+    try:
+        live = holder is not None and not lock.is_stale(holder)
+    except StoreLocked:  # its lock record being written: a run starting
+        return "a run starting"
+    return f"pid {holder['pid']} on host {holder['host']}" if live and holder else None
+
+
+def at_work(url: str, before: tuple[bool, bytes | None] | None = None):
+    """The one line (:class:`StoreBeingRewritten`) for a store a run is
+    creating, or a live run is packing, unpacking or growing (its pid), or
+    whose layout changed since ``before`` (:func:`~boardsweep.pipeline.store.layout_stamp`);
+    ``None`` where the store held still and no run is changing it."""
+    from ..errors import StoreBeingRewritten
+    from ..store import creating_line, creation_record, held_still, layout_stamp, lock_only_line, marked
+
+    try:
+        if creation_record(url) is not None:
+            return StoreBeingRewritten(creating_line(url))
+        if (line := lock_only_line(url)) is not None:
+            return StoreBeingRewritten(line)
+        journal, root = layout_stamp(url)
+        who = live_run(url)
+        moved = before is not None and not held_still(url, before)
+    except Exception:  # noqa: BLE001 - storage that does not answer: the read's own error says so
+        return None
+    what = "packing or unpacking" if journal else "growing" if marked(root) else ""
+    if who and (what or moved):
+        return StoreBeingRewritten(f"store {url}: a run ({who}) is {what or 'changing the layout of'} it now; "
+                                   "read it again once it ends")
+    if moved:
+        return StoreBeingRewritten(f"store {url} changed while it was read (a run packed, unpacked or grew it): "
+                                   "read it again")
+    if journal:  # no run holding it: interrupted, not damaged
+        return StoreBeingRewritten(f"store {url}: a run was interrupted while it packed or unpacked it; rerun "
+                                   f"`boardsweep run SPEC --store {url}` with its spec to finish that")
+    return None
 
 
 def select(ds, sels: tuple[str, ...], error: type[Exception]) -> dict[str, list]:

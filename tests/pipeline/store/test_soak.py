@@ -1,7 +1,8 @@
 """The soak's short form (``benchmarks/soak.py``): a toy sweep killed at
 random by SIGKILL, SIGTERM and Ctrl-C and resumed, while a reader checks
-every cell it sees against the finished reference: no partial read, no
-wrong value, no lost cell, no "damaged" said of a store a run writes."""
+every cell it sees against the finished reference, and ``status`` and
+``query`` run on the stores: no partial read, no wrong value, no lost cell,
+no "damaged" said of a store a run writes."""
 
 from __future__ import annotations
 
@@ -45,6 +46,6 @@ def test_a_short_soak_loses_nothing_and_misleads_no_reader(tmp_path):
     out = _soak().main(["--seconds", "40", "--stores", "1", "--readers", "1", "--spec", str(spec),
                         "--runner", f"{sys.executable} {runner}", "--seed", "5"])
     assert sum(out["kills"].values()) >= 2 and out["resumes"] >= 2, out  # the soak did kill and resume
-    assert out["reads"] >= 20, out
+    assert out["reads"] >= 20 and out["command_reads"] >= 1, out  # a command read a store too
     for key in ("partial_reads", "wrong_values", "lost_cells", "damaged_told", "run_tracebacks"):
         assert out[key] == 0, (key, out)

@@ -58,3 +58,61 @@ def test_a_text_axis_makes_its_dict_only_for_many_lookups(monkeypatch):
     many = [f"reserve:{10 * i}" for i in range(3 * store_access.SCANS)]
     assert store_access.select(ds, (f"buy_policy={','.join(many)}",), Refused) == {"buy_policy": many}
     assert made == [LONG_AXIS]
+
+
+def test_a_task_without_its_record_while_a_live_run_holds_the_store_is_told_not_damaged(
+        tmp_path, toy_spec_text, write_spec, capsys):
+    """A run writes a task's done flags, then its checksum record: a read
+    between the two, while the run holds the store, is told to read again;
+    once no run holds it, the same store is damaged as before."""
+    import socket
+
+    from clirun import run_cli
+
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+    from boardsweep.pipeline.store import MANIFEST_DIR, Store, StoreLock, load_sweep
+
+    store = tmp_path / "s.zarr"
+    assert run_cli("-q", "run", str(write_spec(toy_spec_text)), "--store", str(store), "--workers", "1") == 0
+    st = Store(str(store))
+    with st.lock():
+        st.unpack()  # the layout a run writes tasks in: a checksum record per task
+    records = sorted(p for p in (store / MANIFEST_DIR).rglob("*") if p.is_file() and "exact" not in p.parts)
+    records[0].unlink()  # the task the run has just finished, its record not yet written
+    capsys.readouterr()
+    with StoreLock(str(store)):  # a live run holds the store (this process)
+        for command in ("status", "query"):
+            assert run_cli(command, str(store)) == 1
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and "is writing it" in err[0] and "read it again" in err[0], err
+        with pytest.raises(StoreBeingRewritten, match="read it again"):
+            load_sweep(str(store))
+    (store / ".boardsweep.lock").write_text('{"pid": 999999999, "host": "%s"}' % socket.gethostname())
+    assert run_cli("query", str(store)) == 1  # a run killed as it finished the task: rerun it, not damaged
+    err = capsys.readouterr().err
+    assert "was interrupted as it finished a task" in err and "damaged" not in err, err
+    (store / ".boardsweep.lock").unlink()
+    assert run_cli("query", str(store)) == 2  # no run's lock: damaged (a record lost), as before
+    assert "damaged" in capsys.readouterr().err
+
+
+def test_a_packing_a_killed_run_left_is_told_to_be_finished_not_damaged(tmp_path, toy_spec_text, write_spec, capsys):
+    """A layout journal with no run holding the store: ``query`` and ``status``
+    say a run was interrupted while it packed it, and which command finishes that."""
+    from clirun import run_cli
+
+    from boardsweep.pipeline.store import JOURNAL
+
+    store = tmp_path / "s.zarr"
+    assert run_cli("-q", "run", str(write_spec(toy_spec_text)), "--store", str(store), "--workers", "1") == 0
+    (store / JOURNAL).write_text('{"state": "packing", "arrays": ["counts"]}')  # a packing cut short
+    capsys.readouterr()
+    told = []
+    for command in ("query", "status"):
+        code = run_cli(command, str(store))
+        err = capsys.readouterr().err.strip().splitlines()
+        if code == 0 or (command == "status" and code == 1 and not err):
+            continue  # read whole: the journal's change touched nothing this read needs
+        assert len(err) == 1 and "interrupted while it packed" in err[0] and "damaged" not in err[0], (command, err)
+        told.append(command)
+    assert "status" in told  # its integrity check meets the journal: told, not "damaged"
