@@ -53,7 +53,7 @@ from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Fi
                      root_records, task_arrays)
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
-__all__ = ["PACKED_SEPARATOR", "pack", "unpack", "recover", "set_records", "integer_fill", "restore_fill"]
+__all__ = ["PACKED_SEPARATOR", "GENERATION_ATTR", "pack", "unpack", "recover", "set_records", "integer_fill", "restore_fill"]
 
 
 
@@ -84,15 +84,28 @@ def _consolidate(url: str) -> None:
         zarr.consolidate_metadata(url)
 
 
+#: Root attribute counting the store's layout changes (each packing or unpacking
+#: step that rewrites :data:`LAYOUT_ATTR`): a reader that compares the root
+#: metadata before and after its read (:func:`boardsweep.pipeline.store.open.layout_stamp`)
+#: sees a pack and unpack that both ended inside its read, which restore the same
+#: records (A, B, A), as a change.
+GENERATION_ATTR = "boardsweep_layout_generation"
+
+
 def set_records(url: str, records: dict[str, Any] | None) -> None:
     """Write the packed arrays' records into the root attribute
-    :data:`LAYOUT_ATTR` (``None`` or empty: remove it)."""
+    :data:`LAYOUT_ATTR` (``None`` or empty: remove it), and count the change
+    in :data:`GENERATION_ATTR`."""
     with quiet():
         group = zarr.open_group(url, mode="r+")
+        attrs = dict(group.attrs)
         if records:
-            group.attrs[LAYOUT_ATTR] = records_text(records)
-        elif LAYOUT_ATTR in group.attrs:
-            del group.attrs[LAYOUT_ATTR]
+            attrs[LAYOUT_ATTR] = records_text(records)
+        else:
+            attrs.pop(LAYOUT_ATTR, None)
+        generation = attrs.get(GENERATION_ATTR, 0)
+        attrs[GENERATION_ATTR] = (generation if isinstance(generation, int) else 0) + 1
+        group.attrs.put(attrs)
 
 
 def integer_fill(meta: dict[str, Any], data: np.ndarray, complete: bool) -> dict[str, Any]:
