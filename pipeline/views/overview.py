@@ -432,6 +432,22 @@ def _print_block(out: Console, block: Block) -> None:
         out.print(f"[bold]answer[/bold]: {escape(line)}")
 
 
+def replicate_line(ds) -> str | None:
+    """The replicate-disagreement flag in one short line (under 100
+    characters: :func:`boardsweep.pipeline.analysis.variance.replicate_agreement`,
+    Holm at family-wise 1%), or None where nothing is tested."""
+    from ..analysis.dataset import distribution_variables
+    from ..analysis.variance import replicate_agreement
+
+    found = [replicate_agreement(ds, v) for v in distribution_variables(ds)]
+    found = [f for f in found if f["labels"]]
+    if not found:
+        return None
+    flagged, labels = found[0]["flagged"], found[0]["labels"]
+    return (f"replicates: {'DIFFER' if flagged else 'agree'} ({flagged} of {labels} labels flagged; "
+            f"heterogeneity F test, Holm at {found[0]['alpha']:.0%})")
+
+
 def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: tuple[bool, str, str],
                   limit: int | None = None, points: int | None = None) -> list[str]:
     """The first lines: the question, its answer at every asked point (at most
@@ -450,6 +466,9 @@ def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: t
         details = ("the tables below" if below else f"every point: {every_row}" if cut
                    else f"figures, tables and every test: {report}")
         out.print(f"details: {details}", markup=False, style="dim", soft_wrap=True)
+        agreement = replicate_line(ds)
+        if agreement:
+            out.print(agreement, markup=False)
     return cap.get().splitlines()
 
 
