@@ -89,7 +89,12 @@ def store(tmp_path_factory, cluster2):
                      run={"replicates": 4, "games": 1, "players": 1, "turns": 5000}, checkpoints={"count": 16})
     url = str(tmp_path_factory.mktemp("flag") / "flag.zarr")
     assert run_sweep(parse_spec(text, "flag.toml"), url, scheduler=cluster2).complete
+    URL["store"] = url
     return open_sweep(url).load()
+
+
+#: Where the module's store is (the query summary reads it).
+URL: dict[str, str] = {}
 
 
 def test_a_real_store_states_the_flag_in_one_line_and_per_label(store):
@@ -156,3 +161,14 @@ def test_an_older_store_reads_and_says_it_has_no_series():
     assert old.boardsweep.diagnostics() == {"text": draws.NO_SERIES, "headlines": {}}
     assert draws.series_summary(old)["text"] == draws.NO_SERIES and "\n" not in draws.NO_SERIES
     assert variance.replicate_agreement(old, "landings")["text"].startswith("replicate")
+
+
+def test_query_summary_prints_the_flag_in_one_line(store, capsys):
+    """``query --summary`` ends with the flag's one line."""
+    from boardsweep.pipeline.views.overview import replicate_line
+
+    from clirun import run_cli
+
+    assert run_cli("query", URL["store"], "--summary") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == replicate_line(store) and lines[-1].startswith("replicates: ") and len(lines[-1]) < 100
