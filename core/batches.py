@@ -22,7 +22,7 @@ def _special():
 
 
 __all__ = ["increments", "effective_df", "slope_interval", "long_batches", "heterogeneity_test",
-           "variance_interval", "share_interval", "anova_share"]
+           "variance_interval", "share_interval", "anova_share", "equal_ends", "with_series"]
 
 
 def increments(cumulative: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -45,6 +45,39 @@ def increments(cumulative: np.ndarray, axis: int = 1) -> np.ndarray:
     c = np.asarray(cumulative)
     first = np.take(c, [0], axis=axis)
     return np.concatenate([first, np.diff(c, axis=axis)], axis=axis)
+
+
+def equal_ends(total: int, batches: int) -> np.ndarray:
+    """The ends of ``batches`` equal batches of a run of ``total`` units:
+    ``e_k = floor(k total / B)``, ``k = 1..B`` (widths differ by at most one
+    unit; strictly increasing for ``1 <= B <= total``).  Integer arithmetic.
+
+    Returns
+    -------
+    ndarray of int64
+    """
+    total, batches = int(total), int(batches)
+    if not 1 <= batches <= total:
+        raise ValueError(f"batches must be in [1, {total}], got {batches}")
+    return np.asarray([k * total // batches for k in range(1, batches + 1)], dtype=np.int64)
+
+
+def with_series(checkpoints: np.ndarray, batches: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checkpoints a run simulates to give both its (log-spaced)
+    ``checkpoints`` and the ends of ``batches`` equal batches
+    (:func:`equal_ends` of the last checkpoint): their sorted union ``u``,
+    and the indices into ``u`` of each, so ``u[at] = checkpoints`` and
+    ``u[ends] = equal_ends``.  A game's counts at a checkpoint do not depend
+    on the other checkpoints asked for, so the union's are the same integers.
+
+    Returns
+    -------
+    union, at, ends : ndarray of int64
+    """
+    c = np.asarray(checkpoints, dtype=np.int64)
+    e = equal_ends(int(c[-1]), batches)
+    union = np.union1d(c, e)
+    return union, np.searchsorted(union, c), np.searchsorted(union, e)
 
 
 def effective_df(sizes: np.ndarray) -> int:

@@ -68,6 +68,8 @@ __all__ = [
     "game_source",
     "headlines_of",
     "interval_headlines",
+    "SERIES_PREFIX",
+    "series_sources",
 ]
 
 
@@ -299,6 +301,20 @@ def interval_headlines(game: Game) -> list[Headline]:
     bounds): all but a distribution over independent games, which is tested
     as a whole by its goodness of fit."""
     return [h for h in headlines_of(game) if not (h.kind == "distribution" and h.squares is not None)]
+
+
+#: The prefix of a store's equal-batch series of a simulated variable
+#: (``series_counts`` holds ``counts`` per equal batch of the run).
+SERIES_PREFIX = "series_"
+
+
+def series_sources(game: Game) -> tuple[str, ...]:
+    """The simulated variables whose equal-batch series a store keeps: every
+    integer ``(checkpoint, ...)`` variable that a headline divides
+    (numerator or denominator), in the game's order."""
+    named = {n for h in headlines_of(game) for n in (h.numerator, h.denominator)}
+    return tuple(n for n, v in game.variables.items()
+                 if n in named and v.dims[:1] == ("checkpoint",) and np.dtype(v.dtype).kind in "iu")
 
 
 def log_checkpoints(total: int, count: int = 16) -> np.ndarray:

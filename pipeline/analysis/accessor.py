@@ -19,6 +19,7 @@ is imported on the first use of ``ds.boardsweep``::
     >>> ds.boardsweep.summary()                                # doctest: +SKIP
     >>> ds.boardsweep.verdict()["text"]                        # doctest: +SKIP
     >>> ds.boardsweep.variance()                               # per label: sd, MCSE, ESS  # doctest: +SKIP
+    >>> ds.boardsweep.diagnostics()["text"]                    # R-hat, ESS on the equal batches  # doctest: +SKIP
     >>> ds.boardsweep.plot_answer()                            # the answer figure  # doctest: +SKIP
     >>> ds.boardsweep.plot("frequency", axis="dice_sides", label="IN_JAIL")  # doctest: +SKIP
 
@@ -225,6 +226,20 @@ class SweepAccessor:
                          if e.attrs["numerator"] in distribution_variables(self._ds)
                          and e.attrs["basis"] == "replicates"), "")
         return variance.replicate_agreement(self._ds, variable, alpha)
+
+
+    def diagnostics(self, alpha: float | None = None) -> dict[str, Any]:
+        """ArviZ's R-hat (rank-normalised, beside its reference for the
+        design's size), ESS bulk and tail and MCSE of each headline, per
+        grid point and label, on the store's equal-batch series: ``{"text":
+        one line, "headlines": {name: Dataset}}``; a store without series
+        (older than format 7) says so in ``text``, with no headlines.  See
+        :mod:`boardsweep.pipeline.analysis.draws`."""
+        from . import draws
+
+        alpha = _fraction(draws.RHAT_ALPHA if alpha is None else alpha, "alpha")
+        return {"text": draws.series_summary(self._ds, alpha)["text"],
+                "headlines": draws.diagnostics(self._ds, alpha)}
 
 
 def _fraction(value: Any, name: str) -> float:

@@ -21,6 +21,8 @@ from ...core import stats
 from ...core.batches import heterogeneity_test, long_batches, variance_interval
 from .dataset import MIN_COUNT, grid_axes_of, in_memory, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
 from .convergence import increments
+from .draws import DIAGNOSTIC_KEYS, NO_SERIES, headline_diagnostics
+from ...core.games import Headline
 from .decks import BETWEEN_DOMINATES, deck_pairs
 
 __all__ = ["theoretical_variance", "variance_ratio", "batch_means", "long_increments", "heterogeneity",
@@ -189,45 +191,25 @@ def replicate_agreement(ds: xr.Dataset, variable: str = "counts", alpha: float =
 
 
 def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
-    """ArviZ's diagnostics on per-batch series, one chain per replicate, one
-    draw per batch of :func:`long_increments`, standardised so that every
-    draw has the same variance: ``z_rb = sqrt(m_rb) (f_rb - f)``, ``f`` the
-    point's pooled frequency.  Per (grid..., DIM): ``ess_bulk``,
-    ``ess_tail`` (about the number of batches where batches are
-    independent; far fewer where they are not), ``rhat`` (rank-normalised
-    split R-hat, a description, not a flag: on these few unequal, log-spaced
-    batches it exceeds 1.01 on 65% of labels of correct sweeps; the flag is
-    :func:`heterogeneity`'s ``disagree``), ``mcse`` (of the
-    frequency: arviz's MCSE of the mean of ``z`` over ``sqrt(mean m)``) and
-    ``mcse_median`` (of the median of ``z``, same scale); NaN at a point
-    with a replicate not done and for labels whose mean count per replicate
-    is below ``MIN_COUNT``."""
-    from arviz_stats.base import array_stats
-
+    """ArviZ's diagnostics of ``variable``'s frequencies on the store's
+    equal-batch series, one chain per replicate, one draw per batch
+    (:func:`boardsweep.pipeline.analysis.draws.headline_diagnostics` of the
+    headline dividing ``variable`` by its total): per (grid..., DIM)
+    ``rhat`` with ``rhat_limit`` and ``rhat_high`` (above the reference
+    for the design's size: a share :data:`~.draws.RHAT_ALPHA` of labels
+    with correct replicates), ``ess_bulk``, ``ess_tail``, ``mcse`` (of the
+    frequency), ``mcse_median`` and ``draws``; NaN below ``MIN_COUNT``.  A
+    store without series (older than format 7): all NaN, its ``note``
+    attribute :data:`~.draws.NO_SERIES`."""
     ds = in_memory(ds)
     dim = distribution_variables(ds)[variable]
-    enough = ds[variable].isel(checkpoint=-1).mean("replicate") >= MIN_COUNT  # arviz: about 1 ms a label
-    a, m = long_increments(ds, variable)
-    a = a.isel({dim: np.flatnonzero(enough.any([d for d in enough.dims if d != dim]).values)})
-    pooled = a.sum(["replicate", "checkpoint"]) / m.sum(["replicate", "checkpoint"])
-    z = (np.sqrt(m) * (a / m - pooled)).transpose(..., dim, "replicate", "checkpoint")
-    scale = np.sqrt(m.mean(["replicate", "checkpoint"]))
-
-    def diag(x):  # (..., replicate, batch), arviz vectorised over the leading dims
-        if x.shape[-2] < 2 or x.shape[-1] < 4:
-            return (np.full(x.shape[:-2], np.nan),) * 5
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (array_stats.ess(x, method="bulk"), array_stats.ess(x, method="tail", prob=(0.05, 0.95)),
-                    array_stats.rhat(x, method="rank"), array_stats.mcse(x, method="mean"),
-                    array_stats.mcse(x, method="quantile", prob=0.5))
-
-    keys = ("ess_bulk", "ess_tail", "rhat", "mcse", "mcse_median")
-    parts = xr.apply_ufunc(diag, z, input_core_dims=[["replicate", "checkpoint"]],
-                           output_core_dims=[[]] * len(keys))
-    out = xr.Dataset(dict(zip(keys, parts)))
-    out["mcse"] = out["mcse"] / scale
-    out["mcse_median"] = out["mcse_median"] / scale
-    return out.reindex({dim: ds[dim]}).where(enough)
+    h = Headline(variable, variable, variable, None, None, None, "distribution")
+    found = headline_diagnostics(ds, h)
+    if found is not None:
+        return found
+    shape = ds[variable].isel(checkpoint=-1, replicate=0)
+    return xr.Dataset({k: xr.full_like(shape, np.nan, dtype=float) for k in DIAGNOSTIC_KEYS},
+                      attrs={"note": NO_SERIES}).transpose(..., dim)
 
 
 #: The columns of :func:`label_variance` after the grid axes, headline and label.

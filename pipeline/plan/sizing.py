@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...core.games import series_sources
 from ..errors import TooLarge
 from .tasks import task_count
 from ..spec.grid import grid_chunks
@@ -106,9 +107,14 @@ def _sizes(spec: Spec) -> dict[str, int]:
 
 
 def _replicate_bytes(spec: Spec, sizes: dict[str, int]) -> int:
-    """Bytes of one replicate's simulated results at one grid point (uncompressed)."""
-    return sum(int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * np.dtype(var.dtype).itemsize
-               for var in spec.game.variables.values())
+    """Bytes of one replicate's simulated results at one grid point
+    (uncompressed), its equal-batch series (store format 7) included."""
+    own = sum(int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * np.dtype(var.dtype).itemsize
+              for var in spec.game.variables.values())
+    series = {**sizes, "checkpoint": spec.series_batches}  # a series: the batches in place of the checkpoints
+    return own + sum(int(np.prod([series[d] for d in spec.game.variables[name].dims], dtype=np.int64))
+                     * np.dtype(spec.game.variables[name].dtype).itemsize
+                     for name in (series_sources(spec.game) if spec.series_batches else ()))
 
 
 def estimate(spec: Spec, layout: TaskLayout | None = None) -> Estimate:
@@ -122,7 +128,7 @@ def estimate(spec: Spec, layout: TaskLayout | None = None) -> Estimate:
         cells += int(np.prod([sizes[d] for d in var.dims], dtype=np.int64)) * 8
     tasks = _fewest_tasks(spec) if layout is None else task_count(spec, layout)
     store_bytes = points * (cells + spec.slots) + tasks * MANIFEST_BYTES + META_BYTES * (
-        len(game.variables) + len(game.exact_variables) + 8)
+        len(game.variables) + len(game.exact_variables) + len(series_sources(game)) + 8)
     blocks = -(-spec.slots // (spec.block if layout is None else layout.block))
     plan_bytes = tasks * TASK_BYTES + points * (POINT_BYTES + CELL_BYTES * spec.slots + MEMBER_BYTES * blocks)
     return Estimate(int(store_bytes), int(plan_bytes), int(tasks), int(points))

@@ -94,7 +94,8 @@ def _jobs(spec: Spec, url: str, stamp: str, tasks: list, points: list, tag: str)
         yield (contained_call, (run_exact, game, exact, spec.run_shape, spec.checkpoints, url, stamp),
                f"{exact.key}-{tag}", {"point": where(spec, exact), "task": "exact answer"})
     for task in tasks:
-        yield (contained_call, (run_task, game, spec.seed, task, spec.run_shape, spec.checkpoints, url, stamp),
+        yield (contained_call, (run_task, game, spec.seed, task, spec.run_shape, spec.checkpoints, url, stamp,
+                               spec.series_batches),
                f"sim-{task.key}-{tag}",
                {"point": where(spec, task), "task": f"replicates {task.start}-{task.stop - 1}"})
 

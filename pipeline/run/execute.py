@@ -222,7 +222,7 @@ def _offer_head_start(run: _Run) -> None:
             and spec.precision_stderr is None and run.request.max_tasks is None):
         game = run.warming.stashed(spec.game)  # replicates the warm-up thread simulated early, taken as they are
         run.warming.head_start(plan_tasks(spec, layout=run.layout), lambda task: simulate_task(
-            game, spec.seed, task, spec.run_shape, spec.checkpoints))
+            game, spec.seed, task, spec.run_shape, spec.checkpoints, spec.series_batches))
     else:
         run.warming.head_start([])
 

@@ -353,7 +353,7 @@ class WarmUp:
         self._axes = tuple(spec.axes)
         self._stash: dict[tuple, tuple[dict, float]] = {}  # an early replicate's seed -> (outputs, seconds)
         self._used = 0.0  # seconds of the early replicates the head start took (counted as its tasks' kernel time)
-        self._early = (spec.game, early or [], spec.run_shape, spec.checkpoints)
+        self._early = (spec.game, early or [], spec.run_shape, spec.simulated_checkpoints)
         self.compilers = Compilers(spec.game, spec.run_shape)
         warm = (spec.game, spec.seed, [p for _, p in spec.resolved_points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
                 self.stop, on_compile, self.compilers)

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core.games import Game
+from ...core.batches import with_series
+from ...core.games import SERIES_PREFIX, Game, series_sources
 from ..errors import OutputInvalid
 from .growth import kept_cells
 from ..plan.tasks import Cells, ExactTask, Task, exact_key, point_words, replicate_keys, replicate_seed
@@ -28,7 +29,7 @@ from .numba_cache import writable_numba_cache
 
 writable_numba_cache()  # a worker process of any cluster: numba caches the games' kernels where it can write
 
-__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "batch_block", "point_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_points", "exact_columns", "exact_answer",
+__all__ = ["OutputInvalid", "checked_outputs", "simulate_block", "split_series", "batch_block", "point_block", "computed_mask", "run_task", "simulate_task", "store_task", "run_exact", "exact_points", "exact_columns", "exact_answer",
            "time_replicate", "at_point", "failed_at", "POINT_ATTRIBUTE"]
 
 
@@ -76,7 +77,7 @@ def _as_declared(where: str, name: str, values: np.ndarray, dtype: np.dtype) -> 
     return values.astype(dtype, copy=False)
 
 def simulate_block(
-    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
+    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray, series: int = 0
 ) -> dict[str, np.ndarray]:
     """Simulate the cells of ``task``: per variable, the chunk's whole
     extent (grid axes, then replicates, then the variable's own dims) with
@@ -88,7 +89,13 @@ def simulate_block(
     point by point, so that the error names its grid point.  Each run's
     outputs are checked as :func:`checked_outputs` does; the value range
     of integer outputs (the mark of no value excluded) is checked once per
-    task, on what the runs returned, before the cast to the declared type."""
+    task, on what the runs returned, before the cast to the declared type.
+    ``series`` > 0: the runs also stop at the ends of that many equal
+    batches, and the headline variables' counts per batch come back as
+    ``series_<name>`` (:func:`split_series`)."""
+    if series:
+        union, at, ends = with_series(checkpoints, series)
+        return split_series(game, simulate_block(game, root, task, run_shape, union), len(task.extent), at, ends)
     if game.simulate_batch is not None and isinstance(task.cells, Cells) and task.cells.rows is not None \
             and len(task.cells):
         try:
@@ -97,6 +104,26 @@ def simulate_block(
             point_block(game, root, task, run_shape, checkpoints)  # raises the error, naming the point
             raise
     return point_block(game, root, task, run_shape, checkpoints)
+
+
+def split_series(game: Game, arrays: dict[str, np.ndarray], axis: int, at: np.ndarray, ends: np.ndarray
+                 ) -> dict[str, np.ndarray]:
+    """A block simulated at :func:`~boardsweep.core.batches.with_series`'s
+    union of checkpoints (along ``axis``) as the store keeps it: every
+    variable at its own checkpoints (``at``), and for each of
+    :func:`~boardsweep.core.games.series_sources` its increments between
+    the equal batches' ``ends``, ``s_k = x(e_k) - x(e_{k-1})`` (``x(e_0) = 0``),
+    as ``series_<name>``; the mark of no value where a cell has none."""
+    out = {name: np.take(values, at, axis=axis) for name, values in arrays.items()}
+    for name in series_sources(game):
+        cum = np.take(arrays[name], ends, axis=axis)
+        if cum.dtype.kind in "iu":
+            none = (cum == mark(cum.dtype)).any(axis=axis, keepdims=True)
+            inc = np.diff(cum, axis=axis, prepend=np.zeros_like(np.take(cum, [0], axis=axis)))
+            out[SERIES_PREFIX + name] = np.where(none, mark(cum.dtype), inc)
+        else:
+            out[SERIES_PREFIX + name] = np.diff(cum, axis=axis, prepend=0.0)
+    return out
 
 
 def batch_block(game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
@@ -302,20 +329,21 @@ def computed_mask(task: Task) -> np.ndarray:
 
 def run_task(
     game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray, url: str,
-    token: str | None = None,
+    token: str | None = None, series: int = 0,
 ) -> dict[str, Any]:
     """Simulate ``task``, write its chunk and done flags; return timings.
-    ``token`` (the spec's SHA-256) lets the worker keep the store open."""
-    arrays, record = simulate_task(game, root, task, run_shape, checkpoints)
+    ``token`` (the spec's SHA-256) lets the worker keep the store open;
+    ``series``: equal batches of the headline series (:func:`simulate_block`)."""
+    arrays, record = simulate_task(game, root, task, run_shape, checkpoints, series)
     return store_task(url, task, arrays, record, token)
 
 
 def simulate_task(
-    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray
+    game: Game, root: int, task: Task, run_shape: dict, checkpoints: np.ndarray, series: int = 0
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """(arrays, timings) of ``task`` simulated in this thread, nothing written."""
     t0, c0, mark = time.perf_counter(), COMPILE_CLOCK.seconds(), COMPILE_CLOCK.count()
-    arrays = simulate_block(game, root, task, run_shape, checkpoints)
+    arrays = simulate_block(game, root, task, run_shape, checkpoints, series)
     compile_s = COMPILE_CLOCK.seconds() - c0
     return arrays, {"key": task.key, "kernel_s": time.perf_counter() - t0 - compile_s, "compile_s": compile_s,
                     "compile_spans": COMPILE_CLOCK.spans(mark), "points": len(task.cells), "runs": task.runs}

@@ -20,6 +20,7 @@ A spec is a small TOML file::
 
     [checkpoints]                  # either a log-spaced count (default 16) ...
     count = 16
+    batches = 64                   # equal batches of each headline's series (default 64; 0: none)
     # values = [10, 100, 1000]     # ... or explicit values ending at the run length
 
     [tasks]
@@ -63,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.batches import with_series
 from ...core.games import Game, get_game
 from ..errors import SpecError
 from . import long_arrays
@@ -104,6 +106,9 @@ class Spec:
         Replicates per grid point.
     checkpoints : numpy.ndarray
         Strictly increasing int64 checkpoint values.
+    series_batches : int
+        ``[checkpoints] batches``: equal batches per replicate of each
+        headline's series (default 64; 0: none), for the diagnostics.
     block : int
         ``[tasks] replicates_per_task`` (1 with ``task_seconds``): what the
         spec asks; the run's layout is :func:`boardsweep.pipeline.plan.layout.decide`'s.
@@ -163,6 +168,7 @@ class Spec:
     files: dict[str, str] = field(default_factory=dict)  # file a parameter names -> SHA-256 of its bytes
     storage_options: dict[str, Any] = field(default_factory=dict)  # fsspec options of the store's protocol
     answer: Answer | None = None  # [answer]: the question the sweep asks (not part of its identity)
+    series_batches: int = 0  # [checkpoints] batches: equal batches of each headline's series per replicate
 
     @property
     def slots(self) -> int:
@@ -227,11 +233,21 @@ class Spec:
             "grid": {k: list(v) for k, v in self.grid.items()},
             "run": {"replicates": self.replicates, **dict(sorted(self.run_shape.items()))},
             "checkpoints": [int(c) for c in self.checkpoints],
+            **({"series": {"batches": self.series_batches}} if self.series_batches else {}),
             "tasks": ({"seconds": self.task_seconds} if self.task_seconds is not None
                       else {"replicates_per_task": self.block,
                             **({"points_per_task": self.points_per_task} if self.points_per_task != 1 else {})}),
             **({"files": dict(sorted(self.files.items()))} if self.files else {}),
         }
+
+    @property
+    def simulated_checkpoints(self) -> np.ndarray:
+        """The checkpoints every replicate is simulated at: :attr:`checkpoints`
+        and the ends of :attr:`series_batches` equal batches
+        (:func:`boardsweep.core.batches.with_series`)."""
+        if not self.series_batches:
+            return self.checkpoints
+        return with_series(self.checkpoints, self.series_batches)[0]
 
     def canonical(self) -> dict[str, Any]:
         """A copy of :attr:`canonical_data`, the caller's to change."""

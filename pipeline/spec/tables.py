@@ -33,7 +33,7 @@ SECRET_KEYS = {"key", "secret", "access_key", "secret_key", "aws_access_key_id",
                "account_key", "sas_token", "session_token", "aws_session_token", "password", "token"}
 SECRET_WORDS = ("secret", "password", "token", "credential")
 PRECISION_KEYS = {"stderr", "max_replicates"}
-CHECKPOINT_KEYS = {"count", "values"}
+CHECKPOINT_KEYS = {"count", "values", "batches"}
 TASK_KEYS = {"replicates_per_task", "points_per_task", "seconds"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -43,6 +43,12 @@ MAX_RUN = 2**62
 #: Checkpoints of ``[checkpoints] count`` when the spec gives none, and the most a spec may ask for.
 DEFAULT_CHECKPOINTS = 16
 MAX_CHECKPOINTS = 100_000
+#: Equal batches of each headline's series a replicate stores when the spec
+#: gives no ``[checkpoints] batches`` (fewer where the run is shorter), and the most allowed.
+DEFAULT_BATCHES = 64
+MAX_BATCHES = 1024
+#: The fewest equal batches the diagnostics use (split R-hat halves each chain).
+MIN_BATCHES = 4
 
 
 class Tables:
@@ -97,6 +103,7 @@ class Tables:
         grid = self.parse_grid(game, fixed)
         replicates, run_shape = self.parse_run(game)
         checkpoints = self.parse_checkpoints(game, run_shape)
+        batches = self.parse_batches(run_shape[game.checkpoint_of])
         block, points, seconds = self.parse_tasks(replicates)
         auto = not {"points_per_task", "seconds"} & set(self.table("tasks"))
         auto_block = not {"replicates_per_task", "seconds"} & set(self.table("tasks"))
@@ -104,7 +111,7 @@ class Tables:
         fields = dict(
             source=self.source, text=self.text, name=name, game_name=game.name, seed=seed,
             fixed=fixed, grid=grid, run_shape=run_shape, replicates=replicates,
-            checkpoints=checkpoints, block=block, store=self.string("store", False),
+            checkpoints=checkpoints, series_batches=batches, block=block, store=self.string("store", False),
             description=self.string("description", False) or "", task_seconds=seconds,
             points_per_task=points, auto_points=auto, auto_block=auto_block,
             precision_stderr=stderr, max_replicates=most, storage_options=self.parse_storage_options(),
@@ -207,6 +214,21 @@ class Tables:
             except ParameterError as exc:
                 raise self.error(f"run.{key}", re.sub(r"^run shape '[^']*': ", "", str(exc))) from None
         return replicates, game.resolve_run_shape(given)
+
+    def parse_batches(self, total: int) -> int:
+        """``[checkpoints] batches``: equal batches of each headline's series
+        per replicate (:func:`boardsweep.core.batches.equal_ends`); 0 keeps
+        none.  Default :data:`DEFAULT_BATCHES`, or the run length where
+        shorter (0 below :data:`MIN_BATCHES`)."""
+        table = self.table("checkpoints", CHECKPOINT_KEYS)
+        if "batches" not in table:
+            return DEFAULT_BATCHES if total >= DEFAULT_BATCHES else (total if total >= MIN_BATCHES else 0)
+        batches = self.integer("checkpoints.batches", table["batches"], 0)
+        if batches and not MIN_BATCHES <= batches <= min(total, MAX_BATCHES):
+            raise self.error("checkpoints.batches", f"{batches} is not allowed; expected 0 (no series) or "
+                             f"{MIN_BATCHES} to {min(total, MAX_BATCHES)} (at most one batch per step of the run, "
+                             f"at most {MAX_BATCHES})")
+        return batches
 
     def parse_checkpoints(self, game: Game, run_shape: dict[str, int]) -> np.ndarray:
         table = self.table("checkpoints", CHECKPOINT_KEYS)

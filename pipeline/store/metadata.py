@@ -126,8 +126,11 @@ CONVENTIONS = "CF-1.10"
 #: is ambiguous (a value of -1 reads as missing); format 6's other integer
 #: arrays declare their fill value, int64's least value (:data:`.integers.FILL`,
 #: which no output may take; -1 in stores written before it was), and are
-#: read by what they declare.
-STORE_FORMAT = 6
+#: read by what they declare.  7: format 6 with each headline variable's
+#: equal-batch series (``series_*`` over dim ``batch``, :func:`.schema.series_names`),
+#: the draws of the convergence diagnostics; format 6 stores read as before,
+#: their diagnostics saying that they lack the series.
+STORE_FORMAT = 7
 
 #: Format 4: a store whose tasks hold several grid points (root attribute
 #: ``grid_chunks``), which the releases that wrote format 3 refuse in one
@@ -135,7 +138,7 @@ STORE_FORMAT = 6
 MULTI_POINT_FORMAT = 4
 
 #: The formats this boardsweep reads (it adds to :data:`STORE_FORMAT` only).
-READABLE_FORMATS = (1, 2, 3, 4, 5, 6)
+READABLE_FORMATS = (1, 2, 3, 4, 5, 6, 7)
 
 #: The formats this boardsweep writes into: :data:`STORE_FORMAT` only, so
 #: that a store never mixes fixed-width and variable-length text, nor

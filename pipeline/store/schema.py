@@ -14,6 +14,11 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
   play, replicate slots a precision rule did not use) is float64 instead,
   NaN there, its integer dtype in the attribute ``integer_dtype``
   (:mod:`.integers`, store format 6);
+* ``series_<v>`` for each headline variable ``v`` (store format 7; none
+  with ``[checkpoints] batches = 0``): dims ``(*axes, replicate, batch,
+  *v.dims[1:])``, ``v``'s counts in each of the run's equal batches (not
+  cumulative; coordinate ``batch`` = the batches' ends), the draws of the
+  convergence diagnostics; stored as ``v`` is;
 * every exact variable, named ``exact_*``: dims ``(*axes, *v.dims)``, float64
   (NaN = no exact value);
 * ``done`` ``(*axes, replicate)`` and ``exact_done`` ``(*axes)``: completion masks;
@@ -49,7 +54,8 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from ...core.games import Game
+from ...core.batches import equal_ends
+from ...core.games import SERIES_PREFIX, Game, series_sources
 from ...core.seeds import RNG_SCHEME
 from . import integers, manifests, metadata
 from ..plan.tasks import SEED_SCHEME
@@ -57,7 +63,7 @@ from ..plan.precision import STATES
 from ..plan.task_layout import TaskLayout, given
 from ..spec.parse import Spec
 
-__all__ = ["FILL", "STORE_FORMAT", "provenance", "source_revision", "code_revision", "template", "skeleton", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
+__all__ = ["FILL", "STORE_FORMAT", "SERIES_DIM", "series_names", "series_variables", "provenance", "source_revision", "code_revision", "template", "skeleton", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
 
 
 #: Fill value of integer simulation arrays and their integer view's mark of no value
@@ -82,7 +88,7 @@ def provenance(spec: Spec, layout: TaskLayout | None = None) -> dict[str, Any]:
         "grid_axes": list(spec.axes),
         "replicates_per_task": layout.block,
         "checkpoint_of": spec.game.checkpoint_of,
-        "simulated_variables": list(spec.game.variables),
+        "simulated_variables": [*spec.game.variables, *series_names(spec)],
         "exact_variables": list(spec.game.exact_variables),
         "spec_file": spec.source,
         "spec_text": spec.text,
@@ -188,7 +194,7 @@ def skeleton(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[
     labels = game.coords_for(params)
     layout = layout or given(spec)
     axes, grid_chunks, block = spec.axes, layout.grid_chunks, layout.block
-    sizes = {"replicate": spec.slots, "checkpoint": len(spec.checkpoints)}
+    sizes = {"replicate": spec.slots, "checkpoint": len(spec.checkpoints), SERIES_DIM: spec.series_batches}
     sizes.update({dim: len(v) for dim, v in labels.items()})
     data_vars, encoding = {}, {}
 
@@ -205,6 +211,14 @@ def skeleton(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[
             continue
         fill = integers.mark(var.dtype) if np.dtype(var.dtype).kind in "iu" else np.nan
         add(name, dims, var.dtype, chunks, fill, {"_FillValue": fill})
+    for name, var in series_variables(spec, game).items():  # equal-batch series (format 7): the diagnostics' draws
+        dims = (*axes, "replicate", SERIES_DIM, *var.dims[1:])
+        chunks = (*grid_chunks, block, spec.series_batches, *(sizes[d] for d in var.dims[1:]))
+        said = {"long_name": f"{name[len(SERIES_PREFIX):]} per equal batch",
+                "description": f"{var.description or name}: the counts of each equal batch of the run (not cumulative)"}
+        fill = np.nan if may_miss(spec, game, var) else integers.mark(var.dtype)
+        extra = {integers.INTEGER_ATTR: str(var.dtype)} if may_miss(spec, game, var) else {}
+        add(name, dims, "float64" if extra else var.dtype, chunks, fill, {"_FillValue": fill, **extra, **said})
     for name, var in game.exact_variables.items():
         chunks = (*grid_chunks, *(sizes[d] for d in var.dims))
         add(name, (*axes, *var.dims), var.dtype, chunks, np.nan, {"_FillValue": np.nan})
@@ -216,12 +230,36 @@ def skeleton(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[
     if spec.precision_stderr is not None:  # per-point decisions of the precision rule
         data_vars.update(precision_variables(spec))
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
+    if spec.series_batches:
+        ends = equal_ends(int(spec.checkpoints[-1]), spec.series_batches)
+        coords[SERIES_DIM] = xr.Variable(SERIES_DIM, ends, {
+            "long_name": f"{spec.game.checkpoint_of} played at the batch's end",
+            "description": f"end of each of {spec.series_batches} equal batches of the run; series_* hold "
+                           "each batch's own counts (not cumulative)"})
     for dim, values in labels.items():
         coords[dim] = xr.Variable(dim, *metadata.label_coordinate(values))
     ds = xr.Dataset(data_vars, coords=coords, attrs=provenance(spec, layout))
     ds = metadata.describe(ds, spec, game)
     ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
     return ds, encoding
+
+
+#: The dim of the equal-batch series (``series_*`` variables, store format 7).
+SERIES_DIM = "batch"
+
+
+def series_names(spec: Spec) -> list[str]:
+    """The store's equal-batch series variables: ``series_<name>`` for each
+    of :func:`~boardsweep.core.games.series_sources`, none where the spec
+    keeps no series (``[checkpoints] batches = 0``)."""
+    if not spec.series_batches:
+        return []
+    return [SERIES_PREFIX + name for name in series_sources(spec.game)]
+
+
+def series_variables(spec: Spec, game: Game) -> dict[str, Any]:
+    """:func:`series_names` -> the game variable each is the series of."""
+    return {name: game.variables[name[len(SERIES_PREFIX):]] for name in series_names(spec)}
 
 
 def may_miss(spec: Spec, game: Game, var) -> bool:

@@ -22,7 +22,7 @@ __all__ = ["run_summary", "RUN_LINES"]
 def run_summary(out: Console, report: RunReport) -> None:
     """The headline answers and the verdict on one screen
     (:mod:`boardsweep.pipeline.views.overview`), then the run's work and timings."""
-    from .overview import MAX_LINES, print_lines
+    from .overview import MAX_LINES, print_lines, replicate_line
     from ..analysis.blocks import BLOCK_POINTS, block_chunks
     from ..analysis.dataset import grid_size
     from ..store import Store, load_sweep, open_sweep
@@ -54,7 +54,10 @@ def run_summary(out: Console, report: RunReport) -> None:
         info(out, f"figures and tables: `boardsweep report {quoted(report.store)}`", soft_wrap=True)
     last = tail.get()
     budget = MAX_LINES - RUN_LINES - len(last.splitlines())  # the answers and the verdict: results, even under -q
-    _overview(out, ds, report.store, budget)
+    _overview(out, ds, report.store, budget - 1)
+    agreement = replicate_line(ds)  # the replicate-disagreement flag, one line
+    if agreement:
+        out.print(agreement, markup=False)
     print_lines(out, last.splitlines())
 
 

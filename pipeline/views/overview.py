@@ -40,7 +40,7 @@ from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 
 __all__ = ["with_asked", "print_block_overview", "MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "answer_block", "short_verdict", "print_overview",
-           "print_lines", "point_agreement"]
+           "print_lines", "point_agreement", "replicate_line"]
 
 #: Lines a whole run's summary may take (banner, bar, tables, verdict, counts).
 MAX_LINES = 45
@@ -430,6 +430,26 @@ def _print_block(out: Console, block: Block) -> None:
     out.print(block.legend + (f"; {note}" if note else ""), markup=False, style="dim")
     for line in block.answer:
         out.print(f"[bold]answer[/bold]: {escape(line)}")
+
+
+def replicate_line(ds) -> str | None:
+    """The replicate-disagreement flag in one short line (under 100
+    characters: :func:`boardsweep.pipeline.analysis.variance.replicate_agreement`,
+    Holm at family-wise 1%) over the whole of ``ds``, or None where nothing
+    is tested or the grid has more than ``MAX_DIAGNOSED`` label cells (a
+    grid read block by block keeps its memory a block's).  The run's and
+    ``query --summary``'s last line of results."""
+    from ..analysis.dataset import distribution_variables
+    from ..analysis.variance import MAX_DIAGNOSED, replicate_agreement
+
+    small = [v for v in distribution_variables(ds) if ds[v].isel(checkpoint=-1, replicate=0).size <= MAX_DIAGNOSED]
+    found = [replicate_agreement(ds, v) for v in small]
+    found = [f for f in found if f["labels"]]
+    if not found:
+        return None
+    flagged, labels = found[0]["flagged"], found[0]["labels"]
+    return (f"replicates: {'DIFFER' if flagged else 'agree'} ({flagged} of {labels} labels flagged; "
+            f"heterogeneity F test, Holm at {found[0]['alpha']:.0%})")
 
 
 def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: tuple[bool, str, str],

@@ -58,7 +58,8 @@ def _print_blocks(ds, fmt: str, every: bool, store: str, most: int) -> None:
     from .overview import MAX_LINES, print_block_overview
 
     if fmt == "table" and not every:
-        print_block_overview(console(), ds, store, MAX_LINES, every_row_command(store))
+        print_block_overview(console(), ds, store, MAX_LINES - 1, every_row_command(store))
+        _print_agreement(ds)
         return
     verdict = {k: v for k, v in blocks.kept_verdict(ds, store).items() if k != "holm"}
     axes = list(ds.attrs.get("grid_axes", []))
@@ -74,6 +75,15 @@ def _print_blocks(ds, fmt: str, every: bool, store: str, most: int) -> None:
         _print_rows(block, table, found, fmt, first=i == 0, last=i == len(parts) - 1, verdict=verdict)
     if fmt == "json":
         print("\n  ]\n}")
+
+
+def _print_agreement(ds) -> None:
+    """The replicate-disagreement flag's line (:func:`.overview.replicate_line`), where there is one."""
+    from .overview import replicate_line
+
+    line = replicate_line(ds)
+    if line:
+        console().print(line, markup=False)
 
 
 def _print_rows(ds, table, found, fmt: str, first: bool, last: bool, verdict: dict) -> None:
@@ -107,7 +117,9 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
     found = headlines.estimates(ds)
     verdict = headlines.verdict(ds, found=found)
     if fmt == "table" and not every:
-        print_overview(console(), ds, store, MAX_LINES, every_row=every_row_command(store), found=found, verdict=verdict)
+        print_overview(console(), ds, store, MAX_LINES - 1, every_row=every_row_command(store), found=found,
+                       verdict=verdict)
+        _print_agreement(ds)
         return
     table = headlines.summary(ds, found=found)
     if fmt in ("csv", "json"):

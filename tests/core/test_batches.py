@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from boardsweep.core.batches import effective_df, increments
+from boardsweep.core.batches import effective_df, equal_ends, increments, with_series
 
 
 def test_increments_sum_back_to_the_last_checkpoint():
@@ -106,3 +106,32 @@ def test_anova_share_covers_the_true_share(true_share):
     covered = int(((low <= true_share) & (true_share <= high)).sum())
     level = 0.975 if true_share == 0 else 0.95
     assert st.binom.ppf(0.001, 2000, level) <= covered <= st.binom.ppf(0.999, 2000, level), covered
+
+
+def test_equal_ends_are_equal_batches_to_one_unit():
+    for total, batches in ((64, 64), (100, 32), (3000, 64), (10**12 + 7, 64)):
+        ends = equal_ends(total, batches)
+        widths = np.diff(np.r_[0, ends])
+        assert ends[-1] == total and len(ends) == batches and widths.min() >= 1
+        assert widths.max() - widths.min() <= 1
+    with pytest.raises(ValueError):
+        equal_ends(10, 11)
+
+
+@pytest.mark.parametrize("game", ["monopoly", "shut_the_box", "hk_monopoly", "chutes_ladders"])
+def test_a_run_gives_the_same_integers_at_its_checkpoints_whatever_else_it_stops_at(game):
+    """The store's series come from one run at the union of the log
+    checkpoints and the equal batches' ends: each real kernel's counts at the
+    log checkpoints are bit for bit those of a run at the log checkpoints alone."""
+    from boardsweep.core.games import get_game, series_sources
+
+    g = get_game(game)
+    params = {p.name: p.default for p in g.params}
+    run = dict(g.run_shape)
+    log = g.default_checkpoints(run, 16)
+    union, at, ends = with_series(log, 32)
+    assert np.array_equal(union[at], log) and np.array_equal(union[ends], equal_ends(int(log[-1]), 32))
+    alone, both = g.simulate(params, 11, run, log), g.simulate(params, 11, run, union)
+    for name, values in alone.items():
+        assert np.array_equal(np.asarray(values), np.asarray(both[name])[at]), name
+    assert series_sources(g)

@@ -41,11 +41,11 @@ COLUMNS: dict[str, str] = {
     "heterogeneity_p_holm": "heterogeneity_p adjusted by Holm over every label and grid point of the store",
     "replicates_disagree": "the replicate-disagreement flag: heterogeneity_p_holm below 1% (family-wise: a correct "
                            "sweep shows it anywhere at most 1% of the time); empty where not tested",
-    "rhat": "arviz's rank-normalised split R-hat of the per-batch series (one chain per replicate): a description, "
-            "not a flag (on these few unequal batches it exceeds 1.01 on most labels of correct sweeps; the flag "
-            "is replicates_disagree)",
-    "ess_bulk": "arviz's bulk effective sample size of the per-batch series: about the number of batches "
-                "(replicates x batches) where batches are independent",
+    "rhat": "arviz's rank-normalised split R-hat of the equal-batch series (one chain per replicate); its 99% "
+            "reference for this many chains and batches is about 1.02 at 8 x 64, not 1.01 (see the statistics "
+            "page); the flag is replicates_disagree; empty for a store without series (format 6 and older)",
+    "ess_bulk": "arviz's bulk effective sample size of the equal-batch series: about replicates x batches "
+                "where batches are independent; empty for a store without series",
     "between_share_low": "lower end of the between share's 95% interval (between_share_interval says which): the "
                          "one-way ANOVA's on equal batches, 1 - F_0.975(R-1, R(K-1)) / anova_F; empty without "
                          "equally spaced checkpoints",

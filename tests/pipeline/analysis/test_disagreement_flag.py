@@ -89,7 +89,12 @@ def store(tmp_path_factory, cluster2):
                      run={"replicates": 4, "games": 1, "players": 1, "turns": 5000}, checkpoints={"count": 16})
     url = str(tmp_path_factory.mktemp("flag") / "flag.zarr")
     assert run_sweep(parse_spec(text, "flag.toml"), url, scheduler=cluster2).complete
+    URL["store"] = url
     return open_sweep(url).load()
+
+
+#: Where the module's store is (the query summary reads it).
+URL: dict[str, str] = {}
 
 
 def test_a_real_store_states_the_flag_in_one_line_and_per_label(store):
@@ -114,3 +119,56 @@ def test_a_real_store_states_the_flag_in_one_line_and_per_label(store):
 def test_the_accessor_states_the_flag(store):
     """``ds.boardsweep.replicate_agreement()`` is the same line as the function's."""
     assert store.boardsweep.replicate_agreement() == variance.replicate_agreement(store)
+
+
+def test_a_real_store_diagnoses_its_equal_batches_and_summarises_in_one_line(store):
+    """The store keeps 64 equal batches a replicate (store format 7): R-hat,
+    ESS and MCSE per label from them, R-hat beside its reference for 4
+    chains of 64 draws; the run's and query's summary line is the flag's."""
+    from boardsweep.pipeline.analysis import draws
+    from boardsweep.pipeline.views.overview import replicate_line
+
+    found = store.boardsweep.diagnostics()
+    freq = found["headlines"]["frequency"]
+    tested = freq["rhat"].notnull()
+    assert int(tested.sum()) > 40 and bool((freq["draws"] == 4 * 64).where(tested, True).all())
+    assert float(freq["rhat_limit"].max()) == draws.rhat_reference(4, 64)
+    assert 0.5 * 256 <= float(freq["ess_bulk"].median()) <= 1.5 * 256
+    assert found["text"].startswith("R-hat on 256 equal-batch draws a label: ") and "\n" not in found["text"]
+    from boardsweep.pipeline.analysis.headlines import estimates
+
+    rows = variance.label_variance(store, estimates(store), variable="counts")
+    mine = rows[rows["headline"] == "frequency"].set_index(["dice_sides", "label"])["rhat"]
+    here = freq["rhat"].sel(dice_sides=6, location="IN_JAIL")
+    assert float(mine.loc[(6, "IN_JAIL")]) == pytest.approx(float(here), rel=1e-12)
+    found = variance.replicate_agreement(store)
+    assert replicate_line(store) == (f"replicates: {'DIFFER' if found['flagged'] else 'agree'} ({found['flagged']} "
+                                     f"of {found['labels']} labels flagged; heterogeneity F test, Holm at 1%)")
+
+
+def test_an_older_store_reads_and_says_it_has_no_series():
+    """A store of format 5 (tests/support/old_stores, written before the
+    series): it reads, its diagnostics are NaN with the one line that says
+    why and how to get them, and the heterogeneity flag still answers."""
+    from pathlib import Path
+
+    from boardsweep.pipeline.analysis import draws
+
+    old = open_sweep(str(Path(__file__).resolve().parents[2] / "support" / "old_stores"
+                         / "format5_hk_monopoly.zarr")).load()
+    diag = variance.batch_diagnostics(old, "landings")
+    assert bool(diag["rhat"].isnull().all()) and diag.attrs["note"] == draws.NO_SERIES
+    assert old.boardsweep.diagnostics() == {"text": draws.NO_SERIES, "headlines": {}}
+    assert draws.series_summary(old)["text"] == draws.NO_SERIES and "\n" not in draws.NO_SERIES
+    assert variance.replicate_agreement(old, "landings")["text"].startswith("replicate")
+
+
+def test_query_summary_prints_the_flag_in_one_line(store, capsys):
+    """``query --summary`` ends with the flag's one line."""
+    from boardsweep.pipeline.views.overview import replicate_line
+
+    from clirun import run_cli
+
+    assert run_cli("query", URL["store"], "--summary") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == replicate_line(store) and lines[-1].startswith("replicates: ") and len(lines[-1]) < 100

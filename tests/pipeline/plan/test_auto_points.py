@@ -57,7 +57,7 @@ def test_the_rule_is_bounded_by_time_grid_and_memory(make_spec, monkeypatch):
     assert not sizing.groups_points(toy_spec(make_spec, dice=range(2, 2501), replicates=1))  # 4,998 points
     assert not sizing.groups_points(toy_spec(make_spec, dice=range(2, 2502), tasks={"points_per_task": 1}))
     assert not sizing.groups_points(toy_spec(make_spec, dice=range(2, 2502), tasks={"seconds": 1}))
-    monkeypatch.setattr(sizing, "AUTO_TASK_BYTES", 3 * 400)  # a toy replicate's results: 400 bytes
+    monkeypatch.setattr(sizing, "AUTO_TASK_BYTES", 3 * 4240)  # a toy replicate: 400 bytes, its series 60 x 8 x 8
     assert sizing.auto_task_grid(spec, 1e-6) == (1, 2)  # at most 3 points' results, 2 on the last axis
 
 

@@ -59,7 +59,9 @@ def reference(tmp_path_factory, cluster2, spec_text):
 def test_store_layout(reference, spec_text):
     ds = xr.open_zarr(reference)
     assert dict(ds.sizes) == {"dice_sides": 2, "deck_policy": 2, "replicate": 4, "checkpoint": 5,
-                              "location": 41}
+                              "location": 41, "batch": 64}  # batch: the equal-batch series (format 7)
+    assert ds["series_counts"].dims == ("dice_sides", "deck_policy", "replicate", "batch", "location")
+    np.testing.assert_array_equal(ds["series_counts"].sum("batch").values, ds["counts"].isel(checkpoint=-1).values)
     assert list(ds["dice_sides"].values) == [4, 6]
     assert list(ds["deck_policy"].values) == ["independent", "shuffled_cycle"]
     assert list(ds["location"].values[[0, 10, 39, 40]]) == ["GO", "JAIL", "H2", "IN_JAIL"]

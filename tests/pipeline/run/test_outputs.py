@@ -15,14 +15,17 @@ from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.run.worker import OutputInvalid, checked_outputs
 from boardsweep.pipeline.store import FILL
+from specs import TOY_SPEC  # tests/support is on sys.path
 
 for _name, _attr in (("nan", "NAN"), ("fraction", "FRACTION"), ("shape", "SHAPE"), ("missing", "MISSING")):
     games.register(f"bad_{_name}", f"bad_output_game:{_attr}")
 
+#: The checkpoints a run stops at: the spec's 5 and its equal batches' ends (the series).
+STOPS = len(parse_spec(TOY_SPEC, "toy.toml").simulated_checkpoints)
 SPOILED = {
     "nan": "output 'events' is float64, int64 declared",
     "fraction": "output 'rolls' is float64, int64 declared",
-    "shape": "output 'counts' has shape (5, 7), (5, 8) declared",
+    "shape": f"output 'counts' has shape ({STOPS}, 7), ({STOPS}, 8) declared",
     "missing": "output 'rolls' missing",
 }
 

@@ -48,7 +48,8 @@ def test_digest_hashes_every_data_variable(toy_store, tmp_path, cluster2, toy_sp
     recorded = json.loads(out.read_text())
     assert recorded["format"] == "boardsweep-digest/2" and recorded["sweep"] == "toy"
     assert recorded["spec_sha256"] == hashlib.sha256(toy_spec_text.encode()).hexdigest()
-    assert set(recorded["variables"]) == {"counts", "events", "rolls", "exact_frequency", "done", "exact_done"}
+    assert set(recorded["variables"]) == {"counts", "events", "rolls", "exact_frequency", "done", "exact_done",
+                                          "series_counts"}  # the equal-batch series (store format 7) too
     counts = zarr.open_array(str(url), path="counts", mode="r")[...]
     assert recorded["variables"]["counts"] == {
         "dtype": "<i8", "shape": [2, 2, 4, 5, 8],
@@ -74,7 +75,7 @@ def test_digest_hashes_every_data_variable(toy_store, tmp_path, cluster2, toy_sp
 def test_verify_names_the_changed_cell(toy_store, tmp_path, cluster2, capsys):
     spec_path, url = toy_store
     assert run_cli("verify", str(spec_path), "--against", str(url), "--scheduler", cluster2) == 0
-    assert "verify: OK, identical: 6 variables match" in capsys.readouterr().out
+    assert "verify: OK, identical: 7 variables match" in capsys.readouterr().out  # series_counts too
 
     changed = tmp_path / "changed.zarr"
     shutil.copytree(url, changed)

@@ -31,6 +31,22 @@ def test_explicit_checkpoints(toy_spec_text):
     assert list(parse_spec(text).checkpoints) == [10, 30, 60]
 
 
+def test_equal_batches_of_the_series(toy_spec_text):
+    """``[checkpoints] batches``: default 64 (the run length where shorter),
+    0 for none, part of the sweep's identity; out of range: one line naming the key."""
+    assert parse_spec(toy_spec_text).series_batches == 60  # turns = 60
+    spec = parse_spec(toy_spec_text.replace("count = 5", "count = 5\nbatches = 12"))
+    assert spec.series_batches == 12 and spec.canonical()["series"] == {"batches": 12}
+    assert set(spec.checkpoints) < set(spec.simulated_checkpoints) and spec.simulated_checkpoints[-1] == 60
+    none = parse_spec(toy_spec_text.replace("count = 5", "count = 5\nbatches = 0"))
+    assert none.series_batches == 0 and "series" not in none.canonical()
+    assert list(none.simulated_checkpoints) == list(none.checkpoints)
+    for bad in ("3", "61", "-1", "2.5", '"many"'):
+        with pytest.raises(SpecError, match=r"checkpoints\.batches") as err:
+            parse_spec(toy_spec_text.replace("count = 5", f"count = 5\nbatches = {bad}"))
+        assert "\n" not in str(err.value)
+
+
 def test_task_seconds_instead_of_a_block(toy_spec_text):
     spec = parse_spec(toy_spec_text.replace("replicates_per_task = 2", "seconds = 2.5"))
     assert spec.task_seconds == 2.5 and spec.block == 1

@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from boardsweep.core.games import get_game
+from boardsweep.core.games import SERIES_PREFIX, get_game, series_sources
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.store import load_sweep, open_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store.metadata import STORE_FORMAT
+from boardsweep.pipeline.store.schema import SERIES_DIM
+from boardsweep.pipeline.spec.tables import DEFAULT_BATCHES
 
 from clirun import run_cli  # tests/support is on sys.path
 from specs import spec_toml
@@ -151,7 +153,18 @@ def test_plain_xarray_reads_every_game_cleanly(stores, game, tmp_path):
     texts = [n for n in ds.variables if ds[n].dtype.kind not in "biuf"]
     assert texts and all(ds[n].dtype.kind in "TO" for n in texts), {n: ds[n].dtype for n in texts}
     assert ds.attrs["boardsweep_format"] == STORE_FORMAT and "variables" not in ds.attrs
-    assert ds.attrs["simulated_variables"] == list(get_game(game).variables)
+    series = [SERIES_PREFIX + n for n in series_sources(get_game(game))]
+    assert series and ds.attrs["simulated_variables"] == [*get_game(game).variables, *series]
+    # the equal-batch series (store format 7): each batch's own counts, summing to the last checkpoint's
+    total = int(ds["checkpoint"].values[-1])
+    batches = min(DEFAULT_BATCHES, total)
+    np.testing.assert_array_equal(ds[SERIES_DIM].values, [k * total // batches for k in range(1, batches + 1)])
+    for name in series:
+        draws, last = ds[name], ds[name[len(SERIES_PREFIX):]].isel(checkpoint=-1)
+        axes = tuple(ds.attrs["grid_axes"])
+        assert draws.dims == (*axes, "replicate", SERIES_DIM, *last.dims[len(axes) + 1:])
+        np.testing.assert_array_equal(draws.sum(SERIES_DIM, skipna=False).values, last.values)
+        assert bool((draws.fillna(0) >= 0).all())
     # short long_names (plot labels), the explanation in description, units only where declared
     for name in ds.variables:
         attrs = ds[name].attrs
@@ -244,7 +257,8 @@ def test_a_stranger_reads_every_game_without_surprises(stores, game, tmp_path):
     assert bool(ds["done"].all())
     for name in ds.attrs["simulated_variables"]:  # integers, or float64 where seats that do not play read NaN
         filled = "_FillValue" in ds[name].encoding
-        assert ds[name].dtype == (np.float64 if filled else np.dtype(game_def.variables[name].dtype)), name
+        own = game_def.variables[name.removeprefix(SERIES_PREFIX)]  # a series: its variable's type
+        assert ds[name].dtype == (np.float64 if filled else np.dtype(own.dtype)), name
         assert load_sweep(stores[game])[name].dtype == ds[name].dtype, name
     assert not [n for n in ds.variables if any(k.startswith("boardsweep") for k in ds[n].attrs)]
     assert "arrays" in json.loads(ds.attrs["boardsweep_layout"])  # the packed layout, in one place

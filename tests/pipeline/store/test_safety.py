@@ -161,13 +161,13 @@ def test_sigkill_during_creation_then_rerun(tmp_path, toy_spec_text, write_spec,
     proc = subprocess.run([sys.executable, "-c", code, str(spec_path), str(url)], capture_output=True)
     assert proc.returncode == -signal.SIGKILL
     assert (url / "zarr.json").exists()
-    assert len([p for p in url.glob("*/zarr.json") if p.parent.name != ".boardsweep"]) == (arrays or 13)  # the toy store has 13 arrays
+    assert len([p for p in url.glob("*/zarr.json") if p.parent.name != ".boardsweep"]) == (arrays or 15)  # the toy store has 15 arrays (series_counts and its batch coordinate among them)
     assert run_cli("run", str(spec_path), "--store", str(url), "--workers", "1") == 0
     assert run_cli("status", str(url)) == 0
 
 
 def test_a_full_disk_during_creation_is_named_and_resumable(tmpfs, toy_spec_text, write_spec, capsys):
-    small_disk = tmpfs("disk", "256k")
+    small_disk = tmpfs("disk", "512k")  # the toy store with its equal-batch series (format 7)
     spec_path = write_spec(toy_spec_text.replace("replicates = 4", "replicates = 1").replace(
         "replicates_per_task = 2", "replicates_per_task = 1"))
     from boardsweep.pipeline.plan.sizing import estimate
