@@ -68,7 +68,7 @@ __all__ = [
     "game_source",
     "headlines_of",
     "interval_headlines",
-    "SERIES_PREFIX",
+    "SERIES_PREFIX", "SERIES_DIM",
     "series_sources",
 ]
 
@@ -306,6 +306,8 @@ def interval_headlines(game: Game) -> list[Headline]:
 #: The prefix of a store's equal-batch series of a simulated variable
 #: (``series_counts`` holds ``counts`` per equal batch of the run).
 SERIES_PREFIX = "series_"
+#: The dimension of those series (one entry per equal batch).
+SERIES_DIM = "batch"
 
 
 def series_sources(game: Game) -> tuple[str, ...]:

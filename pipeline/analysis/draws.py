@@ -29,14 +29,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ...core.games import SERIES_PREFIX, Headline, headlines_of
+from ...core.games import SERIES_DIM, SERIES_PREFIX, Headline, headlines_of
 from .dataset import MIN_COUNT, game_of, grid_axes_of, in_memory
 
 __all__ = ["SERIES_DIM", "RHAT_ALPHA", "REFERENCE_SIMS", "NO_SERIES", "has_series", "headline_draws",
            "DIAGNOSTIC_KEYS", "tie_broken", "rhat_reference", "diagnostics", "headline_diagnostics", "series_summary"]
 
-#: The dim of the equal-batch series (as :data:`boardsweep.pipeline.store.schema.SERIES_DIM`).
-SERIES_DIM = "batch"
 
 #: Share of labels with correct replicates on which ``rhat_high`` fires.
 RHAT_ALPHA = 0.01

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.games import Game, ParameterError, get_game
+from ...core.games import SERIES_DIM, SERIES_PREFIX, Game, ParameterError, get_game, series_sources
 from ..errors import SpecError
 from .answer import Answer, check_answer, default_answer
 from .files import maybe_files
@@ -370,4 +370,5 @@ def store_names(game: Game) -> frozenset[str]:
     clash with it in the Dataset."""
     variables = {**game.variables, **game.exact_variables}
     dims = {d for var in variables.values() for d in var.dims}
-    return STORE_NAMES | set(variables) | dims | {f"{d}_name" for d in dims}
+    series = {SERIES_PREFIX + name for name in series_sources(game)} | {SERIES_DIM}  # store format 7
+    return STORE_NAMES | set(variables) | dims | {f"{d}_name" for d in dims} | series

@@ -80,6 +80,15 @@ def unreachable(exc: BaseException | None) -> bool:
     return any(isinstance(e, (ConnectionError, TimeoutError, HTTPClientError)) for e in causes(exc))
 
 
+def _timed_out(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is a timeout: the storage was silent, not refusing."""
+    try:
+        from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
+    except ImportError:
+        ConnectTimeoutError = ReadTimeoutError = TimeoutError  # noqa: N806 - same role without botocore
+    return any(isinstance(e, (TimeoutError, ConnectTimeoutError, ReadTimeoutError)) for e in causes(exc))
+
+
 def bound_failures() -> None:
     """Make S3 requests fail within seconds when the server is gone, and read
     an object in one request (fsspec defaults only: what a user set in
@@ -175,6 +184,8 @@ def answers(url: str) -> None:
     asking = threading.Thread(target=ask, name="boardsweep-answers", daemon=True)  # left waiting, if it waits
     asking.start()
     asking.join(deadline)
+    if not asking.is_alive() and failed and unreachable(failed[0]) and not _timed_out(failed[0]):
+        raise StoreUnreachable.at_open(url, failed[0])  # refused at once (a server down): said as such
     if asking.is_alive() or (failed and unreachable(failed[0])):
         raise StoreUnreachable(
             f"store {url}: the storage did not answer within {deadline:g} s, the deadline of a read (attempts "

@@ -55,7 +55,7 @@ import xarray as xr
 import zarr
 
 from ...core.batches import equal_ends
-from ...core.games import SERIES_PREFIX, Game, series_sources
+from ...core.games import SERIES_DIM, SERIES_PREFIX, Game, series_sources
 from ...core.seeds import RNG_SCHEME
 from . import integers, manifests, metadata
 from ..plan.tasks import SEED_SCHEME
@@ -225,10 +225,19 @@ def skeleton(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[
     add("done", (*axes, "replicate"), "bool", (*grid_chunks, block), False, {})
     add("exact_done", axes, "bool", grid_chunks or (), False, {})
 
-    coords = {axis: axis_values(values) for axis, values in spec.grid.items()}
-    coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     if spec.precision_stderr is not None:  # per-point decisions of the precision rule
         data_vars.update(precision_variables(spec))
+    ds = xr.Dataset(data_vars, coords=_coordinates(spec, labels), attrs=provenance(spec, layout))
+    ds = metadata.describe(ds, spec, game)
+    ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
+    return ds, encoding
+
+
+def _coordinates(spec: Spec, labels: Mapping[str, Any]) -> dict[str, Any]:
+    """A new store's coordinates: the grid axes, replicates, checkpoints, the
+    equal batches' ends (store format 7) and the game's labelled dimensions."""
+    coords: dict[str, Any] = {axis: axis_values(values) for axis, values in spec.grid.items()}
+    coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     if spec.series_batches:
         ends = equal_ends(int(spec.checkpoints[-1]), spec.series_batches)
@@ -238,14 +247,7 @@ def skeleton(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[
                            "each batch's own counts (not cumulative)"})
     for dim, values in labels.items():
         coords[dim] = xr.Variable(dim, *metadata.label_coordinate(values))
-    ds = xr.Dataset(data_vars, coords=coords, attrs=provenance(spec, layout))
-    ds = metadata.describe(ds, spec, game)
-    ds.attrs["arrays"] = sorted(str(name) for name in ds.variables)
-    return ds, encoding
-
-
-#: The dim of the equal-batch series (``series_*`` variables, store format 7).
-SERIES_DIM = "batch"
+    return coords
 
 
 def series_names(spec: Spec) -> list[str]:

@@ -66,7 +66,7 @@ def test_threaded_default_and_process_cluster_give_the_same_store(tmp_path):
 
 def _simulating(spec):
     """What run_sweep gives the head start with a new store's tasks."""
-    return lambda task: simulate_task(spec.game, spec.seed, task, spec.run_shape, spec.checkpoints)
+    return lambda task: simulate_task(spec.game, spec.seed, task, spec.run_shape, spec.checkpoints, spec.series_batches)
 
 
 @pytest.mark.slow

@@ -12,6 +12,8 @@ written, and no array's metadata is read per task."""
 
 from __future__ import annotations
 
+from boardsweep.core.games import series_sources
+
 import os
 
 import pytest
@@ -51,7 +53,7 @@ def test_one_more_task_on_s3_costs_its_puts_and_one_read_of_each_chunk(s3server,
     assert (sim, exact) == (14, 7), tasks
     extra = {kind: costs[1].get(kind, 0) - costs[0].get(kind, 0) for kind in {*costs[0], *costs[1]}}
     game = spec.game
-    simulated, solved = len(game.variables), len(game.exact_variables)
+    simulated, solved = len(game.variables) + len(series_sources(game)), len(game.exact_variables)  # + series (format 7)
     puts = sim * (simulated + 2) + exact * (solved + 2)  # data, then flags, then the record
     gets = sim * (simulated + 1) + exact * (solved + 1)  # the run reads the done flags, packing every other chunk
     # what a run may or may not do once, whatever its size: a worker reads each array's metadata once

@@ -58,7 +58,7 @@ def test_a_store_made_again_with_other_task_chunks_is_not_written_with_the_old_m
     text = make_spec("toy", params={"size": 8}, grid={"dice_sides": [2]}, run={"replicates": 6, "games": 1,
                      "turns": 10}, checkpoints={"count": 2}, tasks={"seconds": 1})
     spec = parse_spec(text, "toy.toml")
-    first, second = TaskLayout(4, ()), TaskLayout(2, ())
+    first, second = TaskLayout(4, (1,)), TaskLayout(2, (1,))
     ds, _ = template(spec, spec.game)
     rng = np.random.default_rng(8)
 
