@@ -42,7 +42,7 @@ def test_heterogeneity_test_keeps_its_size_and_sees_a_planted_replicate(box_stor
 def test_rhat_and_ess_on_batches_read_agreement_and_see_a_planted_replicate(box_store):
     rng = np.random.default_rng(8)
     label = modal(box_store)
-    same = [variance.batch_diagnostics(draw(box_store, rng), "hist").isel(rolls=label) for _ in range(20)]
+    same = [variance.batch_diagnostics(draw(box_store, rng), "hist").isel(rolls=label) for _ in range(10)]
     rhat = np.array([float(d["rhat"]) for d in same])
     ess = np.array([float(d["ess_bulk"]) for d in same])
     draws = 4 * box_store.sizes["batch"]  # 4 replicates x the equal batches of the store's series
@@ -51,8 +51,8 @@ def test_rhat_and_ess_on_batches_read_agreement_and_see_a_planted_replicate(box_
         rhat, ess, draws)
     shift = {0: (label, label + 1, 0.3)}
     off = [float(variance.batch_diagnostics(draw(box_store, rng, shift), "hist")["rhat"].isel(rolls=label))
-           for _ in range(20)]
-    assert np.median(off) > np.quantile(rhat, 0.9), (off, rhat)
+           for _ in range(10)]
+    assert np.median(off) > rhat.max(), (off, rhat)  # the planted replicate's R-hat above every correct one's
 
 
 def test_variance_csv_columns_are_the_diagnostics(box_store):
