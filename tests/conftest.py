@@ -84,6 +84,20 @@ SLOW_TESTS = {
 #: first, the many short modules fill in at the end, and no worker is left running a long
 #: module alone while the other idles.  Unlisted modules follow, in their usual order.
 COSTLY_FIRST = [
+    "tests/pipeline/store/test_lock_extend.py",  # the long single-process modules of this round first: none last
+    "tests/test_install.py",
+    "tests/pipeline/analysis/test_detection.py",
+    "tests/pipeline/run/test_kernel_deadlines.py",
+    "tests/pipeline/store/test_reading_during_a_run.py",
+    "tests/pipeline/analysis/test_variance_diagnostics.py",
+    "tests/pipeline/views/test_report_sample.py",
+    "tests/pipeline/store/test_soak.py",
+    "tests/pipeline/store/test_creation_killed.py",
+    "tests/pipeline/views/test_overview.py",
+    "tests/pipeline/analysis/test_verdict_calibration.py",
+    "tests/pipeline/analysis/test_decks.py",
+    "tests/pipeline/store/s3/test_silent_reads.py",
+    "tests/pipeline/views/test_commands_during_a_run.py",
     "tests/pipeline/store/s3/test_packing.py",
     "tests/pipeline/run/test_faults_cluster.py",
     "tests/pipeline/run/test_growth.py",
