@@ -54,17 +54,22 @@ def _overrides(spec: Path, full: bool) -> list[str]:
     return [f"--set=run.{k}={v}" for k, v in cut({"run": run})["run"].items() if k in SMALL]
 
 
-def _boardsweep(*args: str) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system) of one ``boardsweep`` command in a
-    new process (it must succeed).  On a loaded machine the CPU seconds are
-    the better guess of the wall time on an idle one: the report is one thread."""
+def timed(argv: list[str], cwd: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of the command ``argv`` in a new
+    process (it must succeed; its stderr is kept for the error).  On a loaded
+    machine the CPU seconds are the better guess of the wall time on an idle
+    one: the report is one thread."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "boardsweep", *args], check=True, cwd=ROOT,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(argv, check=True, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _boardsweep(*args: str) -> tuple[float, float]:
+    """:func:`timed` of one ``boardsweep`` command run from the repository."""
+    return timed([sys.executable, "-m", "boardsweep", *args], cwd=ROOT)
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from report import timed  # noqa: E402
 from sweep_million import cpu_model, points_of, spec_text, uptime  # noqa: E402
 
 #: The issue's goal for ``report`` at 10^6 points: seconds and bytes written.
@@ -39,13 +39,7 @@ def folder_bytes(folder: Path) -> tuple[int, int]:
 
 def report(command: list[str], store: str, out: Path) -> tuple[float, float]:
     """Wall and CPU seconds of ``command report STORE --out OUT -q`` (it must succeed)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run([*command, "report", store, "--out", str(out), "-q"], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return timed([*command, "report", store, "--out", str(out), "-q"])
 
 
 def main() -> None:
