@@ -356,8 +356,9 @@ def check_storable(spec) -> None:
     game's ``rounds`` is its round cap and an output), which the store cannot
     hold beside it; a run checks it before anything is made (planning and
     sizing such a grid is fine: nothing is stored)."""
+    taken = store_names(spec.game)
     for axis in spec.grid:
-        if axis in store_names(spec.game):
+        if axis in taken:
             raise SpecError(f"{spec.source}: grid.{axis}: {spec.game_name}'s store already has an array or "
                             f"dimension named {axis!r} (an output of the game), so it cannot be a grid axis of a "
                             f"run; expected it in [params], one run per value (`--set params.{axis}=VALUE`)")
