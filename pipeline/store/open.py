@@ -9,6 +9,7 @@ engine="boardsweep")`` calls :func:`open_sweep` (:mod:`boardsweep.xarray_backend
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any, Callable, Mapping
@@ -23,10 +24,12 @@ from . import chunkfiles
 from .reads import fixed_width, unrecorded_only
 from .metadata import exact_renames, simulated_variables
 from .creation import creating_line, creation_record
-from .growth import marked
+from .chunkfiles import LAYOUT_ATTR
+from .growth import GROWING, marked
 from .identity import lock_only_line, rootless_line
 from .owner import Store
 from .layout import JOURNAL
+from .packing_inplace import GENERATION_ATTR
 from .lock import StoreLock
 from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
 from ..words import python_value
@@ -76,6 +79,7 @@ def open_sweep(
 
 def _open(st: Store, chunks: Mapping[str, int] | None) -> xr.Dataset:
     """:func:`open_sweep`'s one opening of the store: the done masks read now, the data when computed."""
+    opened = _layout_stamp(st.url)  # the layout the lazy arrays read (:func:`_steadily` checks it held through)
     raw = _whole(st.open_raw(), st.url)
     chunks = dict(chunks or read_chunks(raw))
     data = {}
@@ -85,7 +89,7 @@ def _open(st: Store, chunks: Mapping[str, int] | None) -> xr.Dataset:
             data[name] = chunkfiles.read(st.url, name)
             data[name] = data[name] if data[name] is not None else var.values
         else:
-            data[name] = _lazy(st.url, name, var, chunks)
+            data[name] = _lazy(st.url, name, var, chunks, opened)
     raw = raw.copy(data=data)  # every variable's data at once: its coordinates not aligned once a variable
     return _text_as_objects(native(mask(_as_current(xr.decode_cf(raw)))))
 
@@ -165,10 +169,11 @@ def _opened(url: str | Store) -> Store:
     return st
 
 
-def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
+def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int], opened: tuple[bool, bytes | None]):
     """A dask array of ``var`` whose chunks read the store's chunk files
     directly (:class:`chunkfiles.ChunkFileArray`), or through zarr where
-    that reader does not apply."""
+    that reader does not apply; ``opened``: the store's :func:`_layout_stamp`
+    when it was opened, which every chunk read checks."""
     import dask.array as da
     from dask.base import tokenize
 
@@ -176,9 +181,9 @@ def _lazy(url: str, name: str, var: xr.Variable, chunks: Mapping[str, int]):
     wanted = tuple(chunks.get(d, -1) for d in var.dims)
     token = tokenize(url, name, shape, wanted, str(var.dtype))  # named by what it reads: its values never hashed
     if chunkfiles.readable(url, name):
-        source = _SteadyChunks(chunkfiles.ChunkFileArray(url, name, shape, var.dtype), url)
+        source = _SteadyChunks(chunkfiles.ChunkFileArray(url, name, shape, var.dtype), url, opened)
     elif var.dtype.kind in "biuf":  # through zarr (object storage, a layout the direct reader does not read)
-        source = _SteadyChunks(_VariableChunks(var), url)
+        source = _SteadyChunks(_VariableChunks(var), url, opened)
     else:
         return var.chunk(dict(zip(var.dims, wanted)), token=token).data
     return da.from_array(source, chunks=wanted, lock=False, asarray=True, name=f"boardsweep-{name}-{token}")
@@ -190,14 +195,19 @@ class _SteadyChunks:
     :func:`load_sweep`'s are: a read while a run packs, unpacks or grows the
     store (an array moved away reads as its fill value, so a cell could read
     done without its data; or is not found: a ``KeyError``) raises
-    :class:`StoreBeingRewritten` instead."""
+    :class:`StoreBeingRewritten` instead; so does a read after the store's
+    layout changed since it was opened (``opened``, its :func:`_layout_stamp`
+    then): the chunks it would read are no longer where, or what, they were."""
 
-    def __init__(self, source, url: str) -> None:
-        self.source, self.url = source, url
+    def __init__(self, source, url: str, opened: tuple[bool, bytes | None]) -> None:
+        self.source, self.url, self.opened = source, url, _layout_of(opened)
         self.shape, self.dtype, self.ndim = source.shape, source.dtype, source.ndim
 
     def __getitem__(self, key) -> np.ndarray:
         before = _layout_stamp(self.url)
+        if _layout_of(before) != self.opened:
+            raise StoreBeingRewritten(f"store {self.url} changed layout since it was opened (a run packed, unpacked "
+                                      "or grew it): open it again")
         try:
             data = self.source[key]
         except Exception as exc:
@@ -354,6 +364,22 @@ def _layout_stamp(url: str) -> tuple[bool, bytes | None]:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             found.append(None)
     return found[0] is not None, found[1]
+
+
+#: Root attributes that say where a store's chunks are and how many: the packed
+#: arrays' records, the count of layout changes, a growth under way and the grid's size.
+_LAYOUT_ATTRS = (LAYOUT_ATTR, GENERATION_ATTR, GROWING, "grid_points", "replicates")
+
+
+def _layout_of(stamp: tuple[bool, bytes | None]) -> tuple:
+    """The part of a :func:`_layout_stamp` that says where the chunks are:
+    whether a layout change is under way and the root's layout attributes
+    (:data:`_LAYOUT_ATTRS`); not its history, which a run's start rewrites."""
+    try:
+        attrs = json.loads(stamp[1] or b"{}").get("attributes", {})
+    except (ValueError, AttributeError):
+        return stamp
+    return (stamp[0], *(json.dumps(attrs.get(key), sort_keys=True) for key in _LAYOUT_ATTRS))
 
 
 def _steady(url: str, before: tuple[bool, bytes | None]) -> bool:

@@ -180,3 +180,24 @@ def test_readers_across_hundreds_of_layout_changes_see_the_whole_store_or_are_to
     assert not raised, f"{len(raised)} of {reads} reads raised a raw error: {raised[:3]}"
     assert not wrong, f"{len(wrong)} of {reads} reads were not the whole store (reader, cells done): {wrong[:5]}"
     assert reads >= 20, f"{told} of {reads + told} reads told the store was being rewritten: too few read"
+
+
+def test_a_lazy_read_after_a_layout_change_since_it_was_opened_is_told(tmp_path, toy_spec_text, write_spec):
+    """A store opened lazily, then unpacked (its chunks moved) before it is
+    computed: the computation says so in one line, never a raw shape error
+    or the fill values of chunks no longer there; opened again, it reads whole."""
+    from clirun import run_cli
+
+    from boardsweep.pipeline.store import Store
+
+    store = tmp_path / "s.zarr"
+    assert run_cli("run", str(write_spec(toy_spec_text)), "--store", str(store), "--workers", "1", "-q") == 0
+    reference = load_sweep(str(store))
+    st = Store(str(store))
+    assert st.layout == "packed"
+    lazy = open_sweep(str(store), check=False)
+    with st.lock():
+        st.unpack()
+    with pytest.raises(StoreBeingRewritten, match="changed layout since it was opened .*: open it again"):
+        lazy.compute()
+    assert _same_cells(open_sweep(str(store), check=False).compute(), reference)
