@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import random
 import shlex
 import shutil
@@ -95,9 +96,10 @@ class Tally:
                 self.examples.append(example)
 
     def said(self, line: str) -> None:
-        """Count a one-line refusal a read was given, by its first 70 characters."""
+        """Count a one-line refusal a read was given, by its first 70 characters (a run's pid and time as "(...)")."""
+        key = re.sub(r"\((pid|a run whose)[^)]*\)", "(...)", line)[:70]
         with self.lock:
-            self.told[line[:70]] = self.told.get(line[:70], 0) + 1
+            self.told[key] = self.told.get(key, 0) + 1
 
     def kill(self, name: str) -> None:
         with self.lock:
@@ -166,6 +168,7 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
         except BoardsweepError as exc:
             tally.add("told")
             tally.said(str(exc).replace(url, "STORE"))
+            time.sleep(0.01)  # read again, as a user would, after a moment: not a spin that starves the runs
             continue
         except Exception as exc:  # noqa: BLE001 - a raw error is a partial read
             if not os.path.exists(url) or isinstance(exc, FileNotFoundError) and "does not exist" in str(exc):
@@ -189,8 +192,9 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
         mine[url] = done
 
 
-#: What a command may be told while a run is at work on its store: to read it (again) in a moment.
-TOLD = ("read it again", "read again", "rerun in a moment")
+#: What a command may be told while a run is at work on its store (to read it again in a moment), or
+#: of a store whose run the soak killed and has not resumed yet (how to finish it: rerun the run).
+TOLD = ("read it again", "read again", "rerun in a moment", "was interrupted")
 
 
 def command_reader(runner: list[str], cycles: list[dict], tally: Tally, deadline: float) -> None:

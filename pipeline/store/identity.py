@@ -83,7 +83,11 @@ def inspect(url: str) -> str:
         return "unreadable"
     if meta.get("node_type") == "array" or ".zarray" in names:
         return "zarr-array"
-    return "boardsweep" if "spec_canonical" in meta.get("attributes", {}) else "zarr-group"
+    if "spec_canonical" in meta.get("attributes", {}):
+        return "boardsweep"
+    if has_creation_record(fs, root):  # a run began creating it after the listing: its root not yet described
+        return "creating"
+    return "zarr-group"
 
 
 def rootless_line(url: str) -> str:
