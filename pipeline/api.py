@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from .cluster.client import Target
+from .cluster import Target
 from .errors import ArgumentTypeError, InputError, NotInWorker, expect_flag
 from .run.execute import execute
 from .run.record import RunReport
@@ -214,7 +214,7 @@ def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, perfor
 
 
 def _batch_systems():
-    from .cluster.batch import SYSTEMS
+    from .cluster import SYSTEMS
 
     return SYSTEMS
 
@@ -261,8 +261,7 @@ def _in_notebook() -> bool:
 def _progress(target: Target):
     if _in_notebook():
         return NotebookProgress()
-    from .views import progress as progress_
-    from .views import terminal
+    from .views import progress as progress_, terminal
 
     return progress_.TaskBar(terminal.console())
 

@@ -21,13 +21,12 @@ def plan_record(spec, url: str, target) -> dict[str, Any]:
     has one (nothing run or compiled), else from a replicate timed here at the
     first, middle and last points as the run's calibration times one
     (:func:`calibration.time_here`)."""
-    from ..plan import cost
-    from ..plan import layout as task_layout
+    from ..plan import cost, layout as task_layout
     from ..plan.sizing import estimate
     from ..plan.exact_work import exact_solves, exact_tasks
     from ..plan.tasks import task_count
     from ..run.calibration import CALIBRATION_POINTS, time_here
-    from ..cluster.targets import local_workers
+    from ..cluster import local_workers
     from ..store import check_location
 
     check_location(url)  # the run's own refusal of a location it cannot write, before anything is said

@@ -137,7 +137,7 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
         raise InputError(f"TLS needs --tls-ca-file, --tls-cert and --tls-key together; missing {', '.join(missing)}")
     if not scheduler:
         raise InputError("the --tls-* options secure the connection to --scheduler; give --scheduler tls://HOST:PORT")
-    from ..cluster.targets import tls_security
+    from ..cluster import tls_security
 
     return tls_security(ca_file, cert, key)
 

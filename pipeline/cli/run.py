@@ -6,10 +6,9 @@ import json
 
 import click
 
-from ..cluster.batch import SYSTEMS as BATCH_SYSTEMS, signals_end_run
+from ..cluster import SYSTEMS as BATCH_SYSTEMS, signals_end_run
 from ..views.waiting import WaitingLine
-from ..cluster.targets import START_TIMEOUT_S
-from ..cluster.dashboard import performance_report_path
+from ..cluster import START_TIMEOUT_S, performance_report_path
 from ..run.request import CLI_OPTIONS, Hooks, RunRequest, cluster_target
 from . import interrupt
 from .dry_run import print_plan
@@ -82,9 +81,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     the store; rerun the same command to resume).  `--format json` prints
     only the run's record, headline rows and verdict, as JSON.
     """
-    from ..views import display
-    from ..views import progress
-    from ..views import terminal
+    from ..views import display, progress, terminal
 
     quiet_for_json(fmt)
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
@@ -154,7 +151,7 @@ def _layout_known_now(spec, target):
     """The task layout a new store's run decides (:func:`plan.layout.decide`,
     replicates grouped for the local workers) where nothing needs timing
     first, for the first line; None where the run times a replicate to decide it."""
-    from ..cluster.targets import local_workers
+    from ..cluster import local_workers
     from ..plan import layout as task_layout
     from ..plan.sizing import groups_points
 
@@ -169,7 +166,7 @@ def _warm_up(request, url: str, target, on_compile):
     head start's first replicates simulated (:class:`warm.WarmUp`,
     :func:`_early`), when the run's workers will be threads of this
     process, else None."""
-    from ..cluster.targets import threads_here
+    from ..cluster import threads_here
     from ..run.warm import WarmUp, once
 
     told = once(on_compile)

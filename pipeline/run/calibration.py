@@ -9,7 +9,7 @@ import uuid
 from typing import Any, Callable, Mapping
 
 from ..errors import SweepError, TaskOverdue, one_line, overdue
-from ..cluster.settings import task_timeout
+from ..cluster import task_timeout
 from ..plan.task_layout import Recorded
 from ..spec.parse import Spec
 from ..store import store_chunks

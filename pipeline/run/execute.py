@@ -35,9 +35,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..cluster.client import Target, connect
-from ..cluster.dashboard import dashboard_link
-from ..cluster.targets import local_workers, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from ..cluster import Target, connect, dashboard_link
+from ..cluster import local_workers, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from ..errors import BoardsweepError, StoreUnreachable, TasksFailed
 from . import growth as grow
 from ..plan import precision, sizing
@@ -45,8 +44,7 @@ from ..plan.layout import decide
 from ..plan.task_layout import GIVEN, GROUPED, TaskLayout
 from ..plan.tasks import plan_exact, plan_tasks, task_count
 from ..spec.parse import Spec
-from ..store import Store, normalize_url
-from ..store import use_storage_options
+from ..store import Store, normalize_url, use_storage_options
 from .calibration import recorded_layout, time_on_worker
 from .dispatch import submit_and_wait, token
 from .failures import tasks_failed
