@@ -44,8 +44,7 @@ from .errors import ArgumentTypeError, InputError, NotInWorker, expect_flag
 from .run.execute import execute
 from .run.record import RunReport
 from .run.request import API_ARGUMENTS, Hooks, RunRequest, cluster_target
-from .spec import examples
-from .spec.parse import Spec
+from .spec import example_file, is_bare, is_example, Spec
 from .errors import SpecError
 from .words import count
 
@@ -100,9 +99,9 @@ def as_spec(spec: Spec | str | Path | Mapping[str, Any]) -> Spec:
         return spec
     if isinstance(spec, Mapping):
         return Spec.from_dict(dict(spec))
-    if isinstance(spec, str) and "\n" not in spec and examples.is_bare(spec.strip()) \
-            and examples.is_example(spec.strip()):
-        return Spec.from_file(examples.spec_file(spec.strip()))  # a shipped example by name, as the CLI reads it
+    if isinstance(spec, str) and "\n" not in spec and is_bare(spec.strip()) \
+            and is_example(spec.strip()):
+        return Spec.from_file(example_file(spec.strip()))  # a shipped example by name, as the CLI reads it
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and _a_path(spec)):
         return Spec.from_file(spec)
     if isinstance(spec, str):

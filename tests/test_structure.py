@@ -100,7 +100,8 @@ def test_the_graph_sees_the_imports_it_must():
     assert "pipeline.store.reads" in graph["pipeline.store.integrity"]
     assert "pipeline.store" in graph["pipeline.run.execute"]
     assert "core.games" in graph["pipeline.spec.parse"]
-    assert "pipeline.spec.parse" in graph["pipeline.plan.tasks"]  # under TYPE_CHECKING: tools follow it
+    assert "pipeline.spec" in graph["pipeline.plan.tasks"]  # under TYPE_CHECKING: tools follow it
+    assert "pipeline.spec.parse" in graph["pipeline.spec"]  # a lazy face's TYPE_CHECKING block: its names' modules
     assert "pipeline.run.record" in graph["pipeline.views.display"]
 
 
@@ -321,7 +322,7 @@ def _package_reach_ins() -> list[str]:
 
 
 #: Folders whose faces are still to be written (issue 55): emptied folder by folder.
-NOT_YET_FACED = ("pipeline.spec", "pipeline.plan", "pipeline.run", "pipeline.analysis", "pipeline.views")
+NOT_YET_FACED = ("pipeline.plan", "pipeline.run", "pipeline.analysis", "pipeline.views")
 
 
 def test_every_folder_is_used_through_its_face():

@@ -76,7 +76,7 @@ SHUFFLED_TEXT = ("shuffled decks: each replicate plays one deck order for all it
 
 
 def _spec(spec) -> Any:
-    from ..spec.parse import Spec, load_spec
+    from ..spec import Spec, load_spec
 
     return spec if isinstance(spec, Spec) else load_spec(spec)
 

@@ -21,8 +21,7 @@ __all__ = ["digest", "verify"]
 @reads_here()
 def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
-    from ..store import answers, normalize_url, store_exists
-    from ..store import creating_line, inspect, rootless_line
+    from ..store import answers, normalize_url, store_exists, creating_line, inspect, rootless_line
     from ..errors import StoreDamaged
     from ..run.verify import write_digest
     from ..views.store_access import steadily
@@ -81,11 +80,9 @@ def verify(
     """
     from pathlib import Path
 
-    from ..views import display
-    from ..views import progress
-    from ..views import terminal
+    from ..views import display, progress, terminal
     from ..run.verify import verify as _verify
-    from ..spec.examples import resolve_digest
+    from ..spec import resolve_digest
 
     quiet_for_json(fmt)
     scheduler = scheduler_address(scheduler)

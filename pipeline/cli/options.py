@@ -32,7 +32,7 @@ def load_spec(path: str, overrides: tuple[str, ...] = ()):
     """Parse and validate a sweep spec, with ``--set KEY=VALUE`` overrides
     (SpecError -> one-line error, exit 2).  A bare name that is no file
     (``quickstart``) is the shipped example of that name (:func:`.examples.spec_path`)."""
-    from ..spec.parse import load_spec as _load
+    from ..spec import load_spec as _load
     from .examples import spec_path
 
     return _load(spec_path(path), overrides)

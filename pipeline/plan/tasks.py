@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from ...core.seeds import int_words, seed_keys
-from ..spec.grid import ResolvedGrid, grid_chunks
+from ..spec import ResolvedGrid, grid_chunks
 from .task_layout import TaskLayout, given
 
 if TYPE_CHECKING:
-    from ..spec.parse import Spec  # noqa: F401
+    from ..spec import Spec  # noqa: F401
 
 __all__ = ["Task", "ExactTask", "Cells", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "point_words", "replicate_keys", "plan_tasks"]
 

@@ -26,7 +26,7 @@ from ..errors import NoWorkersLeft
 from ..cluster import Target, no_workers_timeout, task_timeout
 from ..errors import SchedulerLost, contained, disk_full, one_line, overdue
 from ..plan.task_layout import TaskLayout
-from ..spec.parse import Spec
+from ..spec import Spec
 from ..store import Store
 from .failures import failed_point, lost, store_full, tasks_failed, tell_new_failure, where, worker_died
 from .record import RunReport

@@ -43,7 +43,7 @@ from ..plan import precision, sizing
 from ..plan.layout import decide
 from ..plan.task_layout import GIVEN, GROUPED, TaskLayout
 from ..plan.tasks import plan_exact, plan_tasks, task_count
-from ..spec.parse import Spec
+from ..spec import Spec
 from ..store import Store, normalize_url, use_storage_options
 from .calibration import recorded_layout, time_on_worker
 from .dispatch import submit_and_wait, token

@@ -20,8 +20,7 @@ from ..cluster import START_TIMEOUT_S
 from ..errors import NotAScheduler
 from ..cluster import Target, check_dashboard_address, check_dask_config, check_workers, handshake
 from ..errors import ArgumentTypeError, BadSchedulerAddress, InputError, SchedulerLost, expect_flag, one_line
-from ..spec.parse import Spec
-from ..spec.tables import check_storable
+from ..spec import Spec, check_storable
 from .record import RunReport
 
 if TYPE_CHECKING:  # numba: not imported by the command's start

@@ -47,7 +47,7 @@ from .identity import CREATING, LEGACY_CREATING, check_labels, data_types, fixed
 from .schema import skeleton
 from ..plan.task_layout import RECORDED, TaskLayout
 from .zarr_private import quiet
-from ..spec.parse import Spec
+from ..spec import Spec
 
 __all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "rebuild_root", "OWN_FOLDER_META",
            "CREATING", "legacy_arrays", "creation_record", "clear_interrupted", "creating_line"]

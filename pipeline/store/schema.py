@@ -61,7 +61,7 @@ from . import integers, manifests, metadata
 from ..plan.tasks import SEED_SCHEME
 from ..plan.precision import STATES
 from ..plan.task_layout import TaskLayout, given
-from ..spec.parse import Spec
+from ..spec import Spec
 
 __all__ = ["FILL", "STORE_FORMAT", "SERIES_DIM", "series_names", "series_variables", "provenance", "source_revision", "code_revision", "template", "skeleton", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
 

@@ -22,7 +22,7 @@ from ..plan.exact_work import exact_solves, exact_tasks
 from ..plan.tasks import task_count
 from ..plan.sizing import AUTO_TASK_S, groups_points
 from ..plan.task_layout import TaskLayout, given
-from ..spec.parse import Spec
+from ..spec import Spec
 from ..words import count
 from .terminal import verbosity, info
 
