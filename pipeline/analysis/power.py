@@ -249,7 +249,7 @@ def _hall_games(r: dict[str, Any], bias: float, level: float, power: float, most
 def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | None:
     """The fewest replicates at which the precision rule's 90% upper bound of
     an s.e. at its expected value ``sd / sqrt(R)`` is at most ``target``."""
-    from ..plan.precision import upper_factor
+    from ..plan import upper_factor
 
     for r in range(2, most + 1):
         if sd * sd / r * float(upper_factor(r - 1)) <= target * target:

@@ -152,12 +152,11 @@ def _layout_known_now(spec, target):
     replicates grouped for the local workers) where nothing needs timing
     first, for the first line; None where the run times a replicate to decide it."""
     from ..cluster import local_workers
-    from ..plan import layout as task_layout
-    from ..plan.sizing import groups_points
+    from ..plan import decide, groups_points
 
     if spec.task_seconds is not None or groups_points(spec):
         return None
-    return task_layout.decide(spec, None, _untimed, local_workers(target))
+    return decide(spec, None, _untimed, local_workers(target))
 
 
 def _warm_up(request, url: str, target, on_compile):
@@ -188,7 +187,7 @@ def _early(request, url: str, target) -> list | None:
     import os
     from itertools import islice
 
-    from ..plan.tasks import plan_tasks, replicate_seed, task_count
+    from ..plan import plan_tasks, replicate_seed, task_count
 
     spec = request.spec
     if (request.extend or request.max_tasks is not None or spec.precision_stderr is not None

@@ -57,8 +57,7 @@ def _lock_only(store_url: str):
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
           summary: bool, every: bool) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
-    from ..views import query_rows, store_access
-    from ..views import variable as variable_
+    from ..views import query_rows, store_access, variable as variable_
 
     if summary or every:
         with _lock_only(store_url):
@@ -88,7 +87,7 @@ def status(store_url: str, fmt: str) -> None:
     status_view.print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
     if "precision_state" in ds:  # complete: every point met its target or its cap
-        from ..plan.precision import stored_complete
+        from ..plan import stored_complete
 
         axes = list(ds.attrs.get("grid_axes", []))
         done = masks[0] if damage.done is not None else ds["done"].transpose(*axes, "replicate").values
@@ -127,8 +126,7 @@ def report(store_url: str, out_dir: str | None, variable: str | None, deck_order
 
     `--format json` prints where it is and its summary (the report's summary.json) as JSON;
     `summary` is null for a grid of more than 1,000 points (10,000 with --all: reported block by block)."""
-    from ..views import store_access
-    from ..views import variable as variable_
+    from ..views import store_access, variable as variable_
     from ..views.report import build_report, default_out_dir
 
     with _lock_only(store_url):  # lazily: build_report reads a grid of more than one block block by block

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import SweepError, TaskOverdue, one_line, overdue
 from ..cluster import task_timeout
-from ..plan.task_layout import Recorded
+from ..plan import Recorded
 from ..spec import Spec
 from ..store import store_chunks
 from .dispatch import contained_call

@@ -25,7 +25,7 @@ from ..cluster import LOOK_EVERY_S
 from ..errors import NoWorkersLeft
 from ..cluster import Target, no_workers_timeout, task_timeout
 from ..errors import SchedulerLost, contained, disk_full, one_line, overdue
-from ..plan.task_layout import TaskLayout
+from ..plan import TaskLayout
 from ..spec import Spec
 from ..store import Store
 from .failures import failed_point, lost, store_full, tasks_failed, tell_new_failure, where, worker_died

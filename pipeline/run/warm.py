@@ -45,7 +45,7 @@ from numba.core.compiler_lock import global_compiler_lock
 
 from ..errors import contained, overdue
 from ...core.games import Game
-from ..plan.tasks import replicate_seed
+from ..plan import replicate_seed
 from ..spec import Spec
 
 __all__ = ["WARM_POINTS", "EARLY_BYTES", "WarmUp", "warm_points", "warm_kernels", "CompileClock", "COMPILE_CLOCK",

@@ -34,7 +34,8 @@ _HOME = {
 }
 #: Names this face gives under a name of its own (clearer outside their module, or one a module
 #: of this folder bears): public name -> the module's.
-_AS = {"example_digest_file": "digest_file", "example_file": "spec_file", "example_names": "names", "examples_folder": "folder"}
+_AS = {"example_digest_file": "digest_file", "example_file": "spec_file", "example_names": "names",
+       "examples_folder": "folder"}
 _WHERE = {name: module for module, names in _HOME.items() for name in names}
 
 __all__ = sorted(_WHERE)

@@ -45,7 +45,7 @@ from ..errors import StoreMismatch
 from .lock import LOCK_NAME, OWN_FOLDER, pid_alive
 from .identity import CREATING, LEGACY_CREATING, check_labels, data_types, fixed_width_text, read_attrs
 from .schema import skeleton
-from ..plan.task_layout import RECORDED, TaskLayout
+from ..plan import RECORDED, TaskLayout
 from .zarr_private import quiet
 from ..spec import Spec
 

@@ -43,7 +43,7 @@ from .remote import unreachable
 from ..errors import (ChunkUnreadable, SchedulerLost, StoreCreationFailed, StoreLocked, StoreMismatch,
                       StoreUnreachable, TaskOverdue, one_line)
 from ..spec import Spec
-from ..plan.task_layout import TaskLayout, given
+from ..plan import TaskLayout, given
 
 __all__ = ["Store", "normalize_url", "check_location"]
 

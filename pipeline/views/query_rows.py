@@ -253,7 +253,7 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
     """Query rows with their point's precision columns (replicates used,
     standard error reached and target, met/capped/running) when ``add`` and
     the store has a precision target."""
-    from ..plan.precision import point_columns
+    from ..plan import point_columns
     from ..analysis.dataset import grid_points
 
     columns = point_columns(ds) if add else None

@@ -81,7 +81,7 @@ def summarise(ds, points, parts, tables) -> dict:
 def add_precision(ds, points, tables, summary) -> None:
     """With a [precision] target: a ``precision`` table and, per point of
     ``summary``, its replicates used, standard error reached and state."""
-    from ...plan.precision import point_columns
+    from ...plan import point_columns
 
     columns = point_columns(ds)
     if columns is None:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ....core import stats
 from ...analysis import headlines
-from ...plan.exact_work import answer_counts
+from ...plan import answer_counts
 from ...words import count
 from .grid import point_key, grid_axes, flat_points
 
