@@ -41,9 +41,7 @@ from typing import Any, Iterator, Mapping
 
 from .cluster import Target
 from .errors import ArgumentTypeError, InputError, NotInWorker, expect_flag
-from .run.execute import execute
-from .run.record import RunReport
-from .run.request import API_ARGUMENTS, Hooks, RunRequest, cluster_target
+from .run import execute_request, RunReport, API_ARGUMENTS, Hooks, RunRequest, cluster_target
 from .spec import example_file, is_bare, is_example, Spec
 from .errors import SpecError
 from .words import count
@@ -179,10 +177,10 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
 
 
 def _run(request: RunRequest, progress: bool) -> Result:
-    """:func:`run.execute.execute` of ``request``, its progress shown where asked."""
+    """:func:`run.execute_request` of ``request``, its progress shown where asked."""
     show = _progress(request.target) if progress else None
     with _hidden_main(), (show or _nothing()):
-        report = execute(request, Hooks(on_start=show.start if show else None,
+        report = execute_request(request, Hooks(on_start=show.start if show else None,
                                         on_progress=show.update if show else None))
     return Result(report, request.spec)
 

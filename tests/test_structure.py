@@ -102,7 +102,7 @@ def test_the_graph_sees_the_imports_it_must():
     assert "core.games" in graph["pipeline.spec.parse"]
     assert "pipeline.spec" in graph["pipeline.plan.tasks"]  # under TYPE_CHECKING: tools follow it
     assert "pipeline.spec.parse" in graph["pipeline.spec"]  # a lazy face's TYPE_CHECKING block: its names' modules
-    assert "pipeline.run.record" in graph["pipeline.views.display"]
+    assert "pipeline.run" in graph["pipeline.views.display"] and "pipeline.run.record" in graph["pipeline.run"]
 
 
 def test_a_cycle_is_found():
@@ -322,7 +322,7 @@ def _package_reach_ins() -> list[str]:
 
 
 #: Folders whose faces are still to be written (issue 55): emptied folder by folder.
-NOT_YET_FACED = ("pipeline.run", "pipeline.analysis", "pipeline.views")
+NOT_YET_FACED = ("pipeline.analysis", "pipeline.views")
 
 
 def test_every_folder_is_used_through_its_face():

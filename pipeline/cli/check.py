@@ -23,7 +23,7 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
     from ..store import answers, normalize_url, store_exists, creating_line, inspect, rootless_line
     from ..errors import StoreDamaged
-    from ..run.verify import write_digest
+    from ..run import write_digest
     from ..views.store_access import steadily
 
     try:
@@ -81,7 +81,7 @@ def verify(
     from pathlib import Path
 
     from ..views import display, progress, terminal
-    from ..run.verify import verify as _verify
+    from ..run import rerun_and_compare
     from ..spec import resolve_digest
 
     quiet_for_json(fmt)
@@ -97,8 +97,8 @@ def verify(
     bar = progress.TaskBar(console)
     try:
         with bar:
-            result = _verify(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,
-                             security=security, on_start=bar.start, on_progress=bar.update)
+            result = rerun_and_compare(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,
+                                       security=security, on_start=bar.start, on_progress=bar.update)
     except ValueError as exc:  # not boardsweep's own (those have their line and exit code, in main): bad input
         if isinstance(exc, BoardsweepError):
             raise

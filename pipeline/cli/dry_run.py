@@ -23,7 +23,7 @@ def plan_record(spec, url: str, target) -> dict[str, Any]:
     (:func:`calibration.time_here`)."""
     from ..plan import (cost_model_for, costs_fitted_on, decide, estimate_size as estimate, exact_solves, exact_tasks,
                         forecast, priced_points, task_count)
-    from ..run.calibration import CALIBRATION_POINTS, time_here
+    from ..run import CALIBRATION_POINTS, time_here
     from ..cluster import local_workers
     from ..store import check_location
 
@@ -145,7 +145,7 @@ def _store_state(spec, url: str):
     """(the store's URL, what a run would do with what is there, the layout
     it records where the run resumes it: :class:`plan.task_layout.Recorded`), for
     ``--dry-run``; reads only."""
-    from ..run.calibration import recorded_layout
+    from ..run import recorded_layout
     from ..store import inspect, normalize_url, read_attrs, recorded_spec
 
     try:

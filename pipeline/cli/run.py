@@ -9,7 +9,7 @@ import click
 from ..cluster import SYSTEMS as BATCH_SYSTEMS, signals_end_run
 from ..views.waiting import WaitingLine
 from ..cluster import START_TIMEOUT_S, performance_report_path
-from ..run.request import CLI_OPTIONS, Hooks, RunRequest, cluster_target
+from ..run import CLI_OPTIONS, Hooks, RunRequest, cluster_target
 from . import interrupt
 from .dry_run import print_plan
 from ..words import json_text
@@ -105,11 +105,11 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
                       _layout_known_now(request.spec, target))
     bar = progress.TaskBar(console)
     compiling, warming = _warm_up(request, url, target, bar.compiling)
-    from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
+    from ..run import execute_request  # Dask, xarray and zarr: imported while the kernels warm
 
     interrupt.keeps(f"the finished tasks, in {url},", store=url)
     with bar, WaitingLine(console, target), signals_end_run(batch):
-        report = execute(request, Hooks(on_start=bar.start, on_progress=bar.update, on_compile=compiling,
+        report = execute_request(request, Hooks(on_start=bar.start, on_progress=bar.update, on_compile=compiling,
                                         on_failure=bar.failed, warming=warming))
     if fmt == "json":
         _print_json(request.spec, report)
@@ -166,7 +166,7 @@ def _warm_up(request, url: str, target, on_compile):
     :func:`_early`), when the run's workers will be threads of this
     process, else None."""
     from ..cluster import threads_here
-    from ..run.warm import WarmUp, once
+    from ..run import WarmUp, once
 
     told = once(on_compile)
     if not threads_here(target):

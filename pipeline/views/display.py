@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from ..run.record import RunReport
+from ..run import RunReport
 from ..words import count
 
 from .progress import store_line, work_line

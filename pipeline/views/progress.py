@@ -17,7 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..run.record import RunReport
+from ..run import RunReport
 from ..plan import exact_solves, exact_tasks, task_count, AUTO_TASK_S, groups_points, TaskLayout, given
 from ..spec import Spec
 from ..words import count
