@@ -66,14 +66,14 @@ class Result:
 
     def open(self, **kwargs: Any):
         """The store as a lazy :class:`xarray.Dataset` (:func:`boardsweep.open_sweep`)."""
-        from .analysis import accessor  # noqa: F401  (registers ds.boardsweep)
+        from .analysis import SweepAccessor  # noqa: F401  (registers ds.boardsweep)
         from .store import open_sweep
 
         return open_sweep(self.store, **kwargs)
 
     def load(self, **kwargs: Any):
         """The store read into memory (:func:`boardsweep.load_sweep`)."""
-        from .analysis import accessor  # noqa: F401  (registers ds.boardsweep)
+        from .analysis import SweepAccessor  # noqa: F401  (registers ds.boardsweep)
         from .store import load_sweep
 
         return load_sweep(self.store, **kwargs)

@@ -136,7 +136,7 @@ def _to_compile(spec) -> int:
 def _planning(spec) -> list[str]:
     """``run --dry-run``'s planning lines (:func:`planning.dry_run_lines`): what
     the run will be able to see, where the game's exact CLT variance says it."""
-    from ..analysis.power import dry_run_lines
+    from ..analysis import dry_run_lines
 
     return dry_run_lines(spec)
 

@@ -181,7 +181,7 @@ def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: in
 def _points_at(ds, axes: list[str], indices) -> list[dict[str, Any]]:
     """The grid points at flat ``indices`` (grid order; a ``range`` over the
     whole grid: every point) as {axis: value}."""
-    from ..analysis.dataset import grid_points
+    from ..analysis import grid_points
 
     if not len(indices):
         return []

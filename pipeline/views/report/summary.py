@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ...words import finite_float, python_value
-from ...analysis.dataset import grid_size
+from ...analysis import grid_size
 from .grid import point_key, grid_axes, finite_list, point_index
 
 
