@@ -258,9 +258,9 @@ def _in_notebook() -> bool:
 def _progress(target: Target):
     if _in_notebook():
         return NotebookProgress()
-    from .views import progress as progress_, terminal
+    from .views import console, TaskBar
 
-    return progress_.TaskBar(terminal.console())
+    return TaskBar(console())
 
 
 class NotebookProgress:

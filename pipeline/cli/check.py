@@ -24,7 +24,7 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
     from ..store import answers, normalize_url, store_exists, creating_line, inspect, rootless_line
     from ..errors import StoreDamaged
     from ..run import write_digest
-    from ..views.store_access import steadily
+    from ..views import steadily
 
     try:
         url = normalize_url(store_url)
@@ -80,7 +80,7 @@ def verify(
     """
     from pathlib import Path
 
-    from ..views import display, progress, terminal
+    from ..views import console, info, TaskBar
     from ..run import rerun_and_compare
     from ..spec import resolve_digest
 
@@ -92,9 +92,9 @@ def verify(
     if not Path(against).exists() and "://" not in against:
         raise InputError(f"--against {against}: no such store or digest file")
     refuse_lock_only(against)
-    console = terminal.console()
-    display.info(console, f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
-    bar = progress.TaskBar(console)
+    console = console()
+    info(console, f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
+    bar = TaskBar(console)
     try:
         with bar:
             result = rerun_and_compare(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,

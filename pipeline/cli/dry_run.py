@@ -71,7 +71,7 @@ def print_plan(spec, url: str, target, fmt: str = "table") -> None:
 def _print_text(spec, plan: dict[str, Any]) -> None:
     """The plan (:func:`plan_record`) in lines for people."""
     from ..plan import AUTOMATIC, GROUPED, RECORDED, human_bytes as human
-    from ..views.progress import exact_words
+    from ..views import exact_words
 
     tasks = plan["tasks"]
     click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")

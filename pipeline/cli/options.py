@@ -80,13 +80,13 @@ def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None 
         click.echo(json_text(summary))  # full precision; NaN as null
         return
     summary = _jsonable(summary)
-    from ..views import terminal
+    from ..views import print_summary
 
     dims: dict[str, tuple] = {}
     if game is not None:
         coords = game.coords_for(params or {p.name: p.default for p in game.params})
         dims = {**coords, **{d: (*coords.get(d, ()), *names) for d, names in game.label_names.items()}}
-    terminal.print_summary(summary, dims)
+    print_summary(summary, dims)
 
 
 FORMAT = click.option(
@@ -101,9 +101,9 @@ JSON_FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"
 def quiet_for_json(fmt: str) -> None:
     """``--format json``: nothing but the JSON on stdout (as ``-q``, and quieter: no summary lines)."""
     if fmt == "json":
-        from ..views import terminal
+        from ..views import set_verbosity
 
-        terminal.set_verbosity(-1)
+        set_verbosity(-1)
 
 
 SET = click.option(

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..cluster import SYSTEMS as BATCH_SYSTEMS, signals_end_run
-from ..views.waiting import WaitingLine
+from ..views import WaitingLine
 from ..cluster import START_TIMEOUT_S, performance_report_path
 from ..run import CLI_OPTIONS, Hooks, RunRequest, cluster_target
 from . import interrupt
@@ -81,7 +81,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     the store; rerun the same command to resume).  `--format json` prints
     only the run's record, headline rows and verdict, as JSON.
     """
-    from ..views import display, progress, terminal
+    from ..views import announce, console, info, run_summary, TaskBar
 
     quiet_for_json(fmt)
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
@@ -100,10 +100,10 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     target.security = security
     if performance_report:
         target.performance_report = performance_report_path(url)
-    console = terminal.console()
-    progress.announce(console, request.spec, url, scheduler, target.describe(),
+    console = console()
+    announce(console, request.spec, url, scheduler, target.describe(),
                       _layout_known_now(request.spec, target))
-    bar = progress.TaskBar(console)
+    bar = TaskBar(console)
     compiling, warming = _warm_up(request, url, target, bar.compiling)
     from ..run import execute_request  # Dask, xarray and zarr: imported while the kernels warm
 
@@ -114,9 +114,9 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if fmt == "json":
         _print_json(request.spec, report)
     else:
-        display.run_summary(console, report)
+        run_summary(console, report)
     if target.performance_report and fmt != "json":
-        display.info(console, f"performance report: {target.performance_report}")
+        info(console, f"performance report: {target.performance_report}")
     if report_json:
         from dataclasses import asdict
 
@@ -133,7 +133,7 @@ def _print_json(spec, report) -> None:
     """``run --format json``: the store, the run's record and the headline summary
     (:func:`query_rows.summary_record`), every number at full precision."""
     from ..store import load_sweep
-    from ..views.query_rows import summary_record
+    from ..views import summary_record
 
     ds = load_sweep(report.store, check=False)  # the run has just checked and written it
     click.echo(json_text({"sweep": spec.name, "store": report.store,
