@@ -125,8 +125,9 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
 
 
 #: What ``run --format json`` records of the run (:class:`RunReport`'s fields; not its per-task records).
+#: Compile time as the run waited for it (``compile_wait_s``, within ``wall_s``), not summed over tasks.
 JSON_RUN_FIELDS = ("complete", "tasks_total", "tasks_run", "exact_run", "exact_solves", "points_per_task", "block",
-                   "workers", "wall_s", "kernel_s", "compile_s", "write_s", "repaired", "calibration", "dashboard")
+                   "workers", "wall_s", "kernel_s", "compile_wait_s", "write_s", "repaired", "calibration", "dashboard")
 
 
 def _print_json(spec, report) -> None:
