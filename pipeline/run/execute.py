@@ -264,7 +264,7 @@ def _run_rounds(run: _Run, report: RunReport, tasks: list, points: list, head: l
     st, hooks, max_tasks = run.st, run.hooks, run.request.max_tasks
     st.unpack()  # a packed store takes new cells only in the task layout
     if run.resumed:
-        st.append_history(f"run {run.spec.source}: {len(tasks)} simulation tasks and {len(points)} exact answers "
+        st.append_history(f"run {run.spec.source}: {len(tasks)} simulation tasks and {len(points)} exact tasks "
                           "missing, computing them" + "".join(f"; repaired {r}" for r in report.repaired))
     client = run.client()
     report.dashboard = dashboard_link(client)
