@@ -48,11 +48,10 @@ __all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use (PEP 562): importing the folder imports none of
-    its modules, and a name costs its own module alone, as a direct import of that module did."""
+    """A public name, read from its module (imported on first use) each time it is asked for (PEP 562):
+    importing the folder imports none of its modules, a name costs its own module alone, and the name is
+    the module's as it stands now, as a direct import of that module gave it (kept nowhere else)."""
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{_WHERE[name]}", __name__), _AS.get(name, name))
-    globals()[name] = value
-    return value
+    return getattr(import_module(f".{_WHERE[name]}", __name__), _AS.get(name, name))
 
