@@ -10,7 +10,7 @@ import numpy as np
 
 from ...core.games import Game, ParameterError, game_names, get_game
 from ..errors import InputError
-from ..words import json_text
+from ..words import json_text, python_value
 
 __all__ = ["parse_sets", "load_spec", "load_game", "complete_game", "scheduler_address", "emit", "FORMAT", "SET",
            "JSON_FORMAT", "quiet_for_json", "WORKERS", "SCHEDULER", "TLS_CA", "TLS_CERT", "TLS_KEY", "tls_options",
@@ -67,11 +67,7 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
         return _jsonable(value.tolist())
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
+    return python_value(value)
 
 
 def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None = None) -> None:
