@@ -1,5 +1,5 @@
 """``python -m boardsweep``: the ``boardsweep`` command."""
 
-from .pipeline.cli.entry import command_line
+from .pipeline.cli import command_line
 
 command_line()

@@ -39,13 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from .cluster.client import Target
+from .cluster import Target
 from .errors import ArgumentTypeError, InputError, NotInWorker, expect_flag
-from .run.execute import execute
-from .run.record import RunReport
-from .run.request import API_ARGUMENTS, Hooks, RunRequest, cluster_target
-from .spec import examples
-from .spec.parse import Spec
+from .run import execute_request, RunReport, API_ARGUMENTS, Hooks, RunRequest, cluster_target
+from .spec import example_file, is_bare, is_example, Spec
 from .errors import SpecError
 from .words import count
 
@@ -69,14 +66,14 @@ class Result:
 
     def open(self, **kwargs: Any):
         """The store as a lazy :class:`xarray.Dataset` (:func:`boardsweep.open_sweep`)."""
-        from .analysis import accessor  # noqa: F401  (registers ds.boardsweep)
+        from .analysis import SweepAccessor  # noqa: F401  (registers ds.boardsweep)
         from .store import open_sweep
 
         return open_sweep(self.store, **kwargs)
 
     def load(self, **kwargs: Any):
         """The store read into memory (:func:`boardsweep.load_sweep`)."""
-        from .analysis import accessor  # noqa: F401  (registers ds.boardsweep)
+        from .analysis import SweepAccessor  # noqa: F401  (registers ds.boardsweep)
         from .store import load_sweep
 
         return load_sweep(self.store, **kwargs)
@@ -100,9 +97,9 @@ def as_spec(spec: Spec | str | Path | Mapping[str, Any]) -> Spec:
         return spec
     if isinstance(spec, Mapping):
         return Spec.from_dict(dict(spec))
-    if isinstance(spec, str) and "\n" not in spec and examples.is_bare(spec.strip()) \
-            and examples.is_example(spec.strip()):
-        return Spec.from_file(examples.spec_file(spec.strip()))  # a shipped example by name, as the CLI reads it
+    if isinstance(spec, str) and "\n" not in spec and is_bare(spec.strip()) \
+            and is_example(spec.strip()):
+        return Spec.from_file(example_file(spec.strip()))  # a shipped example by name, as the CLI reads it
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and _a_path(spec)):
         return Spec.from_file(spec)
     if isinstance(spec, str):
@@ -180,10 +177,10 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
 
 
 def _run(request: RunRequest, progress: bool) -> Result:
-    """:func:`run.execute.execute` of ``request``, its progress shown where asked."""
+    """:func:`run.execute_request` of ``request``, its progress shown where asked."""
     show = _progress(request.target) if progress else None
     with _hidden_main(), (show or _nothing()):
-        report = execute(request, Hooks(on_start=show.start if show else None,
+        report = execute_request(request, Hooks(on_start=show.start if show else None,
                                         on_progress=show.update if show else None))
     return Result(report, request.spec)
 
@@ -214,7 +211,7 @@ def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, perfor
 
 
 def _batch_systems():
-    from .cluster.batch import SYSTEMS
+    from .cluster import SYSTEMS
 
     return SYSTEMS
 
@@ -261,10 +258,9 @@ def _in_notebook() -> bool:
 def _progress(target: Target):
     if _in_notebook():
         return NotebookProgress()
-    from .views import progress as progress_
-    from .views import terminal
+    from .views import console, TaskBar
 
-    return progress_.TaskBar(terminal.console())
+    return TaskBar(console())
 
 
 class NotebookProgress:

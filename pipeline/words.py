@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["plural", "count", "python_value", "finite_float", "fmt_value", "fmt_stderr", "fmt_significant",
-           "decimals", "fmt_to", "fmt_pm", "fmt_interval", "fmt_z", "fmt_p", "fmt_int", "json_ready", "json_text"]
+           "decimals", "fmt_to", "fmt_pm", "fmt_interval", "fmt_z", "fmt_p", "fmt_int", "json_ready", "json_text",
+           "json_default"]
 
 
 def plural(word: str, count: int = 2) -> str:
@@ -49,6 +50,16 @@ def json_ready(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     return str(value)
+
+
+def json_default(value: Any) -> Any:
+    """``json.dumps(x, default=json_default)``: numpy scalars and arrays as the Python numbers and
+    lists they hold (:func:`python_value`, ``ndarray.tolist``), NaN kept; anything else refused (TypeError)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return python_value(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def json_text(value: Any) -> str:

@@ -100,8 +100,9 @@ def test_the_graph_sees_the_imports_it_must():
     assert "pipeline.store.reads" in graph["pipeline.store.integrity"]
     assert "pipeline.store" in graph["pipeline.run.execute"]
     assert "core.games" in graph["pipeline.spec.parse"]
-    assert "pipeline.spec.parse" in graph["pipeline.plan.tasks"]  # under TYPE_CHECKING: tools follow it
-    assert "pipeline.run.record" in graph["pipeline.views.display"]
+    assert "pipeline.spec" in graph["pipeline.plan.tasks"]  # under TYPE_CHECKING: tools follow it
+    assert "pipeline.spec.parse" in graph["pipeline.spec"]  # a lazy face's TYPE_CHECKING block: its names' modules
+    assert "pipeline.run" in graph["pipeline.views.display"] and "pipeline.run.record" in graph["pipeline.run"]
 
 
 def test_a_cycle_is_found():
@@ -274,30 +275,70 @@ def test_no_module_imports_a_private_name_from_another():
     assert not private, "private names imported across modules: " + "; ".join(private)
 
 
-def _store_reach_ins() -> list[str]:
-    """Imports from outside pipeline/store/ that name one of its modules instead of the package's face."""
+def _faces() -> dict[str, Path]:
+    """Every folder with a face: a package of pipeline/ (``pipeline.store``) or of core/ (``core.monopoly``)."""
+    return {name: path for name, (path, _) in _modules().items()
+            if path.name == "__init__.py" and name.count(".") == 1}
+
+
+def _face_of(module: str) -> str | None:
+    """The folder (``pipeline.plan``) whose face a module stands behind, or None for a top-level module."""
+    face = ".".join(module.split(".")[:2])
+    return face if face in _faces() else None
+
+
+def _exports(face: str) -> frozenset[str]:
+    """A face's ``__all__``, read from the package as Python sees it."""
+    import importlib
+
+    return frozenset(getattr(importlib.import_module(f"boardsweep.{face}"), "__all__", ()))
+
+
+def _reach_ins(trees: dict[str, tuple[ast.AST, list[str], str]]) -> list[str]:
+    """Imports from outside a folder that name one of its modules, or a name its ``__all__`` lacks.
+
+    ``trees``: module -> (its tree, its package's parts, where to say it is)."""
     found = []
-    for name, (path, package) in _modules().items():
-        if name.startswith("pipeline.store"):
-            continue
-        for node in _imports(_tree(path)):
+    for name, (tree, package, where) in trees.items():
+        for node in _imports(tree):
             if not isinstance(node, ast.ImportFrom) or not node.level:
                 continue
             base = package[:len(package) - node.level + 1]
             target = ".".join(base + (node.module.split(".") if node.module else []))
-            if target.startswith("pipeline.store."):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {target}")
-            elif target == "pipeline.store":
-                import boardsweep.pipeline.store as store
-                found += [f"{path.relative_to(ROOT)}:{node.lineno} store.{a.name} (not in __all__)"
-                          for a in node.names if a.name not in store.__all__]
+            face = _face_of(target)
+            if face is None or _face_of(name) == face:
+                continue
+            if target != face:
+                found.append(f"{where}:{node.lineno} {target}")
+            else:
+                found += [f"{where}:{node.lineno} {face}.{a.name} (not in its __all__)"
+                          for a in node.names if a.name not in _exports(face)]
     return found
 
 
-def test_the_store_is_used_through_its_face():
-    """Code outside pipeline/store/ imports what ``pipeline.store.__all__`` names, from the package."""
-    reach_ins = _store_reach_ins()
-    assert not reach_ins, "imports past the store's face: " + "; ".join(reach_ins)
+def _package_reach_ins() -> list[str]:
+    return _reach_ins({name: (_tree(path), package, str(path.relative_to(ROOT)))
+                       for name, (path, package) in _modules().items()})
+
+
+def test_every_folder_is_used_through_its_face():
+    """Code outside a folder of pipeline/ (or of core/) imports what the folder's ``__all__`` names, from
+    the folder (``from ..plan import decide``), never from its modules (``from ..plan.layout import decide``)."""
+    reach_ins = _package_reach_ins()
+    assert not reach_ins, "imports past a folder's face: " + "; ".join(reach_ins)
+
+
+def test_the_face_check_sees_a_reach_in():
+    """A planted import past the store's face, and one of a name its ``__all__`` lacks, are both found;
+    the same name through the face, and an import inside the folder, are not."""
+    planted = {"pipeline.views.planted": (ast.parse(
+        "from ..store.owner import Store\nfrom ..store import not_a_public_name\nfrom ..store import Store\n"
+        "from .. import words\n"), ["pipeline", "views"], "planted.py"),
+        "pipeline.store.planted": (ast.parse("from .owner import Store\n"), ["pipeline", "store"], "inside.py")}
+    assert _reach_ins(planted) == ["planted.py:1 pipeline.store.owner",
+                                   "planted.py:2 pipeline.store.not_a_public_name (not in its __all__)"]
+    assert {"pipeline.store", "pipeline.plan", "pipeline.views", "core.monopoly"} <= set(_faces())
+    assert all(_exports(face) or face.startswith("core.") for face in _faces()), "a folder of pipeline/ without __all__"
 
 
 def test_the_face_checks_see_a_private_import():
@@ -345,7 +386,8 @@ def test_the_task_layout_is_decided_in_one_function():
     the run's first line (with its head start) ask it, and a TaskLayout is
     made only where it is decided, asked of the spec (``given``), bounded
     for planning (sizing) or read back from a store's chunks (creation)."""
-    asking = {m for m in _called("decide") if "pipeline.plan.layout" in import_graph()[m]}  # not precision's rule
+    asking = {m for m in _called("decide") if {"pipeline.plan", "pipeline.plan.layout"} & import_graph()[m]
+              and not m.startswith("pipeline.plan")}  # through the plan's face; not precision's rule
     assert asking == {"pipeline.run.execute", "pipeline.cli.dry_run", "pipeline.cli.run"}, asking
     assert set(_called("TaskLayout")) <= {"pipeline.plan.layout", "pipeline.plan.task_layout", "pipeline.plan.sizing",
                                           "pipeline.store.creation"}, _called("TaskLayout")

@@ -1,3 +1,83 @@
 """The answers in a store: estimates, intervals, the verdict, variance and convergence:
 the xarray layer over :mod:`boardsweep.core.stats` (array functions), and the ``ds.boardsweep`` accessor.
+
+Code outside this folder imports from here (``from ..analysis import game_of``),
+never from its modules: ``__all__`` is what the other folders use of it (a few
+under names of their own, clear outside their module: ``headline_estimates``,
+``headline_summary``, ``headline_verdict``, ``headline_tests``, ``convergence_of``,
+``exact_compared``, ``compared_indices``, ``figure_words``).  The face is lazy
+(PEP 562): a name's module (xarray, scipy, matplotlib) is imported when the name
+is first asked for, so that importing the folder costs nothing.
 """
+
+# ruff: noqa: F401 - the TYPE_CHECKING imports are this face's declaration of what it hands on
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and readers follow; at run time each name is imported on first use
+    from .accessor import SweepAccessor
+    from .answer import answer_of, asked_flat, asked_points, cap_note
+    from .blocks import (block_chunks, BLOCK_POINTS, block_verdict, grid_blocks, holm_adjusted, kept_verdict,
+                         ROW_BLOCK_POINTS, run_overview, shown_overview)
+    from .clt import CLT_MIN_COUNT, TEST_NAMES, TEST_TEXT
+    from .comparisons import axis_comparisons, compared as compared_indices
+    from .convergence import convergence as convergence_of, convergence_rate, frequencies
+    from .dataset import (canonical_spec, distribution_variables, game_of, grid_points, grid_points_at, grid_size,
+                          MIN_COUNT, point_params, run_shape_of, z_score)
+    from .decks import BETWEEN_DOMINATES, deck_pairs, SHARE_INTERVAL_TEXT, shuffle_decomposition
+    from .detection import detectable
+    from .figures import answer_figure, words as figure_words, MANY_LABELS, MAX_PANELS, panel_choice, panel_spread
+    from .headlines import (agreement_per_point, ALPHA, estimates as headline_estimates, summary as headline_summary,
+                            tests as headline_tests, verdict as headline_verdict, of_variable as headlines_of_variable,
+                            HOLM_TEXT, label_values, LEVEL)
+    from .headtohead import head_to_head
+    from .intervals import INTERVAL_NAMES, INTERVAL_TEXT
+    from .power import dry_run_lines
+    from .query import compared as exact_compared, table_rows
+    from .variance import (batch_means, label_variance, MAX_DIAGNOSED, replicate_agreement, theoretical_variance,
+                           variance_ratio)
+
+#: This folder's modules -> the public names each gives the folder (the list above, for the run time).
+_HOME = {
+    "accessor": ("SweepAccessor",),
+    "answer": ("answer_of", "asked_flat", "asked_points", "cap_note"),
+    "blocks": ("block_chunks", "BLOCK_POINTS", "block_verdict", "grid_blocks", "holm_adjusted", "kept_verdict",
+               "ROW_BLOCK_POINTS", "run_overview", "shown_overview"),
+    "clt": ("CLT_MIN_COUNT", "TEST_NAMES", "TEST_TEXT"),
+    "comparisons": ("axis_comparisons", "compared_indices"),
+    "convergence": ("convergence_of", "convergence_rate", "frequencies"),
+    "dataset": ("canonical_spec", "distribution_variables", "game_of", "grid_points", "grid_points_at", "grid_size",
+                "MIN_COUNT", "point_params", "run_shape_of", "z_score"),
+    "decks": ("BETWEEN_DOMINATES", "deck_pairs", "SHARE_INTERVAL_TEXT", "shuffle_decomposition"),
+    "detection": ("detectable",),
+    "figures": ("answer_figure", "figure_words", "MANY_LABELS", "MAX_PANELS", "panel_choice", "panel_spread"),
+    "headlines": ("agreement_per_point", "ALPHA", "headline_estimates", "headline_summary", "headline_tests",
+                  "headline_verdict", "headlines_of_variable", "HOLM_TEXT", "label_values", "LEVEL"),
+    "headtohead": ("head_to_head",),
+    "intervals": ("INTERVAL_NAMES", "INTERVAL_TEXT"),
+    "power": ("dry_run_lines",),
+    "query": ("exact_compared", "table_rows"),
+    "variance": ("batch_means", "label_variance", "MAX_DIAGNOSED", "replicate_agreement", "theoretical_variance",
+                 "variance_ratio"),
+}
+#: Names this face gives under a name of its own (clearer outside their module, or one a module
+#: of this folder bears): public name -> the module's.
+_AS = {"compared_indices": "compared", "convergence_of": "convergence", "exact_compared": "compared", "figure_words":
+       "words", "headline_estimates": "estimates", "headline_summary": "summary", "headline_tests": "tests",
+       "headline_verdict": "verdict", "headlines_of_variable": "of_variable"}
+_WHERE = {name: module for module, names in _HOME.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, read from its module (imported on first use) each time it is asked for (PEP 562):
+    importing the folder imports none of its modules, a name costs its own module alone, and the name is
+    the module's as it stands now, as a direct import of that module gave it (kept nowhere else)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_WHERE[name]}", __name__), _AS.get(name, name))
+

@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import SpecError
-from ..spec.answer import Answer, check_answer, default_answer, recorded_table
+from ..spec import Answer, check_answer, default_answer, recorded_table
 from ..words import python_value
 from .dataset import game_of, grid_points
 

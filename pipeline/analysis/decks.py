@@ -17,7 +17,7 @@ import xarray as xr
 
 from ...core import stats
 from ...core.batches import anova_share
-from ..plan.tasks import replicate_seed
+from ..plan import replicate_seed
 from .dataset import canonical_spec, grid_axes_of, in_memory, distribution_variables, frequencies, game_of, grid_params, run_shape_of
 from .reference import replicate_reference
 

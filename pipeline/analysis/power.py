@@ -76,7 +76,7 @@ SHUFFLED_TEXT = ("shuffled decks: each replicate plays one deck order for all it
 
 
 def _spec(spec) -> Any:
-    from ..spec.parse import Spec, load_spec
+    from ..spec import Spec, load_spec
 
     return spec if isinstance(spec, Spec) else load_spec(spec)
 
@@ -249,7 +249,7 @@ def _hall_games(r: dict[str, Any], bias: float, level: float, power: float, most
 def _rule_replicates(sd: float, target: float, most: int = 100_000) -> int | None:
     """The fewest replicates at which the precision rule's 90% upper bound of
     an s.e. at its expected value ``sd / sqrt(R)`` is at most ``target``."""
-    from ..plan.precision import upper_factor
+    from ..plan import upper_factor
 
     for r in range(2, most + 1):
         if sd * sd / r * float(upper_factor(r - 1)) <= target * target:

@@ -21,11 +21,10 @@ __all__ = ["digest", "verify"]
 @reads_here()
 def digest(store_url: str, out: str | None, partial: bool) -> None:
     """Print the digest of the finished sweep store STORE: per-variable SHA-256 (JSON)."""
-    from ..store import answers, normalize_url, store_exists
-    from ..store import creating_line, inspect, rootless_line
+    from ..store import answers, normalize_url, store_exists, creating_line, inspect, rootless_line
     from ..errors import StoreDamaged
-    from ..run.verify import write_digest
-    from ..views.store_access import steadily
+    from ..run import write_digest
+    from ..views import steadily
 
     try:
         url = normalize_url(store_url)
@@ -81,11 +80,9 @@ def verify(
     """
     from pathlib import Path
 
-    from ..views import display
-    from ..views import progress
-    from ..views import terminal
-    from ..run.verify import verify as _verify
-    from ..spec.examples import resolve_digest
+    from ..views import console, info, TaskBar
+    from ..run import rerun_and_compare
+    from ..spec import resolve_digest
 
     quiet_for_json(fmt)
     scheduler = scheduler_address(scheduler)
@@ -95,13 +92,13 @@ def verify(
     if not Path(against).exists() and "://" not in against:
         raise InputError(f"--against {against}: no such store or digest file")
     refuse_lock_only(against)
-    console = terminal.console()
-    display.info(console, f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
-    bar = progress.TaskBar(console)
+    console = console()
+    info(console, f"verify: re-running sweep [bold]{spec.name}[/bold] and comparing with {against}")
+    bar = TaskBar(console)
     try:
         with bar:
-            result = _verify(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,
-                             security=security, on_start=bar.start, on_progress=bar.update)
+            result = rerun_and_compare(spec, against, rerun_store=rerun_store, workers=workers, scheduler=scheduler,
+                                       security=security, on_start=bar.start, on_progress=bar.update)
     except ValueError as exc:  # not boardsweep's own (those have their line and exit code, in main): bad input
         if isinstance(exc, BoardsweepError):
             raise

@@ -13,8 +13,7 @@ import sys
 import click
 
 from ...core.games import ParameterError
-from ..errors import BoardsweepError, InputError, causes
-from ..errors import SpecError
+from ..errors import BoardsweepError, InputError, causes, SpecError
 from . import check, examples, games, interrupt, run, stores
 from .diagnose import diagnose
 from ..errors import one_line
@@ -53,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning user errors into one line and exit code 2.
     An output stream that cannot encode a character (``PYTHONIOENCODING=ascii``)
     gets its ASCII spelling (``±`` as ``+/-``)."""
-    from ..views.terminal import fit_streams, restore_streams
+    from ..views import fit_streams, restore_streams
 
     changed = fit_streams()
     try:
@@ -106,9 +105,9 @@ def _main(argv: list[str] | None) -> None:
 def _verbose() -> bool:
     """Whether ``-v`` was given (False where the display module itself cannot be loaded)."""
     try:
-        from ..views import display
+        from ..views import verbosity
 
-        return display.verbosity() > 0
+        return verbosity() > 0
     except Exception:  # noqa: BLE001 - the error being reported may be the reason
         return False
 

@@ -7,7 +7,7 @@ import errno
 import os
 import sys
 
-from ..cluster.settings import malformed_config_file
+from ..cluster import malformed_config_file
 from ..errors import causes, one_line
 
 __all__ = ["diagnose"]

@@ -21,26 +21,23 @@ def plan_record(spec, url: str, target) -> dict[str, Any]:
     has one (nothing run or compiled), else from a replicate timed here at the
     first, middle and last points as the run's calibration times one
     (:func:`calibration.time_here`)."""
-    from ..plan import cost
-    from ..plan import layout as task_layout
-    from ..plan.sizing import estimate
-    from ..plan.exact_work import exact_solves, exact_tasks
-    from ..plan.tasks import task_count
-    from ..run.calibration import CALIBRATION_POINTS, time_here
-    from ..cluster.targets import local_workers
+    from ..plan import (cost_model_for, costs_fitted_on, decide, estimate_size as estimate, exact_solves, exact_tasks,
+                        forecast, priced_points, task_count)
+    from ..run import CALIBRATION_POINTS, time_here
+    from ..cluster import local_workers
     from ..store import check_location
 
     check_location(url)  # the run's own refusal of a location it cannot write, before anything is said
     points = spec.resolved_points()
     url, found, recorded = _store_state(spec, url)
-    model = cost.model_for(spec.game_name)
-    seconds = cost.priced_points(spec, model) if model is not None else time_here(spec)
+    model = cost_model_for(spec.game_name)
+    seconds = priced_points(spec, model) if model is not None else time_here(spec)
     n = len(points)
     slowest = max(seconds[i] for i in sorted({0, n // 2, n - 1}) if i in seconds)
     workers = local_workers(target)
-    layout = task_layout.decide(spec, recorded, lambda budget: (slowest, min(n, CALIBRATION_POINTS)), workers)
+    layout = decide(spec, recorded, lambda budget: (slowest, min(n, CALIBRATION_POINTS)), workers)
     solves = exact_solves(spec)
-    timed = cost.forecast(spec, layout, seconds, workers, "model" if model is not None else "timed", solves,
+    timed = forecast(spec, layout, seconds, workers, "model" if model is not None else "timed", solves,
                           model.exact_s if model is not None else 0.0)
     return {
         "sweep": spec.name, "game": spec.game_name, "source": str(spec.source),
@@ -55,7 +52,7 @@ def plan_record(spec, url: str, target) -> dict[str, Any]:
         "time": {"source": timed.source, "kernel_s": timed.kernel_s, "overhead_s": timed.overhead_s,
                  "startup_s": timed.startup_s, "wall_s": timed.wall_s, "workers": workers,
                  "replicate_mean_s": timed.mean, "points_priced": timed.points,
-                 "model_fitted_on": cost.fitted_on() if model is not None else None,
+                 "model_fitted_on": costs_fitted_on() if model is not None else None,
                  "kernels_to_compile": _to_compile(spec) if model is not None else None},
         "runs_on": target.describe(),
         "planning": _planning(spec),
@@ -73,17 +70,16 @@ def print_plan(spec, url: str, target, fmt: str = "table") -> None:
 
 def _print_text(spec, plan: dict[str, Any]) -> None:
     """The plan (:func:`plan_record`) in lines for people."""
-    from ..plan import task_layout
-    from ..plan.sizing import human
-    from ..views.progress import exact_words
+    from ..plan import AUTOMATIC, GROUPED, RECORDED, human_bytes as human
+    from ..views import exact_words
 
     tasks = plan["tasks"]
     click.echo(f"dry run of sweep {spec.name} ({spec.game_name}) from {spec.source}; nothing is created")
     click.echo(f"  store:       {plan['store']['url']}: {plan['store']['state']}")
     axes = " x ".join(f"{axis} {n}" for axis, n in plan["grid"]["axes"].items()) or "no grid axes"
     click.echo(f"  grid:        {count(plan['grid']['points'], 'point')} ({axes})")
-    how = {task_layout.AUTOMATIC: " (chosen automatically)", task_layout.GROUPED: " (grouped automatically)",
-           task_layout.RECORDED: " (as recorded in the store)" if tasks["note"] else ""}.get(tasks["how"], "")
+    how = {AUTOMATIC: " (chosen automatically)", GROUPED: " (grouped automatically)",
+           RECORDED: " (as recorded in the store)" if tasks["note"] else ""}.get(tasks["how"], "")
     first = " (the first round)" if spec.precision_stderr is not None else ""
     click.echo(f"  replicates:  {spec.replicates} per point{first}"
                + (f", up to {spec.max_replicates} for a standard error of {spec.precision_stderr:g}"
@@ -140,7 +136,7 @@ def _to_compile(spec) -> int:
 def _planning(spec) -> list[str]:
     """``run --dry-run``'s planning lines (:func:`planning.dry_run_lines`): what
     the run will be able to see, where the game's exact CLT variance says it."""
-    from ..analysis.power import dry_run_lines
+    from ..analysis import dry_run_lines
 
     return dry_run_lines(spec)
 
@@ -149,7 +145,7 @@ def _store_state(spec, url: str):
     """(the store's URL, what a run would do with what is there, the layout
     it records where the run resumes it: :class:`plan.task_layout.Recorded`), for
     ``--dry-run``; reads only."""
-    from ..run.calibration import recorded_layout
+    from ..run import recorded_layout
     from ..store import inspect, normalize_url, read_attrs, recorded_spec
 
     try:

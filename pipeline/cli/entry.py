@@ -32,7 +32,7 @@ import sys
 import threading
 import warnings
 
-from ..run.numba_cache import writable_numba_cache
+from ..run import writable_numba_cache
 from .interrupt import RECEIVED
 
 __all__ = ["command_line", "INTERRUPT_GRACE_S", "one_blas_thread", "fewer_arenas_under_a_memory_limit"]

@@ -16,15 +16,12 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
-from ..spec import examples as shipped
+from ..spec import example_digest_file, example_file, example_names, examples_folder, resolve_spec
 from .verbosity import Group, set_verbosity
 
 __all__ = ["examples", "example_names", "example_file", "spec_path"]
 
-example_names = shipped.names
-example_file = shipped.spec_file
-spec_path = shipped.resolve_spec
-_folder = shipped.folder
+spec_path = resolve_spec
 
 
 def _description(path: Path) -> tuple[str, str]:
@@ -52,7 +49,7 @@ def _list() -> None:
     names = example_names()
     width = max((len(n) for n in names), default=0)
     for name in names:
-        game, description = _description(_folder() / f"{name}.toml")
+        game, description = _description(examples_folder() / f"{name}.toml")
         click.echo(f"{name:<{width}}  {game:<12}  {description}")
     click.echo("run one: boardsweep run quickstart; copy one to edit: boardsweep examples copy quickstart")
 
@@ -66,7 +63,7 @@ def copy(name: str, folder: str) -> None:
     An example with a recorded digest (nightly) comes with it, as NAME.digest.json.
     A file of either name already there is never replaced (exit 2)."""
     source = example_file(name)
-    digest = shipped.digest_file(name)
+    digest = example_digest_file(name)
     pairs = [(source, Path(folder) / source.name)] + ([(digest, Path(folder) / digest.name)] if digest else [])
     for _, target in pairs:
         if target.exists():

@@ -18,12 +18,12 @@ __all__ = ["games", "exact", "simulate", "replay"]
 def games(game_name: str | None, fmt: str) -> None:
     """List the installed games, or describe GAME: its parameters (type, allowed
     values, default), run shape, output variables and whether an exact answer exists."""
-    from ..views import games as games_
+    from ..views import print_game, print_games
 
     if game_name is None:
-        games_.print_games(fmt)
+        print_games(fmt)
     else:
-        games_.print_game(load_game(game_name), fmt)
+        print_game(load_game(game_name), fmt)
 
 
 @click.command(cls=Command)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...core.games import Game, ParameterError, game_names, get_game
 from ..errors import InputError
-from ..words import json_text
+from ..words import json_text, python_value
 
 __all__ = ["parse_sets", "load_spec", "load_game", "complete_game", "scheduler_address", "emit", "FORMAT", "SET",
            "JSON_FORMAT", "quiet_for_json", "WORKERS", "SCHEDULER", "TLS_CA", "TLS_CERT", "TLS_KEY", "tls_options",
@@ -32,7 +32,7 @@ def load_spec(path: str, overrides: tuple[str, ...] = ()):
     """Parse and validate a sweep spec, with ``--set KEY=VALUE`` overrides
     (SpecError -> one-line error, exit 2).  A bare name that is no file
     (``quickstart``) is the shipped example of that name (:func:`.examples.spec_path`)."""
-    from ..spec.parse import load_spec as _load
+    from ..spec import load_spec as _load
     from .examples import spec_path
 
     return _load(spec_path(path), overrides)
@@ -67,11 +67,7 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
         return _jsonable(value.tolist())
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
+    return python_value(value)
 
 
 def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None = None) -> None:
@@ -80,13 +76,13 @@ def emit(summary: dict, fmt: str, game: Game | None = None, params: dict | None 
         click.echo(json_text(summary))  # full precision; NaN as null
         return
     summary = _jsonable(summary)
-    from ..views import terminal
+    from ..views import print_summary
 
     dims: dict[str, tuple] = {}
     if game is not None:
         coords = game.coords_for(params or {p.name: p.default for p in game.params})
         dims = {**coords, **{d: (*coords.get(d, ()), *names) for d, names in game.label_names.items()}}
-    terminal.print_summary(summary, dims)
+    print_summary(summary, dims)
 
 
 FORMAT = click.option(
@@ -101,9 +97,9 @@ JSON_FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"
 def quiet_for_json(fmt: str) -> None:
     """``--format json``: nothing but the JSON on stdout (as ``-q``, and quieter: no summary lines)."""
     if fmt == "json":
-        from ..views import terminal
+        from ..views import set_verbosity
 
-        terminal.set_verbosity(-1)
+        set_verbosity(-1)
 
 
 SET = click.option(
@@ -137,7 +133,7 @@ def tls_options(scheduler: str | None, ca_file: str | None, cert: str | None, ke
         raise InputError(f"TLS needs --tls-ca-file, --tls-cert and --tls-key together; missing {', '.join(missing)}")
     if not scheduler:
         raise InputError("the --tls-* options secure the connection to --scheduler; give --scheduler tls://HOST:PORT")
-    from ..cluster.targets import tls_security
+    from ..cluster import tls_security
 
     return tls_security(ca_file, cert, key)
 

@@ -6,11 +6,10 @@ import json
 
 import click
 
-from ..cluster.batch import SYSTEMS as BATCH_SYSTEMS, signals_end_run
-from ..views.waiting import WaitingLine
-from ..cluster.targets import START_TIMEOUT_S
-from ..cluster.dashboard import performance_report_path
-from ..run.request import CLI_OPTIONS, Hooks, RunRequest, cluster_target
+from ..cluster import SYSTEMS as BATCH_SYSTEMS, signals_end_run
+from ..views import WaitingLine
+from ..cluster import START_TIMEOUT_S, performance_report_path
+from ..run import CLI_OPTIONS, Hooks, RunRequest, cluster_target
 from . import interrupt
 from .dry_run import print_plan
 from ..words import json_text
@@ -82,9 +81,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     the store; rerun the same command to resume).  `--format json` prints
     only the run's record, headline rows and verdict, as JSON.
     """
-    from ..views import display
-    from ..views import progress
-    from ..views import terminal
+    from ..views import announce, console, info, run_summary, TaskBar
 
     quiet_for_json(fmt)
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
@@ -103,23 +100,23 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     target.security = security
     if performance_report:
         target.performance_report = performance_report_path(url)
-    console = terminal.console()
-    progress.announce(console, request.spec, url, scheduler, target.describe(),
+    console = console()
+    announce(console, request.spec, url, scheduler, target.describe(),
                       _layout_known_now(request.spec, target))
-    bar = progress.TaskBar(console)
+    bar = TaskBar(console)
     compiling, warming = _warm_up(request, url, target, bar.compiling)
-    from ..run.execute import execute  # Dask, xarray and zarr: imported while the kernels warm
+    from ..run import execute_request  # Dask, xarray and zarr: imported while the kernels warm
 
     interrupt.keeps(f"the finished tasks, in {url},", store=url)
     with bar, WaitingLine(console, target), signals_end_run(batch):
-        report = execute(request, Hooks(on_start=bar.start, on_progress=bar.update, on_compile=compiling,
+        report = execute_request(request, Hooks(on_start=bar.start, on_progress=bar.update, on_compile=compiling,
                                         on_failure=bar.failed, warming=warming))
     if fmt == "json":
         _print_json(request.spec, report)
     else:
-        display.run_summary(console, report)
+        run_summary(console, report)
     if target.performance_report and fmt != "json":
-        display.info(console, f"performance report: {target.performance_report}")
+        info(console, f"performance report: {target.performance_report}")
     if report_json:
         from dataclasses import asdict
 
@@ -128,15 +125,16 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
 
 
 #: What ``run --format json`` records of the run (:class:`RunReport`'s fields; not its per-task records).
+#: Compile time as the run waited for it (``compile_wait_s``, within ``wall_s``), not summed over tasks.
 JSON_RUN_FIELDS = ("complete", "tasks_total", "tasks_run", "exact_run", "exact_solves", "points_per_task", "block",
-                   "workers", "wall_s", "kernel_s", "compile_s", "write_s", "repaired", "calibration", "dashboard")
+                   "workers", "wall_s", "kernel_s", "compile_wait_s", "write_s", "repaired", "calibration", "dashboard")
 
 
 def _print_json(spec, report) -> None:
     """``run --format json``: the store, the run's record and the headline summary
     (:func:`query_rows.summary_record`), every number at full precision."""
     from ..store import load_sweep
-    from ..views.query_rows import summary_record
+    from ..views import summary_record
 
     ds = load_sweep(report.store, check=False)  # the run has just checked and written it
     click.echo(json_text({"sweep": spec.name, "store": report.store,
@@ -154,13 +152,12 @@ def _layout_known_now(spec, target):
     """The task layout a new store's run decides (:func:`plan.layout.decide`,
     replicates grouped for the local workers) where nothing needs timing
     first, for the first line; None where the run times a replicate to decide it."""
-    from ..cluster.targets import local_workers
-    from ..plan import layout as task_layout
-    from ..plan.sizing import groups_points
+    from ..cluster import local_workers
+    from ..plan import decide, groups_points
 
     if spec.task_seconds is not None or groups_points(spec):
         return None
-    return task_layout.decide(spec, None, _untimed, local_workers(target))
+    return decide(spec, None, _untimed, local_workers(target))
 
 
 def _warm_up(request, url: str, target, on_compile):
@@ -169,8 +166,8 @@ def _warm_up(request, url: str, target, on_compile):
     head start's first replicates simulated (:class:`warm.WarmUp`,
     :func:`_early`), when the run's workers will be threads of this
     process, else None."""
-    from ..cluster.targets import threads_here
-    from ..run.warm import WarmUp, once
+    from ..cluster import threads_here
+    from ..run import WarmUp, once
 
     told = once(on_compile)
     if not threads_here(target):
@@ -191,7 +188,7 @@ def _early(request, url: str, target) -> list | None:
     import os
     from itertools import islice
 
-    from ..plan.tasks import plan_tasks, replicate_seed, task_count
+    from ..plan import plan_tasks, replicate_seed, task_count
 
     spec = request.spec
     if (request.extend or request.max_tasks is not None or spec.precision_stderr is not None

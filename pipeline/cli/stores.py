@@ -57,17 +57,16 @@ def _lock_only(store_url: str):
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
           summary: bool, every: bool) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
-    from ..views import query_rows, store_access
-    from ..views import variable as variable_
+    from ..views import open_store, pick_variable, print_rows, print_store_summary
 
     if summary or every:
         with _lock_only(store_url):
-            query_rows.print_store_summary(store_url, sels, fmt, every, InputError)
+            print_store_summary(store_url, sels, fmt, every, InputError)
         return
     with _lock_only(store_url):
-        ds = store_access.open_store(store_url, InputError, sels=sels)
-    variable = variable_.pick_variable(ds, variable, InputError)
-    query_rows.print_rows(ds, variable, top, fmt)
+        ds = open_store(store_url, InputError, sels=sels)
+    variable = pick_variable(ds, variable, InputError)
+    print_rows(ds, variable, top, fmt)
 
 
 @click.command(cls=Command)
@@ -80,15 +79,15 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from ..views import status as status_view, store_access
+    from ..views import checked_store, print_status
 
     with _lock_only(store_url):
-        st, damage, ds = store_access.checked_store(store_url, InputError)
+        st, damage, ds = checked_store(store_url, InputError)
     text = st.describe(damage, limit=10**9) if damage else ""
-    status_view.print_status(ds, fmt, damage, text)
+    print_status(ds, fmt, damage, text)
     masks = (damage.done, damage.exact_done) if damage.done is not None else (ds["done"], ds["exact_done"])
     if "precision_state" in ds:  # complete: every point met its target or its cap
-        from ..plan.precision import stored_complete
+        from ..plan import stored_complete
 
         axes = list(ds.attrs.get("grid_axes", []))
         done = masks[0] if damage.done is not None else ds["done"].transpose(*axes, "replicate").values
@@ -99,7 +98,7 @@ def status(store_url: str, fmt: str) -> None:
 
 def _progress(line: str) -> None:
     """A slow report's progress, on standard error (not under ``-q`` or ``--format json``)."""
-    from ..views.terminal import verbosity
+    from ..views import verbosity
 
     if verbosity() >= 0:
         click.echo(line, err=True)
@@ -127,14 +126,12 @@ def report(store_url: str, out_dir: str | None, variable: str | None, deck_order
 
     `--format json` prints where it is and its summary (the report's summary.json) as JSON;
     `summary` is null for a grid of more than 1,000 points (10,000 with --all: reported block by block)."""
-    from ..views import store_access
-    from ..views import variable as variable_
-    from ..views.report import build_report, default_out_dir
+    from ..views import open_store, pick_variable, build_report, default_out_dir
 
     with _lock_only(store_url):  # lazily: build_report reads a grid of more than one block block by block
-        ds = store_access.open_store(store_url, InputError, eager=False)
+        ds = open_store(store_url, InputError, eager=False)
     if variable is not None:
-        variable = variable_.pick_variable(ds, variable, InputError)
+        variable = pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
     quiet_for_json(fmt)
     summary = build_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders, progress=_progress,

@@ -54,11 +54,11 @@ class Group(click.Group):
 def set_verbosity(verbose: int, quiet: bool) -> None:
     """``-q`` / ``-v`` / ``-vv``, given before or after the subcommand: the
     output's verbosity and the log messages shown."""
-    from ..views import terminal
+    from ..views import set_verbosity
 
     if verbose and quiet:
         raise InputError("-v and -q exclude each other")
-    terminal.set_verbosity(-1 if quiet else verbose)
+    set_verbosity(-1 if quiet else verbose)
     if verbose:
         logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO,
                             format="%(asctime)s %(name)s %(levelname)s: %(message)s")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:
-    from ..spec.parse import Spec
+    from ..spec import Spec
     from .task_layout import TaskLayout
 
 __all__ = ["COSTS_PATH", "CostModel", "Overheads", "Forecast", "model_for", "overheads", "replicate_seconds",

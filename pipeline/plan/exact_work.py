@@ -27,7 +27,7 @@ from .task_layout import TaskLayout, given
 from .tasks import exact_key
 
 if TYPE_CHECKING:
-    from ..spec.parse import Spec
+    from ..spec import Spec
 
 __all__ = ["exact_tasks", "exact_solves", "answer_counts", "ANSWER_STATES"]
 

@@ -18,11 +18,11 @@ import numpy as np
 from . import sizing
 from .task_layout import AUTOMATIC, CALIBRATED, GROUPED, RECORDED, Recorded, TaskLayout, given
 from .tasks import task_shape
-from ..spec.grid import grid_chunks
+from ..spec import grid_chunks
 from ..words import count
 
 if TYPE_CHECKING:
-    from ..spec.parse import Spec
+    from ..spec import Spec
 
 __all__ = ["decide"]
 

@@ -49,8 +49,7 @@ import numpy as np
 from ...core.games import series_sources
 from ..errors import TooLarge
 from .tasks import task_count
-from ..spec.grid import grid_chunks
-from ..spec.parse import Spec
+from ..spec import grid_chunks, Spec
 from .task_layout import TaskLayout, given
 
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human", "AUTO_POINTS", "AUTO_TASK_S",

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..spec.grid import grid_chunks
+from ..spec import grid_chunks
 from ..words import count
 
 if TYPE_CHECKING:
-    from ..spec.parse import Spec
+    from ..spec import Spec
 
 __all__ = ["TaskLayout", "Recorded", "given", "GIVEN", "GROUPED", "AUTOMATIC", "CALIBRATED", "RECORDED"]
 

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from ...core.seeds import int_words, seed_keys
-from ..spec.grid import ResolvedGrid, grid_chunks
+from ..words import python_value
+from ..spec import ResolvedGrid, grid_chunks
 from .task_layout import TaskLayout, given
 
 if TYPE_CHECKING:
-    from ..spec.parse import Spec  # noqa: F401
+    from ..spec import Spec  # noqa: F401
 
 __all__ = ["Task", "ExactTask", "Cells", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "point_words", "replicate_keys", "plan_tasks"]
 
@@ -223,7 +224,7 @@ def exact_key(game, params: Mapping[str, Any], run_shape: Mapping[str, int],
     are kept with their type, as the seeds keep them (``6`` is not ``6.0``)."""
     if game.exact_params is None:
         return None
-    values = tuple((k, type(v).__name__, v if _hashable(v) else json.dumps(_plain(v), sort_keys=True))
+    values = tuple((k, type(v).__name__, v if _hashable(v) else json.dumps(python_value(v), sort_keys=True))
                    for k, v in ((k, params[k]) for k in game.exact_params))
     return (game.name, values, tuple(sorted(run_shape.items())), tuple(int(c) for c in checkpoints))
 
@@ -260,7 +261,7 @@ def param_words(params: Mapping[str, Any]) -> list[int]:
     JSON keeps types apart (``6``, ``6.0`` and ``"6"`` differ); sorting by name
     makes the encoding independent of the order parameters are listed in.
     """
-    pairs = sorted((str(k), _plain(v)) for k, v in params.items())
+    pairs = sorted((str(k), python_value(v)) for k, v in params.items())
     digest = hashlib.sha256(json.dumps(pairs, separators=(",", ":")).encode()).digest()
     return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 32, 4)]
 
@@ -286,7 +287,7 @@ def point_words(columns: Mapping[str, tuple[Sequence[Any], np.ndarray]]) -> np.n
     text = None
     for i, name in enumerate(sorted(columns, key=str)):
         values, codes = columns[name]
-        pairs = [("[" if i == 0 else ",") + json.dumps([str(name), _plain(v)], separators=(",", ":"))
+        pairs = [("[" if i == 0 else ",") + json.dumps([str(name), python_value(v)], separators=(",", ":"))
                  for v in values]
         part = np.array(pairs, dtype=object)[np.asarray(codes, dtype=np.intp)]
         text = part if text is None else text + part
@@ -370,11 +371,3 @@ def per_chunk(cells: np.ndarray, chunks: tuple[int, ...], block: int | None = No
     padded = np.pad(cells, [(0, c * g - n) for n, g, c in zip(cells.shape, sizes, counts)])
     split = [k for c, g in zip(counts, sizes) for k in (c, g)]
     return padded.reshape(split).any(axis=tuple(range(1, 2 * len(sizes), 2)))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value

@@ -9,9 +9,9 @@ import uuid
 from typing import Any, Callable, Mapping
 
 from ..errors import SweepError, TaskOverdue, one_line, overdue
-from ..cluster.settings import task_timeout
-from ..plan.task_layout import Recorded
-from ..spec.parse import Spec
+from ..cluster import task_timeout
+from ..plan import Recorded
+from ..spec import Spec
 from ..store import store_chunks
 from .dispatch import contained_call
 from .failures import point

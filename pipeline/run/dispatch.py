@@ -21,13 +21,12 @@ import time
 import uuid
 from typing import Callable
 
-from ..cluster.scheduler import LOOK_EVERY_S
+from ..cluster import LOOK_EVERY_S
 from ..errors import NoWorkersLeft
-from ..cluster.client import Target
-from ..cluster.settings import no_workers_timeout, task_timeout
+from ..cluster import Target, no_workers_timeout, task_timeout
 from ..errors import SchedulerLost, contained, disk_full, one_line, overdue
-from ..plan.task_layout import TaskLayout
-from ..spec.parse import Spec
+from ..plan import TaskLayout
+from ..spec import Spec
 from ..store import Store
 from .failures import failed_point, lost, store_full, tasks_failed, tell_new_failure, where, worker_died
 from .record import RunReport

@@ -35,18 +35,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..cluster.client import Target, connect
-from ..cluster.dashboard import dashboard_link
-from ..cluster.targets import local_workers, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from ..cluster import Target, connect, dashboard_link
+from ..cluster import local_workers, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
 from ..errors import BoardsweepError, StoreUnreachable, TasksFailed
 from . import growth as grow
-from ..plan import precision, sizing
-from ..plan.layout import decide
-from ..plan.task_layout import GIVEN, GROUPED, TaskLayout
-from ..plan.tasks import plan_exact, plan_tasks, task_count
-from ..spec.parse import Spec
-from ..store import Store, normalize_url
-from ..store import use_storage_options
+from ..plan import check_fits, decision_arrays, precision_complete, precision_plan, decide, GIVEN, GROUPED, TaskLayout
+from ..plan import plan_exact, plan_tasks, task_count
+from ..spec import Spec
+from ..store import Store, normalize_url, use_storage_options
 from .calibration import recorded_layout, time_on_worker
 from .dispatch import submit_and_wait, token
 from .failures import tasks_failed
@@ -131,7 +127,7 @@ def _decide(st: Store, request: RunRequest, held: bool) -> tuple[str, bool]:
     if kind == "rootless" and not request.overwrite:  # root metadata lost, arrays and records there: rebuilt
         kind = st.rebuild_root(spec, held)
     if not held:  # the free space, once: the lock file itself takes some
-        sizing.check_fits(spec, st.url, existing=kind == "boardsweep")
+        check_fits(spec, st.url, existing=kind == "boardsweep")
     resumed = kind == "boardsweep" and not request.overwrite
     if resumed:
         st.check_writable()
@@ -183,7 +179,7 @@ def _run_locked(run: _Run) -> RunReport:
                                     lambda budget: time_on_worker(run.spec, budget, run.client),
                                     local_workers(run.request.target))
     if run.layout.how != GIVEN:  # a layout chosen now: its plan checked as the spec's was
-        sizing.check_fits(run.spec, run.st.url, existing=True, layout=run.layout)
+        check_fits(run.spec, run.st.url, existing=True, layout=run.layout)
     _offer_head_start(run)
     put_right, repaired, done, exact_done, tasks, finished = _prepare_while_cluster_starts(run)
     points = plan_exact(run.spec, exact_done, layout=run.layout)  # chunks of grid points with exact answers missing
@@ -257,9 +253,9 @@ def _plan(spec: Spec, layout: TaskLayout, st: Store, done) -> tuple[list, bool]:
     if spec.precision_stderr is None:
         return plan_tasks(spec, done, layout=layout), bool(done.all())
     # as written, -1 where not: a damaged chunk's cells are not in ``done`` (the check cleared them)
-    decisions, tasks = precision.plan(spec, lambda name: st.read_array(name, unreadable_as_fill=True), done, layout)
-    st.write_whole(precision.decision_arrays(decisions, spec.shape))
-    return tasks, precision.complete(decisions.values())
+    decisions, tasks = precision_plan(spec, lambda name: st.read_array(name, unreadable_as_fill=True), done, layout)
+    st.write_whole(decision_arrays(decisions, spec.shape))
+    return tasks, precision_complete(decisions.values())
 
 
 def _run_rounds(run: _Run, report: RunReport, tasks: list, points: list, head: list) -> tuple:
@@ -268,7 +264,7 @@ def _run_rounds(run: _Run, report: RunReport, tasks: list, points: list, head: l
     st, hooks, max_tasks = run.st, run.hooks, run.request.max_tasks
     st.unpack()  # a packed store takes new cells only in the task layout
     if run.resumed:
-        st.append_history(f"run {run.spec.source}: {len(tasks)} simulation tasks and {len(points)} exact answers "
+        st.append_history(f"run {run.spec.source}: {len(tasks)} simulation tasks and {len(points)} exact tasks "
                           "missing, computing them" + "".join(f"; repaired {r}" for r in report.repaired))
     client = run.client()
     report.dashboard = dashboard_link(client)

@@ -7,7 +7,7 @@ import os
 from typing import Callable
 
 from ..errors import SchedulerLost, StoreFull, SweepError, TasksFailed, WorkerDied
-from ..spec.parse import Spec
+from ..spec import Spec
 
 __all__ = ["tasks_failed", "store_full", "tell_new_failure", "failures_text", "where", "point", "failed_point", "lost",
            "worker_died"]

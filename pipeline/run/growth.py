@@ -47,12 +47,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..spec.parse import Spec
+from ..spec import Spec
 from ..errors import GrowRefused
-from ..store import read_array, read_attrs
-from ..store import differences
-from ..store import GROWING, interrupted
-from ..store import recorded_spec
+from ..store import read_array, read_attrs, differences, GROWING, interrupted, recorded_spec
 
 __all__ = ["GROWING", "Growth", "compare", "aligned", "check", "interrupted", "kept_cells"]
 

@@ -5,9 +5,8 @@ the workers run theirs where the store is local."""
 from __future__ import annotations
 
 from ..errors import disk_full, one_line
-from ..spec.parse import Spec
-from ..store import Store
-from ..store import local_root
+from ..spec import Spec
+from ..store import Store, local_root
 from .failures import failed_point, tasks_failed, tell_new_failure, where
 from .record import RunReport
 from .warm import WarmUp

@@ -16,15 +16,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from ..cluster.targets import START_TIMEOUT_S
+from ..cluster import START_TIMEOUT_S
 from ..errors import NotAScheduler
-from ..cluster.client import Target
-from ..cluster.dashboard import check_dashboard_address
-from ..cluster.settings import check_dask_config, check_workers
-from ..cluster.scheduler import handshake
+from ..cluster import Target, check_dashboard_address, check_dask_config, check_workers, handshake
 from ..errors import ArgumentTypeError, BadSchedulerAddress, InputError, SchedulerLost, expect_flag, one_line
-from ..spec.parse import Spec
-from ..spec.tables import check_storable
+from ..spec import Spec, check_storable
 from .record import RunReport
 
 if TYPE_CHECKING:  # numba: not imported by the command's start
@@ -60,7 +56,7 @@ def cluster_target(*, workers: int | None = None, scheduler: str | None = None, 
     """Where a run's tasks go, from the caller's options (``names``: their
     spelling); options that conflict are refused in one line (:class:`InputError`,
     exit 2) before anything starts."""
-    from ..cluster.batch import check_available, parse_jobs
+    from ..cluster import check_available, parse_jobs
 
     check_workers(workers, names.workers)
     check_dashboard_address(dashboard_address)

@@ -65,7 +65,7 @@ from ..store import normalize_url
 from ..errors import StoreIncomplete
 from ..store import MANIFEST_DIR, Damage, assert_intact, check_integrity
 from .. import errors
-from ..spec.parse import Spec
+from ..spec import Spec
 from ..store import recorded_spec
 
 __all__ = [

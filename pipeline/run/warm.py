@@ -45,8 +45,8 @@ from numba.core.compiler_lock import global_compiler_lock
 
 from ..errors import contained, overdue
 from ...core.games import Game
-from ..plan.tasks import replicate_seed
-from ..spec.parse import Spec
+from ..plan import replicate_seed
+from ..spec import Spec
 
 __all__ = ["WARM_POINTS", "EARLY_BYTES", "WarmUp", "warm_points", "warm_kernels", "CompileClock", "COMPILE_CLOCK",
            "COMPILING_TOPIC", "once", "Compilers", "COMPILE_WAIT_S"]
@@ -451,7 +451,7 @@ class WarmUp:
         task deadline (:func:`cluster.task_timeout`), naming it; the thread is
         left to end with the process (a thread cannot be stopped)."""
         if self.claim():
-            from ..cluster.settings import task_timeout
+            from ..cluster import task_timeout
 
             deadline = task_timeout()
             self.thread.join(None if deadline is None else max(0.0, self._since + deadline - time.monotonic()))
@@ -476,7 +476,7 @@ class WarmUp:
         """Stop after the point under way; the seconds spent loading or compiling kernels
         (waiting at most the task deadline, :func:`cluster.task_timeout`, for a point
         whose kernel does not return: the thread is a daemon, left to end with the process)."""
-        from ..cluster.settings import task_timeout
+        from ..cluster import task_timeout
 
         self._stop()
         self.thread.join(task_timeout())
@@ -493,7 +493,7 @@ class WarmUp:
     def __exit__(self, kind, *exc) -> None:
         self._stop()
         if kind is None and self.wait:
-            from ..cluster.settings import task_timeout
+            from ..cluster import task_timeout
 
             self.thread.join(task_timeout())
 

@@ -21,9 +21,8 @@ from ...core.batches import with_series
 from ...core.games import SERIES_PREFIX, Game, series_sources
 from ..errors import OutputInvalid
 from .growth import kept_cells
-from ..plan.tasks import Cells, ExactTask, Task, exact_key, point_words, replicate_keys, replicate_seed
-from ..store import blank_unplayed, write_exact, write_region
-from ..store import SEAT_DIM, mark, playing
+from ..plan import Cells, ExactTask, Task, exact_key, point_words, replicate_keys, replicate_seed
+from ..store import blank_unplayed, write_exact, write_region, SEAT_DIM, mark, playing
 from .warm import COMPILE_CLOCK
 from .numba_cache import writable_numba_cache
 

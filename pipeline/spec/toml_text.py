@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SpecError
+from ..words import python_value
 
 __all__ = ["toml_text"]
 
@@ -29,8 +30,7 @@ def toml_text(values: dict[str, Any], source: str = "<spec dict>") -> str:
 
 
 def _toml_value(source: str, key: str, value: Any) -> str:
-    if isinstance(value, np.generic):
-        value = value.item()
+    value = python_value(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(source, key, v) for v in value) + "]"
     if isinstance(value, dict):  # an inline table, e.g. [storage_options] client_kwargs = {...}

@@ -42,12 +42,13 @@ from . import integers, metadata
 from .chunkfiles import PACKED_SEPARATOR, write_file
 from .remote import is_local
 from ..errors import StoreMismatch
+from ..words import json_default
 from .lock import LOCK_NAME, OWN_FOLDER, pid_alive
 from .identity import CREATING, LEGACY_CREATING, check_labels, data_types, fixed_width_text, read_attrs
 from .schema import skeleton
-from ..plan.task_layout import RECORDED, TaskLayout
+from ..plan import RECORDED, TaskLayout
 from .zarr_private import quiet
-from ..spec.parse import Spec
+from ..spec import Spec
 
 __all__ = ["create_store", "ensure_arrays", "remove_store", "mark_own_folder", "rebuild_root", "OWN_FOLDER_META",
            "CREATING", "legacy_arrays", "creation_record", "clear_interrupted", "creating_line"]
@@ -206,8 +207,8 @@ def _fill_attribute(value, dtype: np.dtype):
 
 
 def _json(attrs: dict) -> dict:
-    """``attrs`` as JSON holds them (numpy arrays and scalars as Python's, :func:`_plain`)."""
-    return json.loads(json.dumps(attrs, default=_plain))
+    """``attrs`` as JSON holds them (numpy arrays and scalars as Python's, :func:`words.json_default`)."""
+    return json.loads(json.dumps(attrs, default=json_default))
 
 
 def mark_own_folder(url: str) -> None:
@@ -366,10 +367,3 @@ def _int64_where_float(url: str, names: list[str]) -> list[str]:
             if isinstance(kind, str) and kind.startswith(("int", "uint"))]
 
 
-def _plain(value):
-    """JSON for the numpy values an attribute may hold."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON")

@@ -28,7 +28,7 @@ import zarr
 from . import metadata
 from .schema import provenance, template
 from .zarr_private import quiet
-from ..spec.parse import Spec
+from ..spec import Spec
 
 __all__ = ["GROWING", "interrupted", "marked", "mark", "resize", "finish"]
 

@@ -26,8 +26,8 @@ from .layout import json_document
 from .lock import LEGACY_LOCK_NAME, LOCK_NAME, OWN_FOLDER, StoreLock, pid_alive
 from .zarr_private import quiet
 from ..errors import RootDamaged, StoreMismatch, UnknownFormat
-from ..plan.tasks import SEED_SCHEME
-from ..spec.parse import Spec
+from ..plan import SEED_SCHEME
+from ..spec import Spec
 
 __all__ = ["CREATING", "LEGACY_CREATING", "has_creation_record", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line", "lock_files"]
 

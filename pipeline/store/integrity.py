@@ -40,7 +40,7 @@ from .chunkfiles import fingerprint
 from .identity import check_format, check_labels, read_attrs
 from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, filesystem_of, read_many, chunk_paths,
                         exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
-from ..plan.tasks import per_chunk
+from ..plan import per_chunk
 from .metadata import simulated_variables
 from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet

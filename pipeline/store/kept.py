@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..words import json_default
 from .chunkfiles import LAYOUT_ATTR, write_file
 from .identity import read_attrs
 from .layout import JOURNAL, Files
@@ -86,7 +87,7 @@ def keep_summary(url: str, key: str, summary: dict[str, Any], p: np.ndarray) -> 
     p = np.ascontiguousarray(p, dtype=np.float64)
     np.save(buffer, p, allow_pickle=False)
     record = {"key": key, "p_values": int(p.size), "p_key": _digest(p), "summary": summary}
-    text = json.dumps(record, default=_plain, allow_nan=True).encode()
+    text = json.dumps(record, default=json_default, allow_nan=True).encode()
     try:
         _write(url, P_VALUES, buffer.getvalue())
         _write(url, SUMMARY, text)  # last: the record names the p-values it goes with
@@ -97,15 +98,6 @@ def keep_summary(url: str, key: str, summary: dict[str, Any], p: np.ndarray) -> 
 
 def _digest(p: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(p, dtype=np.float64).tobytes()).hexdigest()
-
-
-def _plain(value: Any) -> Any:
-    """numpy's scalars and arrays as JSON's numbers and lists."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not kept in a summary: {type(value).__name__}")
 
 
 def _write(url: str, rel: str, data: bytes) -> None:

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from ..plan.tasks import chunk_bounds
+from ..plan import chunk_bounds
 from .chunkfiles import fingerprint, write_file
 from .zarr_private import chunk_key
 

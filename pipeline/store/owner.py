@@ -42,8 +42,8 @@ from .lock import StoreLock
 from .remote import unreachable
 from ..errors import (ChunkUnreadable, SchedulerLost, StoreCreationFailed, StoreLocked, StoreMismatch,
                       StoreUnreachable, TaskOverdue, one_line)
-from ..spec.parse import Spec
-from ..plan.task_layout import TaskLayout, given
+from ..spec import Spec
+from ..plan import TaskLayout, given
 
 __all__ = ["Store", "normalize_url", "check_location"]
 

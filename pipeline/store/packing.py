@@ -71,7 +71,7 @@ from .layout import (CELLS, JOURNAL, MIXED, NESTED_CELLS, PACKED, PACKED_CHUNK_B
                      damaged_chunks, layout, packed_chunks, packed_record, recover_unpacking, task_arrays,
                      unrecognised)
 from .packing_inplace import integer_fill, restore_fill, set_records
-from ..plan.tasks import per_chunk
+from ..plan import per_chunk
 from .metadata import simulated_variables
 from .reads import read_exact_done
 from .zarr_private import chunk_shape, quiet, with_chunk_shape

@@ -58,10 +58,8 @@ from ...core.batches import equal_ends
 from ...core.games import SERIES_DIM, SERIES_PREFIX, Game, series_sources
 from ...core.seeds import RNG_SCHEME
 from . import integers, manifests, metadata
-from ..plan.tasks import SEED_SCHEME
-from ..plan.precision import STATES
-from ..plan.task_layout import TaskLayout, given
-from ..spec.parse import Spec
+from ..plan import SEED_SCHEME, STATES, TaskLayout, given
+from ..spec import Spec
 
 __all__ = ["FILL", "STORE_FORMAT", "SERIES_DIM", "series_names", "series_variables", "provenance", "source_revision", "code_revision", "template", "skeleton", "precision_variables", "unplayed", "blank_unplayed", "may_miss"]
 

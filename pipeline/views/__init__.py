@@ -1,3 +1,57 @@
 """What a user sees: terminal output (banner, progress, summary, status, query rows)
 and the report.
+
+Code outside this folder imports from here (``from ..views import print_rows``),
+never from its modules nor from :mod:`.report` (whose ``build_report`` and
+``default_out_dir`` are handed on here): ``__all__`` is what the other folders
+use of it.  The face is lazy (PEP 562): a name's module (rich, xarray, and for
+the report matplotlib) is imported when the name is first asked for, so that
+importing the folder costs nothing.
 """
+
+# ruff: noqa: F401 - the TYPE_CHECKING imports are this face's declaration of what it hands on
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and readers follow; at run time each name is imported on first use
+    from .display import run_summary
+    from .games import print_game, print_games
+    from .progress import announce, exact_words, TaskBar
+    from .query_rows import print_rows, print_store_summary, summary_record
+    from .report import build_report, default_out_dir
+    from .status import print_status
+    from .store_access import checked_store, open_store, steadily
+    from .terminal import console, fit_streams, info, print_summary, restore_streams, set_verbosity, verbosity
+    from .variable import pick_variable
+    from .waiting import WaitingLine
+
+#: This folder's modules -> the public names each gives the folder (the list above, for the run time).
+_HOME = {
+    "display": ("run_summary",),
+    "games": ("print_game", "print_games"),
+    "progress": ("announce", "exact_words", "TaskBar"),
+    "query_rows": ("print_rows", "print_store_summary", "summary_record"),
+    "report": ("build_report", "default_out_dir"),
+    "status": ("print_status",),
+    "store_access": ("checked_store", "open_store", "steadily"),
+    "terminal": ("console", "fit_streams", "info", "print_summary", "restore_streams", "set_verbosity", "verbosity"),
+    "variable": ("pick_variable",),
+    "waiting": ("WaitingLine",),
+}
+_AS: dict[str, str] = {}
+_WHERE = {name: module for module, names in _HOME.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, read from its module (imported on first use) each time it is asked for (PEP 562):
+    importing the folder imports none of its modules, a name costs its own module alone, and the name is
+    the module's as it stands now, as a direct import of that module gave it (kept nowhere else)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_WHERE[name]}", __name__), _AS.get(name, name))
+

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from ..run.record import RunReport
+from ..run import RunReport
 from ..words import count
 
 from .progress import store_line, work_line
@@ -23,8 +23,7 @@ def run_summary(out: Console, report: RunReport) -> None:
     """The headline answers and the verdict on one screen
     (:mod:`boardsweep.pipeline.views.overview`), then the run's work and timings."""
     from .overview import MAX_LINES, print_lines, replicate_line
-    from ..analysis.blocks import BLOCK_POINTS, block_chunks
-    from ..analysis.dataset import grid_size
+    from ..analysis import BLOCK_POINTS, block_chunks, grid_size
     from ..store import Store, load_sweep, open_sweep
 
     allow_many_reads()
@@ -66,8 +65,7 @@ def _overview(out: Console, ds, store: str, budget: int) -> None:
     points block by block (:func:`boardsweep.pipeline.analysis.blocks.run_overview`),
     the spec's answer read once for both."""
     from .overview import print_block_overview, print_overview
-    from ..analysis.blocks import BLOCK_POINTS
-    from ..analysis.dataset import grid_size
+    from ..analysis import BLOCK_POINTS, grid_size
 
     if grid_size(ds) <= BLOCK_POINTS:
         print_overview(out, ds, store, budget, every_row=every_row_command(store))

@@ -16,9 +16,7 @@ from typing import Mapping
 
 import xarray as xr
 
-from ..analysis.clt import TEST_NAMES, TEST_TEXT
-from ..analysis.dataset import MIN_COUNT
-from ..analysis.intervals import INTERVAL_NAMES, INTERVAL_TEXT
+from ..analysis import TEST_NAMES, TEST_TEXT, MIN_COUNT, INTERVAL_NAMES, INTERVAL_TEXT
 
 __all__ = ["interval_name", "intervals_of", "noted", "test_name", "test_kind"]
 

@@ -249,7 +249,7 @@ def _basis(est) -> str:
 
 def _modal(ds, shown: bool):
     """The game's modal string (PE84's), where the spec's ``[answer]`` asks for it (``modal = true``)."""
-    from ..analysis.dataset import game_of
+    from ..analysis import game_of
 
     game = game_of(ds)
     return None if game is None or not shown else game.extras.get("modal")
@@ -259,8 +259,7 @@ def _block(ds, name: str, est, verdict: dict, picked: list[int], modal: bool = F
            headline: str | None = None, places: int | None = None) -> Block:
     """One headline's :class:`Block` at the grid points ``picked`` (flat
     indices in grid order); ``headline``: the name its verdict tests go by."""
-    from ..analysis.answer import cap_note
-    from ..analysis.dataset import grid_points_at, grid_size
+    from ..analysis import cap_note, grid_points_at, grid_size
 
     axes = list(ds.attrs.get("grid_axes", []))
     shown = grid_points_at(ds, picked)  # only the points shown are made
@@ -296,8 +295,7 @@ def answer_block(ds, found: dict, verdict: dict, answer, limit: int | None = Non
     grid point, titled with the question; and those points.  Where the spec
     names no ``[answer]``, at most ``limit`` points (default
     :data:`ANSWER_ROWS`): those the verdict flags, then the first."""
-    from ..analysis.answer import asked_points
-    from ..analysis.dataset import grid_size
+    from ..analysis import asked_points, grid_size
 
     if answer is None or answer.headline not in found:
         return None
@@ -330,7 +328,7 @@ def _versus(ds, answer) -> Block | None:
     """The strategies head to head where the answer's axis gives one per seat
     (:func:`boardsweep.pipeline.analysis.headtohead.head_to_head`): the
     question's answer is the pairs' differences, not each line-up's seats."""
-    from ..analysis.headtohead import head_to_head
+    from ..analysis import head_to_head
     from .headtohead import head_to_head_answer, head_to_head_columns, head_to_head_legend
 
     table = head_to_head(ds, answer.axis)
@@ -359,7 +357,7 @@ def _every_label(ds, est, name: str, point: int, question: str) -> Block:
 def _asks(ds, name: str) -> bool:
     """Whether the game declares the question its headline ``name`` answers."""
     from ...core.games import headlines_of
-    from ..analysis.dataset import game_of
+    from ..analysis import game_of
 
     game = game_of(ds)
     return game is not None and any(h.name == name and h.question for h in headlines_of(game))
@@ -439,8 +437,7 @@ def replicate_line(ds) -> str | None:
     is tested or the grid has more than ``MAX_DIAGNOSED`` label cells (a
     grid read block by block keeps its memory a block's).  The run's and
     ``query --summary``'s last line of results."""
-    from ..analysis.dataset import distribution_variables
-    from ..analysis.variance import MAX_DIAGNOSED, replicate_agreement
+    from ..analysis import distribution_variables, MAX_DIAGNOSED, replicate_agreement
 
     small = [v for v in distribution_variables(ds) if ds[v].isel(checkpoint=-1, replicate=0).size <= MAX_DIAGNOSED]
     found = [replicate_agreement(ds, v) for v in small]
@@ -458,7 +455,7 @@ def render_answer(out: Console, ds, found: dict, verdict: dict, answer, where: t
     ``limit`` where the spec asks none), the verdict in one line and where the
     details are: ``where`` = (tables follow, the command that shows every
     point, the command that writes the report)."""
-    from ..analysis.dataset import grid_size
+    from ..analysis import grid_size
 
     below, every_row, report = where
     with out.capture() as cap:
@@ -480,8 +477,7 @@ def render(out: Console, ds, found: dict, verdict: dict, rows: int, every_row: s
     of ``found`` but the ``hidden`` ones (named, with the command that shows
     them), the whole verdict (``full``), its power and how many points are shown
     (``points``: the whole grid's, where ``ds`` holds only the points shown)."""
-    from ..analysis.dataset import grid_size
-    from ..analysis.headlines import HOLM_TEXT
+    from ..analysis import grid_size, HOLM_TEXT
 
     n = grid_size(ds)
     whole = points or n
@@ -526,12 +522,10 @@ def print_overview(out: Console, ds, store: str, max_lines: int, every_row: str,
     whole grid's, where ``ds`` holds only the points shown
     (:func:`boardsweep.pipeline.analysis.blocks.run_overview`); ``answer``:
     the store's, where the caller has read it (else read here)."""
-    from ..analysis import headlines
-    from ..analysis.answer import answer_of
-    from ..analysis.dataset import grid_size
+    from ..analysis import headline_estimates, headline_verdict, answer_of, grid_size
 
-    found = headlines.estimates(ds) if found is None else found
-    verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
+    found = headline_estimates(ds) if found is None else found
+    verdict = headline_verdict(ds, found=found) if verdict is None else verdict
     answer = answer_of(ds) if answer is READ else answer
     modal = answer is not None and answer.modal
     n = grid_size(ds)
@@ -561,11 +555,10 @@ def print_block_overview(out: Console, ds, store: str, budget: int, every_row: s
     """:func:`print_overview` of a grid summarised block by block
     (:func:`boardsweep.pipeline.analysis.blocks.run_overview`): the spec's
     answer read once, its asked rows shown whatever the cut."""
-    from ..analysis.answer import answer_of
-    from ..analysis import blocks
+    from ..analysis import answer_of, BLOCK_POINTS, run_overview
 
     answer = answer_of(ds)
-    shown = blocks.run_overview(ds, max(3, budget), with_asked(ds, answer, shown_points), most=blocks.BLOCK_POINTS,
+    shown = run_overview(ds, max(3, budget), with_asked(ds, answer, shown_points), most=BLOCK_POINTS,
                                 url=store)
     print_overview(out, shown.ds, store, budget, every_row=every_row, found=shown.found,
                    verdict=shown.verdict, points=shown.points, answer=answer)
@@ -576,7 +569,7 @@ def with_asked(ds, answer, shown_points):
     :func:`boardsweep.pipeline.analysis.answer.answer_of`) asks (at most
     :data:`overview.ANSWER_ROWS`): the asked rows are read and shown whatever
     the cut, on a grid summarised block by block too."""
-    from ..analysis.answer import asked_flat
+    from ..analysis import asked_flat
 
     if answer is None or not answer.given:
         return shown_points

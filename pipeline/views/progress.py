@@ -17,12 +17,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..run.record import RunReport
-from ..plan.exact_work import exact_solves, exact_tasks
-from ..plan.tasks import task_count
-from ..plan.sizing import AUTO_TASK_S, groups_points
-from ..plan.task_layout import TaskLayout, given
-from ..spec.parse import Spec
+from ..run import RunReport
+from ..plan import exact_solves, exact_tasks, task_count, AUTO_TASK_S, groups_points, TaskLayout, given
+from ..spec import Spec
 from ..words import count
 from .terminal import verbosity, info
 

@@ -30,8 +30,7 @@ def print_store_summary(store: str, sels: tuple[str, ...], fmt: str, every: bool
     :data:`blocks.BLOCK_POINTS` points read and estimated block by block
     instead (its verdict kept in the store: :func:`blocks.kept_verdict`), so
     memory stays that of a block whatever the grid's size."""
-    from ..analysis.blocks import BLOCK_POINTS, ROW_BLOCK_POINTS, block_chunks
-    from ..analysis.dataset import grid_size
+    from ..analysis import BLOCK_POINTS, ROW_BLOCK_POINTS, block_chunks, grid_size
     from ..store import open_sweep
     from .store_access import intact_store, open_store, steadily
 
@@ -54,24 +53,24 @@ def _print_blocks(ds, fmt: str, every: bool, store: str, most: int) -> None:
     row a block at a time."""
     import dask
 
-    from ..analysis import blocks, headlines
+    from ..analysis import grid_blocks, headline_estimates, headline_summary, kept_verdict
     from .overview import MAX_LINES, print_block_overview
 
     if fmt == "table" and not every:
         print_block_overview(console(), ds, store, MAX_LINES - 1, every_row_command(store))
         _print_agreement(ds)
         return
-    verdict = {k: v for k, v in blocks.kept_verdict(ds, store).items() if k != "holm"}
+    verdict = {k: v for k, v in kept_verdict(ds, store).items() if k != "holm"}
     axes = list(ds.attrs.get("grid_axes", []))
-    parts = list(blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most))
+    parts = list(grid_blocks(tuple(ds.sizes[a] for a in axes), most))
     if fmt == "json":  # summary_record's JSON, its rows written a block at a time
         head = json_text({"verdict": verdict, "rows": []})
         print(head[:-len("[]\n}")] + "[", end="")
     for i, (_, region) in enumerate(parts):
         with np.errstate(divide="ignore", invalid="ignore"), dask.config.set(scheduler="synchronous"):
             block = ds.isel(dict(zip(axes, region))).load()
-            found = headlines.estimates(block)
-            table = headlines.summary(block, found=found)
+            found = headline_estimates(block)
+            table = headline_summary(block, found=found)
         _print_rows(block, table, found, fmt, first=i == 0, last=i == len(parts) - 1, verdict=verdict)
     if fmt == "json":
         print("\n  ]\n}")
@@ -111,17 +110,17 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
     headline and label.  CSV and JSON always hold every row."""
     import pandas as pd
 
-    from ..analysis import headlines
+    from ..analysis import headline_estimates, headline_summary, headline_verdict
     from .overview import MAX_LINES, print_overview
 
-    found = headlines.estimates(ds)
-    verdict = headlines.verdict(ds, found=found)
+    found = headline_estimates(ds)
+    verdict = headline_verdict(ds, found=found)
     if fmt == "table" and not every:
         print_overview(console(), ds, store, MAX_LINES - 1, every_row=every_row_command(store), found=found,
                        verdict=verdict)
         _print_agreement(ds)
         return
-    table = headlines.summary(ds, found=found)
+    table = headline_summary(ds, found=found)
     if fmt in ("csv", "json"):
         table = table.assign(label=pd.Series(_label_values(ds, table, found), index=table.index, dtype=object))
     if fmt == "csv":
@@ -136,12 +135,12 @@ def print_headline_summary(ds, fmt: str, every: bool = False, store: str = "STOR
 def _print_table(ds, table, found, verdict: dict | None) -> None:
     """``query --summary --all`` as a table: the rows of ``table`` (estimates
     ``found``), then (with ``verdict``) the caption and the verdict."""
-    from ..analysis import headlines
+    from ..analysis import LEVEL
     from .interval_words import intervals_of
 
     out = console()
     axes = list(ds.attrs.get("grid_axes", []))
-    level = f"{headlines.LEVEL:.0%}"
+    level = f"{LEVEL:.0%}"
     records = []
     for row in table.to_dict("records"):
         if not np.isfinite(row["estimate"]) or (row["estimate"] == 0 and not row["exact"]):
@@ -175,14 +174,14 @@ def summary_record(ds, table=None, verdict: dict | None = None) -> dict:
     ``run --format json``).  ``table``: :func:`headlines.summary` with its labels, made here if None."""
     import pandas as pd
 
-    from ..analysis import headlines
+    from ..analysis import headline_estimates, headline_summary, headline_verdict
 
     if table is None:
-        found = headlines.estimates(ds)
-        verdict = headlines.verdict(ds, found=found) if verdict is None else verdict
-        table = headlines.summary(ds, found=found)
+        found = headline_estimates(ds)
+        verdict = headline_verdict(ds, found=found) if verdict is None else verdict
+        table = headline_summary(ds, found=found)
         table = table.assign(label=pd.Series(_label_values(ds, table, found), index=table.index, dtype=object))
-    verdict = headlines.verdict(ds) if verdict is None else verdict
+    verdict = headline_verdict(ds) if verdict is None else verdict
     return {"verdict": {k: v for k, v in verdict.items() if k != "p_holm"}, "rows": table.to_dict("records")}
 
 
@@ -205,7 +204,7 @@ def _label_values(ds, table, found) -> list:
 
 
 def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
-    from ..analysis.query import compared, table_rows
+    from ..analysis import exact_compared as compared, table_rows
     from .interval_words import interval_name, noted, test_name
 
     if fmt == "table" and top is None:
@@ -219,7 +218,7 @@ def print_rows(ds, variable: str, top: int | None, fmt: str) -> None:
         writer.writeheader()
         writer.writerows(found)
     else:
-        from ..analysis.headlines import LEVEL
+        from ..analysis import LEVEL
 
         axes = list(ds.attrs.get("grid_axes", []))
         dim = [k for k in found[0] if k not in axes][0] if found else "label"
@@ -253,8 +252,8 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
     """Query rows with their point's precision columns (replicates used,
     standard error reached and target, met/capped/running) when ``add`` and
     the store has a precision target."""
-    from ..plan.precision import point_columns
-    from ..analysis.dataset import grid_points
+    from ..plan import point_columns
+    from ..analysis import grid_points
 
     columns = point_columns(ds) if add else None
     if columns is None:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from ..plan.exact_work import answer_counts
+from ..plan import answer_counts
 from ..words import count, fmt_stderr, python_value
 from .terminal import console, print_records
 
@@ -24,7 +24,7 @@ SUMMARY_WORST = 5
 def print_precision(out: Console, ds) -> None:
     """One line on a precision target: how many grid points met it, were
     capped or still run (per point: ``boardsweep status``)."""
-    from ..plan.precision import point_columns
+    from ..plan import point_columns
 
     columns = point_columns(ds)
     if columns is None:
@@ -129,7 +129,7 @@ def _precision_entries(ds, entries: list[dict], done) -> bool:
     """With a precision target, give each status entry its replicates used
     (as ``total``: done ones counted within them), the standard error
     reached and the rule's state; return whether the store has a target."""
-    from ..plan.precision import point_columns
+    from ..plan import point_columns
 
     columns = point_columns(ds)
     if columns is None:
@@ -181,7 +181,7 @@ def _grid_digest(out: Console, title: str, per_point: np.ndarray, replicates: in
 def _points_at(ds, axes: list[str], indices) -> list[dict[str, Any]]:
     """The grid points at flat ``indices`` (grid order; a ``range`` over the
     whole grid: every point) as {axis: value}."""
-    from ..analysis.dataset import grid_points
+    from ..analysis import grid_points
 
     if not len(indices):
         return []

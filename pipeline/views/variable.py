@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xarray as xr
 
-from ..analysis.dataset import distribution_variables
+from ..analysis import distribution_variables
 from ..errors import InputError
 
 __all__ = ["pick_variable"]

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...analysis.answer import answer_of, cap_note
-from ...analysis.figures import MANY_LABELS, MAX_PANELS, answer_figure, words
+from ...analysis import answer_of, cap_note, MANY_LABELS, MAX_PANELS, answer_figure, figure_words as words
 from ..interval_words import interval_name
 from ..overview import answer_block, short_verdict
 from .page import df_html
@@ -40,7 +39,7 @@ def answer_parts(ds, found: dict, verdict: dict, out: Path) -> dict | None:
         part["table"], part["legend"], part["rows"] = df_html(frame, ANSWER_ROWS), block.legend, len(frame)
         part["answer"] = list(block.answer)  # the answer in words (strategies head to head)
         if block.answer:  # every number of the pairs, as the table's CSV files hold the rest
-            from ...analysis.headtohead import head_to_head
+            from ...analysis import head_to_head
 
             head_to_head(ds, answer.axis).to_csv(out / "head_to_head.csv", index=False)
             part["legend"] += "; every number in head_to_head.csv"

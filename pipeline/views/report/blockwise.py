@@ -32,10 +32,9 @@ import dask
 import numpy as np
 import pandas as pd
 
-from ...analysis import blocks, comparisons, detection, headlines
+from ...analysis import agreement_per_point, axis_comparisons, block_verdict, compared_indices, detectable, grid_blocks, headline_estimates, headline_tests, holm_adjusted, kept_verdict, shown_overview
 from ....core import power as tpower
-from ...analysis.dataset import grid_points, grid_size
-from ...analysis.figures import panel_spread
+from ...analysis import grid_points, grid_size, panel_spread
 from .grid import point_key
 from .parts import MAX_COMPARED, analyse_parts, comparison_notes, attempt
 from .sample import NAMED_POINTS, TABLE_POINTS, asked_points, grid_counts, sample_text, sampled_words, table_regions
@@ -62,7 +61,7 @@ def drawn_points(ds, most: int) -> list[int]:
     if not axes:
         return [0]
     shape = [ds.sizes[a] for a in axes]
-    kept = [np.arange(n) if n <= MAX_COMPARED + 1 else np.unique(np.r_[0, comparisons.compared(n, MAX_COMPARED)])
+    kept = [np.arange(n) if n <= MAX_COMPARED + 1 else np.unique(np.r_[0, compared_indices(n, MAX_COMPARED)])
             for n in shape]
     while math.prod(len(k) for k in kept) > max(most, 1):
         longest = int(np.argmax([len(k) for k in kept]))
@@ -80,7 +79,7 @@ def _drawn(ds, told: dict, most: int):
     picked = drawn_points(ds, most)
     inside = set(picked)
     flagged = [i for i in told["flagged_points"] if i in inside]
-    return blocks.shown_overview(ds, {**told, "flagged_points": flagged}, picked, len(flagged))
+    return shown_overview(ds, {**told, "flagged_points": flagged}, picked, len(flagged))
 
 
 class _Sink:
@@ -149,11 +148,11 @@ def _block_tests(b, found: dict, holm, level: float) -> pd.DataFrame:
     """The verdict's tests of block ``b`` (points: its own flat indices) with
     their Holm-adjusted p over the whole family and the bias each detects at
     ``level`` (alpha over the family's tests), as :func:`headlines.verdict` gives them."""
-    t = headlines.tests(b, found, spread=True) if found else pd.DataFrame()
+    t = headline_tests(b, found, spread=True) if found else pd.DataFrame()
     if t.empty:
         return t
-    t["p_holm"] = blocks.holm_adjusted(t["p"].to_numpy(np.float64), *holm)
-    t["detectable"] = detection.detectable(t, level, tpower.POWER)
+    t["p_holm"] = holm_adjusted(t["p"].to_numpy(np.float64), *holm)
+    t["detectable"] = detectable(t, level, tpower.POWER)
     return t.drop(columns=["se_df", "skew_a"]).assign(family="verdict")
 
 
@@ -163,7 +162,7 @@ def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float
     from .verdict import no_exact_notes
 
     points = list(grid_points(b))
-    found = attempt(meta, "headline answers", headlines.estimates, b) or {}
+    found = attempt(meta, "headline answers", headline_estimates, b) or {}
     heads = summary_table(b, found)
     tables: dict[str, pd.DataFrame] = {}
     if variable is None:
@@ -185,7 +184,7 @@ def _block(b, variable, meta: dict, holm, total: int, alpha: float, level: float
     return {"tables": tables, "summary": summary,
             "order": sorted(found, key=lambda n: kinds[n]),  # scalars first, as headline_table
             "distributions": distribution_frames(b, heads, found, tests),
-            "point_agree": headlines.agreement_per_point(len(points), tests, alpha),
+            "point_agree": agreement_per_point(len(points), tests, alpha),
             "counts": pt[["exact", "replicates"]].astype({"exact": "category"}) if len(pt) else pt,
             "none_notes": no_exact_notes(b, points, parts) if parts is not None else []}
 
@@ -205,12 +204,12 @@ def write_blocks(ds, out: Path, variable: str | None, meta: dict, most: int, sin
         + ("tables of a sample of them)" if bounded else "tables)"))
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
-        told = blocks.kept_verdict(ds, url, most) if url is not None else blocks.block_verdict(ds, most=most)
+        told = kept_verdict(ds, url, most) if url is not None else block_verdict(ds, most=most)
         holm = told["holm"]
         figures, drawn = _sub_grid(ds, told, variable, out, meta, most, bounded)
         sink, quiet = _Sink(out, sink_file), {"notes": []}
         regions = table_regions(ds, told["flagged_points"]) if bounded else \
-            [dict(zip(axes, region)) for _, region in blocks.grid_blocks(tuple(ds.sizes[a] for a in axes), most)]
+            [dict(zip(axes, region)) for _, region in grid_blocks(tuple(ds.sizes[a] for a in axes), most)]
         written_points = sum(math.prod(len(np.arange(ds.sizes[a])[r]) for a, r in region.items())
                              for region in regions)
         done = 0
@@ -277,7 +276,7 @@ def _sub_grid(ds, told: dict, variable, out: Path, meta: dict, most: int, bounde
     else:
         parts = analyse_parts(sub, variable, points, meta, found, grid=grid_size(ds), compare=False)
         comparison_notes(ds, meta)
-        parts["compare"] = attempt(meta, "axis comparisons", comparisons.axis_comparisons, sub, variable,
+        parts["compare"] = attempt(meta, "axis comparisons", axis_comparisons, sub, variable,
                                 most=MAX_COMPARED) or {}
         drawn.comparisons = comparison_table(sub, parts, meta)
         figures = report_figures(sub, parts, out, meta, heatmaps=parts["headline"] not in shown_as_pmf)

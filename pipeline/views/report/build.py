@@ -13,11 +13,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ...analysis import headlines
+from ...analysis import headline_estimates, headline_verdict
 from ...errors import ReportDiskFull, disk_full
-from ...analysis import dataset
-from ...analysis.blocks import block_chunks
-from ...analysis.dataset import grid_points, grid_size
+from ...analysis import canonical_spec, game_of, run_shape_of, block_chunks, grid_points, grid_size
 from ...store import load_sweep, open_sweep
 from ...words import python_value
 from ..interval_words import interval_name, test_name
@@ -157,7 +155,7 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, de
     meta = _meta(ds, store, variable)
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells of unfinished points
-        found = attempt(meta, "headline answers", headlines.estimates, ds) or {}
+        found = attempt(meta, "headline answers", headline_estimates, ds) or {}
         heads = summary_table(ds, found)
         shown_as_pmf = pmf_headlines(found)
         if variable is None:
@@ -174,7 +172,7 @@ def _write(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, de
             if parts["headline"] in shown_as_pmf:
                 meta["drawn"] = parts["headline"]
         summary_estimates(ds, points, heads, summary)
-        told = headlines.verdict(ds, found=found)  # as run and query print it
+        told = headline_verdict(ds, found=found)  # as run and query print it
         verdict = report_verdict(ds, points, parts, tables.get("points", pd.DataFrame()), found, told)
         meta["answer"] = attempt(meta, "the answer", answer_parts, ds, found, told, out)
         tests = verdict.pop("tests_table")
@@ -215,11 +213,11 @@ def _write_tables(out: Path, tables: dict, meta: dict) -> None:
 
 def _meta(ds, store, variable) -> dict:
     attrs = ds.attrs
-    run_shape = {**dataset.run_shape_of(ds)}
-    canonical = dataset.canonical_spec(ds)
+    run_shape = {**run_shape_of(ds)}
+    canonical = canonical_spec(ds)
     run_shape["replicates"] = canonical.get("run", {}).get("replicates", ds.sizes.get("replicate"))
-    description = attrs.get("description") or (dataset.game_of(ds).description
-                                               if dataset.game_of(ds) is not None else "")
+    description = attrs.get("description") or (game_of(ds).description
+                                               if game_of(ds) is not None else "")
     return {
         "title": attrs.get("title") or f"sweep {attrs.get('sweep')} ({attrs.get('game')})",
         "description": description,

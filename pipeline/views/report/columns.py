@@ -4,9 +4,7 @@ from __future__ import annotations
 
 
 
-from ...analysis import headlines
-from ...analysis import decks
-from ...analysis.dataset import MIN_COUNT
+from ...analysis import ALPHA, BETWEEN_DOMINATES, SHARE_INTERVAL_TEXT, MIN_COUNT
 
 
 #: Definition of every table column (axes columns are the grid's own).
@@ -51,7 +49,7 @@ COLUMNS: dict[str, str] = {
                          "equally spaced checkpoints",
     "between_share_high": "upper end of the between share's 95% interval, 1 - F_0.025(R-1, R(K-1)) / anova_F",
     "between_share_interval": "the kind of between_share_low..high: "
-                              + "; ".join(f"'{k}': {v}" for k, v in decks.SHARE_INTERVAL_TEXT.items()),
+                              + "; ".join(f"'{k}': {v}" for k, v in SHARE_INTERVAL_TEXT.items()),
     "anova_share": "the between share by the one-way ANOVA on equal batches (replicates as groups, K batches "
                    "each): 1 - 1 / anova_F, no exact answers used",
     "anova_F": "the ANOVA's F = MS_between / MS_within of the batch frequencies",
@@ -72,7 +70,7 @@ COLUMNS: dict[str, str] = {
     "z": "(estimate - exact) / s.e. (in frequencies.csv: (estimate - reference) / s.e.)",
     "comparison": "the axis compared and its two values a vs b, every other axis equal",
     "labels_tested": "labels tested: labels with a finite Welch test (both sides have >= 2 replicates)",
-    "significant": f"labels whose Holm-adjusted p < {headlines.ALPHA} (the verdict's level; Holm over the labels "
+    "significant": f"labels whose Holm-adjusted p < {ALPHA} (the verdict's level; Holm over the labels "
                    "of the comparison)",
     "min_p_holm": "smallest Holm-adjusted p-value over the labels of the comparison (Holm's adjustment "
                   "multiplies the k-th smallest of m p-values by m - k + 1, keeping the order, at most 1)",
@@ -87,7 +85,7 @@ COLUMNS: dict[str, str] = {
     "sampling_var": "mean within-replicate sampling variance: the within-deck part, which more turns shrink",
     "within_var": "mean within-replicate sampling variance: the within-deck part, which more turns shrink",
     "between_share": "between / (between + sampling), per label (variance.csv, decomposition.csv); at least "
-                     f"{decks.BETWEEN_DOMINATES} means more turns will not shrink the error, only replicates",
+                     f"{BETWEEN_DOMINATES} means more turns will not shrink the error, only replicates",
     "paired_sd": "s.d. of the paired differences: each replicate's frequency minus the exact answer of its own "
                  "deck orders (the deck check's s.e. is this over sqrt(replicates), not the total replicate s.d.)",
     "paired_t": "paired t = mean difference / (paired_sd / sqrt(replicates)), df = replicates - 1",
@@ -107,7 +105,7 @@ COLUMNS: dict[str, str] = {
     "deck_df": "replicates - 1",
     "deck_p": "two-sided p of deck_t (raw, before any adjustment)",
     "more_turns": "whether more turns shrink this label's error: 'will not shrink it (between deck orders)' where "
-                  f"between_share >= {decks.BETWEEN_DOMINATES}",
+                  f"between_share >= {BETWEEN_DOMINATES}",
     "headline": "the game's headline quantity (Game.headlines)",
     "sd": "per game ('units': sd of one game's value) or of one replicate's estimate ('replicates')",
     "df": "degrees of freedom of the t quantile and test: games - 1 ('units') or replicates - 1 ('replicates')",
@@ -136,7 +134,7 @@ COLUMNS: dict[str, str] = {
                   "sampling spread (exact where the s.e. is known, df = inf)",
     "p_holm": f"Holm-adjusted p-value over every test of its family (see family; the verdict's: every test of the "
               f"store, as run and query adjust it; the k-th smallest of "
-              f"m p-values times m - k + 1, keeping the order, at most 1); below {headlines.ALPHA} the verdict "
+              f"m p-values times m - k + 1, keeping the order, at most 1); below {ALPHA} the verdict "
               "flags it. Empty in headlines.csv where the row's test is its distribution's goodness of fit "
               "(see distributions.csv)",
     "replicates_used": "replicates the precision rule used at this grid point",

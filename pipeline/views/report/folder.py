@@ -110,7 +110,7 @@ def start(out: Path) -> tuple[Path, dict[str, str]]:
     files there an earlier report can show it wrote ({name: sha256}).  Refused
     (nothing written): a page or table of the report's names that no boardsweep
     report wrote, a manifest that cannot show its files are the report's."""
-    from ...run.verify import store_above
+    from ...run import store_above
 
     inside = store_above(out)
     if inside is not None:

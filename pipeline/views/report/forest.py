@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...analysis import headlines
-from ...analysis.figures import words
+from ...analysis import ALPHA, figure_words as words
 from ..interval_words import intervals_of
 from .grid import grid_axes
 
@@ -25,7 +24,7 @@ def _shown_rows(t: pd.DataFrame, limit: int) -> pd.DataFrame:
     flags (Holm-adjusted p < ALPHA), then the first others."""
     if len(t) <= limit:
         return t
-    flagged = t["p_holm"].notna() & (t["p_holm"] < headlines.ALPHA)
+    flagged = t["p_holm"].notna() & (t["p_holm"] < ALPHA)
     keep = flagged.copy()
     room = max(limit - int(flagged.sum()), 0)
     keep[t.index[~flagged][:room]] = True
@@ -75,7 +74,7 @@ def _panel(ax, t: pd.DataFrame, name: str, axes: list[str], part: str) -> None:
     else:
         x, lo, hi = t["estimate"], t["low"], t["high"]
         ax.set_xlabel(f"{words(name)} (no exact value)", fontsize=10)
-    flagged = (t["p_holm"].notna() & (t["p_holm"] < headlines.ALPHA)).to_numpy()
+    flagged = (t["p_holm"].notna() & (t["p_holm"] < ALPHA)).to_numpy()
     y = np.arange(len(t))[::-1]
     ax.errorbar(x, y, xerr=[x - lo, hi - x], fmt="o", ms=4, color="#1f5f9f", ecolor="#1f5f9f", capsize=2)
     if flagged.any():
@@ -96,7 +95,7 @@ def _caption(grid: str, notes: list[str], intervals: str) -> str:
                f"dot the estimate, the bar its 95% interval ({intervals}); where an exact value exists the axis is the "
                "relative error (estimate / exact - 1) and a bar that misses 0 misses the exact answer "
                "(about 1 in 20 do by chance: that alone is no disagreement). Red: a row the verdict flags, "
-               f"its Holm-adjusted p below {headlines.ALPHA:.0%}. SVG: forest.svg.")
+               f"its Holm-adjusted p below {ALPHA:.0%}. SVG: forest.svg.")
     if notes:
         caption += " Not every row fits: " + "; ".join(notes) + ". Every row is in headlines.csv."
     else:

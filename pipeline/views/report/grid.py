@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ...analysis import dataset
+from ...analysis import point_params
 from ...store import exact_states
 from ...words import python_value
 
 
 def point_key(ds: xr.Dataset, point: dict[str, Any]) -> str:
     """``axis=value,...`` of a grid point (all parameters when there is no grid)."""
-    items = point if point else dataset.point_params(ds, {})
+    items = point if point else point_params(ds, {})
     return ",".join(f"{k}={v}" for k, v in items.items())
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...analysis import headlines
-from ...analysis.clt import CLT_MIN_COUNT
+from ...analysis import ALPHA, CLT_MIN_COUNT
 from ...store import exact_state
 from ...words import count, plural, python_value
 from ..interval_words import test_kind
@@ -108,14 +107,14 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
     rest = list({facet_title(g): g for g in ({**f, axis: a} for f in facets)}.values())  # each facet's a
     fig, axs = facet_grid(len(rest), w, h)
     t_stat = res["t"] if res is not None else diff * np.nan
-    shown = t_stat.where(res["p_holm"] < headlines.ALPHA) if res is not None else t_stat
+    shown = t_stat.where(res["p_holm"] < ALPHA) if res is not None else t_stat
     finite = np.abs(shown.values[np.isfinite(shown.values)])
     if not finite.size:  # no label differs anywhere: a figure of empty panels says nothing
         import matplotlib.pyplot as plt
 
         plt.close(fig)
         meta["notes"].append(f"difference_{axis}.png left out: no label differs between {axis}={a} and "
-                             f"{axis}={b} (Welch, Holm-adjusted p < {headlines.ALPHA:.0%}; see the comparisons "
+                             f"{axis}={b} (Welch, Holm-adjusted p < {ALPHA:.0%}; see the comparisons "
                              "table)")
         return {}
     lim = float(np.percentile(finite, 95))  # one outlier must not whiten the rest
@@ -125,17 +124,17 @@ def _difference_figure(ds, parts, out: Path, meta: dict, layout: tuple, axis: st
         img = draw_heatmap(ax, np.clip(data, -lim, lim), xvals, labels_k, COLOUR_MAPS["difference"], -lim, lim, xlabel, dim,
                        _first_column(axs, i))
         if not np.isfinite(data).any():
-            ax.text(0.5, 0.5, f"no label differs\n(Welch, Holm {headlines.ALPHA:.0%})", transform=ax.transAxes,
+            ax.text(0.5, 0.5, f"no label differs\n(Welch, Holm {ALPHA:.0%})", transform=ax.transAxes,
                     ha="center", va="center", fontsize=9,
                     bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "#999"})
         ax.set_title(facet_title(sub), fontsize=10)
     colorbar(fig, img, f"({a} - {b}) / s.e. of the difference (clipped at ±{lim:.3g})")
     name = save(fig, out, f"difference_{axis}.png",
                  f"{axis}: {a} minus {b} in standard errors, significant labels only "
-                 f"(Welch, Holm-adjusted p < {headlines.ALPHA:.0%})")
+                 f"(Welch, Holm-adjusted p < {ALPHA:.0%})")
     return {name: (f"Difference of mean frequencies between {axis}={a} and {axis}={b}, every other axis "
                    "equal, in standard errors of the difference (Welch's t); labels whose difference is not "
-                   f"significant at the verdict's level (Holm-adjusted p < {headlines.ALPHA:.0%}, Holm over "
+                   f"significant at the verdict's level (Holm-adjusted p < {ALPHA:.0%}, Holm over "
                    f"the labels of the panel) are grey; {colour_words(COLOUR_MAPS['difference'], 1.0)[1]}: {a} "
                    f"above {b}, {colour_words(COLOUR_MAPS['difference'], 0.0)[1]}: below; the colour "
                    "scale is symmetric about 0 (differences, relative differences and t in the comparisons table)."

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...analysis import headlines
+from ...analysis import ALPHA, HOLM_TEXT
 from ...words import count, fmt_interval
 from .grid import grid_axes
 
@@ -75,7 +75,7 @@ def _words(text: str) -> str:
 def _intro(prose, name: str, meta: dict) -> str:
     """Section ``name``'s introduction (``templates/report_prose.j2``), with the
     standard errors' bases of the headlines it shows."""
-    alpha, holm = f"{headlines.ALPHA:.0%}", headlines.HOLM_TEXT
+    alpha, holm = f"{ALPHA:.0%}", HOLM_TEXT
     kinds = {"headlines": ("mean",), "distributions": ("distribution",)}.get(name, ())
     shown = {n: h for n, h in meta.get("headlines", {}).items() if h["kind"] in kinds}
     bases = [f"{n}: {h['basis_text']}" for n, h in shown.items()]

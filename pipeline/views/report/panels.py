@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ...analysis.answer import answer_of
-from ...analysis.figures import MAX_PANELS, panel_choice, words
+from ...analysis import answer_of, MAX_PANELS, panel_choice, figure_words as words
 from ...words import python_value
 from .grid import grid_axes, sel
 

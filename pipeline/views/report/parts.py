@@ -7,12 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis import convergence as analysis, headlines
-from ...analysis import comparisons
-from ...analysis import dataset
-from ...analysis import decks
-from ...analysis import variance
-from ...analysis.dataset import z_score
+from ...analysis import convergence_of, convergence_rate, headlines_of_variable, axis_comparisons, compared_indices
+from ...analysis import game_of, deck_pairs, shuffle_decomposition, batch_means, theoretical_variance, variance_ratio
+from ...analysis import z_score
 from ...errors import disk_full
 from ...words import python_value
 from .grid import point_key, grid_axes, flat_points, sel, exact_states_by_point
@@ -38,7 +35,7 @@ def _headline_of(ds, found: dict, variable: str, dim: str) -> str | None:
     """The distribution headline that estimates ``variable``'s frequencies over ``dim``, if any."""
     from ....core.games import headlines_of
 
-    game = dataset.game_of(ds)
+    game = game_of(ds)
     for h in headlines_of(game) if game is not None else ():
         if h.numerator == variable and h.kind == "distribution" and h.name in found \
                 and found[h.name].attrs.get("dim") == dim:
@@ -54,11 +51,11 @@ def analyse_parts(ds, variable, points, meta, found: dict, deck_orders: bool = F
     ``grid``: the whole grid's points where ``ds`` is one block of it;
     ``compare``: also the comparisons between rule variants."""
     parts: dict[str, Any] = {"variable": variable, "deck_orders": deck_orders}
-    parts["conv"] = conv = analysis.convergence(ds, variable)
+    parts["conv"] = conv = convergence_of(ds, variable)
     parts["dim"] = dim = conv.attrs["dim"]
     meta["dim"] = dim
-    parts["rate"] = attempt(meta, "convergence rate", analysis.convergence_rate, conv) if "steps" in conv else None
-    game = dataset.game_of(ds)
+    parts["rate"] = attempt(meta, "convergence rate", convergence_rate, conv) if "steps" in conv else None
+    game = game_of(ds)
     has_theory = game is not None and "asymptotic_variance" in game.extras
     parts["theory"] = parts["ratio"] = parts["batch"] = None
     grid = len(points) if grid is None else grid
@@ -67,22 +64,22 @@ def analyse_parts(ds, variable, points, meta, found: dict, deck_orders: bool = F
                              f"of at most {MAX_THEORY_POINTS} points (one chain solve each); this grid has "
                              f"{grid}")
     elif has_theory:
-        parts["theory"] = theory = attempt(meta, "theoretical variance", variance.theoretical_variance, ds, variable)
+        parts["theory"] = theory = attempt(meta, "theoretical variance", theoretical_variance, ds, variable)
         if theory is not None:
-            parts["ratio"] = attempt(meta, "variance ratio", variance.variance_ratio, ds, variable, theory)
-            parts["batch"] = attempt(meta, "batch means", variance.batch_means, ds, variable, theory)
+            parts["ratio"] = attempt(meta, "variance ratio", variance_ratio, ds, variable, theory)
+            parts["batch"] = attempt(meta, "batch means", batch_means, ds, variable, theory)
     parts["decomp"] = parts["pairs"] = None
     if deck_orders and game is not None and "replicate_exact" in game.extras:
         parts["decomp"] = _deck_orders(ds, variable, meta, progress)
     if parts["decomp"] is not None:
-        parts["pairs"] = attempt(meta, "paired deck test", decks.deck_pairs, ds, parts["decomp"], variable)
+        parts["pairs"] = attempt(meta, "paired deck test", deck_pairs, ds, parts["decomp"], variable)
     parts["compare"] = (attempt(meta, "axis comparisons", _comparisons, ds, variable, meta) or {}) if compare else {}
     parts["modal"] = game.extras.get("modal") if game is not None else None
     parts["states"] = exact_states_by_point(ds, points)
     parts["reference"], parts["ref_kind"] = _references(ds, points, parts, meta)
     # one estimator (ratio of sums, its s.e. and df): the headline's where the variable is a headline's
     parts["headline"] = name = _headline_of(ds, found, variable, dim)
-    est = found[name] if name is not None else headlines.of_variable(ds, variable)
+    est = found[name] if name is not None else headlines_of_variable(ds, variable)
     parts["mean"], parts["se"], parts["df"] = est["estimate"], est["se"], est["df"]
     parts["low"], parts["high"] = est["low"], est["high"]  # the interval est's attrs name
     parts["est"] = est  # its attrs name its interval and test (the captions' words: views.interval_words)
@@ -99,13 +96,13 @@ def _comparisons(ds, variable: str, meta: dict) -> dict:
     """:func:`comparisons.axis_comparisons` against at most :data:`MAX_COMPARED`
     values of each axis (the notes say where fewer than all)."""
     comparison_notes(ds, meta)
-    return comparisons.axis_comparisons(ds, variable, most=MAX_COMPARED)
+    return axis_comparisons(ds, variable, most=MAX_COMPARED)
 
 
 def comparison_notes(ds, meta: dict) -> None:
     """Where an axis is compared with fewer than all its values, said in ``meta``'s notes."""
     for axis in grid_axes(ds):
-        values, others = ds[axis].values, len(comparisons.compared(ds.sizes[axis], MAX_COMPARED))
+        values, others = ds[axis].values, len(compared_indices(ds.sizes[axis], MAX_COMPARED))
         if others < len(values) - 1:
             meta["notes"].append(f"comparisons of {axis}: its first value {python_value(values[0])} against "
                                  f"{others} of its {len(values) - 1:,} other values (evenly spaced, the last "
@@ -121,7 +118,7 @@ def _deck_orders(ds, variable, meta, progress):
     say(f"deck orders: solving the exact answer of the deck orders of {done} replicates (a chain per game, "
         "about a second each)...")
     t0 = time.perf_counter()
-    found = attempt(meta, "shuffle decomposition", decks.shuffle_decomposition, ds, variable)
+    found = attempt(meta, "shuffle decomposition", shuffle_decomposition, ds, variable)
     say(f"deck orders: {'done' if found is not None else 'not available (see the notes)'} in "
         f"{time.perf_counter() - t0:.1f} s")
     return found
@@ -146,7 +143,7 @@ def _references(ds, points, parts, meta):
             if bool(np.isfinite(rep.values).all()):
                 ref.loc[p] = rep.transpose(*ref.sel(p).dims).values if p else rep.values
                 kind[key] = "replicate decks"
-    game = dataset.game_of(ds)
+    game = game_of(ds)
     if game is not None and "replicate_exact" in game.extras and any(
             parts["states"][point_key(ds, p)][0] == "none" for p in points):
         if dec is None and not parts.get("deck_orders"):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ...analysis.dataset import grid_points
+from ...analysis import grid_points
 from ..interval_words import interval_name
 from .grid import grid_axes
 from .panels import facet_grid, facet_title, save, DRAWN_MASS

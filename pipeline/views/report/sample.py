@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...analysis.figures import panel_spread
+from ...analysis import panel_spread
 from ...store import exact_states
 
 __all__ = ["TABLE_POINTS", "NAMED_POINTS", "asked_points", "sampled_axes", "table_regions", "grid_counts",
@@ -34,7 +34,7 @@ NAMED_POINTS = 20
 
 def asked_points(ds) -> np.ndarray:
     """The flat indices of the grid points the spec's ``[answer]`` asks (at most :data:`overview.ANSWER_ROWS`)."""
-    from ...analysis.answer import answer_of, asked_flat
+    from ...analysis import answer_of, asked_flat
     from ..overview import ANSWER_ROWS
 
     answer = answer_of(ds)

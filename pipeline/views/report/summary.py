@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ...words import finite_float, python_value
-from ...analysis.dataset import grid_size
+from ...analysis import grid_size
 from .grid import point_key, grid_axes, finite_list, point_index
 
 
@@ -81,7 +81,7 @@ def summarise(ds, points, parts, tables) -> dict:
 def add_precision(ds, points, tables, summary) -> None:
     """With a [precision] target: a ``precision`` table and, per point of
     ``summary``, its replicates used, standard error reached and state."""
-    from ...plan.precision import point_columns
+    from ...plan import point_columns
 
     columns = point_columns(ds)
     if columns is None:

@@ -7,10 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...analysis import convergence as analysis, headlines
-from ...analysis import decks
-from ...analysis.dataset import grid_size
-from ...analysis import variance
+from ...analysis import ALPHA, frequencies, headline_summary, label_values, BETWEEN_DOMINATES, grid_size, label_variance
 from ...store import label_text
 from ...words import count, finite_float, plural, python_value
 from .columns import TABLE_COLUMNS
@@ -115,7 +112,7 @@ def comparison_table(ds, parts, meta) -> pd.DataFrame:
     difference and t.  Array work over every combination at once."""
     dim = parts["dim"]
     rows, meta["comparisons"] = [], []
-    freq = analysis.frequencies(ds, parts["variable"]).isel(checkpoint=-1)
+    freq = frequencies(ds, parts["variable"]).isel(checkpoint=-1)
     for (axis, a, b), res in parts["compare"].items():
         others = [x for x in res["p"].dims if x != dim]
         fb = freq.sel({axis: b}).mean("replicate").transpose(*others, dim).values
@@ -139,7 +136,7 @@ def _by_cell(res, name: str, others: list[str], dim: str) -> np.ndarray:
 def _significant_labels(res, others: list[str], dim: str) -> list[list[str]]:
     """Per combination of ``others``: the labels whose Holm-adjusted p is below ALPHA."""
     labels = np.array([str(v) for v in res[dim].values], dtype=object)
-    return [labels[row].tolist() for row in _by_cell(res, "p_holm", others, dim) < headlines.ALPHA]
+    return [labels[row].tolist() for row in _by_cell(res, "p_holm", others, dim) < ALPHA]
 
 
 def _comparison_rows(res, base: np.ndarray, others: list[str], dim: str, comparison: str) -> list[dict]:
@@ -157,7 +154,7 @@ def _comparison_rows(res, base: np.ndarray, others: list[str], dim: str, compari
     labels = [str(v) for v in res[dim].values]
     where = [[python_value(v) for v in res[x].values] for x in others]
     cells = zip(*np.unravel_index(n, tuple(len(w) for w in where))) if others else [()] * len(n)
-    tested, significant = np.isfinite(p).sum(1), (holm < headlines.ALPHA).sum(1)
+    tested, significant = np.isfinite(p).sum(1), (holm < ALPHA).sum(1)
     return [{**{x: where[k][c] for k, (x, c) in enumerate(zip(others, cell))}, "comparison": comparison,
              "labels_tested": int(tested[i]), "significant": int(significant[i]),
              "min_p_holm": finite_float(lowest[i]),
@@ -173,7 +170,7 @@ def summary_table(ds, found: dict) -> pd.DataFrame:
     """:func:`headlines.summary` under the column names every table uses
     (``estimate``, ``se``), without bins that nothing fell in and whose exact
     value is 0 (e.g. 0 rolls)."""
-    table = headlines.summary(ds, found=found) if found else pd.DataFrame(columns=["headline", "estimate"])
+    table = headline_summary(ds, found=found) if found else pd.DataFrame(columns=["headline", "estimate"])
     if table.empty:
         return table
     return table[table["estimate"].notna() & ~((table["estimate"] == 0) & ~(table["exact"] > 0))]
@@ -247,7 +244,7 @@ def _distribution_rows(ds, g: pd.DataFrame, name: str, dim: str, tests: pd.DataF
     if g.empty:
         return pd.DataFrame()
     # as every table writes labels (a histogram's last bin counting every larger value: >=N)
-    texts = dict(zip(headlines.label_values(ds, dim), label_text(ds[dim]))) if dim else {}
+    texts = dict(zip(label_values(ds, dim), label_text(ds[dim]))) if dim else {}
     first = g.drop_duplicates("_i")
     order = pd.Index(first["_i"])
     top = g.sort_values(["_i", "estimate"], ascending=[True, False], kind="stable").groupby("_i").head(3)
@@ -319,7 +316,7 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
             continue  # independent decks: every replicate plays the same chain
         share = cols["between_share"][i]
         worst = int(np.nanargmax(np.where(np.isfinite(share), share, -np.inf)))
-        stuck = [labels[j] for j in np.flatnonzero(share >= decks.BETWEEN_DOMINATES)]
+        stuck = [labels[j] for j in np.flatnonzero(share >= BETWEEN_DOMINATES)]
         meta["decomposition"][point_key(ds, p)] = {
             "label": labels[worst], "between_share": finite_float(share[worst]),
             "median_between_share": finite_float(np.nanmedian(share)), "labels_between_dominates": stuck,
@@ -355,8 +352,8 @@ def variance_table(ds, found: dict, parts, meta: dict | None = None) -> pd.DataF
                                  "ds.boardsweep.variance() gives it for a selection of the store")
         return None
     if parts is None:
-        return variance.label_variance(ds, found)
-    return variance.label_variance(ds, found, parts.get("ratio"), parts.get("decomp"), parts["variable"],
+        return label_variance(ds, found)
+    return label_variance(ds, found, parts.get("ratio"), parts.get("decomp"), parts["variable"],
                                    parts.get("theory"))
 
 

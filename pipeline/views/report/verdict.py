@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ....core import stats
-from ...analysis import headlines
-from ...plan.exact_work import answer_counts
+from ...analysis import headline_verdict, HOLM_TEXT, LEVEL
+from ...plan import answer_counts
 from ...words import count
 from .grid import point_key, grid_axes, flat_points
 
@@ -59,20 +59,20 @@ def report_verdict(ds, points, parts, pt: pd.DataFrame, found: dict, v: dict | N
     test other hypotheses than ``run`` and ``query`` on the same store.
     ``v``: :func:`headlines.verdict` where the caller has it; ``none_notes``:
     why points have no single exact answer, where ``parts`` is not given."""
-    v = headlines.verdict(ds, found=found) if v is None else v
+    v = headline_verdict(ds, found=found) if v is None else v
     deck = _deck_tests(ds, points, parts) if parts is not None else None
     states = answer_counts(pt["exact"].to_numpy() if "exact" in pt else [])
     out = {k: v[k] for k in ("alpha", "tests", "points", "agree", "min_p_holm", "at", "flagged")}
     out.update(with_reference=v["tested_points"], exact_stored=states["stored"],
                exact_none=states["none"], exact_pending=states["pending"],
                replicates_done=int(pt["replicates"].sum()) if "replicates" in pt else 0,
-               point_agree=v["point_agree"], level=headlines.LEVEL)
+               point_agree=v["point_agree"], level=LEVEL)
     parts_text = [v["text"][0].upper() + v["text"][1:] + "."]
     if v["tests"]:
         parts_text.append(
             f"Every test of every grid point (headline means and shares: t tests against the exact value; "
             f"histograms over games: chi-square; frequencies estimated per replicate: one t test per "
-            f"label with R-1 degrees of freedom) is Holm-adjusted together ({headlines.HOLM_TEXT}), so a correct "
+            f"label with R-1 degrees of freedom) is Holm-adjusted together ({HOLM_TEXT}), so a correct "
             f"simulator reads 'disagree' anywhere with probability at most {v['alpha']:.0%}.")
     if v["power"]["text"]:
         parts_text.append(v["power"]["text"][0].upper() + v["power"]["text"][1:] + ".")

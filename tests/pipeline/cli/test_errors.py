@@ -51,3 +51,19 @@ def test_store_on_a_read_only_file_system(tmpfs, capsys):
                    str(read_only_folder / "q.zarr"), "--workers", "1") == 2
     line = _one_line(capsys)
     assert "cannot write there (Read-only file system)" in line
+
+
+def test_minus_v_is_seen_where_an_unexpected_error_is_reported():
+    """``-v`` re-raises an unexpected error (its traceback) instead of the one line: the check
+    asked ``views.display.verbosity``, which never existed, and so never saw ``-v`` (issue 55)."""
+    from boardsweep.pipeline.cli import commands
+    from boardsweep.pipeline.views import set_verbosity, verbosity
+
+    before = verbosity()
+    try:
+        set_verbosity(0)
+        assert not commands._verbose()
+        set_verbosity(1)
+        assert commands._verbose()
+    finally:
+        set_verbosity(before)

@@ -146,6 +146,7 @@ def test_format_json_is_the_only_output_and_keeps_every_digit(tmp_path, cluster2
     assert run_cli("run", str(spec), "--store", str(store), "--scheduler", cluster2, "--format", "json") == 0
     ran = _json(capsys.readouterr().out)
     assert ran["sweep"] == "small" and ran["run"]["complete"] is True and ran["verdict"]["text"].startswith("AGREE")
+    assert "compile_s" not in ran["run"] and 0 <= ran["run"]["compile_wait_s"] <= ran["run"]["wall_s"]  # as waited for
     truth = headlines.summary(load_sweep(str(store)))
     for rows in (ran["rows"], None):
         if rows is None:

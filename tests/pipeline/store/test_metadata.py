@@ -77,7 +77,7 @@ def test_store_metadata_read_with_plain_xarray(tmp_path, write_spec, cluster2, c
     # a resume appends to history
     run_sweep(parse_spec(SPEC, str(path)), str(store), scheduler=cluster2)
     history = xr.open_zarr(store).attrs["history"].splitlines()
-    assert len(history) == 2 and "3 simulation tasks and 0 exact answers missing" in history[1]
+    assert len(history) == 2 and "3 simulation tasks and 0 exact tasks missing" in history[1]
 
 
 def test_status_says_not_computed_yet(tmp_path, write_spec, capsys):
