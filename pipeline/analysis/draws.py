@@ -41,7 +41,7 @@ from .mixing import LAGS, acf_limit, autocorrelation, ess_reference, integrated_
 
 __all__ = ["SERIES_DIM", "RHAT_ALPHA", "REFERENCE_SIMS", "NO_SERIES", "has_series", "headline_draws",
            "DIAGNOSTIC_KEYS", "tie_broken", "rhat_reference", "diagnostics", "headline_diagnostics", "series_summary",
-           "headline_autocorr", "headline_quantiles", "QUANTILE_PROBS"]
+           "headline_autocorr", "headline_quantiles", "QUANTILE_PROBS", "LUMPY_NOTE"]
 
 
 #: Share of labels with correct replicates on which ``rhat_high`` fires.
@@ -58,6 +58,11 @@ NO_SERIES = ("this store keeps no equal-batch series (made before store format 7
 #: The diagnostics, per (grid..., label).
 DIAGNOSTIC_KEYS = ("rhat", "rhat_limit", "rhat_high", "ess_bulk", "ess_tail", "mcse", "mcse_median", "draws",
                    "ess_ref_low", "ess_ref_high", "tau", "acf1", "acf1_limit", "acf1_high")
+
+#: What :func:`headline_quantiles` says of its MCSE (its Dataset's ``note``).
+LUMPY_NOTE = ("arviz's MCSE of a quantile assumes continuous draws: where a batch holds few counts "
+              "(batch_counts), the batch ratios are lumpy and the MCSE can misstate the quantile's spread "
+              "several times over (docs/explanation/statistics.md, MCSE of quantiles)")
 
 #: The quantiles :func:`headline_quantiles` gives by default.
 QUANTILE_PROBS = (0.05, 0.5, 0.95)
@@ -237,7 +242,10 @@ def headline_quantiles(ds: xr.Dataset, h: Headline, probs: tuple[float, ...] = Q
     """Quantiles of headline ``h``'s draws (the batch ratios, pooled over the
     replicates done) and ArviZ's MCSE of each (``mcse(method="quantile",
     prob=...)`` on the tie-broken draws, :func:`~.mixing.quantile_mcse`),
-    per (grid..., [DIM], prob): ``quantile`` and ``mcse``; None without series."""
+    per (grid..., [DIM], prob): ``quantile`` and ``mcse``, with
+    ``batch_counts`` (the numerator's mean count a batch): the MCSE assumes
+    continuous draws, and a ratio of few counts a batch is lumpy
+    (:data:`LUMPY_NOTE`, the Dataset's ``note``); None without series."""
     ds = in_memory(ds)
     found = _flat(ds, h)
     if found is None:
@@ -250,7 +258,10 @@ def headline_quantiles(ds: xr.Dataset, h: Headline, probs: tuple[float, ...] = Q
         if x.shape[1] >= 1 and x.shape[2] >= 4:
             for j, p in enumerate(probs):
                 q[i, :, j], se[i, :, j] = quantile_mcse(tie_broken(x, scale), p)
-    return _labelled(ds, h, flat, {"quantile": q, "mcse": se}, {"prob": np.asarray(probs, dtype=float)})
+    out = _labelled(ds, h, flat, {"quantile": q, "mcse": se}, {"prob": np.asarray(probs, dtype=float)})
+    num = ds[SERIES_PREFIX + h.numerator].astype(float)
+    out["batch_counts"] = num.mean(["replicate", SERIES_DIM]).where(out["quantile"].isel(prob=0).notnull())
+    return out.assign_attrs(note=LUMPY_NOTE)
 
 
 def diagnostics(ds: xr.Dataset, alpha: float = RHAT_ALPHA) -> dict[str, xr.Dataset]:

@@ -157,6 +157,8 @@ def test_a_real_store_gives_the_chains_memory_and_quantiles_with_their_mcse(box_
     assert acf.sizes["lag"] == 6 and np.allclose(acf.sel(lag=0), 1.0)
     assert float(acf.sel(lag=1)) == pytest.approx(float(mean["acf1"]))
     q = box_store.boardsweep.quantiles("mean_rolls", prob=0.5)
+    assert q.attrs["note"] == draws.LUMPY_NOTE
+    assert float(q["batch_counts"]) == pytest.approx(float(box_store["series_rolls_sum"].mean()))
     ratio = float(q["mcse"].sel(prob=0.5)) / float(mean["mcse"])
     assert 0.6 * np.sqrt(np.pi / 2) < ratio < 1.6 * np.sqrt(np.pi / 2), ratio
 
