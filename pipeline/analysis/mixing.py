@@ -90,7 +90,7 @@ def ess_reference(chains: int, draws: int, sims: int = ESS_SIMS) -> tuple[float,
     """The :data:`ESS_RANGE` quantiles (5%, 95%) of ArviZ's bulk ESS of
     ``chains`` chains of ``draws`` exchangeable continuous draws, from
     ``sims`` simulated sets (fixed seed): rank-normalised, its law depends
-    on nothing else.  About (440, 630) at 8 chains of 64 draws (the ESS of
+    on nothing else.  About (455, 634) at 8 chains of 64 draws (the ESS of
     independent draws scatters around ``R B``, beyond it too).  Cached per
     process (about 2 ms a set)."""
     from arviz_stats.base import array_stats
