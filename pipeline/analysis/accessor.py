@@ -20,6 +20,8 @@ is imported on the first use of ``ds.boardsweep``::
     >>> ds.boardsweep.verdict()["text"]                        # doctest: +SKIP
     >>> ds.boardsweep.variance()                               # per label: sd, MCSE, ESS  # doctest: +SKIP
     >>> ds.boardsweep.diagnostics()["text"]                    # R-hat, ESS on the equal batches  # doctest: +SKIP
+    >>> ds.boardsweep.autocorr("frequency", lags=10)           # autocorrelation of the batches  # doctest: +SKIP
+    >>> ds.boardsweep.quantiles("frequency", prob=0.5)         # median of the batches, its MCSE  # doctest: +SKIP
     >>> ds.boardsweep.plot_answer()                            # the answer figure  # doctest: +SKIP
     >>> ds.boardsweep.plot("frequency", axis="dice_sides", label="IN_JAIL")  # doctest: +SKIP
 
@@ -230,7 +232,9 @@ class SweepAccessor:
 
     def diagnostics(self, alpha: float | None = None) -> dict[str, Any]:
         """ArviZ's R-hat (rank-normalised, beside its reference for the
-        design's size), ESS bulk and tail and MCSE of each headline, per
+        design's size), ESS bulk (beside the 90% range of independent
+        draws') and tail, MCSE, the integrated autocorrelation time and the
+        lag-1 autocorrelation (beside its bound) of each headline, per
         grid point and label, on the store's equal-batch series: ``{"text":
         one line, "headlines": {name: Dataset}}``; a store without series
         (older than format 7) says so in ``text``, with no headlines.  See
@@ -240,6 +244,60 @@ class SweepAccessor:
         alpha = _fraction(draws.RHAT_ALPHA if alpha is None else alpha, "alpha")
         return {"text": draws.series_summary(self._ds, alpha)["text"],
                 "headlines": draws.diagnostics(self._ds, alpha)}
+
+
+    def autocorr(self, name: str | None = None, lags: int = 10) -> xr.DataArray:
+        """ArviZ's autocorrelation of headline ``name``'s equal-batch draws
+        (default: the first headline), lags ``0..lags``, mean over the
+        replicates (chains): per (grid..., label, lag); ``diagnostics()``
+        holds lag 1 (``acf1``) with its bound and the integrated
+        autocorrelation time (``tau``).  See
+        :func:`boardsweep.pipeline.analysis.draws.headline_autocorr`."""
+        from . import draws
+        from ..errors import NotASweep
+
+        if isinstance(lags, bool) or not isinstance(lags, int) or lags < 1:
+            raise NotASweep(f"lags={lags!r}: expected a whole number of at least 1")
+        found = draws.headline_autocorr(self._ds, self._series_headline(name), lags)
+        if found is None:
+            raise NotASweep(draws.NO_SERIES)
+        return found
+
+    def quantiles(self, name: str | None = None, prob: tuple[float, ...] | float = (0.05, 0.5, 0.95)
+                  ) -> xr.Dataset:
+        """Quantiles of headline ``name``'s equal-batch draws (default: the
+        first headline; the batch ratios pooled over replicates) with ArviZ's
+        MCSE of each (``mcse(method="quantile", prob=...)``): ``quantile`` and
+        ``mcse`` per (grid..., label, prob).  See
+        :func:`boardsweep.pipeline.analysis.draws.headline_quantiles`."""
+        from . import draws
+        from ..errors import NotASweep
+
+        probs = tuple(_fraction(p, "prob") for p in (prob if isinstance(prob, (list, tuple)) else (prob,)))
+        found = draws.headline_quantiles(self._ds, self._series_headline(name), probs)
+        if found is None:
+            raise NotASweep(draws.NO_SERIES)
+        return found
+
+    def _series_headline(self, name: str | None):
+        """The game's headline ``name`` (default: the first), refused in one line."""
+        from ...core.games import headlines_of
+        from ..errors import NotASweep
+        from . import draws
+        from .dataset import game_of
+
+        ds = self._ds
+        game = game_of(ds)
+        if game is None:
+            raise _nothing_to_estimate(ds)
+        if not draws.has_series(ds):
+            raise NotASweep(draws.NO_SERIES)
+        heads = {h.name: h for h in headlines_of(game)}
+        if name is None and heads:
+            return next(iter(heads.values()))
+        if name not in heads:
+            raise KeyError(f"no headline {name!r}; headlines: {', '.join(heads) or '(none)'}")
+        return heads[name]
 
 
 def _fraction(value: Any, name: str) -> float:

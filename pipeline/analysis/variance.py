@@ -198,7 +198,9 @@ def batch_diagnostics(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:
     ``rhat`` with ``rhat_limit`` and ``rhat_high`` (above the reference
     for the design's size: a share :data:`~.draws.RHAT_ALPHA` of labels
     with correct replicates), ``ess_bulk``, ``ess_tail``, ``mcse`` (of the
-    frequency), ``mcse_median`` and ``draws``; NaN below ``MIN_COUNT``.  A
+    frequency), ``mcse_median`` and ``draws``, the bulk ESS's reference
+    (``ess_ref_low``, ``ess_ref_high``), ``tau``, ``acf1``, ``acf1_limit``
+    and ``acf1_high`` (:mod:`~.mixing`); NaN below ``MIN_COUNT``.  A
     store without series (older than format 7): all NaN, its ``note``
     attribute :data:`~.draws.NO_SERIES`."""
     ds = in_memory(ds)

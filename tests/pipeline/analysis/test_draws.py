@@ -133,3 +133,51 @@ def test_an_older_store_says_in_one_line_that_it_has_no_series():
     found = draws.series_summary(ds)
     assert found["labels"] == 0 and found["text"] == draws.NO_SERIES and "\n" not in found["text"]
     assert "format 7" in found["text"] and "--overwrite" in found["text"]
+
+
+def test_a_real_store_gives_the_chains_memory_and_quantiles_with_their_mcse(box_store):
+    """Shut the Box, 4 replicates x 64 equal batches: per label the
+    integrated autocorrelation time and lag-1 autocorrelation (the games are
+    independent: tau about 1, lag 1 under its bound on nearly every label),
+    ESS beside its reference for 4 x 64; ``autocorr`` lags 0-5 (lag 0 is 1);
+    ``quantiles``: the median of the batch means beside its MCSE, which is
+    about the MCSE of the mean times sqrt(pi/2) (normal batch means)."""
+    from boardsweep.pipeline.analysis import mixing
+
+    found = box_store.boardsweep.diagnostics()
+    mean = found["headlines"]["mean_rolls"]
+    assert float(mean["acf1_limit"]) == pytest.approx(mixing.acf_limit(4, 64))
+    assert (float(mean["ess_ref_low"]), float(mean["ess_ref_high"])) == mixing.ess_reference(4, 64)
+    assert 0.6 < float(mean["tau"]) < 1.6 and float(mean["acf1"]) < float(mean["acf1_limit"])
+    hist = found["headlines"]["rolls_distribution"]
+    tested = hist["acf1"].notnull()
+    assert int(tested.sum()) >= 5 and int(hist["acf1_high"].where(tested, 0).sum()) <= 1
+    assert "autocorrelation time median" in found["text"] and "(independent draws: " in found["text"]
+    acf = box_store.boardsweep.autocorr("mean_rolls", lags=5)
+    assert acf.sizes["lag"] == 6 and np.allclose(acf.sel(lag=0), 1.0)
+    assert float(acf.sel(lag=1)) == pytest.approx(float(mean["acf1"]))
+    q = box_store.boardsweep.quantiles("mean_rolls", prob=0.5)
+    assert q.attrs["note"] == draws.LUMPY_NOTE
+    assert float(q["batch_counts"]) == pytest.approx(float(box_store["series_rolls_sum"].mean()))
+    ratio = float(q["mcse"].sel(prob=0.5)) / float(mean["mcse"])
+    assert 0.6 * np.sqrt(np.pi / 2) < ratio < 1.6 * np.sqrt(np.pi / 2), ratio
+
+
+def test_autocorr_and_quantiles_refuse_bad_input_in_one_line(box_store):
+    from pathlib import Path
+
+    from boardsweep.pipeline.errors import NotASweep
+
+    with pytest.raises(NotASweep, match="lags=0"):
+        box_store.boardsweep.autocorr(lags=0)
+    with pytest.raises(NotASweep, match="prob=1.5"):
+        box_store.boardsweep.quantiles(prob=1.5)
+    with pytest.raises(KeyError, match="no headline 'nope'"):
+        box_store.boardsweep.autocorr("nope")
+    from boardsweep.pipeline.store import open_sweep
+
+    old = open_sweep(str(Path(__file__).resolve().parents[2] / "support" / "old_stores"
+                         / "format5_hk_monopoly.zarr"))
+    with pytest.raises(NotASweep) as err:
+        old.boardsweep.autocorr()
+    assert str(err.value) == draws.NO_SERIES

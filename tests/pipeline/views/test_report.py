@@ -63,7 +63,7 @@ def check_figures(out, expected: set) -> set:
 
 
 MONOPOLY_FIGURES = {"frequency_heatmap.png", "z_heatmap.png", "difference_deck_policy.png",
-                    "convergence.png", "variance_ratio.png"}
+                    "convergence.png", "variance_ratio.png", "diagnostics.png"}
 
 
 def check_tables(out, points: int, labels: int) -> dict:
@@ -333,7 +333,8 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
     assert all(v["modal"] is None for v in summary.values())  # PE84's string is Monopoly's
     applies = bool(np.isfinite(load_sweep(store).boardsweep.estimate("landing_frequency")["exact"]).any())
     assert {p.name for p in check_pngs(tmp_path / "h")} == {  # one axis; z only where an exact answer applies
-        "answer.png", "forest.png", "frequency_heatmap.png", "convergence.png", *(["z_heatmap.png"] * applies)}
+        "answer.png", "forest.png", "frequency_heatmap.png", "convergence.png", "diagnostics.png",
+        *(["z_heatmap.png"] * applies)}
     meta = check_tables(tmp_path / "h", 2, 21)
     check_summary_first(tmp_path / "h", meta)
     assert meta["verdict"]["exact_stored"] == 2
@@ -395,7 +396,7 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
     check_summary_first(tmp_path / "s", meta)
     # the rolls drawn as distributions (one panel per point), not as 1,024-row heatmaps
     assert {p.name for p in check_pngs(tmp_path / "s")} == {"answer.png", "forest.png", "rolls_distribution.png",
-                                                            "convergence.png"}
+                                                            "convergence.png", "diagnostics.png"}
     assert (tmp_path / "s" / "forest.svg").read_text().lstrip().startswith("<?xml")
     import pandas as pd
 
