@@ -29,12 +29,14 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
                           MIN_COUNT, point_params, run_shape_of, z_score)
     from .decks import BETWEEN_DOMINATES, deck_pairs, SHARE_INTERVAL_TEXT, shuffle_decomposition
     from .detection import detectable
+    from .draws import has_series, headline_diagnostics, headline_draws
     from .figures import answer_figure, words as figure_words, MANY_LABELS, MAX_PANELS, panel_choice, panel_spread
     from .headlines import (agreement_per_point, ALPHA, estimates as headline_estimates, summary as headline_summary,
                             tests as headline_tests, verdict as headline_verdict, of_variable as headlines_of_variable,
                             HOLM_TEXT, label_values, LEVEL)
     from .headtohead import head_to_head
     from .intervals import INTERVAL_NAMES, INTERVAL_TEXT
+    from .mixing import acf_limit, autocorrelation, ess_reference, LAGS
     from .power import dry_run_lines
     from .query import compared as exact_compared, table_rows
     from .variance import (batch_means, label_variance, MAX_DIAGNOSED, replicate_agreement, theoretical_variance,
@@ -53,11 +55,13 @@ _HOME = {
                 "MIN_COUNT", "point_params", "run_shape_of", "z_score"),
     "decks": ("BETWEEN_DOMINATES", "deck_pairs", "SHARE_INTERVAL_TEXT", "shuffle_decomposition"),
     "detection": ("detectable",),
+    "draws": ("has_series", "headline_diagnostics", "headline_draws"),
     "figures": ("answer_figure", "figure_words", "MANY_LABELS", "MAX_PANELS", "panel_choice", "panel_spread"),
     "headlines": ("agreement_per_point", "ALPHA", "headline_estimates", "headline_summary", "headline_tests",
                   "headline_verdict", "headlines_of_variable", "HOLM_TEXT", "label_values", "LEVEL"),
     "headtohead": ("head_to_head",),
     "intervals": ("INTERVAL_NAMES", "INTERVAL_TEXT"),
+    "mixing": ("acf_limit", "autocorrelation", "ess_reference", "LAGS"),
     "power": ("dry_run_lines",),
     "query": ("exact_compared", "table_rows"),
     "variance": ("batch_means", "label_variance", "MAX_DIAGNOSED", "replicate_agreement", "theoretical_variance",

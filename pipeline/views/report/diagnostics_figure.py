@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ...analysis.dataset import grid_size
-from ...analysis.draws import has_series, headline_diagnostics, headline_draws
-from ...analysis.mixing import LAGS, acf_limit, autocorrelation, ess_reference
+from ...analysis import (LAGS, acf_limit, autocorrelation, ess_reference, grid_size, has_series, headline_diagnostics,
+                        headline_draws)
 from ...store import label_text
 from .grid import grid_axes
 from .panels import save
@@ -67,7 +66,7 @@ def _name(diag: xr.Dataset, at: dict, axes: list[str]) -> str:
 
 def _headline(ds: xr.Dataset, name: str | None):
     """The game's headline ``name`` (else its first) whose draws the store keeps; None if none."""
-    from ...analysis.dataset import game_of
+    from ...analysis import game_of
     from ....core.games import headlines_of
 
     game = game_of(ds)
