@@ -52,14 +52,14 @@ from .schema import FILL, blank_unplayed, code_revision, provenance, source_revi
 from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
 from .owner import Store, check_location, normalize_url
-from .open import READ_CHUNK_BYTES, held_still, layout_stamp, unrecorded_line, load_sweep, mask, open_sweep, read_chunks
+from .open import READ_CHUNK_BYTES, being_created, held_still, layout_stamp, unrecorded_line, load_sweep, mask, open_sweep, read_chunks
 from .remote import answers, bound_failures, read_deadline, unreachable, use_storage_options
 
 bound_failures()  # every process that touches a store (workers too) gives up on a lost S3 server in seconds
 
 __all__ = [
     # the store as a command sees it, and as xarray reads it
-    "Store", "normalize_url", "check_location", "lock_only_line", "open_sweep", "load_sweep", "mask", "read_chunks", "READ_CHUNK_BYTES",
+    "Store", "normalize_url", "check_location", "lock_only_line", "being_created", "open_sweep", "load_sweep", "mask", "read_chunks", "READ_CHUNK_BYTES",
     "layout_stamp", "held_still", "unrecorded_line",
     # what is at a URL, its attributes, the format and spec checks
     "inspect", "store_exists", "read_attrs", "check_format", "check_spec", "check_writable", "differences",

@@ -34,7 +34,7 @@ from .lock import StoreLock
 from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
 from ..words import python_value
 
-__all__ = ["READ_CHUNK_BYTES", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks",
+__all__ = ["READ_CHUNK_BYTES", "being_created", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks",
            "layout_stamp", "held_still", "unrecorded_line"]
 
 
@@ -158,8 +158,8 @@ def _opened(url: str | Store) -> Store:
     st = url if isinstance(url, Store) else Store(str(url))
     if st.kind == "creating":
         raise StoreBeingRewritten(creating_line(st.url))
-    if st.kind == "empty" and (line := lock_only_line(st.url)) is not None:  # a run making it, or killed before
-        raise StoreBeingRewritten(line)
+    if st.kind == "empty" and (told := being_created(st.url)) is not None:  # a run making it, or killed before
+        raise told
     if st.kind in ("absent", "empty"):
         raise NoSweepStore(f"store {st.url}: no sweep store there")
     if st.kind == "rootless":
@@ -264,7 +264,7 @@ def _assert_intact(st: Store) -> None:
     try:
         st.assert_intact()
     except (StoreDamaged, FileNotFoundError, zarr.errors.GroupNotFoundError):
-        if (told := _being_created(st.url)) is not None:
+        if (told := being_created(st.url)) is not None:
             raise told from None
         if not _steady(st.url, before):
             raise _rewritten(st.url) from None
@@ -288,14 +288,14 @@ def unrecorded_line(url: str, live: bool, who: str = "") -> str:
             "kept), then read it again")
 
 
-def _being_created(url: str) -> StoreBeingRewritten | None:
+def being_created(url: str) -> StoreBeingRewritten | None:
     """The one line for a store a run began creating, or a folder that holds
     only a run's lock (a run making the store, or killed before): what a read
-    that failed says of it; ``None`` for anything else."""
-    if creation_record(url) is not None:
-        return StoreBeingRewritten(creating_line(url))
-    line = lock_only_line(url)
-    return None if line is None else StoreBeingRewritten(line)
+    that failed says of it; ``None`` for anything else.  The lock alone is
+    asked first: a run that takes the lock writes its creation record next."""
+    if (line := lock_only_line(url)) is not None:
+        return StoreBeingRewritten(line)
+    return StoreBeingRewritten(creating_line(url)) if creation_record(url) is not None else None
 
 
 def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
@@ -309,7 +309,7 @@ def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
         try:
             ds = read()
         except (KeyError, ValueError, OSError, TypeError, zarr.errors.GroupNotFoundError) as exc:
-            if (told := _being_created(st.url)) is not None:  # a run began creating it meanwhile
+            if (told := being_created(st.url)) is not None:  # a run began creating it meanwhile
                 raise told from None
             if wait is None or (_steady(st.url, before) and not _being_made(exc, st.url)):
                 raise  # the store did not change under the read: the error is the store's own

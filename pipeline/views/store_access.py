@@ -47,6 +47,11 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
         from ..errors import StoreBeingRewritten
 
         raise StoreBeingRewritten(creating_line(url))
+    if st.kind == "empty":  # only a run's lock: a run making the store (its record next), or killed before
+        from ..store import being_created
+
+        if (told := being_created(url)) is not None:
+            raise told
     if st.kind in ("absent", "empty"):
         raise error(f"store {url}: no sweep store there")
     if st.kind != "boardsweep":
