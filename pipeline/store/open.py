@@ -207,7 +207,7 @@ class _SteadyChunks:
         before = _layout_stamp(self.url)
         if _layout_of(before) != self.opened:
             raise StoreBeingRewritten(f"store {self.url} changed layout since it was opened (a run packed, unpacked "
-                                      "or grew it): open it again")
+                                      "or grew it): open it and read it again")
         try:
             data = self.source[key]
         except Exception as exc:

@@ -198,6 +198,6 @@ def test_a_lazy_read_after_a_layout_change_since_it_was_opened_is_told(tmp_path,
     lazy = open_sweep(str(store), check=False)
     with st.lock():
         st.unpack()
-    with pytest.raises(StoreBeingRewritten, match="changed layout since it was opened .*: open it again"):
+    with pytest.raises(StoreBeingRewritten, match="changed layout since it was opened .*: open it and read it again"):
         lazy.compute()
     assert _same_cells(open_sweep(str(store), check=False).compute(), reference)
