@@ -36,3 +36,28 @@ def test_a_planned_task_as_one_block_is_its_points_one_by_one(game):
         assert block.keys() == points.keys()
         for name in block:
             assert block[name].dtype == points[name].dtype and np.array_equal(block[name], points[name]), name
+
+
+def test_a_task_of_fewer_runs_than_a_block_is_worth_runs_point_by_point():
+    import dataclasses
+
+    from specs import spec_toml
+
+    from boardsweep.pipeline.run.worker import BATCH_MIN_RUNS, simulate_block
+
+    def batch(columns, keys, run_shape, checkpoints):
+        raise ArithmeticError(f"a block of {len(keys)} runs")
+
+    spec = parse_spec(spec_toml("shut_the_box", seed=1, grid={"dice_sides": [2, 3]}, run={"replicates": 4, "games": 5},
+                                tasks={"points_per_task": 1, "replicates_per_task": 1}), "s.toml")
+    game = dataclasses.replace(spec.game, simulate_batch=batch)
+    task = plan_tasks(spec)[0]
+    assert BATCH_MIN_RUNS > 1 and len(task.cells) == 1
+    want = point_block(spec.game, spec.seed, task, spec.run_shape, spec.checkpoints)
+    got = simulate_block(game, spec.seed, task, spec.run_shape, spec.checkpoints)  # 1 run: the block is not called
+    assert all(np.array_equal(got[name], want[name]) for name in want)
+    spec = parse_spec(spec_toml("shut_the_box", seed=1, grid={"dice_sides": [2, 3]},
+                                run={"replicates": BATCH_MIN_RUNS, "games": 5},
+                                tasks={"points_per_task": 1, "replicates_per_task": BATCH_MIN_RUNS}), "s.toml")
+    with pytest.raises(ArithmeticError, match=f"a block of {BATCH_MIN_RUNS} runs"):
+        simulate_block(game, spec.seed, plan_tasks(spec)[0], spec.run_shape, spec.checkpoints)
