@@ -87,13 +87,15 @@ def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
         rng[i, lane] = tmp[i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _begin(lane, game, games, keys, run, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
     """Lane ``lane`` starts game ``game`` of the runs' one sequence
     ``G = r * games + g``: game ``g`` of run ``r = run[lane]``, from its stream
     ``game_state(keys[r], g)`` (:func:`_start`).  A game plays that stream in
     whichever lane and beside whichever games, so each run's histogram is the
-    integers it is played alone, and runs of a game or two fill the lanes."""
+    integers it is played alone, and runs of a game or two fill the lanes.
+    Compiled apart, not inlined: inlined twice into the kernel, the one-player
+    shuffled-deck variants ran 5-10% slower (``benchmarks/README.md``)."""
     run[lane] = game // games
     _start(lane, game - run[lane] * games, keys[run[lane]], cc_types, ch_types, shuffle_decks, rng, dk, tmp)
 
