@@ -24,6 +24,14 @@ def simulate(*args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
     return run(*args, **kwargs)
 
 
+def simulate_batch(*args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
+    """:func:`.simulate.simulate_batch` (many runs, one compiled call per rule
+    variant), imported at the first call."""
+    from .simulate import simulate_batch as run
+
+    return run(*args, **kwargs)
+
+
 def replay(*args: Any, **kwargs: Any) -> Any:
     """:func:`.replay.replay`, imported at the first call."""
     from .replay import replay as run
@@ -172,6 +180,7 @@ GAME = Game(
         ),
     },
     simulate=simulate,
+    simulate_batch=simulate_batch,
     exact=exact,
     summarize=summarize,
     summarize_exact=summarize_exact,

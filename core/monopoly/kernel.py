@@ -87,6 +87,19 @@ def _start(lane, game, key, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
         rng[i, lane] = tmp[i]
 
 
+@njit(cache=True, nogil=True)
+def _begin(lane, game, games, keys, run, cc_types, ch_types, shuffle_decks, rng, dk, tmp):
+    """Lane ``lane`` starts game ``game`` of the runs' one sequence
+    ``G = r * games + g``: game ``g`` of run ``r = run[lane]``, from its stream
+    ``game_state(keys[r], g)`` (:func:`_start`).  A game plays that stream in
+    whichever lane and beside whichever games, so each run's histogram is the
+    integers it is played alone, and runs of a game or two fill the lanes.
+    Compiled apart, not inlined: inlined twice into the kernel, the one-player
+    shuffled-deck variants ran 5-10% slower (``benchmarks/README.md``)."""
+    run[lane] = game // games
+    _start(lane, game - run[lane] * games, keys[run[lane]], cc_types, ch_types, shuffle_decks, rng, dk, tmp)
+
+
 def deck_advance(n_cc: int, n_ch: int) -> np.ndarray:
     """Deck position ``i_cc * n_ch + i_ch`` after a roll, at ``4 * position + used``
     (``used``: bit 0 the Community Chest deck advanced, bit 1 Chance); int16.
@@ -186,7 +199,7 @@ def _play(rolls, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base
 
 
 @njit(cache=True, inline="always")
-def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k):
+def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k, run):
     """Lane ``lane``'s run is over: lane ``last`` (the last one still playing) takes its place."""
     for i in range(4):  # loops, not a jitted helper: no function of its own to compile (one per dtype)
         rng[i, lane], rng[i, last] = rng[i, last], rng[i, lane]
@@ -196,7 +209,7 @@ def _retire(lane, last, rng, hist, wait, dk, base, head, deck, ended, target, k)
         wait[lane, j], wait[last, j] = wait[last, j], wait[lane, j]
     for j in range(dk.shape[1]):
         dk[lane, j], dk[last, j] = dk[last, j], dk[lane, j]
-    for arr in (base, head, deck, ended, target, k):
+    for arr in (base, head, deck, ended, target, k, run):
         arr[lane], arr[last] = arr[last], arr[lane]
 
 
@@ -250,20 +263,20 @@ def kernel_for(shuffled: bool, several: bool, direct: bool):
 def run_kernel(shuffled: bool, several: bool, direct: bool):
     """The kernel compiled for these closure constants (see the module docstring)."""
 
-    def _run(key, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_scaled,
+    def _run(keys, games, players, checkpoints, pair_col, width, t1, t2, cc_types, ch_scaled,
              shuffle_decks, adv, out_hist, tmp):
-        """Play the run; add each game's code histogram at turn ``checkpoints[k]`` to
-        ``out_hist[k]``.  ``adv``: :func:`deck_advance` of the decks' sizes;
-        ``ch_scaled``: the Chance cards' types times the Community Chest's
-        types; ``tmp``: a stream's scratch state, 4 words (from numpy: the
-        kernel's own arrays are made here, where the compiler knows that they
-        share no memory with any other; a stream's state passed in would cost
-        runs of few games a fifth of their speed)."""
+        """Play ``games`` games of each run ``r`` (key ``keys[r]``, the runs' games one
+        sequence: :func:`_begin`); add each game's code histogram at turn ``checkpoints[k]``
+        to ``out_hist[r, k]``.  ``adv``: :func:`deck_advance` of the decks' sizes; ``ch_scaled``:
+        the Chance cards' types times the Community Chest's types; ``tmp``: a stream's scratch
+        state, 4 words (from numpy: the kernel's own arrays are made here, where the compiler knows
+        they share no memory with any other; a state passed in cost runs of few games a fifth)."""
         n_pairs = pair_col.shape[0]
-        lanes = LANES if games > LANES else games  # not min(): one overload less to compile
+        total = keys.shape[0] * games
+        lanes = LANES if total > LANES else total  # not min(): one overload less to compile
         n_decks = cc_types.shape[0] * ch_scaled.shape[0] if shuffled else 0
         rng = np.empty((4, LANES), dtype=np.uint64)  # empty: each lane's row written before it is read
-        hist = _zeroed2(np.empty((LANES, out_hist.shape[1]), dtype=np.int64))  # a lane's codes side by side
+        hist = _zeroed2(np.empty((LANES, out_hist.shape[2]), dtype=np.int64))  # a lane's codes side by side
         wait = _zeroed2(np.empty((LANES, players - 1 if players > 1 else 1), dtype=np.int64))  # states * n_cols
         dk = np.empty((LANES, n_decks), dtype=np.int16)  # small: 32 lanes' decks in the L1 cache
         cols = np.empty(BATCH * LANES, dtype=np.int32)  # int32: 16 columns to a vector store
@@ -273,9 +286,9 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
         deck = _zeroed(np.empty(LANES, dtype=np.int64))
         ended = _zeroed(np.empty(LANES, dtype=np.int64))  # player turns ended, their next target, the next checkpoint
         target = np.empty(LANES, dtype=np.int64)
-        k = _zeroed(np.empty(LANES, dtype=np.int64))
+        k, run = _zeroed(np.empty(LANES, dtype=np.int64)), _zeroed(np.empty(LANES, dtype=np.int64))  # run: the lane's
         for lane in range(lanes):
-            _start(lane, lane, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
+            _begin(lane, lane, games, keys, run, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
             target[lane] = checkpoints[0] * players
         next_game = lanes
         while lanes > 0:
@@ -290,17 +303,17 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
                 if ended[lane] < target[lane]:
                     lane += 1
                     continue
-                _add_hist(out_hist, k[lane], hist, lane)
+                _add_hist(out_hist[run[lane]], k[lane], hist, lane)
                 k[lane] += 1
                 if k[lane] < checkpoints.shape[0]:
                     target[lane] = checkpoints[k[lane]] * players
                     continue
-                if next_game < games:
-                    _start(lane, next_game, key, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
+                if next_game < total:
+                    _begin(lane, next_game, games, keys, run, cc_types, ch_scaled, shuffle_decks, rng, dk, tmp)
                     next_game += 1
                 else:
                     lanes -= 1
-                    _retire(lane, lanes, rng, hist, wait, dk, base, head, deck, ended, target, k)
+                    _retire(lane, lanes, rng, hist, wait, dk, base, head, deck, ended, target, k, run)
                     continue
                 _reset(lane, hist, wait, base, head, deck, ended, k, target, checkpoints[0] * players)
 
@@ -341,9 +354,10 @@ def compile_code(unit: tuple) -> None:
         return
     _, shuffled, several, direct = unit
     ints, words = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.uint64)
-    run_kernel(shuffled, several, direct)(words[:2].copy(), 0, 2 if several else 1, np.ones(1, dtype=np.int64), ints,
-                                          1, np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int32), ints, ints,
-                                          True, np.zeros(4, dtype=np.int16), np.zeros((1, 2), dtype=np.int64), words)
+    run_kernel(shuffled, several, direct)(np.zeros((1, 2), dtype=np.uint64), 0, 2 if several else 1,
+                                          np.ones(1, dtype=np.int64), ints, 1, np.zeros(1, dtype=np.int32),
+                                          np.zeros(1, dtype=np.int32), ints, ints, True, np.zeros(4, dtype=np.int16),
+                                          np.zeros((1, 1, 2), dtype=np.int64), words)
 
 
 #: The tables' builders as a unit of compiled code (:func:`compiled_code`).

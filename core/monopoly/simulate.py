@@ -26,7 +26,7 @@ from .rules import Rules
 from .step import PER_LANDING, PER_ROLL, PER_TURN, MAX_COUNTED, land, throw
 from .tables import card_types, transition_tables
 
-__all__ = ["simulate", "simulate_rules", "deck_orders", "PER_ROLL", "PER_LANDING", "PER_TURN"]
+__all__ = ["simulate", "simulate_batch", "simulate_rules", "deck_orders", "PER_ROLL", "PER_LANDING", "PER_TURN"]
 
 # Status codes of a scripted run.
 _OK, _OUT_OF_DICE, _OUT_OF_CARDS = 0, 1, 2
@@ -140,13 +140,26 @@ def simulate_rules(
             raise ValueError("deck_orders must be permutations of the rules' decks")
     decks = tuple(chance.tolist()), tuple(community.tolist())
     tables = transition_tables(rules.dice_sides, rules.long_jail, rules.tally_code, rules.shuffled, *decks)
-    hist = np.zeros((cp.size, tables.codes.shape[0]), dtype=np.int64)
+    hist = np.zeros((1, cp.size, tables.codes.shape[0]), dtype=np.int64)
+    _play_runs(rules, tables, decks, seed_key(seed)[None], games, players, cp, hist, deck_orders is None)
+    return _outputs(hist[0], tables)
+
+
+def _play_runs(rules: Rules, tables, decks: tuple, keys: np.ndarray, games: int, players: int,
+               cp: np.ndarray, hist: np.ndarray, shuffle_decks: bool = True) -> None:
+    """The kernel variant of ``rules`` on runs ``keys`` (uint64 (runs, 2)),
+    each run's code histogram added to ``hist[run]`` (runs, checkpoints, codes)."""
     kernel_for(rules.shuffled, players > 1, tables.n_cols == rules.dice_sides ** 2)(
-        seed_key(seed), games, players, cp, tables.pair_col, tables.width, tables.t1, tables.t2,
-        *_deck_arrays(*decks), deck_orders is None, _deck_advance(*decks), hist, np.zeros(4, dtype=np.uint64),
+        keys, games, players, cp, tables.pair_col, tables.width, tables.t1, tables.t2,
+        *_deck_arrays(*decks), shuffle_decks, _deck_advance(*decks), hist, np.zeros(4, dtype=np.uint64),
     )
+
+
+def _outputs(hist: np.ndarray, tables) -> dict[str, np.ndarray]:
+    """The game's arrays from code histograms (..., checkpoints, codes):
+    ``counts = hist @ codes``, ``events = hist @ codes 1``, ``rolls = hist 1``."""
     return {"counts": hist @ tables.codes, "events": hist @ tables.codes.sum(axis=1),
-            "rolls": hist.sum(axis=1)}
+            "rolls": hist.sum(axis=-1)}
 
 
 def simulate(
@@ -160,6 +173,53 @@ def simulate(
         Rules.from_params(params), seed, run_shape["games"], run_shape["players"],
         run_shape["turns"], checkpoints,
     )
+
+
+def simulate_batch(columns: dict, keys: np.ndarray, run_shape: dict,
+                   checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    """The game interface's ``simulate_batch``: many runs, run ``i`` bit for
+    bit ``simulate(params_i, seed_i, ...)`` with ``keys[i]`` its seed's key.
+
+    The runs are grouped by their rules (each distinct combination of the
+    columns' values validated and tabled once); each group is one compiled
+    call, whose lanes play the group's runs side by side
+    (:func:`.kernel.run_kernel`).
+
+    Parameters
+    ----------
+    columns : dict
+        Per parameter, (its distinct values, each run's index into them).
+    keys : ndarray
+        uint64 (runs, 2): each run's :func:`boardsweep.core.rng.seed_key`.
+    run_shape : dict
+        ``games``, ``players``, ``turns`` (shared by the runs).
+    checkpoints : ndarray
+        Strictly increasing turn numbers, the last at most ``turns``.
+
+    Returns
+    -------
+    dict of ndarray
+        ``counts`` (runs, checkpoints, 41), ``events`` and ``rolls`` (runs, checkpoints).
+    """
+    cp = _check_checkpoints(checkpoints, run_shape["turns"])
+    keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1, 2)
+    names = tuple(columns)
+    codes = np.stack([np.asarray(columns[n][1], dtype=np.int64).reshape(-1) for n in names], axis=1)
+    combos, group = np.unique(codes.reshape(len(keys), len(names)), axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    out = {"counts": np.zeros((len(keys), cp.size, N_LOCATIONS), dtype=np.int64),
+           "events": np.zeros((len(keys), cp.size), dtype=np.int64),
+           "rolls": np.zeros((len(keys), cp.size), dtype=np.int64)}
+    for g, combo in enumerate(combos):
+        rules = Rules.from_params({n: columns[n][0][c] for n, c in zip(names, combo.tolist())})
+        rows = np.flatnonzero(group == g)
+        decks = tuple(rules.chance_cards.tolist()), tuple(rules.community_cards.tolist())
+        tables = transition_tables(rules.dice_sides, rules.long_jail, rules.tally_code, rules.shuffled, *decks)
+        hist = np.zeros((rows.size, cp.size, tables.codes.shape[0]), dtype=np.int64)
+        _play_runs(rules, tables, decks, keys[rows], run_shape["games"], run_shape["players"], cp, hist)
+        for name, values in _outputs(hist, tables).items():
+            out[name][rows] = values
+    return out
 
 
 def run_script(rules: Rules, dice: np.ndarray, cards: np.ndarray, turns: int) -> tuple:

@@ -196,16 +196,22 @@ def transition_tables(n: int, long_jail: bool, tally: int, shuffled: bool,
     arrays = _landing_arrays(cc_kinds.size * ch_kinds.size if shuffled else width)
     _landing_rows(keys, tally, width, shuffled, cc, ch, cc_kinds, ch_kinds, *arrays)
     nxt, flags, counted, draws = arrays[:4]
-    encoded = np.unique(counted)  # sorted; the inverse by binary search (return_inverse argsorts: 10x slower)
+    present = np.zeros(_N_KEYS, dtype=np.bool_)
+    present[keys[keys >= 0]] = True
+    # t2's entries: each present key's outcomes in key order, all of them where it draws, else the first
+    rows = present[:, None] & (draws[:, None] | (np.arange(nxt.shape[1]) == 0))
+    nxt, flags, counted = nxt[rows], flags[rows], counted[rows]
+    # sorted, with 0 (what the outcomes left unfilled held, which numbered the codes before);
+    # the inverse by binary search (return_inverse argsorts: 10x slower)
+    encoded = np.unique(np.append(counted, 0))
     code = 2 * np.searchsorted(encoded, counted) + (flags & 1)
     if nxt.max() * n_cols >= 1 << _USED or code.max() >= 1 << 31 - _CODE:
         raise ValueError(f"dice of {n} sides: the transition tables overflow int32")
-    entries = (nxt * n_cols) | ((flags >> 1) << _USED) | (code << _CODE)
-    used = np.unique(keys[keys >= 0])
-    sizes = np.where(draws[used], entries.shape[1], 1)
+    t2 = (nxt * n_cols) | ((flags >> 1) << _USED) | (code << _CODE)
+    used = np.flatnonzero(present)
+    sizes = np.where(draws[used], rows.shape[1], 1)
     offsets = np.zeros(_N_KEYS, dtype=np.int64)
     offsets[used] = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    t2 = np.concatenate([entries[k, :s] for k, s in zip(used, sizes)])
     t1 = np.where(keys >= 0, 2 * offsets[np.maximum(keys, 0)] + draws[np.maximum(keys, 0)], 0)
     return Tables(pair_col.astype(np.int64), t1.reshape(-1).astype(np.int32),
                   t2.astype(np.int32), np.repeat(_counts_matrix(encoded), 2, axis=0), n_cols, width)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..games import Game, Headline, Param, ParameterError, Ratio, Variable
 from . import rules, solve
-from .simulate import HIST_BINS, simulate_rolls
+from .simulate import HIST_BINS, simulate_keys, simulate_rolls
 
 __all__ = ["GAME", "QUANTILES"]
 
@@ -47,6 +47,34 @@ def _simulate(
         )
     table = solve.solve_optimal(n).policy if policy == "optimal" else None
     return simulate_rolls(n, policy, seed, checkpoints, table)
+
+
+def _simulate_batch(columns: dict, keys: np.ndarray, run_shape: dict,
+                    checkpoints: np.ndarray) -> dict[str, np.ndarray]:
+    """Many runs at once (:attr:`Game.simulate_batch`): run ``i`` bit for bit
+    :func:`_simulate` with the seed whose key is ``keys[i]``; one compiled
+    call per distinct ``(dice_sides, policy)`` (the optimal table solved
+    once per ``dice_sides``)."""
+    checkpoints = np.asarray(checkpoints, dtype=np.int64)
+    if checkpoints.size == 0 or checkpoints[-1] != run_shape["games"]:
+        raise ParameterError(
+            f"checkpoints must end at games={run_shape['games']}, got {checkpoints.tolist()}"
+        )
+    keys = np.asarray(keys, dtype=np.uint64).reshape(-1, 2)
+    (sides, side_of), (policies, policy_of) = columns["dice_sides"], columns["policy"]
+    pairs, group = np.unique(np.stack([np.asarray(side_of, dtype=np.int64).reshape(-1),
+                                       np.asarray(policy_of, dtype=np.int64).reshape(-1)], axis=1),
+                             axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    out: dict[str, np.ndarray] = {}
+    for g, (s, p) in enumerate(pairs.tolist()):
+        n, policy, rows = int(sides[s]), str(policies[p]), np.flatnonzero(group == g)
+        table = solve.solve_optimal(n).policy if policy == "optimal" else None
+        for name, values in simulate_keys(n, policy, keys[rows], checkpoints, table).items():
+            if name not in out:
+                out[name] = np.zeros((keys.shape[0], *values.shape[1:]), dtype=values.dtype)
+            out[name][rows] = values
+    return out
 
 
 def _exact(params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
@@ -153,6 +181,7 @@ GAME = Game(
         "exact_pmf": Variable(("rolls",), "float64", "P(T = t) per histogram bin"),
     },
     simulate=_simulate,
+    simulate_batch=_simulate_batch,
     summarize=_summarize,
     exact=_exact,
     summarize_exact=_summarize_exact,

@@ -30,7 +30,7 @@ from numba import njit
 from ..rng import game_state, randint, seed_key
 from . import rules
 
-__all__ = ["HIST_BINS", "MAX_ROLLS", "POLICY_CODES", "simulate_rolls"]
+__all__ = ["HIST_BINS", "MAX_ROLLS", "POLICY_CODES", "simulate_rolls", "simulate_keys"]
 
 HIST_BINS = 1024
 MAX_ROLLS = 1 << 26
@@ -88,6 +88,59 @@ def _simulate_kernel(n, code, table, key, checkpoints, rolls_sum, rolls_sq_sum, 
             c += 1
 
 
+@njit(cache=True, nogil=True)
+def _simulate_runs(n, code, table, keys, checkpoints, rolls_sum, rolls_sq_sum, hist, capped):
+    """:func:`_simulate_kernel` for each run ``i`` (key ``keys[i]``) into row
+    ``i`` of each output, in one compiled call, the lock released."""
+    for i in range(keys.shape[0]):
+        _simulate_kernel(n, code, table, keys[i], checkpoints, rolls_sum[i], rolls_sq_sum[i], hist[i], capped[i])
+
+
+def _checked(checkpoints: np.ndarray) -> np.ndarray:
+    """``checkpoints`` as int64, or ValueError where they are not strictly increasing game counts >= 1."""
+    checkpoints = np.ascontiguousarray(checkpoints, dtype=np.int64)
+    if checkpoints.ndim != 1 or checkpoints.size == 0 or checkpoints[0] < 1:
+        raise ValueError("checkpoints must be a non-empty 1-d array of positive game counts")
+    if np.any(np.diff(checkpoints) <= 0):
+        raise ValueError("checkpoints must be strictly increasing")
+    return checkpoints
+
+
+def _policy_table(n: int, policy: str, table: np.ndarray | None) -> np.ndarray:
+    """The kernel's table argument: ``table`` (checked) for ``optimal``, else a placeholder."""
+    if POLICY_CODES[policy] == 0:
+        if table is None or table.shape != (rules.n_states(n), n * n):
+            raise ValueError("the optimal policy needs its table of shape (4**n, n**2)")
+        return table
+    return np.zeros((1, 1), np.int8)
+
+
+def simulate_keys(n: int, policy: str, keys: np.ndarray, checkpoints: np.ndarray,
+                  table: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """:func:`simulate_rolls` for many runs of one ``(n, policy)`` in one
+    compiled call: run ``i`` plays from ``keys[i]`` (uint64 (runs, 2),
+    :func:`boardsweep.core.rng.seed_key` of its seed), bit for bit as
+    ``simulate_rolls`` with that seed.
+
+    Returns
+    -------
+    dict
+        The arrays of :func:`simulate_rolls`, the runs first.
+    """
+    checkpoints = _checked(checkpoints)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1, 2)
+    runs, C = keys.shape[0], checkpoints.shape[0]
+    out = {
+        "rolls_sum": np.zeros((runs, C), np.int64),
+        "rolls_sq_sum": np.zeros((runs, C), np.int64),
+        "hist": np.zeros((runs, C, HIST_BINS), np.int64),
+        "capped": np.zeros((runs, C), np.int64),
+    }
+    _simulate_runs(n, POLICY_CODES[policy], _policy_table(n, policy, table), keys, checkpoints,
+                   out["rolls_sum"], out["rolls_sq_sum"], out["hist"], out["capped"])
+    return out
+
+
 def simulate_rolls(
     n: int,
     policy: str,
@@ -115,17 +168,9 @@ def simulate_rolls(
         ``rolls_sum``, ``rolls_sq_sum``, ``capped`` (shape ``(C,)``) and
         ``hist`` (``(C, HIST_BINS)``), all int64 and cumulative.
     """
-    checkpoints = np.ascontiguousarray(checkpoints, dtype=np.int64)
-    if checkpoints.ndim != 1 or checkpoints.size == 0 or checkpoints[0] < 1:
-        raise ValueError("checkpoints must be a non-empty 1-d array of positive game counts")
-    if np.any(np.diff(checkpoints) <= 0):
-        raise ValueError("checkpoints must be strictly increasing")
+    checkpoints = _checked(checkpoints)
     code = POLICY_CODES[policy]
-    if code == 0:
-        if table is None or table.shape != (rules.n_states(n), n * n):
-            raise ValueError("the optimal policy needs its table of shape (4**n, n**2)")
-    else:
-        table = np.zeros((1, 1), np.int8)
+    table = _policy_table(n, policy, table)
     C = checkpoints.shape[0]
     out = {
         "rolls_sum": np.zeros(C, np.int64),

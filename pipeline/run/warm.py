@@ -421,7 +421,7 @@ class WarmUp:
             self._used += found[1]
             return found[0]
 
-        return replace(game, simulate=from_stash)
+        return replace(game, simulate=from_stash, simulate_batch=None)
 
     def head_start(self, tasks: list, simulate: Callable | None = None) -> None:
         """Offer ``tasks`` (every task of a new store, in order; ``[]``: none)

@@ -84,7 +84,7 @@ def simulate_block(
     that do not play (:func:`_mark_no_value`).
 
     A game with ``simulate_batch`` runs a planned task's cells as one block
-    (:func:`batch_block`); where the block fails, the task is run again
+    (:func:`batch_block`) where they are :data:`BATCH_MIN_RUNS` runs or more; where the block fails, the task is run again
     point by point, so that the error names its grid point.  Each run's
     outputs are checked as :func:`checked_outputs` does; the value range
     of integer outputs (the mark of no value excluded) is checked once per
@@ -96,13 +96,26 @@ def simulate_block(
         union, at, ends = with_series(checkpoints, series)
         return split_series(game, simulate_block(game, root, task, run_shape, union), len(task.extent), at, ends)
     if game.simulate_batch is not None and isinstance(task.cells, Cells) and task.cells.rows is not None \
-            and len(task.cells):
+            and _runs(task.cells) >= BATCH_MIN_RUNS:
         try:
             return batch_block(game, root, task, run_shape, checkpoints)
         except Exception:
             point_block(game, root, task, run_shape, checkpoints)  # raises the error, naming the point
             raise
     return point_block(game, root, task, run_shape, checkpoints)
+
+
+#: The fewest runs a task runs as a block: a block costs about 1 ms of Python
+#: whatever its size (the columns, the vectorised seeds, the checks), a run
+#: point by point 0.1-0.5 ms (Shut the Box, Monopoly, the money game's small
+#: runs; ``benchmarks/sweep_games.py --tasks-only``).  The same integers either way.
+BATCH_MIN_RUNS = 4
+
+
+def _runs(cells: Cells) -> int:
+    """The runs (grid point x replicate) of a task's cells."""
+    rows = np.asarray(cells.rows)
+    return len(cells) * int(rows[0].sum()) if rows.shape[0] == 1 else int(rows[:len(cells)].sum())
 
 
 def split_series(game: Game, arrays: dict[str, np.ndarray], axis: int, at: np.ndarray, ends: np.ndarray

@@ -70,8 +70,10 @@ def chutes_simulate(params, seed, run_shape, checkpoints):
                                                checkpoints)
 
 
-MONOPOLY = replace(get_game("monopoly"), name="biased_monopoly", simulate=monopoly_simulate)
+MONOPOLY = replace(get_game("monopoly"), name="biased_monopoly", simulate=monopoly_simulate,
+                   simulate_batch=None)  # the batch entry point is the unbiased game's
 HK_MONOPOLY = replace(get_game("hk_monopoly"), name="biased_hk_monopoly", simulate=hk_simulate,
                       simulate_batch=None)  # the batch entry point is the unbiased game's
-SHUT_THE_BOX = replace(get_game("shut_the_box"), name="biased_shut_the_box", simulate=shut_the_box_simulate)
+SHUT_THE_BOX = replace(get_game("shut_the_box"), name="biased_shut_the_box", simulate=shut_the_box_simulate,
+                       simulate_batch=None)
 CHUTES_LADDERS = replace(get_game("chutes_ladders"), name="biased_chutes_ladders", simulate=chutes_simulate)
