@@ -89,7 +89,8 @@ class Cells(Sequence):
         point's index in the chunk along each grid axis, and per parameter
         its distinct values in the chunk with each point's index into them).
         Point ``i`` is item ``i``'s grid point."""
-        local = np.unravel_index(np.asarray(self.members, dtype=np.int64), self.extent)
+        members = np.asarray(self.members, dtype=np.int64)
+        local = np.unravel_index(members, self.extent) if self.extent else ()  # a grid of no axes: one point
         grid, axes = self.grid, dict(zip(self.grid.axes, range(len(self.grid.axes))))
         columns = {}
         for name, value in grid.base.items():

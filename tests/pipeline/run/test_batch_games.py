@@ -38,6 +38,20 @@ def test_a_planned_task_as_one_block_is_its_points_one_by_one(game):
             assert block[name].dtype == points[name].dtype and np.array_equal(block[name], points[name]), name
 
 
+@pytest.mark.parametrize("game", sorted(SPECS))
+def test_a_grid_of_no_axes_runs_as_one_block_too(game):
+    """A spec without a grid (one point, a chunk of no grid axes): the block is its point run alone."""
+    from specs import spec_toml
+
+    spec = parse_spec(spec_toml(game, seed=5758, checkpoints={"count": 3}, tasks={"replicates_per_task": 4},
+                                run={**SPECS[game]["run"], "replicates": 4}), "b.toml")
+    (task,) = plan_tasks(spec)
+    block = batch_block(spec.game, spec.seed, task, spec.run_shape, spec.checkpoints)
+    points = point_block(spec.game, spec.seed, task, spec.run_shape, spec.checkpoints)
+    assert block.keys() == points.keys()
+    assert all(np.array_equal(block[name], points[name]) for name in block)
+
+
 def test_a_task_of_fewer_runs_than_a_block_is_worth_runs_point_by_point():
     import dataclasses
 
