@@ -182,7 +182,8 @@ def test_a_full_disk_during_creation_is_named_and_resumable(tmpfs, toy_spec_text
     assert run_cli("run", str(spec_path), "--store", str(url), "--workers", "1") == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "could not create the store" in err[0] and "No space left" in err[0], err
-    assert not url.exists() or not any(url.iterdir())
+    left = sorted(str(p.relative_to(url)) for p in url.rglob("*")) if url.exists() else []
+    assert not left, f"left in the store's folder after the failed creation: {left}"
     filler.unlink()
     assert run_cli("run", str(spec_path), "--store", str(url), "--workers", "1") == 0
     assert run_cli("status", str(url)) == 0
