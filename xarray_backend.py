@@ -3,12 +3,14 @@
 xarray imports this module (the ``xarray.backends`` entry point in
 ``pyproject.toml``) when it loads its backends (the first ``xr.open_dataset``
 not given one of xarray's own engines), whatever is opened, so it stays light: xarray and the standard library only (nothing of the
-pipeline, no numba, dask, zarr or game until a sweep is opened or
-``ds.boardsweep`` is first used).  Importing it:
+pipeline but the accessor's module, which imports xarray and pandas alone; no
+numba, dask, zarr or game until a sweep is opened or ``ds.boardsweep`` is first
+used).  Importing it:
 
-* registers the ``ds.boardsweep`` accessor on every Dataset, once per process
-  (``import boardsweep`` imports this module too, as soon as xarray is
-  imported): ``xr.open_zarr(store).boardsweep.verdict()``;
+* registers the ``ds.boardsweep`` accessor on every Dataset, once per process,
+  by importing :mod:`boardsweep.pipeline.analysis.accessor`, where xarray's
+  decorator registers it (``import boardsweep`` imports this module too, as soon
+  as xarray is imported): ``xr.open_zarr(store).boardsweep.verdict()``;
 * :class:`SweepBackend`: ``xr.open_dataset(store, engine="boardsweep")`` is
   :func:`boardsweep.open_sweep`: the store checked intact, read lazily,
   unfinished cells as NaN.
@@ -21,6 +23,7 @@ name) must register the same accessor.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -29,21 +32,10 @@ from typing import Any, Iterable
 import xarray as xr
 from xarray.backends import BackendEntrypoint
 
-__all__ = ["SweepBackend", "SweepAccessor", "is_sweep_store"]
+__all__ = ["SweepBackend", "is_sweep_store"]
 
 
-class SweepAccessor:
-    """``ds.boardsweep``: :class:`boardsweep.pipeline.analysis.accessor.SweepAccessor`,
-    imported on first use (the headlines, the verdict, the variance)."""
-
-    def __new__(cls, ds: xr.Dataset) -> Any:
-        from boardsweep.pipeline.analysis.accessor import SweepAccessor as Accessor  # by name: see below
-
-        return Accessor(ds)
-
-
-if not hasattr(xr.Dataset, "boardsweep"):  # once, whichever copy of this module runs first (a second warns)
-    xr.register_dataset_accessor("boardsweep")(SweepAccessor)
+importlib.import_module("boardsweep.pipeline.analysis.accessor")  # by name: see above; registers ds.boardsweep
 
 
 def root_metadata(path: Any) -> dict | None:

@@ -3,12 +3,13 @@
 Any Dataset read from a sweep store has the accessor:
 :func:`boardsweep.open_sweep`, :func:`boardsweep.load_sweep`,
 ``xr.open_dataset(store, engine="boardsweep")`` and plain
-``xr.open_zarr(store)`` alike.  :mod:`boardsweep.xarray_backend` registers it,
+``xr.open_zarr(store)`` alike.  This module registers it with xarray's
+decorator; :mod:`boardsweep.xarray_backend` imports this module, and is itself
 imported by ``import boardsweep`` (before or after ``import xarray``) and by
 xarray whenever it loads its backends (any ``xr.open_dataset`` not given one
 of xarray's own engines; recent xarray opens zarr without loading them, so a
-script that only calls ``xr.open_zarr`` imports boardsweep first).  This class
-is imported on the first use of ``ds.boardsweep``::
+script that only calls ``xr.open_zarr`` imports boardsweep first).  The module
+is light (xarray and pandas; every statistic imported on first use)::
 
     >>> import boardsweep                                      # doctest: +SKIP
     >>> import xarray as xr                                    # doctest: +SKIP
@@ -39,6 +40,14 @@ import xarray as xr
 __all__ = ["SweepAccessor"]
 
 
+def _once(cls: type) -> type:
+    """xarray's ``register_dataset_accessor("boardsweep")``, once per process: a
+    second copy of this module (the repository imported under its folder's
+    name by a test runner) finds the accessor there and leaves it."""
+    return cls if hasattr(xr.Dataset, "boardsweep") else xr.register_dataset_accessor("boardsweep")(cls)
+
+
+@_once
 class SweepAccessor:
     """The game's headline answers on a sweep store's Dataset.
 

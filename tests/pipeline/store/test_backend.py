@@ -120,7 +120,7 @@ def test_plain_open_zarr_has_the_accessor_once_xarray_has_loaded_its_backends(st
 
 def test_the_entry_point_module_is_light(tmp_path):
     """What xarray imports for boardsweep whenever it loads its backends:
-    that module and the package's root, nothing beyond xarray (no numba,
+    that module, the package's root and the accessor's module, nothing beyond xarray (no numba,
     Dask, zarr, scipy, game); ``import boardsweep`` imports not even xarray."""
     out = fresh(
         "import json, sys, xarray\n"
@@ -128,9 +128,23 @@ def test_the_entry_point_module_is_light(tmp_path):
         "xarray.backends.list_engines()\n"
         "print(json.dumps(sorted(set(sys.modules) - before)))\n", tmp_path)
     loaded = json.loads(out)
-    assert [m for m in loaded if m.startswith("boardsweep")] == ["boardsweep", "boardsweep.xarray_backend"]
-    heavy = ("numba", "distributed", "scipy", "dask", "zarr", "boardsweep.core", "boardsweep.pipeline")
+    assert sorted(m for m in loaded if m.startswith("boardsweep")) == [
+        "boardsweep", "boardsweep.pipeline", "boardsweep.pipeline.analysis", "boardsweep.pipeline.analysis.accessor",
+        "boardsweep.xarray_backend"]  # the accessor's module, where xarray's decorator registers it
+    heavy = ("numba", "distributed", "scipy", "dask", "zarr", "fsspec", "boardsweep.core", "boardsweep.pipeline.store",
+             "boardsweep.pipeline.spec", "boardsweep.pipeline.analysis.headlines")
     assert not [m for m in loaded if m.startswith(heavy)], loaded
     out = fresh("import sys, boardsweep\nprint([m for m in ('xarray', 'numba', 'dask', 'zarr') if m in sys.modules])\n",
                 tmp_path)
     assert out.strip() == "[]"
+
+
+def test_the_accessor_is_registered_where_it_is_defined():
+    """``ds.boardsweep`` is the analysis folder's class, registered by xarray's
+    decorator in its own module (not a proxy of it elsewhere)."""
+    import xarray as xr
+
+    from boardsweep.pipeline.analysis.accessor import SweepAccessor
+
+    assert xr.Dataset.boardsweep is SweepAccessor
+    assert isinstance(xr.Dataset({}).boardsweep, SweepAccessor)
