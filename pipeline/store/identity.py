@@ -60,8 +60,11 @@ def inspect(url: str) -> str:
     ``zarr.json``: a store whose root metadata was lost), ``unreadable``
     (a zarr.json that does not parse) or ``creating`` (a store a run is
     creating, or was when it was interrupted: its creation record,
-    :data:`CREATING`, is there)."""
+    :data:`CREATING`, is there).  Asked of the storage now: never of a
+    listing cached before (object storage's filesystem keeps its listings,
+    and another process may have made or changed the store since)."""
     fs, root = fsspec.core.url_to_fs(url)
+    fs.invalidate_cache(root)
     if not fs.exists(root):
         return "absent"
     if fs.isfile(root):

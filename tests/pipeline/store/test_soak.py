@@ -1,5 +1,6 @@
 """The soak's short form (``benchmarks/soak.py``): a toy sweep killed at
-random by SIGKILL, SIGTERM and Ctrl-C and resumed, while a reader checks
+random by SIGKILL, SIGTERM and Ctrl-C and resumed, then grown in place (killed and
+resumed again), while a reader checks
 every cell it sees against the finished reference, and ``status`` and
 ``query`` run on the stores: no partial read, no wrong value, no lost cell,
 no "damaged" said of a store a run writes."""
@@ -43,9 +44,12 @@ def test_a_short_soak_loses_nothing_and_misleads_no_reader(tmp_path):
                               tasks={"replicates_per_task": 1}))
     runner = tmp_path / "runner.py"
     runner.write_text(RUNNER.format(here=str(SUPPORT)))
-    out = _soak().main(["--seconds", "40", "--stores", "1", "--readers", "1", "--spec", str(spec),
-                        "--runner", f"{sys.executable} {runner}", "--seed", "5"])
+    out = _soak().main(["--seconds", "30", "--min-finished", "1", "--stores", "1", "--readers", "1",
+                        "--spec", str(spec),
+                        "--runner", f"{sys.executable} {runner}", "--seed", "5",
+                        "--grow", "grid.dice_sides=2,3,4,5"])
     assert sum(out["kills"].values()) >= 2 and out["resumes"] >= 2, out  # the soak did kill and resume
     assert out["reads"] >= 20 and out["command_reads"] >= 1, out  # a command read a store too
-    for key in ("partial_reads", "wrong_values", "lost_cells", "damaged_told", "run_tracebacks"):
+    assert out["grown"] >= 1, out  # a finished store grown in place, killed and resumed as it grew
+    for key in ("partial_reads", "wrong_values", "lost_cells", "damaged_told", "run_tracebacks", "run_failures"):
         assert out[key] == 0, (key, out)
