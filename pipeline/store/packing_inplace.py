@@ -20,7 +20,8 @@ can be done again:
 
 A process killed anywhere leaves either the old layout (before the journal:
 at most some unreferenced packed chunks, overwritten by the next packing) or
-a journal the next ``run`` finishes (:func:`recover`); a reader meanwhile
+a journal the next ``run`` finishes (:func:`finish_in_place`, through
+:func:`.packing.recover`); a reader meanwhile
 reads correct values from either metadata, and ``status`` names the
 interrupted change.  The root attribute :data:`LAYOUT_ATTR` records, per
 packed array, its packed and task chunk shapes, its task key encoding and its
@@ -30,7 +31,8 @@ back, so it names every array that may be packed); the task chunks stay under th
 checksum records, so unpacking is a metadata change and a repair rebuilds
 nothing.  An array whose task chunk already is the whole array is packed by
 its record alone (its chunk is the packed chunk: nothing is written or
-dropped).
+dropped).  Whether a store is packed, and the preconditions of a change, are
+asked once for both kinds of storage in :mod:`.packing`, which calls this.
 """
 
 from __future__ import annotations
@@ -43,17 +45,16 @@ from typing import Any
 import numpy as np
 import zarr
 
-from . import integers, integrity
-from .identity import read_attrs
-from .reads import READ_CONCURRENCY, read_exact_done
+from . import integers
+from .reads import READ_CONCURRENCY
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, encode_chunks
-from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Files, read_journal, recover_unpacking,
-                     record_in_journal, root_attrs, array_metas, fingerprint, layout, packed_chunks, records_text,
-                     root_records, task_arrays)
+from .layout import (JOURNAL, PACKED, PACKING_STATE, UNPACKING, Files, array_metas, fingerprint, packed_chunks,
+                     read_journal, record_in_journal, records_text, root_attrs, root_records, task_arrays)
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
-__all__ = ["PACKED_SEPARATOR", "GENERATION_ATTR", "pack", "unpack", "recover", "set_records", "integer_fill", "restore_fill"]
+__all__ = ["PACKED_SEPARATOR", "GENERATION_ATTR", "pack_in_place", "unpack_in_place", "finish_in_place", "set_records",
+           "integer_fill", "restore_fill"]
 
 
 
@@ -151,21 +152,13 @@ def restore_fill(meta: dict[str, Any]) -> dict[str, Any]:
 
 # -- packing ------------------------------------------------------------------
 
-def pack(url: str, verify: bool = True, done: np.ndarray | None = None) -> bool:
-    """Pack the store at ``url`` in place (the caller knows it is complete);
-    ``False`` (nothing changed) where it is damaged, not complete or not in
-    the task layout.  ``verify``: check every task chunk first.  ``done``:
-    the ``done`` mask as the caller read it after the store's last write,
-    taken instead of a second read where every cell is done (a chunk missing
-    or not decoding reads as not done, so such a mask is what is stored)."""
-    if layout(url) != TASKS:
-        return False
-    attrs = read_attrs(url)
-    if verify and integrity.check(url, attrs):
-        return False
-    exact_done = read_exact_done(url)
-    if not exact_done.all():
-        return False
+def pack_in_place(url: str, attrs: dict[str, Any], exact_done: np.ndarray, done: np.ndarray | None = None) -> bool:
+    """Pack the store at ``url`` in place; :func:`.packing.pack` has checked
+    that it is in the task layout, intact (``attrs``: its root attributes)
+    and complete (``exact_done``: the mask it read, every cell done).
+    ``done``: the ``done`` mask as the caller read it after the store's last
+    write, taken instead of a second read where every cell is done (a chunk
+    missing or not decoding reads as not done, so such a mask is what is stored)."""
     files = Files(url)
     metas = array_metas(url, attrs)
     names = task_arrays(attrs)
@@ -265,17 +258,15 @@ def _finish(files: Files, journal: dict[str, Any]) -> None:
     _drop(fs, [files.path(JOURNAL)])
 
 
-def unpack(url: str) -> bool:
-    """Return a packed store at ``url`` to the task layout: each packed
-    array's metadata back to its task chunks (which never moved), then its
-    packed chunks dropped.  ``False`` where the store was not packed."""
-    state = layout(url)
-    if state not in (PACKED, UNPACKING, MIXED):
-        return False
+def unpack_in_place(url: str, state: str) -> None:
+    """Return the packed store at ``url`` (``state``: its layout, packed,
+    mixed or unpacking, as :func:`.packing.unpack` read it) to the task
+    layout: each packed array's metadata back to its task chunks (which
+    never moved), then its packed chunks dropped."""
     files = Files(url)
     if state == UNPACKING:
         _finish(files, read_journal(url))
-        return True
+        return
     metas, drop = {}, []
     records = root_records(root_attrs(url))
     for name, meta in array_metas(url).items():
@@ -289,7 +280,6 @@ def unpack(url: str) -> bool:
         metas[name] = restore_fill(task)
         drop += [key for key in record.get("files", {}) if _is_packed_key(key)]
     _switch(files, {"state": UNPACKING, "arrays": sorted(metas), "meta": metas, "drop": drop})
-    return True
 
 
 def _is_packed_key(key: str) -> bool:
@@ -297,15 +287,6 @@ def _is_packed_key(key: str) -> bool:
     return key.split("/", 1)[-1].startswith(f"c{PACKED_SEPARATOR}")
 
 
-def recover(url: str) -> str:
-    """Finish a layout change that a killed process left half done; return
-    what was done, in words (empty where nothing was)."""
-    state = layout(url)
-    if state == PACKING_STATE:
-        _finish(Files(url), read_journal(url))
-        return "an interrupted packing finished"
-    done = recover_unpacking(url, state, unpack)
-    if done is not None:
-        return done
-    return ""
-
+def finish_in_place(url: str) -> None:
+    """Finish the packing its journal records (a process killed during step 2 or 3)."""
+    _finish(Files(url), read_journal(url))
