@@ -11,6 +11,9 @@
 * :mod:`.packing`: the packed layout of a finished store and its journal;
 * :mod:`.chunkfiles`: direct reads and writes of a local store's chunk files;
 * :mod:`.lock`: one run per store;
+* :mod:`.storage`: what the store needs of storage (:class:`~.storage.Storage`:
+  read, write whole, write if absent, list, delete, move, exists), for a
+  folder and for object storage, and the one place that asks which a URL is;
 * :mod:`.remote`: what is particular to object storage (bounded retries, exclusive create);
 * :mod:`.owner`: :class:`Store`, one store as a command sees it (opened
   once, what it found kept), and every change a command makes to it;
@@ -40,7 +43,7 @@ from .identity import (check_format, check_spec, check_writable, differences, in
 from .integrity import MANIFEST_DIR, Damage, assert_intact
 from .integrity import check as check_integrity
 from .integers import mark
-from .chunkfiles import local_root
+from .storage import local_root
 from .kept import keep_summary, read_summary, summary_key
 from .layout import JOURNAL
 from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock

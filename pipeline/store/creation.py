@@ -39,7 +39,8 @@ import xarray as xr
 import zarr
 
 from . import integers, metadata
-from .chunkfiles import PACKED_SEPARATOR, write_file
+from .chunkfiles import PACKED_SEPARATOR
+from .storage import write_file
 from .remote import is_local
 from ..errors import StoreMismatch
 from ..words import json_default

@@ -29,7 +29,8 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ..plan import chunk_bounds
-from .chunkfiles import fingerprint, write_file
+from .chunkfiles import fingerprint
+from .storage import write_file
 from .zarr_private import chunk_key
 
 __all__ = ["INTEGRITY_SCHEME", "BINDING_SCHEME", "BINDING_ATTR", "MANIFEST_DIR", "Sweep", "sweep_of", "sim_name",

@@ -67,7 +67,8 @@ import zarr
 from . import chunkfiles, integers, integrity, manifests
 from .identity import read_attrs
 from ..errors import LayoutError
-from .chunkfiles import LAYOUT_ATTR, local_root
+from .chunkfiles import LAYOUT_ATTR
+from .storage import local_root
 from . import packing_inplace
 from .layout import (CELLS, JOURNAL, MIXED, NESTED_CELLS, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
                      UNKNOWN, UNPACKING, array_states, file_fingerprint, read_journal, read_json, root_attrs, chunk_region,

@@ -49,8 +49,9 @@ from . import integers
 from .reads import READ_CONCURRENCY
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, encode_chunks
-from .layout import (JOURNAL, PACKED, PACKING_STATE, UNPACKING, Files, array_metas, fingerprint, packed_chunks,
+from .layout import (JOURNAL, PACKED, PACKING_STATE, UNPACKING, array_metas, fingerprint, packed_chunks,
                      read_journal, record_in_journal, records_text, root_attrs, root_records, task_arrays)
+from .storage import ObjectStorage
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
 __all__ = ["PACKED_SEPARATOR", "GENERATION_ATTR", "pack_in_place", "unpack_in_place", "finish_in_place", "set_records",
@@ -60,23 +61,18 @@ __all__ = ["PACKED_SEPARATOR", "GENERATION_ATTR", "pack_in_place", "unpack_in_pl
 
 # -- every change to the store goes through these (a test kills a process at each) --
 
-def _put(fs, path: str, data: bytes) -> None:
-    fs.pipe_file(path, data)
+def _put(files: ObjectStorage, rel: str, data: bytes) -> None:
+    files.write(rel, data)
 
 
-def _put_many(fs, objects: dict[str, bytes]) -> None:
+def _put_many(files: ObjectStorage, objects: dict[str, bytes]) -> None:
     """Write several objects (concurrent requests)."""
-    if objects:
-        fs.pipe(objects)
+    files.write_many(objects)
 
 
-def _drop(fs, paths: list[str]) -> None:
+def _drop(files: ObjectStorage, rels: list[str]) -> None:
     """Remove objects; those already gone are fine."""
-    if paths:
-        try:
-            fs.rm(paths)
-        except FileNotFoundError:
-            pass
+    files.delete(rels)
 
 
 def _consolidate(url: str) -> None:
@@ -159,10 +155,10 @@ def pack_in_place(url: str, attrs: dict[str, Any], exact_done: np.ndarray, done:
     ``done``: the ``done`` mask as the caller read it after the store's last
     write, taken instead of a second read where every cell is done (a chunk
     missing or not decoding reads as not done, so such a mask is what is stored)."""
-    files = Files(url)
+    files = ObjectStorage(url)
     metas = array_metas(url, attrs)
     names = task_arrays(attrs)
-    _drop(files.fs, _packed_leftovers(files, names))  # a packing killed before its journal
+    _drop(files, _packed_leftovers(files, names))  # a packing killed before its journal
     with quiet(), zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
         group = zarr.open_group(url, mode="r")
         done = _as_stored(done if done is not None and bool(done.all()) else None, group["done"])
@@ -193,7 +189,7 @@ def _as_stored(values: np.ndarray | None, array) -> np.ndarray | None:
     return values
 
 
-def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray,
+def _packed_meta(files: ObjectStorage, name: str, meta: dict[str, Any], data: np.ndarray,
                  chunks: tuple[int, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Write array ``name``'s packed chunks beside its task chunks; return its
     packed ``zarr.json`` and its record (for the root attribute)."""
@@ -210,10 +206,10 @@ def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray
         raw = files.read_many([f"{name}/{key}" for key in encoded])
         fingerprints = {f"{name}/{key}": fingerprint(raw[f"{name}/{key}"]) for key in encoded}
         missing = {k: encoded[k.split("/", 1)[1]] for k, f in fingerprints.items() if f is None}
-        _put_many(files.fs, {files.path(k): v for k, v in missing.items()})  # fill-only chunks zarr skipped
+        _put_many(files, missing)  # fill-only chunks zarr skipped
         fingerprints.update({k: fingerprint(v) for k, v in missing.items()})
     else:
-        _put_many(files.fs, {files.path(f"{name}/{key}"): raw for key, raw in encoded.items()})
+        _put_many(files, {f"{name}/{key}": raw for key, raw in encoded.items()})
         fingerprints = {f"{name}/{key}": fingerprint(raw) for key, raw in encoded.items()}
     sep = (packed["chunk_key_encoding"].get("configuration") or {}).get("separator", "/")
     record = {"state": PACKED, "chunks": chunk_shape(packed), "separator": sep, "task_chunks": task_chunks,
@@ -221,41 +217,33 @@ def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray
     return packed, record
 
 
-def _packed_leftovers(files: Files, names: list[str]) -> list[str]:
-    """Packed chunk objects (``c.*``) under arrays ``names`` (one listing per array)."""
-    found = []
-    for name in names:
-        try:
-            entries = files.fs.ls(files.path(name), detail=False, refresh=True)
-        except FileNotFoundError:
-            continue
-        found += [e for e in entries if e.rsplit("/", 1)[-1].startswith(f"c{PACKED_SEPARATOR}")]
-    return found
+def _packed_leftovers(files: ObjectStorage, names: list[str]) -> list[str]:
+    """Packed chunk objects (``c.*``, store-relative) under arrays ``names`` (one listing per array)."""
+    return [f"{name}/{entry}" for name in names for entry in files.list(name)
+            if entry.startswith(f"c{PACKED_SEPARATOR}")]
 
 
 # -- the switch, and unpacking ---------------------------------------------------
 
-def _switch(files: Files, journal: dict[str, Any]) -> None:
+def _switch(files: ObjectStorage, journal: dict[str, Any]) -> None:
     """Steps 2 and 3: the journal, every array's new metadata, the
     consolidated root, the objects to drop, no journal."""
-    fs = files.fs
-    _put(fs, files.path(JOURNAL), json.dumps(journal).encode())
+    _put(files, JOURNAL, json.dumps(journal).encode())
     _finish(files, journal)
 
 
-def _finish(files: Files, journal: dict[str, Any]) -> None:
+def _finish(files: ObjectStorage, journal: dict[str, Any]) -> None:
     """Put the journal's records (packing) and metadata, remove the records
     (unpacking), consolidate, drop, remove the journal (each step can be done again)."""
-    fs = files.fs
     if journal.get("records"):
         set_records(files.url, journal["records"])
     for name, meta in journal.get("meta", {}).items():
-        _put(fs, files.path(f"{name}/zarr.json"), json.dumps(meta, indent=2).encode())
+        _put(files, f"{name}/zarr.json", json.dumps(meta, indent=2).encode())
     if journal.get("state") == UNPACKING:
         set_records(files.url, None)
     _consolidate(files.url)
-    _drop(fs, [files.path(key) for key in journal.get("drop", [])])
-    _drop(fs, [files.path(JOURNAL)])
+    _drop(files, list(journal.get("drop", [])))
+    _drop(files, [JOURNAL])
 
 
 def unpack_in_place(url: str, state: str) -> None:
@@ -263,7 +251,7 @@ def unpack_in_place(url: str, state: str) -> None:
     mixed or unpacking, as :func:`.packing.unpack` read it) to the task
     layout: each packed array's metadata back to its task chunks (which
     never moved), then its packed chunks dropped."""
-    files = Files(url)
+    files = ObjectStorage(url)
     if state == UNPACKING:
         _finish(files, read_journal(url))
         return
@@ -289,4 +277,4 @@ def _is_packed_key(key: str) -> bool:
 
 def finish_in_place(url: str) -> None:
     """Finish the packing its journal records (a process killed during step 2 or 3)."""
-    _finish(Files(url), read_journal(url))
+    _finish(ObjectStorage(url), read_journal(url))

@@ -12,9 +12,8 @@
   runs taking over one stale lock exactly one wins.  These go through s3fs's
   ``_call_s3`` (s3fs has no public conditional replace); other storage is
   refused (:class:`NoExclusiveCreate`);
-* one task's writes batched (:func:`write_task`): its chunks encoded here as
-  zarr encodes them and put concurrently, then its done flag, and their
-  checksums known without reading them back;
+* deadlines: :func:`write_deadline`, what one request (or a task's
+  concurrent puts, :func:`.writes.write_region`) may take in all;
 * a spec's ``[storage_options]`` given to fsspec for the store's protocol,
   in this process and in the worker processes it starts
   (:func:`use_storage_options`);
@@ -33,13 +32,11 @@ import uuid
 from typing import Any, Mapping
 
 import fsspec
-import numpy as np
 from fsspec.asyn import sync
 
-from .chunkfiles import encode_region, fingerprint, parse_meta
 from ..errors import NoExclusiveCreate, StoreUnreachable, causes
 
-__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline", "read_deadline", "answers", "use_storage_options"]
+__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_deadline", "read_deadline", "answers", "use_storage_options"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts: a request
 #: to a server that is gone gives up within ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` (9 s), one to
@@ -354,55 +351,3 @@ def _check_if_match(fs, folder: str) -> None:
         except OSError:
             pass
     _CHECKED_IF_MATCH.add(key)
-
-
-#: Per process: the parsed metadata of a remote store's arrays, per (store, spec hash), so that
-#: a worker reads them once, not once per task (None: an array this writer does not handle).
-_METAS: dict[tuple[str, str], dict[str, tuple | None]] = {}
-_MAX_METAS = 8
-
-
-def _metas(fs, root: str, url: str, token: str | None, names: list[str]) -> dict[str, tuple | None]:
-    key = (url, token or "")
-    metas = _METAS.get(key, {}) if token else {}
-    missing = [n for n in names if n not in metas]
-    if missing:
-        raw = fs.cat([f"{root}/{n}/zarr.json" for n in missing])
-        raw = {p.rsplit("/", 2)[-2]: v for p, v in raw.items()} if isinstance(raw, dict) else {missing[0]: raw}
-        metas = {**metas, **{n: parse_meta(json.loads(raw[n]), with_codec=True) for n in missing}}
-        if token:
-            _METAS[key] = metas
-            while len(_METAS) > _MAX_METAS:
-                _METAS.pop(next(iter(_METAS)))
-    return metas
-
-
-def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
-               flag: str, flags: np.ndarray | None = None) -> dict[str, list[int]] | None:
-    """Write one task's ``region`` of every array in ``values`` as objects
-    (concurrent puts), then its ``flag`` (``done`` / ``exact_done``: the
-    ``flags`` of the region's cells, default all set) once they are stored; return each object's store-relative path with its size
-    and CRC-32, for the task's checksum record.  ``None`` (nothing written)
-    where an array is not in boardsweep's chunk format: zarr writes it.
-    ``token`` (a hash of the canonical spec) lets a worker keep the arrays'
-    metadata between tasks."""
-    fs, root = fsspec.core.url_to_fs(url)
-    metas = _metas(fs, root, url, token, [*values, flag])
-    if any(meta is None for meta in metas.values()):
-        return None
-    data = {}
-    for name, value in values.items():
-        encoded = encode_region(metas[name], f"array {name} of {url}", region, value)
-        if encoded is None:
-            return None
-        data[f"{name}/{encoded[0]}"] = encoded[1]
-    flags = np.ones(1, dtype=bool) if flags is None else flags
-    done = encode_region(metas[flag], f"array {flag} of {url}", region, flags)
-    if done is None:
-        return None
-    # a PUT to a frozen server waits past botocore's read timeout
-    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()},
-            timeout=write_deadline(fs, sum(len(raw) for raw in data.values())))
-    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1], timeout=write_deadline(fs))  # only once the data is stored
-    data[f"{flag}/{done[0]}"] = done[1]
-    return {path: fingerprint(raw) for path, raw in data.items()}
