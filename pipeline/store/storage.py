@@ -78,7 +78,8 @@ class Storage(Protocol):
         """The names in folder ``rel`` (``[]`` where there is none)."""
 
     def delete(self, rels: list[str]) -> None:
-        """Remove the files; those already gone are fine."""
+        """Remove the files; those already gone are fine (in a folder, the
+        temporary files a killed :meth:`write` of them left go too)."""
 
     def move(self, src: str, dst: str) -> None:
         """``src`` to ``dst``, replacing it (a folder: one rename; object storage: copy, then delete)."""
@@ -197,7 +198,10 @@ class FolderStorage:
 
     def delete(self, rels: list[str]) -> None:
         for rel in rels:
-            (self.folder / rel).unlink(missing_ok=True)
+            path = self.folder / rel
+            path.unlink(missing_ok=True)
+            for stray in path.parent.glob(f".{path.name}.*.tmp"):  # write_file's, of a killed process
+                stray.unlink(missing_ok=True)
 
     def move(self, src: str, dst: str) -> None:
         os.replace(self.folder / src, self.folder / dst)
