@@ -43,9 +43,9 @@ def local_root(url: str | os.PathLike) -> Path | None:
     """The folder of a local store, or ``None`` for a store behind an fsspec
     URL (object storage): the one place the question is asked."""
     url = os.fspath(url)
-    if "://" in url and not url.startswith("file://"):
+    if "://" in url and not url.startswith(("file://", "local://")):
         return None
-    return Path(url.removeprefix("file://"))
+    return Path(url.removeprefix("file://").removeprefix("local://"))
 
 
 class Storage(Protocol):
@@ -163,15 +163,24 @@ class FolderStorage:
     def write_if_absent(self, rel: str, data: bytes) -> bool:
         """Written into a temporary file, hard-linked to its name (exclusive,
         as ``O_EXCL``, and a reader never meets it half written); ``O_EXCL``
-        where the file system has no links."""
+        where the file system has no links.  A folder removed meanwhile (a
+        run releasing its lock removes ``.boardsweep/`` when empty) is made
+        again, up to five times."""
         path = self.folder / rel
+        for attempt in range(5):
+            try:
+                return self.link_new(path, data)
+            except FileNotFoundError:
+                if attempt == 4:
+                    raise
+                path.parent.mkdir(parents=True, exist_ok=True)
+        return False
+
+    def link_new(self, path: Path, data: bytes) -> bool:
+        """One try of :meth:`write_if_absent` (``FileNotFoundError`` where a folder of ``path`` is missing)."""
         tmp = path.with_name(f".{path.name}.{_OWN}{os.getpid()}-{next(_SERIAL)}.tmp")
         try:
-            try:
-                tmp.write_bytes(data)
-            except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp.write_bytes(data)
+            tmp.write_bytes(data)
             try:
                 os.link(tmp, path)
                 return True
