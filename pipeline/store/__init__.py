@@ -43,7 +43,7 @@ from .identity import (check_format, check_spec, check_writable, differences, in
 from .integrity import MANIFEST_DIR, Damage, assert_intact
 from .integrity import check as check_integrity
 from .integers import mark
-from .storage import local_root
+from .storage import answers, local_root, read_deadline
 from .kept import keep_summary, read_summary, summary_key
 from .layout import JOURNAL
 from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
@@ -56,7 +56,7 @@ from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
 from .owner import Store, check_location, normalize_url
 from .open import READ_CHUNK_BYTES, being_created, held_still, layout_stamp, unrecorded_line, load_sweep, mask, open_sweep, read_chunks
-from .remote import answers, bound_failures, read_deadline, unreachable, use_storage_options
+from .remote import bound_failures, unreachable, use_storage_options
 
 bound_failures()  # every process that touches a store (workers too) gives up on a lost S3 server in seconds
 

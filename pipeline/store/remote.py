@@ -27,16 +27,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import uuid
 from typing import Any, Mapping
 
 import fsspec
 from fsspec.asyn import sync
 
-from ..errors import NoExclusiveCreate, StoreUnreachable, causes
+from ..errors import NoExclusiveCreate, causes
 
-__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_deadline", "read_deadline", "answers", "use_storage_options"]
+__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_deadline", "timed_out", "use_storage_options"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts: a request
 #: to a server that is gone gives up within ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` (9 s), one to
@@ -77,7 +76,7 @@ def unreachable(exc: BaseException | None) -> bool:
     return any(isinstance(e, (ConnectionError, TimeoutError, HTTPClientError)) for e in causes(exc))
 
 
-def _timed_out(exc: BaseException) -> bool:
+def timed_out(exc: BaseException) -> bool:
     """Whether ``exc`` (or what caused it) is a timeout: the storage was silent, not refusing."""
     try:
         from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
@@ -146,50 +145,6 @@ def write_deadline(fs, nbytes: int = 0) -> float:
     return attempts * per_attempt + WRITE_S_PER_MIB * nbytes / 2**20
 
 
-def read_deadline(url: str) -> float | None:
-    """Seconds a command's read of the store at ``url`` (``status``,
-    ``query``, ``report``, ``digest``) waits on storage that does not
-    answer before it ends in one line: the deadline of one request
-    (:func:`write_deadline`, nothing sent), ``attempts * max(connect, read
-    timeout)`` of botocore's configuration (fsspec's, or a spec's
-    ``[storage_options]``), 18 s with the defaults; ``None`` for a folder."""
-    if "://" not in url or url.startswith("file://"):
-        return None
-    fs, _ = fsspec.core.url_to_fs(url)
-    return None if is_local(fs) else write_deadline(fs)
-
-
-def answers(url: str) -> None:
-    """Ask the storage of the store at ``url`` for one small object (its root
-    metadata), giving it :func:`read_deadline` seconds: a command's first
-    request, before its read's many; :class:`StoreUnreachable` in one line
-    where it does not answer within that (a frozen server, a cut network),
-    rather than each request of the read waiting out its own.  An answer,
-    even "not found", returns; nothing for a folder."""
-    deadline = read_deadline(url)
-    if deadline is None:
-        return
-    fs, root = fsspec.core.url_to_fs(url)
-    failed: list[BaseException] = []
-
-    def ask() -> None:
-        try:
-            fs.cat_file(f"{root}/zarr.json")
-        except Exception as exc:  # noqa: BLE001 - "not found", denied: an answer; a timeout: none
-            failed.append(exc)
-
-    asking = threading.Thread(target=ask, name="boardsweep-answers", daemon=True)  # left waiting, if it waits
-    asking.start()
-    asking.join(deadline)
-    if not asking.is_alive() and failed and unreachable(failed[0]) and not _timed_out(failed[0]):
-        raise StoreUnreachable.at_open(url, failed[0])  # refused at once (a server down): said as such
-    if asking.is_alive() or (failed and unreachable(failed[0])):
-        raise StoreUnreachable(
-            f"store {url}: the storage did not answer within {deadline:g} s, the deadline of a read (attempts "
-            "times the longer of connect_timeout and read_timeout in `config_kwargs` of fsspec's configuration, "
-            "FSSPEC_S3); nothing was read: read it again once it answers")
-
-
 def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
     """Give ``options`` (a spec's ``[storage_options]``) to fsspec for the
     protocol of ``url``, over its configured defaults: in this process, and
@@ -213,12 +168,6 @@ def _merge(into: dict, options: Mapping[str, Any]) -> None:
             _merge(into[key], value)
         else:
             into[key] = value
-
-
-def is_local(fs) -> bool:
-    """Whether ``fs`` is the local file system."""
-    protocol = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
-    return "file" in protocol or "local" in protocol
 
 
 def create_exclusive(fs, path: str, data: bytes) -> bool:

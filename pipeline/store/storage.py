@@ -28,15 +28,17 @@ import errno
 import itertools
 import json
 import os
+import threading
 import uuid
 from pathlib import Path
 from typing import Any, Protocol
 
 import fsspec
 
-from .remote import create_exclusive
+from ..errors import StoreUnreachable
+from .remote import create_exclusive, timed_out, unreachable, write_deadline
 
-__all__ = ["Storage", "FolderStorage", "ObjectStorage", "open_storage", "local_root", "write_file"]
+__all__ = ["Storage", "FolderStorage", "ObjectStorage", "open_storage", "local_root", "write_file", "read_deadline", "answers"]
 
 
 def local_root(url: str | os.PathLike) -> Path | None:
@@ -313,3 +315,46 @@ def open_storage(url: str | os.PathLike) -> Storage:
     url = os.fspath(url)
     folder = local_root(url)
     return FolderStorage(url, folder) if folder is not None else ObjectStorage(url)
+
+
+def read_deadline(url: str) -> float | None:
+    """Seconds a command's read of the store at ``url`` (``status``,
+    ``query``, ``report``, ``digest``) waits on storage that does not
+    answer before it ends in one line: the deadline of one request
+    (:func:`.remote.write_deadline`, nothing sent), ``attempts * max(connect, read
+    timeout)`` of botocore's configuration (fsspec's, or a spec's
+    ``[storage_options]``), 18 s with the defaults; ``None`` for a folder."""
+    if local_root(url) is not None:
+        return None
+    return write_deadline(ObjectStorage(url).fs)
+
+
+def answers(url: str) -> None:
+    """Ask the storage of the store at ``url`` for one small object (its root
+    metadata), giving it :func:`read_deadline` seconds: a command's first
+    request, before its read's many; :class:`StoreUnreachable` in one line
+    where it does not answer within that (a frozen server, a cut network),
+    rather than each request of the read waiting out its own.  An answer,
+    even "not found", returns; nothing for a folder."""
+    deadline = read_deadline(url)
+    if deadline is None:
+        return
+    objects = ObjectStorage(url)
+    failed: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            objects.fs.cat_file(objects.path("zarr.json"))
+        except Exception as exc:  # noqa: BLE001 - "not found", denied: an answer; a timeout: none
+            failed.append(exc)
+
+    asking = threading.Thread(target=ask, name="boardsweep-answers", daemon=True)  # left waiting, if it waits
+    asking.start()
+    asking.join(deadline)
+    if not asking.is_alive() and failed and unreachable(failed[0]) and not timed_out(failed[0]):
+        raise StoreUnreachable.at_open(url, failed[0])  # refused at once (a server down): said as such
+    if asking.is_alive() or (failed and unreachable(failed[0])):
+        raise StoreUnreachable(
+            f"store {url}: the storage did not answer within {deadline:g} s, the deadline of a read (attempts "
+            "times the longer of connect_timeout and read_timeout in `config_kwargs` of fsspec's configuration, "
+            "FSSPEC_S3); nothing was read: read it again once it answers")
