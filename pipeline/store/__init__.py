@@ -11,6 +11,9 @@
 * :mod:`.packing`: the packed layout of a finished store and its journal;
 * :mod:`.chunkfiles`: direct reads and writes of a local store's chunk files;
 * :mod:`.lock`: one run per store;
+* :mod:`.storage`: what the store needs of storage (:class:`~.storage.Storage`:
+  read, write whole, write if absent, list, delete, move, exists), for a
+  folder and for object storage, and the one place that asks which a URL is;
 * :mod:`.remote`: what is particular to object storage (bounded retries, exclusive create);
 * :mod:`.owner`: :class:`Store`, one store as a command sees it (opened
   once, what it found kept), and every change a command makes to it;
@@ -40,7 +43,7 @@ from .identity import (check_format, check_spec, check_writable, differences, in
 from .integrity import MANIFEST_DIR, Damage, assert_intact
 from .integrity import check as check_integrity
 from .integers import mark
-from .chunkfiles import local_root
+from .storage import answers, local_root, read_deadline
 from .kept import keep_summary, read_summary, summary_key
 from .layout import JOURNAL
 from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
@@ -53,7 +56,7 @@ from .writes import clear_done, write_exact, write_region, write_whole
 from .zarr_private import quiet as quiet_zarr
 from .owner import Store, check_location, normalize_url
 from .open import READ_CHUNK_BYTES, being_created, held_still, layout_stamp, unrecorded_line, load_sweep, mask, open_sweep, read_chunks
-from .remote import answers, bound_failures, read_deadline, unreachable, use_storage_options
+from .remote import bound_failures, unreachable, use_storage_options
 
 bound_failures()  # every process that touches a store (workers too) gives up on a lost S3 server in seconds
 

@@ -27,7 +27,6 @@ import itertools
 import json
 import os
 import threading
-import uuid
 import zlib
 from pathlib import Path
 
@@ -37,10 +36,11 @@ from numcodecs.zstd import Zstd, decompress
 
 from . import integers
 from ..errors import ChunkUnreadable, LayoutError
+from .storage import local_root, write_file
 
-__all__ = ["LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "put_chunk", "write_file", "fingerprint", "readable",
+__all__ = ["LAYOUT_ATTR", "PACKED_SEPARATOR", "read", "write_chunk", "put_chunk", "fingerprint", "readable",
            "ChunkFileArray",
-           "local_root", "encode_chunks", "encode_region", "parse_meta"]
+           "encode_chunks", "encode_region", "parse_meta"]
 
 #: The root attribute recording the packed arrays (JSON text: per array, its
 #: packed and task chunk shapes and its chunk files' sizes and CRC-32s), see
@@ -263,31 +263,6 @@ def fingerprint(data: bytes | None) -> list[int] | None:
     return None if data is None else [len(data), zlib.crc32(data)]
 
 
-#: What makes this process's temporary file names its own: a random part (hosts) and the process id (forks).
-_OWN = uuid.uuid4().hex[:12]
-_SERIAL = itertools.count()
-
-
-def write_file(path: Path, data: bytes) -> None:
-    """Write ``data`` as the file ``path`` whole: into a temporary file of
-    this process, renamed over ``path`` (a reader sees the old file or the
-    new one; a full disk leaves no partial file behind); its folders made
-    where missing.  Each system call lets the interpreter lock go, which a
-    worker thread beside busy threads waits to take back: so no call that
-    is not needed (no folder made where it is there; no random name drawn)."""
-    tmp = path.with_name(f".{path.name}.{_OWN}{os.getpid()}-{next(_SERIAL)}.tmp")  # unique across processes, hosts
-    try:
-        try:
-            tmp.write_bytes(data)
-        except FileNotFoundError:  # a folder of the path is missing
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def encode_region(meta: tuple, what: str, region: tuple[slice | int, ...], values: np.ndarray,
                   packed: bool = False) -> tuple[str, bytes] | None:
     """The chunk key (under its array) and the bytes of the one chunk that
@@ -341,14 +316,6 @@ def encode_chunks(meta: dict, values: np.ndarray) -> dict[str, bytes] | None:
         region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coord, chunks, shape))
         out[chunk_file_key(coord, sep)] = _encode(parsed, coord, values[region])
     return out
-
-
-def local_root(url: str | os.PathLike) -> Path | None:
-    """The folder of a local store (``None`` for a remote URL)."""
-    url = os.fspath(url)
-    if "://" in url and not url.startswith("file://"):
-        return None
-    return Path(url.removeprefix("file://"))
 
 
 def _array_root(url: str | os.PathLike, name: str) -> Path | None:

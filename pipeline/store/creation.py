@@ -39,8 +39,8 @@ import xarray as xr
 import zarr
 
 from . import integers, metadata
-from .chunkfiles import PACKED_SEPARATOR, write_file
-from .remote import is_local
+from .chunkfiles import PACKED_SEPARATOR
+from .storage import open_storage
 from ..errors import StoreMismatch
 from ..words import json_default
 from .lock import LOCK_NAME, OWN_FOLDER, pid_alive
@@ -104,29 +104,16 @@ def create_store(url: str, spec: Spec, replacing: list[str] | None = None, layou
 def _begin(url: str, arrays: list[str]) -> None:
     """Write the creation record (:data:`CREATING`) whole, naming ``arrays``:
     on a folder into a temporary file renamed into place, on object storage in one put."""
-    fs, root = fsspec.core.url_to_fs(url)
     record = {"pid": os.getpid(), "host": socket.gethostname(), "arrays": arrays,
               "since": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    data = json.dumps(record, indent=2).encode()
-    if is_local(fs):
-        write_file(Path(root) / CREATING, data)
-    else:
-        fs.pipe_file(f"{root}/{CREATING}", data)
+    open_storage(url).write(CREATING, json.dumps(record, indent=2).encode())
 
 
 def _end(url: str) -> None:
     """Remove the creation record (the store is whole), one an earlier
     release left (:data:`.identity.LEGACY_CREATING`), and any temporary
     file a kill left while one was written (:func:`_begin`)."""
-    fs, root = fsspec.core.url_to_fs(url)
-    for name in (CREATING, LEGACY_CREATING):
-        if fs.exists(f"{root}/{name}"):
-            fs.rm_file(f"{root}/{name}")
-    if is_local(fs):
-        for name in (CREATING, LEGACY_CREATING):
-            folder, _, record = f"{root}/{name}".rpartition("/")
-            for stray in Path(folder).glob(f".{record}.*.tmp"):
-                stray.unlink(missing_ok=True)
+    open_storage(url).delete([CREATING, LEGACY_CREATING])  # in a folder, a killed write's temporary files too
 
 
 def creation_record(url: str) -> dict | None:

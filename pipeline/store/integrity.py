@@ -38,13 +38,14 @@ from . import layout as packing
 from ..errors import StoreDamaged
 from .chunkfiles import fingerprint
 from .identity import check_format, check_labels, read_attrs
-from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, filesystem_of, read_many, chunk_paths,
+from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, read_many, chunk_paths,
                         exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
 from ..plan import per_chunk
 from .metadata import simulated_variables
 from .reads import READ_CONCURRENCY, read_mask
 from .zarr_private import quiet
 from .metadata import recorded_spec
+from .storage import Storage, open_storage
 
 __all__ = ["INTEGRITY_SCHEME", "MANIFEST_DIR", "Damage", "record", "check", "read_mask", "describe", "assert_intact", "chunk_paths", "sim_name", "exact_name", "READ_CONCURRENCY"]
 
@@ -115,9 +116,9 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         attrs = dict(zarr.open_group(url, mode="r").attrs) if attrs is None else attrs
         check_format(url, attrs)
         damage = Damage()
-        fs, root = filesystem_of(url)
+        files = open_storage(url)
         state = packing.layout(url) if state is None else state
-        _check_arrays(url, fs, root, attrs, state, damage)
+        _check_arrays(url, files, attrs, state, damage)
         if damage.arrays:
             return damage
         damage.labels = check_labels(url, attrs, coords)
@@ -139,26 +140,26 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         for cell in np.argwhere(per_chunk(exact_done, sizes)):
             index = tuple(int(i) for i in cell)
             exact[index] = exact_name(index)
-        manifests = read_many(fs, root, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
+        manifests = read_many(files, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
         sweep = sweep_of(attrs)
         for found, records in ((damage.sim, blocks), (damage.exact, exact)):
             for key, name in records.items():
                 task = key if found is damage.sim else (key, None)
-                reason = _verify(fs, root, manifests[f"{MANIFEST_DIR}/{name}"], sweep, task)
+                reason = _verify(files, manifests[f"{MANIFEST_DIR}/{name}"], sweep, task)
                 if reason:
                     damage.reasons[name] = reason
                     found.append(key)
         return damage
 
 
-def _check_arrays(url: str, fs: Any, root: str, attrs: dict[str, Any], state: str, damage: Damage) -> None:
+def _check_arrays(url: str, files: Storage, attrs: dict[str, Any], state: str, damage: Damage) -> None:
     """Name in ``damage`` every array whose metadata is missing or unreadable,
     whose layout is not recognised, or the journal of an interrupted change
     of layout (``state``)."""
     sim_names = [*simulated_variables(attrs), "done"]
     exact_names = [*attrs.get("exact_variables", []), "exact_done"]
     arrays = attrs.get("arrays") or [*sim_names, *exact_names]
-    metas = read_many(fs, root, [f"{name}/zarr.json" for name in arrays])
+    metas = read_many(files, [f"{name}/zarr.json" for name in arrays])
     for name in arrays:
         reason = _metadata_problem(metas[f"{name}/zarr.json"])
         if reason:
@@ -199,7 +200,7 @@ def _check_packed(url: str, attrs: dict[str, Any], block: int, damage: Damage) -
                 found.append(cell)
 
 
-def _verify(fs, root: str, manifest: bytes | None, sweep: Sweep | None = None,
+def _verify(files: Storage, manifest: bytes | None, sweep: Sweep | None = None,
             task: tuple[tuple[int, ...], int | None] = ((), None)) -> str | None:
     """Why a task's recorded chunks do not match the files, or its record is
     not bound to this store's ``sweep`` and ``task`` (index, first replicate)
@@ -218,12 +219,12 @@ def _verify(fs, root: str, manifest: bytes | None, sweep: Sweep | None = None,
             return "checksum record not bound to this sweep (copied from an older store?)"
         if bound != sweep.binding(*task, chunks):
             return "cells of another sweep or grid point (their checksum record is bound to other cells)"
-    data = read_many(fs, root, list(chunks))
+    data = read_many(files, list(chunks))
     for path, expected in chunks.items():
         got = fingerprint(data[path])
         if got != expected:
             if got is None:
-                return f"chunk {path} {_absent_or_unreadable(fs, root, path)}"
+                return f"chunk {path} {files.why_unread(path)}"
             if expected is None or got[0] != expected[0]:
                 return f"chunk {path} has {got[0]} bytes, {expected[0] if expected else 0} written"
             return f"chunk {path} altered (checksum differs)"

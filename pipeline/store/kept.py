@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 
 from ..words import json_default
-from .chunkfiles import LAYOUT_ATTR, write_file
+from .chunkfiles import LAYOUT_ATTR
 from .identity import read_attrs
-from .layout import JOURNAL, Files
+from .layout import JOURNAL
+from .storage import open_storage
 from .metadata import simulated_variables
 
 __all__ = ["SUMMARY", "P_VALUES", "summary_key", "read_summary", "keep_summary"]
@@ -55,7 +56,7 @@ def summary_key(url: str, depends: str) -> str | None:
     names = [*simulated_variables(attrs), "done", *attrs.get("exact_variables", []), "exact_done"]
     if not all(isinstance(arrays.get(n), dict) and arrays[n].get("state") == "packed" for n in names):
         return None
-    if Files(url).read(JOURNAL) is not None:  # a change of layout under way
+    if open_storage(url).read(JOURNAL) is not None:  # a change of layout under way
         return None
     described = {k: v for k, v in attrs.items() if k != "history"}
     text = json.dumps([depends, described], sort_keys=True, default=str)
@@ -64,7 +65,7 @@ def summary_key(url: str, depends: str) -> str | None:
 
 def read_summary(url: str, key: str) -> tuple[dict[str, Any], np.ndarray] | None:
     """(the kept summary, its p-values) where kept under ``key``, else ``None``."""
-    files = Files(url)
+    files = open_storage(url)
     kept = files.json(SUMMARY)
     if not kept or kept.get("key") != key:
         return None
@@ -101,10 +102,5 @@ def _digest(p: np.ndarray) -> str:
 
 
 def _write(url: str, rel: str, data: bytes) -> None:
-    """Write one file of the store whole: a local one through a temporary
-    file renamed over it (a reader sees the old file or the new one)."""
-    files = Files(url)
-    if files.fs is not None:
-        files.fs.pipe_file(files.path(rel), data)
-        return
-    write_file(files.local / rel, data)
+    """Write one file of the store whole (a reader sees the old file or the new one)."""
+    open_storage(url).write(rel, data)

@@ -11,7 +11,7 @@ which, from the arrays themselves; :func:`damaged_chunks` checks a packed
 array's files against its record.  The changes themselves (pack, unpack,
 recover) are in :mod:`.packing` (a folder) and :mod:`.packing_inplace`
 (object storage, where a packed array keeps its task chunks in place).
-Every function here reads a folder or an fsspec URL alike (:class:`Files`).
+Every function here reads a folder or an fsspec URL alike (:func:`.storage.open_storage`).
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-import fsspec
 
 import numpy as np
 
 from ..errors import LayoutError
-from .chunkfiles import LAYOUT_ATTR, fingerprint, local_root
+from .chunkfiles import LAYOUT_ATTR, fingerprint
 from .manifests import store_chunks
 from .metadata import simulated_variables
+from .storage import open_storage
 from .zarr_private import chunk_shape
 
 __all__ = ["JOURNAL", "CELLS", "NESTED_CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED",
-           "UNKNOWN", "LAYOUT_ATTR", "PACKED_CHUNK_BYTES", "Files", "layout", "packed_chunks", "array_metas",
+           "UNKNOWN", "LAYOUT_ATTR", "PACKED_CHUNK_BYTES", "layout", "packed_chunks", "array_metas",
            "fingerprint", "unrecognised", "task_arrays", "damaged_chunks", "chunk_region", "root_records",
            "records_text", "packed_record"]
 
@@ -57,66 +57,6 @@ TASKS, PACKING_STATE, PACKED, UNPACKING = "tasks", "packing", "packed", "unpacki
 #: Layouts read from the arrays: some packed and some not with no change under
 #: way (a journal lost mid-change), or an array chunked neither way.
 MIXED, UNKNOWN = "mixed", "unknown"
-
-
-class Files:
-    """The files of a store, in a folder or behind an fsspec URL, by
-    store-relative path: read whole (``None`` where missing), several at once
-    (concurrent requests on object storage)."""
-
-    def __init__(self, url: str | Path) -> None:
-        self.url = str(url)
-        self.local = local_root(self.url)
-        if self.local is None:
-            self.fs, self.root = fsspec.core.url_to_fs(self.url)
-        else:
-            self.fs, self.root = None, str(self.local)
-
-    def path(self, rel: str) -> str:
-        return f"{self.root.rstrip('/')}/{rel}"
-
-    def read(self, rel: str) -> bytes | None:
-        if self.fs is None:
-            try:
-                return (self.local / rel).read_bytes()
-            except OSError:
-                return None
-        try:
-            return self.fs.cat_file(self.path(rel))
-        except FileNotFoundError:
-            return None
-
-    def read_many(self, rels: list[str]) -> dict[str, bytes | None]:
-        if self.fs is None or len(rels) < 2:
-            return {rel: self.read(rel) for rel in rels}
-        got = self.fs.cat([self.path(r) for r in rels], on_error="return")
-        out = {}
-        for rel in rels:
-            value = got.get(self.path(rel))
-            if isinstance(value, BaseException) and not isinstance(value, FileNotFoundError):
-                raise value  # the storage failed: not a missing file
-            out[rel] = value if isinstance(value, (bytes, bytearray)) else None
-        return out
-
-    def json(self, rel: str) -> dict[str, Any] | None:
-        return _parse(self.read(rel))
-
-    def why_unread(self, rel: str) -> str:
-        """Why :meth:`read` gave ``None``: ``missing``, or ``unreadable (why)``
-        where the file is there (no read permission, a folder in its place)."""
-        try:
-            if self.fs is None:
-                with open(self.local / rel, "rb") as f:
-                    f.read(1)
-            elif not self.fs.exists(self.path(rel)):
-                return "missing"
-            else:
-                self.fs.cat_file(self.path(rel), start=0, end=1)
-        except FileNotFoundError:
-            return "missing"
-        except OSError as exc:
-            return f"unreadable ({exc.strerror or type(exc).__name__})"
-        return "unreadable"
 
 
 #: A JSON document at least this long is parsed once while its bytes stay the same (:func:`json_document`).
@@ -157,7 +97,7 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
 def read_journal(url: str | Path) -> dict[str, Any]:
     """The journal (``{}`` where there is none, ``{"state": "unreadable"}``
     where it does not parse as a JSON object)."""
-    raw = Files(url).read(JOURNAL)
+    raw = open_storage(url).read(JOURNAL)
     if raw is None:
         return {}
     journal = _parse(raw)
@@ -172,7 +112,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 
 def root_attrs(root: str | Path) -> dict[str, Any]:
-    meta = Files(root).json("zarr.json") or {}
+    meta = _parse(open_storage(root).read("zarr.json")) or {}
     attrs = meta.get("attributes")
     return attrs if isinstance(attrs, dict) else {}
 
@@ -246,7 +186,7 @@ def record_in_journal(meta: dict[str, Any], name: str, journal: dict[str, Any],
 
 def array_metas(url: str | Path, attrs: dict[str, Any] | None = None) -> dict[str, dict[str, Any] | None]:
     """Each task array's ``zarr.json``, parsed (``None`` where missing or unreadable)."""
-    files = Files(url)
+    files = open_storage(url)
     attrs = root_attrs(url) if attrs is None else attrs
     names = task_arrays(attrs)
     raw = files.read_many([f"{name}/zarr.json" for name in names])
@@ -345,14 +285,14 @@ def damaged_chunks(url: str) -> dict[str, str]:
     """Chunk files (store-relative) of the packed arrays that are missing or
     differ from the array's own record, with the reason; empty where no
     array is packed."""
-    files = Files(url)
+    files = open_storage(url)
     journal = read_journal(url)
     records = root_records(root_attrs(url))
     bad = {}
     for name, state in array_states(url, journal).items():
         if state != PACKED:
             continue
-        record = record_in_journal(files.json(f"{name}/zarr.json"), name, journal, records)
+        record = record_in_journal(_parse(files.read(f"{name}/zarr.json")), name, journal, records)
         found = files.read_many(list(record["files"]))
         for key, expected in record["files"].items():
             got = fingerprint(found[key])
@@ -367,7 +307,7 @@ def damaged_chunks(url: str) -> dict[str, str]:
 def chunk_region(url: str, key: str) -> tuple[str, tuple[slice, ...]]:
     """The array and the region (slices of every dim) a packed chunk file covers."""
     name, _, rest = key.partition("/c")
-    meta = Files(url).json(f"{name}/zarr.json")
+    meta = _parse(open_storage(url).read(f"{name}/zarr.json"))
     shape, chunks = meta["shape"], chunk_shape(meta)
     rest = rest[1:]  # "/0/1" on a folder, ".0.1" where packed in place
     coord = [int(c) for c in rest.replace(".", "/").split("/")] if rest else [0] * len(shape)

@@ -39,7 +39,6 @@ still its own.  Storage that ignores either condition is refused in one line.
 from __future__ import annotations
 
 import datetime as _dt
-import errno
 import json
 import time
 import os
@@ -56,7 +55,8 @@ try:
 except ImportError:  # not on this platform: local takeover by remove and create
     fcntl = None
 from ..errors import NoExclusiveCreate
-from .remote import (create_exclusive, is_local, read_tagged, remove_if_unchanged,
+from .storage import local_root, open_storage
+from .remote import (read_tagged, remove_if_unchanged,
                      replace_if_unchanged, storage_errors, unreachable)
 
 __all__ = ["StoreLock", "LOCK_NAME", "LEGACY_LOCK_NAME", "OWN_FOLDER", "pid_alive"]
@@ -104,11 +104,12 @@ class StoreLock:
 
     def __init__(self, url: str) -> None:
         self.fs, root = fsspec.core.url_to_fs(url)
+        self.files = open_storage(url)
         self.url = url
         self.path = f"{root.rstrip('/')}/{LOCK_NAME}"
         self.legacy = f"{root.rstrip('/')}/{LEGACY_LOCK_NAME}"  # an earlier release's lock (module docstring)
         self.found = self.path  # the lock file read last: what a refusal names
-        self.local = is_local(self.fs)
+        self.local = local_root(url) is not None  # an exact takeover: flock (a folder) or If-Match (objects)
         self.me = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -328,53 +329,12 @@ class StoreLock:
         return found[1] if found is not None and _parse(found[0]).get("token") == self.me["token"] else None
 
     def _try_create(self) -> bool:
-        text = self._text()
-        if self.local:
-            return self._create_local(text)
-        if not create_exclusive(self.fs, self.path, text.encode()):
+        """Create the lock file whole with our record, only where none is there
+        (:meth:`.storage.Storage.write_if_absent`: a folder's hard link or
+        ``O_EXCL``, object storage's conditional put); False where it is there."""
+        if not self.files.write_if_absent(LOCK_NAME, self._text().encode()):
             return False
         self.etag = self._own_etag()
-        return True
-
-    def _create_local(self, text: str) -> bool:
-        """Create the local lock file whole with ``text``: written into a
-        temporary file of this run, linked to the lock's name (exclusive, as
-        ``O_EXCL``: a reader never meets a record half written); ``O_EXCL``
-        where the file system has no links.  False where the lock is there."""
-        folder = self.path.rsplit("/", 1)[0]
-        tmp = f"{folder}/.lock.{self.me['token']}.tmp"
-        for attempt in range(5):
-            try:
-                with open(tmp, "x") as f:
-                    f.write(text)
-                try:
-                    os.link(tmp, self.path)
-                    return True
-                except FileExistsError:
-                    return False
-                except OSError as exc:  # no hard links here
-                    if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
-                        raise
-                    return self._create_excl(text)
-            except FileNotFoundError:  # its folder removed meanwhile (a run releasing its lock): made again
-                if attempt == 4:
-                    raise
-                os.makedirs(folder, exist_ok=True)
-            finally:
-                try:
-                    os.unlink(tmp)
-                except FileNotFoundError:
-                    pass
-        return False
-
-    def _create_excl(self, text: str) -> bool:
-        """Create the local lock file with ``text`` (``O_EXCL``); False where it is there."""
-        try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return False
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
         return True
 
     def _remove(self, path: str) -> None:

@@ -25,6 +25,7 @@ import zarr
 
 from . import integrity, manifests
 from .metadata import simulated_variables
+from .storage import open_storage
 from .zarr_private import quiet
 
 __all__ = ["LOST", "keep_unrecorded"]
@@ -66,8 +67,7 @@ def _keep(url: str, group: zarr.Group, names: list[str], coords: tuple[int, ...]
     """Record the task again when its chunks at ``coords`` are intact (the
     last of ``names`` is its done-flag array); ``False`` when they are not."""
     paths = manifests.chunk_paths(group, names, coords)
-    fs, root = manifests.filesystem_of(url)
-    if any(data is None for data in manifests.read_many(fs, root, paths).values()):
+    if any(data is None for data in manifests.read_many(open_storage(url), paths).values()):
         return False
     try:
         blocks = [group[name].get_block_selection(coords + (0,) * (group[name].ndim - len(coords)))

@@ -22,14 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import fsspec
-from fsspec.implementations.local import LocalFileSystem
-
 from ..plan import chunk_bounds
-from .chunkfiles import fingerprint, write_file
+from .chunkfiles import fingerprint
+from .storage import Storage, open_storage
 from .zarr_private import chunk_key
 
 __all__ = ["INTEGRITY_SCHEME", "BINDING_SCHEME", "BINDING_ATTR", "MANIFEST_DIR", "Sweep", "sweep_of", "sim_name",
@@ -93,9 +90,8 @@ def _sweep(url: str, token: str | None) -> Sweep | None:
     key = (url, token or "")
     if token and key in _SWEEPS:
         return _SWEEPS[key]
-    fs, root = filesystem_of(url)
     try:
-        attrs = json.loads(fs.cat_file(f"{root}/zarr.json")).get("attributes", {})
+        attrs = json.loads(open_storage(url).read("zarr.json") or b"{}").get("attributes", {})
     except (OSError, ValueError, AttributeError):
         attrs = {}
     found = sweep_of(attrs)
@@ -130,10 +126,6 @@ def exact_name(index: tuple[int, ...]) -> str:
     return "exact/" + (".".join(map(str, index)) or "point") + ".json"
 
 
-def filesystem_of(url: str):
-    return fsspec.core.url_to_fs(url)
-
-
 def chunk_paths(arrays, names: Iterable[str], coords: tuple[int, ...]) -> list[str]:
     """Store-relative paths of the chunk at ``coords`` (padded with zeros) of
     each array (``arrays``: a zarr group or a mapping of name to array)."""
@@ -145,25 +137,10 @@ def chunk_paths(arrays, names: Iterable[str], coords: tuple[int, ...]) -> list[s
     return paths
 
 
-def read_many(fs, root: str, paths: list[str]) -> dict[str, bytes | None]:
-    """Raw bytes of each store-relative path (``None`` where there is no file)."""
-    if isinstance(fs, LocalFileSystem):  # plain reads: fsspec's per-file cost dominates small files
-        return {p: _read_local(f"{root}/{p}") for p in paths}
-    full = [f"{root}/{p}" for p in paths]
-    got = fs.cat(full, on_error="return") if full else {}
-    out = {}
-    for p, f in zip(paths, full):
-        value = got.get(f)
-        out[p] = value if isinstance(value, (bytes, bytearray)) else None
-    return out
-
-
-def _read_local(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
+def read_many(files: Storage, paths: list[str]) -> dict[str, bytes | None]:
+    """Raw bytes of each store-relative path (``None`` where there is no file
+    or it cannot be read: the check then names it)."""
+    return files.read_many(paths, strict=False)
 
 
 def record(url: str, paths: list[str] | Mapping[str, list[int] | None], index: tuple[int, ...],
@@ -174,19 +151,15 @@ def record(url: str, paths: list[str] | Mapping[str, list[int] | None], index: t
     ``start`` the first replicate of a simulation block (``None`` for an
     exact task).  The manifest is bound to the store's sweep (``sweep``,
     else read from the store, kept per ``token``)."""
-    fs, root = filesystem_of(url)
+    files = open_storage(url)
     if isinstance(paths, Mapping):
         chunks = dict(paths)
     else:
-        data = read_many(fs, root, paths)
+        data = read_many(files, paths)
         chunks = {p: fingerprint(data[p]) for p in paths}
     manifest: dict[str, Any] = {"scheme": INTEGRITY_SCHEME, "chunks": chunks}
     sweep = _sweep(url, token) if sweep is None else sweep
     if sweep is not None:
         manifest["bound"] = sweep.binding(index, start, chunks)
     name = exact_name(index) if start is None else sim_name(index, start)
-    target = f"{root}/{MANIFEST_DIR}/{name}"
-    if isinstance(fs, LocalFileSystem):  # whole or not at all, its folder made where missing
-        write_file(Path(target), json.dumps(manifest).encode())
-    else:
-        fs.pipe_file(target, json.dumps(manifest).encode())
+    files.write(f"{MANIFEST_DIR}/{name}", json.dumps(manifest).encode())  # whole or not at all

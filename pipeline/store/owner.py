@@ -40,6 +40,7 @@ from .. import errors
 from .schema import template
 from .lock import StoreLock
 from .remote import unreachable
+from .storage import local_root
 from ..errors import (ChunkUnreadable, SchedulerLost, StoreCreationFailed, StoreLocked, StoreMismatch,
                       StoreUnreachable, TaskOverdue, one_line)
 from ..spec import Spec
@@ -98,11 +99,10 @@ def check_location(url: str) -> None:
     local store location the run could not write: under a regular file, in a
     folder it may not write, on a read-only file system.  Reads only (``run
     --dry-run``); a URL's storage is not probed (that would write)."""
-    url = normalize_url(url)
-    if "://" in url:
+    path = local_root(normalize_url(url))
+    if path is None:
         return
-    path = Path(url)
-    found = path
+    url, found = str(path), path
     while not found.exists() and found != found.parent:  # the nearest folder the run would create from
         found = found.parent
     if found.is_dir():
@@ -270,8 +270,8 @@ class Store:
 
     def remove_if_empty(self) -> None:
         """Remove the folder this command created when nothing was stored in it."""
-        path = Path(self.url)
-        if "://" not in self.url and path.is_dir() and not any(path.iterdir()):
+        path = local_root(self.url)
+        if path is not None and path.is_dir() and not any(path.iterdir()):
             path.rmdir()
 
     def lock(self) -> StoreLock:

@@ -45,7 +45,10 @@ killed at any point leaves a store that the next ``run`` puts right
 
 A store behind an fsspec URL (object storage, where a rename is a copy) is
 packed in place instead, by :mod:`.packing_inplace`: the same layout as
-readers see it, the task chunks left where they are.
+readers see it, the task chunks left where they are.  This module is the one
+packer either way: :func:`pack`, :func:`unpack` and :func:`recover` check the
+preconditions (the layout, the integrity check, every exact answer done)
+once, and ask in one place (:func:`_folder`) which of the two changes the layout.
 """
 
 from __future__ import annotations
@@ -64,7 +67,8 @@ import zarr
 from . import chunkfiles, integers, integrity, manifests
 from .identity import read_attrs
 from ..errors import LayoutError
-from .chunkfiles import LAYOUT_ATTR, local_root
+from .chunkfiles import LAYOUT_ATTR
+from .storage import local_root
 from . import packing_inplace
 from .layout import (CELLS, JOURNAL, MIXED, NESTED_CELLS, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
                      UNKNOWN, UNPACKING, array_states, file_fingerprint, read_journal, read_json, root_attrs, chunk_region,
@@ -156,25 +160,43 @@ def _check_room(root: Path, names: list[str]) -> None:
 def pack(url: str, verify: bool = True, done: np.ndarray | None = None) -> bool:
     """Pack the store at ``url``, which the caller knows is complete (every
     cell done, or every grid point at its precision target); ``False``
-    (nothing changed) where it is not local, damaged or already packed.
+    (nothing changed) where it is damaged, not complete or not in the task
+    layout.  The preconditions are checked here once, for a folder and for
+    object storage alike; then :func:`_pack_folder` or
+    :func:`.packing_inplace.pack_in_place` changes the layout.
 
     ``verify=False`` skips the checksum check of every task chunk, for a
     caller that has just checked or written them all (a run: old cells are
     checked when it starts, new ones it wrote itself); a chunk that does not
     decode still stops the packing.  ``done``: the ``done`` mask as the
     caller read it after its last write, which object storage then does not
-    read again where every cell is done (:func:`.packing_inplace.pack`).
+    read again where every cell is done.
     """
-    root = local_root(url)
-    if root is None:
-        return packing_inplace.pack(url, verify, done)
     if layout(url) != TASKS:
         return False
     attrs = read_attrs(url)
     if verify and integrity.check(url, attrs):
         return False
-    if not read_exact_done(url).all():
+    exact_done = read_exact_done(url)
+    if not exact_done.all():
         return False
+    root = _folder(url)
+    if root is None:
+        return packing_inplace.pack_in_place(url, attrs, exact_done, done)
+    _pack_folder(root, url, attrs)
+    return True
+
+
+def _folder(url: str) -> Path | None:
+    """The store's folder, or ``None`` behind an fsspec URL (object storage,
+    where a rename is a copy: packed in place, :mod:`.packing_inplace`): the
+    one place the packer asks which."""
+    return local_root(url)
+
+
+def _pack_folder(root: Path, url: str, attrs: dict[str, Any]) -> None:
+    """Pack the complete, intact store in the folder ``root``: packed copies
+    written, the journal, then the swap by renames (:func:`_finish_packing`)."""
     shutil.rmtree(root / PACKING, ignore_errors=True)  # an earlier pack killed before its journal
     names = task_arrays(attrs)
     _check_room(root, names)
@@ -193,7 +215,6 @@ def pack(url: str, verify: bool = True, done: np.ndarray | None = None) -> bool:
     except OSError:
         _roll_back(root, names)  # a full disk while finishing: back to the task layout, by renames
         raise
-    return True
 
 
 def _roll_back(root: Path, names: list[str]) -> None:
@@ -201,14 +222,7 @@ def _roll_back(root: Path, names: list[str]) -> None:
     rewritten, so it still describes the task layout): the task-chunked
     arrays move back, the packed copies and the journal go.  Renames and
     removals only: this works on a full disk."""
-    for name in names:
-        here, cells = root / name, _kept(root, name)
-        if cells.exists():
-            _nest(cells)
-            if here.exists():
-                shutil.rmtree(here)
-            os.replace(cells, here)
-    _drop_kept(root)
+    _move_back(root, names)
     shutil.rmtree(root / PACKING, ignore_errors=True)
     try:
         set_records(str(root), None)
@@ -245,17 +259,20 @@ def _finish_packing(root: Path, url: str) -> None:
 
 def unpack(url: str) -> bool:
     """Return a packed store at ``url`` to the task layout: the task-chunked
-    arrays move back, the packed copies go.  Where the kept task-chunked
-    copy or the checksum records are gone (``.boardsweep/`` lost), the task
+    arrays move back (a folder) or their metadata does (object storage,
+    :func:`.packing_inplace.unpack_in_place`: the task chunks never moved),
+    the packed copies go.  Where the kept task-chunked copy or the checksum
+    records of a folder's store are gone (``.boardsweep/`` lost), the task
     chunks are rebuilt from the verified packed data and recorded afresh;
     cells of a damaged packed chunk are left not done.  ``False`` where the
     store was not packed."""
-    root = local_root(url)
-    if root is None:
-        return packing_inplace.unpack(url)
     state = layout(url)
     if state not in (PACKED, UNPACKING, MIXED):
         return False
+    root = _folder(url)
+    if root is None:
+        packing_inplace.unpack_in_place(url, state)
+        return True
     journal = read_journal(url)
     if state != UNPACKING:
         states = array_states(root, journal)
@@ -266,7 +283,18 @@ def unpack(url: str) -> bool:
         moved = [n for n, s in states.items() if s in (PACKED, "missing")]  # a lost packed array: its kept copy
         journal = {"state": UNPACKING, "arrays": moved, "record": rebuild}
         _write_journal(root, journal)
-    for name in journal.get("arrays", []):
+    _move_back(root, journal.get("arrays", []))
+    set_records(url, None)
+    _consolidate(url)
+    if journal.get("record"):
+        _record_manifests(url)
+    _write_journal(root, None)
+    return True
+
+
+def _move_back(root: Path, names: list[str]) -> None:
+    """Each array ``names``' kept task-chunked copy back into its place (those already moved skipped)."""
+    for name in names:
         here, cells = root / name, _kept(root, name)
         if not cells.exists():
             continue  # already moved back
@@ -275,12 +303,6 @@ def unpack(url: str) -> bool:
             shutil.rmtree(here)
         os.replace(cells, here)
     _drop_kept(root)
-    set_records(url, None)
-    _consolidate(url)
-    if journal.get("record"):
-        _record_manifests(url)
-    _write_journal(root, None)
-    return True
 
 
 def _kept(root: Path, name: str) -> Path:
@@ -460,11 +482,12 @@ def recover(url: str) -> str:
     what was done, in words (empty where nothing was).  A journal lost or
     edited while no change was under way needs nothing (the arrays say the
     layout); an array chunked neither way raises :class:`LayoutError`."""
-    root = local_root(url)
-    if root is None:
-        return packing_inplace.recover(url)
     state = layout(url)
+    root = _folder(url)
     if state == PACKING_STATE:
+        if root is None:
+            packing_inplace.finish_in_place(url)
+            return "an interrupted packing finished"
         try:
             _finish_packing(root, url)
         except OSError as exc:
@@ -474,7 +497,7 @@ def recover(url: str) -> str:
     done = recover_unpacking(url, state, unpack)
     if done is not None:
         return done
-    if state == TASKS and (root / PACKING).exists():
+    if root is not None and state == TASKS and (root / PACKING).exists():
         shutil.rmtree(root / PACKING, ignore_errors=True)  # a pack killed before it began to swap
     return ""  # a journal lost or edited needs nothing: the arrays say the layout
 

@@ -20,7 +20,8 @@ can be done again:
 
 A process killed anywhere leaves either the old layout (before the journal:
 at most some unreferenced packed chunks, overwritten by the next packing) or
-a journal the next ``run`` finishes (:func:`recover`); a reader meanwhile
+a journal the next ``run`` finishes (:func:`finish_in_place`, through
+:func:`.packing.recover`); a reader meanwhile
 reads correct values from either metadata, and ``status`` names the
 interrupted change.  The root attribute :data:`LAYOUT_ATTR` records, per
 packed array, its packed and task chunk shapes, its task key encoding and its
@@ -30,7 +31,8 @@ back, so it names every array that may be packed); the task chunks stay under th
 checksum records, so unpacking is a metadata change and a repair rebuilds
 nothing.  An array whose task chunk already is the whole array is packed by
 its record alone (its chunk is the packed chunk: nothing is written or
-dropped).
+dropped).  Whether a store is packed, and the preconditions of a change, are
+asked once for both kinds of storage in :mod:`.packing`, which calls this.
 """
 
 from __future__ import annotations
@@ -43,39 +45,34 @@ from typing import Any
 import numpy as np
 import zarr
 
-from . import integers, integrity
-from .identity import read_attrs
-from .reads import READ_CONCURRENCY, read_exact_done
+from . import integers
+from .reads import READ_CONCURRENCY
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, encode_chunks
-from .layout import (JOURNAL, MIXED, PACKED, PACKING_STATE, TASKS, UNPACKING, Files, read_journal, recover_unpacking,
-                     record_in_journal, root_attrs, array_metas, fingerprint, layout, packed_chunks, records_text,
-                     root_records, task_arrays)
+from .layout import (JOURNAL, PACKED, PACKING_STATE, UNPACKING, array_metas, fingerprint, packed_chunks,
+                     read_journal, record_in_journal, records_text, root_attrs, root_records, task_arrays)
+from .storage import ObjectStorage
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
-__all__ = ["PACKED_SEPARATOR", "GENERATION_ATTR", "pack", "unpack", "recover", "set_records", "integer_fill", "restore_fill"]
+__all__ = ["PACKED_SEPARATOR", "GENERATION_ATTR", "pack_in_place", "unpack_in_place", "finish_in_place", "set_records",
+           "integer_fill", "restore_fill"]
 
 
 
 # -- every change to the store goes through these (a test kills a process at each) --
 
-def _put(fs, path: str, data: bytes) -> None:
-    fs.pipe_file(path, data)
+def _put(files: ObjectStorage, rel: str, data: bytes) -> None:
+    files.write(rel, data)
 
 
-def _put_many(fs, objects: dict[str, bytes]) -> None:
+def _put_many(files: ObjectStorage, objects: dict[str, bytes]) -> None:
     """Write several objects (concurrent requests)."""
-    if objects:
-        fs.pipe(objects)
+    files.write_many(objects)
 
 
-def _drop(fs, paths: list[str]) -> None:
+def _drop(files: ObjectStorage, rels: list[str]) -> None:
     """Remove objects; those already gone are fine."""
-    if paths:
-        try:
-            fs.rm(paths)
-        except FileNotFoundError:
-            pass
+    files.delete(rels)
 
 
 def _consolidate(url: str) -> None:
@@ -151,25 +148,17 @@ def restore_fill(meta: dict[str, Any]) -> dict[str, Any]:
 
 # -- packing ------------------------------------------------------------------
 
-def pack(url: str, verify: bool = True, done: np.ndarray | None = None) -> bool:
-    """Pack the store at ``url`` in place (the caller knows it is complete);
-    ``False`` (nothing changed) where it is damaged, not complete or not in
-    the task layout.  ``verify``: check every task chunk first.  ``done``:
-    the ``done`` mask as the caller read it after the store's last write,
-    taken instead of a second read where every cell is done (a chunk missing
-    or not decoding reads as not done, so such a mask is what is stored)."""
-    if layout(url) != TASKS:
-        return False
-    attrs = read_attrs(url)
-    if verify and integrity.check(url, attrs):
-        return False
-    exact_done = read_exact_done(url)
-    if not exact_done.all():
-        return False
-    files = Files(url)
+def pack_in_place(url: str, attrs: dict[str, Any], exact_done: np.ndarray, done: np.ndarray | None = None) -> bool:
+    """Pack the store at ``url`` in place; :func:`.packing.pack` has checked
+    that it is in the task layout, intact (``attrs``: its root attributes)
+    and complete (``exact_done``: the mask it read, every cell done).
+    ``done``: the ``done`` mask as the caller read it after the store's last
+    write, taken instead of a second read where every cell is done (a chunk
+    missing or not decoding reads as not done, so such a mask is what is stored)."""
+    files = ObjectStorage(url)
     metas = array_metas(url, attrs)
     names = task_arrays(attrs)
-    _drop(files.fs, _packed_leftovers(files, names))  # a packing killed before its journal
+    _drop(files, _packed_leftovers(files, names))  # a packing killed before its journal
     with quiet(), zarr.config.set({"async.concurrency": READ_CONCURRENCY}):
         group = zarr.open_group(url, mode="r")
         done = _as_stored(done if done is not None and bool(done.all()) else None, group["done"])
@@ -200,7 +189,7 @@ def _as_stored(values: np.ndarray | None, array) -> np.ndarray | None:
     return values
 
 
-def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray,
+def _packed_meta(files: ObjectStorage, name: str, meta: dict[str, Any], data: np.ndarray,
                  chunks: tuple[int, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Write array ``name``'s packed chunks beside its task chunks; return its
     packed ``zarr.json`` and its record (for the root attribute)."""
@@ -217,10 +206,10 @@ def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray
         raw = files.read_many([f"{name}/{key}" for key in encoded])
         fingerprints = {f"{name}/{key}": fingerprint(raw[f"{name}/{key}"]) for key in encoded}
         missing = {k: encoded[k.split("/", 1)[1]] for k, f in fingerprints.items() if f is None}
-        _put_many(files.fs, {files.path(k): v for k, v in missing.items()})  # fill-only chunks zarr skipped
+        _put_many(files, missing)  # fill-only chunks zarr skipped
         fingerprints.update({k: fingerprint(v) for k, v in missing.items()})
     else:
-        _put_many(files.fs, {files.path(f"{name}/{key}"): raw for key, raw in encoded.items()})
+        _put_many(files, {f"{name}/{key}": raw for key, raw in encoded.items()})
         fingerprints = {f"{name}/{key}": fingerprint(raw) for key, raw in encoded.items()}
     sep = (packed["chunk_key_encoding"].get("configuration") or {}).get("separator", "/")
     record = {"state": PACKED, "chunks": chunk_shape(packed), "separator": sep, "task_chunks": task_chunks,
@@ -228,54 +217,44 @@ def _packed_meta(files: Files, name: str, meta: dict[str, Any], data: np.ndarray
     return packed, record
 
 
-def _packed_leftovers(files: Files, names: list[str]) -> list[str]:
-    """Packed chunk objects (``c.*``) under arrays ``names`` (one listing per array)."""
-    found = []
-    for name in names:
-        try:
-            entries = files.fs.ls(files.path(name), detail=False, refresh=True)
-        except FileNotFoundError:
-            continue
-        found += [e for e in entries if e.rsplit("/", 1)[-1].startswith(f"c{PACKED_SEPARATOR}")]
-    return found
+def _packed_leftovers(files: ObjectStorage, names: list[str]) -> list[str]:
+    """Packed chunk objects (``c.*``, store-relative) under arrays ``names`` (one listing per array)."""
+    return [f"{name}/{entry}" for name in names for entry in files.list(name)
+            if entry.startswith(f"c{PACKED_SEPARATOR}")]
 
 
 # -- the switch, and unpacking ---------------------------------------------------
 
-def _switch(files: Files, journal: dict[str, Any]) -> None:
+def _switch(files: ObjectStorage, journal: dict[str, Any]) -> None:
     """Steps 2 and 3: the journal, every array's new metadata, the
     consolidated root, the objects to drop, no journal."""
-    fs = files.fs
-    _put(fs, files.path(JOURNAL), json.dumps(journal).encode())
+    _put(files, JOURNAL, json.dumps(journal).encode())
     _finish(files, journal)
 
 
-def _finish(files: Files, journal: dict[str, Any]) -> None:
+def _finish(files: ObjectStorage, journal: dict[str, Any]) -> None:
     """Put the journal's records (packing) and metadata, remove the records
     (unpacking), consolidate, drop, remove the journal (each step can be done again)."""
-    fs = files.fs
     if journal.get("records"):
         set_records(files.url, journal["records"])
     for name, meta in journal.get("meta", {}).items():
-        _put(fs, files.path(f"{name}/zarr.json"), json.dumps(meta, indent=2).encode())
+        _put(files, f"{name}/zarr.json", json.dumps(meta, indent=2).encode())
     if journal.get("state") == UNPACKING:
         set_records(files.url, None)
     _consolidate(files.url)
-    _drop(fs, [files.path(key) for key in journal.get("drop", [])])
-    _drop(fs, [files.path(JOURNAL)])
+    _drop(files, list(journal.get("drop", [])))
+    _drop(files, [JOURNAL])
 
 
-def unpack(url: str) -> bool:
-    """Return a packed store at ``url`` to the task layout: each packed
-    array's metadata back to its task chunks (which never moved), then its
-    packed chunks dropped.  ``False`` where the store was not packed."""
-    state = layout(url)
-    if state not in (PACKED, UNPACKING, MIXED):
-        return False
-    files = Files(url)
+def unpack_in_place(url: str, state: str) -> None:
+    """Return the packed store at ``url`` (``state``: its layout, packed,
+    mixed or unpacking, as :func:`.packing.unpack` read it) to the task
+    layout: each packed array's metadata back to its task chunks (which
+    never moved), then its packed chunks dropped."""
+    files = ObjectStorage(url)
     if state == UNPACKING:
         _finish(files, read_journal(url))
-        return True
+        return
     metas, drop = {}, []
     records = root_records(root_attrs(url))
     for name, meta in array_metas(url).items():
@@ -289,7 +268,6 @@ def unpack(url: str) -> bool:
         metas[name] = restore_fill(task)
         drop += [key for key in record.get("files", {}) if _is_packed_key(key)]
     _switch(files, {"state": UNPACKING, "arrays": sorted(metas), "meta": metas, "drop": drop})
-    return True
 
 
 def _is_packed_key(key: str) -> bool:
@@ -297,15 +275,6 @@ def _is_packed_key(key: str) -> bool:
     return key.split("/", 1)[-1].startswith(f"c{PACKED_SEPARATOR}")
 
 
-def recover(url: str) -> str:
-    """Finish a layout change that a killed process left half done; return
-    what was done, in words (empty where nothing was)."""
-    state = layout(url)
-    if state == PACKING_STATE:
-        _finish(Files(url), read_journal(url))
-        return "an interrupted packing finished"
-    done = recover_unpacking(url, state, unpack)
-    if done is not None:
-        return done
-    return ""
-
+def finish_in_place(url: str) -> None:
+    """Finish the packing its journal records (a process killed during step 2 or 3)."""
+    _finish(ObjectStorage(url), read_journal(url))

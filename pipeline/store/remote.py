@@ -12,9 +12,8 @@
   runs taking over one stale lock exactly one wins.  These go through s3fs's
   ``_call_s3`` (s3fs has no public conditional replace); other storage is
   refused (:class:`NoExclusiveCreate`);
-* one task's writes batched (:func:`write_task`): its chunks encoded here as
-  zarr encodes them and put concurrently, then its done flag, and their
-  checksums known without reading them back;
+* deadlines: :func:`write_deadline`, what one request (or a task's
+  concurrent puts, :func:`.writes.write_region`) may take in all;
 * a spec's ``[storage_options]`` given to fsspec for the store's protocol,
   in this process and in the worker processes it starts
   (:func:`use_storage_options`);
@@ -28,18 +27,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import uuid
 from typing import Any, Mapping
 
 import fsspec
-import numpy as np
 from fsspec.asyn import sync
 
-from .chunkfiles import encode_region, fingerprint, parse_meta
-from ..errors import NoExclusiveCreate, StoreUnreachable, causes
+from ..errors import NoExclusiveCreate, causes
 
-__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "is_local", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_task", "write_deadline", "read_deadline", "answers", "use_storage_options"]
+__all__ = ["S3_ATTEMPTS", "S3_CONNECT_TIMEOUT_S", "S3_READ_TIMEOUT_S", "bound_failures", "create_exclusive", "storage_errors", "unreachable", "read_tagged", "replace_if_unchanged", "remove_if_unchanged", "write_deadline", "timed_out", "use_storage_options"]
 
 #: Attempts per S3 request (the first and the retries), and the socket timeouts: a request
 #: to a server that is gone gives up within ``S3_ATTEMPTS * S3_CONNECT_TIMEOUT_S`` (9 s), one to
@@ -80,7 +76,7 @@ def unreachable(exc: BaseException | None) -> bool:
     return any(isinstance(e, (ConnectionError, TimeoutError, HTTPClientError)) for e in causes(exc))
 
 
-def _timed_out(exc: BaseException) -> bool:
+def timed_out(exc: BaseException) -> bool:
     """Whether ``exc`` (or what caused it) is a timeout: the storage was silent, not refusing."""
     try:
         from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
@@ -149,50 +145,6 @@ def write_deadline(fs, nbytes: int = 0) -> float:
     return attempts * per_attempt + WRITE_S_PER_MIB * nbytes / 2**20
 
 
-def read_deadline(url: str) -> float | None:
-    """Seconds a command's read of the store at ``url`` (``status``,
-    ``query``, ``report``, ``digest``) waits on storage that does not
-    answer before it ends in one line: the deadline of one request
-    (:func:`write_deadline`, nothing sent), ``attempts * max(connect, read
-    timeout)`` of botocore's configuration (fsspec's, or a spec's
-    ``[storage_options]``), 18 s with the defaults; ``None`` for a folder."""
-    if "://" not in url or url.startswith("file://"):
-        return None
-    fs, _ = fsspec.core.url_to_fs(url)
-    return None if is_local(fs) else write_deadline(fs)
-
-
-def answers(url: str) -> None:
-    """Ask the storage of the store at ``url`` for one small object (its root
-    metadata), giving it :func:`read_deadline` seconds: a command's first
-    request, before its read's many; :class:`StoreUnreachable` in one line
-    where it does not answer within that (a frozen server, a cut network),
-    rather than each request of the read waiting out its own.  An answer,
-    even "not found", returns; nothing for a folder."""
-    deadline = read_deadline(url)
-    if deadline is None:
-        return
-    fs, root = fsspec.core.url_to_fs(url)
-    failed: list[BaseException] = []
-
-    def ask() -> None:
-        try:
-            fs.cat_file(f"{root}/zarr.json")
-        except Exception as exc:  # noqa: BLE001 - "not found", denied: an answer; a timeout: none
-            failed.append(exc)
-
-    asking = threading.Thread(target=ask, name="boardsweep-answers", daemon=True)  # left waiting, if it waits
-    asking.start()
-    asking.join(deadline)
-    if not asking.is_alive() and failed and unreachable(failed[0]) and not _timed_out(failed[0]):
-        raise StoreUnreachable.at_open(url, failed[0])  # refused at once (a server down): said as such
-    if asking.is_alive() or (failed and unreachable(failed[0])):
-        raise StoreUnreachable(
-            f"store {url}: the storage did not answer within {deadline:g} s, the deadline of a read (attempts "
-            "times the longer of connect_timeout and read_timeout in `config_kwargs` of fsspec's configuration, "
-            "FSSPEC_S3); nothing was read: read it again once it answers")
-
-
 def use_storage_options(url: str, options: Mapping[str, Any]) -> None:
     """Give ``options`` (a spec's ``[storage_options]``) to fsspec for the
     protocol of ``url``, over its configured defaults: in this process, and
@@ -216,12 +168,6 @@ def _merge(into: dict, options: Mapping[str, Any]) -> None:
             _merge(into[key], value)
         else:
             into[key] = value
-
-
-def is_local(fs) -> bool:
-    """Whether ``fs`` is the local file system."""
-    protocol = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
-    return "file" in protocol or "local" in protocol
 
 
 def create_exclusive(fs, path: str, data: bytes) -> bool:
@@ -354,55 +300,3 @@ def _check_if_match(fs, folder: str) -> None:
         except OSError:
             pass
     _CHECKED_IF_MATCH.add(key)
-
-
-#: Per process: the parsed metadata of a remote store's arrays, per (store, spec hash), so that
-#: a worker reads them once, not once per task (None: an array this writer does not handle).
-_METAS: dict[tuple[str, str], dict[str, tuple | None]] = {}
-_MAX_METAS = 8
-
-
-def _metas(fs, root: str, url: str, token: str | None, names: list[str]) -> dict[str, tuple | None]:
-    key = (url, token or "")
-    metas = _METAS.get(key, {}) if token else {}
-    missing = [n for n in names if n not in metas]
-    if missing:
-        raw = fs.cat([f"{root}/{n}/zarr.json" for n in missing])
-        raw = {p.rsplit("/", 2)[-2]: v for p, v in raw.items()} if isinstance(raw, dict) else {missing[0]: raw}
-        metas = {**metas, **{n: parse_meta(json.loads(raw[n]), with_codec=True) for n in missing}}
-        if token:
-            _METAS[key] = metas
-            while len(_METAS) > _MAX_METAS:
-                _METAS.pop(next(iter(_METAS)))
-    return metas
-
-
-def write_task(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
-               flag: str, flags: np.ndarray | None = None) -> dict[str, list[int]] | None:
-    """Write one task's ``region`` of every array in ``values`` as objects
-    (concurrent puts), then its ``flag`` (``done`` / ``exact_done``: the
-    ``flags`` of the region's cells, default all set) once they are stored; return each object's store-relative path with its size
-    and CRC-32, for the task's checksum record.  ``None`` (nothing written)
-    where an array is not in boardsweep's chunk format: zarr writes it.
-    ``token`` (a hash of the canonical spec) lets a worker keep the arrays'
-    metadata between tasks."""
-    fs, root = fsspec.core.url_to_fs(url)
-    metas = _metas(fs, root, url, token, [*values, flag])
-    if any(meta is None for meta in metas.values()):
-        return None
-    data = {}
-    for name, value in values.items():
-        encoded = encode_region(metas[name], f"array {name} of {url}", region, value)
-        if encoded is None:
-            return None
-        data[f"{name}/{encoded[0]}"] = encoded[1]
-    flags = np.ones(1, dtype=bool) if flags is None else flags
-    done = encode_region(metas[flag], f"array {flag} of {url}", region, flags)
-    if done is None:
-        return None
-    # a PUT to a frozen server waits past botocore's read timeout
-    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()},
-            timeout=write_deadline(fs, sum(len(raw) for raw in data.values())))
-    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1], timeout=write_deadline(fs))  # only once the data is stored
-    data[f"{flag}/{done[0]}"] = done[1]
-    return {path: fingerprint(raw) for path, raw in data.items()}

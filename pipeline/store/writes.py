@@ -10,6 +10,7 @@ then the checksum record (:mod:`.manifests`).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import OrderedDict
 from typing import Any, Mapping
 
@@ -21,6 +22,7 @@ from zarr.api.asynchronous import open_group
 from . import chunkfiles, integers, manifests, remote
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, chunk_of
+from .storage import ObjectStorage
 from .zarr_private import quiet, sync
 
 __all__ = ["write_region", "write_exact", "write_whole", "clear_done"]
@@ -67,7 +69,7 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
     chunk files (:func:`chunkfiles.put_chunk`); otherwise the arrays
     (kept open per worker) are written through zarr, concurrently.  On a
     local store and on object storage (the chunks put as objects,
-    :func:`.remote.write_task`) the paths come with their sizes and CRC-32s,
+    :func:`write_objects`) the paths come with their sizes and CRC-32s,
     from the bytes written: the record need not read them back.
     """
     written = [chunkfiles.put_chunk(url, name, region, v) for name, v in values.items()]
@@ -75,10 +77,63 @@ def _write(url: str, token: str | None, region: tuple, values: Mapping[str, np.n
         flag_written = chunkfiles.put_chunk(url, flag, region, flags)
         if flag_written:
             return dict([*written, flag_written])  # each with its size and CRC-32, as written
-    written = remote.write_task(url, token, region, values, flag, flags)  # object storage: batched, checksums known
+    written = write_objects(url, token, region, values, flag, flags)  # object storage: batched, checksums known
     if written is not None:
         return written
     return _write_zarr(url, token, region, values, flag, flags)
+
+
+#: Per process: the parsed metadata of a remote store's arrays, per (store, spec hash), so that
+#: a worker reads them once, not once per task (None: an array this writer does not handle).
+_METAS: dict[tuple[str, str], dict[str, tuple | None]] = {}
+_MAX_METAS = 8
+
+
+def _metas(fs, root: str, url: str, token: str | None, names: list[str]) -> dict[str, tuple | None]:
+    key = (url, token or "")
+    metas = _METAS.get(key, {}) if token else {}
+    missing = [n for n in names if n not in metas]
+    if missing:
+        raw = fs.cat([f"{root}/{n}/zarr.json" for n in missing])
+        raw = {p.rsplit("/", 2)[-2]: v for p, v in raw.items()} if isinstance(raw, dict) else {missing[0]: raw}
+        metas = {**metas, **{n: chunkfiles.parse_meta(json.loads(raw[n]), with_codec=True) for n in missing}}
+        if token:
+            _METAS[key] = metas
+            while len(_METAS) > _MAX_METAS:
+                _METAS.pop(next(iter(_METAS)))
+    return metas
+
+
+def write_objects(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],
+               flag: str, flags: np.ndarray | None = None) -> dict[str, list[int]] | None:
+    """Write one task's ``region`` of every array in ``values`` as objects
+    (concurrent puts), then its ``flag`` (``done`` / ``exact_done``: the
+    ``flags`` of the region's cells, default all set) once they are stored; return each object's store-relative path with its size
+    and CRC-32, for the task's checksum record.  ``None`` (nothing written)
+    where an array is not in boardsweep's chunk format: zarr writes it.
+    ``token`` (a hash of the canonical spec) lets a worker keep the arrays'
+    metadata between tasks."""
+    objects = ObjectStorage(url)
+    fs, root = objects.fs, objects.root
+    metas = _metas(fs, root, url, token, [*values, flag])
+    if any(meta is None for meta in metas.values()):
+        return None
+    data = {}
+    for name, value in values.items():
+        encoded = chunkfiles.encode_region(metas[name], f"array {name} of {url}", region, value)
+        if encoded is None:
+            return None
+        data[f"{name}/{encoded[0]}"] = encoded[1]
+    flags = np.ones(1, dtype=bool) if flags is None else flags
+    done = chunkfiles.encode_region(metas[flag], f"array {flag} of {url}", region, flags)
+    if done is None:
+        return None
+    # a PUT to a frozen server waits past botocore's read timeout
+    fs.pipe({f"{root}/{path}": raw for path, raw in data.items()},
+            timeout=remote.write_deadline(fs, sum(len(raw) for raw in data.values())))
+    fs.pipe_file(f"{root}/{flag}/{done[0]}", done[1], timeout=remote.write_deadline(fs))  # only once the data is stored
+    data[f"{flag}/{done[0]}"] = done[1]
+    return {path: chunkfiles.fingerprint(raw) for path, raw in data.items()}
 
 
 def _write_zarr(url: str, token: str | None, region: tuple, values: Mapping[str, np.ndarray],

@@ -1,6 +1,6 @@
 """``status``, ``query`` and ``digest`` of a store on a frozen server (SIGSTOP of
 ``weed``: connections accepted, never answered) end in one line within the
-deadline of a read, the deadline of one request (:func:`remote.read_deadline`:
+deadline of a read, the deadline of one request (:func:`storage.read_deadline`:
 attempts times the longer socket timeout, set through fsspec's configuration
 here as a spec's ``[storage_options]`` or ``FSSPEC_S3`` would), not once per
 request the command would still make."""
@@ -18,7 +18,7 @@ import pytest
 from clirun import run_cli
 from specs import spec_toml
 
-from boardsweep.pipeline.store.remote import read_deadline
+from boardsweep.pipeline.store.storage import read_deadline
 
 pytestmark = pytest.mark.slow
 
