@@ -90,7 +90,18 @@ def inspect(url: str) -> str:
         return "boardsweep"
     if has_creation_record(fs, root):  # a run began creating it after the listing: its root not yet described
         return "creating"
+    if _describes_a_sweep(fs, root):  # a creation that ended between the root's read and the record's ask
+        return "boardsweep"
     return "zarr-group"
+
+
+def _describes_a_sweep(fs, root: str) -> bool:
+    """Whether the root metadata of the folder ``root``, read now, carries a sweep's ``spec_canonical``
+    (a creation writes it before it removes its record)."""
+    try:
+        return "spec_canonical" in json_document(fs.cat_file(f"{root}/zarr.json")).get("attributes", {})
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def rootless_line(url: str) -> str:

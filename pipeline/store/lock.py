@@ -295,9 +295,8 @@ class StoreLock:
     def _record(self, path: str) -> dict | None:
         """The record of the lock file ``path`` (as :meth:`holder`); :attr:`found` is ``path``."""
         self.found = path
-        try:
-            with self.fs.open(path, "rb") as f:
-                return _parse(f.read())
+        try:  # one read of the whole file: a lock replaced between an open and its read never says FileExpired
+            return _parse(self.fs.cat_file(path))
         except FileNotFoundError:
             return None
 

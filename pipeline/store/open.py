@@ -311,7 +311,7 @@ def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
         except (KeyError, ValueError, OSError, TypeError, zarr.errors.GroupNotFoundError) as exc:
             if (told := being_created(st.url)) is not None:  # a run began creating it meanwhile
                 raise told from None
-            if wait is None or (_steady(st.url, before) and not _being_made(exc, st.url)):
+            if _steady(st.url, before) and not _being_made(exc, st.url):
                 raise  # the store did not change under the read: the error is the store's own
         else:
             if _steady(st.url, before):

@@ -139,3 +139,40 @@ def test_what_is_no_store_is_said_in_one_line_by_every_read(tmp_path, read, stat
         _READS[read](str(url))
     assert isinstance(told.value, FileNotFoundError)
     assert (sorted(p.name for p in url.iterdir()) if url.exists() else None) == before
+
+
+def _half_grown(store: Path) -> None:
+    """``store`` as a reader finds it while a live run (this process) grows
+    it: the growth marked in its root metadata, the run's lock there, and
+    one array already resized along the first grid axis, its coordinate not yet."""
+    import json
+    import os
+    import socket
+
+    from boardsweep.pipeline.store import LOCK_NAME
+    from boardsweep.pipeline.store.growth import GROWING
+
+    root = json.loads((store / "zarr.json").read_text())
+    root["attributes"][GROWING] = "{}"
+    (store / "zarr.json").write_text(json.dumps(root))
+    wins = json.loads((store / "wins" / "zarr.json").read_text())
+    wins["shape"][0] += 1
+    (store / "wins" / "zarr.json").write_text(json.dumps(wins))
+    (store / LOCK_NAME).parent.mkdir(exist_ok=True)
+    (store / LOCK_NAME).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                               "since": "2026-01-01T00:00:00+00:00"}))
+
+
+def test_a_read_a_long_growth_keeps_changing_is_told_never_a_raw_error(tmp_path):
+    """A read of a store a live run grows for longer than the read's retries
+    (object storage, a loaded machine) once raised the growth's raw
+    ``ValueError`` (shapes that disagree) at its last attempt: it says in one
+    line that the store changed while it was read (the S3 soak, 2 reads of 248)."""
+    import boardsweep
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+
+    store = tmp_path / "sweep.zarr"
+    shutil.copytree(OLD_STORE, store)
+    _half_grown(store)
+    with pytest.raises(StoreBeingRewritten, match="changed while it was read"):
+        boardsweep.load_sweep(str(store), check=False)
