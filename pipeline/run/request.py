@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from ..cluster import START_TIMEOUT_S
 from ..errors import NotAScheduler
-from ..cluster import Target, check_dashboard_address, check_dask_config, check_workers, handshake
+from ..cluster import Target, check_available, check_dashboard_address, check_dask_config, check_workers, handshake
+from ..cluster import parse_jobs
 from ..errors import ArgumentTypeError, BadSchedulerAddress, InputError, SchedulerLost, expect_flag, one_line
 from ..spec import Spec, check_storable
 
@@ -51,8 +52,6 @@ def cluster_target(*, workers: int | None = None, scheduler: str | None = None, 
     """Where a run's tasks go, from the caller's options (``names``: their
     spelling); options that conflict are refused in one line (:class:`InputError`,
     exit 2) before anything starts."""
-    from ..cluster import check_available, parse_jobs
-
     check_workers(workers, names.workers)
     check_dashboard_address(dashboard_address)
     if batch is None:
@@ -105,7 +104,7 @@ class RunRequest:
     @property
     def url(self) -> str:
         """The store's URL, normalized (:func:`store.normalize_url`)."""
-        from ..store import normalize_url
+        from ..store import normalize_url  # zarr: after the warm-up has begun (run/startup.py's policy, point 2)
 
         return normalize_url(self.store or self.spec.default_store())
 
@@ -132,7 +131,7 @@ _HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[?[0-9A-Fa-
 def check_scheduler_address(address: str) -> None:
     """Raise :class:`BadSchedulerAddress` (one line) unless ``address`` is
     ``[scheme://]host[:port]`` with a scheme Dask knows and a well-formed host and port."""
-    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.addressing import parse_address, parse_host_port  # Dask: the policy's point 2
     from distributed.comm.registry import get_backend
 
     try:

@@ -8,6 +8,8 @@
    first, which imports numba (:func:`kernels`, after the run's first line) and starts the warm-up thread where
    the workers are threads of this process, and only then imports Dask's client, xarray and zarr
    (``run.execute_request``): those imports overlap the kernels' loading.
+   Before that, what needs the store or ``distributed`` imports it inside the function (the request's URL and
+   scheduler-address checks, the command's refusal of a URL, the API's client check).
 3. Every other import is at its module's top; this module's own imports are light (no numba, Dask, xarray, zarr).
 
 While the run starts (Dask imported, the store made, the cluster started), a

@@ -79,3 +79,13 @@ def test_a_new_stores_first_replicates_are_simulated_early_and_stored_as_compute
     other = tmp_path / "processes.zarr"
     assert run_sweep(parse_spec(text, "spec.toml"), str(other), scheduler=cluster2).complete
     assert_same_by_value(other, early)
+
+
+def test_the_run_paths_modules_import_no_numba_dask_xarray_or_zarr():
+    """The policy of ``run/startup.py``: the run path's modules (the command's, the API,
+    the start-up itself) import neither numba nor Dask's client, xarray or zarr, so that
+    the run's first line comes at once and the warm-up begins before those imports."""
+    code = ("import sys, boardsweep.pipeline.cli.run, boardsweep.pipeline.api, boardsweep.pipeline.run.startup; "
+            "print(sorted(m for m in ('numba', 'distributed', 'xarray', 'zarr') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr[-2000:]
