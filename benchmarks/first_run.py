@@ -20,7 +20,7 @@ times summed over the workers:
 
 Usage::
 
-    python benchmarks/first_run.py [--processes] [--repeat 1] [--against OLD] [--quickstart-only]
+    python benchmarks/first_run.py [--processes] [--repeat 1] [--against OLD] [--quickstart-only] [--api]
 
 ``--processes`` runs the embedded cluster as worker processes
 (``DASK_BOARDSWEEP__PROCESSES=True``) instead of the default threads, for a
@@ -29,7 +29,9 @@ too, alternately with this one (``OLD``: a folder holding its ``boardsweep``
 package, e.g. ``git archive REV | tar -x -C OLD/boardsweep``, put first on
 ``PYTHONPATH``), each with its own empty numba cache: on a busy machine, a
 before/after pair taken in one run.  ``--quickstart-only`` measures the
-quickstart alone (cold, then warm).  The machine's CPU model and load average are printed: other
+quickstart alone (cold, then warm).  ``--api`` times a script calling
+``boardsweep.run(SPEC, STORE, progress=False)`` instead of the command (its
+whole process too; the report read from the returned result).  The machine's CPU model and load average are printed: other
 processes on the cores inflate every figure, so record the load with them.
 Each run's CPU time (user + system, its helper processes included) is
 printed too: it is what a loaded machine changes least.  ``PYTHONDONTWRITEBYTECODE``
@@ -125,11 +127,30 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+#: ``--api``: a script running ``boardsweep.run(SPEC, STORE)`` (argv: SPEC STORE REPORT [WORKERS]), its report as JSON.
+API_SCRIPT = """
+import json, sys
+from dataclasses import asdict
+import boardsweep
+workers = int(sys.argv[4]) if len(sys.argv) > 4 else None
+result = boardsweep.run(sys.argv[1], sys.argv[2], workers=workers, progress=False)
+with open(sys.argv[3], "w") as f:
+    json.dump(asdict(result.report), f)
+"""
+
+#: Whether :func:`run` times the Python API (``--api``) instead of the command.
+THROUGH = {"api": False}
+
+
 def run(spec: Path, store: Path, env: dict, workers: int | None = None) -> dict:
-    """One whole ``boardsweep run`` process; its report plus ``command_wall_s``."""
+    """One whole ``boardsweep run`` process (or, ``--api``, a script calling
+    ``boardsweep.run``); its report plus ``command_wall_s``."""
     report = store.with_suffix(".json")
     command = [sys.executable, "-m", "boardsweep", "run", str(spec), "--store", str(store),
                "--report-json", str(report)] + (["--workers", str(workers)] if workers else [])
+    if THROUGH["api"]:
+        command = [sys.executable, "-c", API_SCRIPT, str(spec), str(store), str(report)] + ([str(workers)] if workers
+                                                                                            else [])
     t0, cpu0 = time.perf_counter(), _children_cpu()
     out = subprocess.run(command, capture_output=True, text=True, env=env)
     wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
@@ -153,7 +174,7 @@ def measure(tmp: Path, env: dict, quickstart_only: bool = False) -> dict[str, fl
     print(f"  quickstart warm: {quick['command_wall_s']:.2f} s, CPU {quick['command_cpu_s']:.1f} s (run_sweep "
           f"{quick['wall_s']:.2f} s, kernel {quick['kernel_s']:.2f} s summed, cache loads "
           f"{quick.get('warm_s', 0.0):.2f} s while starting and {quick['compile_s']:.2f} s in the tasks; "
-          f"{quick['tasks_total']} simulation tasks)", flush=True)
+          f"{quick['tasks_total']} simulation tasks, {quick.get('head_start', 0)} tasks run during start-up)", flush=True)
     quickstart = {"quickstart, empty numba cache (s)": quick_cold["command_wall_s"],
                   "quickstart, warm (s)": quick["command_wall_s"],
                   "quickstart CPU, empty numba cache (s)": quick_cold["command_cpu_s"],
@@ -196,10 +217,13 @@ def main() -> None:
     parser.add_argument("--against", type=Path, default=None, metavar="OLD",
                         help="also measure the boardsweep package in OLD/boardsweep, alternately")
     parser.add_argument("--quickstart-only", action="store_true", help="measure the quickstart alone")
+    parser.add_argument("--api", action="store_true", help="time boardsweep.run in a script, not the command")
     args = parser.parse_args()
+    THROUGH["api"] = args.api
     print(f"{cpu_model()}, {os.cpu_count()} cores; load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; embedded cluster: "
-          f"{'processes' if args.processes else 'threads (default)'}", flush=True)
+          f"{'processes' if args.processes else 'threads (default)'}; "
+          f"{'the Python API (boardsweep.run)' if args.api else 'the command (boardsweep run)'}", flush=True)
     versions = {"this": None, **({"old": args.against.resolve()} if args.against else {})}
     rounds: dict[str, list] = {name: [] for name in versions}
     for i in range(args.repeat):

@@ -6,12 +6,15 @@ other's (``--old``: a checkout of main's ``.venv/bin/boardsweep``) in turn,
 ``--times`` each; printed: the median and range of each wall time, their
 ratio, the median CPU time (user + system: what the load stretches least),
 the CPU and the load before and after.  The two must print the same
-(but ``--dry-run SWEEP``'s rows, ``run SWEEP --dry-run``: the estimate may differ).
+(but ``--dry-run SWEEP``'s rows, ``run SWEEP --dry-run``: the estimate may differ;
+and ``--rerun SPEC``'s, ``run SPEC --store STORE`` on the complete store, the
+no-op re-run: its summary says its own wall time).
 
 Usage::
 
     boardsweep run quickstart --store /tmp/rf-q.zarr -q
-    python benchmarks/read_commands.py --old /work/main/.venv/bin/boardsweep /tmp/rf-q.zarr [--dry-run nightly]
+    python benchmarks/read_commands.py --old /work/main/.venv/bin/boardsweep /tmp/rf-q.zarr [--dry-run nightly] \
+        [--rerun quickstart]
 """
 
 from __future__ import annotations
@@ -51,9 +54,11 @@ def main() -> None:
     parser.add_argument("--old", required=True, help="the other install's boardsweep executable")
     parser.add_argument("--times", type=int, default=5)
     parser.add_argument("--dry-run", nargs="*", default=[], metavar="SWEEP", help="also time `run SWEEP --dry-run`")
+    parser.add_argument("--rerun", default=None, metavar="SPEC", help="also time `run SPEC --store STORE` (no-op)")
     args = parser.parse_args()
     commands = {"status": ["status", args.store], "query": ["query", args.store], "--help": ["--help"],
-                **{f"run {name} --dry-run": ["run", name, "--dry-run"] for name in args.dry_run}}
+                **{f"run {name} --dry-run": ["run", name, "--dry-run"] for name in args.dry_run},
+                **({f"run {args.rerun} (no-op)": ["run", args.rerun, "--store", args.store]} if args.rerun else {})}
     print(f"{_cpu()}, {os.cpu_count()} cores; load before: {os.getloadavg()[0]:.1f}")
     print("| command | old wall: median (range) | new wall: median (range) | new/old | CPU old / new (new/old) |")
     print("|---|---|---|---|---|")
@@ -67,7 +72,7 @@ def main() -> None:
                 times[which].append(took)
                 cpu[which].append(used)
                 outputs[which].add(text)
-        same = "" if outputs["old"] == outputs["new"] or "--dry-run" in name else " (outputs differ!)"
+        same = "" if outputs["old"] == outputs["new"] or name.startswith("run ") else " (outputs differ!)"
         cells = [f"{statistics.median(t):.2f} s ({min(t):.2f}-{max(t):.2f})" for t in times.values()]
         ratio = statistics.median(times["new"]) / statistics.median(times["old"])
         old_cpu, new_cpu = statistics.median(cpu["old"]), statistics.median(cpu["new"])

@@ -8,8 +8,11 @@
 ``run`` does what ``boardsweep run`` does, from a script or a notebook: on an
 embedded local cluster, an existing :class:`distributed.Client`, a cluster
 object (a ``LocalCluster``, a dask-jobqueue ``SLURMCluster``, ...), a
-scheduler address or a batch system by name.  In Jupyter it shows the
-dashboard link and a progress bar; in a terminal, the CLI's progress bar.
+scheduler address or a batch system by name.  Both take one path,
+:func:`run_request`: its kernels warm in a thread while Dask, xarray and zarr
+are imported, and a new store's first tasks run meanwhile (the head start,
+:mod:`boardsweep.pipeline.run.startup`).  In Jupyter it shows the dashboard
+link and a progress bar; in a terminal, the CLI's progress bar and notices.
 
 A plain script needs no ``if __name__ == "__main__":`` guard: while the run
 starts its worker processes (multiprocessing's spawn, which imports the main
@@ -34,19 +37,22 @@ import html
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Literal, Mapping
 
-from .cluster import Target
+from .cluster import signals_end_run, SYSTEMS as BATCH_SYSTEMS, Target
 from .errors import ArgumentTypeError, InputError, NotInWorker, expect_flag
-from .run import execute_request, RunReport, API_ARGUMENTS, Hooks, RunRequest, cluster_target
+from .run import begin, RunReport, API_ARGUMENTS, Hooks, RunRequest, cluster_target
 from .spec import example_file, is_bare, is_example, Spec
 from .errors import SpecError
 from .words import count
 
-__all__ = ["Spec", "Result", "run", "as_spec"]
+__all__ = ["Spec", "Result", "run", "run_request", "as_spec", "PROGRESS"]
+
+#: The progress displays of :func:`run_request`: a terminal's (the CLI's bar and notices) or Jupyter's (HTML).
+PROGRESS = ("terminal", "notebook")
 
 
 @dataclass
@@ -136,7 +142,7 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
         running), a scheduler address (``tcp://HOST:8786``) or a batch system's
         name (``"slurm"``, ...; sized by ``jobs``, cancelled at the end).
     progress : bool
-        Show the dashboard link and a progress bar (Jupyter: HTML; else the terminal's).
+        Show the dashboard link and a progress bar (Jupyter: HTML; else what ``boardsweep run`` shows as it runs).
     overwrite, extend : bool
         As ``boardsweep run --overwrite`` / ``--extend``.
     jobs : int or "MIN:MAX", optional
@@ -157,8 +163,7 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
     InputError
         What ``boardsweep run`` refuses: ``extend`` with ``overwrite``, a
         ``store`` that is not a path or URL, ``workers`` below 1 or above
-        what the machine holds, a ``client``
-        that is not a :class:`distributed.Client`.
+        what the machine holds, a ``client`` that is not a :class:`distributed.Client`.
     """
     _refuse_in_worker()
     progress, overwrite, extend = map(expect_flag, (progress, overwrite, extend), ("progress", "overwrite", "extend"))
@@ -169,19 +174,50 @@ def run(spec: Spec | str | Path | Mapping[str, Any], store: str | Path | None = 
         with Client(cluster) as own:
             return run(spec, store, client=own, progress=progress, overwrite=overwrite, extend=extend, jobs=jobs,
                        dashboard_address=dashboard_address, performance_report=performance_report)
-    batch = cluster if isinstance(cluster, str) and cluster in _batch_systems() else None
+    batch = cluster if isinstance(cluster, str) and cluster in BATCH_SYSTEMS else None
     target = cluster_target(workers=workers, scheduler=None if batch else cluster, batch=batch, jobs=jobs,
                             client=client, dashboard_address=dashboard_address, names=API_ARGUMENTS)
     target.performance_report = str(performance_report) if performance_report else None
-    return _run(RunRequest(as_spec(spec), None if store is None else str(store), target, overwrite, extend), progress)
+    request = RunRequest(as_spec(spec), None if store is None else str(store), target, overwrite, extend)
+    with _hidden_main():  # the script hidden from the worker processes started meanwhile
+        return run_request(request, ("notebook" if _in_notebook() else "terminal") if progress else None)
 
 
-def _run(request: RunRequest, progress: bool) -> Result:
-    """:func:`run.execute_request` of ``request``, its progress shown where asked."""
-    show = _progress(request.target) if progress else None
-    with _hidden_main(), (show or _nothing()):
-        report = execute_request(request, Hooks(on_start=show.start if show else None,
-                                        on_progress=show.update if show else None))
+def run_request(request: RunRequest, progress: Literal["terminal", "notebook"] | None = None) -> Result:
+    """Run ``request``: the one path of :func:`run` and ``boardsweep run``.
+
+    The warm-up begins first (:func:`run.begin`: the kernels in a thread where
+    the workers are threads here, and a new store's first replicates), then
+    Dask, xarray and zarr are imported (:func:`run.execute_request`) while it
+    warms; the warm-up is stopped when the run ends, however it ends.
+
+    Parameters
+    ----------
+    request : RunRequest
+        The run, as asked (spec, store, target, what may be replaced).
+    progress : {"terminal", "notebook"} or None
+        What shows the run as it goes (:data:`PROGRESS`): the CLI's progress
+        bar, waiting line and notices, or Jupyter's HTML bar; None: nothing.
+
+    Returns
+    -------
+    Result
+    """
+    if progress is not None and progress not in PROGRESS:
+        raise ArgumentTypeError(f"progress={progress!r}: expected one of {', '.join(map(repr, PROGRESS))} or None")
+    show = _progress(progress, request.target)
+    told, warming = begin(request, getattr(show, "compiling", None))
+    with ExitStack() as stack:
+        if warming is not None:  # stopped however the run ends, an interrupted import included
+            stack.enter_context(warming)
+        from .run import execute_request  # Dask, xarray and zarr: imported while the kernels warm (run/startup.py)
+
+        for context in (show, signals_end_run(request.target.batch)):
+            if context is not None:
+                stack.enter_context(context)
+        report = execute_request(request, Hooks(on_start=getattr(show, "start", None),
+                                                on_progress=getattr(show, "update", None), on_compile=told,
+                                                on_failure=getattr(show, "failed", None), warming=warming))
     return Result(report, request.spec)
 
 
@@ -210,12 +246,6 @@ def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, perfor
             raise InputError("client=: the client is closed; pass an open distributed.Client (nothing was started)")
 
 
-def _batch_systems():
-    from .cluster import SYSTEMS
-
-    return SYSTEMS
-
-
 def _refuse_in_worker() -> None:
     """Stop a worker process that imports the user's script from running it again."""
     if getattr(sys.modules.get("__main__"), "__name__", "") == "__mp_main__":
@@ -242,11 +272,6 @@ def _hidden_main() -> Iterator[None]:
         main.__dict__.update(saved)
 
 
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
-
-
 def _in_notebook() -> bool:
     shell = sys.modules.get("IPython")
     if shell is None:
@@ -255,12 +280,37 @@ def _in_notebook() -> bool:
     return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
 
 
-def _progress(target: Target):
-    if _in_notebook():
+def _progress(progress: str | None, target: Target):
+    """The display :func:`run_request`'s ``progress`` names, or None."""
+    if progress is None:
+        return None
+    if progress == "notebook":
         return NotebookProgress()
-    from .views import console, TaskBar
+    from .views import console, TaskBar, WaitingLine
 
-    return TaskBar(console())
+    out = console()
+    return TerminalProgress(TaskBar(out), WaitingLine(out, target))
+
+
+class TerminalProgress:
+    """The CLI's display of a run: the progress bar (its ``start``, ``update``,
+    and the lines ``compiling`` and ``failed``) and, while the run waits for its
+    first worker, the waiting line."""
+
+    def __init__(self, bar: Any, waiting: Any) -> None:
+        self.bar, self.waiting = bar, waiting
+        self.start, self.update, self.compiling, self.failed = bar.start, bar.update, bar.compiling, bar.failed
+
+    def __enter__(self) -> "TerminalProgress":
+        self.bar.__enter__()
+        self.waiting.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.waiting.__exit__(*exc)
+        finally:
+            self.bar.__exit__(*exc)
 
 
 class NotebookProgress:

@@ -383,11 +383,22 @@ def test_the_spec_is_frozen_and_carries_no_task_layout():
 
 def test_the_task_layout_is_decided_in_one_function():
     """``plan.layout.decide`` is the one decision; the run, the dry run and
-    the run's first line (with its head start) ask it, and a TaskLayout is
+    the run's start-up (its first line and head start, run/startup.py) ask it, and a TaskLayout is
     made only where it is decided, asked of the spec (``given``), bounded
     for planning (sizing) or read back from a store's chunks (creation)."""
     asking = {m for m in _called("decide") if {"pipeline.plan", "pipeline.plan.layout"} & import_graph()[m]
               and not m.startswith("pipeline.plan")}  # through the plan's face; not precision's rule
-    assert asking == {"pipeline.run.execute", "pipeline.cli.dry_run", "pipeline.cli.run"}, asking
+    assert asking == {"pipeline.run.execute", "pipeline.cli.dry_run", "pipeline.run.startup"}, asking
     assert set(_called("TaskLayout")) <= {"pipeline.plan.layout", "pipeline.plan.task_layout", "pipeline.plan.sizing",
                                           "pipeline.store.creation"}, _called("TaskLayout")
+
+
+def test_the_command_and_the_api_take_one_run_path():
+    """Issue 55: ``boardsweep run`` calls the API's own run (``api.run_request``),
+    the one caller of ``run.execute_request``; the warm-up is begun in one
+    place of the package's run path (``run.begin``: by it, and by ``run_sweep``
+    for a direct caller), and the command's module imports neither."""
+    assert set(_called("execute_request")) == {"pipeline.api"}, _called("execute_request")
+    assert set(_called("run_request")) == {"pipeline.api", "pipeline.cli.run"}, _called("run_request")
+    assert set(_called("begin")) == {"pipeline.api", "pipeline.run.execute"}, _called("begin")
+    assert set(_called("WarmUp")) == {"pipeline.run.startup"}, _called("WarmUp")

@@ -10,7 +10,9 @@ import numpy as np
 
 from ...core.games import Game, ParameterError, game_names, get_game
 from ..errors import InputError
+from ..spec import load_spec as parse_spec_file
 from ..words import json_text, python_value
+from .examples import spec_path
 
 __all__ = ["parse_sets", "load_spec", "load_game", "complete_game", "scheduler_address", "emit", "FORMAT", "SET",
            "JSON_FORMAT", "quiet_for_json", "WORKERS", "SCHEDULER", "TLS_CA", "TLS_CERT", "TLS_KEY", "tls_options",
@@ -32,10 +34,7 @@ def load_spec(path: str, overrides: tuple[str, ...] = ()):
     """Parse and validate a sweep spec, with ``--set KEY=VALUE`` overrides
     (SpecError -> one-line error, exit 2).  A bare name that is no file
     (``quickstart``) is the shipped example of that name (:func:`.examples.spec_path`)."""
-    from ..spec import load_spec as _load
-    from .examples import spec_path
-
-    return _load(spec_path(path), overrides)
+    return parse_spec_file(spec_path(path), overrides)
 
 
 def load_game(name: str) -> Game:

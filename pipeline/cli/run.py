@@ -1,4 +1,10 @@
-"""The ``run`` command: a sweep run (or resumed) from a spec file."""
+"""The ``run`` command: a sweep run (or resumed) from a spec file.
+
+The options become one :class:`run.RunRequest`, run by the API's own
+function (:func:`boardsweep.pipeline.api.run_request`, which warms the kernels
+and gives the head start); what is printed of the run's record (the summary,
+``--format json``, ``--report-json``) is the command's.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,9 @@ import json
 
 import click
 
-from ..cluster import SYSTEMS as BATCH_SYSTEMS, signals_end_run
-from ..views import WaitingLine
+from ..cluster import SYSTEMS as BATCH_SYSTEMS
 from ..cluster import START_TIMEOUT_S, performance_report_path
-from ..run import CLI_OPTIONS, Hooks, RunRequest, cluster_target
+from ..run import CLI_OPTIONS, RunRequest, cluster_target
 from . import interrupt
 from .dry_run import print_plan
 from ..words import json_text
@@ -81,8 +86,6 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     the store; rerun the same command to resume).  `--format json` prints
     only the run's record, headline rows and verdict, as JSON.
     """
-    from ..views import announce, console, info, run_summary, TaskBar
-
     quiet_for_json(fmt)
     scheduler = scheduler if batch else scheduler_address(scheduler)  # with --cluster: only a given one, refused
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
@@ -97,26 +100,23 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if dry_run:
         print_plan(request.spec, url, target, fmt)
         return
+    from ..api import run_request
+    from ..run import layout_known_now
+    from ..views import announce, console, info, run_summary
+
     target.security = security
     if performance_report:
         target.performance_report = performance_report_path(url)
-    console = console()
-    announce(console, request.spec, url, scheduler, target.describe(),
-                      _layout_known_now(request.spec, target))
-    bar = TaskBar(console)
-    compiling, warming = _warm_up(request, url, target, bar.compiling)
-    from ..run import execute_request  # Dask, xarray and zarr: imported while the kernels warm
-
+    out = console()
+    announce(out, request.spec, url, scheduler, target.describe(), layout_known_now(request.spec, target))
     interrupt.keeps(f"the finished tasks, in {url},", store=url)
-    with bar, WaitingLine(console, target), signals_end_run(batch):
-        report = execute_request(request, Hooks(on_start=bar.start, on_progress=bar.update, on_compile=compiling,
-                                        on_failure=bar.failed, warming=warming))
+    report = run_request(request, progress="terminal").report  # the API's own run (pipeline/api.py)
     if fmt == "json":
         _print_json(request.spec, report)
     else:
-        run_summary(console, report)
+        run_summary(out, report)
     if target.performance_report and fmt != "json":
-        info(console, f"performance report: {target.performance_report}")
+        info(out, f"performance report: {target.performance_report}")
     if report_json:
         from dataclasses import asdict
 
@@ -140,63 +140,3 @@ def _print_json(spec, report) -> None:
     click.echo(json_text({"sweep": spec.name, "store": report.store,
                           "run": {name: getattr(report, name) for name in JSON_RUN_FIELDS},
                           **summary_record(ds)}))
-
-
-def _untimed(budget: float) -> tuple[float, int]:
-    """The replicate timing of a layout decided before anything runs: never asked
-    (:func:`plan.layout.decide` times a replicate only for the layouts its callers leave out)."""
-    raise AssertionError("a layout decided before the run timed a replicate")
-
-
-def _layout_known_now(spec, target):
-    """The task layout a new store's run decides (:func:`plan.layout.decide`,
-    replicates grouped for the local workers) where nothing needs timing
-    first, for the first line; None where the run times a replicate to decide it."""
-    from ..cluster import local_workers
-    from ..plan import decide, groups_points
-
-    if spec.task_seconds is not None or groups_points(spec):
-        return None
-    return decide(spec, None, _untimed, local_workers(target))
-
-
-def _warm_up(request, url: str, target, on_compile):
-    """(``on_compile`` made to tell once, the warm-up): the kernels of the
-    request's spec loaded or compiled in a thread from now on, then the
-    head start's first replicates simulated (:class:`warm.WarmUp`,
-    :func:`_early`), when the run's workers will be threads of this
-    process, else None."""
-    from ..cluster import threads_here
-    from ..run import WarmUp, once
-
-    told = once(on_compile)
-    if not threads_here(target):
-        return told, None
-    return told, WarmUp(request.spec, told, _early(request, url, target))
-
-
-#: Replicates the warm-up thread may simulate before the run offers it the tasks of a new store.
-EARLY_REPLICATES = 256
-
-
-def _early(request, url: str, target) -> list | None:
-    """(parameters, seed) of the replicates the head start's first tasks hold
-    (the last tasks, last first, as it takes them), where the run will
-    create its store in a local folder that is not there yet and lays out
-    its tasks without timing a replicate (given, or replicates grouped);
-    else None.  At most :data:`EARLY_REPLICATES`."""
-    import os
-    from itertools import islice
-
-    from ..plan import plan_tasks, replicate_seed, task_count
-
-    spec = request.spec
-    if (request.extend or request.max_tasks is not None or spec.precision_stderr is not None
-            or "://" in url or "::" in url or os.path.lexists(url)):
-        return None
-    chosen = _layout_known_now(spec, target)
-    if chosen is None or task_count(spec, chosen) > EARLY_REPLICATES:
-        return None
-    replicates = ((params, replicate_seed(spec.seed, params, r))
-                  for task in reversed(plan_tasks(spec, layout=chosen)) for _, params, reps in task.cells for r in reps)
-    return list(islice(replicates, EARLY_REPLICATES))

@@ -9,8 +9,8 @@ masks, and submits only the missing tasks to an embedded
 (:mod:`.dispatch`).  Workers write their own regions (see
 :mod:`boardsweep.pipeline.run.worker`); the client only receives small
 timing records, and writes only the tasks its warm-up thread simulated while
-the run started (the head start, :class:`boardsweep.pipeline.run.warm.WarmUp`),
-with the workers' own function.
+the run started (the head start, :class:`boardsweep.pipeline.run.startup.WarmUp`,
+begun by the caller before this module was imported), with the workers' own function.
 
 Failures are reported, never hidden, and never cost finished work:
 
@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ..cluster import Target, connect, dashboard_link
-from ..cluster import local_workers, threads_here, tls_security  # noqa: F401 - tls_security is part of this module's API
+from ..cluster import local_workers, tls_security  # noqa: F401 - tls_security is part of this module's API
 from ..errors import BoardsweepError, StoreUnreachable, TasksFailed
 from . import growth as grow
 from ..plan import check_fits, decision_arrays, precision_complete, precision_plan, decide, GIVEN, GROUPED, TaskLayout
@@ -48,8 +48,9 @@ from .dispatch import submit_and_wait, token
 from .failures import tasks_failed
 from .head import HeadWrites, head_start, store_head
 from .record import RunReport
-from .request import Hooks, RunRequest, check_target
-from .warm import COMPILING_TOPIC, WarmUp, once
+from .request import RunRequest, check_target
+from .startup import begin, Hooks, once, WarmUp
+from .warm import COMPILING_TOPIC
 from .worker import simulate_task
 
 __all__ = ["RunReport", "run_sweep", "execute", "normalize_url", "tls_security"]
@@ -63,7 +64,9 @@ def run_sweep(spec: Spec, url: str | None = None, *, workers: int | None = None,
               on_compile: Callable[[], None] | None = None,
               on_failure: Callable[[str], None] | None = None) -> RunReport:
     """Run (or resume) ``spec`` into the store at ``url``: :func:`execute` of
-    the :class:`~.request.RunRequest` and :class:`~.request.Hooks` these make.
+    the :class:`~.request.RunRequest` and :class:`~.startup.Hooks` these make,
+    with the warm-up the run begins (:func:`.startup.begin`) where ``warming``
+    is not given.
 
     ``workers``, ``scheduler`` and ``security`` (TLS settings for the client of
     ``scheduler``, :func:`tls_security`) make the target where ``target`` is
@@ -82,7 +85,10 @@ def run_sweep(spec: Spec, url: str | None = None, *, workers: int | None = None,
     """
     target = target or Target(workers=workers, scheduler=scheduler, security=security)
     request = RunRequest(spec, url, target, overwrite, extend, max_tasks, pack)
-    return execute(request, Hooks(on_start, on_progress, on_compile, on_failure, warming))
+    if warming is None:
+        on_compile, warming = begin(request, on_compile)
+    with warming or nullcontext():
+        return execute(request, Hooks(on_start, on_progress, on_compile, on_failure, warming))
 
 
 def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
@@ -199,10 +205,8 @@ def _run_locked(run: _Run) -> RunReport:
 
 def _start_warming(run: _Run) -> None:
     """The kernels warming in a thread of this process, where the workers are
-    its threads: the caller's warm-up, else one started here for a new store."""
+    its threads: the caller's warm-up (:func:`.startup.begin`), stopped when the run ends."""
     run.warming = run.hooks.warming
-    if run.warming is None and not run.resumed and threads_here(run.request.target):
-        run.warming = WarmUp(run.spec, run.on_compile)
     if run.warming is not None:
         run.stack.enter_context(run.warming)
 

@@ -1,4 +1,4 @@
-"""The head start: tasks the warm-up thread simulated while the run started,
+"""The head start written: tasks the warm-up thread (:mod:`.startup`) simulated while the run started,
 taken from the workers' share and written as a worker writes its own, while
 the workers run theirs where the store is local."""
 
@@ -9,7 +9,7 @@ from ..spec import Spec
 from ..store import Store, local_root
 from .failures import failed_point, tasks_failed, tell_new_failure, where
 from .record import RunReport
-from .warm import WarmUp
+from .startup import WarmUp
 from .worker import store_task
 
 __all__ = ["head_start", "HeadWrites", "store_head"]

@@ -5,28 +5,24 @@ spelling (``--cluster slurm --jobs 4``; ``cluster="slurm", jobs=4``);
 :func:`cluster_target` turns either into one :class:`cluster.Target`, and
 :class:`RunRequest` holds the whole request (the spec, the store, the
 target, what may be replaced), checked once as it is made (``extend`` with
-``overwrite`` is refused here and nowhere else).  :class:`Hooks` are who
-hears of the run as it goes.  :func:`check_target` checks a target before
-anything is created, whoever made it.
+``overwrite`` is refused here and nowhere else).  :func:`check_target` checks
+a target before anything is created, whoever made it; who hears of the run
+as it goes is :class:`.startup.Hooks`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
 
 from ..cluster import START_TIMEOUT_S
 from ..errors import NotAScheduler
-from ..cluster import Target, check_dashboard_address, check_dask_config, check_workers, handshake
+from ..cluster import Target, check_available, check_dashboard_address, check_dask_config, check_workers, handshake
+from ..cluster import parse_jobs
 from ..errors import ArgumentTypeError, BadSchedulerAddress, InputError, SchedulerLost, expect_flag, one_line
 from ..spec import Spec, check_storable
-from .record import RunReport
 
-if TYPE_CHECKING:  # numba: not imported by the command's start
-    from .warm import WarmUp
-
-__all__ = ["RunRequest", "Hooks", "Spelling", "CLI_OPTIONS", "API_ARGUMENTS", "cluster_target", "check_target",
+__all__ = ["RunRequest", "Spelling", "CLI_OPTIONS", "API_ARGUMENTS", "cluster_target", "check_target",
            "check_scheduler_address", "EXTEND_AND_OVERWRITE"]
 
 #: The one line for ``--extend`` with ``--overwrite`` (``extend=True, overwrite=True``).
@@ -56,8 +52,6 @@ def cluster_target(*, workers: int | None = None, scheduler: str | None = None, 
     """Where a run's tasks go, from the caller's options (``names``: their
     spelling); options that conflict are refused in one line (:class:`InputError`,
     exit 2) before anything starts."""
-    from ..cluster import check_available, parse_jobs
-
     check_workers(workers, names.workers)
     check_dashboard_address(dashboard_address)
     if batch is None:
@@ -110,23 +104,9 @@ class RunRequest:
     @property
     def url(self) -> str:
         """The store's URL, normalized (:func:`store.normalize_url`)."""
-        from ..store import normalize_url
+        from ..store import normalize_url  # zarr: after the warm-up has begun (run/startup.py's policy, point 2)
 
         return normalize_url(self.store or self.spec.default_store())
-
-
-@dataclass
-class Hooks:
-    """Who hears of a run: ``on_start`` (the report, once the first tasks are
-    under way), ``on_progress`` (done, total), ``on_compile`` (a worker starts
-    compiling kernels; once), ``on_failure`` (one line per new error); and
-    ``warming``, the kernels of the spec already warming in this process."""
-
-    on_start: Callable[[RunReport], None] | None = None
-    on_progress: Callable[[int, int], None] | None = None
-    on_compile: Callable[[], None] | None = None
-    on_failure: Callable[[str], None] | None = None
-    warming: WarmUp | None = None
 
 
 def check_target(target: Target) -> None:
@@ -151,7 +131,7 @@ _HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[?[0-9A-Fa-
 def check_scheduler_address(address: str) -> None:
     """Raise :class:`BadSchedulerAddress` (one line) unless ``address`` is
     ``[scheme://]host[:port]`` with a scheme Dask knows and a well-formed host and port."""
-    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.addressing import parse_address, parse_host_port  # Dask: the policy's point 2
     from distributed.comm.registry import get_backend
 
     try:

@@ -83,7 +83,7 @@ def test_the_head_start_takes_the_replicates_simulated_early_point_by_point():
     simulated twice (the quickstart: ~0.7 s of CPU more)."""
     from specs import MONOPOLY_SPEC
 
-    from boardsweep.pipeline.run.warm import WarmUp
+    from boardsweep.pipeline.run.startup import WarmUp
 
     spec = parse_spec(MONOPOLY_SPEC, "m.toml")
     warming = WarmUp(spec)

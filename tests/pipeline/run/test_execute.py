@@ -22,7 +22,8 @@ from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.plan.tasks import plan_tasks
 from boardsweep.pipeline.run.worker import simulate_task
-from boardsweep.pipeline.run.warm import COMPILE_CLOCK, WarmUp
+from boardsweep.pipeline.run.startup import WarmUp
+from boardsweep.pipeline.run.warm import COMPILE_CLOCK
 from boardsweep.pipeline.run.verify import compare_with_store, digest
 from boardsweep.core import games
 from boardsweep.pipeline.errors import TasksFailed

@@ -21,7 +21,7 @@ from specs import TOY_SPEC
 from boardsweep.core import games
 from boardsweep.pipeline.errors import StoreFull
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.run.warm import WarmUp
+from boardsweep.pipeline.run.startup import WarmUp
 from boardsweep.pipeline.spec.parse import load_spec
 from boardsweep.pipeline.store import read_done
 

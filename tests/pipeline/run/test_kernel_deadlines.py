@@ -141,7 +141,7 @@ def test_head_start_past_its_deadline_is_named(tmp_path, monkeypatch):
     from boardsweep.pipeline.plan.tasks import plan_tasks
     from boardsweep.pipeline.spec.parse import parse_spec
     from boardsweep.pipeline.run.worker import simulate_task
-    from boardsweep.pipeline.run.warm import WarmUp
+    from boardsweep.pipeline.run.startup import WarmUp
 
     flag = tmp_path / "hang"
     flag.touch()

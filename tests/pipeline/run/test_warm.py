@@ -55,78 +55,11 @@ def test_a_stopped_warm_up_runs_nothing():
     assert len(calls) == 2 and all(args[2][game.checkpoint_of] == 4 for args in calls)  # short runs
 
 
-SPY = """
-import sys
-from boardsweep.pipeline.run import warm
-started = []
-real = warm.WarmUp.__init__
-def spy(self, *args, **kwargs):
-    started.append(sorted(m for m in ("distributed", "xarray", "zarr") if m in sys.modules))
-    real(self, *args, **kwargs)
-warm.WarmUp.__init__ = spy
-from boardsweep.pipeline.cli.commands import main
-try:
-    main(sys.argv[1:])
-finally:
-    print("warm-ups started with", started, file=sys.stderr)
-"""
-
-
-def test_run_warms_the_kernels_before_importing_dask_xarray_and_zarr(tmp_path, write_spec):
-    """``boardsweep run`` starts one warm-up, as soon as the spec is read:
-    the kernels load while Dask, xarray and zarr are imported."""
-    spec = write_spec(SPEC)
-    out = subprocess.run([sys.executable, "-c", SPY, "run", str(spec), "--store", str(tmp_path / "w.zarr"),
-                          "--workers", "1"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert "store complete" in out.stdout
-    assert "warm-ups started with [[]]" in out.stderr, out.stderr
-
-
-EARLY_SPY = """
-import sys
-from boardsweep.pipeline.run import warm
-made = []
-real = warm.WarmUp.__init__
-def spy(self, *args, **kwargs):
-    real(self, *args, **kwargs)
-    made.append(self)
-warm.WarmUp.__init__ = spy
-from boardsweep.pipeline.cli.commands import main
-try:
-    main(sys.argv[1:])
-finally:
-    print("early replicates taken:", sum(m._used > 0 for m in made), "left:", [len(m._stash) for m in made],
-          file=sys.stderr)
-"""
-
-
-def test_a_new_stores_first_replicates_are_simulated_early_and_stored_as_computed(tmp_path, write_spec, cluster2):
-    """Issue 44: ``boardsweep run`` of a new store has the warm-up thread
-    simulate the head start's first replicates while Dask, xarray and zarr
-    are imported; the head start takes them, none is left, and the store
-    equals one made by worker processes (no warm-up there) bit for bit."""
-    from compare import assert_same_by_value
-    from boardsweep.pipeline.run.execute import run_sweep
-
-    text = spec_toml("chutes_ladders", grid={"sides": [4, 6]}, params={"board": "milton_bradley"},
-                     run={"replicates": 8, "games": 50}, checkpoints={"count": 3})  # no [tasks]: 8 tasks of 2
-    spec = write_spec(text)
-    early = tmp_path / "early.zarr"
-    out = subprocess.run([sys.executable, "-c", EARLY_SPY, "run", str(spec), "--store", str(early), "--workers", "1"],
-                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert "early replicates taken: 1 left: [0]" in out.stderr, out.stderr
-    other = tmp_path / "processes.zarr"
-    assert run_sweep(parse_spec(text, "spec.toml"), str(other), scheduler=cluster2).complete
-    assert_same_by_value(other, early)
-
-
 PARALLEL = """
 import json, os, sys, threading
 from numba.core import event
 from boardsweep.pipeline.spec.parse import parse_spec
-from boardsweep.pipeline.run import warm
+from boardsweep.pipeline.run import startup
 
 compiled, depth = [], threading.local()
 
@@ -144,7 +77,7 @@ spec = parse_spec(sys.stdin.read(), "parallel.toml")
 if sys.argv[1:] == ["children-compile-nothing"]:
     spec.game.extras["compile_code"] = len  # picklable, runs, compiles nothing: here and in the children
 told = []
-warming = warm.WarmUp(spec, lambda: told.append(1))
+warming = startup.WarmUp(spec, lambda: told.append(1))
 warming.head_start([])
 warming.thread.join()
 code = spec.game.extras["compiled_code"]
@@ -204,13 +137,13 @@ import json, sys
 from boardsweep.core.monopoly.kernel import run_kernel, variant
 from boardsweep.core.monopoly.rules import Rules
 from boardsweep.pipeline.spec.parse import parse_spec
-from boardsweep.pipeline.run import warm
+from boardsweep.pipeline.run import startup
 
 spec = parse_spec(sys.stdin.read(), "loaded.toml")
 points = [p for _, p in spec.resolved_points()]
 code = spec.game.extras["compiled_code"]
 cached = all(all(code(p, spec.run_shape).values()) for p in points)
-warming = warm.WarmUp(spec)
+warming = startup.WarmUp(spec)
 loaded = [bool(run_kernel(*variant(Rules.from_params(p), spec.run_shape["players"])).signatures) for p in points]
 warming.head_start([])
 warming.thread.join()
