@@ -134,16 +134,29 @@ def _chains(y: np.ndarray) -> np.ndarray:
     return y[:, np.isfinite(y).all(axis=2).any(axis=0), :]
 
 
-def _point(y: np.ndarray, scale: float, alpha: float) -> dict[str, np.ndarray]:
+def _point(y: np.ndarray, scale: float, alpha: float, kept: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """:data:`DIAGNOSTIC_KEYS` of one grid point's draws ``y`` (labels, replicate, batch):
-    the replicates with every batch present are the chains."""
-    from arviz_stats.base import array_stats
-
+    the replicates with every batch present are the chains; only the labels
+    ``kept`` (a mask; default all) are computed, the others NaN."""
     out = {k: np.full(y.shape[0], np.nan) for k in DIAGNOSTIC_KEYS}
     x = _chains(y)
-    if x.shape[1] < 2 or x.shape[2] < 4:
+    z = tie_broken(x, scale)  # on every label: a label's ties broken alike whichever labels are kept
+    if kept is not None:
+        x, z = x[kept], z[kept]
+    if x.shape[0] == 0 or x.shape[1] < 2 or x.shape[2] < 4:
         return out
-    z = tie_broken(x, scale)
+    found = _diagnosed(x, z, alpha)
+    for k in DIAGNOSTIC_KEYS:
+        out[k][slice(None) if kept is None else kept] = found[k]
+    return out
+
+
+def _diagnosed(x: np.ndarray, z: np.ndarray, alpha: float) -> dict[str, np.ndarray]:
+    """:data:`DIAGNOSTIC_KEYS` of chains ``x`` (labels, chain, batch; at least 2 chains
+    of 4 batches), ``z`` the same with its ties broken (:func:`tie_broken`)."""
+    from arviz_stats.base import array_stats
+
+    out = {k: np.full(x.shape[0], np.nan) for k in DIAGNOSTIC_KEYS}
     with np.errstate(divide="ignore", invalid="ignore"):
         out["rhat"] = np.asarray(array_stats.rhat(z, method="rank"), dtype=float)
         out["ess_bulk"] = np.asarray(array_stats.ess(z, method="bulk"), dtype=float)
@@ -220,8 +233,23 @@ def headline_diagnostics(ds: xr.Dataset, h: Headline, alpha: float = RHAT_ALPHA)
     if found is None:
         return None
     flat, values, scale = found
-    parts = [_point(v, scale, alpha) for v in values]
+    kept = _countable(ds, h, flat)
+    parts = [_point(v, scale, alpha, None if kept is None else kept[i]) for i, v in enumerate(values)]
     return _labelled(ds, h, flat, {k: np.stack([p[k] for p in parts]) for k in DIAGNOSTIC_KEYS})
+
+
+def _countable(ds: xr.Dataset, h: Headline, flat: xr.DataArray) -> np.ndarray | None:
+    """(grid points, labels): the labels whose mean count per replicate is
+    at least ``MIN_COUNT`` (those :func:`_labelled` keeps: a histogram's
+    sparse tail is not diagnosed only to be dropped); None for a headline without labels."""
+    axes = grid_axes_of(ds)
+    own = [d for d in flat.dims[:-2] if d not in axes]
+    if not own:
+        return None
+    last = ds[h.numerator].isel(checkpoint=-1).astype(float).mean("replicate")
+    cells = flat.isel({d: 0 for d in flat.dims[-2:]}, drop=True)
+    mask = (last >= MIN_COUNT).broadcast_like(cells).transpose(*cells.dims)
+    return mask.values.reshape(int(np.prod([ds.sizes[a] for a in axes], dtype=np.int64)), -1)
 
 
 def headline_autocorr(ds: xr.Dataset, h: Headline, lags: int = LAGS) -> xr.DataArray | None:
