@@ -33,7 +33,10 @@ def _lazy_faces() -> dict[str, Path]:
     """The folders whose face hands its names on when first asked (PEP 562 ``__getattr__``)."""
     found = {}
     for init in sorted(ROOT.glob("pipeline/*/__init__.py")) + sorted(ROOT.glob("core/*/__init__.py")):
-        if any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in ast.parse(init.read_text()).body):
+        if any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__"
+               or isinstance(n, ast.Assign) and any(isinstance(t, ast.Tuple) and "__getattr__" in
+                                                    [getattr(e, "id", None) for e in t.elts] for t in n.targets)
+               for n in ast.parse(init.read_text()).body):
             found["boardsweep." + ".".join(init.parent.relative_to(ROOT).parts)] = init
     return found
 

@@ -15,8 +15,9 @@ what is imported when: :mod:`.startup`).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..faces import lazy
 
 if TYPE_CHECKING:  # what type checkers and readers follow; at run time each name is imported on first use
     from .calibration import CALIBRATION_POINTS, recorded_layout, time_here
@@ -40,16 +41,5 @@ _HOME = {
 #: Names this face gives under a name of its own (clearer outside their module, or one a module
 #: of this folder bears): public name -> the module's.
 _AS = {"execute_request": "execute", "rerun_and_compare": "verify"}
-_WHERE = {name: module for module, names in _HOME.items() for name in names}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    """A public name, read from its module (imported on first use) each time it is asked for (PEP 562):
-    importing the folder imports none of its modules, a name costs its own module alone, and the name is
-    the module's as it stands now, as a direct import of that module gave it (kept nowhere else)."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_WHERE[name]}", __name__), _AS.get(name, name))
+__all__, __getattr__ = lazy(__name__, _HOME, _AS)
 

@@ -12,8 +12,9 @@ face is lazy (PEP 562): a name's module is imported when the name is first asked
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..faces import lazy
 
 if TYPE_CHECKING:  # what type checkers and readers follow; at run time each name is imported on first use
     from .answer import Answer, check_answer, default_answer, recorded_table
@@ -36,16 +37,5 @@ _HOME = {
 #: of this folder bears): public name -> the module's.
 _AS = {"example_digest_file": "digest_file", "example_file": "spec_file", "example_names": "names",
        "examples_folder": "folder"}
-_WHERE = {name: module for module, names in _HOME.items() for name in names}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    """A public name, read from its module (imported on first use) each time it is asked for (PEP 562):
-    importing the folder imports none of its modules, a name costs its own module alone, and the name is
-    the module's as it stands now, as a direct import of that module gave it (kept nowhere else)."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_WHERE[name]}", __name__), _AS.get(name, name))
+__all__, __getattr__ = lazy(__name__, _HOME, _AS)
 
