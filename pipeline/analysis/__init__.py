@@ -39,6 +39,11 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
     from .mixing import acf_limit, autocorrelation, ess_reference, LAGS
     from .power import dry_run_lines
     from .query import compared as exact_compared, table_rows
+    from .reading import checked_store, open_store, read_finished, read_summary, read_sweep, select, steadily
+    from .stored import answer_counts, exact_state, exact_states, label_text
+    from .status import (entries_digest, grid_digest, none_notes, precision_entries, status_entries, status_marks,
+                         StatusMarks)
+    from .work import planned_work, PlannedWork, precision_columns, precision_counts, store_counts
     from .variance import (batch_means, label_variance, MAX_DIAGNOSED, replicate_agreement, theoretical_variance,
                            variance_ratio)
 
@@ -64,6 +69,11 @@ _HOME = {
     "mixing": ("acf_limit", "autocorrelation", "ess_reference", "LAGS"),
     "power": ("dry_run_lines",),
     "query": ("exact_compared", "table_rows"),
+    "reading": ("checked_store", "open_store", "read_finished", "read_summary", "read_sweep", "select", "steadily"),
+    "stored": ("answer_counts", "exact_state", "exact_states", "label_text"),
+    "status": ("entries_digest", "grid_digest", "none_notes", "precision_entries", "status_entries", "status_marks",
+               "StatusMarks"),
+    "work": ("planned_work", "PlannedWork", "precision_columns", "precision_counts", "store_counts"),
     "variance": ("batch_means", "label_variance", "MAX_DIAGNOSED", "replicate_agreement", "theoretical_variance",
                  "variance_ratio"),
 }

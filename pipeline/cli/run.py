@@ -81,6 +81,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     the store; rerun the same command to resume).  `--format json` prints
     only the run's record, headline rows and verdict, as JSON.
     """
+    from ..analysis import planned_work, read_finished
     from ..views import announce, console, info, run_summary, TaskBar
 
     quiet_for_json(fmt)
@@ -101,8 +102,8 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if performance_report:
         target.performance_report = performance_report_path(url)
     console = console()
-    announce(console, request.spec, url, scheduler, target.describe(),
-                      _layout_known_now(request.spec, target))
+    announce(console, request.spec, url, planned_work(request.spec, _layout_known_now(request.spec, target)),
+             scheduler, target.describe())
     bar = TaskBar(console)
     compiling, warming = _warm_up(request, url, target, bar.compiling)
     from ..run import execute_request  # Dask, xarray and zarr: imported while the kernels warm
@@ -114,7 +115,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if fmt == "json":
         _print_json(request.spec, report)
     else:
-        run_summary(console, report)
+        run_summary(console, report, read_finished(report.store))
     if target.performance_report and fmt != "json":
         info(console, f"performance report: {target.performance_report}")
     if report_json:

@@ -142,7 +142,7 @@ def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]
 
 def _text(ds, dim: str) -> list[str]:
     """A label dimension's labels as every table writes them (``>=N``: a histogram's last bin)."""
-    from ..store import label_text
+    from ..analysis import label_text
 
     return label_text(ds[dim])
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import ALPHA, frequencies, headline_summary, label_values, BETWEEN_DOMINATES, grid_size, label_variance
-from ...store import label_text
+from ...analysis import label_text
 from ...words import count, finite_float, plural, python_value
 from .columns import TABLE_COLUMNS
 from .grid import point_key, grid_axes, flat_points, point_index, finite_list
