@@ -267,7 +267,7 @@ def test_an_uneven_interval_is_written_low_high():
     """A t interval reads ``estimate ± half-width``; an exact binomial one near
     0 or 1 (a seat that won every game, a bin nothing fell in) reads
     ``estimate [low, high]``, never ``1 ± 0``."""
-    from boardsweep.pipeline.views.overview import half_width
+    from boardsweep.pipeline.analysis import half_width
     from boardsweep.pipeline.words import fmt_interval
 
     assert fmt_interval(0.5, 0.48, 0.52, 0.0102) == "0.500 ± 0.020"
