@@ -116,3 +116,30 @@ def test_a_packing_a_killed_run_left_is_told_to_be_finished_not_damaged(tmp_path
         assert len(err) == 1 and "interrupted while it packed" in err[0] and "damaged" not in err[0], (command, err)
         told.append(command)
     assert "status" in told  # its integrity check meets the journal: told, not "damaged"
+
+
+def test_a_command_reads_a_grid_whole_up_to_its_size_and_block_by_block_beyond(tmp_path, cluster2):
+    """:func:`reading.read_sweep`, every command's one read strategy: a grid of
+    at most ``whole`` points in memory, a larger one lazily in dask chunks of
+    ``block`` points; the same values either way, and a caller's lazy
+    Dataset read into memory from where it is."""
+    from boardsweep.pipeline.run.execute import run_sweep
+    from boardsweep.pipeline.spec.parse import parse_spec
+    from boardsweep.pipeline.store import open_sweep
+
+    from specs import spec_toml
+
+    text = spec_toml("shut_the_box", name="read", seed=3, grid={"dice_sides": [2, 3, 4]},
+                     run={"replicates": 2, "games": 50})
+    url = str(tmp_path / "read.zarr")
+    assert run_sweep(parse_spec(text, "read.toml"), url, scheduler=cluster2).complete
+    whole, in_blocks = reading.read_sweep(url, whole=3)
+    assert not in_blocks and all(v.chunks is None for v in whole.data_vars.values())  # numpy: in memory
+    lazy, in_blocks = reading.read_sweep(url, whole=2, block=1)
+    chunked = [v for v in lazy.data_vars.values() if v.chunks is not None and "dice_sides" in v.dims]
+    assert in_blocks and chunked
+    assert all(set(v.chunksizes["dice_sides"]) == {1} for v in chunked)  # a block of one point a chunk
+    xr.testing.assert_equal(lazy.load(), whole)
+    opened, in_blocks = reading.read_sweep(url, whole=3, opened=open_sweep(url, check=False))
+    assert not in_blocks and all(v.chunks is None for v in opened.data_vars.values())
+    xr.testing.assert_equal(opened, whole)
