@@ -49,7 +49,7 @@ from .spec import example_file, is_bare, is_example, Spec
 from .errors import SpecError
 from .words import count
 
-__all__ = ["Spec", "Result", "run", "run_request", "as_spec", "PROGRESS"]
+__all__ = ["Spec", "Result", "run", "run_request", "as_spec", "report", "PROGRESS"]
 
 #: The progress displays of :func:`run_request`: a terminal's (the CLI's bar and notices) or Jupyter's (HTML).
 PROGRESS = ("terminal", "notebook")
@@ -347,3 +347,31 @@ class NotebookProgress:
         elapsed = time.monotonic() - self.t0
         return (f"<div>{dashboard}<br><progress value='{done}' max='{max(total, 1)}' style='width:60%'></progress>"
                 f" tasks {done}/{total}, {elapsed:.0f} s</div>")
+
+
+def report(store: str | os.PathLike | Any, out_dir: str | os.PathLike | None = None, variable: str | None = None,
+           loaded: Any = None, deck_orders: bool = False, progress: Any = None, block_points: int | None = None,
+           every: bool = False) -> dict | None:
+    """Write the report of the sweep store ``store`` into ``out_dir``; summary.json's entries (None: a grid in blocks).
+
+    ``store``: a path or URL, or an xarray Dataset already read (``out_dir`` then needed); ``loaded``: the
+    store's Dataset as the caller opened it (read from there, not opened again).  The store is read here
+    (:func:`boardsweep.pipeline.analysis.read_sweep`: whole in memory up to the report's table size,
+    :func:`boardsweep.pipeline.views.report.report_points`, else block by block) and drawn by
+    :func:`boardsweep.pipeline.views.build_report`, whose parameters the others are.
+    """
+    from .analysis import read_sweep
+    from .run import store_above
+    from .views import build_report, default_out_dir, report_points
+
+    if isinstance(store, (str, os.PathLike)):
+        url = str(store)
+        out = Path(out_dir) if out_dir is not None else default_out_dir(url)
+        whole, most = report_points(block_points, every)
+        ds, in_blocks = read_sweep(url, whole, most, opened=loaded)
+    elif out_dir is None:
+        raise ValueError("report: out_dir is needed when the store is a Dataset")
+    else:
+        url, out, ds, in_blocks = None, Path(out_dir), store.load(), False
+    return build_report(ds, out, variable, store=url, in_blocks=in_blocks, deck_orders=deck_orders,
+                        progress=progress, block_points=block_points, every=every, inside=store_above(out))

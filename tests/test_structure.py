@@ -102,7 +102,7 @@ def test_the_graph_sees_the_imports_it_must():
     assert "core.games" in graph["pipeline.spec.parse"]
     assert "pipeline.spec" in graph["pipeline.plan.tasks"]  # under TYPE_CHECKING: tools follow it
     assert "pipeline.spec.parse" in graph["pipeline.spec"]  # a lazy face's TYPE_CHECKING block: its names' modules
-    assert "pipeline.run" in graph["pipeline.views.display"] and "pipeline.run.record" in graph["pipeline.run"]
+    assert "pipeline.analysis" in graph["pipeline.views.display"] and "pipeline.run.record" in graph["pipeline.run"]
 
 
 def test_a_cycle_is_found():
@@ -152,8 +152,7 @@ FOLDERS = {
     "pipeline.cluster": {"pipeline.errors", "pipeline.words"},
     "pipeline.run": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
                      "pipeline.cluster"},
-    "pipeline.views": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
-                       "pipeline.analysis", "pipeline.run"},
+    "pipeline.views": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.analysis"},
     "pipeline.api": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
                      "pipeline.analysis", "pipeline.run", "pipeline.cluster", "pipeline.views"},
     "pipeline.cli": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
@@ -403,3 +402,55 @@ def test_the_command_and_the_api_take_one_run_path():
     assert set(_called("run_request")) == {"pipeline.api", "pipeline.cli.run"}, _called("run_request")
     assert set(_called("begin")) == {"pipeline.api", "pipeline.run.execute"}, _called("begin")
     assert set(_called("WarmUp")) == {"pipeline.run.startup"}, _called("WarmUp")
+
+
+#: Calls that compute a number from many (a statistic): numpy's reductions and orderings, and the same
+#: as methods of arrays, DataArrays and DataFrames (``np.nanmax(x)``, ``x.mean("replicate")``,
+#: ``df.groupby(...)``).  Views word and draw what analysis/ computed; they call none of these (issue 55).
+STATISTIC_CALLS = frozenset({
+    "sum", "mean", "std", "var", "median", "quantile", "percentile", "average", "max", "min", "argmax", "argmin",
+    "argsort", "sort", "nansum", "nanmean", "nanstd", "nanvar", "nanmax", "nanmin", "nanargmax", "nanargmin",
+    "nanmedian", "nanquantile", "nanpercentile", "cumsum", "cumprod", "count_nonzero", "bincount", "histogram",
+    "corrcoef", "cov", "prod", "ptp", "fmax", "fmin", "amax", "amin", "unique", "groupby", "value_counts", "idxmax",
+    "idxmin", "nlargest", "nsmallest", "rolling", "polyfit", "sort_values", "nunique", "agg", "aggregate"})
+
+#: The report's modules still computing some of what they draw (issue 55's remainder: its tables'
+#: top labels and worst z, its figures' ranges, the sample's choice of points): at most this many such
+#: calls each, a number that may only fall.  The terminal views (views/*.py) are held to none.
+REPORT_STATISTICS = {"tables.py": 2, "heatmaps.py": 5, "panels.py": 5, "blockwise.py": 4,
+                     "diagnostics_figure.py": 4, "forest.py": 4, "pmf.py": 4, "sample.py": 4, "parts.py": 3,
+                     "verdict.py": 3, "page.py": 2, "summary.py": 2, "variance_figure.py": 2,
+                     "convergence_figure.py": 1, "grid.py": 1, "stream.py": 1}
+
+
+def _statistic_calls(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, call) of every call of a :data:`STATISTIC_CALLS` name as an attribute (``np.sum(...)``,
+    ``x.sum(...)``).  Not caught: Python's own ``sum``/``max``/``min`` of a list, arithmetic
+    (``high - low``), a statistic a view spells out in plain Python, and a call through another name
+    (``from numpy import nanmax``)."""
+    return [(node.lineno, ast.unparse(node.func)) for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STATISTIC_CALLS]
+
+
+def test_the_statistic_check_sees_a_reduction():
+    tree = ast.parse("a = np.nanmax(x)\nb = ds['x'].mean('replicate')\nc = max(x)\nd = df.groupby('p').min()\n"
+                     "e = np.isfinite(x).any()\n")
+    assert [call for _, call in _statistic_calls(tree)] == ["np.nanmax", "ds['x'].mean", "df.groupby('p').min",
+                                                            "df.groupby"]
+
+
+def test_views_compute_no_statistic():
+    """Every number a view shows comes from analysis/ (issue 55): no module of views/ calls a
+    reduction (:data:`STATISTIC_CALLS`); the report's modules no more than their remainder."""
+    found, over = [], []
+    for name, (path, _) in _modules().items():
+        if not name.startswith("pipeline.views"):
+            continue
+        calls = _statistic_calls(_tree(path))
+        if path.parent.name == "report":
+            if len(calls) > REPORT_STATISTICS.get(path.name, 0):
+                over.append(f"{path.relative_to(ROOT)}: {len(calls)} (at most {REPORT_STATISTICS.get(path.name, 0)})")
+        else:
+            found += [f"{path.relative_to(ROOT)}:{line} {call}" for line, call in calls]
+    assert not found, "statistics computed in a view (compute them in analysis/): " + "; ".join(found)
+    assert not over, "more statistics in the report's modules than before: " + "; ".join(over)

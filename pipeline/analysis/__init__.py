@@ -39,6 +39,15 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
     from .mixing import acf_limit, autocorrelation, ess_reference, LAGS
     from .power import dry_run_lines
     from .query import compared as exact_compared, table_rows
+    from .ranking import (flat_estimate, flat_label, half_width, largest_z, most_likely, playing, point_agreement,
+                          point_replicates, ranked, row_largest, tested_z)
+    from .reading import checked_store, open_store, read_finished, read_summary, read_sweep, select, steadily
+    from .stored import answer_counts, exact_state, exact_states, label_text
+    from .status import (entries_digest, grid_digest, none_notes, precision_entries, status_entries, status_marks,
+                         StatusMarks)
+    from .table_figures import (best_tests, compared_mean, comparison_figures, decomposition_figures,
+                                distribution_figures, point_figures, point_ratios)
+    from .work import planned_work, PlannedWork, precision_columns, precision_counts, store_counts
     from .variance import (batch_means, label_variance, MAX_DIAGNOSED, replicate_agreement, theoretical_variance,
                            variance_ratio)
 
@@ -64,6 +73,15 @@ _HOME = {
     "mixing": ("acf_limit", "autocorrelation", "ess_reference", "LAGS"),
     "power": ("dry_run_lines",),
     "query": ("exact_compared", "table_rows"),
+    "ranking": ("flat_estimate", "flat_label", "half_width", "largest_z", "most_likely", "playing", "point_agreement",
+                "point_replicates", "ranked", "row_largest", "tested_z"),
+    "reading": ("checked_store", "open_store", "read_finished", "read_summary", "read_sweep", "select", "steadily"),
+    "stored": ("answer_counts", "exact_state", "exact_states", "label_text"),
+    "status": ("entries_digest", "grid_digest", "none_notes", "precision_entries", "status_entries", "status_marks",
+               "StatusMarks"),
+    "table_figures": ("best_tests", "compared_mean", "comparison_figures", "decomposition_figures",
+                      "distribution_figures", "point_figures", "point_ratios"),
+    "work": ("planned_work", "PlannedWork", "precision_columns", "precision_counts", "store_counts"),
     "variance": ("batch_means", "label_variance", "MAX_DIAGNOSED", "replicate_agreement", "theoretical_variance",
                  "variance_ratio"),
 }

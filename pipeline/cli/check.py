@@ -24,7 +24,7 @@ def digest(store_url: str, out: str | None, partial: bool) -> None:
     from ..store import answers, normalize_url, store_exists, creating_line, inspect, rootless_line
     from ..errors import StoreDamaged
     from ..run import write_digest
-    from ..views import steadily
+    from ..analysis import steadily
 
     try:
         url = normalize_url(store_url)

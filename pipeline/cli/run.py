@@ -100,6 +100,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if dry_run:
         print_plan(request.spec, url, target, fmt)
         return
+    from ..analysis import planned_work, read_finished
     from ..api import run_request
     from ..run import layout_known_now
     from ..views import announce, console, info, run_summary
@@ -108,13 +109,14 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
     if performance_report:
         target.performance_report = performance_report_path(url)
     out = console()
-    announce(out, request.spec, url, scheduler, target.describe(), layout_known_now(request.spec, target))
+    announce(out, request.spec, url, planned_work(request.spec, layout_known_now(request.spec, target)), scheduler,
+             target.describe())
     interrupt.keeps(f"the finished tasks, in {url},", store=url)
     report = run_request(request, progress="terminal").report  # the API's own run (pipeline/api.py)
     if fmt == "json":
         _print_json(request.spec, report)
     else:
-        run_summary(out, report)
+        run_summary(out, report, read_finished(report.store))
     if target.performance_report and fmt != "json":
         info(out, f"performance report: {target.performance_report}")
     if report_json:

@@ -57,11 +57,16 @@ def _lock_only(store_url: str):
 def query(store_url: str, sels: tuple[str, ...], variable: str | None, top: int | None, fmt: str,
           summary: bool, every: bool) -> None:
     """Estimates, standard errors and exact values from the sweep store STORE."""
-    from ..views import open_store, pick_variable, print_rows, print_store_summary
+    from ..analysis import open_store, read_summary
+    from ..views import pick_variable, print_block_summary, print_headline_summary, print_rows
 
     if summary or every:
-        with _lock_only(store_url):
-            print_store_summary(store_url, sels, fmt, every, InputError)
+        with _lock_only(store_url):  # the rows a block at a time: a table per block
+            ds, in_blocks, most = read_summary(store_url, sels, every or fmt != "table", InputError)
+        if in_blocks:
+            print_block_summary(ds, fmt, every, store_url, most)
+        else:
+            print_headline_summary(ds, fmt, every=every, store=store_url)
         return
     with _lock_only(store_url):
         ds = open_store(store_url, InputError, sels=sels)
@@ -79,7 +84,8 @@ def status(store_url: str, fmt: str) -> None:
     Exits 0 only when every cell is done and its data intact, 1 otherwise
     (damaged cells are named; `run` recomputes them).
     """
-    from ..views import checked_store, print_status
+    from ..analysis import checked_store
+    from ..views import print_status
 
     with _lock_only(store_url):
         st, damage, ds = checked_store(store_url, InputError)
@@ -126,15 +132,17 @@ def report(store_url: str, out_dir: str | None, variable: str | None, deck_order
 
     `--format json` prints where it is and its summary (the report's summary.json) as JSON;
     `summary` is null for a grid of more than 1,000 points (10,000 with --all: reported block by block)."""
-    from ..views import open_store, pick_variable, build_report, default_out_dir
+    from ..analysis import open_store
+    from ..api import report as write_report
+    from ..views import pick_variable, default_out_dir
 
-    with _lock_only(store_url):  # lazily: build_report reads a grid of more than one block block by block
+    with _lock_only(store_url):  # lazily: a grid of more than one block is reported block by block
         ds = open_store(store_url, InputError, eager=False)
     if variable is not None:
         variable = pick_variable(ds, variable, InputError)
     out = out_dir if out_dir is not None else str(default_out_dir(store_url))
     quiet_for_json(fmt)
-    summary = build_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders, progress=_progress,
+    summary = write_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders, progress=_progress,
                            every=every)
     index = os.path.join(out, "index.html")
     if fmt == "json":

@@ -20,10 +20,9 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
     from .display import run_summary
     from .games import print_game, print_games
     from .progress import announce, exact_words, TaskBar
-    from .query_rows import print_rows, print_store_summary, summary_record
-    from .report import build_report, default_out_dir
+    from .query_rows import print_block_summary, print_headline_summary, print_rows, summary_record
+    from .report import build_report, default_out_dir, report_points
     from .status import print_status
-    from .store_access import checked_store, open_store, steadily
     from .terminal import console, fit_streams, info, print_summary, restore_streams, set_verbosity, verbosity
     from .variable import pick_variable
     from .waiting import WaitingLine
@@ -33,10 +32,9 @@ _HOME = {
     "display": ("run_summary",),
     "games": ("print_game", "print_games"),
     "progress": ("announce", "exact_words", "TaskBar"),
-    "query_rows": ("print_rows", "print_store_summary", "summary_record"),
-    "report": ("build_report", "default_out_dir"),
+    "query_rows": ("print_block_summary", "print_headline_summary", "print_rows", "summary_record"),
+    "report": ("build_report", "default_out_dir", "report_points"),
     "status": ("print_status",),
-    "store_access": ("checked_store", "open_store", "steadily"),
     "terminal": ("console", "fit_streams", "info", "print_summary", "restore_streams", "set_verbosity", "verbosity"),
     "variable": ("pick_variable",),
     "waiting": ("WaitingLine",),

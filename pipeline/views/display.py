@@ -1,38 +1,34 @@
 """What a run prints at its end: the headline answers, the verdict, its work and
 timings.  The other commands' output: :mod:`.terminal` (console, verbosity, tables),
-:mod:`.progress`, :mod:`.query_rows`, :mod:`.status`, :mod:`.games`, :mod:`.store_access`."""
+:mod:`.progress`, :mod:`.query_rows`, :mod:`.status`, :mod:`.games`."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from ..run import RunReport
 from ..words import count
 
 from .progress import store_line, work_line
 from .query_rows import every_row_command, quoted
 from .status import print_precision
-from .store_access import allow_many_reads
 from .terminal import info
 
 __all__ = ["run_summary", "RUN_LINES"]
 
 
-def run_summary(out: Console, report: RunReport) -> None:
+def run_summary(out: Console, report: Any, read: tuple[Any, bool]) -> None:
     """The headline answers and the verdict on one screen
-    (:mod:`boardsweep.pipeline.views.overview`), then the run's work and timings."""
+    (:mod:`boardsweep.pipeline.views.overview`), then the run's work and timings.
+    ``report``: the run's :class:`~boardsweep.pipeline.run.RunReport`; ``read``:
+    (its store's Dataset, whether block by block), as
+    :func:`boardsweep.pipeline.analysis.read_finished` read it."""
     from .overview import MAX_LINES, print_lines, replicate_line
-    from ..analysis import BLOCK_POINTS, block_chunks, grid_size
-    from ..store import Store, load_sweep, open_sweep
+    from ..analysis import store_counts
 
-    allow_many_reads()
-    st = Store(report.store)
-    raw = st.open_raw()  # the grid's size, from the store opened once (the run has just checked and written it)
-    if grid_size(raw) <= BLOCK_POINTS:  # else read and estimated block by block, a dask chunk each
-        ds = load_sweep(st, check=False)
-    else:
-        ds = open_sweep(st, check=False, chunks=block_chunks(raw, BLOCK_POINTS))
+    ds, in_blocks = read
     for line in report.repaired:
         out.print(f"repaired: {line}")
     if report.calibration:
@@ -40,7 +36,7 @@ def run_summary(out: Console, report: RunReport) -> None:
     with out.capture() as tail:  # the last lines, printed last, counted first
         print_precision(out, ds)
         out.print(work_line(report), soft_wrap=True)
-        out.print(store_line(ds, report), soft_wrap=True)  # a path stays on one line
+        out.print(store_line(store_counts(ds), report), soft_wrap=True)  # a path stays on one line
         if report.packing:
             out.print(report.packing)
         overhead = report.wall_s - report.kernel_s / max(report.workers, 1)
@@ -53,21 +49,19 @@ def run_summary(out: Console, report: RunReport) -> None:
         info(out, f"figures and tables: `boardsweep report {quoted(report.store)}`", soft_wrap=True)
     last = tail.get()
     budget = MAX_LINES - RUN_LINES - len(last.splitlines())  # the answers and the verdict: results, even under -q
-    _overview(out, ds, report.store, budget - 1)
+    _overview(out, ds, report.store, budget - 1, in_blocks)
     agreement = replicate_line(ds)  # the replicate-disagreement flag, one line
     if agreement:
         out.print(agreement, markup=False)
     print_lines(out, last.splitlines())
 
 
-def _overview(out: Console, ds, store: str, budget: int) -> None:
-    """The headline tables and the verdict; a grid of more than a block's
-    points block by block (:func:`boardsweep.pipeline.analysis.blocks.run_overview`),
-    the spec's answer read once for both."""
+def _overview(out: Console, ds, store: str, budget: int, in_blocks: bool) -> None:
+    """The headline tables and the verdict; a grid read ``in_blocks`` block by block
+    (:func:`boardsweep.pipeline.analysis.blocks.run_overview`), the spec's answer read once for both."""
     from .overview import print_block_overview, print_overview
-    from ..analysis import BLOCK_POINTS, grid_size
 
-    if grid_size(ds) <= BLOCK_POINTS:
+    if not in_blocks:
         print_overview(out, ds, store, budget, every_row=every_row_command(store))
         return
     print_block_overview(out, ds, store, budget, every_row_command(store))

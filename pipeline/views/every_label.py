@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ..analysis import flat_label as _flat, ranked
 from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 __all__ = ["label_names", "every_label_columns", "every_label_legend"]
@@ -28,12 +29,6 @@ def label_names(ds: xr.Dataset, dim: str) -> list[str]:
         return codes
     names = [str(v).split(" (")[0].strip() or c for v, c in zip(ds[key].values, codes)]
     return [f"{n} ({c})" if names.count(n) > 1 and n != c else n for n, c in zip(names, codes)]
-
-
-def _flat(est: xr.Dataset, name: str, dim: str) -> np.ndarray:
-    da = est[name]
-    return np.asarray(da.transpose(..., dim).values if dim in da.dims else
-                      np.broadcast_to(da.values, est.sizes[dim]), dtype=float).reshape(-1)
 
 
 def _cell(x: float, low: float, high: float, se: float) -> str:
@@ -51,8 +46,7 @@ def every_label_columns(ds: xr.Dataset, est: xr.Dataset, name: str) -> list[tupl
     dim = est.attrs["dim"]
     names = label_names(ds, dim)
     get = {k: _flat(est, k, dim) for k in ("estimate", "se", "low", "high", "exact", "z")}
-    order = [j for j in np.argsort(-np.nan_to_num(get["estimate"], nan=-np.inf), kind="stable")
-             if np.isfinite(get["estimate"][j])]
+    order = [j for j in ranked(get["estimate"]) if np.isfinite(get["estimate"][j])]
     level = f"{est.attrs['level']:.0%}"
     half = (len(order) + 1) // 2
     columns = []

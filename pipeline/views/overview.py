@@ -36,11 +36,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..analysis import (flat_estimate as _flat, half_width, largest_z, most_likely, playing, point_agreement,
+                        point_replicates, ranked, row_largest, tested_z)
 from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 
 __all__ = ["with_asked", "print_block_overview", "MAX_LINES", "LABEL_COLUMNS", "Block", "blocks", "answer_block", "short_verdict", "print_overview",
-           "print_lines", "point_agreement", "replicate_line"]
+           "print_lines", "replicate_line"]
 
 #: Lines a whole run's summary may take (banner, bar, tables, verdict, counts).
 MAX_LINES = 45
@@ -84,13 +86,6 @@ class Block:
 
 
 
-def half_width(low: np.ndarray, estimate: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """The larger side of an interval (a t interval's half-width; the wider
-    side of an exact binomial one)."""
-    with np.errstate(invalid="ignore"):
-        return np.fmax(np.asarray(high) - estimate, np.asarray(estimate) - low)
-
-
 def _kind(est, written: str = "written [low, high] where uneven") -> str:
     """The interval's kind in a few words (a legend's)."""
     from .interval_words import interval_name, noted
@@ -99,28 +94,6 @@ def _kind(est, written: str = "written [low, high] where uneven") -> str:
     return name if name == "t interval" else noted(name, written)
 
 
-
-
-def _flat(est, name: str, axes: list[str], dim: str) -> np.ndarray:
-    """``est[name]`` as (points, labels) in grid order (labels 1 for a scalar)."""
-    da = est[name].broadcast_like(est["estimate"]) if dim else est[name]
-    dims = [*axes, *([dim] if dim else [])]
-    values = np.asarray(da.transpose(*dims).values if dims else da.values, dtype=float)
-    return values.reshape(-1, est.sizes[dim] if dim else 1)
-
-
-def point_agreement(verdict: dict, headline: str, points: int) -> list[str]:
-    """Per grid point, whether the headline's tests there pass the verdict's
-    family-wise level: ``yes``, ``NO`` or ``-`` (nothing tested)."""
-    table = verdict["p_holm"]
-    out = ["-"] * points
-    if not len(table):
-        return out
-    mine = table[table["headline"] == headline]
-    worst = mine.groupby("point")["p_holm"].min()
-    for i, p in worst.items():
-        out[int(i)] = "yes" if p >= verdict["alpha"] else "NO"
-    return out
 
 
 def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str],
@@ -142,15 +115,14 @@ def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str]
 
 def _text(ds, dim: str) -> list[str]:
     """A label dimension's labels as every table writes them (``>=N``: a histogram's last bin)."""
-    from ..store import label_text
+    from ..analysis import label_text
 
     return label_text(ds[dim])
 
 
 def _playing(est, picked: list[int], axes: list[str]) -> list[int]:
     """The labels with an estimate at one of the ``picked`` points (seats that play somewhere)."""
-    values = _flat(est, "estimate", axes, est.attrs["dim"])[picked]
-    return [j for j in range(values.shape[1]) if np.isfinite(values[:, j]).any()]
+    return playing(_flat(est, "estimate", axes, est.attrs["dim"])[picked])
 
 
 def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
@@ -164,11 +136,10 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
         label = labels[j]
         cells = []
         for i in picked:
-            se = np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan
-            cells.append(fmt_to(get["estimate"][i, j], decimals(se)))
+            cells.append(fmt_to(get["estimate"][i, j], decimals(row_largest(get["se"][i]))))
         cols.append(Column(str(label), cells))  # the label alone: the legend names the dimension
-    widest = [np.nanmax(half[i]) if np.isfinite(half[i]).any() else np.nan for i in picked]
-    ses = [np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan for i in picked]
+    widest = [row_largest(half[i]) for i in picked]
+    ses = [row_largest(get["se"][i]) for i in picked]
     # a share every game had (s.e. 0): two digits of the half-width itself
     cols.append(Column(f"± {level}", [fmt_to(h, decimals(s) if s > 0 else decimals(h))
                                       for h, s in zip(widest, ses)]))
@@ -180,10 +151,9 @@ def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[
 
 
 def _worst(z: np.ndarray, labels: list[str]) -> str:
-    if not np.isfinite(z).any():
-        return "-"
-    j = int(np.nanargmax(np.abs(z)))
-    return f"{labels[j]} {z[j]:.2f}"
+    """The label of the largest |z| (:func:`~boardsweep.pipeline.analysis.largest_z`) and its z; ``-`` where none."""
+    j = largest_z(z)
+    return "-" if j is None else f"{labels[j]} {z[j]:.2f}"
 
 
 def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str],
@@ -195,13 +165,13 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
     for rank in range(TOP):
         cells = []
         for i in picked:
-            order = np.argsort(-np.nan_to_num(get["estimate"][i], nan=-np.inf), kind="stable")
+            order = ranked(get["estimate"][i])
             j = order[rank] if rank < len(order) else None
-            se = np.nanmax(get["se"][i]) if np.isfinite(get["se"][i]).any() else np.nan
+            se = row_largest(get["se"][i])
             cells.append("-" if j is None or not np.isfinite(get["estimate"][i, j])
                          else f"{labels[j]} {fmt_to(get['estimate'][i, j], decimals(se))}")
         cols.append(Column(f"#{rank + 1}", cells, drop=0 if rank == 0 else 3 + rank))
-    tested = np.where(np.isfinite(get["p"]), get["z"], np.nan)
+    tested = tested_z(get["z"], get["p"])
     cols.append(Column("largest |z|", [_worst(tested[i], labels) for i in picked], drop=2))
     if modal is not None:
         cells = []
@@ -224,7 +194,7 @@ def _fit(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
     stat = {k: _flat(est, k, axes, "")[:, 0] for k in ("gof_chi2", "gof_df")}
     cells = []
     for i in picked:
-        j = int(np.nanargmax(mode[i])) if np.isfinite(mode[i]).any() else None
+        j = most_likely(mode[i])
         cells.append("-" if j is None else f"{labels[j]} ({mode[i, j]:.3g})")
     cols = [Column(f"most likely {dim}", cells),
             Column("chi2 / df", [f"{stat['gof_chi2'][i]:.1f} / {int(stat['gof_df'][i])}"
@@ -275,9 +245,9 @@ def _block(ds, name: str, est, verdict: dict, picked: list[int], modal: bool = F
     else:
         cols, legend = _scalar(est, name, picked, axes, agree, places)
     cols = [c for c in cols if any(x not in ("-", "") for x in c.cells) or c.drop == 0]
-    reps = np.asarray(est["replicates"].transpose(*axes).values if axes else est["replicates"].values).ravel()
-    if len(set(reps[picked].tolist())) > 1:
-        cols.append(Column("reps", [str(int(reps[i])) for i in picked], drop=4))
+    reps = point_replicates(est, axes, picked)
+    if reps is not None:
+        cols.append(Column("reps", [str(r) for r in reps], drop=4))
     capped = cap_note(ds, est)
     return Block(f"{name}: {a['description']}", cols, legend + (f"; {capped}" if capped else ""), axis_cols)
 

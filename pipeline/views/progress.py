@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -17,8 +16,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..run import RunReport
-from ..plan import exact_solves, exact_tasks, task_count, AUTO_TASK_S, groups_points, TaskLayout, given
 from ..spec import Spec
 from ..words import count
 from .terminal import verbosity, info
@@ -28,24 +25,23 @@ from .terminal import verbosity, info
 PLANNING_LINE_POINTS = 1000
 
 
-def announce(out: Console, spec: Spec, url: str, scheduler: str | None = None, where: str | None = None,
-             layout: TaskLayout | None = None) -> None:
+def announce(out: Console, spec: Spec, url: str, work: Any, scheduler: str | None = None,
+             where: str | None = None) -> None:
     """The run's first line: the sweep, its grid and replicates, its tasks
-    (laid out as ``layout``, the run's where known before it starts; the
-    spec's own where None), the store and where it runs."""
-    points = int(np.prod(spec.shape)) if spec.shape else 1
+    (``work``: :func:`boardsweep.pipeline.analysis.planned_work` of the run's
+    layout where known before it starts, else the spec's own), the store and where it runs."""
+    points = work.points
     where = where or (f"Dask scheduler {scheduler}" if scheduler else "a local Dask cluster")
-    layout = layout or given(spec)
-    exact = None  # exact tasks: unknown where the run chooses the points per task
+    exact = work.exact_tasks  # exact tasks: unknown where the run chooses the points per task
     if spec.task_seconds is not None:
         tasks = f"simulation tasks of about {spec.task_seconds:g} s each"
-    elif groups_points(spec):  # a new store's points per task are chosen by the run (a resumed one's recorded)
-        tasks = f"simulation tasks of {count(spec.block, 'replicate')} x grid points grouped to about {AUTO_TASK_S:g} s"
+    elif work.grouped_s is not None:  # a new store's points per task are chosen by the run (a resumed one's recorded)
+        tasks = f"simulation tasks of {count(spec.block, 'replicate')} x grid points grouped to about {work.grouped_s:g} s"
     else:
-        tasks, exact = f"{count(task_count(spec, layout), 'simulation task')} of {layout.words()}", exact_tasks(spec, layout)
+        tasks = f"{count(work.tasks, 'simulation task')} of {work.layout}"
     info(out,
          f"sweep [bold]{spec.name}[/bold] ({spec.game_name}): {count(points, 'grid point')} x "
-         f"{count(spec.replicates, 'replicate')}: {tasks} + {exact_words(exact, exact_solves(spec))} -> {url} "
+         f"{count(spec.replicates, 'replicate')}: {tasks} + {exact_words(exact, work.exact_solves)} -> {url} "
          f"on {where}")
     if spec.precision_stderr is not None:
         info(out, f"precision: more replicates per grid point until the largest standard error is at most "
@@ -81,7 +77,7 @@ class TaskBar:
         if self.task is not None:
             self.progress.stop()
 
-    def start(self, report: RunReport) -> None:
+    def start(self, report: Any) -> None:
         where = report.dashboard or "(no dashboard)"
         exact = report.pending_exact
         grouped = f", {report.points_per_task} grid points each" if report.points_per_task > 1 else ""
@@ -113,7 +109,7 @@ def exact_words(tasks: int | None, solves: int) -> str:
     return f"{count(tasks, 'exact task') if tasks is not None else 'exact tasks'} ({count(solves, 'exact solve')})"
 
 
-def work_line(report: RunReport) -> str:
+def work_line(report: Any) -> str:
     """What this run computed, in the terms of its progress bar."""
     total = report.tasks_run + report.exact_run
     early = f", {report.head_start} during start-up" if report.head_start else ""
@@ -122,18 +118,11 @@ def work_line(report: RunReport) -> str:
             f"{report.exact_run} exact{solves}){early}")
 
 
-def store_line(ds, report: RunReport) -> str:
+def store_line(counts: tuple[int, int, int, int], report: Any) -> str:
     """The store's state: its replicates and exact answers, done of all
-    (with a precision target, of the replicates each point uses)."""
-    axes = list(ds.attrs.get("grid_axes", []))
-    done = np.asarray(ds["done"].transpose(*axes, "replicate").values, dtype=bool)
-    flat = done.reshape(-1, done.shape[-1])
-    if "replicates_used" in ds:  # a precision target: the replicates each point uses
-        used = np.asarray(ds["replicates_used"].transpose(*axes).values).reshape(-1)
-    else:
-        used = np.full(flat.shape[0], flat.shape[-1])
-    wanted = np.arange(flat.shape[-1]) < used[:, None]
-    exact_done = int(np.asarray(ds["exact_done"].values).sum()) if "exact_done" in ds else 0
+    (with a precision target, of the replicates each point uses): ``counts``,
+    :func:`boardsweep.pipeline.analysis.store_counts`; ``report``: the run's."""
+    done, wanted, exact_done, points = counts
     state = "complete" if report.complete else "INCOMPLETE"
-    return (f"store {state}: {int((flat & wanted).sum())} of {count(int(wanted.sum()), 'replicate')} and "
-            f"{exact_done} of {count(flat.shape[0], 'exact answer')} done: {report.store}")
+    return (f"store {state}: {done} of {count(wanted, 'replicate')} and "
+            f"{exact_done} of {count(points, 'exact answer')} done: {report.store}")

@@ -24,33 +24,11 @@ def every_row_command(store: str) -> str:
     return f"`boardsweep query {quoted(store)} --summary --all`"
 
 
-def print_store_summary(store: str, sels: tuple[str, ...], fmt: str, every: bool, error: type[Exception]) -> None:
-    """``query --summary`` of the store at ``store``: :func:`print_headline_summary`
-    of the cells ``sels`` picks, in memory; a whole grid of more than
-    :data:`blocks.BLOCK_POINTS` points read and estimated block by block
-    instead (its verdict kept in the store: :func:`blocks.kept_verdict`), so
-    memory stays that of a block whatever the grid's size."""
-    from ..analysis import BLOCK_POINTS, ROW_BLOCK_POINTS, block_chunks, grid_size
-    from ..store import open_sweep
-    from .store_access import intact_store, open_store, steadily
-
-    if not sels:
-        st = intact_store(store, error)
-        with steadily(st.url):
-            ds = open_sweep(st, check=False)
-        if grid_size(ds) > BLOCK_POINTS:
-            most = ROW_BLOCK_POINTS if every or fmt != "table" else BLOCK_POINTS  # every row: a table per block
-            _print_blocks(open_sweep(st, check=False, chunks=block_chunks(ds, most)), fmt, every, store, most)
-        else:
-            print_headline_summary(open_store(st, error, check=False), fmt, every=every, store=store)
-        return
-    print_headline_summary(open_store(store, error, sels=sels), fmt, every=every, store=store)
-
-
-def _print_blocks(ds, fmt: str, every: bool, store: str, most: int) -> None:
-    """:func:`print_store_summary` of a grid read block by block (``ds``
-    lazy, a dask chunk a block of ``most`` points): the overview, or every
-    row a block at a time."""
+def print_block_summary(ds, fmt: str, every: bool, store: str, most: int) -> None:
+    """``query --summary`` of a grid read block by block (``ds`` lazy, a dask
+    chunk a block of ``most`` points, :func:`boardsweep.pipeline.analysis.read_summary`):
+    the overview, or every row a block at a time (its verdict kept in the
+    store: :func:`blocks.kept_verdict`), so memory stays that of a block."""
     import dask
 
     from ..analysis import grid_blocks, headline_estimates, headline_summary, kept_verdict
@@ -252,10 +230,9 @@ def _with_precision(ds, found: list[dict], add: bool) -> list[dict]:
     """Query rows with their point's precision columns (replicates used,
     standard error reached and target, met/capped/running) when ``add`` and
     the store has a precision target."""
-    from ..plan import point_columns
-    from ..analysis import grid_points
+    from ..analysis import grid_points, precision_columns
 
-    columns = point_columns(ds) if add else None
+    columns = precision_columns(ds) if add else None
     if columns is None:
         return found
     axes = list(ds.attrs.get("grid_axes", []))

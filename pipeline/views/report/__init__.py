@@ -82,12 +82,12 @@ from __future__ import annotations
 
 from ...errors import ReportFolderError
 from ..variable import pick_variable
-from .build import build_report
+from .build import build_report, report_points
 from .columns import COLUMNS
 from .folder import STAGING, MANIFEST, default_out_dir  # noqa: F401  (STAGING: tests)
 from .grid import point_key
 from .parts import MAX_THEORY_POINTS
 from .tables import variance_words  # noqa: F401  (tests)
 
-__all__ = ["build_report", "default_out_dir", "pick_variable", "point_key", "ReportFolderError", "COLUMNS",
+__all__ = ["build_report", "report_points", "default_out_dir", "pick_variable", "point_key", "ReportFolderError", "COLUMNS",
            "MANIFEST", "MAX_THEORY_POINTS"]

@@ -1,4 +1,4 @@
-"""Assembling the report: read the store, analyse, write every table, figure and page."""
+"""Assembling the report: analyse, write every table, figure and page (the store read by the caller)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,12 @@ import xarray as xr
 
 from ...analysis import headline_estimates, headline_verdict
 from ...errors import ReportDiskFull, disk_full
-from ...analysis import canonical_spec, game_of, run_shape_of, block_chunks, grid_points, grid_size
-from ...store import load_sweep, open_sweep
+from ...analysis import canonical_spec, game_of, run_shape_of, grid_points, grid_size
 from ...words import python_value
 from ..interval_words import interval_name, test_name
 from ..variable import pick_variable
 from .columns import define
-from .folder import default_out_dir, start, publish
+from .folder import start, publish
 from .grid import point_key
 from .parts import attempt, analyse_parts
 from .tables import (distribution_table, headline_table, pmf_headlines, summary_table, report_tables, verdict_tests_table,
@@ -36,54 +35,52 @@ from .sample import TABLE_POINTS
 from .figure_list import all_figures
 
 
-def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, variable: str | None = None,
-                 loaded: xr.Dataset | None = None, deck_orders: bool = False, progress=None,
-                 block_points: int | None = None, every: bool = False) -> dict | None:
-    """Write the report of ``store`` into ``out_dir``; summary.json's entries (None: a grid in blocks).
+def build_report(ds: xr.Dataset, out_dir: str | Path, variable: str | None = None, store: str | None = None,
+                 in_blocks: bool = False, deck_orders: bool = False, progress=None, block_points: int | None = None,
+                 every: bool = False, inside: Path | None = None) -> dict | None:
+    """Write the report of the sweep ``ds`` into ``out_dir``; summary.json's entries (None: a grid in blocks).
+    The store is read by the caller (:func:`boardsweep.pipeline.api.report`, with
+    :func:`boardsweep.pipeline.analysis.read_sweep`): here it is only drawn and written.
 
     Parameters
     ----------
-    store : str or xarray.Dataset
-        The sweep store (path or URL), or a Dataset already read.
-    out_dir : str or Path, optional
-        The report folder; default :func:`default_out_dir` of ``store``.  An
-        earlier report there is replaced: only the files its manifest
+    ds : xarray.Dataset
+        The sweep, in memory; or, with ``in_blocks``, lazily in dask chunks of one block each.
+    out_dir : str or Path
+        The report folder.  An earlier report there is replaced: only the files its manifest
         (:data:`MANIFEST`) records are removed; a folder holding a file of the
         report's names that no report wrote is refused (:class:`ReportFolderError`).
     variable : str, optional
         The distribution variable of the figures (default :func:`pick_variable`).
-    loaded : xarray.Dataset, optional
-        ``store`` already read, e.g. by :func:`query.load_sweep`.
+    store : str, optional
+        The store's path or URL, as the page names it (None: a Dataset given by itself).
+    in_blocks : bool
+        ``ds`` is a grid reported block by block (:mod:`.blockwise`), of :func:`report_points`'s blocks.
     deck_orders : bool
         Also compare the points without a single exact answer (shuffled decks) with the exact answers of
         the deck orders each replicate played: a chain solve per game, about a second each, so off by default.
     progress : callable, optional
         ``progress(line)``: told when a slow check starts and ends.
     block_points : int, optional
-        Grid points read at once (default :data:`.blockwise.REPORT_BLOCK_POINTS`): a larger grid is
-        reported block by block (:mod:`.blockwise`).  A grid of more than :data:`.sample.TABLE_POINTS`: the
-        per-point rows of a bounded sample (:mod:`.sample`; the verdict over every point), or with ``every`` all.
+        Grid points read at once (default :data:`.blockwise.REPORT_BLOCK_POINTS`).  A grid of more than
+        :data:`.sample.TABLE_POINTS`: the per-point rows of a bounded sample (:mod:`.sample`; the verdict
+        over every point), or with ``every`` all.
+    inside : Path, optional
+        The sweep store ``out_dir`` lies in (the caller's check), refused.
     """
-    if out_dir is None:
-        if isinstance(store, xr.Dataset):
-            raise ValueError("build_report: out_dir is needed when the store is a Dataset")
-        out_dir = default_out_dir(str(store))
     t0 = time.perf_counter()
-    most = REPORT_BLOCK_POINTS if block_points is None else int(block_points)
-    if isinstance(store, xr.Dataset):
-        ds, write = store.load(), _write
-    else:
-        ds, write = _open(str(store), loaded, most, most if every else min(most, TABLE_POINTS))
+    most = report_points(block_points, every)[1]
+    write = _write_blocks if in_blocks else _write
     final = Path(out_dir)
     made = not final.exists()
     try:
-        out, recorded = start(final)
+        out, recorded = start(final, inside)
         try:
             import matplotlib
 
             with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text as text: 40% faster than glyph paths
                 summary = write(ds, store, out, variable, t0, deck_orders, progress, most, every)
-            publish(final, out, recorded, None if isinstance(store, xr.Dataset) else str(store))
+            publish(final, out, recorded, store)
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
             raise
@@ -98,14 +95,14 @@ def build_report(store: str | xr.Dataset, out_dir: str | Path | None = None, var
     return summary
 
 
-def _open(url: str, loaded: xr.Dataset | None, most: int, whole: int):
-    """(the store's Dataset, the writer): read whole where the grid has at most
-    ``whole`` points (``loaded``, the caller's, read into memory where it is lazy: the
-    store is not opened again), else opened lazily in dask chunks of one block of ``most`` each."""
-    raw = loaded if loaded is not None else open_sweep(url, check=False)
-    if grid_size(raw) > whole:
-        return open_sweep(url, check=False, chunks=block_chunks(raw, most)), _write_blocks
-    return (raw.load() if loaded is not None else load_sweep(url, check=False)), _write
+def report_points(block_points: int | None = None, every: bool = False) -> tuple[int, int]:
+    """(the most grid points a report reads whole, the points of each block
+    beyond that): a block of ``block_points`` (default
+    :data:`.blockwise.REPORT_BLOCK_POINTS`), whole at most a block, and
+    without ``every`` at most :data:`.sample.TABLE_POINTS` (a larger grid's
+    tables: a sample, read block by block)."""
+    most = REPORT_BLOCK_POINTS if block_points is None else int(block_points)
+    return (most if every else min(most, TABLE_POINTS)), most
 
 
 def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: float, deck_orders: bool = False,
@@ -121,8 +118,7 @@ def _write_blocks(ds: xr.Dataset, store, out: Path, variable: str | None, t0: fl
         meta["notes"].append("--deck-orders: not solved for a grid of more than one block "
                              f"({grid_size(ds):,} points; a chain solve per game)")
     with open(out / "summary.json", "w") as f:  # streamed, block by block
-        tables, figures = write_blocks(ds, out, variable, meta, most, f, progress, every,
-                                       None if isinstance(store, xr.Dataset) else str(store))
+        tables, figures = write_blocks(ds, out, variable, meta, most, f, progress, every, store)
     meta["variance_text"] = variance_words(meta)
     meta["figures"] = figures
     written = meta.pop("written")
@@ -225,7 +221,7 @@ def _meta(ds, store, variable) -> dict:
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "store_created": attrs.get("created"),
         "history": attrs.get("history", ""),
-        "store": None if isinstance(store, xr.Dataset) else str(store),
+        "store": store,
         "game": attrs.get("game"), "sweep": attrs.get("sweep"),
         "spec_sha256": attrs.get("spec_sha256"), "git_revision": attrs.get("git_revision"),
         "grid": {a: [python_value(v) for v in ds[a].values] for a in attrs.get("grid_axes", [])},

@@ -18,7 +18,7 @@ import xarray as xr
 
 from ...analysis import (LAGS, acf_limit, autocorrelation, ess_reference, grid_size, has_series, headline_diagnostics,
                         headline_draws)
-from ...store import label_text
+from ...analysis import label_text
 from .grid import grid_axes
 from .panels import save
 from .sample import sampled_axes

@@ -105,14 +105,12 @@ def _foreign(out: Path, names, recorded) -> list[str]:
     return sorted(n for n in names if n not in recorded and os.path.lexists(out / n))
 
 
-def start(out: Path) -> tuple[Path, dict[str, str]]:
+def start(out: Path, inside: Path | None = None) -> tuple[Path, dict[str, str]]:
     """Check ``out`` and make a fresh staging folder in it; return that and the
     files there an earlier report can show it wrote ({name: sha256}).  Refused
-    (nothing written): a page or table of the report's names that no boardsweep
-    report wrote, a manifest that cannot show its files are the report's."""
-    from ...run import store_above
-
-    inside = store_above(out)
+    (nothing written): ``out`` inside the sweep store ``inside`` (the caller's
+    :func:`~boardsweep.pipeline.run.store_above`), a page or table of the report's
+    names that no boardsweep report wrote, a manifest that cannot show its files are the report's."""
     if inside is not None:
         raise ReportFolderError(f"report folder {out}: inside the sweep store {inside}; a report is written "
                                 "outside the store: choose another folder with --out (nothing was written)")

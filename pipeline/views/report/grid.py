@@ -9,7 +9,7 @@ import pandas as pd
 import xarray as xr
 
 from ...analysis import point_params
-from ...store import exact_states
+from ...analysis import exact_states
 from ...words import python_value
 
 

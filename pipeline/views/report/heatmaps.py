@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...analysis import ALPHA, CLT_MIN_COUNT
-from ...store import exact_state
+from ...analysis import exact_state
 from ...words import count, plural, python_value
 from ..interval_words import test_kind
 from .grid import grid_axes

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import panel_spread
-from ...store import exact_states
+from ...analysis import exact_states
 
 __all__ = ["TABLE_POINTS", "NAMED_POINTS", "asked_points", "sampled_axes", "table_regions", "grid_counts",
            "sample_text", "sampled_words"]

@@ -81,9 +81,9 @@ def summarise(ds, points, parts, tables) -> dict:
 def add_precision(ds, points, tables, summary) -> None:
     """With a [precision] target: a ``precision`` table and, per point of
     ``summary``, its replicates used, standard error reached and state."""
-    from ...plan import point_columns
+    from ...analysis import precision_columns
 
-    columns = point_columns(ds)
+    columns = precision_columns(ds)
     if columns is None:
         return
     tables["precision"] = pd.DataFrame([{**p, **c} for p, c in zip(points, columns)])

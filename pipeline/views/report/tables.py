@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import ALPHA, frequencies, headline_summary, label_values, BETWEEN_DOMINATES, grid_size, label_variance
-from ...store import label_text
+from ...analysis import (best_tests, compared_mean, comparison_figures, decomposition_figures, distribution_figures,
+                         label_text, point_figures, point_ratios)
 from ...words import count, finite_float, plural, python_value
 from .columns import TABLE_COLUMNS
 from .grid import point_key, grid_axes, flat_points, point_index, finite_list
@@ -34,26 +35,20 @@ def point_table(ds, points, parts) -> pd.DataFrame:
     reps = flat_points(last["replicates"], axes)
     rate = parts["rate"]
     ratio = parts["ratio"]
-    vr = flat_points(ratio["ratio"].isel(checkpoint=-1).median(dim), axes) if ratio is not None else None
-    batch = parts["batch"]
-    bm = flat_points(batch["ratio"].mean([d for d in batch["ratio"].dims if d not in axes]), axes) \
-        if batch is not None and "ratio" in batch else None
+    vr, bm = (None if r is None else flat_points(r, axes) for r in point_ratios(ratio, parts["batch"], axes, dim))
     slope, low, high, basis = ((flat_points(rate[k], axes) for k in ("slope", "slope_low", "slope_high", "basis"))
                                if rate is not None else (None,) * 4)
     rows = []
     for i, p in enumerate(points):
         key = point_key(ds, p)
-        err = mean[i] - ref[i]
-        has_ref = bool(np.isfinite(err).all())
-        zi = np.abs(z[i])
-        worst = int(np.nanargmax(zi)) if np.isfinite(zi).any() else None
-        order = np.argsort(-np.nan_to_num(mean[i], nan=-np.inf), kind="stable")[:3]
+        fig = point_figures(mean[i], ref[i], z[i])
+        worst, order = fig["worst"], fig["top"]
         row = {**p, "replicates": int(reps[i]), "exact": parts["states"][key][0],
                "reference": parts["ref_kind"].get(key, ""),
-               "max_abs_z": finite_float(zi[worst]) if worst is not None else None,
+               "max_abs_z": finite_float(fig["max_abs_z"]) if worst is not None else None,
                "worst_label": labels[worst] if worst is not None else "",
-               "max_abs_error": finite_float(np.abs(err).max()) if has_ref else None,
-               "tv_distance": finite_float(0.5 * np.abs(err).sum()) if has_ref else None,
+               "max_abs_error": finite_float(fig["max_abs_error"]) if fig["max_abs_error"] is not None else None,
+               "tv_distance": finite_float(fig["tv_distance"]) if fig["tv_distance"] is not None else None,
                "slope": None, "slope_low": None, "slope_high": None, "basis": "", "variance_ratio": None, "batch_means_ratio": None,
                "modal": "", "top3": ""}
         if rate is not None:
@@ -115,7 +110,7 @@ def comparison_table(ds, parts, meta) -> pd.DataFrame:
     freq = frequencies(ds, parts["variable"]).isel(checkpoint=-1)
     for (axis, a, b), res in parts["compare"].items():
         others = [x for x in res["p"].dims if x != dim]
-        fb = freq.sel({axis: b}).mean("replicate").transpose(*others, dim).values
+        fb = compared_mean(freq, axis, b).transpose(*others, dim).values
         got = _comparison_rows(res, fb.reshape(-1, fb.shape[-1]), others, dim, f"{axis}: {a} vs {b}")
         rows += got
         meta["comparisons"] += [{**row, "axis": axis, "a": a, "b": b, "significant_labels": sig}
@@ -142,19 +137,13 @@ def _significant_labels(res, others: list[str], dim: str) -> list[list[str]]:
 def _comparison_rows(res, base: np.ndarray, others: list[str], dim: str, comparison: str) -> list[dict]:
     """The comparison table's rows of one comparison ``res``: one per combination of ``others``;
     ``base``: the mean frequency at the compared value, (combinations, labels)."""
-    p, holm, t, diff = (_by_cell(res, k, others, dim) for k in ("p", "p_holm", "t", "difference"))
-    absdiff = np.abs(diff)
-    has = np.isfinite(absdiff).any(1)
-    j = np.where(has, np.nanargmax(np.where(np.isfinite(absdiff), absdiff, -np.inf), axis=1), 0)
+    pick = comparison_figures(*(_by_cell(res, k, others, dim) for k in ("p", "p_holm", "t", "difference")), base)
+    has, j, lowest = pick["has"], pick["j"], pick["lowest"]
     n = np.arange(len(j))
-    pick = {k: v[n, j] for k, v in (("abs", absdiff), ("diff", diff), ("t", t), ("base", base))}
-    with np.errstate(all="ignore"):
-        lowest = np.where(np.isfinite(holm).any(1), np.nanmin(np.where(np.isfinite(holm), holm, np.inf), axis=1),
-                          np.nan)
     labels = [str(v) for v in res[dim].values]
     where = [[python_value(v) for v in res[x].values] for x in others]
     cells = zip(*np.unravel_index(n, tuple(len(w) for w in where))) if others else [()] * len(n)
-    tested, significant = np.isfinite(p).sum(1), (holm < ALPHA).sum(1)
+    tested, significant = pick["tested"], pick["significant"]
     return [{**{x: where[k][c] for k, (x, c) in enumerate(zip(others, cell))}, "comparison": comparison,
              "labels_tested": int(tested[i]), "significant": int(significant[i]),
              "min_p_holm": finite_float(lowest[i]),
@@ -247,17 +236,16 @@ def _distribution_rows(ds, g: pd.DataFrame, name: str, dim: str, tests: pd.DataF
     texts = dict(zip(label_values(ds, dim), label_text(ds[dim]))) if dim else {}
     first = g.drop_duplicates("_i")
     order = pd.Index(first["_i"])
-    top = g.sort_values(["_i", "estimate"], ascending=[True, False], kind="stable").groupby("_i").head(3)
-    top_text = pd.Series([f"{texts.get(str(lab), str(lab))}: {v:.3g}" for lab, v in zip(top["label"], top["estimate"])],
-                         index=top.index).groupby(top["_i"]).agg(", ".join)
-    z = g["z"].abs()
-    rows = g.loc[z[z.notna()].groupby(g["_i"][z.notna()]).idxmax()]
-    worst = rows.set_index("_i").reindex(order)
-    worst_z = z[z.notna()].groupby(g["_i"][z.notna()]).max().reindex(order)
+    fig = distribution_figures(g, order)
+    top, rows, worst, worst_z = fig["top"], fig["worst_rows"], fig["worst"], fig["max_abs_z"]
+    texts_of = {i: [] for i in top["_i"]}  # each point's top labels in words, in their order
+    for i, lab, v in zip(top["_i"], top["label"], top["estimate"]):
+        texts_of[i].append(f"{texts.get(str(lab), str(lab))}: {v:.3g}")
+    top_text = pd.Series({i: ", ".join(t) for i, t in texts_of.items()}, dtype=object)
     worst_text = pd.Series([texts.get(str(lab), str(lab)) for lab in rows["label"]], index=rows["_i"], dtype=object)
     out = first[[*grid_axes(ds)]].reset_index(drop=True)
     out["headline"] = name
-    out["labels"] = g.groupby("_i").size().reindex(order).to_numpy()
+    out["labels"] = fig["labels"]
     out["top3"] = top_text.reindex(order).to_numpy()
     out["worst_label"] = worst_text.reindex(order).fillna("").to_numpy()
     out["worst_estimate"], out["worst_exact"] = finite_list(worst["estimate"]), finite_list(worst["exact"])
@@ -272,8 +260,7 @@ def _distribution_tests(tests: pd.DataFrame, name: str, order: pd.Index) -> pd.D
     mine = tests[tests["headline"] == name] if tests is not None and len(tests) else pd.DataFrame()
     if mine.empty:
         return out
-    n = mine.groupby("point").size().reindex(order)
-    best = mine.loc[mine.dropna(subset=["p"]).groupby("point")["p"].idxmin()].set_index("point").reindex(order)
+    n, best = best_tests(mine, order)
     has = n.notna().to_numpy() & best["p"].notna().to_numpy()
     out["test"] = ["chi2" if t == "chi2" else f"{t}, {int(k)} {plural('label', int(k))}" if ok else ""
                    for t, k, ok in zip(best["test"], n.fillna(0), has)]
@@ -311,15 +298,15 @@ def _decomposition_table(ds, points, parts, meta) -> pd.DataFrame | None:
     paired = {k: flat_points(pairs[k], axes, [dim]) for k in ("sd", "t", "p")} if pairs is not None else {}
     rows = []
     for i, p in enumerate(points):
-        between = cols["between"][i]
-        if not np.isfinite(cols["total"][i]).any() or not np.nanmax(np.nan_to_num(between, nan=0.0)) > 0:
+        between, share = cols["between"][i], cols["between_share"][i]
+        fig = decomposition_figures(cols["total"][i], between, share)
+        if fig is None:
             continue  # independent decks: every replicate plays the same chain
-        share = cols["between_share"][i]
-        worst = int(np.nanargmax(np.where(np.isfinite(share), share, -np.inf)))
+        worst, median = fig
         stuck = [labels[j] for j in np.flatnonzero(share >= BETWEEN_DOMINATES)]
         meta["decomposition"][point_key(ds, p)] = {
             "label": labels[worst], "between_share": finite_float(share[worst]),
-            "median_between_share": finite_float(np.nanmedian(share)), "labels_between_dominates": stuck,
+            "median_between_share": finite_float(median), "labels_between_dominates": stuck,
             "total_var": finite_float(cols["total"][i][worst]), "between_var": finite_float(between[worst]),
             "sampling_var": finite_float(cols["sampling"][i][worst])}
         for j, label in enumerate(labels):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...store import label_text
+from ...analysis import label_text
 from ...words import python_value
 from .grid import sel
 from .panels import panel_layout, facet_grid, facet_title, save, field, left_out, facets_total

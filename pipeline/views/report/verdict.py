@@ -9,7 +9,7 @@ import pandas as pd
 
 from ....core import stats
 from ...analysis import headline_verdict, HOLM_TEXT, LEVEL
-from ...plan import answer_counts
+from ...analysis import answer_counts
 from ...words import count
 from .grid import point_key, grid_axes, flat_points
 

@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 from rich.console import Console
 
-from boardsweep.pipeline.analysis import blocks, headlines
+from boardsweep.pipeline.analysis import blocks, headlines, read_finished
 from boardsweep.pipeline.analysis.dataset import grid_size
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
@@ -105,7 +105,7 @@ def test_the_runs_summary_of_a_grid_larger_than_a_block_is_the_same(planted, mon
 
     def printed() -> str:
         out = Console(file=io.StringIO(), width=120, color_system=None)
-        display.run_summary(out, report)
+        display.run_summary(out, report, read_finished(report.store))
         return out.file.getvalue()
 
     whole = printed()
@@ -137,7 +137,7 @@ def test_the_asked_point_is_shown_when_the_grid_is_summarised_block_by_block(tmp
 
     def printed() -> str:
         out = Console(file=io.StringIO(), width=120, color_system=None)
-        display.run_summary(out, RunReport(store=url, tasks_total=12, complete=True, workers=2))
+        display.run_summary(out, RunReport(store=url, tasks_total=12, complete=True, workers=2), read_finished(url))
         return out.file.getvalue()
 
     from boardsweep.pipeline.analysis import answer
@@ -232,7 +232,7 @@ def test_a_run_with_nothing_to_do_reads_its_summary_back(planted, monkeypatch):
 
     def printed() -> str:
         out = Console(file=io.StringIO(), width=120, color_system=None)
-        display.run_summary(out, RunReport(store=url, tasks_total=9, complete=True, workers=2))
+        display.run_summary(out, RunReport(store=url, tasks_total=9, complete=True, workers=2), read_finished(url))
         return out.file.getvalue()
 
     first = printed()

@@ -112,12 +112,12 @@ def test_the_accessor_and_the_report_give_the_same_table(store, tmp_path):
 
     import pandas as pd
 
-    from boardsweep.pipeline.views.report import build_report
+    from boardsweep.pipeline.api import report as write_report
 
     ds = load_sweep(store)
     table = ds.boardsweep.head_to_head()
     pd.testing.assert_frame_equal(table, head_to_head(ds))
-    build_report(store, tmp_path / "r")
+    write_report(store, tmp_path / "r")
     written = pd.read_csv(tmp_path / "r" / "head_to_head.csv")
     np.testing.assert_allclose(written["difference"], table["difference"], rtol=1e-12)
     caption = json.loads((tmp_path / "r" / "report.json").read_text())["figures"]["answer.png"]

@@ -80,7 +80,7 @@ def grid() -> xr.Dataset:
 
 
 def test_sel_takes_several_values_of_one_axis():
-    from boardsweep.pipeline.views.store_access import select
+    from boardsweep.pipeline.analysis import select
 
     ds = grid()
     assert select(ds, ("dice_sides=6,8",), ValueError) == {"dice_sides": [6, 8]}
@@ -94,7 +94,7 @@ def test_sel_takes_several_values_of_one_axis():
 def test_sel_names_the_value_that_is_not_on_the_axis():
     import pytest
 
-    from boardsweep.pipeline.views.store_access import select
+    from boardsweep.pipeline.analysis import select
 
     with pytest.raises(ValueError, match=r"'5' is not on axis 'dice_sides'; values: 4, 6, 8"):
         select(grid(), ("dice_sides=6,5",), ValueError)

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from boardsweep.pipeline.views import terminal
 from boardsweep.pipeline.views import progress
-from boardsweep.pipeline.views import store_access
+from boardsweep.pipeline.analysis import planned_work, select
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import template
 
@@ -33,7 +33,7 @@ def _normal_verbosity(monkeypatch):
 
 def _banner(spec) -> str:
     out = io.StringIO()
-    progress.announce(Console(file=out, width=200), spec, "/tmp/large.zarr")
+    progress.announce(Console(file=out, width=200), spec, "/tmp/large.zarr", planned_work(spec))
     return out.getvalue()
 
 
@@ -90,14 +90,14 @@ def test_selecting_every_value_of_a_long_axis_reads_the_axis_once():
     ds = _long_axis(values)
     wanted = ",".join(f"v{n}" for n in reversed(range(LONG_AXIS)))
     Label.made, Label.most = 0, 2 * LONG_AXIS
-    picked = store_access.select(ds, (f"axis={wanted}",), ValueError)
+    picked = select(ds, (f"axis={wanted}",), ValueError)
     assert [v.n for v in picked["axis"]] == list(reversed(range(LONG_AXIS)))
 
 
 def test_a_value_not_on_a_long_axis_is_named_in_one_short_line():
     ds = _long_axis([f"reserve:{10 * n}" for n in range(LONG_AXIS)])
     with pytest.raises(ValueError) as caught:
-        store_access.select(ds, ("axis=reserve:5",), ValueError)
+        select(ds, ("axis=reserve:5",), ValueError)
     line = str(caught.value)
     assert "'reserve:5' is not on axis 'axis'" in line and "(99980 more)" in line
     assert "reserve:0, reserve:10," in line and line.endswith("reserve:999990") and len(line) < 600

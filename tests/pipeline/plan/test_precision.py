@@ -20,7 +20,7 @@ from rich.console import Console
 from boardsweep.core import stats
 from boardsweep.core.games import get_game, interval_headlines
 from boardsweep.pipeline.views import display
-from boardsweep.pipeline.analysis import headlines, query
+from boardsweep.pipeline.analysis import headlines, query, read_finished
 from boardsweep.pipeline import store
 from boardsweep.pipeline.plan import precision
 from boardsweep.pipeline.store import integrity, packing
@@ -153,7 +153,7 @@ def test_staged_resume_identical(tmp_path, make_spec, cluster2, reference, capsy
     assert not first.complete
     assert run_cli("status", str(url)) == 1
     summary = io.StringIO()
-    display.run_summary(Console(file=summary, width=100), first)
+    display.run_summary(Console(file=summary, width=100), first, read_finished(first.store))
     assert "0 of 4 grid points met, 0 capped, 4 running" in summary.getvalue()
     assert "store INCOMPLETE" in summary.getvalue()
     assert not run_sweep(spec, str(url), scheduler=cluster2, max_tasks=9).complete

@@ -10,7 +10,7 @@ import xarray as xr
 import zarr
 
 from boardsweep.pipeline.views import display, overview
-from boardsweep.pipeline.analysis import headlines, query
+from boardsweep.pipeline.analysis import headlines, query, read_finished
 from boardsweep.pipeline import store
 from boardsweep.pipeline.analysis import dataset
 from boardsweep.pipeline.run.execute import run_sweep
@@ -96,7 +96,7 @@ def test_compact_summary_above_24_points(wide_store, capsys):
     from boardsweep.pipeline.run.record import RunReport
 
     out = Console(width=100, record=True)
-    display.run_summary(out, RunReport(store=wide_store, tasks_total=52, complete=True))
+    display.run_summary(out, RunReport(store=wide_store, tasks_total=52, complete=True), read_finished(wide_store))
     text = out.export_text()
     assert "verdict: " in text and "at family-wise 1%" in text
     assert len(text.splitlines()) <= overview.MAX_LINES - 5  # the banner, bar and compile lines come before
@@ -141,7 +141,7 @@ def test_small_grid_summary_lists_every_point(tmp_path, cluster2, toy_spec_text)
     url = str(tmp_path / "small.zarr")
     assert run_sweep(parse_spec(toy_spec_text, "toy.toml"), url, scheduler=cluster2).complete
     out = Console(width=100, record=True)
-    display.run_summary(out, RunReport(store=url, tasks_total=8, complete=True))
+    display.run_summary(out, RunReport(store=url, tasks_total=8, complete=True), read_finished(url))
     text = out.export_text()
     assert "grid points;" not in text and "every point:" not in text  # nothing left out
     assert [len(rows) for rows in _table_rows(text)] == [4]  # every point in the one headline's table

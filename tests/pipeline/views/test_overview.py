@@ -226,10 +226,10 @@ def test_one_estimate_and_se_whichever_way_it_is_read(summaries, name, capsys):
 def _same_as_the_reports_csv(url: str, table: pd.DataFrame, ds) -> None:
     """The report's headlines.csv: the summary's estimate and se, row by row
     (it leaves out the bins nothing can fall in)."""
-    from boardsweep.pipeline.views.report import build_report
+    from boardsweep.pipeline.api import report as write_report
 
     out = Path(url).with_name(Path(url).stem + ".report")
-    build_report(url, out)
+    write_report(url, out)
     csv = pd.read_csv(out / "headlines.csv", dtype={"label": str}, keep_default_na=False,
                       na_values=[""])
     keys = [*ds.attrs["grid_axes"], "headline"]
@@ -267,7 +267,7 @@ def test_an_uneven_interval_is_written_low_high():
     """A t interval reads ``estimate ± half-width``; an exact binomial one near
     0 or 1 (a seat that won every game, a bin nothing fell in) reads
     ``estimate [low, high]``, never ``1 ± 0``."""
-    from boardsweep.pipeline.views.overview import half_width
+    from boardsweep.pipeline.analysis import half_width
     from boardsweep.pipeline.words import fmt_interval
 
     assert fmt_interval(0.5, 0.48, 0.52, 0.0102) == "0.500 ± 0.020"
@@ -338,7 +338,7 @@ def test_every_shipped_report_leads_with_the_answer_and_reads_cleanly(summaries,
     axis; checked on the matplotlib figures as they are saved."""
     import matplotlib.figure
 
-    from boardsweep.pipeline.views.report import build_report
+    from boardsweep.pipeline.api import report as write_report
 
     _, url = summaries[name]
     seen: dict[str, tuple[int, list[str]]] = {}
@@ -352,7 +352,7 @@ def test_every_shipped_report_leads_with_the_answer_and_reads_cleanly(summaries,
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", checked)
     out = tmp_path / "r"
-    build_report(url, out)
+    write_report(url, out)
     meta = json.loads((out / "report.json").read_text())
     page = (out / "index.html").read_text()
     assert page[page.index("<img"):].startswith('<img src="answer.png"')

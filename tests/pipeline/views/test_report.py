@@ -11,7 +11,7 @@ from scipy import stats as st
 from boardsweep.core.games import game_names
 from boardsweep.pipeline.cli.commands import main
 from boardsweep.pipeline.run.execute import run_sweep
-from boardsweep.pipeline.views.report import build_report
+from boardsweep.pipeline.api import report as write_report
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import load_sweep
 
@@ -152,7 +152,7 @@ def test_report_tables_and_summary_match_store(tmp_path, mono_full):
 
     out = tmp_path / "r"
     said: list[str] = []
-    summary = build_report(mono_full, out, deck_orders=True, progress=said.append)
+    summary = write_report(mono_full, out, deck_orders=True, progress=said.append)
     assert len(said) == 2 and said[0].startswith("deck orders: solving") and " done in " in said[1]
     ds = open_sweep(mono_full)
     at = {"dice_sides": 6, "deck_policy": "independent"}
@@ -273,7 +273,7 @@ def test_deck_orders_are_solved_only_when_asked(tmp_path, mono_full):
     """The deck-order chains (a solve per game) are opt-in: without them the
     shuffled points are compared with nothing and the notes name the option."""
     said: list[str] = []
-    build_report(mono_full, tmp_path / "r", progress=said.append)
+    write_report(mono_full, tmp_path / "r", progress=said.append)
     meta = json.loads((tmp_path / "r" / "report.json").read_text())
     assert not said and not (tmp_path / "r" / "decomposition.csv").exists()
     assert any("compared with nothing" in n and "--deck-orders" in n for n in meta["notes"])
@@ -290,7 +290,7 @@ def test_figure_count_does_not_grow_with_the_grid(tmp_path, cluster2):
     store = str(tmp_path / "wide.zarr")
     assert run_sweep(parse_spec(text, "wide.toml"), store, scheduler=cluster2).complete
     out = tmp_path / "w"
-    summary = build_report(store, out)
+    summary = write_report(store, out)
     assert len(summary) == 12
     check_figures(out, MONOPOLY_FIGURES)
     meta = check_tables(out, 12, 41)
@@ -306,7 +306,7 @@ def test_figure_count_does_not_grow_with_the_grid(tmp_path, cluster2):
 def test_report_on_toy_game(tmp_path, cluster2, toy_spec_text):
     store = str(tmp_path / "toy.zarr")
     assert run_sweep(parse_spec(toy_spec_text, "toy.toml"), store, scheduler=cluster2).complete
-    summary = build_report(store, tmp_path / "t")
+    summary = write_report(store, tmp_path / "t")
     assert len(summary) == 4
     assert all(v["variance_ratio"] is None for v in summary.values())
     assert all(v["slope"] is not None for v in summary.values())
@@ -325,7 +325,7 @@ def test_report_on_hk_monopoly(tmp_path, cluster2, monkeypatch):
     from boardsweep.pipeline.views.report import forest
 
     monkeypatch.setattr(forest, "FOREST_ROWS", 3)  # 4 win shares: one cannot be drawn
-    summary = build_report(store, tmp_path / "h")
+    summary = write_report(store, tmp_path / "h")
     assert set(summary) == {"dice_sides=4", "dice_sides=6"}
     caption = json.loads((tmp_path / "h" / "report.json").read_text())["figures"]["forest.png"]
     assert "win_share shows 3 of its 4 rows" in caption and "Every row is in headlines.csv" in caption
@@ -368,7 +368,7 @@ def test_report_on_shut_the_box_mean_rolls(tmp_path, cluster2):
                      checkpoints={"count": 4})
     store = str(tmp_path / "stb.zarr")
     assert run_sweep(parse_spec(text, "stb.toml"), store, scheduler=cluster2).complete
-    summary = build_report(store, tmp_path / "s")
+    summary = write_report(store, tmp_path / "s")
     # the histogram converges in games (its own entries), not against another variable such as rolls_sum
     import xarray as xr
 

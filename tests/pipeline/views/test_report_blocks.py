@@ -15,7 +15,7 @@ import pytest
 
 from boardsweep.core import games
 from boardsweep.core.games import game_names
-from boardsweep.pipeline.views.report import build_report
+from boardsweep.pipeline.api import report as write_report
 
 from clirun import run_cli  # tests/support is on sys.path
 from specs import spec_toml
@@ -45,7 +45,7 @@ def reports(tmp_path_factory, cluster2):
     assert run_cli("run", str(folder / "m.toml"), "--store", store, "--scheduler", cluster2, "-q") == 0
     assert run_cli("report", store, "--out", str(folder / "one"), "-q") == 0  # one block: the grid at once
     said: list[str] = []
-    assert build_report(store, folder / "blocks", block_points=BLOCK, progress=said.append) is None  # the file only
+    assert write_report(store, folder / "blocks", block_points=BLOCK, progress=said.append) is None  # the file only
     assert said[-1] == f"report: {2 * len(DICE)} of {2 * len(DICE)} grid points written"  # told as it goes
     return store, folder / "one", folder / "blocks"
 

@@ -22,7 +22,7 @@ import pytest
 
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
-from boardsweep.pipeline.views.report import build_report
+from boardsweep.pipeline.api import report as write_report
 from boardsweep.pipeline.views.report.panels import COLOUR_MAPS, MISSING
 
 from specs import spec_toml
@@ -62,7 +62,7 @@ def captions(tmp_path_factory, cluster2) -> dict[str, str]:
                      tasks={"replicates_per_task": 2})
     store = str(folder / "c.zarr")
     assert run_sweep(parse_spec(text, "c.toml"), store, scheduler=cluster2).complete
-    build_report(store, folder / "r")
+    write_report(store, folder / "r")
     return json.loads((folder / "r" / "report.json").read_text())["figures"]
 
 

@@ -10,7 +10,7 @@ import pytest
 from boardsweep.core.games import game_names
 from boardsweep.pipeline.run.execute import run_sweep
 from boardsweep.pipeline.spec.parse import parse_spec
-from boardsweep.pipeline.views.report import build_report
+from boardsweep.pipeline.api import report as write_report
 
 from specs import spec_toml  # tests/support is on sys.path
 
@@ -28,7 +28,7 @@ def test_no_shuffled_decks_section_for_independent_decks(tmp_path, cluster2):
     store = str(tmp_path / f"{policy}.zarr")
     assert run_sweep(parse_spec(text, "decks.toml"), store, scheduler=cluster2).complete
     out = tmp_path / "report"
-    build_report(store, out)
+    write_report(store, out)
     page = (out / "index.html").read_text()
     assert "Shuffled decks" not in page and "paired deck test" not in page
     assert not (out / "decomposition.csv").exists()

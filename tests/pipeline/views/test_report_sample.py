@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from boardsweep.pipeline.views.overview import ANSWER_ROWS
-from boardsweep.pipeline.views.report import build_report
+from boardsweep.pipeline.api import report as write_report
 from boardsweep.pipeline.views.report.sample import NAMED_POINTS, TABLE_POINTS, sampled_axes
 
 from clirun import run_cli  # tests/support is on sys.path
@@ -47,8 +47,8 @@ def reports(tmp_path_factory, cluster2):
     small = _store(tmp_path_factory.mktemp("small"), N, cluster2)
     large = _store(tmp_path_factory.mktemp("large"), 10 * N, cluster2)
     out = tmp_path_factory.mktemp("reports")
-    assert build_report(small, out / "small", block_points=BLOCK) is None  # read in blocks: the sample
-    assert build_report(small, out / "small_all", block_points=BLOCK, every=True) is None
+    assert write_report(small, out / "small", block_points=BLOCK) is None  # read in blocks: the sample
+    assert write_report(small, out / "small_all", block_points=BLOCK, every=True) is None
     assert run_cli("report", large, "--out", str(out / "large"), "-q") == 0  # more than one block of 10,000
     assert run_cli("report", small, "--out", str(out / "small_cli_all"), "--all", "-q") == 0
     return {"small_store": small, "large_store": large, **{name: out / name for name in

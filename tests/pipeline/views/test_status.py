@@ -22,9 +22,11 @@ def test_status_of_a_long_axis_makes_entries_only_for_the_points_it_shows(monkey
         {"done": (("dice_sides", "replicate"), done), "exact_done": ("dice_sides", exact),
          "exact_exists": ("dice_sides", exact), "exact_note": ("dice_sides", np.full(LONG_AXIS, "", dtype=object))},
         coords={"dice_sides": np.arange(2, 2 + LONG_AXIS)}, attrs={"grid_axes": ["dice_sides"], "sweep": "long"})
+    from boardsweep.pipeline.analysis import dataset
+
     made = []
-    points_at = status._points_at
-    monkeypatch.setattr(status, "_points_at", lambda ds, axes, at: made.append(len(at)) or points_at(ds, axes, at))
+    points_at = dataset.grid_points_at
+    monkeypatch.setattr(dataset, "grid_points_at", lambda ds, at: made.append(len(at)) or points_at(ds, at))
     status.print_status(ds, "table")
     out = " ".join(capsys.readouterr().out.split())
     assert f"{LONG_AXIS} grid points: {LONG_AXIS - 2} finished, 2 partly done, 0 not started" in out

@@ -1,4 +1,4 @@
-"""The cells ``--sel`` picks (:func:`boardsweep.pipeline.views.store_access.select`)."""
+"""The cells ``--sel`` picks (:func:`boardsweep.pipeline.analysis.reading.select`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from boardsweep.pipeline.views import store_access
+from boardsweep.pipeline.analysis import reading
 
 #: Values of the long text axis.
 LONG_AXIS = 100_000
@@ -24,16 +24,16 @@ def test_a_long_text_axis_is_looked_up_whole(monkeypatch):
     """Each value of a 10^5-value axis is made text without a Python call per
     value (``python_value`` is for object axes), and values are picked by text."""
     calls = []
-    python_value = store_access.python_value
-    monkeypatch.setattr(store_access, "python_value", lambda v: calls.append(v) or python_value(v))
+    python_value = reading.python_value
+    monkeypatch.setattr(reading, "python_value", lambda v: calls.append(v) or python_value(v))
     ds = _grid(buy_policy=[f"reserve:{10 * i}" for i in range(LONG_AXIS)], dice_sides=[4, 6])
-    picked = store_access.select(ds, ("buy_policy=reserve:20,reserve:10", "dice_sides=6", "buy_policy=reserve:20"),
+    picked = reading.select(ds, ("buy_policy=reserve:20,reserve:10", "dice_sides=6", "buy_policy=reserve:20"),
                                  Refused)
     assert picked == {"buy_policy": ["reserve:20", "reserve:10"], "dice_sides": [6]}
     assert all(type(v) is str for v in picked["buy_policy"]) and type(picked["dice_sides"][0]) is int
     assert calls == []
     with pytest.raises(Refused) as refused:
-        store_access.select(ds, ("buy_policy=reserve:5",), Refused)
+        reading.select(ds, ("buy_policy=reserve:5",), Refused)
     assert str(refused.value) == ("--sel 'buy_policy=reserve:5': 'reserve:5' is not on axis 'buy_policy'; values: "
                                   + ", ".join(f"reserve:{10 * i}" for i in range(10))
                                   + f", ... ({LONG_AXIS - 20} more), "
@@ -42,21 +42,21 @@ def test_a_long_text_axis_is_looked_up_whole(monkeypatch):
 
 def test_a_text_two_values_share_picks_the_first():
     ds = _grid(mixed=np.asarray([1, "1", "a,b", 2], dtype=object))
-    assert store_access.select(ds, ("mixed=1", "mixed=a,b"), Refused) == {"mixed": [1, "a,b"]}
+    assert reading.select(ds, ("mixed=1", "mixed=a,b"), Refused) == {"mixed": [1, "a,b"]}
 
 
 def test_a_text_axis_makes_its_dict_only_for_many_lookups(monkeypatch):
     """A few values of a long text axis are found by comparing the axis
     whole; beyond ``SCANS`` of them, once, the dict of every value."""
     made = []
-    by_text = store_access._by_text
-    monkeypatch.setattr(store_access, "_by_text", lambda values: made.append(len(values)) or by_text(values))
+    by_text = reading._by_text
+    monkeypatch.setattr(reading, "_by_text", lambda values: made.append(len(values)) or by_text(values))
     ds = _grid(buy_policy=[f"reserve:{10 * i}" for i in range(LONG_AXIS)])
     few = [f"reserve:{10 * i}" for i in (5, 3, 5)]
-    assert store_access.select(ds, (f"buy_policy={','.join(few)}",), Refused) == {"buy_policy": few[:2]}
+    assert reading.select(ds, (f"buy_policy={','.join(few)}",), Refused) == {"buy_policy": few[:2]}
     assert made == []
-    many = [f"reserve:{10 * i}" for i in range(3 * store_access.SCANS)]
-    assert store_access.select(ds, (f"buy_policy={','.join(many)}",), Refused) == {"buy_policy": many}
+    many = [f"reserve:{10 * i}" for i in range(3 * reading.SCANS)]
+    assert reading.select(ds, (f"buy_policy={','.join(many)}",), Refused) == {"buy_policy": many}
     assert made == [LONG_AXIS]
 
 
@@ -116,3 +116,30 @@ def test_a_packing_a_killed_run_left_is_told_to_be_finished_not_damaged(tmp_path
         assert len(err) == 1 and "interrupted while it packed" in err[0] and "damaged" not in err[0], (command, err)
         told.append(command)
     assert "status" in told  # its integrity check meets the journal: told, not "damaged"
+
+
+def test_a_command_reads_a_grid_whole_up_to_its_size_and_block_by_block_beyond(tmp_path, cluster2):
+    """:func:`reading.read_sweep`, every command's one read strategy: a grid of
+    at most ``whole`` points in memory, a larger one lazily in dask chunks of
+    ``block`` points; the same values either way, and a caller's lazy
+    Dataset read into memory from where it is."""
+    from boardsweep.pipeline.run.execute import run_sweep
+    from boardsweep.pipeline.spec.parse import parse_spec
+    from boardsweep.pipeline.store import open_sweep
+
+    from specs import spec_toml
+
+    text = spec_toml("shut_the_box", name="read", seed=3, grid={"dice_sides": [2, 3, 4]},
+                     run={"replicates": 2, "games": 50})
+    url = str(tmp_path / "read.zarr")
+    assert run_sweep(parse_spec(text, "read.toml"), url, scheduler=cluster2).complete
+    whole, in_blocks = reading.read_sweep(url, whole=3)
+    assert not in_blocks and all(v.chunks is None for v in whole.data_vars.values())  # numpy: in memory
+    lazy, in_blocks = reading.read_sweep(url, whole=2, block=1)
+    chunked = [v for v in lazy.data_vars.values() if v.chunks is not None and "dice_sides" in v.dims]
+    assert in_blocks and chunked
+    assert all(set(v.chunksizes["dice_sides"]) == {1} for v in chunked)  # a block of one point a chunk
+    xr.testing.assert_equal(lazy.load(), whole)
+    opened, in_blocks = reading.read_sweep(url, whole=3, opened=open_sweep(url, check=False))
+    assert not in_blocks and all(v.chunks is None for v in opened.data_vars.values())
+    xr.testing.assert_equal(opened, whole)

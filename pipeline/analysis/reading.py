@@ -1,5 +1,7 @@
 """The store a command reads, opened once, and the cells its ``--sel`` options pick;
-or one line saying why not (no store, not ours, damaged, a bad selection)."""
+or one line saying why not (no store, not ours, damaged, a bad selection); and
+how it is read (:func:`read_sweep`: whole in memory, or block by block).  The
+views receive what is read here, never a store to open."""
 
 from __future__ import annotations
 
@@ -64,6 +66,53 @@ def require_store(url: str, error: type[Exception], growing_ok: bool = False) ->
         raise error(f"store {url}: growing it to a larger spec was interrupted; rerun "
                     f"`boardsweep run SPEC --store {url} --extend` with that spec to finish")
     return st
+
+
+def read_sweep(st: Store | str, whole: int | None = None, block: int | None = None,
+               opened=None) -> tuple[Any, bool]:
+    """The read strategy of every command, decided here alone: (the store's
+    Dataset, whether it is read block by block).  A grid of at most
+    ``whole`` points (default :data:`blocks.BLOCK_POINTS`) is read whole into
+    memory; a larger one lazily, a dask chunk a block of ``block`` points
+    (default ``whole``), so that memory stays that of a block: in blocks
+    iff points > whole.  ``opened``: the store's lazy Dataset where the
+    caller already has it (read into memory from there, not opened again)."""
+    from .blocks import block_chunks, BLOCK_POINTS
+    from .dataset import grid_size
+    from ..store import load_sweep, open_sweep, Store
+
+    whole = BLOCK_POINTS if whole is None else int(whole)
+    if opened is None and not isinstance(st, Store):
+        st = Store(st)
+    sized = opened if opened is not None else st.open_raw()  # the grid's size from the store opened once
+    if grid_size(sized) <= whole:
+        return (opened.load() if opened is not None else load_sweep(st, check=False)), False
+    return open_sweep(st, check=False, chunks=block_chunks(sized, block or whole)), True
+
+
+def read_finished(url: str) -> tuple[Any, bool]:
+    """:func:`read_sweep` of the store a run has just checked and written (its summary's read)."""
+    from ..store import Store
+
+    allow_many_reads()
+    return read_sweep(Store(url))
+
+
+def read_summary(url: str, sels: tuple[str, ...], rows: bool, error: type[Exception]) -> tuple[Any, bool, int]:
+    """``query --summary``'s read: (the Dataset, whether block by block, the
+    block's points).  The cells ``sels`` picks, checked, in memory; a whole
+    store checked, then :func:`read_sweep`, a block :data:`blocks.ROW_BLOCK_POINTS`
+    where every row is printed (``rows``: a table a block), else :data:`blocks.BLOCK_POINTS`."""
+    from .blocks import BLOCK_POINTS, ROW_BLOCK_POINTS
+
+    most = ROW_BLOCK_POINTS if rows else BLOCK_POINTS
+    if sels:
+        return open_store(url, error, sels=sels), False, most
+    st = intact_store(url, error)
+    allow_many_reads()
+    with steadily(st.url, st):
+        ds, in_blocks = read_sweep(st, block=most)
+    return ds, in_blocks, most
 
 
 def open_store(url: str | Store, error: type[Exception], check: bool = True, sels: tuple[str, ...] = (),
