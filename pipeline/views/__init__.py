@@ -13,8 +13,9 @@ importing the folder costs nothing.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..faces import lazy
 
 if TYPE_CHECKING:  # what type checkers and readers follow; at run time each name is imported on first use
     from .display import run_summary
@@ -40,16 +41,5 @@ _HOME = {
     "waiting": ("WaitingLine",),
 }
 _AS: dict[str, str] = {}
-_WHERE = {name: module for module, names in _HOME.items() for name in names}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    """A public name, read from its module (imported on first use) each time it is asked for (PEP 562):
-    importing the folder imports none of its modules, a name costs its own module alone, and the name is
-    the module's as it stands now, as a direct import of that module gave it (kept nowhere else)."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_WHERE[name]}", __name__), _AS.get(name, name))
+__all__, __getattr__ = lazy(__name__, _HOME, _AS)
 
