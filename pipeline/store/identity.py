@@ -92,7 +92,18 @@ def inspect(url: str) -> str:
         return "creating"
     if _describes_a_sweep(fs, root):  # a creation that ended between the root's read and the record's ask
         return "boardsweep"
+    if OWN_FOLDER in names and _live_lock(url):  # boardsweep's own folder, a run at work: its root in flux
+        return "creating"
     return "zarr-group"
+
+
+def _live_lock(url: str) -> bool:
+    """Whether a run that is alive (or one on another host) holds the store's lock."""
+    lock = StoreLock(url)
+    holder = lock.holder()
+    if not holder:
+        return holder is not None  # a record being written: a run starting
+    return holder.get("host") != lock.me["host"] or pid_alive(holder["pid"])
 
 
 def _describes_a_sweep(fs, root: str) -> bool:

@@ -263,11 +263,16 @@ def _assert_intact(st: Store) -> None:
     before = _layout_stamp(st.url)
     try:
         st.assert_intact()
-    except (StoreDamaged, FileNotFoundError, zarr.errors.GroupNotFoundError):
+    except (StoreDamaged, FileNotFoundError, zarr.errors.GroupNotFoundError, KeyError, ValueError, TypeError,
+            OSError) as exc:
         if (told := being_created(st.url)) is not None:
+            raise told from None
+        if (told := _growth_interrupted(st.url)) is not None:
             raise told from None
         if not _steady(st.url, before):
             raise _rewritten(st.url) from None
+        if not isinstance(exc, (StoreDamaged, FileNotFoundError, zarr.errors.GroupNotFoundError)):
+            raise  # the store held still: the error is its own
         if unrecorded_only(st.check()) and StoreLock(st.url).holder() is not None:  # a run's newest task
             raise StoreBeingRewritten(unrecorded_line(st.url, _run_holds(st.url))) from None
         if _layout_stamp(st.url)[0]:  # its journal, no run holding the store: interrupted, not damaged
@@ -311,6 +316,8 @@ def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
         except (KeyError, ValueError, OSError, TypeError, zarr.errors.GroupNotFoundError) as exc:
             if (told := being_created(st.url)) is not None:  # a run began creating it meanwhile
                 raise told from None
+            if (told := _growth_interrupted(st.url)) is not None:
+                raise told from None
             if _steady(st.url, before) and not _being_made(exc, st.url):
                 raise  # the store did not change under the read: the error is the store's own
         else:
@@ -345,6 +352,15 @@ def _whole(raw: xr.Dataset, url: str) -> xr.Dataset:
         raise ArraysMissing(f"store {url}: arrays {', '.join(map(repr, missing))} named by its root metadata "
                             "are missing (a run creating or packing it, or damage)")
     return raw
+
+
+def _growth_interrupted(url: str) -> StoreBeingRewritten | None:
+    """The one line for a store whose growth a run began and no live run finishes
+    (killed: its root still marks the growth, its arrays half grown); None otherwise."""
+    if not marked(_layout_stamp(url)[1]) or _run_holds(url):
+        return None
+    return StoreBeingRewritten(f"store {url}: growing it to a larger spec was interrupted; rerun "
+                               f"`boardsweep run SPEC --store {url} --extend` with that spec to finish")
 
 
 def _being_made(exc: BaseException, url: str) -> bool:

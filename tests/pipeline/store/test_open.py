@@ -141,10 +141,10 @@ def test_what_is_no_store_is_said_in_one_line_by_every_read(tmp_path, read, stat
     assert (sorted(p.name for p in url.iterdir()) if url.exists() else None) == before
 
 
-def _half_grown(store: Path) -> None:
+def _half_grown(store: Path, pid: int | None = None) -> None:
     """``store`` as a reader finds it while a live run (this process) grows
-    it: the growth marked in its root metadata, the run's lock there, and
-    one array already resized along the first grid axis, its coordinate not yet."""
+    it (or a run ``pid`` that was killed as it grew it): the growth marked in its root metadata, the
+    run's lock there, and one array already resized along the first grid axis, its coordinate not yet."""
     import json
     import os
     import socket
@@ -159,15 +159,17 @@ def _half_grown(store: Path) -> None:
     wins["shape"][0] += 1
     (store / "wins" / "zarr.json").write_text(json.dumps(wins))
     (store / LOCK_NAME).parent.mkdir(exist_ok=True)
-    (store / LOCK_NAME).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+    (store / LOCK_NAME).write_text(json.dumps({"pid": pid or os.getpid(), "host": socket.gethostname(),
                                                "since": "2026-01-01T00:00:00+00:00"}))
 
 
-def test_a_read_a_long_growth_keeps_changing_is_told_never_a_raw_error(tmp_path):
+@pytest.mark.parametrize("check", [False, True])
+def test_a_read_a_long_growth_keeps_changing_is_told_never_a_raw_error(tmp_path, check):
     """A read of a store a live run grows for longer than the read's retries
     (object storage, a loaded machine) once raised the growth's raw
     ``ValueError`` (shapes that disagree) at its last attempt: it says in one
-    line that the store changed while it was read (the S3 soak, 2 reads of 248)."""
+    line that the store changed while it was read (the S3 soak, 2 reads of 248; checked reads, whose
+    integrity check met the growth first, 5 of 496 in the next)."""
     import boardsweep
     from boardsweep.pipeline.errors import StoreBeingRewritten
 
@@ -175,4 +177,20 @@ def test_a_read_a_long_growth_keeps_changing_is_told_never_a_raw_error(tmp_path)
     shutil.copytree(OLD_STORE, store)
     _half_grown(store)
     with pytest.raises(StoreBeingRewritten, match="changed while it was read"):
-        boardsweep.load_sweep(str(store), check=False)
+        boardsweep.load_sweep(str(store), check=check)  # checked: the integrity check meets the growth first
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_a_growth_a_killed_run_left_half_done_is_told_never_a_raw_error(tmp_path, check):
+    """A store whose growing run was killed (its lock left, its root marking the growth, an array
+    already grown): every read says the growth was interrupted and how to finish it (the S3 soak:
+    checked reads raised the half-grown arrays' raw ``ValueError``)."""
+    import boardsweep
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    store = tmp_path / "sweep.zarr"
+    shutil.copytree(OLD_STORE, store)
+    _half_grown(store, int(gone.stdout))
+    with pytest.raises(StoreBeingRewritten, match="growing it to a larger spec was interrupted; rerun"):
+        boardsweep.load_sweep(str(store), check=check)
