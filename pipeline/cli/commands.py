@@ -142,6 +142,9 @@ def command_line() -> None:
         if exc.code is not None and not isinstance(exc.code, int):
             raise  # sys.exit("message"): Python prints it
         code = exc.code or 0
+    except KeyboardInterrupt:  # a Ctrl-C before :func:`_main` can catch it (as main imports what it needs)
+        _say_interrupted(interrupt.line())
+        code = 130
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
