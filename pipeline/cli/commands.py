@@ -124,6 +124,18 @@ def _say_interrupted(line: str) -> None:
         pass
 
 
+def _last_line(exc: Exception) -> int:
+    """The one line for an error whose report itself failed, and exit code 1.  Without it the
+    process fell into the interpreter's own exit, whose wait for the threads hung for good where
+    one of them could not start a thread (450 MB of address space: a worker's close)."""
+    line = "out of memory" if isinstance(exc, MemoryError) else f"unexpected {type(exc).__name__}"
+    try:
+        sys.stderr.write(f"boardsweep: error: {line} (rerun with -v for the traceback)\n")
+    except Exception:  # noqa: BLE001 - a closed stderr or no memory left: the exit code says it
+        pass
+    return 1
+
+
 def command_line() -> None:
     """The ``boardsweep`` command (and ``python -m boardsweep``): :func:`main`,
     then the process ends at once.
@@ -145,6 +157,10 @@ def command_line() -> None:
     except KeyboardInterrupt:  # a Ctrl-C before :func:`_main` can catch it (as main imports what it needs)
         _say_interrupted(interrupt.line())
         code = 130
+    except Exception as exc:  # the error's own report failed (under ``ulimit -v``: a MemoryError in the diagnosis)
+        if _verbose():
+            raise
+        code = _last_line(exc)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -59,9 +59,9 @@ def _storage_unreachable(exc: BaseException) -> bool:
     loaded (numba unable to cache the kernels they import: named next)."""
     try:
         from ..store import unreachable
-    except Exception:  # noqa: BLE001 - the error being diagnosed may be the reason
+        return unreachable(exc)
+    except Exception:  # noqa: BLE001 - the error being diagnosed may be the reason (a MemoryError importing botocore)
         return False
-    return unreachable(exc)
 
 
 #: S3 error codes that say the credentials are missing, wrong or not allowed.

@@ -8,7 +8,10 @@ import functools
 import importlib.util
 import logging
 import os
-from contextlib import ExitStack
+import signal
+import threading
+from contextlib import ExitStack, contextmanager
+from typing import Iterator
 
 from ..errors import ClusterNotStarted, one_line
 from .dashboard import dashboard_address, pages_on_first_visit
@@ -20,6 +23,8 @@ __all__ = ["embedded_cluster", "embedded_client", "start_task_threads"]
 THREAD_START_S = 10.0
 #: Seconds the workers' task threads have to be running once the cluster is up (:func:`_start_threads`).
 THREADS_READY_S = 2 * THREAD_START_S
+#: Seconds the whole start (cluster, client, task threads) may take in a main thread (:func:`_start_deadline`).
+START_S = 25.0
 #: Seconds the cluster's close may take before the run goes on without it (:func:`close_within`).
 CLOSE_S = 10.0
 
@@ -130,6 +135,35 @@ def _start_threads(client) -> None:
                        f"{THREADS_READY_S:.0f} s")
 
 
+@contextmanager
+def _start_deadline(seconds: float) -> Iterator[None]:
+    """Raise :class:`ClusterNotStarted` in this thread after ``seconds`` (SIGALRM), in
+    the main thread where no one else handles SIGALRM; elsewhere no deadline.
+
+    Under ``ulimit -v`` a thread whose start fails can leave Python waiting for
+    it for good (``Thread.start`` waits for the thread to say it runs): the
+    client's start waited on an event loop stuck so (one run in twelve at 450 MB).
+    A signal's handler runs in a wait of the main thread; no timeout on another
+    thread can end such a wait."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
+        yield
+        return
+
+    def overdue(signum, frame):
+        raise ClusterNotStarted(f"the local Dask cluster did not start within {seconds:.0f} s (a thread that could "
+                                "not start under this process's limits, ulimit -v or ulimit -u?); nothing was "
+                                "computed, rerun with higher limits or fewer --workers")
+
+    previous = signal.signal(signal.SIGALRM, overdue)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def close_within(closing, seconds: float | None) -> None:
     """Close ``closing`` (a cluster, a client), waiting at most ``seconds``:
     under ``ulimit -v`` a worker's close waited forever for a thread that
@@ -148,11 +182,12 @@ def embedded_client(stack: ExitStack, target: Target):
     from distributed import Client
 
     try:
-        cluster = embedded_cluster(target.workers, dashboard_address(target.dashboard_address))
-        stack.callback(close_within, cluster, None if _uses_processes() else CLOSE_S)  # processes: wait (no orphans)
-        client = Client(cluster)  # its event loop's thread, too, may fail to start
-        stack.callback(close_within, client, CLOSE_S)
-        _start_threads(client)
+        with _start_deadline(START_S):
+            cluster = embedded_cluster(target.workers, dashboard_address(target.dashboard_address))
+            stack.callback(close_within, cluster, None if _uses_processes() else CLOSE_S)  # processes: wait (no orphans)
+            client = Client(cluster)  # its event loop's thread, too, may fail to start
+            stack.callback(close_within, client, CLOSE_S)
+            _start_threads(client)
     except (OSError, RuntimeError) as exc:  # Dask's "Cluster failed to start", caused by the OSError
         cause = exc.__cause__ or exc.__context__ if isinstance(exc, RuntimeError) else exc
         if not isinstance(cause, OSError):

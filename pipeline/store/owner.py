@@ -41,6 +41,7 @@ from .schema import template
 from .lock import StoreLock
 from .remote import unreachable
 from .storage import local_root
+from .zarr_private import settle
 from ..errors import (ChunkUnreadable, SchedulerLost, StoreCreationFailed, StoreLocked, StoreMismatch,
                       StoreUnreachable, TaskOverdue, one_line)
 from ..spec import Spec
@@ -253,6 +254,7 @@ class Store:
         try:
             creation.create_store(self.url, spec, replacing, layout)
         except OSError as exc:
+            settle()  # the failed call's other writes end first, then what was written is removed
             try:
                 if creation.creation_record(self.url) is not None:  # else nothing was written
                     creation.clear_interrupted(self.url)

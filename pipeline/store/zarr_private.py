@@ -8,6 +8,9 @@ zarr versions boardsweep supports are pinned in ``pyproject.toml``
 * :func:`sync`: ``zarr.core.sync.sync``, which runs a coroutine on zarr's own
   event loop; a worker writes one task's arrays concurrently through zarr's
   async arrays with it (a remote store), as zarr's synchronous API does inside;
+* :func:`settle`: ``zarr.core.sync.loop``, zarr's event loop, waited on until
+  the writes still in flight there end (zarr gathers a call's writes without
+  cancelling the others when one fails);
 * :func:`chunk_key`: ``array.metadata.encode_chunk_key``, the key of a chunk
   under its array (``c/0/1/2``), which the checksum records name;
 * :func:`chunk_shape` and :func:`with_chunk_shape`: an array's ``zarr.json``
@@ -27,6 +30,7 @@ zarr versions boardsweep supports are pinned in ``pyproject.toml``
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import threading
@@ -44,7 +48,7 @@ for _w in _caught:
     if "crc32c usage is deprecated" not in str(_w.message):
         warnings.warn_explicit(_w.message, _w.category, _w.filename, _w.lineno)
 
-__all__ = ["SUPPORTED", "ARRAY_LAYOUT", "sync", "chunk_key", "chunk_shape", "with_chunk_shape", "quiet"]
+__all__ = ["SUPPORTED", "ARRAY_LAYOUT", "sync", "settle", "chunk_key", "chunk_shape", "with_chunk_shape", "quiet"]
 
 #: The zarr-python releases boardsweep supports (``pyproject.toml`` pins the same).
 SUPPORTED = ">=3.1.1,<3.2"  # 3.1.0 warned that vlen-utf8 (store format 5's text) is not in the v3 spec
@@ -62,6 +66,30 @@ def sync(coroutine: Awaitable[T]) -> T:
     from zarr.core.sync import sync as zarr_sync
 
     return zarr_sync(coroutine)
+
+
+def settle(timeout: float = 30.0) -> None:
+    """Wait until zarr's event loop has no task left but this wait (at most ``timeout`` s).
+
+    zarr gathers one call's writes (an array's ``zarr.json`` beside its parents',
+    a chunk's pieces) with :func:`asyncio.gather`, which does not cancel the others
+    when one fails: after a full disk's error surfaces, a write of the same call can
+    still land.  What a failed creation removes is removed after this."""
+    from zarr.core.sync import loop
+
+    running = loop[0]
+    if running is None or running.is_closed() or not running.is_running():
+        return
+
+    async def idle() -> None:
+        me = asyncio.current_task()
+        while others := [task for task in asyncio.all_tasks() if task is not me]:
+            await asyncio.wait(others)
+
+    try:
+        asyncio.run_coroutine_threadsafe(idle(), running).result(timeout)
+    except Exception:  # noqa: BLE001 - a write that never ends: clean up what is there
+        pass
 
 
 def chunk_key(array: Any, coords: tuple[int, ...]) -> str:

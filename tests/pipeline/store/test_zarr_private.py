@@ -163,3 +163,22 @@ def test_open_sweep_leaves_the_users_warning_filters_as_they_were(tmp_path):
     finally:
         warnings.filters.remove(mine)
     assert _loud(tmp_path / "g.zarr")
+
+
+def test_settle_waits_for_a_write_still_in_flight_on_zarrs_loop(tmp_path):
+    """``settle``: a write zarr's loop still runs after its call failed (a gather's other writes) has
+    landed when ``settle`` returns, so a failed creation's clean-up comes after it (test_safety's
+    full disk left an array's ``zarr.json`` once)."""
+    import asyncio
+
+    from zarr.core.sync import _get_loop
+
+    target = tmp_path / "late" / "zarr.json"
+
+    async def late_write() -> None:
+        await asyncio.sleep(0.3)
+        await asyncio.to_thread(lambda: (target.parent.mkdir(), target.write_text("{}")))
+
+    asyncio.run_coroutine_threadsafe(late_write(), _get_loop())
+    zarr_private.settle()
+    assert target.exists(), CHANGED.format(version("zarr"), "zarr.core.sync.loop (its event loop)")
