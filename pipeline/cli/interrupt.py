@@ -38,11 +38,21 @@ def keeps(what: str, store: str | None = None) -> None:
     _KEPT.update(what=what, again=shlex.join(["boardsweep", *_ARGS]), store=store or "")
 
 
+def _root(store: str) -> str:
+    """``store``'s local path (``file://`` dropped); a remote URL as it is."""
+    return store[len("file://"):] if store.startswith("file://") else store
+
+
+def _remote(store: str) -> bool:
+    """``store`` is on object storage (or behind another fsspec protocol): not asked, the line must not wait on it."""
+    return "://" in _root(store) or "::" in _root(store)
+
+
 def _not_made(store: str) -> bool:
     """``store`` is a local path (or ``file://``) with no root ``zarr.json`` yet: the run made no store.
-    A remote store is not asked (the line must not wait on storage): False."""
-    root = store[len("file://"):] if store.startswith("file://") else store
-    if not root or "://" in root or "::" in root:
+    A remote store is not asked: False."""
+    root = _root(store)
+    if not root or _remote(store):
         return False
     return not os.path.isfile(os.path.join(root, "zarr.json"))
 
@@ -54,4 +64,6 @@ def line(first: str = "boardsweep: interrupted") -> str:
         return first
     if _not_made(_KEPT["store"]):
         return f"{first}; nothing was written (no store at {_KEPT['store']} yet); `{_KEPT['again']}` starts it again"
+    if _remote(_KEPT["store"]):  # whether the run made its store yet is not asked of the storage
+        return f"{first}; {_KEPT['what']} if any finished, are kept; `{_KEPT['again']}` resumes"
     return f"{first}; {_KEPT['what']} are kept; `{_KEPT['again']}` resumes"

@@ -31,7 +31,8 @@ def test_the_line_says_nothing_was_written_until_the_store_exists(tmp_path):
     assert interrupt.line() == (f"boardsweep: interrupted; the finished tasks, in {store}, are kept; "
                                 "`boardsweep run pe84b.toml` resumes")
     interrupt.keeps("the finished tasks, in s3://b/x.zarr,", store="s3://b/x.zarr")  # storage is not asked
-    assert interrupt.line().endswith("are kept; `boardsweep run pe84b.toml` resumes")
+    assert interrupt.line() == ("boardsweep: interrupted; the finished tasks, in s3://b/x.zarr, if any finished, "
+                                "are kept; `boardsweep run pe84b.toml` resumes")  # never a claim of tasks kept
     interrupt.starts(None)
 
 
