@@ -27,6 +27,7 @@ import itertools
 import json
 import os
 import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -365,6 +366,11 @@ def plain_meta(root: Path, with_codec: bool = False):
 #: costs fewer system calls than a read (the file replaced or rewritten is read again).
 _WRITER_METAS: dict[tuple, dict] = {}
 _WRITER_METAS_MAX = 256
+#: A ``zarr.json`` is kept only once its modification time is this much in the past
+#: (nanoseconds): a rewrite in place, at the same size, within the same tick of the
+#: file system's clock would otherwise keep its identity and be read stale (git's
+#: "racy clean" rule); a rewrite after it changes the modification time.
+_SETTLED_NS = 2_000_000_000
 
 
 def _kept_meta_json(root: Path) -> dict | None:
@@ -377,7 +383,7 @@ def _kept_meta_json(root: Path) -> dict | None:
     meta = _WRITER_METAS.get(key)
     if meta is None:
         meta = _meta_json(root)
-        if meta is not None:
+        if meta is not None and time.time_ns() - st.st_mtime_ns > _SETTLED_NS:
             if len(_WRITER_METAS) >= _WRITER_METAS_MAX:
                 _WRITER_METAS.clear()
             _WRITER_METAS[key] = meta

@@ -69,3 +69,24 @@ def test_a_chunk_written_records_its_size_and_crc_and_follows_its_arrays_metadat
     chunkfiles.put_chunk(url, "n", (slice(2, 3),), np.array([5]))
     assert _chunk_on_disk(tmp_path / "s.zarr", path).tolist() == [5, 7]
     assert zarr.open_array(url, path="n", mode="r")[:].tolist() == [7, 7, 5]  # zarr reads it alike
+
+
+def test_a_zarr_json_rewritten_in_place_within_one_clock_tick_is_read_again(tmp_path):
+    """Issue 56: the writer's kept ``zarr.json`` is keyed by the file's identity (inode, modification
+    time, size); a rewrite in place at the same size within one tick of the file system's clock keeps
+    all three.  A file modified less than ``_SETTLED_NS`` ago is not kept, so that rewrite is read."""
+    url = str(tmp_path / "s.zarr")
+    zarr.create_array(url, name="n", shape=(3,), chunks=(2,), dtype="int64", fill_value=0,
+                      compressors=[zarr.codecs.ZstdCodec(level=1)], zarr_format=3)
+    meta = tmp_path / "s.zarr" / "n" / "zarr.json"
+    before = os.stat(meta)
+    chunkfiles.put_chunk(url, "n", (slice(2, 3),), np.array([5]))  # the writer has read it
+    with open(meta, "r+") as f:  # the same file, the same size, the same modification time
+        text = f.read()
+        f.seek(0)
+        f.write(text.replace('"fill_value": 0', '"fill_value": 7'))
+    os.utime(meta, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(meta)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    path, _ = chunkfiles.put_chunk(url, "n", (slice(2, 3),), np.array([5]))
+    assert _chunk_on_disk(tmp_path / "s.zarr", path).tolist() == [5, 7]  # padded with the new fill value
