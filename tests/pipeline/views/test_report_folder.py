@@ -131,11 +131,13 @@ def test_a_killed_report_does_not_block_the_next(store, tmp_path):
 @pytest.mark.parametrize("store, folder", [("results/quick.zarr", "results/quick.report"),
                                            ("results/quick.zarr/", "results/quick.report"),
                                            ("file:///data/x.zarr", "/data/x.report"),
+                                           ("local:///data/x.zarr", "/data/x.report"),
                                            ("s3://bucket/runs/x.zarr", "x.report")])
 def test_the_default_folder_is_beside_a_local_store(store, folder):
+    from boardsweep.pipeline.store import local_root
     from boardsweep.pipeline.views.report import default_out_dir
 
-    assert default_out_dir(store) == Path(folder)
+    assert default_out_dir(store, local_root(store)) == Path(folder)
 
 
 def test_the_runs_suggestion_works_as_printed(tmp_path, write_spec, cluster2, capsys, monkeypatch):
