@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from sweep_million import cpu_model, uptime  # noqa: E402  (the benchmarks' one CPU and load helpers)
 
 #: The child: the command run under a profiler that records each boardsweep module a call enters.
 TRACER = r"""
@@ -92,14 +96,7 @@ def main() -> None:
         print(line)
         if args.show:
             print("  " + "\n  ".join(now[kind]))
-    print(f"CPU: {_cpu()}; load {os.getloadavg()[0]:.1f}")
-
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
+    print(f"CPU: {cpu_model()}; {uptime()}")
 
 
 if __name__ == "__main__":
