@@ -65,6 +65,20 @@ def test_report_with_no_options_goes_beside_the_store(store, capsys):
     assert files(out) == set(manifest["files"]) | {MANIFEST}
 
 
+def test_the_apis_report_with_no_folder_goes_beside_the_store(store):
+    """``boardsweep.pipeline.api.report(STORE)``, as a ``file://`` URL too: STORE_DIR/<name>.report."""
+    import shutil
+
+    from boardsweep.pipeline.api import report as write_report
+    from boardsweep.pipeline.views.report import MANIFEST
+
+    out = store.parent / "toy.report"
+    for url in (str(store), f"file://{store}"):
+        shutil.rmtree(out, ignore_errors=True)
+        write_report(url)
+        assert (out / "index.html").is_file() and json.loads((out / MANIFEST).read_text())["complete"]
+
+
 @pytest.fixture(scope="module")
 def other_store(tmp_path_factory, cluster2):
     """A toy store of another shape: one point without an exact answer, so its report has fewer files."""
