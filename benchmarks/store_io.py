@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "pipeline"))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))  # s3server
 
 SPEC = """\
 name = "store_io"
@@ -60,7 +60,9 @@ replicates_per_task = 1
 """
 
 
-def _best(fn, repeat: int) -> float:
+def best(fn, repeat: int) -> float:
+    """The fastest of ``repeat`` calls of ``fn`` (seconds): min over calls of
+    the wall time (:mod:`store_libraries` times with it too)."""
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -134,8 +136,8 @@ def main() -> None:
             middle = _requests(server, "bench")
             w_s3 = _sweep(spec, s3, cluster.scheduler_address)
             after = _requests(server, "bench")
-        r_local = _best(lambda: _read(local), args.repeat)
-        r_s3 = _best(lambda: _read(s3), args.repeat)
+        r_local = best(lambda: _read(local), args.repeat)
+        r_s3 = best(lambda: _read(s3), args.repeat)
         t0 = time.perf_counter()
         packing.pack(local, verify=False)
         p_local = time.perf_counter() - t0
@@ -143,8 +145,8 @@ def main() -> None:
         packing.pack(s3, verify=False)
         p_s3 = time.perf_counter() - t0
         assert packing.layout(local) == packing.layout(s3) == packing.PACKED
-        rp_local = _best(lambda: _read(local), args.repeat)
-        rp_s3 = _best(lambda: _read(s3), args.repeat)
+        rp_local = best(lambda: _read(local), args.repeat)
+        rp_s3 = best(lambda: _read(s3), args.repeat)
     finally:
         server.stop()
 

@@ -40,10 +40,15 @@ from sweep_million import PeakMemory, cpu_model, points_of, spec_text, uptime  #
 MODES = {"threads": {}, "processes": {"DASK_BOARDSWEEP__PROCESSES": "True"}}
 
 
-def one_run(python: str, tmp: Path, label: str, points: int, workers: int, env: dict[str, str]) -> dict:
-    """Run ``boardsweep run`` once with ``python``; its figures."""
+def one_run(python: str, env: dict[str, str], tmp: Path, label: str, text: str, workers: int) -> dict:
+    """Run ``boardsweep run`` of the spec ``text`` once with ``python`` (``env``
+    added to the environment) in ``tmp``; its figures: wall, CPU (user + system
+    of the command and every process it waited for), cores (CPU / wall), peak
+    resident memory, and from the run's own report the summed kernel and write
+    time, the tasks, its points per task, run_sweep's wall and the packing.
+    (:mod:`sweep_games` runs its scenarios with it too.)"""
     spec, report, store = tmp / f"{label}.toml", tmp / f"{label}.json", tmp / f"{label}.zarr"
-    spec.write_text(spec_text(points, label, {}))
+    spec.write_text(text)
     command = [python, "-m", "boardsweep", "run", str(spec), "--store", str(store), "--workers", str(workers),
                "--report-json", str(report)]
     t0 = time.perf_counter()
@@ -135,7 +140,8 @@ def main() -> None:
         for r in range(args.rounds):
             for mode in args.modes:
                 for version, python in pythons.items():
-                    got = one_run(python, Path(tmp), f"{version}-{mode}-{r}", points, args.workers, MODES[mode])
+                    label = f"{version}-{mode}-{r}"
+                    got = one_run(python, MODES[mode], Path(tmp), label, spec_text(points, label, {}), args.workers)
                     rows.append({"round": r, "version": version, "mode": mode, **got})
                     print(f"round {r} {version:>4} {mode:>9}: wall {got['wall_s']:7.1f} s  CPU {got['cpu_s']:7.1f} s "
                           f"({got['cores']:.2f} cores)  peak {got['peak_mb']:6.0f} MB  kernel {got['kernel_s']:.1f} s "

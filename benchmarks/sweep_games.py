@@ -40,13 +40,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from sweep_million import PeakMemory, cpu_model, uptime  # noqa: E402
+from sweep_batches import one_run  # noqa: E402
+from sweep_million import cpu_model, uptime  # noqa: E402
 
 _MONOPOLY_AXES = """deck_policy = ["independent", "shuffled_cycle"]
 jail_strategy = ["short", "long"]
@@ -85,33 +85,9 @@ def interpreter(old: Path, tmp: Path) -> tuple[str, dict[str, str]]:
     return sys.executable, {"PYTHONPATH": str(shim)}
 
 
-def one_run(python: str, env: dict[str, str], tmp: Path, label: str, scenario: str, workers: int) -> dict:
-    """Run ``boardsweep run`` once; its figures (wall, CPU, cores, peak, the report's kernel time)."""
-    spec, report, store = tmp / f"{label}.toml", tmp / f"{label}.json", tmp / f"{label}.zarr"
-    spec.write_text(spec_text(scenario, label))
-    command = [python, "-m", "boardsweep", "run", str(spec), "--store", str(store), "--workers", str(workers),
-               "--report-json", str(report)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, **env}, cwd=tmp)
-    peak = PeakMemory(proc.pid)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    most = peak.stop()
-    if status != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({status}):\n{out[-3000:]}")
-    got = json.loads(report.read_text())
-    cpu = usage.ru_utime + usage.ru_stime
-    subprocess.run(["rm", "-rf", str(store)], check=False)
-    return {"wall_s": wall, "cpu_s": cpu, "cores": cpu / wall, "peak_mb": most / 1e6,
-            "kernel_s": got.get("kernel_s"), "tasks": got.get("tasks_run"),
-            "points_per_task": got.get("points_per_task")}
-
-
 def warm(python: str, env: dict[str, str], tmp: Path, scenario: str, label: str) -> None:
     """One untimed run, so that numba's disk cache holds every kernel both versions run."""
-    one_run(python, env, tmp, f"warm-{label}", scenario, 2)
+    one_run(python, env, tmp, f"warm-{label}", spec_text(scenario, f"warm-{label}"), 2)
 
 
 _TASKS_TIMED = """
@@ -183,7 +159,8 @@ def main() -> None:
                     warm(python, env, tmp, scenario, label)
             for r in range(args.rounds):
                 for label, (python, env) in (versions.items() if r % 2 == 0 else reversed(versions.items())):
-                    got = one_run(python, env, tmp, f"{label}-{scenario}-{r}", scenario, args.workers)
+                    name = f"{label}-{scenario}-{r}"
+                    got = one_run(python, env, tmp, name, spec_text(scenario, name), args.workers)
                     rows.append({"scenario": scenario, "round": r, "version": label, **got})
                     print(f"{scenario} round {r} {label:>4}: wall {got['wall_s']:6.1f} s  CPU {got['cpu_s']:6.1f} s "
                           f"({got['cores']:.2f} cores)  peak {got['peak_mb']:5.0f} MB  kernel {got['kernel_s'] or 0:.1f} s"

@@ -3,8 +3,10 @@
 A walk is the set of boardsweep modules whose functions are called (``sys.setprofile``
 and ``threading.setprofile``: every thread of the process, the embedded cluster's
 workers included) while the command runs, imports excluded (a module's own
-top-level code, nor what it calls as it is imported, nor a lazy face's
-``__getattr__`` handing on a name).  Two walks:
+top-level code, nor anything called while a boardsweep module is being
+imported: a dataclass's generated ``__init__`` made as its class is defined,
+a module a lazy import brings in; nor a lazy face's ``__getattr__`` handing on
+a name).  Two walks:
 
 * ``query STORE`` of a finished quickstart store (the command to its printed rows);
 * ``run quickstart`` into a new store (a grid axis from the spec to the kernel and back
@@ -23,24 +25,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from sweep_million import cpu_model, uptime  # noqa: E402  (the benchmarks' one CPU and load helpers)
+
 #: The child: the command run under a profiler that records each boardsweep module a call enters.
 TRACER = r"""
 import json, sys, threading
 seen = set()
+def importing(frame):  # a boardsweep module's top-level code on the stack: frame runs as it is imported
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__", "").startswith("boardsweep."):
+            return True
+        frame = frame.f_back
+    return False
 def profile(frame, event, arg):
     if event == "call":
         name = frame.f_globals.get("__name__", "")
-        caller = frame.f_back
-        importing = (caller is not None and caller.f_code.co_name == "<module>"
-                     and caller.f_globals.get("__name__", "").startswith("boardsweep."))
-        if (name.startswith("boardsweep.") and not frame.f_code.co_name.startswith("<")
-                and frame.f_code.co_name != "__getattr__" and not importing):
+        if (name.startswith("boardsweep.") and name not in seen and not frame.f_code.co_name.startswith("<")
+                and frame.f_code.co_name != "__getattr__" and not importing(frame.f_back)):
             seen.add(name)
 from boardsweep.pipeline.cli.commands import main as command_line
 sys.argv = ["boardsweep", *sys.argv[2:]]
@@ -92,14 +101,7 @@ def main() -> None:
         print(line)
         if args.show:
             print("  " + "\n  ".join(now[kind]))
-    print(f"CPU: {_cpu()}; load {os.getloadavg()[0]:.1f}")
-
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
+    print(f"CPU: {cpu_model()}; {uptime()}")
 
 
 if __name__ == "__main__":

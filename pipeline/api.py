@@ -362,11 +362,12 @@ def report(store: str | os.PathLike | Any, out_dir: str | os.PathLike | None = N
     """
     from .analysis import read_sweep
     from .run import store_above
+    from .store import local_root
     from .views import build_report, default_out_dir, report_points
 
     if isinstance(store, (str, os.PathLike)):
         url = str(store)
-        out = Path(out_dir) if out_dir is not None else default_out_dir(url)
+        out = Path(out_dir) if out_dir is not None else default_out_dir(url, local_root(url))
         whole, most = report_points(block_points, every)
         ds, in_blocks = read_sweep(url, whole, most, opened=loaded)
     elif out_dir is None:

@@ -66,11 +66,19 @@ def store_counts(ds: Any) -> tuple[int, int, int, int]:
 
 def precision_columns(ds: Any) -> list[dict[str, Any]] | None:
     """Per grid point (grid order): replicates used, standard error reached,
-    target and state (:func:`~boardsweep.pipeline.plan.point_columns`); None
-    for a store without a precision target."""
-    from ..plan import point_columns
+    target and state (``met``, ``capped``: max_replicates reached first,
+    ``running``; :data:`boardsweep.pipeline.plan.STATES` of the stored
+    ``precision_state``), or ``None`` for a store without a precision target."""
+    if "precision_state" not in ds:
+        return None
+    from ..plan import STATES
 
-    return point_columns(ds)
+    axes = list(ds.attrs.get("grid_axes", []))
+    grid = lambda name: np.asarray(ds[name].transpose(*axes).values).ravel()  # noqa: E731
+    target = ds.attrs.get("precision_stderr")
+    return [{"replicates_used": int(n), "stderr_reached": None if np.isnan(se) else float(se),
+             "stderr_target": target, "precision": STATES[int(s)]}
+            for n, se, s in zip(grid("replicates_used"), grid("stderr_reached"), grid("precision_state"))]
 
 
 def precision_counts(columns: list[dict[str, Any]]) -> tuple[dict[str, int], float | None]:

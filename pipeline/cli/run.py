@@ -107,7 +107,9 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
 
     target.security = security
     if performance_report:
-        target.performance_report = performance_report_path(url)
+        from ..store import local_root  # as normalize_url above: zarr imported while kernels warm
+
+        target.performance_report = performance_report_path(url, local_root(url))
     out = console()
     announce(out, request.spec, url, planned_work(request.spec, layout_known_now(request.spec, target)), scheduler,
              target.describe())

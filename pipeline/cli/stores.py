@@ -134,13 +134,14 @@ def report(store_url: str, out_dir: str | None, variable: str | None, deck_order
     `summary` is null for a grid of more than 1,000 points (10,000 with --all: reported block by block)."""
     from ..analysis import open_store
     from ..api import report as write_report
+    from ..store import local_root
     from ..views import pick_variable, default_out_dir
 
     with _lock_only(store_url):  # lazily: a grid of more than one block is reported block by block
         ds = open_store(store_url, InputError, eager=False)
     if variable is not None:
         variable = pick_variable(ds, variable, InputError)
-    out = out_dir if out_dir is not None else str(default_out_dir(store_url))
+    out = out_dir if out_dir is not None else str(default_out_dir(store_url, local_root(store_url)))
     quiet_for_json(fmt)
     summary = write_report(store_url, out, variable, loaded=ds, deck_orders=deck_orders, progress=_progress,
                            every=every)

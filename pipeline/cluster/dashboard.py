@@ -5,6 +5,7 @@ Dask's performance report."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from ..errors import BadDashboardAddress
 
@@ -75,15 +76,17 @@ def route_web_logs() -> None:
         logger.propagate = configured
 
 
-def performance_report_path(url: str) -> str:
+def performance_report_path(url: str, folder: Path | None) -> str:
     """``STORE.performance.html`` beside a local store (``results/x.zarr`` ->
-    ``results/x.performance.html``); a store behind a URL: in the working folder."""
-    from pathlib import Path
+    ``results/x.performance.html``); a store behind a URL: in the working folder.
 
+    ``folder``: the store's local folder, as the store answers it
+    (``boardsweep.pipeline.store.local_root(url)``), ``None`` for object storage.
+    """
     name = Path(url.rstrip("/")).name.removesuffix(".zarr") + ".performance.html"
-    if "://" in url and not url.startswith("file://"):
+    if folder is None:
         return str(Path(name).resolve())
-    return str(Path(url.removeprefix("file://").rstrip("/")).expanduser().resolve().with_name(name))
+    return str(folder.expanduser().resolve().with_name(name))
 
 
 def dashboard_link(client) -> str:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
     from .cost import model_for as cost_model_for, fitted_on as costs_fitted_on, forecast, priced_points
     from .exact_work import answer_counts, exact_solves, exact_tasks
     from .layout import decide
-    from .precision import (decision_arrays, point_columns, complete as precision_complete, plan as precision_plan,
+    from .precision import (decision_arrays, complete as precision_complete, plan as precision_plan,
                             STATES, stored_complete, upper_factor)
     from .sizing import AUTO_TASK_S, check_fits, estimate as estimate_size, groups_points, human as human_bytes
     from .task_layout import AUTOMATIC, GIVEN, given, GROUPED, RECORDED, Recorded, TaskLayout
@@ -32,7 +32,7 @@ _HOME = {
     "cost": ("cost_model_for", "costs_fitted_on", "forecast", "priced_points"),
     "exact_work": ("answer_counts", "exact_solves", "exact_tasks"),
     "layout": ("decide",),
-    "precision": ("decision_arrays", "point_columns", "precision_complete", "precision_plan", "STATES",
+    "precision": ("decision_arrays", "precision_complete", "precision_plan", "STATES",
                   "stored_complete", "upper_factor"),
     "sizing": ("AUTO_TASK_S", "check_fits", "estimate_size", "groups_points", "human_bytes"),
     "task_layout": ("AUTOMATIC", "GIVEN", "given", "GROUPED", "RECORDED", "Recorded", "TaskLayout"),

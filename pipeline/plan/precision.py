@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
 __all__ = ["STATES", "UPPER_LEVEL", "Decision", "targets", "stderr_squared", "pooled_stderr_squared",
            "headline_se2", "headline_se2_df", "upper_factor", "batch_stderr_squared",
            "pooled_upper", "headline_bound", "point_bound", "MIN_STRETCH", "decide", "plan",
-           "decision_arrays", "counted", "complete", "stored_complete", "point_columns"]
+           "decision_arrays", "counted", "complete", "stored_complete"]
 
 #: precision_state values: 0 = running (more replicates to come), 1 = met, 2 = capped.
 STATES = ("running", "met", "capped")
@@ -449,16 +449,3 @@ def stored_complete(ds: xr.Dataset, done: np.ndarray) -> bool:
         return False
     return all(bool(done[i][:used[i]].all()) for i in np.ndindex(*state.shape))
 
-
-def point_columns(ds: xr.Dataset) -> list[dict[str, Any]] | None:
-    """Per grid point (grid order): replicates used, standard error reached,
-    target and state (``met``, ``capped``: max_replicates reached first,
-    ``running``), or ``None`` for a store without a precision target."""
-    if "precision_state" not in ds:
-        return None
-    axes = list(ds.attrs.get("grid_axes", []))
-    grid = lambda name: np.asarray(ds[name].transpose(*axes).values).ravel()  # noqa: E731
-    target = ds.attrs.get("precision_stderr")
-    return [{"replicates_used": int(n), "stderr_reached": None if np.isnan(se) else float(se),
-             "stderr_target": target, "precision": STATES[int(s)]}
-            for n, se, s in zip(grid("replicates_used"), grid("stderr_reached"), grid("precision_state"))]

@@ -155,11 +155,11 @@ def human(n: float) -> str:
     return f"{n:.1f} PB"
 
 
-def _free_bytes(url: str) -> int | None:
-    """Free space of the local file system that will hold ``url`` (None if remote)."""
-    if "://" in url and not url.startswith("file://"):
+def _free_bytes(folder: Path | None) -> int | None:
+    """Free space of the local file system that will hold ``folder`` (None: object storage)."""
+    if folder is None:
         return None
-    path = Path(url.removeprefix("file://"))
+    path = folder
     while not path.exists():
         path = path.parent
     return shutil.disk_usage(path).free
@@ -174,21 +174,24 @@ def _available_memory() -> int:
         return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 
 
-def check_fits(spec: Spec, url: str, existing: bool = False, layout: TaskLayout | None = None) -> Estimate:
+def check_fits(spec: Spec, folder: Path | None, existing: bool = False, layout: TaskLayout | None = None) -> Estimate:
     """Raise :class:`TooLarge` when ``spec`` (laid out as ``layout``, the
-    run's; None: before it is decided) cannot fit at ``url`` or in memory.
+    run's; None: before it is decided) cannot fit in the store's ``folder``
+    or in memory: store bytes <= free bytes, plan bytes <= available memory / 2.
 
-    ``existing``: the store is already there (its bytes are taken), so only
-    the plan is checked against memory.
+    ``folder``: the store's local folder, as the store answers it
+    (``boardsweep.pipeline.store.local_root`` of its URL), ``None`` for object
+    storage (no free space to check).  ``existing``: the store is already
+    there (its bytes are taken), so only the plan is checked against memory.
     """
     est = estimate(spec, layout)
     count = "precision.max_replicates" if spec.precision_stderr is not None else "run.replicates"
     keys = f"{count}, the [grid] axes or checkpoints.count"
-    free = None if existing else _free_bytes(url)
+    free = None if existing else _free_bytes(folder)
     if free is not None and est.store_bytes > free:
         raise TooLarge(
             f"{spec.source}: the store would need up to {human(est.store_bytes)} (uncompressed, "
-            f"{est.points} grid points x {spec.slots} replicates) and {url} has "
+            f"{est.points} grid points x {spec.slots} replicates) and {folder} has "
             f"{human(free)} free; lower {keys}"
         )
     memory = _available_memory() // 2

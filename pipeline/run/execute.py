@@ -42,7 +42,7 @@ from . import growth as grow
 from ..plan import check_fits, decision_arrays, precision_complete, precision_plan, decide, GIVEN, GROUPED, TaskLayout
 from ..plan import plan_exact, plan_tasks, task_count
 from ..spec import Spec
-from ..store import Store, normalize_url, use_storage_options
+from ..store import Store, local_root, normalize_url, use_storage_options
 from .calibration import recorded_layout, time_on_worker
 from .dispatch import submit_and_wait, token
 from .failures import tasks_failed
@@ -133,7 +133,7 @@ def _decide(st: Store, request: RunRequest, held: bool) -> tuple[str, bool]:
     if kind == "rootless" and not request.overwrite:  # root metadata lost, arrays and records there: rebuilt
         kind = st.rebuild_root(spec, held)
     if not held:  # the free space, once: the lock file itself takes some
-        check_fits(spec, st.url, existing=kind == "boardsweep")
+        check_fits(spec, local_root(st.url), existing=kind == "boardsweep")
     resumed = kind == "boardsweep" and not request.overwrite
     if resumed:
         st.check_writable()
@@ -185,7 +185,7 @@ def _run_locked(run: _Run) -> RunReport:
                                     lambda budget: time_on_worker(run.spec, budget, run.client),
                                     local_workers(run.request.target))
     if run.layout.how != GIVEN:  # a layout chosen now: its plan checked as the spec's was
-        check_fits(run.spec, run.st.url, existing=True, layout=run.layout)
+        check_fits(run.spec, local_root(run.st.url), existing=True, layout=run.layout)
     _offer_head_start(run)
     put_right, repaired, done, exact_done, tasks, finished = _prepare_while_cluster_starts(run)
     points = plan_exact(run.spec, exact_done, layout=run.layout)  # chunks of grid points with exact answers missing

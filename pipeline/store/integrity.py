@@ -245,20 +245,6 @@ def _metadata_problem(raw: bytes | None) -> str:
     return ""
 
 
-def _absent_or_unreadable(fs, root: str, path: str) -> str:
-    """Why a chunk's bytes could not be read: ``missing``, or ``unreadable (why)``
-    where the file is there (no read permission, a folder in its place)."""
-    full = f"{root}/{path}"
-    try:
-        with fs.open(full, "rb") as f:
-            f.read(1)
-    except FileNotFoundError:
-        return "missing"
-    except OSError as exc:
-        return f"unreadable ({exc.strerror or type(exc).__name__})"
-    return "unreadable"
-
-
 def describe(url: str, damage: Damage, limit: int = 4, attrs: dict[str, Any] | None = None) -> str:
     """``damage`` in words, the cells named by the spec's grid values
     (``attrs``: the store's attributes, where the caller has read them)."""

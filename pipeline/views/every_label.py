@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..analysis import flat_label as _flat, ranked
+from ..analysis import flat_label, ranked
 from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
 __all__ = ["label_names", "every_label_columns", "every_label_legend"]
@@ -45,7 +45,7 @@ def every_label_columns(ds: xr.Dataset, est: xr.Dataset, name: str) -> list[tupl
     side by side (the second half's columns after the first's)."""
     dim = est.attrs["dim"]
     names = label_names(ds, dim)
-    get = {k: _flat(est, k, dim) for k in ("estimate", "se", "low", "high", "exact", "z")}
+    get = {k: flat_label(est, k, dim) for k in ("estimate", "se", "low", "high", "exact", "z")}
     order = [j for j in ranked(get["estimate"]) if np.isfinite(get["estimate"][j])]
     level = f"{est.attrs['level']:.0%}"
     half = (len(order) + 1) // 2

@@ -36,7 +36,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis import (flat_estimate as _flat, half_width, largest_z, most_likely, playing, point_agreement,
+from ..analysis import (flat_estimate, half_width, largest_z, most_likely, playing, point_agreement,
                         point_replicates, ranked, row_largest, tested_z)
 from ..words import decimals, fmt_interval, fmt_to, fmt_z
 
@@ -98,7 +98,7 @@ def _kind(est, written: str = "written [low, high] where uneven") -> str:
 
 def _scalar(est, name: str, picked: list[int], axes: list[str], agree: list[str],
             places: int | None = None) -> tuple[list[Column], str]:
-    get = {k: _flat(est, k, axes, "")[:, 0] for k in ("estimate", "se", "low", "high", "exact", "z")}
+    get = {k: flat_estimate(est, k, axes, "")[:, 0] for k in ("estimate", "se", "low", "high", "exact", "z")}
     level = f"{est.attrs['level']:.0%}"
     cols = [Column(f"{name} ± {level}", [fmt_interval(get["estimate"][i], get["low"][i], get["high"][i],
                                                          get["se"][i]) for i in picked])]
@@ -122,13 +122,13 @@ def _text(ds, dim: str) -> list[str]:
 
 def _playing(est, picked: list[int], axes: list[str]) -> list[int]:
     """The labels with an estimate at one of the ``picked`` points (seats that play somewhere)."""
-    return playing(_flat(est, "estimate", axes, est.attrs["dim"])[picked])
+    return playing(flat_estimate(est, "estimate", axes, est.attrs["dim"])[picked])
 
 
 def _labels(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
     dim = est.attrs["dim"]
     labels = _text(ds, dim)
-    get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "low", "high", "z")}
+    get = {k: flat_estimate(est, k, axes, dim) for k in ("estimate", "se", "low", "high", "z")}
     level = f"{est.attrs['level']:.0%}"
     half = half_width(get["low"], get["estimate"], get["high"])
     cols = []
@@ -160,7 +160,7 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
          modal=None) -> tuple[list[Column], str]:
     dim = est.attrs["dim"]
     labels = _text(ds, dim)
-    get = {k: _flat(est, k, axes, dim) for k in ("estimate", "se", "exact", "z", "p")}
+    get = {k: flat_estimate(est, k, axes, dim) for k in ("estimate", "se", "exact", "z", "p")}
     cols = []
     for rank in range(TOP):
         cells = []
@@ -190,8 +190,8 @@ def _top(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str
 def _fit(ds, est, name: str, picked: list[int], axes: list[str], agree: list[str]) -> tuple[list[Column], str]:
     dim = est.attrs["dim"]
     labels = _text(ds, dim)
-    mode = _flat(est, "estimate", axes, dim)
-    stat = {k: _flat(est, k, axes, "")[:, 0] for k in ("gof_chi2", "gof_df")}
+    mode = flat_estimate(est, "estimate", axes, dim)
+    stat = {k: flat_estimate(est, k, axes, "")[:, 0] for k in ("gof_chi2", "gof_df")}
     cells = []
     for i in picked:
         j = most_likely(mode[i])

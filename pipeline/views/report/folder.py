@@ -27,13 +27,15 @@ STAGING = ".boardsweep-report-partial"
 _ALWAYS = ("index.html", "summary.json", "report.json")
 
 
-def default_out_dir(store: str) -> Path:
+def default_out_dir(store: str, folder: Path | None) -> Path:
     """The report folder beside a local store: ``results/x.zarr`` ->
-    ``results/x.report``; a store behind a URL: ``x.report`` in the working folder."""
+    ``results/x.report``; a store behind a URL: ``x.report`` in the working folder.
+
+    ``folder``: the store's local folder, as the store answers it
+    (``boardsweep.pipeline.store.local_root(store)``), ``None`` for object storage.
+    """
     name = Path(store.rstrip("/")).name.removesuffix(".zarr") + ".report"
-    if "://" in store and not store.startswith("file://"):
-        return Path(name)
-    return Path(store.removeprefix("file://").rstrip("/")).with_name(name)
+    return Path(name) if folder is None else folder.with_name(name)
 
 
 def _sha256(path: Path) -> str | None:

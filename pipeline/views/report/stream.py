@@ -9,7 +9,7 @@ import json
 import math
 import shutil
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterator
 
 import pandas as pd
 
@@ -26,6 +26,15 @@ class CsvParts:
 
     def _path(self, section: str) -> Path:
         return self.folder / f".{self.name}.{self.sections.index(section)}.part"
+
+    def _written(self) -> Iterator[Path]:
+        """The sections' files, in the sections' order, those never written
+        passed over; each removed once the caller has taken it in."""
+        for section in self.sections:
+            path = self._path(section)
+            if path.exists():
+                yield path
+                path.unlink()
 
     def add(self, df: pd.DataFrame | None, section: str = "") -> None:
         """Append ``df``'s rows (none: nothing) to ``section``."""
@@ -46,30 +55,22 @@ class CsvParts:
             return self._join_dropping(out, drop)
         with open(out, "w") as f:
             header = False
-            for section in self.sections:
-                path = self._path(section)
-                if not path.exists():
-                    continue
+            for path in self._written():
                 with open(path) as part:
                     first = part.readline()
                     if not header:
                         f.write(first)
                         header = True
                     shutil.copyfileobj(part, f, 1 << 22)
-                path.unlink()
         return self.columns
 
     def _join_dropping(self, out: Path, drop: list[str]) -> list[str]:
         keep = [c for c in self.columns if c not in drop]
         header = True
-        for section in self.sections:
-            path = self._path(section)
-            if not path.exists():
-                continue
+        for path in self._written():
             for chunk in pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=50_000):
                 chunk[keep].to_csv(out, mode="w" if header else "a", header=header, index=False)
                 header = False
-            path.unlink()
         return keep
 
 

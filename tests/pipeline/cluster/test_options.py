@@ -6,6 +6,7 @@ is written; the dashboard address rule; the performance report's place."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -94,5 +95,10 @@ def test_dashboard_address_of_the_embedded_cluster(monkeypatch):
 
 
 def test_performance_report_lies_beside_the_store(tmp_path):
-    assert performance_report_path(str(tmp_path / "res" / "pe84.zarr")) == str(tmp_path / "res" / "pe84.performance.html")
-    assert performance_report_path(str(tmp_path / "res" / "pe84.zarr") + "/").endswith("res/pe84.performance.html")
+    from boardsweep.pipeline.store import local_root
+
+    for url in (str(tmp_path / "res" / "pe84.zarr"), str(tmp_path / "res" / "pe84.zarr") + "/",
+                f"file://{tmp_path}/res/pe84.zarr", f"local://{tmp_path}/res/pe84.zarr"):
+        assert performance_report_path(url, local_root(url)) == str(tmp_path / "res" / "pe84.performance.html")
+    url = "s3://bucket/runs/pe84.zarr"  # object storage: in the working folder
+    assert performance_report_path(url, local_root(url)) == str(Path("pe84.performance.html").resolve())

@@ -7,6 +7,7 @@ whose layout the spec fixes is sized by that layout."""
 from __future__ import annotations
 
 import math
+import shutil
 
 import pytest
 
@@ -34,9 +35,23 @@ def _ten_million(tasks: dict | None = None) -> str:
 def test_ten_million_points_grouped_automatically_fit_in_memory(tmp_path):
     spec = parse_spec(_ten_million(), "ten7.toml")
     assert sizing.groups_points(spec)
-    est = sizing.check_fits(spec, str(tmp_path / "ten7.zarr"), existing=True)  # memory only: not refused
+    est = sizing.check_fits(spec, tmp_path / "ten7.zarr", existing=True)  # memory only: not refused
     assert est.points == 10**7 and est.tasks == sizing.AUTO_MIN_TASKS  # the largest groups the run may choose
     assert est.plan_bytes < 10**9
+
+
+def test_the_free_space_checked_is_that_of_the_stores_folder(tmp_path):
+    """A 129 TB store (10^7 replicates of 10^5 checkpoints, one task: a 30 MB
+    plan): refused for the free space of the folder the store will be in (the
+    nearest that exists), not checked on object storage (no folder)."""
+    spec = parse_spec(spec_toml("hk_monopoly", run={"replicates": 10**7, "games": 10**5},
+                                checkpoints={"count": 10**5}, tasks={"replicates_per_task": 10**7}), "huge.toml")
+    assert sizing.estimate(spec).store_bytes > shutil.disk_usage(tmp_path).free
+    folder = tmp_path / "not" / "yet" / "huge.zarr"
+    with pytest.raises(TooLarge, match=f"and {folder} has .* free; lower run.replicates"):
+        sizing.check_fits(spec, folder)
+    assert sizing.check_fits(spec, None).store_bytes == sizing.estimate(spec).store_bytes  # object storage
+    assert sizing.check_fits(spec, folder, existing=True).tasks == 1  # a store already there: memory only
 
 
 def test_ten_million_points_of_one_point_a_task_are_refused_in_one_line(tmp_path, write_spec, capsys):

@@ -65,6 +65,20 @@ def test_report_with_no_options_goes_beside_the_store(store, capsys):
     assert files(out) == set(manifest["files"]) | {MANIFEST}
 
 
+def test_the_apis_report_with_no_folder_goes_beside_the_store(store):
+    """``boardsweep.pipeline.api.report(STORE)``, as a ``file://`` URL too: STORE_DIR/<name>.report."""
+    import shutil
+
+    from boardsweep.pipeline.api import report as write_report
+    from boardsweep.pipeline.views.report import MANIFEST
+
+    out = store.parent / "toy.report"
+    for url in (str(store), f"file://{store}"):
+        shutil.rmtree(out, ignore_errors=True)
+        write_report(url)
+        assert (out / "index.html").is_file() and json.loads((out / MANIFEST).read_text())["complete"]
+
+
 @pytest.fixture(scope="module")
 def other_store(tmp_path_factory, cluster2):
     """A toy store of another shape: one point without an exact answer, so its report has fewer files."""
@@ -131,11 +145,13 @@ def test_a_killed_report_does_not_block_the_next(store, tmp_path):
 @pytest.mark.parametrize("store, folder", [("results/quick.zarr", "results/quick.report"),
                                            ("results/quick.zarr/", "results/quick.report"),
                                            ("file:///data/x.zarr", "/data/x.report"),
+                                           ("local:///data/x.zarr", "/data/x.report"),
                                            ("s3://bucket/runs/x.zarr", "x.report")])
 def test_the_default_folder_is_beside_a_local_store(store, folder):
+    from boardsweep.pipeline.store import local_root
     from boardsweep.pipeline.views.report import default_out_dir
 
-    assert default_out_dir(store) == Path(folder)
+    assert default_out_dir(store, local_root(store)) == Path(folder)
 
 
 def test_the_runs_suggestion_works_as_printed(tmp_path, write_spec, cluster2, capsys, monkeypatch):

@@ -62,3 +62,9 @@ def test_sections_appended_block_by_block_are_joined_in_their_order(tmp_path):
     assert dropped.join(tmp_path / "d.csv", drop=["p"]) == ["point", "headline"]
     assert pd.read_csv(tmp_path / "d.csv").equals(blocks[0].drop(columns="p"))
     assert CsvParts(tmp_path, "empty").join(tmp_path / "empty.csv") is None
+    ordered = CsvParts(tmp_path, "o", order=["never written", "a"])  # a section named first, never written
+    a = blocks[0][blocks[0]["headline"] == "a"]
+    ordered.add(a, "a")
+    assert ordered.join(tmp_path / "o.csv", drop=["p"]) == ["point", "headline"]
+    assert pd.read_csv(tmp_path / "o.csv").equals(a.drop(columns="p").reset_index(drop=True))
+    assert not list(tmp_path.glob(".*.part"))  # every section's file removed once joined
