@@ -103,10 +103,11 @@ def _now() -> str:
 
 def stage(url: str) -> str:
     """The state of the store at ``url`` as a growth or a run leaves it, for a
-    partial read's record: its root's growth mark and grid size, its layout
+    partial read's record: what it is (:func:`.identity.inspect`), its root's growth mark and grid size, its layout
     journal, the ``players`` length its root's consolidated metadata and
     ``done``'s own metadata give, and its lock's holder."""
     from boardsweep.pipeline.store import layout_stamp
+    from boardsweep.pipeline.store.identity import inspect
     from boardsweep.pipeline.store.lock import StoreLock
 
     try:
@@ -116,7 +117,8 @@ def stage(url: str) -> str:
         consolidated = meta.get("consolidated_metadata", {}).get("metadata", {}).get("done", {}).get("shape")
         done = _cat(f"{url}/done/zarr.json")
         holder = StoreLock(url).holder()
-        return (f"growing={'growing' in attrs} grid_points={attrs.get('grid_points')} journal={journal} "
+        return (f"kind={inspect(url)} growing={'growing' in attrs} grid_points={attrs.get('grid_points')} "
+                f"journal={journal} "
                 f"done.shape root={consolidated} own={json.loads(done).get('shape') if done else None} "
                 f"lock={holder}")
     except Exception as exc:  # noqa: BLE001 - a record of what could be read
