@@ -51,7 +51,7 @@ def store_exists(url: str) -> bool:
         return False
 
 
-def inspect(url: str) -> str:
+def inspect(url: str, looks: int = 3) -> str:
     """What is at ``url``: ``absent``, ``empty`` (a folder holding nothing or only
     boardsweep's lock, :func:`lock_files`), ``file``, ``boardsweep`` (a store boardsweep made),
     ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
@@ -62,7 +62,10 @@ def inspect(url: str) -> str:
     creating, or was when it was interrupted: its creation record,
     :data:`CREATING`, is there).  Asked of the storage now: never of a
     listing cached before (object storage's filesystem keeps its listings,
-    and another process may have made or changed the store since)."""
+    and another process may have made or changed the store since).  A root
+    ``zarr.json`` listed and gone when read (a run clearing a creation a
+    kill interrupted: the arrays, the root, then the record) is looked at
+    again, up to ``looks`` times in all: never ``unreadable`` for that."""
     fs, root = fsspec.core.url_to_fs(url)
     fs.invalidate_cache(root)
     if not fs.exists(root):
@@ -82,6 +85,8 @@ def inspect(url: str) -> str:
         return "rootless" if arrays else "leftover"
     try:
         meta = json_document(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
+    except FileNotFoundError:  # removed since it was listed: what is there now
+        return inspect(url, looks - 1) if looks > 1 else "unreadable"
     except (OSError, ValueError):
         return "unreadable"
     if meta.get("node_type") == "array" or ".zarray" in names:
