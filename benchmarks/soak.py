@@ -118,11 +118,19 @@ def stage(url: str) -> str:
         done = _cat(f"{url}/done/zarr.json")
         holder = StoreLock(url).holder()
         return (f"kind={inspect(url)} growing={'growing' in attrs} grid_points={attrs.get('grid_points')} "
-                f"journal={journal} "
+                f"journal={journal} names={_names(url)} "
                 f"done.shape root={consolidated} own={json.loads(done).get('shape') if done else None} "
                 f"lock={holder}")
     except Exception as exc:  # noqa: BLE001 - a record of what could be read
         return f"(unreadable: {type(exc).__name__}: {exc})"
+
+
+def _names(url: str) -> list[str]:
+    """The entries of the store's folder (object storage: asked now, not a cached listing)."""
+    if S3 is None or not url.startswith("s3://"):
+        return sorted(os.listdir(url)) if os.path.isdir(url) else []
+    S3.invalidate_cache()
+    return sorted(p.rsplit("/", 1)[-1] for p in S3.ls(url, detail=False)) if S3.isdir(url) else []
 
 
 def _cat(path: str) -> bytes | None:

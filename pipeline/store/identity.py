@@ -29,7 +29,7 @@ from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan import SEED_SCHEME
 from ..spec import Spec
 
-__all__ = ["CREATING", "LEGACY_CREATING", "has_creation_record", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line", "lock_files"]
+__all__ = ["held", "holds_a_file", "CREATING", "LEGACY_CREATING", "has_creation_record", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line", "lock_files"]
 
 #: The creation record (:mod:`.creation`), relative to the store's folder:
 #: a file in boardsweep's own folder (a zarr group, as for the lock:
@@ -75,7 +75,7 @@ def inspect(url: str, looks: int = 3) -> str:
     names = {Path(p).name for p in fs.ls(root, detail=False)}
     if LEGACY_CREATING in names or (OWN_FOLDER in names and has_creation_record(fs, root)):
         return "creating"
-    names = {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")}  # a record's temporary file a kill left
+    names = held(fs, root, {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")})  # a record's temporary file
     if lock_files(fs, root, names) is not None:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
@@ -100,6 +100,36 @@ def inspect(url: str, looks: int = 3) -> str:
     if OWN_FOLDER in names and _live_lock(url):  # boardsweep's own folder, a run at work: its root in flux
         return "creating"
     return "zarr-group"
+
+
+def held(fs, root: str, names: set[str]) -> set[str]:
+    """``names`` (the entries of the folder ``root``) less the empty folders
+    (:func:`holds_a_file`) where boardsweep's own folder is there and no root
+    ``zarr.json``: what a run clearing or making a store has put there."""
+    if "zarr.json" in names or OWN_FOLDER not in names:
+        return names
+    return {n for n in names if n == OWN_FOLDER or holds_a_file(fs, f"{root}/{n}")}
+
+
+def holds_a_file(fs, path: str, budget: int = 64) -> bool:
+    """Whether ``path`` is a file or a folder with a file somewhere inside:
+    an object store (SeaweedFS) lists the folders of objects a run removed
+    (a cleared array: ``done/c/0/...``) as empty folders, which hold
+    nothing.  Looked at folder by folder, at most ``budget`` listings (more: True)."""
+    todo = [path]
+    for _ in range(budget):
+        if not todo:
+            return False
+        folder = todo.pop()
+        fs.invalidate_cache(folder)
+        try:
+            entries = fs.ls(folder, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if any(e.get("type") != "directory" for e in entries):
+            return True
+        todo += [e["name"] for e in entries if e["name"].rstrip("/") != path.rstrip("/")]
+    return bool(todo)
 
 
 def _live_lock(url: str) -> bool:
@@ -175,7 +205,7 @@ def lock_only_line(url: str) -> str | None:
     try:
         fs, root = fsspec.core.url_to_fs(url)
         names = {Path(p).name for p in fs.ls(root, detail=False)} if fs.isdir(root) else set()
-        if not lock_files(fs, root, {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")}):  # a record's temporary file aside
+        if not lock_files(fs, root, held(fs, root, {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")})):
             return None
         lock = StoreLock(url)
         holder = lock.holder() or {}

@@ -124,3 +124,39 @@ def test_a_root_a_run_clears_between_a_readers_looks_is_looked_at_again(tmp_path
             line = got[1] if name == "query" else got
             assert "is making the store now, nothing to read yet" in line and len(line.strip().splitlines()) == 1, line
             assert name != "query" or got[0] in (1, 2), got
+
+
+def test_a_lock_beside_empty_folders_is_a_store_a_run_makes(tmp_path, capsys):
+    """What object storage (SeaweedFS) lists of a store a resumed run has just
+    cleared (a creation a kill interrupted): the run's lock, and the removed
+    arrays' folders, empty (their objects gone, their folders still listed).
+    The S3 soak's ``status`` said "not a boardsweep sweep store" of it; now
+    it is a folder holding only a run's lock: one line, a run making the
+    store.  A folder with a file of someone's beside a lock stays someone's."""
+    import os
+
+    import boardsweep
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+    from boardsweep.pipeline.store import LOCK_NAME
+
+    store = tmp_path / "s.zarr"
+    for folder in ("done/c/0/1", "counts", "exact_done/c"):
+        (store / folder).mkdir(parents=True)
+    (store / LOCK_NAME).parent.mkdir()
+    (store / LOCK_NAME).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                               "since": "2026-11-29T00:00:00+00:00"}))
+    assert inspect(str(store)) == "empty"
+    making = "is making the store now, nothing to read yet"
+    for command in ("status", "query"):
+        capsys.readouterr()
+        assert run_cli(command, str(store)) in (1, 2)
+        err = capsys.readouterr().err
+        assert making in err and len(err.strip().splitlines()) == 1, err
+    try:
+        boardsweep.load_sweep(str(store))
+    except StoreBeingRewritten as exc:
+        assert making in str(exc)
+    else:
+        raise AssertionError("read a store that is not there")
+    (store / "counts" / "notes.txt").write_text("mine")
+    assert inspect(str(store)) == "folder"
