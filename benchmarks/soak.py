@@ -18,8 +18,8 @@ run is at work on the store (``command_reads``, ``told``).
 
 Counted: reads, reads told in one line why not (a run creating, packing,
 growing the store; not made yet), kills by signal, resumes, and the three
-that must be 0: partial reads (a raw error, or a cell done without its
-data), wrong values (a done cell whose values differ from the reference),
+that must be 0: partial reads (a raw error, a cell done without its
+data, or "not a boardsweep sweep store" said of a store a run makes), wrong values (a done cell whose values differ from the reference),
 lost cells (a cell a reader read as done, not done at its own later read of
 the same store, or a finished store that differs from the reference).  Prints one JSON object.
 
@@ -265,6 +265,11 @@ def reader(cycles: list[dict], references: dict, tally: Tally, clock: "Clock") -
             tally.add("damaged_told", 1, f"{name}: {str(exc)[:200]}")
             continue
         except BoardsweepError as exc:
+            if "not a boardsweep sweep store" in str(exc):  # of a store a run makes: a wrong line, a partial read
+                tally.add("reads")
+                tally.add("partial_reads", 1, f"{name}: {str(exc)[:160]}")
+                tally.record(name, url, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+                continue
             tally.add("told")
             tally.said(str(exc).replace(url, "STORE"))
             time.sleep(0.01)  # read again, as a user would, after a moment: not a spin that starves the runs
