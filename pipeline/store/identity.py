@@ -114,8 +114,8 @@ def held(fs, root: str, names: set[str]) -> set[str]:
 def holds_a_file(fs, path: str, budget: int = 64) -> bool:
     """Whether ``path`` is a file or a folder with a file somewhere inside:
     an object store (SeaweedFS) lists the folders of objects a run removed
-    (a cleared array: ``done/c/0/...``) as empty folders, which hold
-    nothing.  Looked at folder by folder, at most ``budget`` listings (more: True)."""
+    (a cleared array: ``done/c/0/...``) as empty folders, the last as a
+    marker object named with a trailing ``/``: they hold nothing.  Looked at folder by folder, at most ``budget`` listings (more: True)."""
     todo = [path]
     for _ in range(budget):
         if not todo:
@@ -126,9 +126,10 @@ def holds_a_file(fs, path: str, budget: int = 64) -> bool:
             entries = fs.ls(folder, detail=True)
         except (FileNotFoundError, NotADirectoryError):
             continue
+        entries = [e for e in entries if not e["name"].endswith("/")]  # a folder's own marker (an empty one's)
         if any(e.get("type") != "directory" for e in entries):
             return True
-        todo += [e["name"] for e in entries if e["name"].rstrip("/") != path.rstrip("/")]
+        todo += [e["name"] for e in entries if e["name"] != folder.rstrip("/")]  # not itself again
     return bool(todo)
 
 
