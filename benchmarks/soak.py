@@ -18,8 +18,8 @@ run is at work on the store (``command_reads``, ``told``).
 
 Counted: reads, reads told in one line why not (a run creating, packing,
 growing the store; not made yet), kills by signal, resumes, and the three
-that must be 0: partial reads (a raw error, or a cell done without its
-data), wrong values (a done cell whose values differ from the reference),
+that must be 0: partial reads (a raw error, a cell done without its
+data, or "not a boardsweep sweep store" said of a store a run makes), wrong values (a done cell whose values differ from the reference),
 lost cells (a cell a reader read as done, not done at its own later read of
 the same store, or a finished store that differs from the reference).  Prints one JSON object.
 
@@ -35,7 +35,13 @@ the grown spec (a reader's read of either shape against its own reference).
 Usage::
 
     python benchmarks/soak.py [--seconds 120] [--stores 2] [--readers 2] [--command-readers 1] [--spec SPEC]
-        [--runner "python -m boardsweep"] [--storage folder|s3] [--grow grid.players=2,3,4]
+        [--runner "python -m boardsweep"] [--storage folder|s3] [--grow grid.players=2,3,4] [--out soak.json]
+
+With ``--out``, each partial read is recorded in ``OUT.log`` (OUT with
+``.log``): its time (UTC), read path, store, error and traceback, and the
+store's state just after (:func:`stage`: growth mark, journal, ``done``'s
+shape in the root's consolidated metadata and in its own, the lock's
+holder); the log ends with every run's start, kill and end, timestamped.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +96,53 @@ replicates_per_task = 1
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT}
 
 
+def _now() -> str:
+    """The time now, UTC, to the millisecond (the log's timestamps)."""
+    return datetime.now(timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+
+
+def stage(url: str) -> str:
+    """The state of the store at ``url`` as a growth or a run leaves it, for a
+    partial read's record: what it is (:func:`.identity.inspect`), its root's growth mark and grid size, its layout
+    journal, the ``players`` length its root's consolidated metadata and
+    ``done``'s own metadata give, and its lock's holder."""
+    from boardsweep.pipeline.store import layout_stamp
+    from boardsweep.pipeline.store.identity import inspect
+    from boardsweep.pipeline.store.lock import StoreLock
+
+    try:
+        journal, root = layout_stamp(url)
+        meta = json.loads(root or b"{}")
+        attrs = meta.get("attributes", {})
+        consolidated = meta.get("consolidated_metadata", {}).get("metadata", {}).get("done", {}).get("shape")
+        done = _cat(f"{url}/done/zarr.json")
+        holder = StoreLock(url).holder()
+        return (f"kind={inspect(url)} growing={'growing' in attrs} grid_points={attrs.get('grid_points')} "
+                f"journal={journal} names={_names(url)} "
+                f"done.shape root={consolidated} own={json.loads(done).get('shape') if done else None} "
+                f"lock={holder}")
+    except Exception as exc:  # noqa: BLE001 - a record of what could be read
+        return f"(unreadable: {type(exc).__name__}: {exc})"
+
+
+def _names(url: str) -> list[str]:
+    """The entries of the store's folder (object storage: asked now, not a cached listing)."""
+    if S3 is None or not url.startswith("s3://"):
+        return sorted(os.listdir(url)) if os.path.isdir(url) else []
+    S3.invalidate_cache()
+    return sorted(p.rsplit("/", 1)[-1] for p in S3.ls(url, detail=False)) if S3.isdir(url) else []
+
+
+def _cat(path: str) -> bytes | None:
+    """The bytes of ``path`` (a file, or an ``s3://`` object), None where absent."""
+    if S3 is None or not path.startswith("s3://"):
+        return Path(path).read_bytes() if os.path.exists(path) else None
+    try:
+        return S3.cat_file(path)
+    except FileNotFoundError:
+        return None
+
+
 class Tally:
     """The soak's counts, shared by its threads."""
 
@@ -99,6 +154,25 @@ class Tally:
                        "command_reads": 0, "grown": 0, "run_failures": 0}
         self.examples: list[str] = []
         self.told: dict[str, int] = {}  # what the reads were told, by its first words
+        self.log_path: Path | None = None  # where each partial read's record goes (None: standard error)
+        self.events: list[str] = []  # the sweeps' runs: started, killed, ended (timestamped), for the log
+
+    def event(self, line: str) -> None:
+        """One timestamped line of what a sweep's run did (kept for the log)."""
+        with self.lock:
+            self.events.append(f"{_now()} {line}")
+
+    def record(self, path: str, url: str, what: str, detail: str) -> None:
+        """A partial read's record: when, which read path, of which store, the
+        store's state just after (:func:`stage`), and ``detail`` (its traceback)."""
+        text = (f"=== partial read {_now()} path={path} store={url}\n{what}\nstore now: {stage(url)}\n"
+                f"{detail.rstrip()}\n")
+        with self.lock:
+            if self.log_path is None:
+                sys.stderr.write(text)
+            else:
+                with open(self.log_path, "a") as out:
+                    out.write(text)
 
     def add(self, key: str, n: int = 1, example: str = "") -> None:
         with self.lock:
@@ -191,6 +265,11 @@ def reader(cycles: list[dict], references: dict, tally: Tally, clock: "Clock") -
             tally.add("damaged_told", 1, f"{name}: {str(exc)[:200]}")
             continue
         except BoardsweepError as exc:
+            if "not a boardsweep sweep store" in str(exc):  # of a store a run makes: a wrong line, a partial read
+                tally.add("reads")
+                tally.add("partial_reads", 1, f"{name}: {str(exc)[:160]}")
+                tally.record(name, url, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+                continue
             tally.add("told")
             tally.said(str(exc).replace(url, "STORE"))
             time.sleep(0.01)  # read again, as a user would, after a moment: not a spin that starves the runs
@@ -202,10 +281,13 @@ def reader(cycles: list[dict], references: dict, tally: Tally, clock: "Clock") -
                 continue
             tally.add("reads")
             tally.add("partial_reads", 1, f"{name}: {type(exc).__name__}: {str(exc)[:160]}")
+            tally.record(name, url, f"{type(exc).__name__}: {exc}", traceback.format_exc())
             continue
         tally.add("reads")
         if partial or wrong:
             tally.add("partial_reads", partial, f"{name}: {partial} cells done without data" if partial else "")
+            tally.record(name, url, f"{partial} cells done without data, {wrong} with other values",
+                         f"done {int(done.sum())} of {done.size}, shape {done.shape}")
             tally.add("wrong_values", wrong, f"{name}: {wrong} cells with other values" if wrong else "")
         seen = mine.get(url)  # this thread's own earlier reads: another's may have begun later, ended sooner
         if seen is not None and seen.shape == done.shape:
@@ -247,6 +329,7 @@ def command_reader(runner: list[str], cycles: list[dict], tally: Tally, clock: "
             tally.add("damaged_told", 1, f"{command}: {err[:200]}")
         else:
             tally.add("partial_reads", 1, f"{command} exit {done.returncode}: {err[-200:]}")
+            tally.record(command, url, f"exit {done.returncode}", err)
 
 
 def _wait_for_store(proc: subprocess.Popen, url: str) -> None:
@@ -294,6 +377,7 @@ def _run_to_the_end(command: list[str], url: str, wall: float, log: Path, tally:
     while clock.going():
         with open(log, "w") as err_file:  # a file, not a pipe: a run's output never blocks it
             proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err_file)
+        tally.event(f"{url}: {'grow' if '--extend' in command else 'run'} pid {proc.pid} started")
         tally.add("resumes", int(attempts > 0))
         attempts, killed = attempts + 1, False
         try:
@@ -308,12 +392,14 @@ def _run_to_the_end(command: list[str], url: str, wall: float, log: Path, tally:
             name = rng.choice(list(SIGNALS))
             proc.send_signal(SIGNALS[name])
             tally.kill(name)
+            tally.event(f"{url}: pid {proc.pid} sent {name}")
             killed = True
         try:
             proc.wait(timeout=120)
         except subprocess.TimeoutExpired:  # a SIGTERM or Ctrl-C not heeded: SIGKILL
             proc.kill()
             proc.wait()
+        tally.event(f"{url}: pid {proc.pid} ended {proc.returncode}")
         if proc.returncode == 0:
             return True
         err = log.read_text(errors="replace")
@@ -376,6 +462,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--storage", choices=("folder", "s3"), default="folder")
     parser.add_argument("--grow", action="append", default=[], metavar="KEY=VALUES",
                         help="grow each finished store in place with this --set (new values at the end of an axis)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write the JSON here too, and beside it (OUT with .log) each partial read's "
+                             "traceback, timestamped, and the runs' starts, kills and ends")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="soak-"))
     server = _object_storage(work) if args.storage == "s3" else None
@@ -434,6 +523,9 @@ def _soak(args, work: Path, server) -> dict:
         references[grown[0].shape] = grown
         wall = max(wall, grown_wall)
     tally, rng = Tally(), random.Random(args.seed)
+    if args.out is not None:
+        tally.log_path = args.out.with_suffix(".log")
+        tally.log_path.write_text(f"soak began {_now()} UTC: {' '.join(sys.argv)}\n")
     where = "s3://soak" if server is not None else str(work)
     if server is not None:  # the kills timed by an undisturbed run on the object storage, which must equal the folder's
         wall, cells = _reference(runner, spec, f"{where}/undisturbed.zarr", [])
@@ -458,6 +550,10 @@ def _soak(args, work: Path, server) -> dict:
            "grow": args.grow, "min_finished": args.min_finished, "undisturbed_storage": server is not None, "told_lines": tally.told, "examples": tally.examples, "cpu": _cpu(),
            "load": os.getloadavg()}
     print(json.dumps(out, indent=1))
+    if args.out is not None:
+        args.out.write_text(json.dumps(out, indent=1) + "\n")
+        with open(tally.log_path, "a") as log:
+            log.write("=== the runs (UTC)\n" + "\n".join(tally.events) + "\n")
     return out
 
 

@@ -29,7 +29,7 @@ from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan import SEED_SCHEME
 from ..spec import Spec
 
-__all__ = ["CREATING", "LEGACY_CREATING", "has_creation_record", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line", "lock_files"]
+__all__ = ["held", "holds_a_file", "CREATING", "LEGACY_CREATING", "has_creation_record", "check_root", "store_exists", "inspect", "read_attrs", "check_format", "check_spec", "check_writable", "data_types", "fixed_width_text", "differences", "expected_coordinates", "check_labels", "read_coordinates", "rootless_line", "lock_only_line", "lock_files"]
 
 #: The creation record (:mod:`.creation`), relative to the store's folder:
 #: a file in boardsweep's own folder (a zarr group, as for the lock:
@@ -51,7 +51,7 @@ def store_exists(url: str) -> bool:
         return False
 
 
-def inspect(url: str) -> str:
+def inspect(url: str, looks: int = 3) -> str:
     """What is at ``url``: ``absent``, ``empty`` (a folder holding nothing or only
     boardsweep's lock, :func:`lock_files`), ``file``, ``boardsweep`` (a store boardsweep made),
     ``zarr-group`` or ``zarr-array`` (someone else's), ``folder`` (other files),
@@ -62,7 +62,10 @@ def inspect(url: str) -> str:
     creating, or was when it was interrupted: its creation record,
     :data:`CREATING`, is there).  Asked of the storage now: never of a
     listing cached before (object storage's filesystem keeps its listings,
-    and another process may have made or changed the store since)."""
+    and another process may have made or changed the store since).  A root
+    ``zarr.json`` listed and gone when read (a run clearing a creation a
+    kill interrupted: the arrays, the root, then the record) is looked at
+    again, up to ``looks`` times in all: never ``unreadable`` for that."""
     fs, root = fsspec.core.url_to_fs(url)
     fs.invalidate_cache(root)
     if not fs.exists(root):
@@ -72,7 +75,7 @@ def inspect(url: str) -> str:
     names = {Path(p).name for p in fs.ls(root, detail=False)}
     if LEGACY_CREATING in names or (OWN_FOLDER in names and has_creation_record(fs, root)):
         return "creating"
-    names = {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")}  # a record's temporary file a kill left
+    names = held(fs, root, {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")})  # a record's temporary file
     if lock_files(fs, root, names) is not None:
         return "empty"
     if "zarr.json" not in names and ".zgroup" not in names and ".zarray" not in names:
@@ -82,6 +85,8 @@ def inspect(url: str) -> str:
         return "rootless" if arrays else "leftover"
     try:
         meta = json_document(fs.cat_file(f"{root}/zarr.json")) if "zarr.json" in names else {}
+    except FileNotFoundError:  # removed since it was listed: what is there now
+        return inspect(url, looks - 1) if looks > 1 else "unreadable"
     except (OSError, ValueError):
         return "unreadable"
     if meta.get("node_type") == "array" or ".zarray" in names:
@@ -95,6 +100,37 @@ def inspect(url: str) -> str:
     if OWN_FOLDER in names and _live_lock(url):  # boardsweep's own folder, a run at work: its root in flux
         return "creating"
     return "zarr-group"
+
+
+def held(fs, root: str, names: set[str]) -> set[str]:
+    """``names`` (the entries of the folder ``root``) less the empty folders
+    (:func:`holds_a_file`) where boardsweep's own folder is there and no root
+    ``zarr.json``: what a run clearing or making a store has put there."""
+    if "zarr.json" in names or OWN_FOLDER not in names:
+        return names
+    return {n for n in names if n == OWN_FOLDER or holds_a_file(fs, f"{root}/{n}")}
+
+
+def holds_a_file(fs, path: str, budget: int = 64) -> bool:
+    """Whether ``path`` is a file or a folder with a file somewhere inside:
+    an object store (SeaweedFS) lists the folders of objects a run removed
+    (a cleared array: ``done/c/0/...``) as empty folders, the last as a
+    marker object named with a trailing ``/``: they hold nothing.  Looked at folder by folder, at most ``budget`` listings (more: True)."""
+    todo = [path]
+    for _ in range(budget):
+        if not todo:
+            return False
+        folder = todo.pop()
+        fs.invalidate_cache(folder)
+        try:
+            entries = fs.ls(folder, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        entries = [e for e in entries if not e["name"].endswith("/")]  # a folder's own marker (an empty one's)
+        if any(e.get("type") != "directory" for e in entries):
+            return True
+        todo += [e["name"] for e in entries if e["name"] != folder.rstrip("/")]  # not itself again
+    return bool(todo)
 
 
 def _live_lock(url: str) -> bool:
@@ -170,7 +206,7 @@ def lock_only_line(url: str) -> str | None:
     try:
         fs, root = fsspec.core.url_to_fs(url)
         names = {Path(p).name for p in fs.ls(root, detail=False)} if fs.isdir(root) else set()
-        if not lock_files(fs, root, {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")}):  # a record's temporary file aside
+        if not lock_files(fs, root, held(fs, root, {n for n in names if not n.startswith(f".{LEGACY_CREATING}.")})):
             return None
         lock = StoreLock(url)
         holder = lock.holder() or {}

@@ -72,14 +72,23 @@ def open_sweep(
     st = _opened(url)
     if sel:
         return load_sweep(st, check=check, sel=sel)
+    first = _first_stamp(url, st)
     if check:
         _assert_intact(st)
-    return _steadily(st, lambda: _open(st, chunks))
+    return _steadily(st, lambda before: _open(st, chunks, before), first)
 
 
-def _open(st: Store, chunks: Mapping[str, int] | None) -> xr.Dataset:
-    """:func:`open_sweep`'s one opening of the store: the done masks read now, the data when computed."""
-    opened = _layout_stamp(st.url)  # the layout the lazy arrays read (:func:`_steadily` checks it held through)
+def _first_stamp(url: str | Store, st: Store) -> tuple[bool, bytes | None] | None:
+    """The layout stamp a read of ``st`` begins from, taken before anything
+    but its kind is read (and kept: the check's raw read is the data read's
+    too): a run that changes the store after it is seen by the read's end;
+    ``None`` for a :class:`Store` the caller opened, read at a time unknown."""
+    return None if isinstance(url, Store) else _layout_stamp(st.url)
+
+
+def _open(st: Store, chunks: Mapping[str, int] | None, opened: tuple[bool, bytes | None]) -> xr.Dataset:
+    """:func:`open_sweep`'s one opening of the store: the done masks read now, the data when computed;
+    ``opened``: the layout stamp taken before ``st`` read its metadata (the one every lazy chunk read checks)."""
     raw = _whole(st.open_raw(), st.url)
     chunks = dict(chunks or read_chunks(raw))
     data = {}
@@ -249,9 +258,10 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
     """
     _check_arguments(url, check, sel)
     st = _opened(url)
+    first = _first_stamp(url, st)
     if check:
         _assert_intact(st)
-    return _steadily(st, lambda: _load(st, sel))
+    return _steadily(st, lambda _: _load(st, sel), first)
 
 
 def _assert_intact(st: Store) -> None:
@@ -303,23 +313,34 @@ def being_created(url: str) -> StoreBeingRewritten | None:
     return StoreBeingRewritten(creating_line(url)) if creation_record(url) is not None else None
 
 
-def _steadily(st: Store, read: Callable[[], xr.Dataset]) -> xr.Dataset:
-    """``read()`` of the store ``st`` done while its layout held still
-    (:func:`_steady`): read again after a short wait where a run packed,
-    unpacked or grew it meanwhile (a variable moved away is missing from
-    the read, or reads as its fill value), and
-    :class:`StoreBeingRewritten` where it never held still."""
+def _steadily(st: Store, read: Callable[[tuple[bool, bytes | None]], xr.Dataset],
+              first: tuple[bool, bytes | None] | None = None) -> xr.Dataset:
+    """``read(before)`` of the store ``st`` done while its layout held still
+    (:func:`_steady`) since ``before``, its stamp: read again after a short
+    wait where a run packed, unpacked or grew it meanwhile (a variable moved
+    away is missing from the read, or reads as its fill value), and
+    :class:`StoreBeingRewritten` where it never held still.
+
+    ``first``: the stamp taken before ``st`` read what it keeps (its
+    metadata, the raw Dataset its check read): a store grown after ``st``
+    read its raw Dataset reads arrays of the new shape into the old one's
+    variables (a raw ``ValueError``), which is a change, not the store's
+    error.  Without it (a :class:`Store` read at a time unknown) an error is
+    believed the store's own only where a fresh read repeats it."""
+    fresh = first is not None
     for wait in (*_REREAD_WAITS_S, None):
-        before = _layout_stamp(st.url)
+        before = _layout_stamp(st.url) if first is None else first
+        first = None
         try:
-            ds = read()
+            ds = read(before)
         except (KeyError, ValueError, OSError, TypeError, zarr.errors.GroupNotFoundError) as exc:
             if (told := being_created(st.url)) is not None:  # a run began creating it meanwhile
                 raise told from None
             if (told := _growth_interrupted(st.url)) is not None:
                 raise told from None
-            if _steady(st.url, before) and not _being_made(exc, st.url):
+            if _steady(st.url, before) and not _being_made(exc, st.url) and fresh:
                 raise  # the store did not change under the read: the error is the store's own
+            fresh = True  # what st kept is read again below: an error that comes again is believed
         else:
             if _steady(st.url, before):
                 return ds

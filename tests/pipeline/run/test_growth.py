@@ -6,6 +6,7 @@ touches nothing; a killed growth resumes with the same command."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -264,3 +265,85 @@ def test_the_growth_check_is_linear_in_an_axis_length(make_spec):
     aligned = grow.aligned(big, old)
     assert aligned.grid["dice_sides"] == tuple(range(2, n + 2))
     assert _Counted.compared <= 4 * n, _Counted.compared  # a tuple's `in` made it about n^2 / 2
+
+
+def _grown_to(url: Path, spec, growth, source: str, stage: str) -> None:
+    """The store at ``url`` taken through a growth's steps up to ``stage``
+    (as a run applies them, :meth:`Store.apply_growth`): ``marked`` (killed after
+    step 1), ``resized`` (killed after step 2) or ``finished`` (all three)."""
+    from boardsweep.pipeline.store import Store
+    from boardsweep.pipeline.store import growth as on_disk
+
+    if stage == "finished":
+        Store(str(url)).apply_growth(spec, growth.describe(), source)
+        return
+    Store(str(url)).unpack()
+    on_disk.mark(str(url), spec, growth.describe(), source)
+    if stage == "resized":
+        on_disk.resize(str(url), spec)
+
+
+_CHECKED_READS = {
+    "load_sweep": lambda url: __import__("boardsweep").load_sweep(url),
+    "open_sweep": lambda url: __import__("boardsweep").open_sweep(url).compute(),
+    "engine": lambda url: xr.open_dataset(url, engine="boardsweep").compute(),
+}
+
+
+@pytest.mark.parametrize("stage", ["marked", "resized", "finished"])
+def test_a_checked_read_a_growth_crosses_between_its_check_and_its_read_is_whole_or_told(
+        tmp_path, cluster2, make_spec, base, monkeypatch, capsys, stage):
+    """A checked read whose integrity check read the store (and kept its raw
+    Dataset) before a growth, and whose data read came after the growth's
+    ``stage``: the S3 soak's checked ``load_sweep`` raised the raw
+    ``ValueError: Data shape (2, 2, 3, 3, 2) must match shape of object
+    (2, 2, 3, 2, 2)`` (3 of its reads: the kept Dataset of the old shape given
+    the grown arrays; the layout stamp the read checked was taken after the growth).
+    Now each read path reads a whole store, the grown one (its new cells not
+    done) or, of a growth killed before it resized anything, the old one; or
+    says in one line that the growth was interrupted; so does ``query``."""
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+    from boardsweep.pipeline.store import Store
+
+    text = toy(make_spec, dice=(2, 3, 4))
+    spec_path = tmp_path / "new.toml"
+    spec_path.write_text(text)
+    spec, growth = grow.check(str(base), parse_spec(text, str(spec_path)), True)
+    before = xr.load_dataset(str(base), engine="boardsweep")
+    stores = {name: tmp_path / f"{name}.zarr" for name in (*_CHECKED_READS, "query", "opened")}
+    for url in stores.values():
+        shutil.copytree(base, url)
+    checked = Store.assert_intact
+
+    def then_grown(self):  # the real check, then the real growth: a run's, between the check and the read
+        checked(self)
+        if self.url in grown_now:
+            grown_now.discard(self.url)
+            _grown_to(Path(self.url), spec, growth, str(spec_path), stage)
+
+    monkeypatch.setattr(Store, "assert_intact", then_grown)
+    reads = {name: (lambda read=read, url=str(stores[name]): read(url)) for name, read in _CHECKED_READS.items()}
+    opened = Store(str(stores["opened"]))  # a Store the caller opened and checked, then read after the growth
+    reads["opened"] = lambda: __import__("boardsweep").load_sweep(opened, check=False)
+    grown_now = {str(url) for url in stores.values()}
+    opened.assert_intact()
+    for name, read in reads.items():
+        try:
+            ds = read()
+        except StoreBeingRewritten as exc:  # told: only of a growth a run left half done
+            assert stage != "finished" and "growing it to a larger spec was interrupted; rerun" in str(exc), exc
+            continue
+        grown = ds["dice_sides"].values.tolist()
+        assert grown == ([2, 3, 4] if stage == "finished" else [2, 3]), name  # whole: before, or after
+        assert ds["done"].sel(dice_sides=[2, 3]).values.all() and not ds["done"].sel(dice_sides=grown[2:]).values.any()
+        old = ds.sel(dice_sides=[2, 3])
+        for var in ("counts", "rolls"):
+            np.testing.assert_array_equal(old[var].values, before[var].values, err_msg=f"{name}: {var}")
+    capsys.readouterr()
+    code = run_cli("query", str(stores["query"]))
+    err = capsys.readouterr().err
+    if stage == "finished":
+        assert (code, err) == (0, "")
+    elif code != 0:  # the whole store as it was, or one line
+        told = "growing it to a larger spec was interrupted"
+        assert code in (1, 2) and len(err.strip().splitlines()) == 1 and told in err, (code, err)

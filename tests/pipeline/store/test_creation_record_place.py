@@ -75,3 +75,88 @@ def test_a_record_the_previous_release_left_is_read_and_cleared(tmp_path, write_
     assert run_cli("run", spec, "--store", str(store), "--scheduler", cluster2, "-q") == 0
     assert not (store / LEGACY_CREATING).exists() and not (store / CREATING).exists()
     assert (store / "notes.txt").read_text() == "mine" and run_cli("status", str(store)) == 0
+
+
+def test_a_root_a_run_clears_between_a_readers_looks_is_looked_at_again(tmp_path, write_spec, toy_spec_text,
+                                                                         cluster2, monkeypatch, capsys):
+    """A run clearing a creation a kill interrupted (its lock taken over: the
+    arrays, the root, then the record removed) between a reader's listing of
+    the store and its read of the root: the reader found the root listed and
+    gone, called the store ``unreadable`` and said "not a boardsweep sweep
+    store" (the S3 soak's ``query``, once in 780 s); now it looks again and
+    finds the folder as it is now, only the run's lock: one line, a run making the store."""
+    import os
+    import shutil
+
+    from boardsweep.pipeline.store import LOCK_NAME, identity
+    from boardsweep.pipeline.store.creation import clear_interrupted
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+
+    spec, killed = str(write_spec(toy_spec_text)), tmp_path / "killed.zarr"
+    proc = subprocess.run([sys.executable, "-c", KILLED_AT_END, "run", spec, "--store", str(killed),
+                           "--scheduler", cluster2, "-q"], capture_output=True)
+    assert proc.returncode == -signal.SIGKILL and (killed / CREATING).exists(), proc.stderr
+    real = identity.has_creation_record
+    reads = {"inspect": lambda url: inspect(url),
+             "load_sweep": lambda url: __import__("boardsweep").load_sweep(url),
+             "query": lambda url: (run_cli("query", url), capsys.readouterr().err)}
+    for name, read in reads.items():
+        store = tmp_path / f"{name}.zarr"
+        shutil.copytree(killed, store)
+        (store / LOCK_NAME).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                                   "since": "2026-11-29T00:00:00+00:00"}))  # the clearing run's
+
+        def cleared_then_asked(fs, root, store=store):  # the run clears it between the listing and this ask
+            monkeypatch.setattr(identity, "has_creation_record", real)
+            clear_interrupted(str(store))
+            return real(fs, root)
+
+        monkeypatch.setattr(identity, "has_creation_record", cleared_then_asked)
+        capsys.readouterr()
+        try:
+            got = read(str(store))
+        except StoreBeingRewritten as exc:
+            got = str(exc)
+        assert identity.has_creation_record is real, name  # the clearing happened inside the read
+        if name == "inspect":
+            assert got == "empty"
+        else:
+            line = got[1] if name == "query" else got
+            assert "is making the store now, nothing to read yet" in line and len(line.strip().splitlines()) == 1, line
+            assert name != "query" or got[0] in (1, 2), got
+
+
+def test_a_lock_beside_empty_folders_is_a_store_a_run_makes(tmp_path, capsys):
+    """What object storage (SeaweedFS) lists of a store a resumed run has just
+    cleared (a creation a kill interrupted): the run's lock, and the removed
+    arrays' folders, empty (their objects gone, their folders still listed).
+    The S3 soak's ``status`` said "not a boardsweep sweep store" of it; now
+    it is a folder holding only a run's lock: one line, a run making the
+    store.  A folder with a file of someone's beside a lock stays someone's."""
+    import os
+
+    import boardsweep
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+    from boardsweep.pipeline.store import LOCK_NAME
+
+    store = tmp_path / "s.zarr"
+    for folder in ("done/c/0/1", "counts", "exact_done/c"):
+        (store / folder).mkdir(parents=True)
+    (store / LOCK_NAME).parent.mkdir()
+    (store / LOCK_NAME).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                               "since": "2026-11-29T00:00:00+00:00"}))
+    assert inspect(str(store)) == "empty"
+    making = "is making the store now, nothing to read yet"
+    for command in ("status", "query"):
+        capsys.readouterr()
+        assert run_cli(command, str(store)) in (1, 2)
+        err = capsys.readouterr().err
+        assert making in err and len(err.strip().splitlines()) == 1, err
+    try:
+        boardsweep.load_sweep(str(store))
+    except StoreBeingRewritten as exc:
+        assert making in str(exc)
+    else:
+        raise AssertionError("read a store that is not there")
+    (store / "counts" / "notes.txt").write_text("mine")
+    assert inspect(str(store)) == "folder"

@@ -56,3 +56,28 @@ def test_a_precision_run_on_s3_equals_the_same_run_on_a_folder(tmp_path, bucket_
     assert_bitwise_equal(local, remote, [*COMPARED, "replicates_used", "precision_state", "stderr_reached"])
     used = raw_arrays(remote)["replicates_used"]
     assert (raw_arrays(remote)["precision_state"] == 1).all() and 4 < used.max() <= 32
+
+
+def test_a_checked_read_a_growth_crosses_reads_the_grown_store(bucket_url, s3cluster, make_spec, monkeypatch):
+    """On object storage as on a folder (``run/test_growth``): a checked
+    ``load_sweep`` whose integrity check read the store before a growth,
+    and whose data read came after the growth, reads the grown store whole
+    (the S3 soak: 3 such reads raised the raw ``ValueError: Data shape ...
+    must match shape of object ...``)."""
+    import boardsweep
+    from boardsweep.pipeline.run import growth as grow
+    from boardsweep.pipeline.store import Store
+
+    assert run_sweep(parse_spec(_toy(make_spec), "base.toml"), bucket_url, scheduler=s3cluster).complete
+    spec, growth = grow.check(bucket_url, parse_spec(_toy(make_spec, dice=(2, 3, 4)), "grown.toml"), True)
+    checked = Store.assert_intact
+
+    def then_grown(self):  # the real check, then the real growth (a run's) before the read goes on
+        checked(self)
+        monkeypatch.setattr(Store, "assert_intact", checked)
+        Store(bucket_url).apply_growth(spec, growth.describe(), "grown.toml")
+
+    monkeypatch.setattr(Store, "assert_intact", then_grown)
+    ds = boardsweep.load_sweep(bucket_url)
+    assert ds["dice_sides"].values.tolist() == [2, 3, 4]
+    assert ds["done"].sel(dice_sides=[2, 3]).values.all() and not ds["done"].sel(dice_sides=4).values.any()

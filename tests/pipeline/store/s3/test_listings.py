@@ -28,3 +28,31 @@ def test_a_store_another_process_made_is_seen_after_an_earlier_look(bucket_url, 
     other.pipe(f"{root}/zarr.json", json.dumps(meta).encode())  # the run made its store, and ended
     other.rm(f"{root}/{LOCK_NAME}")
     assert Store(bucket_url).kind == "boardsweep"
+
+
+def test_a_store_a_run_cleared_is_one_it_makes_not_someones_folder(bucket_url, s3server):
+    """A resumed run clears what a killed creation left (the arrays, the root,
+    the record) and holds the lock: SeaweedFS still lists the removed arrays'
+    folders, empty.  The S3 soak's ``status`` called that "not a boardsweep
+    sweep store" (a folder of someone's); it is a folder holding only a run's
+    lock (``empty``: a run making the store, one line), and a file of someone's there stays theirs."""
+    import os
+    import socket
+
+    from boardsweep.pipeline.errors import StoreBeingRewritten
+
+    fs = s3server.filesystem()
+    root = bucket_url.removeprefix("s3://")
+    lock = {"pid": os.getpid(), "host": socket.gethostname(), "since": "2026-01-01T00:00:00+00:00"}
+    fs.pipe({f"{root}/{LOCK_NAME}": json.dumps(lock).encode(), f"{root}/zarr.json": b"{}",
+             f"{root}/done/zarr.json": b"{}", f"{root}/done/c/0/0": b"x", f"{root}/counts/c/0/0/0": b"y"})
+    for name in ("done", "counts"):  # cleared as remove_store clears a store's arrays
+        fs.rm(f"{root}/{name}", recursive=True)
+    fs.rm(f"{root}/zarr.json")
+    fs.invalidate_cache()
+    assert {p.rsplit("/", 1)[1] for p in fs.ls(root, detail=False)} >= {"done", "counts"}  # still listed
+    assert Store(bucket_url).kind == "empty"
+    with pytest.raises(StoreBeingRewritten, match="is making the store now"):
+        load_sweep(bucket_url)
+    fs.pipe(f"{root}/counts/notes.txt", b"mine")
+    assert Store(bucket_url).kind == "folder"
