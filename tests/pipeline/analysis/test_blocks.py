@@ -76,6 +76,26 @@ def test_the_verdict_block_by_block_is_the_whole_grids(planted, most):
            [(f["point"], f["p_holm"]) for f in whole["flagged"]]
 
 
+def test_the_verdicts_estimates_without_intervals_test_as_the_whole_estimates_do(planted):
+    """The verdict's estimates skip the intervals (``intervals=False``): every
+    column and attribute a test or the power statement reads is the full
+    estimates' bit for bit (Shut the Box: Hall's skewed-mean tests, their
+    se_df from the games' kurtosis), and no interval is made."""
+    _, ds = planted
+    full, bare = headlines.estimates(ds), headlines.estimates(ds, intervals=False)
+    assert list(bare) == list(full) and full
+    for name, est in full.items():
+        assert "low" not in bare[name] and "high" not in bare[name] and "low" in est
+        for column in ("estimate", "p", "z", "test_se", "test_df", "se_df", "skew_a", "known_se", "exact"):
+            if column in est:
+                assert bare[name][column].values.tobytes() == est[column].values.tobytes(), (name, column)
+        for attr in ("kind", "interval", "test", "test_kind", "untestable", "exact_void", "dim"):
+            assert bare[name].attrs.get(attr) == est.attrs.get(attr), (name, attr)
+    assert any(est.attrs.get("test_kind") == "skew_t" for est in full.values())  # the kurtosis' se_df path
+    pd.testing.assert_frame_equal(headlines.tests(ds, bare, spread=True, known=True),
+                                  headlines.tests(ds, full, spread=True, known=True), check_exact=True)
+
+
 @pytest.mark.parametrize("rows", [3, 30])
 def test_the_run_overview_block_by_block_prints_the_whole_grids(planted, rows):
     """What a run prints from the points shown and the verdict over the
