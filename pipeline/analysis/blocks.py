@@ -23,7 +23,10 @@ and ``query --summary`` read it back instead of every cell.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import math
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +42,8 @@ from ..words import count
 from . import headlines
 from .dataset import grid_points_at
 
-__all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "kept_verdict",
+__all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "block_tests",
+           "VERDICT_THREADS", "kept_verdict",
            "run_overview", "shown_overview", "block_rows"]
 
 #: Grid points estimated at once (about 250 MB of the money game's estimates;
@@ -48,6 +52,9 @@ BLOCK_POINTS = 50_000
 #: Grid points whose every row ``query --summary --all`` holds at once (the
 #: money game: about 30 rows a point, some 60 MB of table).
 ROW_BLOCK_POINTS = 2_000
+#: Blocks the verdict tests at once (:func:`block_verdict`), each in a thread:
+#: numpy, scipy and the store's reads release the interpreter lock for much of it.
+VERDICT_THREADS = max(1, min(2, os.cpu_count() or 1))
 #: What a kept verdict is (:func:`kept_verdict`): a new one where :func:`block_verdict` changes what it gives.
 KEPT_SCHEME = "block_verdict/1"
 
@@ -98,19 +105,16 @@ class _Family:
     no_se: int = 0
     void: dict[str, tuple[int, str]] = field(default_factory=dict)
 
-    def add(self, block: xr.Dataset, offset: int, alpha: float) -> None:
-        """The tests of one block (its grid points at ``offset`` on)."""
-        found = headlines.estimates(block, intervals=False)  # the tests need no interval
-        table = headlines.tests(block, found, spread=True, known=True)
-        table["point"] += offset
-        for name, est in found.items():
-            self.kinds.setdefault(name, xr.Dataset(attrs=dict(est.attrs)))
-            if est.attrs.get("exact_void"):
+    def add(self, part: "_Part", alpha: float) -> None:
+        """The tests of one block (:func:`block_tests`), after those of the blocks before it."""
+        table = part.table
+        for name, attrs in part.kinds.items():
+            self.kinds.setdefault(name, xr.Dataset(attrs=attrs))
+            if attrs.get("exact_void"):
                 before = self.void.get(name, (0, ""))[0]
-                self.void[name] = (before + int(est.attrs["exact_void"]), est.attrs["exact_void_text"])
-        tested = set(table["point"].tolist())
-        self.tested += len(tested)
-        self.no_se += len({i + offset for i in headlines.points_with_exact(block, found)} - tested)
+                self.void[name] = (before + int(attrs["exact_void"]), attrs["exact_void_text"])
+        self.tested += part.tested
+        self.no_se += part.no_se
         if not len(table):
             return
         self.p.append(table["p"].to_numpy(np.float64))
@@ -119,6 +123,50 @@ class _Family:
         if self.worst is None or smallest["p"].iloc[0] < self.worst["p"]:
             self.worst = smallest.iloc[0]
         self.candidates.append(smallest[smallest["p"] < alpha])
+
+
+@dataclass
+class _Part:
+    """One block's tests (:func:`block_tests`): the rows (points in the whole
+    grid's flat order), each headline's attributes, the points tested and
+    those with an exact answer but no s.e."""
+
+    table: pd.DataFrame
+    kinds: dict[str, dict]
+    tested: int
+    no_se: int
+
+
+def block_tests(ds: xr.Dataset, axes: list[str], offset: int, region: tuple[slice, ...]) -> _Part:
+    """The tests of one block of ``ds`` (:func:`grid_blocks`' ``offset`` and
+    ``region``), read and estimated without intervals, the grid axes'
+    indexes dropped (xarray compares a 50,000-label index at every
+    operation otherwise; nothing here selects by label): what
+    :func:`block_verdict` keeps of a block, computed in a thread of its own."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        block = ds.isel(dict(zip(axes, region))).load()
+        block = block.drop_indexes([a for a in axes if a in block.xindexes])
+        found = headlines.estimates(block, intervals=False)  # the tests need no interval
+        table = headlines.tests(block, found, spread=True, known=True)
+        tested = np.unique(table["point"].to_numpy(np.int64))
+        exact = np.fromiter(headlines.points_with_exact(block, found), dtype=np.int64)
+    table["point"] += offset
+    return _Part(table, {name: dict(est.attrs) for name, est in found.items()}, len(tested),
+                 len(np.setdiff1d(exact, tested)))
+
+
+def _tested_blocks(ds: xr.Dataset, axes: list[str], shape: tuple[int, ...], most: int,
+                   threads: int) -> Iterator[_Part]:
+    """:func:`block_tests` of every block in grid order, ``threads`` at a
+    time (at most twice that many blocks' tables waiting to be taken)."""
+    with concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="boardsweep-verdict") as pool:
+        waiting: collections.deque = collections.deque()
+        for offset, region in grid_blocks(shape, most):
+            waiting.append(pool.submit(block_tests, ds, axes, offset, region))
+            if len(waiting) >= 2 * threads:
+                yield waiting.popleft().result()
+        while waiting:
+            yield waiting.popleft().result()
 
 
 def _holm_of(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -143,9 +191,9 @@ def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BL
     axes = list(ds.attrs.get("grid_axes", []))
     shape = tuple(ds.sizes[a] for a in axes)
     family = _Family(math.prod(shape))
-    with np.errstate(divide="ignore", invalid="ignore"), dask.config.set(scheduler="synchronous"):
-        for offset, region in grid_blocks(shape, most):  # one block's reads at a time
-            family.add(ds.isel(dict(zip(axes, region))).load(), offset, alpha)
+    with dask.config.set(scheduler="synchronous"):  # each block read in its own thread, as it is tested
+        for part in _tested_blocks(ds, axes, shape, most, VERDICT_THREADS):
+            family.add(part, alpha)
     p = np.concatenate(family.p) if family.p else np.zeros(0)
     ordered, adjusted = _holm_of(p)
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(p)), "points": family.points,
