@@ -117,7 +117,7 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
     finally:
         if kind == "absent":
             st.remove_if_empty()
-    report.wall_s = time.perf_counter() - t0
+    report.wall_s, report.started_at = time.perf_counter() - t0, started
     report.finish_compile(started, time.time())
     return report
 

@@ -41,6 +41,26 @@ def test_compile_wait_is_the_union_of_the_compile_spans_not_their_sum():
     assert (report.tasks_run, report.exact_run, report.head_start) == (3, 2, 1)
 
 
+def test_the_report_stamps_its_first_and_last_finished_task(tmp_path, cluster2):
+    """A real run's record says when it began and when the client heard of
+    its first and its last finished task (the benchmarks' head and tail,
+    issue 57): in that order, within the run's wall time."""
+    import time
+
+    from boardsweep.pipeline.run.execute import run_sweep
+    from boardsweep.pipeline.spec.parse import parse_spec
+
+    assert RunReport(store="x", tasks_total=1).last_done_at == 0.0  # nothing finished: no stamp
+    text = spec_toml("chutes_ladders", grid={"sides": [4, 6]}, params={"board": "milton_bradley"},
+                     run={"replicates": 2, "games": 20}, tasks={"replicates_per_task": 1})
+    before = time.time()
+    report = run_sweep(parse_spec(text, "s.toml"), str(tmp_path / "s.zarr"), scheduler=cluster2)
+    after = time.time()
+    assert report.complete and report.tasks_run == 4
+    assert before <= report.started_at <= report.first_done_at <= report.last_done_at <= after
+    assert report.last_done_at - report.started_at <= report.wall_s
+
+
 @pytest.mark.slow
 def test_a_two_worker_run_says_a_compile_wait_within_its_wall_time(tmp_path):
     """Kernels compiled afresh (an empty numba cache) by a run of 2 workers:
