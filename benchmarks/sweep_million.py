@@ -223,7 +223,8 @@ def phases(sweep: "Sweep") -> str:
         return (f"n/a (tasks not stamped); outside run_sweep {t.wall - r['wall_s']:,.1f} s, "
                 f"packing {r.get('pack_s', 0.0):,.1f} s")
     return (f"{r['first_done_at'] - t.began:,.1f} s to the first task / {t.ended - r['last_done_at']:,.1f} s after "
-            f"the last (packing {r.get('pack_s', 0.0):,.1f} s of it)")
+            f"the last (packing {r.get('pack_s', 0.0):,.1f} s, the verdict on the workers "
+            f"{r.get('on_packed_s', 0.0):,.1f} s of it; outside run_sweep {t.wall - r['wall_s']:,.1f} s)")
 
 
 def files_and_folders(root: Path) -> tuple[int, int]:

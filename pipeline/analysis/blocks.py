@@ -13,6 +13,12 @@ non-decreasing function of the raw p, so a grid point's worst adjusted p is
 that of its smallest raw p, and a test can be rejected at ``alpha`` only if
 its raw p is below ``alpha`` (the only rows kept with their labels).
 
+Each block's tests (:func:`block_tests`: its estimates without intervals,
+which no test reads) are made in a thread of their own, two at a time, or
+by a run's workers once it has packed the store (:func:`verdict_on_workers`,
+each block a task where it is read); the client keeps what the family needs
+of each, in grid order: the same verdict, bit for bit, however made.
+
 :func:`run_overview` is what the run's summary prints from: the verdict over
 every block, and the estimates of the few points shown, as
 :func:`headlines.verdict` and :func:`headlines.estimates` give them.  A
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import functools
 import math
 import os
 from collections.abc import Callable, Iterator
@@ -37,13 +44,13 @@ import pandas as pd
 import xarray as xr
 
 from ...core import stats
-from ..store import code_revision, keep_summary, read_summary, summary_key
+from ..store import code_revision, keep_summary, load_sweep, read_summary, summary_key
 from ..words import count
 from . import headlines
 from .dataset import grid_points_at
 
 __all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "block_tests",
-           "VERDICT_THREADS", "kept_verdict",
+           "block_tests_at", "verdict_on_workers", "VERDICT_THREADS", "kept_verdict",
            "run_overview", "shown_overview", "block_rows"]
 
 #: Grid points estimated at once (about 250 MB of the money game's estimates;
@@ -144,7 +151,7 @@ def block_tests(ds: xr.Dataset, axes: list[str], offset: int, region: tuple[slic
     operation otherwise; nothing here selects by label): what
     :func:`block_verdict` keeps of a block, computed in a thread of its own."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        block = ds.isel(dict(zip(axes, region))).load()
+        block = ds.isel(dict(zip(axes, region))).load(scheduler="synchronous")  # in this thread, a worker's too
         block = block.drop_indexes([a for a in axes if a in block.xindexes])
         found = headlines.estimates(block, intervals=False)  # the tests need no interval
         table = headlines.tests(block, found, spread=True, known=True)
@@ -153,6 +160,18 @@ def block_tests(ds: xr.Dataset, axes: list[str], offset: int, region: tuple[slic
     table["point"] += offset
     return _Part(table, {name: dict(est.attrs) for name, est in found.items()}, len(tested),
                  len(np.setdiff1d(exact, tested)))
+
+
+@functools.lru_cache(maxsize=2)
+def _opened(url: str, key: str) -> xr.Dataset:
+    """The store at ``url`` opened lazily, once per worker for the store as ``key`` (its kept summary's key) is."""
+    return load_sweep(url, check=False)
+
+
+def block_tests_at(url: str, key: str, axes: list[str], offset: int, region: tuple[slice, ...]) -> _Part:
+    """:func:`block_tests` of one block of the store at ``url`` (its kept
+    summary's ``key``), read by the worker that runs it (:func:`verdict_on_workers`)."""
+    return block_tests(_opened(url, key), axes, offset, region)
 
 
 def _tested_blocks(ds: xr.Dataset, axes: list[str], shape: tuple[int, ...], most: int,
@@ -183,17 +202,21 @@ def holm_adjusted(raw: np.ndarray, ordered: np.ndarray, adjusted: np.ndarray) ->
     return adjusted[np.minimum(np.searchsorted(ordered, raw, side="left"), len(ordered) - 1)]
 
 
-def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BLOCK_POINTS) -> dict[str, Any]:
+def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BLOCK_POINTS,
+                  parts: Callable[..., Iterator[_Part]] | None = None) -> dict[str, Any]:
     """:func:`headlines.verdict` of ``ds`` (lazy: each block is read when
     estimated), in memory of one block of ``most`` grid points and a few
     floats per test.  The same keys, except ``point_agree`` (not made) and
-    ``p_holm`` (no rows: :func:`run_overview` gives the shown points')."""
+    ``p_holm`` (no rows: :func:`run_overview` gives the shown points').
+    ``parts(axes, shape, most)``: the blocks' tests in grid order, made
+    elsewhere (:func:`verdict_on_workers`); else here, in threads."""
     axes = list(ds.attrs.get("grid_axes", []))
     shape = tuple(ds.sizes[a] for a in axes)
     family = _Family(math.prod(shape))
-    with dask.config.set(scheduler="synchronous"):  # each block read in its own thread, as it is tested
-        for part in _tested_blocks(ds, axes, shape, most, VERDICT_THREADS):
-            family.add(part, alpha)
+    tested = (parts(axes, shape, most) if parts is not None
+              else _tested_blocks(ds, axes, shape, most, VERDICT_THREADS))
+    for part in tested:
+        family.add(part, alpha)
     p = np.concatenate(family.p) if family.p else np.zeros(0)
     ordered, adjusted = _holm_of(p)
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(p)), "points": family.points,
@@ -242,7 +265,8 @@ def _untested(family: _Family) -> str:
     return text
 
 
-def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINTS) -> dict[str, Any]:
+def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINTS,
+                 parts: Callable[..., Iterator[_Part]] | None = None) -> dict[str, Any]:
     """:func:`block_verdict` of ``ds``, the store at ``url``: read back where
     the store keeps it under its present key (:func:`store.summary_key`),
     else computed and kept there where the store is packed (the family's
@@ -253,10 +277,33 @@ def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINT
     if found is not None:
         kept, ordered = found
         return {**kept, "holm": (ordered, stats.holm(ordered))}
-    verdict = block_verdict(ds, most=most)
+    verdict = block_verdict(ds, most=most, parts=parts)
     if key is not None and summary_key(url, depends) == key:  # the store did not change meanwhile
         keep_summary(url, key, {k: v for k, v in verdict.items() if k != "holm"}, verdict["holm"][0])
     return verdict
+
+
+def verdict_on_workers(url: str, client, most: int = BLOCK_POINTS) -> bool:
+    """The verdict of the complete, packed store at ``url`` made by the
+    workers of the Dask ``client`` (each block's tests a task,
+    :func:`block_tests_at`, where the block is read; the client merges their
+    p-values and counts in grid order) and kept in the store
+    (:func:`kept_verdict`): what the run's summary then reads back.  False
+    (nothing done) where the store keeps no summary (not packed whole)."""
+    depends = f"{KEPT_SCHEME} boardsweep {code_revision()} alpha {headlines.ALPHA}"
+    key = summary_key(url, depends)
+    if key is None:
+        return False
+
+    def parts(axes: list[str], shape: tuple[int, ...], most: int) -> Iterator[_Part]:
+        futures = [client.submit(block_tests_at, url, key, axes, offset, region, pure=False)
+                   for offset, region in grid_blocks(shape, most)]
+        for future in futures:
+            yield future.result()
+            future.release()
+
+    kept_verdict(load_sweep(url, check=False), url, most, parts)
+    return True
 
 
 @dataclass

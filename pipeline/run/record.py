@@ -47,6 +47,8 @@ class RunReport:
     calibration: str = ""
     packing: str = ""  # why a complete store was left in the task layout ("" when packed or not asked)
     pack_s: float = 0.0
+    on_packed_s: float = 0.0  # the caller's work on the workers once packed (the verdict: Hooks.on_packed)
+    on_packed_failed: str = ""  # why that work failed (then done after the run), "" when it did not
     head_start: int = 0  # simulation tasks run by the warm-up thread while the run started (counted in tasks_run)
     records: list[dict] = field(default_factory=list)
     started_at: float = 0.0  # when the run began (time.time()): the phases of a run, for the benchmarks

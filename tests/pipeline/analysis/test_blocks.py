@@ -218,6 +218,45 @@ def test_a_packed_store_keeps_its_verdict_and_reads_it_back(planted, monkeypatch
     assert again["tests"] == fresh["tests"] > 0 and again["holm"][0].dtype == np.float64
 
 
+def test_the_workers_make_the_verdict_the_client_would(planted, cluster2, monkeypatch):
+    """Each block's tests a task of the cluster's worker processes (issue 57),
+    merged in grid order by the client and kept: what the client's own
+    block-by-block verdict is, read back without computing it again."""
+    from distributed import Client
+
+    url, _ = planted
+    _forget_kept(url)
+    fresh = blocks.block_verdict(open_sweep(url, check=False), most=2)
+    with Client(cluster2) as client:
+        assert blocks.verdict_on_workers(url, client, most=2)
+    monkeypatch.setattr(blocks, "block_verdict", _not_again)
+    kept = blocks.kept_verdict(open_sweep(url, check=False), url)
+    _same(kept, fresh)
+    assert kept["tests"] == fresh["tests"] > 0 and kept["holm"][0].tobytes() == fresh["holm"][0].tobytes()
+
+
+def test_a_run_leaves_the_verdict_its_workers_made(tmp_path, cluster2, monkeypatch):
+    """``boardsweep run``'s path (``api.run_request``): once packed, the
+    run's workers make the verdict and the store keeps it; the summary reads
+    it back, the same as computed after the run."""
+    from boardsweep.pipeline.api import run_request
+    from boardsweep.pipeline.cluster import Target
+    from boardsweep.pipeline.run import RunRequest
+
+    url = str(tmp_path / "run.zarr")
+    text = spec_toml("shut_the_box", name="v", seed=3, grid={"dice_sides": [2, 3], "policy": ["optimal", "greedy"]},
+                     run={"replicates": 2, "games": 200})
+    report = run_request(RunRequest(parse_spec(text, "v.toml"), url, Target(scheduler=cluster2))).report
+    assert report.complete and not report.packing and not report.on_packed_failed and report.on_packed_s > 0
+    from boardsweep.pipeline.store import code_revision, read_summary, summary_key
+
+    depends = f"{blocks.KEPT_SCHEME} boardsweep {code_revision()} alpha {headlines.ALPHA}"
+    assert read_summary(url, summary_key(url, depends)) is not None  # kept by the run
+    fresh = blocks.block_verdict(open_sweep(url, check=False))
+    monkeypatch.setattr(blocks, "block_verdict", _not_again)
+    _same(blocks.kept_verdict(open_sweep(url, check=False), url), fresh)
+
+
 def test_a_kept_verdict_is_not_read_once_the_store_changes(tmp_path, cluster2, monkeypatch):
     """Grown (more replicates: the store unpacked, written, packed again) or
     left in the task layout, the store's verdict is computed afresh."""
