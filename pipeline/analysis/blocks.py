@@ -44,7 +44,7 @@ import pandas as pd
 import xarray as xr
 
 from ...core import stats
-from ..store import code_revision, keep_summary, load_sweep, read_summary, summary_key
+from ..store import code_revision, keep_summary, open_sweep, read_summary, summary_key
 from ..words import count
 from . import headlines
 from .dataset import grid_points_at
@@ -163,15 +163,20 @@ def block_tests(ds: xr.Dataset, axes: list[str], offset: int, region: tuple[slic
 
 
 @functools.lru_cache(maxsize=2)
-def _opened(url: str, key: str) -> xr.Dataset:
-    """The store at ``url`` opened lazily, once per worker for the store as ``key`` (its kept summary's key) is."""
-    return load_sweep(url, check=False)
+def _opened(url: str, key: str, most: int) -> xr.Dataset:
+    """The store at ``url`` opened lazily, a dask chunk a block of ``most``
+    points (as the summary reads a large grid: each block read once, never
+    the whole store), once per worker for the store as ``key`` (its kept
+    summary's key) is."""
+    return open_sweep(url, check=False, chunks=block_chunks(open_sweep(url, check=False), most))
 
 
-def block_tests_at(url: str, key: str, axes: list[str], offset: int, region: tuple[slice, ...]) -> _Part:
+def block_tests_at(url: str, key: str, most: int, axes: list[str], offset: int,
+                   region: tuple[slice, ...]) -> _Part:
     """:func:`block_tests` of one block of the store at ``url`` (its kept
-    summary's ``key``), read by the worker that runs it (:func:`verdict_on_workers`)."""
-    return block_tests(_opened(url, key), axes, offset, region)
+    summary's ``key``; blocks of ``most`` points), read by the worker that
+    runs it (:func:`verdict_on_workers`)."""
+    return block_tests(_opened(url, key, most), axes, offset, region)
 
 
 def _tested_blocks(ds: xr.Dataset, axes: list[str], shape: tuple[int, ...], most: int,
@@ -288,22 +293,34 @@ def verdict_on_workers(url: str, client, most: int = BLOCK_POINTS) -> bool:
     workers of the Dask ``client`` (each block's tests a task,
     :func:`block_tests_at`, where the block is read; the client merges their
     p-values and counts in grid order) and kept in the store
-    (:func:`kept_verdict`): what the run's summary then reads back.  False
+    (:func:`kept_verdict`): what the run's summary then reads back, twice
+    as many blocks' tables as workers held at once.  False
     (nothing done) where the store keeps no summary (not packed whole)."""
     depends = f"{KEPT_SCHEME} boardsweep {code_revision()} alpha {headlines.ALPHA}"
     key = summary_key(url, depends)
     if key is None:
         return False
 
-    def parts(axes: list[str], shape: tuple[int, ...], most: int) -> Iterator[_Part]:
-        futures = [client.submit(block_tests_at, url, key, axes, offset, region, pure=False)
-                   for offset, region in grid_blocks(shape, most)]
-        for future in futures:
-            yield future.result()
-            future.release()
+    window = 2 * max(1, len(client.scheduler_info().get("workers", {})))  # blocks' tables held at once
 
-    kept_verdict(load_sweep(url, check=False), url, most, parts)
+    def parts(axes: list[str], shape: tuple[int, ...], most: int) -> Iterator[_Part]:
+        waiting: collections.deque = collections.deque()
+        for offset, region in grid_blocks(shape, most):
+            waiting.append(client.submit(block_tests_at, url, key, most, axes, offset, region, pure=False))
+            if len(waiting) >= window:
+                yield _taken(waiting.popleft())
+        while waiting:
+            yield _taken(waiting.popleft())
+
+    kept_verdict(_opened(url, key, most), url, most, parts)  # its blocks read by the workers, not here
     return True
+
+
+def _taken(future) -> _Part:
+    """A finished block's tests, its future released (the worker forgets them)."""
+    part = future.result()
+    future.release()
+    return part
 
 
 @dataclass
