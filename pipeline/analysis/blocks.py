@@ -14,8 +14,8 @@ that of its smallest raw p, and a test can be rejected at ``alpha`` only if
 its raw p is below ``alpha`` (the only rows kept with their labels).
 
 Each block's tests (:func:`block_tests`: its estimates without intervals,
-which no test reads) are made in a thread of their own, two at a time, or
-by a run's workers once it has packed the store (:func:`verdict_on_workers`,
+which no test reads) are made in a thread of their own
+(:data:`VERDICT_THREADS` at a time), or by a run's workers once it has packed the store (:func:`verdict_on_workers`,
 each block a task where it is read); the client keeps what the family needs
 of each, in grid order: the same verdict, bit for bit, however made.
 
@@ -33,7 +33,6 @@ import collections
 import concurrent.futures
 import functools
 import math
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,9 +58,10 @@ BLOCK_POINTS = 50_000
 #: Grid points whose every row ``query --summary --all`` holds at once (the
 #: money game: about 30 rows a point, some 60 MB of table).
 ROW_BLOCK_POINTS = 2_000
-#: Blocks the verdict tests at once (:func:`block_verdict`), each in a thread:
-#: numpy, scipy and the store's reads release the interpreter lock for much of it.
-VERDICT_THREADS = max(1, min(2, os.cpu_count() or 1))
+#: Blocks the verdict tests at once in this process (:func:`block_verdict`), each in a thread.
+#: One: two were no faster on a loaded 2-core machine (60.9 s against 58.1 s at 10^6 points), and
+#: threads race on Python's warning filters (xarray's catch_warnings): a stray numpy warning may print.
+VERDICT_THREADS = 1
 #: What a kept verdict is (:func:`kept_verdict`): a new one where :func:`block_verdict` changes what it gives.
 KEPT_SCHEME = "block_verdict/1"
 
@@ -294,14 +294,18 @@ def verdict_on_workers(url: str, client, most: int = BLOCK_POINTS) -> bool:
     :func:`block_tests_at`, where the block is read; the client merges their
     p-values and counts in grid order) and kept in the store
     (:func:`kept_verdict`): what the run's summary then reads back, twice
-    as many blocks' tables as workers held at once.  False
+    as many blocks' tables as workers held at once (one where the workers
+    are threads of this process).  False
     (nothing done) where the store keeps no summary (not packed whole)."""
     depends = f"{KEPT_SCHEME} boardsweep {code_revision()} alpha {headlines.ALPHA}"
     key = summary_key(url, depends)
     if key is None:
         return False
 
-    window = 2 * max(1, len(client.scheduler_info().get("workers", {})))  # blocks' tables held at once
+    workers = list(client.scheduler_info().get("workers", {}))
+    # blocks' tables held at once; one block at a time where the workers are threads of this process
+    # (they would race on the warning filters, and share its cores and memory: VERDICT_THREADS)
+    window = 1 if all(w.startswith("inproc://") for w in workers) else 2 * max(1, len(workers))
 
     def parts(axes: list[str], shape: tuple[int, ...], most: int) -> Iterator[_Part]:
         waiting: collections.deque = collections.deque()
