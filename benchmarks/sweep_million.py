@@ -27,6 +27,11 @@ cluster with ``--workers`` workers:
   points (what a run costs whatever its size cancels), over the difference
   in tasks.
 
+* the run's head and tail: from the command's start to its first finished
+  task, and from its last finished task to the command's end (the client's
+  serial work: packing, the verdict, the summary; issue 57), from the run's
+  own stamps (``first_done_at``, ``last_done_at``);
+
 * ``boardsweep query --summary`` (the headline answers and the verdict, the
   verdict kept in the store by the run: read back, not computed again).
 
@@ -190,11 +195,13 @@ class Timed:
     wall: float
     peak: int = 0
     out: str = ""
+    began: float = 0.0  # time.time() as the process started and as it ended
+    ended: float = 0.0
 
 
 def timed(command: list[str], env: dict[str, str] | None = None, memory: bool = False) -> Timed:
     """Wall seconds (and peak memory) of one command, which must succeed."""
-    t0 = time.perf_counter()
+    t0, began = time.perf_counter(), time.time()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, **(env or {})})
     peak = PeakMemory(proc.pid) if memory else None
@@ -203,7 +210,21 @@ def timed(command: list[str], env: dict[str, str] | None = None, memory: bool = 
     most = peak.stop() if peak else 0
     if proc.returncode != 0:
         raise Failed(f"{' '.join(command)} failed (exit {proc.returncode}):\n{out[-4000:]}")
-    return Timed(wall, most, out)
+    return Timed(wall, most, out, began, time.time())
+
+
+def phases(sweep: "Sweep") -> str:
+    """The run's head and tail (issue 57): seconds from the command's start to
+    its first finished task, and from its last finished task to the command's
+    end (the client's serial work: packing, the verdict, the summary), with
+    packing's share; n/a where this boardsweep does not stamp its tasks."""
+    r, t = sweep.report, sweep.timed
+    if not r.get("last_done_at"):  # an older boardsweep: the command's time outside run_sweep, head and tail
+        return (f"n/a (tasks not stamped); outside run_sweep {t.wall - r['wall_s']:,.1f} s, "
+                f"packing {r.get('pack_s', 0.0):,.1f} s")
+    return (f"{r['first_done_at'] - t.began:,.1f} s to the first task / {t.ended - r['last_done_at']:,.1f} s after "
+            f"the last (packing {r.get('pack_s', 0.0):,.1f} s, the verdict on the workers "
+            f"{r.get('on_packed_s', 0.0):,.1f} s of it; outside run_sweep {t.wall - r['wall_s']:,.1f} s)")
 
 
 def files_and_folders(root: Path) -> tuple[int, int]:
@@ -384,6 +405,8 @@ def main() -> None:
     wall = lambda result: None if result is None else getattr(result, "timed", result).wall  # noqa: E731
     figures.update(run_wall=first.timed.wall, peak_bytes=first.timed.peak, noop_wall=wall(again),
                    summary_wall=wall(summary), noop_peak_bytes=getattr(again, "timed", Timed(0)).peak,
+                   head_s=r.get("first_done_at", 0.0) and r["first_done_at"] - first.timed.began,
+                   tail_s=r.get("last_done_at", 0.0) and first.timed.ended - r["last_done_at"],
                    tasks_run=r["tasks_run"], exact_run=r["exact_run"], exact_solves=solves, distinct_exact=distinct,
                    write_s=r["write_s"], kernel_s=r["kernel_s"], pack_s=r.get("pack_s", 0.0),
                    files=files, folders=folders, status_wall=wall(status), query_wall=wall(query),
@@ -400,6 +423,8 @@ def main() -> None:
          f"({points / max(r['tasks_run'], 1):,.1f} points per simulation task)", "-"),
         ("summed over tasks: writes / kernel / compile", f"{r['write_s']:,.1f} s / {r['kernel_s']:,.1f} s / "
          f"{r.get('compile_s', 0.0):,.1f} s; packing {r.get('pack_s', 0.0):,.1f} s", "-"),
+        ("the run's head / tail: the command's start to its first finished task / its last to the command's end",
+         phases(first) if not args.existing else "n/a (--existing)", "tail 10 s at 10^7"),
         ("no-op re-run of the complete store", seconds(again, 1), "3 s at 10^6, 10 s at 10^7"),
         ("files and folders per 1,000 points", f"{1000 * (files + folders) / points:,.0f} "
          f"({files:,} files, {folders:,} folders)", "10 at 10^6"),
@@ -433,7 +458,8 @@ def main() -> None:
 GOALS = [("run wall", "3 min at 10^5"), ("run wall at 10^7 points", "30 min"),
          ("peak memory", "1 GB at 10^6, 2 GB at 10^7"), ("no-op re-run", "3 s at 10^6, 10 s at 10^7"),
          ("files and folders per 1,000 points", "10 at 10^6, 100 at 2 x 10^4"),
-         ("exact solves", "one per distinct set"), ("`status`", "2 s at 10^7"), ("`query` of one point", "2 s"),
+         ("exact solves", "one per distinct set"), ("the run's head / tail", "tail 10 s at 10^7"),
+         ("`status`", "2 s at 10^7"), ("`query` of one point", "2 s"),
          ("`open_sweep`", "2 s"), ("S3 requests per task", "2"), ("S3 sweep wall over a folder's", "1.5x")]
 
 

@@ -217,8 +217,17 @@ def run_request(request: RunRequest, progress: Literal["terminal", "notebook"] |
                 stack.enter_context(context)
         report = execute_request(request, Hooks(on_start=getattr(show, "start", None),
                                                 on_progress=getattr(show, "update", None), on_compile=told,
-                                                on_failure=getattr(show, "failed", None), warming=warming))
+                                                on_failure=getattr(show, "failed", None), warming=warming,
+                                                on_packed=_verdict_on_workers))
     return Result(report, request.spec)
+
+
+def _verdict_on_workers(url: str, client: Any) -> bool:
+    """The run's verdict made by its workers, block by block, once the store is
+    packed (:func:`analysis.verdict_on_workers`): the summary reads it back."""
+    from .analysis import verdict_on_workers
+
+    return verdict_on_workers(url, client)
 
 
 def _check_arguments(store: Any, client: Any, workers: Any, cluster: Any, performance_report: Any = None) -> None:

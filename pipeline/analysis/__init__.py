@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
     from .accessor import SweepAccessor
     from .answer import answer_of, asked_flat, asked_points, cap_note
     from .blocks import (block_chunks, BLOCK_POINTS, block_verdict, grid_blocks, holm_adjusted, kept_verdict,
-                         ROW_BLOCK_POINTS, run_overview, shown_overview)
+                         ROW_BLOCK_POINTS, run_overview, shown_overview, verdict_on_workers)
     from .clt import CLT_MIN_COUNT, TEST_NAMES, TEST_TEXT
     from .comparisons import axis_comparisons, compared as compared_indices
     from .convergence import convergence as convergence_of, convergence_rate, frequencies
@@ -57,7 +57,7 @@ _HOME = {
     "accessor": ("SweepAccessor",),
     "answer": ("answer_of", "asked_flat", "asked_points", "cap_note"),
     "blocks": ("block_chunks", "BLOCK_POINTS", "block_verdict", "grid_blocks", "holm_adjusted", "kept_verdict",
-               "ROW_BLOCK_POINTS", "run_overview", "shown_overview"),
+               "ROW_BLOCK_POINTS", "run_overview", "shown_overview", "verdict_on_workers"),
     "clt": ("CLT_MIN_COUNT", "TEST_NAMES", "TEST_TEXT"),
     "comparisons": ("axis_comparisons", "compared_indices"),
     "convergence": ("convergence_of", "convergence_rate", "frequencies"),

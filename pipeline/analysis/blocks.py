@@ -13,6 +13,12 @@ non-decreasing function of the raw p, so a grid point's worst adjusted p is
 that of its smallest raw p, and a test can be rejected at ``alpha`` only if
 its raw p is below ``alpha`` (the only rows kept with their labels).
 
+Each block's tests (:func:`block_tests`: its estimates without intervals,
+which no test reads) are made in a thread of their own
+(:data:`VERDICT_THREADS` at a time), or by a run's workers once it has packed the store (:func:`verdict_on_workers`,
+each block a task where it is read); the client keeps what the family needs
+of each, in grid order: the same verdict, bit for bit, however made.
+
 :func:`run_overview` is what the run's summary prints from: the verdict over
 every block, and the estimates of the few points shown, as
 :func:`headlines.verdict` and :func:`headlines.estimates` give them.  A
@@ -23,6 +29,9 @@ and ``query --summary`` read it back instead of every cell.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
+import functools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,12 +43,13 @@ import pandas as pd
 import xarray as xr
 
 from ...core import stats
-from ..store import code_revision, keep_summary, read_summary, summary_key
+from ..store import code_revision, keep_summary, open_sweep, read_summary, summary_key
 from ..words import count
 from . import headlines
 from .dataset import grid_points_at
 
-__all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "kept_verdict",
+__all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "block_tests",
+           "block_tests_at", "verdict_on_workers", "VERDICT_THREADS", "kept_verdict",
            "run_overview", "shown_overview", "block_rows"]
 
 #: Grid points estimated at once (about 250 MB of the money game's estimates;
@@ -48,6 +58,10 @@ BLOCK_POINTS = 50_000
 #: Grid points whose every row ``query --summary --all`` holds at once (the
 #: money game: about 30 rows a point, some 60 MB of table).
 ROW_BLOCK_POINTS = 2_000
+#: Blocks the verdict tests at once in this process (:func:`block_verdict`), each in a thread.
+#: One: two were no faster on a loaded 2-core machine (60.9 s against 58.1 s at 10^6 points), and
+#: threads race on Python's warning filters (xarray's catch_warnings): a stray numpy warning may print.
+VERDICT_THREADS = 1
 #: What a kept verdict is (:func:`kept_verdict`): a new one where :func:`block_verdict` changes what it gives.
 KEPT_SCHEME = "block_verdict/1"
 
@@ -98,19 +112,16 @@ class _Family:
     no_se: int = 0
     void: dict[str, tuple[int, str]] = field(default_factory=dict)
 
-    def add(self, block: xr.Dataset, offset: int, alpha: float) -> None:
-        """The tests of one block (its grid points at ``offset`` on)."""
-        found = headlines.estimates(block)
-        table = headlines.tests(block, found, spread=True, known=True)
-        table["point"] += offset
-        for name, est in found.items():
-            self.kinds.setdefault(name, xr.Dataset(attrs=dict(est.attrs)))
-            if est.attrs.get("exact_void"):
+    def add(self, part: "_Part", alpha: float) -> None:
+        """The tests of one block (:func:`block_tests`), after those of the blocks before it."""
+        table = part.table
+        for name, attrs in part.kinds.items():
+            self.kinds.setdefault(name, xr.Dataset(attrs=attrs))
+            if attrs.get("exact_void"):
                 before = self.void.get(name, (0, ""))[0]
-                self.void[name] = (before + int(est.attrs["exact_void"]), est.attrs["exact_void_text"])
-        tested = set(table["point"].tolist())
-        self.tested += len(tested)
-        self.no_se += len({i + offset for i in headlines.points_with_exact(block, found)} - tested)
+                self.void[name] = (before + int(attrs["exact_void"]), attrs["exact_void_text"])
+        self.tested += part.tested
+        self.no_se += part.no_se
         if not len(table):
             return
         self.p.append(table["p"].to_numpy(np.float64))
@@ -119,6 +130,67 @@ class _Family:
         if self.worst is None or smallest["p"].iloc[0] < self.worst["p"]:
             self.worst = smallest.iloc[0]
         self.candidates.append(smallest[smallest["p"] < alpha])
+
+
+@dataclass
+class _Part:
+    """One block's tests (:func:`block_tests`): the rows (points in the whole
+    grid's flat order), each headline's attributes, the points tested and
+    those with an exact answer but no s.e."""
+
+    table: pd.DataFrame
+    kinds: dict[str, dict]
+    tested: int
+    no_se: int
+
+
+def block_tests(ds: xr.Dataset, axes: list[str], offset: int, region: tuple[slice, ...]) -> _Part:
+    """The tests of one block of ``ds`` (:func:`grid_blocks`' ``offset`` and
+    ``region``), read and estimated without intervals, the grid axes'
+    indexes dropped (xarray compares a 50,000-label index at every
+    operation otherwise; nothing here selects by label): what
+    :func:`block_verdict` keeps of a block, computed in a thread of its own."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        block = ds.isel(dict(zip(axes, region))).load(scheduler="synchronous")  # in this thread, a worker's too
+        block = block.drop_indexes([a for a in axes if a in block.xindexes])
+        found = headlines.estimates(block, intervals=False)  # the tests need no interval
+        table = headlines.tests(block, found, spread=True, known=True)
+        tested = np.unique(table["point"].to_numpy(np.int64))
+        exact = np.fromiter(headlines.points_with_exact(block, found), dtype=np.int64)
+    table["point"] += offset
+    return _Part(table, {name: dict(est.attrs) for name, est in found.items()}, len(tested),
+                 len(np.setdiff1d(exact, tested)))
+
+
+@functools.lru_cache(maxsize=2)
+def _opened(url: str, key: str, most: int) -> xr.Dataset:
+    """The store at ``url`` opened lazily, a dask chunk a block of ``most``
+    points (as the summary reads a large grid: each block read once, never
+    the whole store), once per worker for the store as ``key`` (its kept
+    summary's key) is."""
+    return open_sweep(url, check=False, chunks=block_chunks(open_sweep(url, check=False), most))
+
+
+def block_tests_at(url: str, key: str, most: int, axes: list[str], offset: int,
+                   region: tuple[slice, ...]) -> _Part:
+    """:func:`block_tests` of one block of the store at ``url`` (its kept
+    summary's ``key``; blocks of ``most`` points), read by the worker that
+    runs it (:func:`verdict_on_workers`)."""
+    return block_tests(_opened(url, key, most), axes, offset, region)
+
+
+def _tested_blocks(ds: xr.Dataset, axes: list[str], shape: tuple[int, ...], most: int,
+                   threads: int) -> Iterator[_Part]:
+    """:func:`block_tests` of every block in grid order, ``threads`` at a
+    time (at most twice that many blocks' tables waiting to be taken)."""
+    with concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="boardsweep-verdict") as pool:
+        waiting: collections.deque = collections.deque()
+        for offset, region in grid_blocks(shape, most):
+            waiting.append(pool.submit(block_tests, ds, axes, offset, region))
+            if len(waiting) >= 2 * threads:
+                yield waiting.popleft().result()
+        while waiting:
+            yield waiting.popleft().result()
 
 
 def _holm_of(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,17 +207,21 @@ def holm_adjusted(raw: np.ndarray, ordered: np.ndarray, adjusted: np.ndarray) ->
     return adjusted[np.minimum(np.searchsorted(ordered, raw, side="left"), len(ordered) - 1)]
 
 
-def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BLOCK_POINTS) -> dict[str, Any]:
+def block_verdict(ds: xr.Dataset, alpha: float = headlines.ALPHA, most: int = BLOCK_POINTS,
+                  parts: Callable[..., Iterator[_Part]] | None = None) -> dict[str, Any]:
     """:func:`headlines.verdict` of ``ds`` (lazy: each block is read when
     estimated), in memory of one block of ``most`` grid points and a few
     floats per test.  The same keys, except ``point_agree`` (not made) and
-    ``p_holm`` (no rows: :func:`run_overview` gives the shown points')."""
+    ``p_holm`` (no rows: :func:`run_overview` gives the shown points').
+    ``parts(axes, shape, most)``: the blocks' tests in grid order, made
+    elsewhere (:func:`verdict_on_workers`); else here, in threads."""
     axes = list(ds.attrs.get("grid_axes", []))
     shape = tuple(ds.sizes[a] for a in axes)
     family = _Family(math.prod(shape))
-    with np.errstate(divide="ignore", invalid="ignore"), dask.config.set(scheduler="synchronous"):
-        for offset, region in grid_blocks(shape, most):  # one block's reads at a time
-            family.add(ds.isel(dict(zip(axes, region))).load(), offset, alpha)
+    tested = (parts(axes, shape, most) if parts is not None
+              else _tested_blocks(ds, axes, shape, most, VERDICT_THREADS))
+    for part in tested:
+        family.add(part, alpha)
     p = np.concatenate(family.p) if family.p else np.zeros(0)
     ordered, adjusted = _holm_of(p)
     out: dict[str, Any] = {"alpha": alpha, "tests": int(len(p)), "points": family.points,
@@ -194,7 +270,8 @@ def _untested(family: _Family) -> str:
     return text
 
 
-def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINTS) -> dict[str, Any]:
+def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINTS,
+                 parts: Callable[..., Iterator[_Part]] | None = None) -> dict[str, Any]:
     """:func:`block_verdict` of ``ds``, the store at ``url``: read back where
     the store keeps it under its present key (:func:`store.summary_key`),
     else computed and kept there where the store is packed (the family's
@@ -205,10 +282,49 @@ def kept_verdict(ds: xr.Dataset, url: str | None = None, most: int = BLOCK_POINT
     if found is not None:
         kept, ordered = found
         return {**kept, "holm": (ordered, stats.holm(ordered))}
-    verdict = block_verdict(ds, most=most)
+    verdict = block_verdict(ds, most=most, parts=parts)
     if key is not None and summary_key(url, depends) == key:  # the store did not change meanwhile
         keep_summary(url, key, {k: v for k, v in verdict.items() if k != "holm"}, verdict["holm"][0])
     return verdict
+
+
+def verdict_on_workers(url: str, client, most: int = BLOCK_POINTS) -> bool:
+    """The verdict of the complete, packed store at ``url`` made by the
+    workers of the Dask ``client`` (each block's tests a task,
+    :func:`block_tests_at`, where the block is read; the client merges their
+    p-values and counts in grid order) and kept in the store
+    (:func:`kept_verdict`): what the run's summary then reads back, twice
+    as many blocks' tables as workers held at once (one where the workers
+    are threads of this process).  False
+    (nothing done) where the store keeps no summary (not packed whole)."""
+    depends = f"{KEPT_SCHEME} boardsweep {code_revision()} alpha {headlines.ALPHA}"
+    key = summary_key(url, depends)
+    if key is None:
+        return False
+
+    workers = list(client.scheduler_info().get("workers", {}))
+    # blocks' tables held at once; one block at a time where the workers are threads of this process
+    # (they would race on the warning filters, and share its cores and memory: VERDICT_THREADS)
+    window = 1 if all(w.startswith("inproc://") for w in workers) else 2 * max(1, len(workers))
+
+    def parts(axes: list[str], shape: tuple[int, ...], most: int) -> Iterator[_Part]:
+        waiting: collections.deque = collections.deque()
+        for offset, region in grid_blocks(shape, most):
+            waiting.append(client.submit(block_tests_at, url, key, most, axes, offset, region, pure=False))
+            if len(waiting) >= window:
+                yield _taken(waiting.popleft())
+        while waiting:
+            yield _taken(waiting.popleft())
+
+    kept_verdict(_opened(url, key, most), url, most, parts)  # its blocks read by the workers, not here
+    return True
+
+
+def _taken(future) -> _Part:
+    """A finished block's tests, its future released (the worker forgets them)."""
+    part = future.result()
+    future.release()
+    return part
 
 
 @dataclass

@@ -41,7 +41,7 @@ from ...core.games import Headline, headlines_of
 from ..words import count, python_value
 from .dataset import in_memory, game_of, grid_points_at, grid_size, label_values, point_params
 from .family import UNTESTABLE_TEXT, label_tests
-from .intervals import INTERVAL_TEXT, frequency_interval, interval_kinds, z_rows
+from .intervals import INTERVAL_TEXT, frequency_interval, interval_kinds, test_spread, z_rows
 from . import detection, skew
 from .clt import TEST_TEXT, clt_stderr, uses_clt
 from .reference import headline_exact, variable_headline, voided
@@ -147,7 +147,8 @@ def _stderr(ds, h: Headline, num, den, total, units, cp: int):
     return (*(like.copy(data=a) for a in (est, sd_, se_, df_)), "replicates")
 
 
-def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = ()) -> xr.Dataset | None:
+def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = (),
+         intervals: bool = True) -> xr.Dataset | None:
     """One headline's estimate table (``others``: the game's headlines, where a
     mean's histogram of per-game values is found, :mod:`.skew`)."""
     if h.numerator not in ds:
@@ -176,7 +177,7 @@ def _one(ds: xr.Dataset, h: Headline, cp: int, level: float, others: tuple = ())
                  0), truth.values, np.nan))
     if truth is not None:
         out["known_se"] = truth
-    _interval(out, share, per_replicate, k, n, mean_count, level, moments, known)  # the row's test's own
+    (_interval if intervals else test_spread)(out, share, per_replicate, k, n, mean_count, level, moments, known)
     _test(out, share, k, n, mean_count, known)
     if moments is not None:  # the interval's own test: Hall's, at se_df
         skew.retest(out, moments)
@@ -275,7 +276,8 @@ def _gof(total: xr.DataArray, exact: xr.DataArray, dim: str) -> xr.Dataset:
                        "gof_p": like.copy(data=p)})
 
 
-def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dict[str, xr.Dataset]:
+def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL,
+              intervals: bool = True) -> dict[str, xr.Dataset]:
     """Every headline of the store's game at one checkpoint (index).
 
     Returns name -> Dataset over the grid dims (and the headline's own label
@@ -294,7 +296,7 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     distributions over games add ``gof_chi2``, ``gof_df``, ``gof_p``.  Seats
     that do not play at a point are NaN.  ``attrs``: name, description,
     kind, basis, basis_text, level, dim, interval (how low/high are computed),
-    numerator.
+    numerator.  ``intervals=False``: no ``low``/``high`` (what the tests read only).
     """
     game = game_of(ds)
     if game is None:
@@ -302,7 +304,7 @@ def estimates(ds: xr.Dataset, checkpoint: int = -1, level: float = LEVEL) -> dic
     ds = in_memory(ds)
     with np.errstate(divide="ignore", invalid="ignore"):
         every = headlines_of(game)
-        found = {h.name: _one(ds, h, checkpoint, level, every) for h in every}
+        found = {h.name: _one(ds, h, checkpoint, level, every, intervals) for h in every}
     return {k: v for k, v in found.items() if v is not None}
 
 

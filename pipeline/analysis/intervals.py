@@ -38,9 +38,9 @@ import numpy as np
 
 from ...core import stats
 from .dataset import MIN_COUNT
-from .skew import COVERAGE
+from .skew import COVERAGE, se_df
 
-__all__ = ["INTERVAL_TEXT", "INTERVAL_NAMES", "frequency_interval", "z_rows", "interval_kinds"]
+__all__ = ["INTERVAL_TEXT", "INTERVAL_NAMES", "frequency_interval", "z_rows", "interval_kinds", "test_spread"]
 
 #: Each interval kind's name, for a caption (``attrs["interval_kind"]`` of an estimate table).
 INTERVAL_NAMES = {
@@ -124,3 +124,19 @@ def interval_kinds(kind: str, counted: np.ndarray | None, finite: np.ndarray, z:
     kinds = [k for k, n in (("z", normal), ("count", count), ("t", t)) if n]
     name = kinds[0] if len(kinds) == 1 else "mixed_z" if normal else "mixed" if kinds else "t"
     return {"interval_kind": name, "interval_count_rows": count, "interval_z_rows": normal}
+
+
+def test_spread(out, share: bool, per_replicate: bool, k, n, mean_count, level: float,
+                moments=None, known=None) -> None:
+    """What the tests read of an estimate table's interval, without the interval (the verdict's
+    estimates, :func:`boardsweep.pipeline.analysis.headlines.estimates` with ``intervals=False``):
+    ``se_df`` (the table's df, or Hall's :math:`\\nu` from the games' kurtosis where ``moments``,
+    as the skewness-corrected interval computes it) and ``attrs["interval"]`` (its words).
+    The other arguments are the interval's, unused here."""
+    df = out["df"].broadcast_like(out["estimate"]).values
+    if moments is not None and not share and not per_replicate:
+        m = {c: moments[c].broadcast_like(out["estimate"]).values for c in ("n", "m2", "m4")}
+        df = se_df(df, m["n"], m["m2"], m["m4"])
+    out["se_df"] = out["estimate"].copy(data=df)
+    kind = "share" if share else "frequency" if per_replicate else "skew_t" if moments is not None else "t"
+    out.attrs["interval"] = INTERVAL_TEXT[kind]

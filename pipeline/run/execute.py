@@ -117,7 +117,7 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
     finally:
         if kind == "absent":
             st.remove_if_empty()
-    report.wall_s = time.perf_counter() - t0
+    report.wall_s, report.started_at = time.perf_counter() - t0, started
     report.finish_compile(started, time.time())
     return report
 
@@ -312,6 +312,21 @@ def _finish(run: _Run, report: RunReport, done) -> None:
         t0 = time.perf_counter()
         report.packing = run.st.pack(done)  # read after the last write: packing on S3 need not read it again
         report.pack_s = time.perf_counter() - t0
+        if not report.packing and run.clients and run.hooks.on_packed is not None:
+            _on_packed(run, report)
+
+
+def _on_packed(run: _Run, report: RunReport) -> None:
+    """The caller's work with the packed store and the run's workers
+    (:class:`Hooks`' ``on_packed``: the verdict's tests, block by block, where
+    the blocks are), timed; one that fails is left to be done again after the
+    run (the summary computes the verdict itself), its reason in the report."""
+    t0 = time.perf_counter()
+    try:
+        run.hooks.on_packed(run.st.url, run.clients[0])
+    except Exception as exc:  # noqa: BLE001 - the store is complete: the summary makes the verdict itself
+        report.on_packed_failed = f"{type(exc).__name__}: {exc}"
+    report.on_packed_s = time.perf_counter() - t0
 
 
 class _Rounds:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 __all__ = ["RunReport", "span_union"]
@@ -46,13 +47,20 @@ class RunReport:
     calibration: str = ""
     packing: str = ""  # why a complete store was left in the task layout ("" when packed or not asked)
     pack_s: float = 0.0
+    on_packed_s: float = 0.0  # the caller's work on the workers once packed (the verdict: Hooks.on_packed)
+    on_packed_failed: str = ""  # why that work failed (then done after the run), "" when it did not
     head_start: int = 0  # simulation tasks run by the warm-up thread while the run started (counted in tasks_run)
     records: list[dict] = field(default_factory=list)
+    started_at: float = 0.0  # when the run began (time.time()): the phases of a run, for the benchmarks
+    first_done_at: float = 0.0  # when the client heard of its first finished task (time.time(); 0: none)
+    last_done_at: float = 0.0  # ... and of its last: what the client does after it is the run's tail
 
     def add(self, record: dict, head_start: bool = False) -> None:
         """Count one finished task's timing ``record`` (``head_start``: one the
         warm-up thread simulated while the run started)."""
         self.records.append(record)
+        self.last_done_at = time.time()
+        self.first_done_at = self.first_done_at or self.last_done_at
         self.kernel_s += record["kernel_s"]
         self.compile_s += record.get("compile_s", 0.0)
         self.compile_spans += [tuple(span) for span in record.get("compile_spans", ())]

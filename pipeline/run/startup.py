@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, replace
 from itertools import islice
 from types import ModuleType
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -75,13 +75,17 @@ class Hooks:
     """Who hears of a run: ``on_start`` (the report, once the first tasks are
     under way), ``on_progress`` (done, total), ``on_compile`` (a worker starts
     compiling kernels; once), ``on_failure`` (one line per new error); and
-    ``warming``, the kernels of the spec already warming in this process."""
+    ``warming``, the kernels of the spec already warming in this process;
+    ``on_packed`` (the store's URL and the run's Dask client, once a run that
+    ran tasks has packed the complete store, its lock still held: the
+    caller's work on the workers, the verdict's tests of each block)."""
 
     on_start: Callable[[RunReport], None] | None = None
     on_progress: Callable[[int, int], None] | None = None
     on_compile: Callable[[], None] | None = None
     on_failure: Callable[[str], None] | None = None
     warming: WarmUp | None = None
+    on_packed: Callable[[str, Any], object] | None = None
 
 
 def kernels() -> ModuleType:

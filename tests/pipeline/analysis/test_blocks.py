@@ -76,6 +76,26 @@ def test_the_verdict_block_by_block_is_the_whole_grids(planted, most):
            [(f["point"], f["p_holm"]) for f in whole["flagged"]]
 
 
+def test_the_verdicts_estimates_without_intervals_test_as_the_whole_estimates_do(planted):
+    """The verdict's estimates skip the intervals (``intervals=False``): every
+    column and attribute a test or the power statement reads is the full
+    estimates' bit for bit (Shut the Box: Hall's skewed-mean tests, their
+    se_df from the games' kurtosis), and no interval is made."""
+    _, ds = planted
+    full, bare = headlines.estimates(ds), headlines.estimates(ds, intervals=False)
+    assert list(bare) == list(full) and full
+    for name, est in full.items():
+        assert "low" not in bare[name] and "high" not in bare[name] and "low" in est
+        for column in ("estimate", "p", "z", "test_se", "test_df", "se_df", "skew_a", "known_se", "exact"):
+            if column in est:
+                assert bare[name][column].values.tobytes() == est[column].values.tobytes(), (name, column)
+        for attr in ("kind", "interval", "test", "test_kind", "untestable", "exact_void", "dim"):
+            assert bare[name].attrs.get(attr) == est.attrs.get(attr), (name, attr)
+    assert any(est.attrs.get("test_kind") == "skew_t" for est in full.values())  # the kurtosis' se_df path
+    pd.testing.assert_frame_equal(headlines.tests(ds, bare, spread=True, known=True),
+                                  headlines.tests(ds, full, spread=True, known=True), check_exact=True)
+
+
 @pytest.mark.parametrize("rows", [3, 30])
 def test_the_run_overview_block_by_block_prints_the_whole_grids(planted, rows):
     """What a run prints from the points shown and the verdict over the
@@ -196,6 +216,45 @@ def test_a_packed_store_keeps_its_verdict_and_reads_it_back(planted, monkeypatch
     again = blocks.kept_verdict(open_sweep(url, check=False), url)
     _same(again, fresh)
     assert again["tests"] == fresh["tests"] > 0 and again["holm"][0].dtype == np.float64
+
+
+def test_the_workers_make_the_verdict_the_client_would(planted, cluster2, monkeypatch):
+    """Each block's tests a task of the cluster's worker processes (issue 57),
+    merged in grid order by the client and kept: what the client's own
+    block-by-block verdict is, read back without computing it again."""
+    from distributed import Client
+
+    url, _ = planted
+    _forget_kept(url)
+    fresh = blocks.block_verdict(open_sweep(url, check=False), most=2)
+    with Client(cluster2) as client:
+        assert blocks.verdict_on_workers(url, client, most=2)
+    monkeypatch.setattr(blocks, "block_verdict", _not_again)
+    kept = blocks.kept_verdict(open_sweep(url, check=False), url)
+    _same(kept, fresh)
+    assert kept["tests"] == fresh["tests"] > 0 and kept["holm"][0].tobytes() == fresh["holm"][0].tobytes()
+
+
+def test_a_run_leaves_the_verdict_its_workers_made(tmp_path, cluster2, monkeypatch):
+    """``boardsweep run``'s path (``api.run_request``): once packed, the
+    run's workers make the verdict and the store keeps it; the summary reads
+    it back, the same as computed after the run."""
+    from boardsweep.pipeline.api import run_request
+    from boardsweep.pipeline.cluster import Target
+    from boardsweep.pipeline.run import RunRequest
+
+    url = str(tmp_path / "run.zarr")
+    text = spec_toml("shut_the_box", name="v", seed=3, grid={"dice_sides": [2, 3], "policy": ["optimal", "greedy"]},
+                     run={"replicates": 2, "games": 200})
+    report = run_request(RunRequest(parse_spec(text, "v.toml"), url, Target(scheduler=cluster2))).report
+    assert report.complete and not report.packing and not report.on_packed_failed and report.on_packed_s > 0
+    from boardsweep.pipeline.store import code_revision, read_summary, summary_key
+
+    depends = f"{blocks.KEPT_SCHEME} boardsweep {code_revision()} alpha {headlines.ALPHA}"
+    assert read_summary(url, summary_key(url, depends)) is not None  # kept by the run
+    fresh = blocks.block_verdict(open_sweep(url, check=False))
+    monkeypatch.setattr(blocks, "block_verdict", _not_again)
+    _same(blocks.kept_verdict(open_sweep(url, check=False), url), fresh)
 
 
 def test_a_kept_verdict_is_not_read_once_the_store_changes(tmp_path, cluster2, monkeypatch):

@@ -41,6 +41,53 @@ def test_compile_wait_is_the_union_of_the_compile_spans_not_their_sum():
     assert (report.tasks_run, report.exact_run, report.head_start) == (3, 2, 1)
 
 
+def test_the_report_stamps_its_first_and_last_finished_task(tmp_path, cluster2):
+    """A real run's record says when it began and when the client heard of
+    its first and its last finished task (the benchmarks' head and tail,
+    issue 57): in that order, within the run's wall time."""
+    import time
+
+    from boardsweep.pipeline.run.execute import run_sweep
+    from boardsweep.pipeline.spec.parse import parse_spec
+
+    assert RunReport(store="x", tasks_total=1).last_done_at == 0.0  # nothing finished: no stamp
+    text = spec_toml("chutes_ladders", grid={"sides": [4, 6]}, params={"board": "milton_bradley"},
+                     run={"replicates": 2, "games": 20}, tasks={"replicates_per_task": 1})
+    before = time.time()
+    report = run_sweep(parse_spec(text, "s.toml"), str(tmp_path / "s.zarr"), scheduler=cluster2)
+    after = time.time()
+    assert report.complete and report.tasks_run == 4
+    assert before <= report.started_at <= report.first_done_at <= report.last_done_at <= after
+    assert report.last_done_at - report.started_at <= report.wall_s
+
+
+def test_work_on_the_packed_store_that_fails_costs_the_run_nothing(tmp_path, cluster2):
+    """``Hooks.on_packed`` (the verdict on the workers) is called once, with
+    the store and the run's client, after packing; one that raises leaves the
+    run complete and packed, its reason in the report (the summary then makes
+    the verdict itself); a run with nothing to do does not call it."""
+    from boardsweep.pipeline.cluster import Target
+    from boardsweep.pipeline.run import Hooks, RunRequest
+    from boardsweep.pipeline.run.execute import execute
+    from boardsweep.pipeline.spec.parse import parse_spec
+
+    calls = []
+
+    def boom(url, client):
+        calls.append((url, len(client.scheduler_info()["workers"])))
+        raise RuntimeError("no verdict today")
+
+    spec = parse_spec(spec_toml("chutes_ladders", grid={"sides": [4, 6]}, params={"board": "milton_bradley"},
+                                run={"replicates": 2, "games": 20}), "s.toml")
+    url = str(tmp_path / "s.zarr")
+    request = RunRequest(spec, url, Target(scheduler=cluster2))
+    report = execute(request, Hooks(on_packed=boom))
+    assert calls == [(report.store, 2)]
+    assert report.complete and not report.packing and report.on_packed_failed == "RuntimeError: no verdict today"
+    again = execute(request, Hooks(on_packed=boom))
+    assert again.complete and calls == [(report.store, 2)] and not again.on_packed_failed
+
+
 @pytest.mark.slow
 def test_a_two_worker_run_says_a_compile_wait_within_its_wall_time(tmp_path):
     """Kernels compiled afresh (an empty numba cache) by a run of 2 workers:
