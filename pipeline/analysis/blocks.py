@@ -43,10 +43,11 @@ import pandas as pd
 import xarray as xr
 
 from ...core import stats
+from ...core.games import Game
 from ..store import code_revision, keep_summary, open_sweep, read_summary, summary_key
 from ..words import count
 from . import headlines
-from .dataset import grid_points_at
+from .dataset import game_of, grid_points_at, use_game
 
 __all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "block_tests",
            "block_tests_at", "verdict_on_workers", "VERDICT_THREADS", "kept_verdict",
@@ -172,10 +173,13 @@ def _opened(url: str, key: str, most: int) -> xr.Dataset:
 
 
 def block_tests_at(url: str, key: str, most: int, axes: list[str], offset: int,
-                   region: tuple[slice, ...]) -> _Part:
+                   region: tuple[slice, ...], game: Game | None = None) -> _Part:
     """:func:`block_tests` of one block of the store at ``url`` (its kept
     summary's ``key``; blocks of ``most`` points), read by the worker that
-    runs it (:func:`verdict_on_workers`)."""
+    runs it (:func:`verdict_on_workers`), the store's ``game`` as the client
+    found it (its exact answers: a worker process need not have it registered)."""
+    if game is not None:
+        use_game(game)
     return block_tests(_opened(url, key, most), axes, offset, region)
 
 
@@ -302,6 +306,8 @@ def verdict_on_workers(url: str, client, most: int = BLOCK_POINTS) -> bool:
     if key is None:
         return False
 
+    opened = _opened(url, key, most)
+    game = game_of(opened)  # the workers test against this process's game, registered here or installed
     workers = list(client.scheduler_info().get("workers", {}))
     # blocks' tables held at once; one block at a time where the workers are threads of this process
     # (they would race on the warning filters, and share its cores and memory: VERDICT_THREADS)
@@ -310,13 +316,13 @@ def verdict_on_workers(url: str, client, most: int = BLOCK_POINTS) -> bool:
     def parts(axes: list[str], shape: tuple[int, ...], most: int) -> Iterator[_Part]:
         waiting: collections.deque = collections.deque()
         for offset, region in grid_blocks(shape, most):
-            waiting.append(client.submit(block_tests_at, url, key, most, axes, offset, region, pure=False))
+            waiting.append(client.submit(block_tests_at, url, key, most, axes, offset, region, game, pure=False))
             if len(waiting) >= window:
                 yield _taken(waiting.popleft())
         while waiting:
             yield _taken(waiting.popleft())
 
-    kept_verdict(_opened(url, key, most), url, most, parts)  # its blocks read by the workers, not here
+    kept_verdict(opened, url, most, parts)  # its blocks read by the workers, not here
     return True
 
 

@@ -22,7 +22,7 @@ from ..words import python_value
 from ..store import recorded_spec
 
 __all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points", "grid_points_at",
-           "grid_size", "game_of", "point_params", "label_values", "run_shape_of", "grid_params"]
+           "grid_size", "game_of", "use_game", "point_params", "label_values", "run_shape_of", "grid_params"]
 
 
 #: Games found by :func:`game_of`, per name: finding one scans the installed
@@ -41,6 +41,14 @@ def game_of(ds: xr.Dataset) -> Game | None:
         except Exception:
             return None
     return _GAMES[name]
+
+
+def use_game(game: Game) -> None:
+    """Make ``game`` the one :func:`game_of` finds under its name in this
+    process: a worker handed the run's game, which may be registered only
+    where the run started (a test's or a notebook's ``games.register``).  A
+    game the worker cannot import raises :class:`GameNotInstalled` here."""
+    _GAMES[game.name] = game
 
 
 def canonical_spec(ds: xr.Dataset) -> dict:

@@ -235,6 +235,34 @@ def test_the_workers_make_the_verdict_the_client_would(planted, cluster2, monkey
     assert kept["tests"] == fresh["tests"] > 0 and kept["holm"][0].tobytes() == fresh["holm"][0].tobytes()
 
 
+def _toy_registered() -> bool:
+    from boardsweep.core.games import GAME_MODULES
+
+    return "toy" in GAME_MODULES
+
+
+def test_the_workers_test_a_game_registered_only_in_the_client(tmp_path, cluster2, monkeypatch):
+    """The toy game is registered in this process alone (``games.register``,
+    as a test or a notebook does); the workers are processes that never
+    registered it.  Their verdict still tests every point against the toy's
+    exact answers, as the client's does (it was kept with none tested)."""
+    from distributed import Client
+
+    url = str(tmp_path / "toy.zarr")
+    text = spec_toml("toy", name="toy", params={"size": 4}, grid={"dice_sides": [2, 3, 4], "rule": ["plain"]},
+                     run={"replicates": 2, "games": 1, "turns": 50}, checkpoints={"count": 1})
+    assert run_sweep(parse_spec(text, "toy.toml"), url, scheduler=cluster2).complete
+    _forget_kept(url)
+    fresh = blocks.block_verdict(open_sweep(url, check=False), most=1)
+    with Client(cluster2) as client:
+        assert not any(client.run(_toy_registered).values())  # the workers know no "toy"
+        assert blocks.verdict_on_workers(url, client, most=1)
+    monkeypatch.setattr(blocks, "block_verdict", _not_again)
+    kept = blocks.kept_verdict(open_sweep(url, check=False), url)
+    assert kept["tested_points"] == fresh["tested_points"] == 3
+    _same(kept, fresh)
+
+
 def test_a_run_leaves_the_verdict_its_workers_made(tmp_path, cluster2, monkeypatch):
     """``boardsweep run``'s path (``api.run_request``): once packed, the
     run's workers make the verdict and the store keeps it; the summary reads
