@@ -220,9 +220,10 @@ def _offer_head_start(run: _Run) -> None:
     spec = run.spec
     if (not run.resumed and run.layout.how in (GIVEN, GROUPED)
             and spec.precision_stderr is None and run.request.max_tasks is None):
-        game = run.warming.stashed(spec.game)  # replicates the warm-up thread simulated early, taken as they are
+        warming = run.warming  # its replicates simulated early taken as they are, where the task's runs are few
         run.warming.head_start(plan_tasks(spec, layout=run.layout), lambda task: simulate_task(
-            game, spec.seed, task, spec.run_shape, spec.checkpoints, spec.series_batches))
+            warming.stashed(spec.game, task.runs), spec.seed, task, spec.run_shape, spec.checkpoints,
+            spec.series_batches))
     else:
         run.warming.head_start([])
 
