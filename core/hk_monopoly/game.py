@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games import Game, Headline, Param, ParameterError, Ratio, Variable
+from ..games import Game, Headline, Param, ParameterError, Ratio, Variable, column_groups
 from .board import default_board, load_board
 from .rules import C_GO, C_JAIL, C_PLAYERS, C_ROUNDS, C_SIDES, C_SIZE, LONG, MAX_SEATS, NEVER, SHORT, make_cfg
 from .simulate import simulate_games, simulate_runs
@@ -195,10 +195,10 @@ def _seats(players: int, buy_policy: str, jail_strategy: str) -> np.ndarray:
     return table
 
 
-def _codes(columns: dict, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct combinations of ``names``' value indices, each run's combination)."""
-    stacked = np.stack([np.asarray(columns[n][1], dtype=np.int64) for n in names], axis=1)
-    return np.unique(stacked, axis=0, return_inverse=True)
+def _codes(columns: dict, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """(the distinct combinations of ``names``' value indices, each run's
+    combination, each combination's runs): :func:`~boardsweep.core.games.column_groups`."""
+    return column_groups(np.stack([np.asarray(columns[n][1], dtype=np.int64) for n in names], axis=1))
 
 
 def _simulate_batch(columns: dict, keys: np.ndarray, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:
@@ -211,18 +211,17 @@ def _simulate_batch(columns: dict, keys: np.ndarray, run_shape: dict, checkpoint
             f"checkpoints must end at the run's games ({run_shape['games']}), got {checkpoints.tolist()}"
         )
     n = len(keys)
-    combos, which = _codes(columns, ("players", "buy_policy", "jail_strategy"))
+    combos, which, _ = _codes(columns, ("players", "buy_policy", "jail_strategy"))
     tables = np.stack([_seats(columns["players"][0][p], columns["buy_policy"][0][b], columns["jail_strategy"][0][j])
                        for p, b, j in combos])
     seats = tables[which.reshape(-1)]
     cfgs = np.zeros((n, C_SIZE), dtype=np.int64)
     for col, name in ((C_PLAYERS, "players"), (C_SIDES, "dice_sides"), (C_ROUNDS, "rounds")):
         cfgs[:, col] = np.asarray(columns[name][0], dtype=np.int64)[np.asarray(columns[name][1])]
-    pairs, group = _codes(columns, ("board", "chance"))
-    group = group.reshape(-1)
+    pairs, _, members = _codes(columns, ("board", "chance"))
     out: dict[str, np.ndarray] = {}
     for g, (b, c) in enumerate(pairs):
-        board, rows = load_board(columns["board"][0][b]), np.flatnonzero(group == g)
+        board, rows = load_board(columns["board"][0][b]), members[g]
         cfgs[rows, C_GO], cfgs[rows, C_JAIL] = board.go, board.jail
         part = simulate_runs(board.table, cfgs[rows], seats[rows], parse_chance(columns["chance"][0][c]),
                              keys[rows], checkpoints)

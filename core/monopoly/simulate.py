@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from ..games import column_groups
 from ..rng import seed_key, game_state, shuffle
 
 from .board import N_LOCATIONS
@@ -205,14 +206,13 @@ def simulate_batch(columns: dict, keys: np.ndarray, run_shape: dict,
     keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1, 2)
     names = tuple(columns)
     codes = np.stack([np.asarray(columns[n][1], dtype=np.int64).reshape(-1) for n in names], axis=1)
-    combos, group = np.unique(codes.reshape(len(keys), len(names)), axis=0, return_inverse=True)
-    group = group.reshape(-1)
+    combos, _, members = column_groups(codes.reshape(len(keys), len(names)))
     out = {"counts": np.zeros((len(keys), cp.size, N_LOCATIONS), dtype=np.int64),
            "events": np.zeros((len(keys), cp.size), dtype=np.int64),
            "rolls": np.zeros((len(keys), cp.size), dtype=np.int64)}
     for g, combo in enumerate(combos):
         rules = Rules.from_params({n: columns[n][0][c] for n, c in zip(names, combo.tolist())})
-        rows = np.flatnonzero(group == g)
+        rows = members[g]
         decks = tuple(rules.chance_cards.tolist()), tuple(rules.community_cards.tolist())
         tables = transition_tables(rules.dice_sides, rules.long_jail, rules.tally_code, rules.shuffled, *decks)
         hist = np.zeros((rows.size, cp.size, tables.codes.shape[0]), dtype=np.int64)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...core.batches import with_series
-from ...core.games import SERIES_PREFIX, Game, series_sources
+from ...core.games import SERIES_PREFIX, Game, column_groups, series_sources
 from ..errors import OutputInvalid
 from .growth import kept_cells
 from ..plan import Cells, ExactTask, Task, exact_key, point_words, replicate_keys, replicate_seed
@@ -178,10 +178,7 @@ def _label_groups(game: Game, columns: dict, point: np.ndarray) -> list[np.ndarr
     if game.coords_fn is None:
         return [runs]
     names = tuple(columns) if game.coords_params is None else game.coords_params
-    codes = np.stack([columns[n][1][point] for n in names], axis=1)
-    _, group = np.unique(codes, axis=0, return_inverse=True)
-    group = group.reshape(-1)
-    return [runs[group == g] for g in range(int(group.max()) + 1)]
+    return column_groups(np.stack([columns[n][1][point] for n in names], axis=1))[2]
 
 
 def _blank_columns(game: Game, arrays: dict[str, np.ndarray], local: tuple[np.ndarray, ...], columns: dict,
@@ -439,14 +436,11 @@ def exact_columns(game: Game, task: ExactTask, run_shape: dict,
     distinct combination of those values in the chunk, copied to its points
     at once; no parameter dict made per point."""
     local, columns = task.cells.columns()
-    codes = np.stack([columns[n][1] for n in game.exact_params], axis=1)
-    _, group = np.unique(codes, axis=0, return_inverse=True)
-    group = group.reshape(-1)
+    members = column_groups(np.stack([columns[n][1] for n in game.exact_params], axis=1))[2]
     out: dict[str, np.ndarray] = {}
     solves = 0
     points = tuple(int(c) for c in checkpoints)
-    for g in range(int(group.max()) + 1):
-        chosen = np.flatnonzero(group == g)
+    for chosen in members:
         params = {name: values[c[chosen[0]]] for name, (values, c) in columns.items()}
         with at_point(params):
             arrays, solved = exact_answer(game, params, run_shape, checkpoints, points)

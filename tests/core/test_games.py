@@ -6,6 +6,7 @@ import pickle
 import sys
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from boardsweep.core import games
@@ -152,3 +153,18 @@ def test_a_game_without_headlines_falls_back_to_its_ratios_and_distributions():
     hk = replace(games.get_game("hk_monopoly"), name="bare_hk", headlines=())
     shares = {h.name: h for h in headlines_of(hk)}["win_share"]
     assert shares.squares == "wins" and shares.basis == "units"  # a share: 0/1 per game
+
+
+@pytest.mark.parametrize("shape, high", [((1, 1), 1), ((50, 1), 3), ((2_000, 3), [2, 7, 40]), ((500, 2), [1, 1]),
+                                         ((300, 4), [2 ** 20, 2 ** 20, 2 ** 20, 2 ** 10])])
+def test_column_groups_are_numpys_unique_rows(shape, high):
+    """The rows, order, inverse and members of ``np.unique(axis=0)``, also
+    where the key would overflow int64 (the last case: numpy's own path)."""
+    from boardsweep.core.games import column_groups
+
+    codes = np.random.default_rng(7).integers(0, high, size=shape)
+    rows, inverse, runs = column_groups(codes)
+    want_rows, want_inverse = np.unique(codes, axis=0, return_inverse=True)
+    assert np.array_equal(rows, want_rows) and np.array_equal(inverse, want_inverse.reshape(-1))
+    assert len(runs) == len(rows) and all(np.array_equal(r, np.flatnonzero(inverse == g)) for g, r in enumerate(runs))
+    assert np.array_equal(codes[np.concatenate(runs)], rows[inverse[np.concatenate(runs)]])
