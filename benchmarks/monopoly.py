@@ -2,7 +2,7 @@
 reference kernel written here, variant by variant, in one run; plain Python;
 exact solve times.
 
-    python benchmarks/monopoly.py [--turns 1000000] [--repeats 5] [--json]
+    python benchmarks/monopoly.py [--turns 1000000] [--repeats 5] [--json] [--only VARIANT ...]
 
 For each variant, in one process and interleaved repeat by repeat (best of
 ``--repeats``, and the ratio of every repeat, the two timed back to back): the
@@ -12,7 +12,8 @@ rolls with nothing else.  The reference plays :data:`_LANES` games side by
 side.  It draws the words of :data:`_BATCH` rolls of every game at once, the
 games side by side (vector instructions), one 64-bit xoshiro256** word per
 roll: its high half the ordered pair of faces, its low half an independent
-card draw.  Then, roll by roll, a game at a time: a branch-free lookup in the
+card draw (with shuffled decks no card draw: the deck-position table gives the
+card, as in the kernel).  Then, roll by roll, a game at a time: a branch-free lookup in the
 variant's per-state transition tables (:func:`.tables.transition_tables`:
 jail, doubles and cards already resolved), the next card of the game's
 shuffled decks through a deck-position table when the decks cycle, one count
@@ -85,16 +86,18 @@ print(out["rolls"][-1] / (time.process_time() - t0))
 
 
 @njit(cache=True, inline="always")
-def _draw(s0, s1, s2, s3, rolls, lanes, n_pairs, width, cols, cards):
+def _draw(s0, s1, s2, s3, rolls, lanes, n_pairs, width, cols, cards, shuffled):
     """``rolls`` words of each lane's stream, the lanes side by side (vector
-    instructions): throw column and independent card draw of roll ``i``, lane
-    ``lane`` at ``i * _LANES + lane``."""
+    instructions): throw column and, with independent decks, card draw of roll
+    ``i``, lane ``lane`` at ``i * _LANES + lane`` (shuffled decks draw no card:
+    the deck-position table gives it)."""
     for i in range(rolls):
         for lane in range(lanes):
             x, a, b, c, d = xoshiro(s0[lane], s1[lane], s2[lane], s3[lane])
             s0[lane], s1[lane], s2[lane], s3[lane] = a, b, c, d
             cols[i * _LANES + lane] = below(x >> uint64(32), n_pairs)
-            cards[i * _LANES + lane] = below(x & _LOW, width)
+            if not shuffled:
+                cards[i * _LANES + lane] = below(x & _LOW, width)
 
 
 @lru_cache(maxsize=None)
@@ -118,7 +121,7 @@ def reference_for(shuffled: bool, several: bool):
         wait = np.zeros((lanes, max(players - 1, 1)), np.int64)
         for done in range(0, rolls, _BATCH):
             batch = min(_BATCH, rolls - done)
-            _draw(rng[0], rng[1], rng[2], rng[3], batch, lanes, n_pairs, width, cols, cards)
+            _draw(rng[0], rng[1], rng[2], rng[3], batch, lanes, n_pairs, width, cols, cards, shuffled)
             for i in range(batch):
                 for lane in range(lanes):
                     card = np.int64(dk[lane, uint64(deck[lane])]) if shuffled else np.int64(cards[i * _LANES + lane])
@@ -278,21 +281,22 @@ def python_rate(params: dict, players: int, turns: int) -> float:
     return float(out.stdout.strip())
 
 
-def kernel_rates(turns: int, repeats: int) -> dict[str, dict]:
-    """Per variant: the best rolls/s of the kernel and of its reference, and
-    the ratio kernel / reference of every repeat (the two timed back to back)."""
+def kernel_rates(turns: int, repeats: int, only: list[str] | None = None) -> dict[str, dict]:
+    """Per variant (those named in ``only``, else all): the best rolls/s of the kernel and
+    of its reference, and the ratio kernel / reference of every repeat (the two timed back to back)."""
     tables = _pe84_tables()
     _pe84_rate(tables, 1000, 0)  # compile
     rolls = {}
-    for name, (params, players) in VARIANTS.items():
+    variants = {name: VARIANTS[name] for name in only} if only else VARIANTS
+    for name, (params, players) in variants.items():
         rolls[name] = _kernel_rate(params, players, turns, 0)[1]  # compiles; the work to match
         _reference_rate(params, players, 1000, 0)
-    out = {name: {"kernel": 0.0, "reference": 0.0, "ratios": []} for name in VARIANTS}
+    out = {name: {"kernel": 0.0, "reference": 0.0, "ratios": []} for name in variants}
     out["pe84 reference"] = {"reference": 0.0}
     for r in range(repeats):
-        pe84 = _pe84_rate(tables, rolls[next(iter(VARIANTS))], r)
+        pe84 = _pe84_rate(tables, rolls[next(iter(variants))], r)
         out["pe84 reference"]["reference"] = max(out["pe84 reference"]["reference"], pe84)
-        for name, (params, players) in VARIANTS.items():
+        for name, (params, players) in variants.items():
             fast = _kernel_rate(params, players, turns, r + 1)[0]
             ref = _reference_rate(params, players, rolls[name], r + 1)
             row = out[name]
@@ -338,22 +342,25 @@ def main() -> None:
     parser.add_argument("--no-python", action="store_true", help="skip the plain-Python runs")
     parser.add_argument("--no-exact", action="store_true", help="skip the exact solve times")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--only", action="append", choices=list(VARIANTS), metavar="VARIANT",
+                        help="time this variant only (repeatable; default: every variant)")
     args = parser.parse_args()
-    rates = kernel_rates(args.turns, args.repeats)
+    rates = kernel_rates(args.turns, args.repeats, args.only)
+    variants = {name: VARIANTS[name] for name in args.only} if args.only else VARIANTS
     report: dict[str, float | str] = {"cpu": cpu_name(), "load_average_1min_before": os.getloadavg()[0],
                                       "pe84 reference rolls/s": rates["pe84 reference"]["reference"]}
-    for name, (params, players) in VARIANTS.items():
+    for name, (params, players) in variants.items():
         row = rates[name]
         report[f"{name}: kernel rolls/s"] = row["kernel"]
         report[f"{name}: reference rolls/s"] = row["reference"]
         report[f"{name}: ratio to reference (best / best)"] = row["kernel"] / row["reference"]
         report[f"{name}: ratio, repeats min-max"] = (
             f"{min(row['ratios']):.3f}-{max(row['ratios']):.3f}")
-        if not args.no_python and name in list(VARIANTS)[:1]:
+        if not args.no_python and name in list(variants)[:1]:
             slow = python_rate(params, players, args.python_turns)
             report[f"{name}: python rolls/s"] = slow
             report[f"{name}: speed-up over python"] = row["kernel"] / slow
-    worst = min(VARIANTS, key=lambda n: rates[n]["kernel"] / rates[n]["reference"])
+    worst = min(variants, key=lambda n: rates[n]["kernel"] / rates[n]["reference"])
     report["slowest variant against its reference"] = (
         f"{worst}: {rates[worst]['kernel'] / rates[worst]['reference']:.3f}x (goal 1.0x)")
     if not args.no_exact:

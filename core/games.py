@@ -117,7 +117,9 @@ class Game:
         entries the analysis uses when present:
         ``"asymptotic_variance"(params) -> {"variance": (DIM,) array, "per": name}``,
         the CLT variance of the simulated frequencies, ``Var(f_hat) ~ variance / N``
-        with ``N`` the simulated per-checkpoint variable ``name`` (NaN: no theory);
+        with ``N`` the simulated per-checkpoint variable ``name`` (NaN: no theory;
+        a run asks it of a small grid's points while its tasks run, and its
+        summary asks again: a game caches it where it costs);
         ``"replicate_exact"(params, seed, run_shape) -> {exact variable: array}``,
         the exact answer of the random environment (e.g. deck shuffles) that the
         replicate with this seed played; ``"modal"(frequency) -> str``, the
