@@ -21,7 +21,7 @@ import numpy as np
 import zarr
 
 from ...core.seeds import RNG_SCHEME
-from . import manifests, metadata
+from . import metadata, writes
 from .layout import json_document
 from .lock import LEGACY_LOCK_NAME, LOCK_NAME, OWN_FOLDER, StoreLock, pid_alive
 from .zarr_private import quiet
@@ -313,7 +313,7 @@ def check_format(url: str, attrs: Mapping[str, Any]) -> None:
     if metadata.store_format(attrs) not in metadata.READABLE_FORMATS:
         problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads "
                         f"{', '.join(map(str, metadata.READABLE_FORMATS))}")
-    for key, known in (("integrity", manifests.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
+    for key, known in (("integrity", writes.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
                        ("seed_scheme", SEED_SCHEME)):
         if key not in attrs:
             problems.append(f"no {key} recorded")

@@ -25,11 +25,11 @@ from .reads import fixed_width, unrecorded_only
 from .metadata import exact_renames, simulated_variables
 from .creation import creating_line, creation_record
 from .chunkfiles import LAYOUT_ATTR
-from .growth import GROWING, marked
+from .layout import GROWING, marked
 from .identity import lock_only_line, rootless_line
+from .integrity import assert_intact
 from .owner import Store
-from .layout import JOURNAL
-from .packing_inplace import GENERATION_ATTR
+from .layout import GENERATION_ATTR, JOURNAL
 from .lock import StoreLock
 from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
 from ..words import python_value
@@ -265,14 +265,14 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
 
 
 def _assert_intact(st: Store) -> None:
-    """:meth:`Store.assert_intact`, whose "damaged" is believed only where
+    """:func:`.integrity.assert_intact` of :meth:`Store.check`'s findings, whose "damaged" is believed only where
     the store held still through the check: a check across a run's packing,
     unpacking or growth (an array moved away reads as missing) raises
     :class:`StoreBeingRewritten`, and one of a store a run began creating
     says so (:func:`.creation.creating_line`)."""
     before = _layout_stamp(st.url)
     try:
-        st.assert_intact()
+        assert_intact(st.url, st.check(), st.attrs)
     except (StoreDamaged, FileNotFoundError, zarr.errors.GroupNotFoundError, KeyError, ValueError, TypeError,
             OSError) as exc:
         if (told := being_created(st.url)) is not None:

@@ -152,3 +152,19 @@ def test_a_game_without_headlines_falls_back_to_its_ratios_and_distributions():
     hk = replace(games.get_game("hk_monopoly"), name="bare_hk", headlines=())
     shares = {h.name: h for h in headlines_of(hk)}["win_share"]
     assert shares.squares == "wins" and shares.basis == "units"  # a share: 0/1 per game
+
+
+def test_a_deferred_function_is_imported_at_its_first_call_and_is_one_object():
+    """:class:`games.Deferred`: a game's heavy functions (numba kernels, scipy solvers) are
+    imported when first called, then called directly; one object per function, pickled as itself."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from boardsweep.core.monopoly.game import GAME; "
+            "print('boardsweep.core.monopoly.variance' in sys.modules, "
+            "callable(GAME.extras['asymptotic_variance']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]  # reading a game's labels imports no variance theory
+    made = games.Deferred("math", "hypot")
+    assert made is games.Deferred("math", "hypot") and pickle.loads(pickle.dumps(made)) is made
+    assert made(3.0, 4.0) == 5.0
