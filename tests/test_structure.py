@@ -145,17 +145,18 @@ FOLDERS = {
     "pipeline.errors": set(),
     "pipeline.words": set(),
     "pipeline.faces": set(),  # how a folder hands on its names (every folder's __init__ may use it)
-    "pipeline.spec": {"pipeline.errors", "pipeline.words"},
-    "pipeline.plan": {"pipeline.errors", "pipeline.words", "pipeline.spec"},
-    "pipeline.store": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan"},
-    "pipeline.analysis": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store"},
-    "pipeline.cluster": {"pipeline.errors", "pipeline.words"},
-    "pipeline.run": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+    "pipeline.urls": set(),  # where a store is (local or object storage): light, below every folder
+    "pipeline.spec": {"pipeline.errors", "pipeline.words", "pipeline.urls"},
+    "pipeline.plan": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec"},
+    "pipeline.store": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan"},
+    "pipeline.analysis": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan", "pipeline.store"},
+    "pipeline.cluster": {"pipeline.errors", "pipeline.words", "pipeline.urls"},
+    "pipeline.run": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan", "pipeline.store",
                      "pipeline.cluster"},
-    "pipeline.views": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.analysis"},
-    "pipeline.api": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+    "pipeline.views": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.analysis"},
+    "pipeline.api": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan", "pipeline.store",
                      "pipeline.analysis", "pipeline.run", "pipeline.cluster", "pipeline.views"},
-    "pipeline.cli": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+    "pipeline.cli": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan", "pipeline.store",
                      "pipeline.analysis", "pipeline.run", "pipeline.cluster", "pipeline.views", "pipeline.api"},
 }
 
