@@ -171,10 +171,9 @@ def _free_bytes(folder: Path | None) -> int | None:
     """Free space of the local file system that will hold ``folder`` (None: object storage)."""
     if folder is None:
         return None
-    path = folder
-    while not path.exists():
-        path = path.parent
-    return shutil.disk_usage(path).free
+    while not folder.exists():  # the nearest folder above that is there (the store's is made later)
+        folder = folder.parent
+    return shutil.disk_usage(folder).free
 
 
 def _available_memory() -> int:

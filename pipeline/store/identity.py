@@ -23,7 +23,7 @@ import zarr
 from ...core.seeds import RNG_SCHEME
 from . import metadata, writes
 from .layout import json_document
-from .lock import LEGACY_LOCK_NAME, LOCK_NAME, OWN_FOLDER, StoreLock, pid_alive
+from .lock import LEGACY_LOCK_NAME, LOCK_NAME, OWN_FOLDER, StoreLock, pid_alive, run_holds
 from .zarr_private import quiet
 from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan import SEED_SCHEME
@@ -97,7 +97,7 @@ def inspect(url: str, looks: int = 3) -> str:
         return "creating"
     if _describes_a_sweep(fs, root):  # a creation that ended between the root's read and the record's ask
         return "boardsweep"
-    if OWN_FOLDER in names and _live_lock(url):  # boardsweep's own folder, a run at work: its root in flux
+    if OWN_FOLDER in names and run_holds(url):  # boardsweep's own folder, a run at work: its root in flux
         return "creating"
     return "zarr-group"
 
@@ -131,15 +131,6 @@ def holds_a_file(fs, path: str, budget: int = 64) -> bool:
             return True
         todo += [e["name"] for e in entries if e["name"] != folder.rstrip("/")]  # not itself again
     return bool(todo)
-
-
-def _live_lock(url: str) -> bool:
-    """Whether a run that is alive (or one on another host) holds the store's lock."""
-    lock = StoreLock(url)
-    holder = lock.holder()
-    if not holder:
-        return holder is not None  # a record being written: a run starting
-    return holder.get("host") != lock.me["host"] or pid_alive(holder["pid"])
 
 
 def _describes_a_sweep(fs, root: str) -> bool:
