@@ -414,14 +414,13 @@ def expected_coordinates(attrs: Mapping[str, Any]) -> dict[str, tuple[np.ndarray
     in that form too).  The labels of a game that is not installed, or that
     cannot give them without its files, are left out."""
     from .metadata import label_coordinate
-    from .schema import axis_values
 
     canonical = canonical_of(attrs["spec_canonical"])
     grid = canonical.get("grid", {})
     out: dict[str, tuple[np.ndarray, ...]] = {}
     for axis, values in grid.items():  # text as <U, made whole (compared as text: :func:`_same`)
         array = np.asarray(values)
-        out[axis] = (array if array.dtype.kind == "U" else axis_values(list(values)),)
+        out[axis] = (array if array.dtype.kind == "U" else metadata.axis_values(list(values)),)
     run = canonical.get("run", {})
     slots = canonical.get("precision", {}).get("max_replicates") or run.get("replicates")
     if isinstance(slots, int):

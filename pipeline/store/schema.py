@@ -235,7 +235,7 @@ def skeleton(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[
 def _coordinates(spec: Spec, labels: Mapping[str, Any]) -> dict[str, Any]:
     """A new store's coordinates: the grid axes, replicates, checkpoints, the
     equal batches' ends (store format 7) and the game's labelled dimensions."""
-    coords: dict[str, Any] = {axis: axis_values(values) for axis, values in spec.grid.items()}
+    coords: dict[str, Any] = {axis: metadata.axis_values(values) for axis, values in spec.grid.items()}
     coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     if spec.series_batches:
@@ -292,12 +292,6 @@ def precision_variables(spec: Spec) -> dict[str, xr.Variable]:
             "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
             "flag_values": list(range(len(STATES))), "flag_meanings": " ".join(STATES)}),
     }
-
-
-def axis_values(values: list) -> np.ndarray:
-    """A grid axis's values: numbers as they are, text as variable-length text (:func:`metadata.text`)."""
-    array = np.asarray(values)
-    return metadata.text(array) if array.dtype.kind in "OUT" else array
 
 
 def unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
