@@ -19,6 +19,9 @@ name below ``boardsweep.``, so two checkouts compare whatever their layout.
 Usage::
 
     python benchmarks/walks.py [--python PY] [--before-python OLD_PY] [--show]
+
+``--show`` lists each walk's stops, and with ``--before-python`` the stops only one of the two
+checkouts' walks has.
 """
 
 from __future__ import annotations
@@ -101,6 +104,10 @@ def main() -> None:
         print(line)
         if args.show:
             print("  " + "\n  ".join(now[kind]))
+            if before:  # what the two checkouts' walks do not share, by module name
+                for label, names in (("only before", set(before[kind]) - set(now[kind])),
+                                     ("only now", set(now[kind]) - set(before[kind]))):
+                    print(f"  {label}: {', '.join(sorted(n.removeprefix('boardsweep.') for n in names)) or '-'}")
     print(f"CPU: {cpu_model()}; {uptime()}")
 
 

@@ -52,6 +52,7 @@ from .errors import GameNotInstalled, ParameterError  # the game interface: plug
 from .schema import Headline, Param, Ratio, Variable  # the game interface: plugins import these from here
 
 __all__ = [
+    "Deferred",
     "ParameterError",
     "Param",
     "Variable",
@@ -278,6 +279,37 @@ class Game:
     def default_checkpoints(self, run_shape: Mapping[str, int], count: int = 16) -> np.ndarray:
         """Log-spaced checkpoints ending at the run length (distinct integers)."""
         return log_checkpoints(run_shape[self.checkpoint_of], count)
+
+
+class Deferred:
+    """A function of a game's module imported at its first call (``module``,
+    ``name``): the kernels (numba) and solvers (scipy) of a game cost nothing
+    to a command that never calls them.  ``Deferred(m, f)(*a) == m.f(*a)``;
+    once imported, the function itself is kept and called.  One object per
+    function: a Game pickled by value (a derived game) keeps the very same
+    one, as it would a module's function."""
+
+    _made: dict[tuple[str, str], "Deferred"] = {}
+
+    def __new__(cls, module: str, name: str) -> "Deferred":
+        found = cls._made.get((module, name))
+        if found is None:
+            found = super().__new__(cls)
+            found.module, found.name, found._function = module, name, None
+            found = cls._made.setdefault((module, name), found)
+        return found
+
+    def __reduce__(self) -> tuple:
+        return Deferred, (self.module, self.name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._function is None:
+            # the import statement's own path (``__import__``), which ``python -X importtime`` times and names
+            self._function = getattr(__import__(self.module, fromlist=[self.name]), self.name)
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.module!r}, {self.name!r})"
 
 
 def headlines_of(game: Game) -> tuple[Headline, ...]:

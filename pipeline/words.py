@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = ["plural", "count", "python_value", "finite_float", "fmt_value", "fmt_stderr", "fmt_significant",
            "decimals", "fmt_to", "fmt_pm", "fmt_interval", "fmt_z", "fmt_p", "fmt_int", "json_ready", "json_text",
-           "json_default"]
+           "json_default", "unexpected_line"]
 
 
 def plural(word: str, count: int = 2) -> str:
@@ -146,3 +146,11 @@ def fmt_p(x: float) -> str:
 def fmt_int(x: float) -> str:
     """A whole number (degrees of freedom), '-' for NaN."""
     return "-" if not np.isfinite(x) else str(int(x))
+
+
+def unexpected_line(exc: BaseException, detail: str | None = None) -> str:
+    """The one line of an error boardsweep did not expect: ``boardsweep: error:
+    unexpected X[: detail] (rerun with -v for the traceback)``; ``out of memory``
+    for a :class:`MemoryError` without ``detail``."""
+    what = "out of memory" if isinstance(exc, MemoryError) and detail is None else f"unexpected {type(exc).__name__}"
+    return f"boardsweep: error: {what}{f': {detail}' if detail else ''} (rerun with -v for the traceback)"

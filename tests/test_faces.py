@@ -74,6 +74,6 @@ def test_importing_a_lazy_face_imports_none_of_its_modules():
     out = subprocess.run([sys.executable, "-c", script, *faces], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     out = subprocess.run([sys.executable, "-c", "import sys; from boardsweep.pipeline.cluster import Target; "
-                          "print('boardsweep.pipeline.cluster.targets' in sys.modules)"],
+                          "print('boardsweep.pipeline.cluster.settings' in sys.modules)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

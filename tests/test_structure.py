@@ -145,17 +145,18 @@ FOLDERS = {
     "pipeline.errors": set(),
     "pipeline.words": set(),
     "pipeline.faces": set(),  # how a folder hands on its names (every folder's __init__ may use it)
-    "pipeline.spec": {"pipeline.errors", "pipeline.words"},
-    "pipeline.plan": {"pipeline.errors", "pipeline.words", "pipeline.spec"},
-    "pipeline.store": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan"},
-    "pipeline.analysis": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store"},
-    "pipeline.cluster": {"pipeline.errors", "pipeline.words"},
-    "pipeline.run": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+    "pipeline.urls": set(),  # where a store is (local or object storage): light, below every folder
+    "pipeline.spec": {"pipeline.errors", "pipeline.words", "pipeline.urls"},
+    "pipeline.plan": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec"},
+    "pipeline.store": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan"},
+    "pipeline.analysis": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan", "pipeline.store"},
+    "pipeline.cluster": {"pipeline.errors", "pipeline.words", "pipeline.urls"},
+    "pipeline.run": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan", "pipeline.store",
                      "pipeline.cluster"},
-    "pipeline.views": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.analysis"},
-    "pipeline.api": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+    "pipeline.views": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.analysis"},
+    "pipeline.api": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan", "pipeline.store",
                      "pipeline.analysis", "pipeline.run", "pipeline.cluster", "pipeline.views"},
-    "pipeline.cli": {"pipeline.errors", "pipeline.words", "pipeline.spec", "pipeline.plan", "pipeline.store",
+    "pipeline.cli": {"pipeline.errors", "pipeline.words", "pipeline.urls", "pipeline.spec", "pipeline.plan", "pipeline.store",
                      "pipeline.analysis", "pipeline.run", "pipeline.cluster", "pipeline.views", "pipeline.api"},
 }
 
@@ -323,7 +324,7 @@ def _package_reach_ins() -> list[str]:
 
 def test_every_folder_is_used_through_its_face():
     """Code outside a folder of pipeline/ (or of core/) imports what the folder's ``__all__`` names, from
-    the folder (``from ..plan import decide``), never from its modules (``from ..plan.layout import decide``)."""
+    the folder (``from ..plan import decide``), never from its modules (``from ..plan.sizing import decide``)."""
     reach_ins = _package_reach_ins()
     assert not reach_ins, "imports past a folder's face: " + "; ".join(reach_ins)
 
@@ -382,14 +383,14 @@ def test_the_spec_is_frozen_and_carries_no_task_layout():
 
 
 def test_the_task_layout_is_decided_in_one_function():
-    """``plan.layout.decide`` is the one decision; the run, the dry run and
+    """``plan.sizing.decide`` is the one decision; the run, the dry run and
     the run's start-up (its first line and head start, run/startup.py) ask it, and a TaskLayout is
     made only where it is decided, asked of the spec (``given``), bounded
     for planning (sizing) or read back from a store's chunks (creation)."""
-    asking = {m for m in _called("decide") if {"pipeline.plan", "pipeline.plan.layout"} & import_graph()[m]
+    asking = {m for m in _called("decide") if {"pipeline.plan", "pipeline.plan.sizing"} & import_graph()[m]
               and not m.startswith("pipeline.plan")}  # through the plan's face; not precision's rule
     assert asking == {"pipeline.run.execute", "pipeline.cli.dry_run", "pipeline.run.startup"}, asking
-    assert set(_called("TaskLayout")) <= {"pipeline.plan.layout", "pipeline.plan.task_layout", "pipeline.plan.sizing",
+    assert set(_called("TaskLayout")) <= {"pipeline.plan.task_layout", "pipeline.plan.sizing",
                                           "pipeline.store.creation"}, _called("TaskLayout")
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games import Game, Headline, ParameterError, Variable
+from ..games import Deferred, Game, Headline, ParameterError, Variable
 
 from .board import LOCATIONS, US_NAMES, modal_string
 from .rules import PARAMS, Rules
@@ -14,50 +14,14 @@ from .rules import PARAMS, Rules
 __all__ = ["GAME"]
 
 # The kernels (numba), the exact solver and the variance theory (scipy.sparse) are imported
-# at a function's first call: a command that reads a store asks this module for the labels only.
-
-
-def simulate(*args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
-    """:func:`.simulate.simulate` (the numba kernels), imported at the first call."""
-    from .simulate import simulate as run
-
-    return run(*args, **kwargs)
-
-
-def simulate_batch(*args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
-    """:func:`.simulate.simulate_batch` (many runs, one compiled call per rule
-    variant), imported at the first call."""
-    from .simulate import simulate_batch as run
-
-    return run(*args, **kwargs)
-
-
-def replay(*args: Any, **kwargs: Any) -> Any:
-    """:func:`.replay.replay`, imported at the first call."""
-    from .replay import replay as run
-
-    return run(*args, **kwargs)
-
-
-def compiled_code(*args: Any, **kwargs: Any) -> Any:
-    """:func:`.kernel.compiled_code`, imported at the first call."""
-    from .kernel import compiled_code as units
-
-    return units(*args, **kwargs)
-
-
-def compile_code(*args: Any, **kwargs: Any) -> Any:
-    """:func:`.kernel.compile_code`, imported at the first call."""
-    from .kernel import compile_code as compile_
-
-    return compile_(*args, **kwargs)
-
-
-def asymptotic_variance_params(*args: Any, **kwargs: Any) -> Any:
-    """:func:`.variance.asymptotic_variance_params`, imported at the first call."""
-    from .variance import asymptotic_variance_params as variance
-
-    return variance(*args, **kwargs)
+# at a function's first call (:class:`~boardsweep.core.games.Deferred`): a command that reads
+# a store asks this module for the labels only.
+simulate = Deferred(f"{__package__}.simulate", "simulate")
+simulate_batch = Deferred(f"{__package__}.simulate", "simulate_batch")  # many runs, one compiled call per variant
+replay = Deferred(f"{__package__}.replay", "replay")
+compiled_code = Deferred(f"{__package__}.kernel", "compiled_code")
+compile_code = Deferred(f"{__package__}.kernel", "compile_code")
+asymptotic_variance_params = Deferred(f"{__package__}.variance", "asymptotic_variance_params")
 
 
 def exact(params: dict, run_shape: dict, checkpoints: np.ndarray) -> dict[str, np.ndarray]:

@@ -26,8 +26,9 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
     from .clt import CLT_MIN_COUNT, TEST_NAMES, TEST_TEXT
     from .comparisons import axis_comparisons, compared as compared_indices
     from .convergence import convergence as convergence_of, convergence_rate, frequencies
-    from .dataset import (canonical_spec, distribution_variables, game_of, grid_points, grid_points_at, grid_size,
-                          MIN_COUNT, point_params, run_shape_of, z_score)
+    from .dataset import (answer_counts, canonical_spec, distribution_variables, exact_state, exact_states, game_of,
+                          grid_points, grid_points_at, grid_size, label_text, MIN_COUNT, point_params, run_shape_of,
+                          z_score)
     from .decks import BETWEEN_DOMINATES, deck_pairs, SHARE_INTERVAL_TEXT, shuffle_decomposition
     from .detection import detectable
     from .draws import has_series, headline_diagnostics, headline_draws
@@ -43,7 +44,6 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
     from .ranking import (flat_estimate, flat_label, half_width, largest_z, most_likely, playing, point_agreement,
                           point_replicates, ranked, row_largest, tested_z)
     from .reading import checked_store, open_store, read_finished, read_summary, read_sweep, select, steadily
-    from .stored import answer_counts, exact_state, exact_states, label_text
     from .status import (entries_digest, grid_digest, none_notes, precision_entries, status_entries, status_marks,
                          StatusMarks)
     from .table_figures import (best_tests, compared_mean, comparison_figures, decomposition_figures,
@@ -61,8 +61,9 @@ _HOME = {
     "clt": ("CLT_MIN_COUNT", "TEST_NAMES", "TEST_TEXT"),
     "comparisons": ("axis_comparisons", "compared_indices"),
     "convergence": ("convergence_of", "convergence_rate", "frequencies"),
-    "dataset": ("canonical_spec", "distribution_variables", "game_of", "grid_points", "grid_points_at", "grid_size",
-                "MIN_COUNT", "point_params", "run_shape_of", "z_score"),
+    "dataset": ("answer_counts", "canonical_spec", "distribution_variables", "exact_state", "exact_states", "game_of",
+                "grid_points", "grid_points_at", "grid_size", "label_text", "MIN_COUNT", "point_params", "run_shape_of",
+                "z_score"),
     "decks": ("BETWEEN_DOMINATES", "deck_pairs", "SHARE_INTERVAL_TEXT", "shuffle_decomposition"),
     "detection": ("detectable",),
     "draws": ("has_series", "headline_diagnostics", "headline_draws"),
@@ -77,7 +78,6 @@ _HOME = {
     "ranking": ("flat_estimate", "flat_label", "half_width", "largest_z", "most_likely", "playing", "point_agreement",
                 "point_replicates", "ranked", "row_largest", "tested_z"),
     "reading": ("checked_store", "open_store", "read_finished", "read_summary", "read_sweep", "select", "steadily"),
-    "stored": ("answer_counts", "exact_state", "exact_states", "label_text"),
     "status": ("entries_digest", "grid_digest", "none_notes", "precision_entries", "status_entries", "status_marks",
                "StatusMarks"),
     "table_figures": ("best_tests", "compared_mean", "comparison_figures", "decomposition_figures",

@@ -21,10 +21,10 @@ import xarray as xr
 
 from ...core.batches import slope_interval
 from ..store import simulated_variables
-from .dataset import in_memory, distribution_variables, frequencies, z_score
+from .dataset import in_memory, distribution_variables, frequencies, increments, z_score
 from .reference import batch_reference, exact_reference
 
-__all__ = ["step_variable", "steps", "increments", "convergence", "batch_errors", "convergence_rate"]
+__all__ = ["step_variable", "steps", "convergence", "batch_errors", "convergence_rate"]
 
 
 def step_variable(ds: xr.Dataset, variable: str = "counts") -> str | None:
@@ -62,13 +62,6 @@ def steps(ds: xr.Dataset, variable: str = "counts") -> tuple[xr.DataArray, str]:
     dim = distribution_variables(ds)[variable]
     unit = ds.attrs.get("checkpoint_of", "observations")
     return ds[variable].sum(dim, min_count=1), f"{unit} (counted in {variable})"
-
-
-def increments(cumulative: xr.DataArray) -> xr.DataArray:
-    """What happened between consecutive checkpoints (from the start for the
-    first): disjoint stretches of each replicate, the batches of its run;
-    :func:`boardsweep.core.batches.increments` on a DataArray."""
-    return xr.concat([cumulative.isel(checkpoint=[0]), cumulative.diff("checkpoint")], "checkpoint")
 
 
 def batch_errors(ds: xr.Dataset, variable: str = "counts") -> xr.Dataset:

@@ -1,6 +1,9 @@
 """What a sweep store's Dataset holds, read by every analysis: its game,
 spec and run shape, its grid points, its simulated distributions and their
-frequencies.
+frequencies and increments (:func:`increments`); and, handed on as they are so that the views read nothing of
+the store themselves, what the store records of each label and grid point
+(:func:`label_text`, :func:`exact_states`, :func:`exact_state`) and the
+points counted by exact state (:func:`answer_counts`, the plan's).
 
 The lowest layer of the analysis: :mod:`~boardsweep.pipeline.analysis.query`,
 :mod:`~boardsweep.pipeline.analysis.headlines` and
@@ -17,12 +20,14 @@ import numpy as np
 import xarray as xr
 
 from ...core.games import Game, get_game
-from ..store import simulated_variables
+from ..store import exact_state, exact_states, label_text, simulated_variables
+from ..plan import answer_counts
 from ..words import python_value
 from ..store import recorded_spec
 
 __all__ = ["distribution_variables", "frequencies", "MIN_COUNT", "z_score", "grid_points", "grid_points_at",
-           "grid_size", "game_of", "use_game", "point_params", "label_values", "run_shape_of", "grid_params"]
+           "grid_size", "game_of", "use_game", "point_params", "label_values", "run_shape_of", "grid_params",
+           "label_text", "exact_states", "exact_state", "answer_counts", "increments"]
 
 
 #: Games found by :func:`game_of`, per name: finding one scans the installed
@@ -116,6 +121,13 @@ def frequencies(ds: xr.Dataset, variable: str = "counts") -> xr.DataArray:
     counts = ds[variable]
     return named(counts / counts.sum(dim, min_count=1), "frequency", "relative frequency",
                   f"{variable} / {variable}.sum('{dim}'): the share of each {dim} label in one replicate at a checkpoint")
+
+
+def increments(cumulative: xr.DataArray) -> xr.DataArray:
+    """What happened between consecutive checkpoints (from the start for the
+    first): disjoint stretches of each replicate, the batches of its run;
+    :func:`boardsweep.core.batches.increments` on a DataArray."""
+    return xr.concat([cumulative.isel(checkpoint=[0]), cumulative.diff("checkpoint")], "checkpoint")
 
 
 #: A label is judged by its z only where its mean count per replicate is at

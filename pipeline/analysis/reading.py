@@ -123,7 +123,7 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
     :class:`StoreBeingRewritten` (:func:`steadily`).  ``url``: a path or URL, or the store :func:`require_store`
     opened.  ``eager=False``: lazily (:func:`query.open_sweep`), for
     commands that read a few small arrays."""
-    from ..store import Store
+    from ..store import Store, assert_intact
     from ..errors import StoreDamaged
     from ..store import load_sweep, open_sweep
 
@@ -132,7 +132,7 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
     with steadily(st.url, st):
         try:
             if check:  # before the selection: a relabelled store must not pick its cells by the wrong labels
-                st.assert_intact()
+                assert_intact(st.url, st.check(), st.attrs)
             picked = select(st.open_raw(), sels, error) if sels else None
             return (load_sweep if eager else open_sweep)(st, check=check, sel=picked)
         except StoreDamaged as exc:
@@ -141,14 +141,15 @@ def open_store(url: str | Store, error: type[Exception], check: bool = True, sel
 
 def intact_store(url: str, error: type[Exception]) -> Store:
     """:func:`require_store`, its every finished cell checked
-    (:meth:`Store.assert_intact`): ``error`` in one line where damaged, and
-    :class:`StoreBeingRewritten` where a run packs, grows or creates it meanwhile."""
+    (:func:`~boardsweep.pipeline.store.assert_intact` of :meth:`Store.check`): ``error`` in one line
+    where damaged, and :class:`StoreBeingRewritten` where a run packs, grows or creates it meanwhile."""
     from ..errors import StoreDamaged
+    from ..store import assert_intact
 
     st = require_store(url, error)
     with steadily(st.url, st):
         try:
-            st.assert_intact()
+            assert_intact(st.url, st.check(), st.attrs)
         except StoreDamaged as exc:
             raise error(str(exc)) from None
     return st

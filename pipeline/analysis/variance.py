@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 from ...core import stats
 from ...core.batches import heterogeneity_test, long_batches, variance_interval
-from .dataset import MIN_COUNT, grid_axes_of, in_memory, distribution_variables, frequencies, game_of, grid_params, grid_points, label_values
-from .convergence import increments
+from .dataset import (MIN_COUNT, grid_axes_of, in_memory, distribution_variables, frequencies, game_of, grid_params,
+                      grid_points, increments, label_values)
 from .draws import DIAGNOSTIC_KEYS, NO_SERIES, headline_diagnostics
 from ...core.games import Headline
 from .decks import BETWEEN_DOMINATES, deck_pairs

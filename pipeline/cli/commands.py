@@ -17,6 +17,7 @@ from ..errors import BoardsweepError, InputError, causes, SpecError
 from . import check, examples, games, interrupt, run, stores
 from .diagnose import diagnose
 from ..errors import one_line
+from ..words import unexpected_line
 from .verbosity import Group, set_verbosity
 
 __all__ = ["main", "cli"]
@@ -97,8 +98,7 @@ def _main(argv: list[str] | None) -> None:
             sys.exit(known[1])
         if _verbose():
             raise
-        click.echo(f"boardsweep: error: unexpected {type(exc).__name__}: {one_line(exc, named=False)} "
-                   "(rerun with -v for the traceback)", err=True)
+        click.echo(unexpected_line(exc, one_line(exc, named=False)), err=True)
         sys.exit(1)
 
 
@@ -128,9 +128,8 @@ def _last_line(exc: Exception) -> int:
     """The one line for an error whose report itself failed, and exit code 1.  Without it the
     process fell into the interpreter's own exit, whose wait for the threads hung for good where
     one of them could not start a thread (450 MB of address space: a worker's close)."""
-    line = "out of memory" if isinstance(exc, MemoryError) else f"unexpected {type(exc).__name__}"
     try:
-        sys.stderr.write(f"boardsweep: error: {line} (rerun with -v for the traceback)\n")
+        sys.stderr.write(unexpected_line(exc) + "\n")
     except Exception:  # noqa: BLE001 - a closed stderr or no memory left: the exit code says it
         pass
     return 1

@@ -15,7 +15,7 @@ __all__ = ["print_plan", "plan_record"]
 def plan_record(spec, url: str, target) -> dict[str, Any]:
     """What the run of ``spec`` into ``url`` on ``target`` would do, as one
     record (``run --dry-run``, text or JSON): the store, the grid, the task
-    layout (the run's own decision, :func:`plan.layout.decide`), the store's
+    layout (the run's own decision, :func:`plan.sizing.decide`), the store's
     uncompressed upper bound that the run checks against the free space, and
     the time (:func:`plan.cost.forecast`): from the game's cost model where it
     has one (nothing run or compiled), else from a replicate timed here at the

@@ -8,10 +8,13 @@ instead of a bare ``boardsweep: interrupted``.
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["starts", "keeps", "line", "RECEIVED"]
 
@@ -38,23 +41,10 @@ def keeps(what: str, store: str | None = None) -> None:
     _KEPT.update(what=what, again=shlex.join(["boardsweep", *_ARGS]), store=store or "")
 
 
-def _root(store: str) -> str:
-    """``store``'s local path (``file://`` dropped); a remote URL as it is."""
-    return store[len("file://"):] if store.startswith("file://") else store
-
-
-def _remote(store: str) -> bool:
-    """``store`` is on object storage (or behind another fsspec protocol): not asked, the line must not wait on it."""
-    return "://" in _root(store) or "::" in _root(store)
-
-
-def _not_made(store: str) -> bool:
-    """``store`` is a local path (or ``file://``) with no root ``zarr.json`` yet: the run made no store.
-    A remote store is not asked: False."""
-    root = _root(store)
-    if not root or _remote(store):
-        return False
-    return not os.path.isfile(os.path.join(root, "zarr.json"))
+def _not_made(root: Path | None) -> bool:
+    """The local store folder ``root`` (None: none, or on object storage, not
+    asked) has no root ``zarr.json`` yet: the run made no store."""
+    return root is not None and not (root / "zarr.json").is_file()
 
 
 def line(first: str = "boardsweep: interrupted") -> str:
@@ -62,8 +52,11 @@ def line(first: str = "boardsweep: interrupted") -> str:
     before its store was made, that nothing was written."""
     if not _KEPT:
         return first
-    if _not_made(_KEPT["store"]):
+    from ..urls import local_root  # pathlib: imported at the command's end, not at the CLI's start
+
+    root = local_root(_KEPT["store"]) if _KEPT["store"] else None
+    if _not_made(root):
         return f"{first}; nothing was written (no store at {_KEPT['store']} yet); `{_KEPT['again']}` starts it again"
-    if _remote(_KEPT["store"]):  # whether the run made its store yet is not asked of the storage
+    if _KEPT["store"] and root is None:  # on object storage: whether the run made its store is not asked
         return f"{first}; {_KEPT['what']} if any finished, are kept; `{_KEPT['again']}` resumes"
     return f"{first}; {_KEPT['what']} are kept; `{_KEPT['again']}` resumes"

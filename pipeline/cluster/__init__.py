@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # what type checkers and readers follow; at run time each nam
     from .client import connect
     from .dashboard import check_dashboard_address, dashboard_link, performance_report_path
     from .scheduler import handshake, LOOK_EVERY_S
-    from .settings import check_dask_config, check_workers, malformed_config_file, no_workers_timeout, task_timeout
-    from .targets import local_workers, START_TIMEOUT_S, Target, threads_here, tls_security
+    from .settings import (check_dask_config, check_workers, local_workers, malformed_config_file, no_workers_timeout,
+                           START_TIMEOUT_S, Target, task_timeout, threads_here, tls_security)
 
 #: This folder's modules -> the public names each gives the folder (the list above, for the run time).
 _HOME = {
@@ -29,8 +29,8 @@ _HOME = {
     "client": ("connect",),
     "dashboard": ("check_dashboard_address", "dashboard_link", "performance_report_path"),
     "scheduler": ("handshake", "LOOK_EVERY_S"),
-    "settings": ("check_dask_config", "check_workers", "malformed_config_file", "no_workers_timeout", "task_timeout"),
-    "targets": ("local_workers", "START_TIMEOUT_S", "Target", "threads_here", "tls_security"),
+    "settings": ("check_dask_config", "check_workers", "local_workers", "malformed_config_file", "no_workers_timeout",
+                 "START_TIMEOUT_S", "Target", "task_timeout", "threads_here", "tls_security"),
 }
 _AS: dict[str, str] = {}
 __all__, __getattr__ = lazy(__name__, _HOME, _AS)

@@ -13,9 +13,8 @@ configuration says, else on a free loopback port; ``security`` (a
 :class:`distributed.security.Security`, see :func:`tls_security`) is passed to
 the client of an existing scheduler for TLS.
 
-The pieces live beside this module: :mod:`~boardsweep.pipeline.cluster.targets`
-(what a user names), :mod:`~boardsweep.pipeline.cluster.settings` (checks and
-deadlines), :mod:`~boardsweep.pipeline.cluster.embedded`,
+The pieces live beside this module: :mod:`~boardsweep.pipeline.cluster.settings`
+(what a user names, its checks and deadlines), :mod:`~boardsweep.pipeline.cluster.embedded`,
 :mod:`~boardsweep.pipeline.cluster.scheduler`,
 :mod:`~boardsweep.pipeline.cluster.batch` and
 :mod:`~boardsweep.pipeline.cluster.dashboard`.
@@ -29,7 +28,7 @@ from pathlib import Path
 from .dashboard import configured_dashboard, route_web_logs
 from .embedded import embedded_client
 from .scheduler import scheduler_client
-from .targets import Target
+from .settings import Target
 
 __all__ = ["connect", "DASK_LOG_LENGTH", "short_dask_logs"]
 

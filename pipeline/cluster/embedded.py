@@ -15,7 +15,7 @@ from typing import Iterator
 
 from ..errors import ClusterNotStarted, one_line
 from .dashboard import dashboard_address, pages_on_first_visit
-from .targets import Target
+from .settings import Target
 
 __all__ = ["embedded_cluster", "embedded_client", "start_task_threads"]
 

@@ -10,8 +10,7 @@ from contextlib import ExitStack
 from typing import Any, Callable
 
 from ..errors import NoWorkers, NotAScheduler, SchedulerLost, one_line
-from .settings import connect_timeout
-from .targets import Target
+from .settings import Target, connect_timeout
 
 __all__ = ["handshake", "scheduler_client", "wait_for_workers", "LOOK_EVERY_S"]
 

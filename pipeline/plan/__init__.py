@@ -18,26 +18,24 @@ from ..faces import lazy
 
 if TYPE_CHECKING:  # what type checkers and readers follow; at run time each name is imported on first use
     from .cost import model_for as cost_model_for, fitted_on as costs_fitted_on, forecast, priced_points
-    from .exact_work import answer_counts, exact_solves, exact_tasks
-    from .layout import decide
     from .precision import (decision_arrays, complete as precision_complete, plan as precision_plan,
                             STATES, stored_complete, upper_factor)
-    from .sizing import AUTO_TASK_S, check_fits, estimate as estimate_size, groups_points, human as human_bytes
+    from .sizing import AUTO_TASK_S, check_fits, decide, estimate as estimate_size, groups_points, human as human_bytes
     from .task_layout import AUTOMATIC, GIVEN, given, GROUPED, RECORDED, Recorded, TaskLayout
-    from .tasks import (Cells, chunk_bounds, exact_key, ExactTask, per_chunk, plan_exact, plan_tasks, point_words,
-                        replicate_keys, replicate_seed, SEED_SCHEME, Task, task_count)
+    from .tasks import (answer_counts, Cells, chunk_bounds, exact_key, exact_solves, ExactTask, exact_tasks, per_chunk,
+                        plan_exact, plan_tasks, point_words, replicate_keys, replicate_seed, SEED_SCHEME, Task,
+                        task_count)
 
 #: This folder's modules -> the public names each gives the folder (the list above, for the run time).
 _HOME = {
     "cost": ("cost_model_for", "costs_fitted_on", "forecast", "priced_points"),
-    "exact_work": ("answer_counts", "exact_solves", "exact_tasks"),
-    "layout": ("decide",),
     "precision": ("decision_arrays", "precision_complete", "precision_plan", "STATES",
                   "stored_complete", "upper_factor"),
-    "sizing": ("AUTO_TASK_S", "check_fits", "estimate_size", "groups_points", "human_bytes"),
+    "sizing": ("AUTO_TASK_S", "check_fits", "decide", "estimate_size", "groups_points", "human_bytes"),
     "task_layout": ("AUTOMATIC", "GIVEN", "given", "GROUPED", "RECORDED", "Recorded", "TaskLayout"),
-    "tasks": ("Cells", "chunk_bounds", "exact_key", "ExactTask", "per_chunk", "plan_exact", "plan_tasks",
-              "point_words", "replicate_keys", "replicate_seed", "SEED_SCHEME", "Task", "task_count"),
+    "tasks": ("answer_counts", "Cells", "chunk_bounds", "exact_key", "exact_solves", "ExactTask", "exact_tasks",
+              "per_chunk", "plan_exact", "plan_tasks", "point_words", "replicate_keys", "replicate_seed", "SEED_SCHEME",
+              "Task", "task_count"),
 }
 #: Names this face gives under a name of its own (clearer outside their module, or one a module
 #: of this folder bears): public name -> the module's.

@@ -1,4 +1,14 @@
-"""Sizes checked before any work: the store's bytes and the planner's memory.
+"""The task layout decided once (:func:`decide`), and sizes checked before any work:
+the store's bytes and the planner's memory.
+
+A spec says what the user asked for (``[tasks] replicates_per_task``,
+``points_per_task`` or ``seconds``, or nothing); a run decides from it, and
+from the store it resumes, the layout its tasks and the store's chunks take:
+:func:`decide` is that one decision, and its value a
+:class:`~boardsweep.pipeline.plan.task_layout.TaskLayout`, which the run and
+``run --dry-run`` both use, passed beside the unchanged spec.  Results never
+depend on the layout, only the store's chunks do, so a resumed store keeps the
+layout it records.  The sizes below decide it where the spec does not.
 
 ``store bytes = sum over variables of (cells x itemsize)``, uncompressed (an
 upper bound: zarr compresses the chunks), with ``cells = grid points x
@@ -43,17 +53,19 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from ...core.games import series_sources
 from ..errors import TooLarge
-from .tasks import task_count
+from .tasks import task_count, task_shape
 from ..spec import grid_chunks, Spec
-from .task_layout import TaskLayout, given
+from .task_layout import AUTOMATIC, CALIBRATED, GROUPED, RECORDED, Recorded, TaskLayout, given
+from ..words import count
 
 __all__ = ["TooLarge", "Estimate", "estimate", "check_fits", "human", "AUTO_POINTS", "AUTO_TASK_S",
-           "groups_points", "auto_task_grid", "AUTO_TASKS_PER_WORKER", "groups_replicates", "auto_block"]
+           "groups_points", "auto_task_grid", "AUTO_TASKS_PER_WORKER", "groups_replicates", "auto_block", "decide"]
 
 #: Client memory per planned task: the Task record (measured 1.0 KB; its cells share the
 #: plan's grid), its key and its future.
@@ -159,10 +171,9 @@ def _free_bytes(folder: Path | None) -> int | None:
     """Free space of the local file system that will hold ``folder`` (None: object storage)."""
     if folder is None:
         return None
-    path = folder
-    while not path.exists():
-        path = path.parent
-    return shutil.disk_usage(path).free
+    while not folder.exists():  # the nearest folder above that is there (the store's is made later)
+        folder = folder.parent
+    return shutil.disk_usage(folder).free
 
 
 def _available_memory() -> int:
@@ -244,3 +255,60 @@ def auto_block(spec: Spec, workers: int) -> int:
     points = _n_points(spec)
     return max(b for b in range(1, replicates + 1)
                if replicates % b == 0 and (b == 1 or points * (replicates // b) >= wanted))
+
+
+def decide(spec: Spec, recorded: Recorded | None, time_replicate: Callable[[float], tuple[float, int]],
+           workers: int | None = None) -> TaskLayout:
+    """The task layout of a run of ``spec`` on ``workers`` workers (None: not
+    known before the run): the store's where it resumes one (``recorded``),
+    else the spec's, calibrated or chosen automatically from
+    ``time_replicate(budget)`` -> (seconds one replicate takes, grid points
+    timed), called at most once.
+
+    ``[tasks] seconds`` :math:`T`: :math:`b = \\min(R, \\lfloor T/s \\rfloor)`
+    replicates per task, then as many grid points as fit (:func:`tasks.task_shape`);
+    a large grid that says nothing groups its points into tasks of about
+    :data:`AUTO_TASK_S` (:func:`auto_task_grid`); a smaller one
+    that says nothing groups its replicates (:func:`auto_block`)."""
+    if recorded is not None:
+        return _resumed(spec, recorded)
+    if spec.task_seconds is not None:
+        seconds, timed = time_replicate(spec.task_seconds)
+        block, per_task = task_shape(spec.task_seconds, seconds, spec.replicates, len(spec.resolved_points()))
+        layout = TaskLayout(max(1, min(block, spec.replicates)), grid_chunks(spec.shape, per_task), CALIBRATED)
+        return _noted(layout, f"{block} replicates x {layout.points_per_task} grid points per task: one replicate "
+                              f"takes {seconds:.3g} s on a worker (the slowest of {timed} grid points), tasks of "
+                              f"about {spec.task_seconds:g} s asked")
+    if groups_points(spec):
+        seconds, timed = time_replicate(AUTO_TASK_S)
+        layout = TaskLayout(spec.block, auto_task_grid(spec, seconds), AUTOMATIC)
+        return _noted(layout, f"{count(layout.points_per_task, 'grid point')} x {count(spec.block, 'replicate')} "
+                              f"per task, chosen automatically: one replicate takes {seconds:.3g} s on a worker "
+                              f"(the slowest of {timed} grid points); [tasks] points_per_task sets it")
+    if groups_replicates(spec, workers):
+        block = auto_block(spec, workers)
+        if block > 1:
+            return TaskLayout(block, given(spec).grid_chunks, GROUPED,  # one short line: a first run's output
+                              f"{block} replicates per task, chosen for {count(workers, 'worker')}")
+    return given(spec)
+
+
+def _resumed(spec: Spec, recorded: Recorded) -> TaskLayout:
+    """The layout of a store being resumed: its grid chunks (a grown axis keeps
+    them), and with ``[tasks] seconds`` or replicates grouped automatically
+    its recorded replicates per task (a spec of the same identity that names
+    them made the same block)."""
+    chunks = tuple(int(g) for g in recorded.grid_chunks)
+    if recorded.block is not None and (spec.task_seconds is not None or recorded.block != spec.block):
+        block = max(1, min(int(recorded.block), spec.replicates))
+        return TaskLayout(block, chunks, RECORDED,
+                          f"{recorded.block} replicates and {int(np.prod(chunks, dtype=np.int64))} grid points per "
+                          "task, as recorded in the store")
+    layout = TaskLayout(spec.block, chunks, RECORDED)
+    if groups_points(spec):
+        return _noted(layout, f"{count(layout.points_per_task, 'grid point')} per task, as recorded in the store")
+    return layout
+
+
+def _noted(layout: TaskLayout, note: str) -> TaskLayout:
+    return TaskLayout(layout.block, layout.grid_chunks, layout.how, note)

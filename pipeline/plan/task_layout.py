@@ -1,7 +1,7 @@
 """The task layout as a value: how many replicates and grid points one task holds.
 
 A spec says what the user asked for; a run decides the layout once
-(:func:`boardsweep.pipeline.plan.layout.decide`) and passes this value beside
+(:func:`boardsweep.pipeline.plan.sizing.decide`) and passes this value beside
 the unchanged :class:`~boardsweep.pipeline.spec.parse.Spec` to the planner,
 the store and the workers.  :func:`given` is the layout a spec asks for.
 """

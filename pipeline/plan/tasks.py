@@ -6,6 +6,22 @@ and one block of consecutive replicates.  Seeds never
 depend on the task layout: replicate ``r`` at parameter values ``p`` always
 gets :func:`replicate_seed` ``(root, p, r)``, whatever the grid position, the
 block size, the worker or the submission order.
+
+Exact work, counted once (:func:`exact_tasks`, :func:`exact_solves`,
+:func:`answer_counts`): what a sweep plans and what its store holds, four
+quantities with one name each (the words every command prints):
+
+* **exact tasks**: the tasks that compute exact answers, one per chunk of
+  grid points of the task layout (a run counts those it ran in ``RunReport.exact_run``);
+* **exact solves**: the solver's calls those tasks make, one per distinct
+  set of the values an exact answer depends on (``Game.exact_params``), so
+  points that agree on them share a solve (a run counts those it made in ``RunReport.exact_solves``);
+* **exact answers**: one per grid point, in the store: *stored*, *none
+  exists* (no single exact answer) or *not computed yet*
+  (:func:`answer_counts` of :func:`boardsweep.pipeline.store.metadata.exact_states`);
+* **tested points**: the points whose stored exact answer the verdict tests,
+  where it applies (a headline's ``exact_unless``): counted by the verdict
+  (``tested_points`` of :func:`boardsweep.pipeline.analysis.headlines.verdict`).
 """
 
 from __future__ import annotations
@@ -26,7 +42,8 @@ from .task_layout import TaskLayout, given
 if TYPE_CHECKING:
     from ..spec import Spec  # noqa: F401
 
-__all__ = ["Task", "ExactTask", "Cells", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "point_words", "replicate_keys", "plan_tasks"]
+__all__ = ["Task", "ExactTask", "Cells", "plan_exact", "SEED_SCHEME", "grid_chunks", "per_chunk", "task_count", "task_shape", "chunk_bounds", "exact_key", "param_words", "replicate_seed", "point_words", "replicate_keys", "plan_tasks",
+           "exact_tasks", "exact_solves", "answer_counts", "ANSWER_STATES"]
 
 SEED_SCHEME = (
     "replicate seed = numpy.random.SeedSequence([root_seed, *w, replicate]) where w are the "
@@ -372,3 +389,38 @@ def per_chunk(cells: np.ndarray, chunks: tuple[int, ...], block: int | None = No
     padded = np.pad(cells, [(0, c * g - n) for n, g, c in zip(cells.shape, sizes, counts)])
     split = [k for c, g in zip(counts, sizes) for k in (c, g)]
     return padded.reshape(split).any(axis=tuple(range(1, 2 * len(sizes), 2)))
+
+
+#: The states of a grid point's exact answer (:func:`metadata.exact_states`), in the order they are told.
+ANSWER_STATES = ("stored", "none", "pending")
+
+
+def exact_tasks(spec: Spec, layout: TaskLayout | None = None) -> int:
+    """Exact tasks of a whole sweep: one per chunk of ``layout``'s grid
+    points (the spec's own where None), prod over axes of ceil(points /
+    points per task) (every point's exact answer is computed, or marked done
+    where the game has no solver)."""
+    chunks = 1
+    for n, g in zip(spec.shape, (layout or given(spec)).grid_chunks):
+        chunks *= -(-n // g)
+    return chunks
+
+
+def exact_solves(spec: Spec) -> int:
+    """Exact solves a whole sweep needs: one per distinct set of the values
+    its exact answer depends on (``Game.exact_params``), else one per point."""
+    game = spec.game
+    if game.exact is None:
+        return 0
+    if game.exact_params is None:
+        return len(spec.resolved_points())
+    checkpoints = tuple(int(c) for c in spec.checkpoints)
+    combinations = spec.resolved_points().combinations(game.exact_params)  # the key reads nothing else
+    return len({exact_key(game, params, spec.run_shape, checkpoints) for params in combinations})
+
+
+def answer_counts(states: np.ndarray) -> dict[str, int]:
+    """Grid points per exact answer state: {``stored``, ``none``, ``pending``: count}
+    of the states :func:`metadata.exact_states` reads."""
+    states = np.asarray(states, dtype=object)
+    return {state: int((states == state).sum()) for state in ANSWER_STATES}

@@ -1,5 +1,5 @@
 """The run's part in deciding its task layout: what a resumed store records,
-and how long one replicate takes on a worker (:func:`plan.layout.decide`
+and how long one replicate takes on a worker (:func:`plan.sizing.decide`
 makes the decision)."""
 
 from __future__ import annotations

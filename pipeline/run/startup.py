@@ -38,6 +38,7 @@ from ..cluster import local_workers, task_timeout, threads_here
 from ..errors import contained, overdue
 from ..plan import decide, groups_points, plan_tasks, replicate_seed, task_count, TaskLayout
 from ..spec import Spec
+from ..urls import local_root
 from .record import RunReport
 from .request import RunRequest
 
@@ -140,7 +141,7 @@ def early_replicates(request: RunRequest) -> list | None:
     spec = request.spec
     url = request.store or spec.default_store()
     if (request.extend or request.max_tasks is not None or spec.precision_stderr is not None
-            or "://" in url or "::" in url or os.path.lexists(url)):
+            or (root := local_root(url)) is None or os.path.lexists(root)):
         return None
     chosen = layout_known_now(spec, request.target)
     if chosen is None or task_count(spec, chosen) > EARLY_REPLICATES:

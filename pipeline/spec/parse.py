@@ -49,6 +49,17 @@ The spec file's tables are checked by :mod:`boardsweep.pipeline.spec.tables`,
 its grid resolved by :mod:`boardsweep.pipeline.spec.grid`, ``--set`` applied by
 :mod:`boardsweep.pipeline.spec.overrides`.  :class:`Spec` and the functions
 that make one from text share this module: its constructors call them.
+
+TOML with long one-line arrays is read whole (:func:`loads`): a spec's 500,000-value axis.
+
+``tomllib`` reads an array value by value in Python (a second for the
+500,000 values of a 10^7-point grid).  A one-line array of plain numbers,
+booleans and double-quoted strings without escapes is written the same in
+TOML and JSON, so :func:`loads` reads each such long line with ``json`` (in
+C) and the rest of the text with ``tomllib``: the same values.  Anything
+else, or any doubt, is left to ``tomllib`` alone: an array it would refuse,
+a line inside a multi-line string, an error (its message and position are
+``tomllib``'s own, from the whole text).
 """
 
 from __future__ import annotations
@@ -57,7 +68,10 @@ import copy
 import functools
 import hashlib
 import json
+import math
+import re
 import tomllib
+import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,14 +81,13 @@ import numpy as np
 from ...core.batches import with_series
 from ...core.games import Game, get_game
 from ..errors import SpecError
-from . import long_arrays
 from .answer import Answer
 from .grid import ResolvedGrid, resolve_grid
 from .overrides import apply_overrides
 from .tables import Tables
 from .toml_text import toml_text
 
-__all__ = ["Spec", "ResolvedGrid", "load_spec", "parse_spec", "apply_overrides", "resolve_grid"]
+__all__ = ["Spec", "ResolvedGrid", "load_spec", "parse_spec", "apply_overrides", "resolve_grid", "loads", "LONG_LINE"]
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,7 @@ class Spec:
         headline's series (default 64; 0: none), for the diagnostics.
     block : int
         ``[tasks] replicates_per_task`` (1 with ``task_seconds``): what the
-        spec asks; the run's layout is :func:`boardsweep.pipeline.plan.layout.decide`'s.
+        spec asks; the run's layout is :func:`boardsweep.pipeline.plan.sizing.decide`'s.
     task_seconds : float or None
         ``[tasks] seconds``: the time one task should take on a worker; the
         run picks its replicates and grid points per task from a short
@@ -119,7 +132,7 @@ class Spec:
     points_per_task : int
         ``[tasks] points_per_task``: at most this many grid points per task
         (default 1).  What the spec asks; the run's layout, decided once
-        (:func:`boardsweep.pipeline.plan.layout.decide`), travels beside the
+        (:func:`boardsweep.pipeline.plan.sizing.decide`), travels beside the
         spec as a :class:`~boardsweep.pipeline.plan.task_layout.TaskLayout`:
         nothing writes into a spec after parsing.
     auto_points : bool
@@ -312,7 +325,7 @@ def load_spec(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> 
     if not overrides:
         return parse_spec(text, str(path))
     try:
-        raw = long_arrays.loads(text)
+        raw = loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
     source = f"{path} (--set {', --set '.join(overrides)})"
@@ -324,7 +337,7 @@ def load_spec(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> 
 def parse_spec(text: str, source: str = "<spec>") -> Spec:
     """Validate spec ``text``; ``source`` names the file in error messages."""
     try:
-        raw = long_arrays.loads(text)
+        raw = loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{source}: not valid TOML: {exc}") from None
     fields, resolved = Tables(source, raw, text).fields()
@@ -332,3 +345,72 @@ def parse_spec(text: str, source: str = "<spec>") -> Spec:
     spec.__dict__["_resolved"] = resolved  # Spec.points: the grid is resolved once, while it is checked
     return spec
 
+
+#: Lines at least this long holding ``key = [...]`` are read with ``json``.
+LONG_LINE = 4096
+_KEY = re.compile(r'[ \t]*[A-Za-z0-9_.\- \t"]+?=[ \t]*(?=\[)')
+_DECODER = json.JSONDecoder(parse_constant=lambda name: None)  # NaN, Infinity: not TOML, refused by _plain
+
+
+def loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``, its long one-line arrays read whole (:data:`LONG_LINE`)."""
+    if len(text) < LONG_LINE:
+        return tomllib.loads(text)
+    marker = f"boardsweep-array-{uuid.uuid4().hex}"
+    lines, arrays = text.split("\n"), {}
+    for i, line in enumerate(lines):
+        if len(line) >= LONG_LINE:
+            found = _array(line)
+            if found is not None:
+                start, end, values = found
+                arrays[f"{marker}-{len(arrays)}"] = values
+                lines[i] = f'{line[:start]}["{marker}-{len(arrays) - 1}"]{line[end:]}'
+    if not arrays or marker in text:
+        return tomllib.loads(text)
+    try:
+        parsed = tomllib.loads("\n".join(lines))
+    except tomllib.TOMLDecodeError:
+        return tomllib.loads(text)  # the error as tomllib words it on the text as written
+    if _put_back(parsed, arrays) != len(arrays):  # one was not a value (inside a string): tomllib alone
+        return tomllib.loads(text)
+    return parsed
+
+
+def _array(line: str) -> tuple[int, int, list] | None:
+    """(start, end, values) of the one-line array of ``key = [...]  # comment``
+    where JSON reads it as TOML does, else None."""
+    key = _KEY.match(line)
+    if key is None:
+        return None
+    start = key.end()
+    if "\\" in line or "\x7f" in line:  # an escape, a character TOML refuses: tomllib decides
+        return None
+    try:
+        values, end = _DECODER.raw_decode(line, start)
+    except ValueError:
+        return None
+    tail = line[end:].strip()
+    if tail and not tail.startswith("#") or not isinstance(values, list) or not _plain(values):
+        return None
+    return start, end, values
+
+
+def _plain(values: list) -> bool:
+    """Values JSON and TOML write alike: strings, integers, finite floats, booleans."""
+    types = set(map(type, values))  # in C: no Python call per value
+    if not types <= {str, int, bool, float}:
+        return False
+    return float not in types or all(math.isfinite(v) for v in values if type(v) is float)
+
+
+def _put_back(value: Any, arrays: dict[str, list]) -> int:
+    """Replace each one-marker list in ``value`` (parsed TOML) by its array; how many were replaced."""
+    count = 0
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(item, list) and len(item) == 1 and isinstance(item[0], str) and item[0] in arrays:
+            value[key] = arrays[item[0]]
+            count += 1
+        else:
+            count += _put_back(item, arrays)
+    return count

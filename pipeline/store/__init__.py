@@ -3,7 +3,7 @@
 * :mod:`.schema`: the variables, dims, chunks and attributes (the template);
 * :mod:`.identity`: what is at a URL, the attributes, the format and spec checks;
 * :mod:`.creation`: create a store from its template, complete it, remove it;
-* :mod:`.writes`: a task's region, a point's exact answer, done flags;
+* :mod:`.writes`: a task's region, a point's exact answer, done flags, then its checksum record (manifest);
 * :mod:`.reads`: arrays whole or a region, the done masks, the raw Dataset;
 * :mod:`.metadata`: the store's self-description (CF attributes, history);
 * :mod:`.integrity`: task manifests, the check, damage;
@@ -17,8 +17,8 @@
 * :mod:`.remote`: what is particular to object storage (bounded retries, exclusive create);
 * :mod:`.owner`: :class:`Store`, one store as a command sees it (opened
   once, what it found kept), and every change a command makes to it;
-* :mod:`.manifests`, :mod:`.layout`, :mod:`.growth`: checksum records, the
-  packed layout as read, growth on disk;
+* :mod:`.layout`, :mod:`.growth`: the layout as read (packed or not, grid
+  points per task, a growth under way) and its record written; growth on disk;
 * :mod:`.zarr_private`: every use of zarr beyond its public API;
 * :mod:`.open`: the store as an xarray Dataset (:func:`open_sweep`,
   :func:`load_sweep`; ``xr.open_dataset(store, engine="boardsweep")``).
@@ -37,7 +37,7 @@ from . import zarr_private  # noqa: F401 - first: it imports zarr without zarr 3
 from ..errors import (ChunkUnreadable, LayoutError, RootDamaged, StoreDamaged, StoreLocked, StoreMismatch,
                       StoreUnreachable, UnknownFormat)
 from .creation import create_store, creating_line, creation_record, ensure_arrays, remove_store
-from .growth import GROWING, interrupted, marked
+from .layout import GROWING, interrupted, marked
 from .identity import (check_format, check_spec, check_writable, differences, inspect, lock_only_line, read_attrs,
                        rootless_line, store_exists)
 from .integrity import MANIFEST_DIR, Damage, assert_intact
@@ -45,9 +45,8 @@ from .integrity import check as check_integrity
 from .integers import mark
 from .storage import answers, local_root, read_deadline
 from .kept import keep_summary, read_summary, summary_key
-from .layout import JOURNAL
+from .layout import JOURNAL, store_chunks
 from .lock import LOCK_NAME, MALFORMED_GRACE_S, StoreLock
-from .manifests import store_chunks
 from .metadata import EXACT_CODES, SEAT_DIM, exact_codes, exact_state_text, playing
 from .metadata import recorded_spec, exact_renames, exact_state, exact_states, label_text, simulated_variables
 from .reads import unrecorded_only, array_names, coordinate_labels, many_reads, open_raw, read_array, read_done, read_exact_done, read_raw

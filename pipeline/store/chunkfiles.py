@@ -244,7 +244,7 @@ def put_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ...]
               values: np.ndarray, packed: bool = False) -> tuple[str, list[int]] | None:
     """:func:`write_chunk`, returning (the chunk's path relative to the
     store, [its size in bytes, its CRC-32]): the checksum record's entry,
-    from the bytes written (:mod:`.manifests`), or ``None``."""
+    from the bytes written (:mod:`.writes`), or ``None``."""
     root = _array_root(url, name)
     described = _kept_meta_json(root) if root is not None else None
     meta = parse_meta(described, with_codec=True) if described is not None else None
@@ -260,7 +260,7 @@ def put_chunk(url: str | os.PathLike, name: str, region: tuple[slice | int, ...]
 
 def fingerprint(data: bytes | None) -> list[int] | None:
     """A chunk file's size and CRC-32, what the checksum records hold
-    (:mod:`.manifests`, the packed layout's records; ``None`` where there is no file)."""
+    (:mod:`.writes`, the packed layout's records; ``None`` where there is no file)."""
     return None if data is None else [len(data), zlib.crc32(data)]
 
 

@@ -303,7 +303,7 @@ def rebuild_root(url: str, spec: Spec) -> str:
     points along the grid axes, replicates along ``replicate``).  A packed store kept its layout record in the lost
     metadata, so it is refused too.  The cells are then checked by the run
     as usual: the task records are bound to the sweep that wrote them
-    (:mod:`.manifests`), so cells of another seed are recomputed.
+    (:mod:`.writes`), so cells of another seed are recomputed.
     """
     fs, root = fsspec.core.url_to_fs(url)
     lost = f"store {url} has lost its root metadata (zarr.json; its arrays and task records are there)"

@@ -4,7 +4,7 @@
 this module changes the store, lock held, in an order that a kill at any
 point leaves a store that the same command completes:
 
-1. :func:`mark`: the root attribute :data:`GROWING` is set to the new spec's
+1. :func:`mark`: the root attribute :data:`.layout.GROWING` is set to the new spec's
    canonical JSON (and a ``history`` line says so);
 2. :func:`resize`: every array with a grown dimension is resized (zarr
    rewrites only its ``zarr.json``; chunks already written stay, new cells
@@ -19,38 +19,17 @@ Each step is idempotent.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Mapping
 
 import numpy as np
 import zarr
 
 from . import metadata
+from .layout import GROWING, interrupted
 from .schema import provenance, template
 from .zarr_private import quiet
 from ..spec import Spec
 
-__all__ = ["GROWING", "interrupted", "marked", "mark", "resize", "finish"]
-
-#: Root attribute set while a growth is being applied: the target canonical spec.
-GROWING = "growing"
-
-
-def interrupted(attrs: Mapping[str, Any]) -> str | None:
-    """The target canonical JSON of a growth that did not finish, else ``None``."""
-    value = attrs.get(GROWING)
-    return str(value) if value else None
-
-
-def marked(root: bytes | None) -> bool:
-    """Whether the root metadata ``root`` (``zarr.json``'s bytes, as a reader
-    read them) marks a growth under way (:data:`GROWING` set, :func:`interrupted`)."""
-    try:
-        attrs = json.loads(root or b"{}").get("attributes", {})
-        return interrupted(attrs) is not None
-    except (ValueError, AttributeError, TypeError):
-        return False
-
+__all__ = ["mark", "resize", "finish"]
 
 def mark(url: str, spec: Spec, described: str, source: str) -> None:
     """Step 1: record the target spec in ``growing`` (once) and say so in ``history``."""

@@ -21,9 +21,9 @@ import numpy as np
 import zarr
 
 from ...core.seeds import RNG_SCHEME
-from . import manifests, metadata
+from . import metadata, writes
 from .layout import json_document
-from .lock import LEGACY_LOCK_NAME, LOCK_NAME, OWN_FOLDER, StoreLock, pid_alive
+from .lock import LEGACY_LOCK_NAME, LOCK_NAME, OWN_FOLDER, StoreLock, pid_alive, run_holds
 from .zarr_private import quiet
 from ..errors import RootDamaged, StoreMismatch, UnknownFormat
 from ..plan import SEED_SCHEME
@@ -97,7 +97,7 @@ def inspect(url: str, looks: int = 3) -> str:
         return "creating"
     if _describes_a_sweep(fs, root):  # a creation that ended between the root's read and the record's ask
         return "boardsweep"
-    if OWN_FOLDER in names and _live_lock(url):  # boardsweep's own folder, a run at work: its root in flux
+    if OWN_FOLDER in names and run_holds(url):  # boardsweep's own folder, a run at work: its root in flux
         return "creating"
     return "zarr-group"
 
@@ -131,15 +131,6 @@ def holds_a_file(fs, path: str, budget: int = 64) -> bool:
             return True
         todo += [e["name"] for e in entries if e["name"] != folder.rstrip("/")]  # not itself again
     return bool(todo)
-
-
-def _live_lock(url: str) -> bool:
-    """Whether a run that is alive (or one on another host) holds the store's lock."""
-    lock = StoreLock(url)
-    holder = lock.holder()
-    if not holder:
-        return holder is not None  # a record being written: a run starting
-    return holder.get("host") != lock.me["host"] or pid_alive(holder["pid"])
 
 
 def _describes_a_sweep(fs, root: str) -> bool:
@@ -313,7 +304,7 @@ def check_format(url: str, attrs: Mapping[str, Any]) -> None:
     if metadata.store_format(attrs) not in metadata.READABLE_FORMATS:
         problems.append(f"boardsweep_format {attrs.get('boardsweep_format')!r}, this version reads "
                         f"{', '.join(map(str, metadata.READABLE_FORMATS))}")
-    for key, known in (("integrity", manifests.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
+    for key, known in (("integrity", writes.INTEGRITY_SCHEME), ("rng_scheme", RNG_SCHEME),
                        ("seed_scheme", SEED_SCHEME)):
         if key not in attrs:
             problems.append(f"no {key} recorded")
@@ -423,14 +414,13 @@ def expected_coordinates(attrs: Mapping[str, Any]) -> dict[str, tuple[np.ndarray
     in that form too).  The labels of a game that is not installed, or that
     cannot give them without its files, are left out."""
     from .metadata import label_coordinate
-    from .schema import axis_values
 
     canonical = canonical_of(attrs["spec_canonical"])
     grid = canonical.get("grid", {})
     out: dict[str, tuple[np.ndarray, ...]] = {}
     for axis, values in grid.items():  # text as <U, made whole (compared as text: :func:`_same`)
         array = np.asarray(values)
-        out[axis] = (array if array.dtype.kind == "U" else axis_values(list(values)),)
+        out[axis] = (array if array.dtype.kind == "U" else metadata.axis_values(list(values)),)
     run = canonical.get("run", {})
     slots = canonical.get("precision", {}).get("max_replicates") or run.get("replicates")
     if isinstance(slots, int):

@@ -24,6 +24,7 @@ no -1 (:func:`canonical`), as format 5 held it, so digests recorded before are k
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Mapping
 
 import numpy as np
@@ -31,7 +32,8 @@ import numpy as np
 from ..errors import IntegerTooLarge
 
 __all__ = ["FILL", "INTEGER_ATTR", "EXACT_LIMIT", "mark", "declared", "integer", "stored", "holds_fill",
-           "canonical", "declared_fill", "marked"]
+           "canonical", "declared_fill", "marked",
+           "integer_fill", "restore_fill", "NAN_ATTR"]
 
 #: The mark of a cell without a value in an int64 array (the integer view,
 #: and the fill value a store declares for its int64 arrays): int64's least
@@ -140,3 +142,44 @@ def canonical(values: np.ndarray) -> bytes:
     if bool((values == _FORMAT5_FILL).any()):
         return values.tobytes(order="C") + b"value -1"
     return np.where(values == mark(values.dtype), _FORMAT5_FILL, values).astype(values.dtype).tobytes(order="C")
+
+
+def integer_fill(meta: dict[str, Any], data: np.ndarray, complete: bool) -> dict[str, Any]:
+    """``meta`` (a packed array's ``zarr.json``) without the ``_FillValue``
+    attribute where the array holds integers, every replicate is done
+    (``complete``) and no cell is without a value: plain xarray then reads
+    it as integers, not float64 (and boardsweep a float64 array of integers,
+    :func:`declared`).  Where cells have none (seats that do not play at a
+    grid point with fewer players) it stays, so that plain xarray reads them
+    as NaN (``ds.wins.sum("seat")`` sums the players), as boardsweep's
+    readers do (store formats 5 and 6; format 3 declared them by
+    ``valid_min = 0``, which :func:`boardsweep.pipeline.store.open.mask`
+    still reads).  ``data``: the array's values, as stored or in the integer view."""
+    attrs = meta.get("attributes") or {}
+    as_int = declared(attrs)
+    if "_FillValue" not in attrs or not complete or not (as_int is not None or data.dtype.kind in "iu"):
+        return meta
+    if not holds_fill(data, mark(as_int) if as_int is not None else attrs["_FillValue"]):
+        del attrs["_FillValue"]
+    return meta
+
+
+#: ``_FillValue = NaN`` as xarray writes it in a zarr v3 array's attributes
+#: (the base64 text of its little-endian float64 bytes).
+NAN_ATTR = base64.b64encode(np.float64(np.nan).astype("<f8").tobytes()).decode("ascii")
+
+
+def restore_fill(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` (an array's ``zarr.json`` back in the task layout) with its
+    ``_FillValue`` attribute again where it holds integers (cells no task
+    has written read as missing; a float64 array of integers: NaN,
+    :data:`NAN_ATTR`), and no ``valid_min``."""
+    try:
+        kind = np.dtype(meta["data_type"]).kind
+    except (KeyError, TypeError):
+        return meta
+    attrs = meta.setdefault("attributes", {})
+    if kind in "iu" or (kind == "f" and declared(attrs) is not None):
+        attrs.setdefault("_FillValue", meta.get("fill_value") if kind in "iu" else NAN_ATTR)
+        attrs.pop("valid_min", None)
+    return meta

@@ -15,7 +15,7 @@ Before the cells, a store's labels are checked: every coordinate's values
 (grid axes, ``replicate``, ``checkpoint``, the game's labels) must be those
 its recorded spec implies (:func:`.identity.check_labels`), or the store is
 damaged (``Damage.labels``; ``run`` rewrites them from the spec).  A
-manifest is also bound to its sweep and cell (:mod:`.manifests`): cells
+manifest is also bound to its sweep and cell (:mod:`.writes`): cells
 copied in from another store, even one of the same spec, are damaged.
 
 Manifests live under ``<store>/.boardsweep/manifests/`` (``sim/`` per task
@@ -38,8 +38,9 @@ from . import layout as packing
 from ..errors import StoreDamaged
 from .chunkfiles import fingerprint
 from .identity import check_format, check_labels, read_attrs
-from .manifests import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, read_many, chunk_paths,
-                        exact_name, grid_region, record, sim_name, store_chunks, sweep_of)
+from .layout import store_chunks
+from .writes import (INTEGRITY_SCHEME, MANIFEST_DIR, Sweep, chunk_paths, exact_name, grid_region, record, sim_name,
+                        sweep_of)
 from ..plan import per_chunk
 from .metadata import simulated_variables
 from .reads import READ_CONCURRENCY, read_mask
@@ -140,7 +141,7 @@ def check(url: str, attrs: dict[str, Any] | None = None, state: str | None = Non
         for cell in np.argwhere(per_chunk(exact_done, sizes)):
             index = tuple(int(i) for i in cell)
             exact[index] = exact_name(index)
-        manifests = read_many(files, [f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]])
+        manifests = files.read_many([f"{MANIFEST_DIR}/{n}" for n in [*blocks.values(), *exact.values()]], strict=False)
         sweep = sweep_of(attrs)
         for found, records in ((damage.sim, blocks), (damage.exact, exact)):
             for key, name in records.items():
@@ -159,7 +160,7 @@ def _check_arrays(url: str, files: Storage, attrs: dict[str, Any], state: str, d
     sim_names = [*simulated_variables(attrs), "done"]
     exact_names = [*attrs.get("exact_variables", []), "exact_done"]
     arrays = attrs.get("arrays") or [*sim_names, *exact_names]
-    metas = read_many(files, [f"{name}/zarr.json" for name in arrays])
+    metas = files.read_many([f"{name}/zarr.json" for name in arrays], strict=False)
     for name in arrays:
         reason = _metadata_problem(metas[f"{name}/zarr.json"])
         if reason:
@@ -219,7 +220,7 @@ def _verify(files: Storage, manifest: bytes | None, sweep: Sweep | None = None,
             return "checksum record not bound to this sweep (copied from an older store?)"
         if bound != sweep.binding(*task, chunks):
             return "cells of another sweep or grid point (their checksum record is bound to other cells)"
-    data = read_many(files, list(chunks))
+    data = files.read_many(list(chunks), strict=False)
     for path, expected in chunks.items():
         got = fingerprint(data[path])
         if got != expected:

@@ -1,4 +1,4 @@
-"""How a local store's task-written arrays are laid out: read, never changed here.
+"""How a store's task-written arrays are laid out: read here, and its record written (:func:`set_records`).
 
 An array is in the *task* layout (one chunk per task, as the run writes it)
 or *packed* (few large chunks, recorded in the store's root attribute
@@ -8,8 +8,10 @@ change of layout under way.  The record lives in the root attributes, never
 on the arrays a user reads (store format 3); a format-2 store kept it on
 each packed array, which is still read (:func:`record_in_journal`).  :func:`layout` says
 which, from the arrays themselves; :func:`damaged_chunks` checks a packed
-array's files against its record.  The changes themselves (pack, unpack,
-recover) are in :mod:`.packing` (a folder) and :mod:`.packing_inplace`
+array's files against its record; :func:`store_chunks` reads the grid
+points per task, and :func:`marked` whether a growth (:mod:`.growth`) is
+under way.  The record is written by :func:`set_records` alone; the changes
+themselves (pack, unpack, recover) are in :mod:`.packing` (a folder) and :mod:`.packing_inplace`
 (object storage, where a packed array keeps its task chunks in place).
 Every function here reads a folder or an fsspec URL alike (:func:`.storage.open_storage`).
 """
@@ -18,22 +20,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 
 import numpy as np
+import zarr
 
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, fingerprint
-from .manifests import store_chunks
 from .metadata import simulated_variables
 from .storage import open_storage
-from .zarr_private import chunk_shape
+from .zarr_private import chunk_shape, quiet
 
 __all__ = ["JOURNAL", "CELLS", "NESTED_CELLS", "PACKING", "REBUILD", "TASKS", "PACKING_STATE", "PACKED", "UNPACKING", "MIXED",
            "UNKNOWN", "LAYOUT_ATTR", "PACKED_CHUNK_BYTES", "layout", "packed_chunks", "array_metas",
            "fingerprint", "unrecognised", "task_arrays", "damaged_chunks", "chunk_region", "root_records",
-           "records_text", "packed_record"]
+           "records_text", "packed_record", "GRID_CHUNKS_ATTR", "store_chunks", "GROWING", "interrupted", "marked",
+           "GENERATION_ATTR", "set_records"]
 
 JOURNAL = ".boardsweep/layout.json"
 #: Where packing keeps the task-chunked arrays, each chunk file flat in its
@@ -57,6 +60,62 @@ TASKS, PACKING_STATE, PACKED, UNPACKING = "tasks", "packing", "packed", "unpacki
 #: Layouts read from the arrays: some packed and some not with no change under
 #: way (a journal lost mid-change), or an array chunked neither way.
 MIXED, UNKNOWN = "mixed", "unknown"
+
+#: Root attribute: grid points per task along each grid axis (absent: one).
+GRID_CHUNKS_ATTR = "grid_chunks"
+#: Root attribute set while a growth is being applied (:mod:`.growth`): the target canonical spec.
+GROWING = "growing"
+
+
+def store_chunks(attrs: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """Grid points per task along each axis, as a store records them
+    (root attribute ``grid_chunks``; ``None`` for a store of one point per task)."""
+    found = attrs.get(GRID_CHUNKS_ATTR)
+    if not isinstance(found, list) or not all(isinstance(g, int) and g >= 1 for g in found):
+        return None
+    return tuple(found)
+
+
+def interrupted(attrs: Mapping[str, Any]) -> str | None:
+    """The target canonical JSON of a growth that did not finish, else ``None``."""
+    value = attrs.get(GROWING)
+    return str(value) if value else None
+
+
+def marked(root: bytes | None) -> bool:
+    """Whether the root metadata ``root`` (``zarr.json``'s bytes, as a reader
+    read them) marks a growth under way (:data:`GROWING` set, :func:`interrupted`)."""
+    try:
+        attrs = json.loads(root or b"{}").get("attributes", {})
+        return interrupted(attrs) is not None
+    except (ValueError, AttributeError, TypeError):
+        return False
+
+
+
+#: Root attribute counting the store's layout changes (each packing or unpacking
+#: step that rewrites :data:`LAYOUT_ATTR`): a reader that compares the root
+#: metadata before and after its read (:func:`boardsweep.pipeline.store.open.layout_stamp`)
+#: sees a pack and unpack that both ended inside its read, which restore the same
+#: records (A, B, A), as a change.
+GENERATION_ATTR = "boardsweep_layout_generation"
+
+
+def set_records(url: str, records: dict[str, Any] | None) -> None:
+    """Write the packed arrays' records into the root attribute
+    :data:`LAYOUT_ATTR` (``None`` or empty: remove it), and count the change
+    in :data:`GENERATION_ATTR`."""
+    with quiet():
+        group = zarr.open_group(url, mode="r+")
+        attrs = dict(group.attrs)
+        if records:
+            attrs[LAYOUT_ATTR] = records_text(records)
+        else:
+            attrs.pop(LAYOUT_ATTR, None)
+        generation = attrs.get(GENERATION_ATTR, 0)
+        attrs[GENERATION_ATTR] = (generation if isinstance(generation, int) else 0) + 1
+        group.attrs.put(attrs)
+
 
 
 #: A JSON document at least this long is parsed once while its bytes stay the same (:func:`json_document`).

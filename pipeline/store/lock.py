@@ -59,7 +59,7 @@ from .storage import local_root, open_storage
 from .remote import (read_tagged, remove_if_unchanged,
                      replace_if_unchanged, storage_errors, unreachable)
 
-__all__ = ["StoreLock", "LOCK_NAME", "LEGACY_LOCK_NAME", "OWN_FOLDER", "pid_alive"]
+__all__ = ["StoreLock", "LOCK_NAME", "LEGACY_LOCK_NAME", "OWN_FOLDER", "pid_alive", "run_holds"]
 
 #: boardsweep's own folder in a store: a zarr group (:data:`.creation.OWN_FOLDER_META`).
 OWN_FOLDER = ".boardsweep"
@@ -341,3 +341,16 @@ class StoreLock:
             self.fs.rm(path)
         except FileNotFoundError:
             pass
+
+
+def run_holds(url: str) -> bool:
+    """Whether a live run holds the lock of the store at ``url`` (or is writing its
+    lock record, starting), by the one rule of :meth:`StoreLock.is_stale`: a
+    record of this host's dead process, or a malformed record older than
+    :data:`MALFORMED_GRACE_S`, holds nothing; a run on another host is taken as alive."""
+    lock = StoreLock(url)
+    holder = lock.holder()
+    try:
+        return holder is not None and not lock.is_stale(holder)
+    except StoreLocked:  # a lock record being written: a run is starting
+        return True

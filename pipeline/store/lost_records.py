@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import zarr
 
-from . import integrity, manifests
+from . import integrity, writes
 from .metadata import simulated_variables
 from .storage import open_storage
 from .zarr_private import quiet
@@ -38,8 +38,8 @@ def keep_unrecorded(url: str, damage: "integrity.Damage", block: int) -> int:
     """Take out of ``damage`` the task blocks and exact points whose only
     fault is a lost manifest and whose chunks are intact (see the module
     docstring), writing their manifests again; return how many were kept."""
-    sims = [key for key in damage.sim if damage.reasons.get(manifests.sim_name(*key)) == LOST]
-    points = [index for index in damage.exact if damage.reasons.get(manifests.exact_name(index)) == LOST]
+    sims = [key for key in damage.sim if damage.reasons.get(writes.sim_name(*key)) == LOST]
+    points = [index for index in damage.exact if damage.reasons.get(writes.exact_name(index)) == LOST]
     if not sims and not points:
         return 0
     kept = 0
@@ -48,26 +48,26 @@ def keep_unrecorded(url: str, damage: "integrity.Damage", block: int) -> int:
         attrs = dict(group.attrs)
         sim = [*simulated_variables(attrs), "done"]
         exact = [*attrs.get("exact_variables", []), "exact_done"]
-        sweep = manifests.sweep_of(attrs)
+        sweep = writes.sweep_of(attrs)
         for index, start in sims:
             if _keep(url, group, sim, index + (start // block,), index, start, sweep):
                 damage.sim.remove((index, start))
-                damage.reasons.pop(manifests.sim_name(index, start))
+                damage.reasons.pop(writes.sim_name(index, start))
                 kept += 1
         for index in points:
             if _keep(url, group, exact, index, index, None, sweep):
                 damage.exact.remove(index)
-                damage.reasons.pop(manifests.exact_name(index))
+                damage.reasons.pop(writes.exact_name(index))
                 kept += 1
     return kept
 
 
 def _keep(url: str, group: zarr.Group, names: list[str], coords: tuple[int, ...],
-          index: tuple[int, ...], start: int | None, sweep: "manifests.Sweep | None" = None) -> bool:
+          index: tuple[int, ...], start: int | None, sweep: "writes.Sweep | None" = None) -> bool:
     """Record the task again when its chunks at ``coords`` are intact (the
     last of ``names`` is its done-flag array); ``False`` when they are not."""
-    paths = manifests.chunk_paths(group, names, coords)
-    if any(data is None for data in manifests.read_many(open_storage(url), paths).values()):
+    paths = writes.chunk_paths(group, names, coords)
+    if any(data is None for data in open_storage(url).read_many(paths, strict=False).values()):
         return False
     try:
         blocks = [group[name].get_block_selection(coords + (0,) * (group[name].ndim - len(coords)))
@@ -76,5 +76,5 @@ def _keep(url: str, group: zarr.Group, names: list[str], coords: tuple[int, ...]
         return False
     if not np.asarray(blocks[-1], dtype=bool).any():
         return False
-    manifests.record(url, paths, index, start, sweep=sweep)
+    writes.record(url, paths, index, start, sweep=sweep)
     return True

@@ -99,6 +99,7 @@ __all__ = [
     "EXACT_CODES",
     "exact_renames",
     "no_exact_reason",
+    "axis_values",
 ]
 
 CONVENTIONS = "CF-1.10"
@@ -216,6 +217,12 @@ def text(values) -> np.ndarray:
     out.reshape(-1)[:] = [str(v) for v in items.reshape(-1)]
     return out
 
+
+
+def axis_values(values: list) -> np.ndarray:
+    """A grid axis's values: numbers as they are, text as variable-length text (:func:`text`)."""
+    array = np.asarray(values)
+    return text(array) if array.dtype.kind in "OUT" else array
 
 def label_text(coord: xr.DataArray) -> list[str]:
     """The labels of a coordinate as text: ``>=N`` for a histogram's overflow bin."""

@@ -25,13 +25,13 @@ from .reads import fixed_width, unrecorded_only
 from .metadata import exact_renames, simulated_variables
 from .creation import creating_line, creation_record
 from .chunkfiles import LAYOUT_ATTR
-from .growth import GROWING, marked
+from .layout import GROWING, marked
 from .identity import lock_only_line, rootless_line
+from .integrity import assert_intact
 from .owner import Store
-from .layout import JOURNAL
-from .packing_inplace import GENERATION_ATTR
-from .lock import StoreLock
-from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingRewritten, StoreDamaged, StoreLocked, expect_flag
+from .layout import GENERATION_ATTR, JOURNAL
+from .lock import StoreLock, run_holds
+from ..errors import ArgumentTypeError, ArraysMissing, NoSweepStore, StoreBeingRewritten, StoreDamaged, expect_flag
 from ..words import python_value
 
 __all__ = ["READ_CHUNK_BYTES", "being_created", "open_sweep", "load_sweep", "mask", "chunked_like", "native", "read_chunks",
@@ -265,14 +265,14 @@ def load_sweep(url: str | Store, check: bool = True, sel: Mapping[str, Any] | No
 
 
 def _assert_intact(st: Store) -> None:
-    """:meth:`Store.assert_intact`, whose "damaged" is believed only where
+    """:func:`.integrity.assert_intact` of :meth:`Store.check`'s findings, whose "damaged" is believed only where
     the store held still through the check: a check across a run's packing,
     unpacking or growth (an array moved away reads as missing) raises
     :class:`StoreBeingRewritten`, and one of a store a run began creating
     says so (:func:`.creation.creating_line`)."""
     before = _layout_stamp(st.url)
     try:
-        st.assert_intact()
+        assert_intact(st.url, st.check(), st.attrs)
     except (StoreDamaged, FileNotFoundError, zarr.errors.GroupNotFoundError, KeyError, ValueError, TypeError,
             OSError) as exc:
         if (told := being_created(st.url)) is not None:
@@ -284,7 +284,7 @@ def _assert_intact(st: Store) -> None:
         if not isinstance(exc, (StoreDamaged, FileNotFoundError, zarr.errors.GroupNotFoundError)):
             raise  # the store held still: the error is its own
         if unrecorded_only(st.check()) and StoreLock(st.url).holder() is not None:  # a run's newest task
-            raise StoreBeingRewritten(unrecorded_line(st.url, _run_holds(st.url))) from None
+            raise StoreBeingRewritten(unrecorded_line(st.url, run_holds(st.url))) from None
         if _layout_stamp(st.url)[0]:  # its journal, no run holding the store: interrupted, not damaged
             raise StoreBeingRewritten(f"store {st.url}: a run was interrupted while it packed or unpacked it; rerun "
                                       f"`boardsweep run SPEC --store {st.url}` with its spec to finish that") from None
@@ -378,7 +378,7 @@ def _whole(raw: xr.Dataset, url: str) -> xr.Dataset:
 def _growth_interrupted(url: str) -> StoreBeingRewritten | None:
     """The one line for a store whose growth a run began and no live run finishes
     (killed: its root still marks the growth, its arrays half grown); None otherwise."""
-    if not marked(_layout_stamp(url)[1]) or _run_holds(url):
+    if not marked(_layout_stamp(url)[1]) or run_holds(url):
         return None
     return StoreBeingRewritten(f"store {url}: growing it to a larger spec was interrupted; rerun "
                                f"`boardsweep run SPEC --store {url} --extend` with that spec to finish")
@@ -386,7 +386,7 @@ def _growth_interrupted(url: str) -> StoreBeingRewritten | None:
 
 def _being_made(exc: BaseException, url: str) -> bool:
     """Whether ``exc`` is arrays missing from a store a live run holds (creating it: read again)."""
-    return isinstance(exc, ArraysMissing) and _run_holds(url)
+    return isinstance(exc, ArraysMissing) and run_holds(url)
 
 
 def _layout_stamp(url: str) -> tuple[bool, bytes | None]:
@@ -427,7 +427,7 @@ def _steady(url: str, before: tuple[bool, bytes | None]) -> bool:
     after = _layout_stamp(url)
     if after != before:
         return False
-    return not (after[0] or marked(after[1])) or not _run_holds(url)  # a live run's packing or growth: not still
+    return not (after[0] or marked(after[1])) or not run_holds(url)  # a live run's packing or growth: not still
 
 
 def layout_stamp(url: str) -> tuple[bool, bytes | None]:
@@ -438,16 +438,6 @@ def layout_stamp(url: str) -> tuple[bool, bytes | None]:
 def held_still(url: str, before: tuple[bool, bytes | None]) -> bool:
     """:func:`_steady`: whether the store kept one layout through a command's read begun at ``before``."""
     return _steady(url, before)
-
-
-def _run_holds(url: str) -> bool:
-    """Whether a live run holds the store's lock (or is writing its lock record, starting)."""
-    lock = StoreLock(url)
-    holder = lock.holder()
-    try:
-        return holder is not None and not lock.is_stale(holder)
-    except StoreLocked:  # a lock record being written: a run is starting
-        return True
 
 
 def _load(st: Store, sel: Mapping[str, Any] | None) -> xr.Dataset:

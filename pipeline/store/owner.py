@@ -14,8 +14,8 @@ command itself changes them.  The methods are the store's life:
 * write: :meth:`Store.write_whole`;
 * read: :meth:`Store.read_array`, :meth:`Store.read_done`,
   :meth:`Store.read_exact_done`, :meth:`Store.open_raw`;
-* status and publishing: :meth:`Store.check`, :meth:`Store.describe`,
-  :meth:`Store.assert_intact`, :meth:`Store.pack`,
+* status and publishing: :meth:`Store.check` (a damaged store refused:
+  :func:`.integrity.assert_intact` of what it found), :meth:`Store.describe`, :meth:`Store.pack`,
   :meth:`Store.unpack`; history: :meth:`Store.append_history`.
 
 The functions of the modules beside this one do the work (they take a URL and
@@ -340,11 +340,6 @@ class Store:
     def describe(self, damage: integrity.Damage, limit: int = 4) -> str:
         """``damage`` in words, the cells named by the store's grid values (:func:`.integrity.describe`)."""
         return integrity.describe(self.url, damage, limit, self.attrs)
-
-    def assert_intact(self) -> None:
-        """Raise :class:`.integrity.StoreDamaged` (one line naming the cells) unless
-        every finished cell is present and readable (:meth:`check`)."""
-        integrity.assert_intact(self.url, self.check(), self.attrs)
 
     def clear_damaged(self, spec: Spec, layout: TaskLayout | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Find finished cells whose data is missing or damaged and clear their done

@@ -33,7 +33,7 @@ or whose journal was lost or edited is still read, checked and run
 correctly; an array that is neither is refused in one line.  A packed
 integer array whose every replicate is done and holds no fill value drops
 its ``_FillValue`` attribute, so plain xarray reads it as integers
-(:func:`.packing_inplace.integer_fill`); unpacking puts it back.  Tasks
+(:func:`.integers.integer_fill`); unpacking puts it back.  Tasks
 never write a packed array (:func:`boardsweep.pipeline.store.chunkfiles.write_chunk`
 refuses), and :func:`unpack` rebuilds the task chunks from the verified
 packed data where the kept copy or its checksum records are gone.
@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 import zarr
 
-from . import chunkfiles, integers, integrity, manifests
+from . import chunkfiles, integers, integrity, writes
 from .identity import read_attrs
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR
@@ -72,9 +72,9 @@ from .storage import local_root
 from . import packing_inplace
 from .layout import (CELLS, JOURNAL, MIXED, NESTED_CELLS, PACKED, PACKED_CHUNK_BYTES, PACKING, PACKING_STATE, REBUILD, TASKS,
                      UNKNOWN, UNPACKING, array_states, file_fingerprint, read_journal, read_json, root_attrs, chunk_region,
-                     damaged_chunks, layout, packed_chunks, packed_record, recover_unpacking, task_arrays,
+                     damaged_chunks, layout, packed_chunks, packed_record, recover_unpacking, set_records, store_chunks, task_arrays,
                      unrecognised)
-from .packing_inplace import integer_fill, restore_fill, set_records
+from .integers import integer_fill, restore_fill
 from ..plan import per_chunk
 from .metadata import simulated_variables
 from .reads import read_exact_done
@@ -376,7 +376,7 @@ def _needs_rebuild(root: Path, packed: list[str]) -> bool:
     """Whether the kept task-chunked copy of a packed array, or the checksum
     records of the task chunks, are gone."""
     missing = [n for n in packed if read_json(_kept(root, n) / "zarr.json") is None]
-    return bool(missing) or not (root / manifests.MANIFEST_DIR).is_dir()
+    return bool(missing) or not (root / writes.MANIFEST_DIR).is_dir()
 
 
 def _rebuild_cells(root: Path, url: str, names: list[str]) -> None:
@@ -388,7 +388,7 @@ def _rebuild_cells(root: Path, url: str, names: list[str]) -> None:
     data = {name: _read_packed(root, name, bad) for name in names}
     sim = {*simulated_variables(attrs), "done"}
     k, block = len(attrs.get("grid_axes", [])), int(attrs.get("replicates_per_task", 1))
-    grid = manifests.store_chunks(attrs) or (1,) * k
+    grid = store_chunks(attrs) or (1,) * k
     for key in bad:
         name, region = chunk_region(url, key)
         flag = "done" if name in sim else "exact_done"
@@ -462,19 +462,19 @@ def _record_manifests(url: str) -> None:
     block = int(attrs.get("replicates_per_task", 1))
     sim = [*simulated_variables(attrs), "done"]
     exact = [*attrs.get("exact_variables", []), "exact_done"]
-    shutil.rmtree(root / manifests.MANIFEST_DIR, ignore_errors=True)
-    sweep = manifests.sweep_of(attrs)
+    shutil.rmtree(root / writes.MANIFEST_DIR, ignore_errors=True)
+    sweep = writes.sweep_of(attrs)
     with quiet():
         group = zarr.open_group(url, mode="r")
         done = chunkfiles.read(url, "done")
-        grid = manifests.store_chunks(attrs) or (1,) * (done.ndim - 1)
+        grid = store_chunks(attrs) or (1,) * (done.ndim - 1)
         for cell in np.argwhere(per_chunk(done, grid, block)):  # every task chunk with a finished cell
             index, start = tuple(int(i) for i in cell[:-1]), int(cell[-1]) * block
-            manifests.record(url, manifests.chunk_paths(group, sim, index + (start // block,)), index, start,
+            writes.record(url, writes.chunk_paths(group, sim, index + (start // block,)), index, start,
                              sweep=sweep)
         for cell in np.argwhere(per_chunk(chunkfiles.read(url, "exact_done"), grid)):
             index = tuple(int(i) for i in cell)
-            manifests.record(url, manifests.chunk_paths(group, exact, index), index, None, sweep=sweep)
+            writes.record(url, writes.chunk_paths(group, exact, index), index, None, sweep=sweep)
 
 
 def recover(url: str) -> str:

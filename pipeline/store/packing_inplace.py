@@ -37,7 +37,6 @@ asked once for both kinds of storage in :mod:`.packing`, which calls this.
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from typing import Any
@@ -45,17 +44,16 @@ from typing import Any
 import numpy as np
 import zarr
 
-from . import integers
+from .integers import integer_fill, restore_fill
 from .reads import READ_CONCURRENCY
 from ..errors import LayoutError
 from .chunkfiles import LAYOUT_ATTR, PACKED_SEPARATOR, encode_chunks
 from .layout import (JOURNAL, PACKED, PACKING_STATE, UNPACKING, array_metas, fingerprint, packed_chunks,
-                     read_journal, record_in_journal, records_text, root_attrs, root_records, task_arrays)
+                     read_journal, record_in_journal, root_attrs, root_records, set_records, task_arrays)
 from .storage import ObjectStorage
 from .zarr_private import chunk_shape, quiet, with_chunk_shape
 
-__all__ = ["PACKED_SEPARATOR", "GENERATION_ATTR", "pack_in_place", "unpack_in_place", "finish_in_place", "set_records",
-           "integer_fill", "restore_fill"]
+__all__ = ["PACKED_SEPARATOR", "pack_in_place", "unpack_in_place", "finish_in_place"]
 
 
 
@@ -79,71 +77,6 @@ def _consolidate(url: str) -> None:
     """Rewrite the root's consolidated metadata (xarray reads the arrays' chunks from it)."""
     with quiet():
         zarr.consolidate_metadata(url)
-
-
-#: Root attribute counting the store's layout changes (each packing or unpacking
-#: step that rewrites :data:`LAYOUT_ATTR`): a reader that compares the root
-#: metadata before and after its read (:func:`boardsweep.pipeline.store.open.layout_stamp`)
-#: sees a pack and unpack that both ended inside its read, which restore the same
-#: records (A, B, A), as a change.
-GENERATION_ATTR = "boardsweep_layout_generation"
-
-
-def set_records(url: str, records: dict[str, Any] | None) -> None:
-    """Write the packed arrays' records into the root attribute
-    :data:`LAYOUT_ATTR` (``None`` or empty: remove it), and count the change
-    in :data:`GENERATION_ATTR`."""
-    with quiet():
-        group = zarr.open_group(url, mode="r+")
-        attrs = dict(group.attrs)
-        if records:
-            attrs[LAYOUT_ATTR] = records_text(records)
-        else:
-            attrs.pop(LAYOUT_ATTR, None)
-        generation = attrs.get(GENERATION_ATTR, 0)
-        attrs[GENERATION_ATTR] = (generation if isinstance(generation, int) else 0) + 1
-        group.attrs.put(attrs)
-
-
-def integer_fill(meta: dict[str, Any], data: np.ndarray, complete: bool) -> dict[str, Any]:
-    """``meta`` (a packed array's ``zarr.json``) without the ``_FillValue``
-    attribute where the array holds integers, every replicate is done
-    (``complete``) and no cell is without a value: plain xarray then reads
-    it as integers, not float64 (and boardsweep a float64 array of integers,
-    :mod:`.integers`).  Where cells have none (seats that do not play at a
-    grid point with fewer players) it stays, so that plain xarray reads them
-    as NaN (``ds.wins.sum("seat")`` sums the players), as boardsweep's
-    readers do (store formats 5 and 6; format 3 declared them by
-    ``valid_min = 0``, which :func:`boardsweep.pipeline.store.open.mask`
-    still reads).  ``data``: the array's values, as stored or in the integer view."""
-    attrs = meta.get("attributes") or {}
-    as_int = integers.declared(attrs)
-    if "_FillValue" not in attrs or not complete or not (as_int is not None or data.dtype.kind in "iu"):
-        return meta
-    if not integers.holds_fill(data, integers.mark(as_int) if as_int is not None else attrs["_FillValue"]):
-        del attrs["_FillValue"]
-    return meta
-
-
-#: ``_FillValue = NaN`` as xarray writes it in a zarr v3 array's attributes
-#: (the base64 text of its little-endian float64 bytes).
-NAN_ATTR = base64.b64encode(np.float64(np.nan).astype("<f8").tobytes()).decode("ascii")
-
-
-def restore_fill(meta: dict[str, Any]) -> dict[str, Any]:
-    """``meta`` (an array's ``zarr.json`` back in the task layout) with its
-    ``_FillValue`` attribute again where it holds integers (cells no task
-    has written read as missing; a float64 array of integers: NaN,
-    :data:`NAN_ATTR`), and no ``valid_min``."""
-    try:
-        kind = np.dtype(meta["data_type"]).kind
-    except (KeyError, TypeError):
-        return meta
-    attrs = meta.setdefault("attributes", {})
-    if kind in "iu" or (kind == "f" and integers.declared(attrs) is not None):
-        attrs.setdefault("_FillValue", meta.get("fill_value") if kind in "iu" else NAN_ATTR)
-        attrs.pop("valid_min", None)
-    return meta
 
 
 # -- packing ------------------------------------------------------------------

@@ -9,7 +9,7 @@ Layout (read with ``xarray.open_zarr(path)``, no boardsweep import needed):
   output may take: -1 is a value) declared as ``_FillValue`` while the store
   is being filled, so that cells no task has written read as NaN, never as
   zero; once complete and packed, without it (integers read as integers),
-  see :func:`.packing_inplace.integer_fill`.  A variable that can hold cells
+  see :func:`.integers.integer_fill`.  A variable that can hold cells
   without a value in the finished store (:func:`may_miss`: seats that do not
   play, replicate slots a precision rule did not use) is float64 instead,
   NaN there, its integer dtype in the attribute ``integer_dtype``
@@ -57,7 +57,8 @@ import zarr
 from ...core.batches import equal_ends
 from ...core.games import SERIES_DIM, SERIES_PREFIX, Game, series_sources
 from ...core.seeds import RNG_SCHEME
-from . import integers, manifests, metadata
+from . import integers, metadata, writes
+from .layout import GRID_CHUNKS_ATTR
 from ..plan import SEED_SCHEME, STATES, TaskLayout, given
 from ..spec import Spec
 
@@ -100,11 +101,11 @@ def provenance(spec: Spec, layout: TaskLayout | None = None) -> dict[str, Any]:
         "zarr_version": zarr.__version__,
         "git_revision": source_revision(),
         "rng_scheme": RNG_SCHEME,
-        "integrity": manifests.INTEGRITY_SCHEME,
-        manifests.BINDING_ATTR: manifests.BINDING_SCHEME,
+        "integrity": writes.INTEGRITY_SCHEME,
+        writes.BINDING_ATTR: writes.BINDING_SCHEME,
         "seed_scheme": SEED_SCHEME,
         "boardsweep_format": STORE_FORMAT,
-        **({manifests.GRID_CHUNKS_ATTR: list(layout.grid_chunks)} if set(layout.grid_chunks) - {1} else {}),
+        **({GRID_CHUNKS_ATTR: list(layout.grid_chunks)} if set(layout.grid_chunks) - {1} else {}),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -234,7 +235,7 @@ def skeleton(spec: Spec, game: Game, layout: TaskLayout | None = None) -> tuple[
 def _coordinates(spec: Spec, labels: Mapping[str, Any]) -> dict[str, Any]:
     """A new store's coordinates: the grid axes, replicates, checkpoints, the
     equal batches' ends (store format 7) and the game's labelled dimensions."""
-    coords: dict[str, Any] = {axis: axis_values(values) for axis, values in spec.grid.items()}
+    coords: dict[str, Any] = {axis: metadata.axis_values(values) for axis, values in spec.grid.items()}
     coords["replicate"] = np.arange(spec.slots, dtype=np.int64)
     coords["checkpoint"] = xr.Variable("checkpoint", spec.checkpoints.astype(np.int64))
     if spec.series_batches:
@@ -291,12 +292,6 @@ def precision_variables(spec: Spec) -> dict[str, xr.Variable]:
             "long_name": "precision rule: 0 running, 1 target met, 2 max_replicates reached first",
             "flag_values": list(range(len(STATES))), "flag_meanings": " ".join(STATES)}),
     }
-
-
-def axis_values(values: list) -> np.ndarray:
-    """A grid axis's values: numbers as they are, text as variable-length text (:func:`metadata.text`)."""
-    array = np.asarray(values)
-    return metadata.text(array) if array.dtype.kind in "OUT" else array
 
 
 def unplayed(game: Game, params: dict, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -36,18 +36,10 @@ from typing import Any, Protocol
 import fsspec
 
 from ..errors import StoreUnreachable
+from ..urls import local_root  # the one local-versus-object question, light: the CLI asks it before zarr
 from .remote import create_exclusive, timed_out, unreachable, write_deadline
 
 __all__ = ["Storage", "FolderStorage", "ObjectStorage", "open_storage", "local_root", "write_file", "read_deadline", "answers"]
-
-
-def local_root(url: str | os.PathLike) -> Path | None:
-    """The folder of a local store, or ``None`` for a store behind an fsspec
-    URL (object storage): the one place the question is asked."""
-    url = os.fspath(url)
-    if "://" in url and not url.startswith(("file://", "local://")):
-        return None
-    return Path(url.removeprefix("file://").removeprefix("local://"))
 
 
 class Storage(Protocol):

@@ -18,27 +18,23 @@ from typing import TYPE_CHECKING
 from ..faces import lazy
 
 if TYPE_CHECKING:  # what type checkers and readers follow; at run time each name is imported on first use
-    from .display import run_summary
+    from .display import announce, exact_words, run_summary, TaskBar, WaitingLine
     from .games import print_game, print_games
-    from .progress import announce, exact_words, TaskBar
     from .query_rows import print_block_summary, print_headline_summary, print_rows, summary_record
     from .report import build_report, default_out_dir, report_points
     from .status import print_status
     from .terminal import console, fit_streams, info, print_summary, restore_streams, set_verbosity, verbosity
     from .variable import pick_variable
-    from .waiting import WaitingLine
 
 #: This folder's modules -> the public names each gives the folder (the list above, for the run time).
 _HOME = {
-    "display": ("run_summary",),
+    "display": ("announce", "exact_words", "run_summary", "TaskBar", "WaitingLine"),
     "games": ("print_game", "print_games"),
-    "progress": ("announce", "exact_words", "TaskBar"),
     "query_rows": ("print_block_summary", "print_headline_summary", "print_rows", "summary_record"),
     "report": ("build_report", "default_out_dir", "report_points"),
     "status": ("print_status",),
     "terminal": ("console", "fit_streams", "info", "print_summary", "restore_streams", "set_verbosity", "verbosity"),
     "variable": ("pick_variable",),
-    "waiting": ("WaitingLine",),
 }
 _AS: dict[str, str] = {}
 __all__, __getattr__ = lazy(__name__, _HOME, _AS)

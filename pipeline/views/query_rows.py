@@ -9,9 +9,27 @@ import sys
 
 import numpy as np
 
-from ..words import fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, json_text, plural
+from rich.console import Console
+
+from ..words import count, fmt_int, fmt_interval, fmt_p, fmt_stderr, fmt_value, fmt_z, json_text, plural
 from .terminal import console, print_records
-from .status import print_precision, EXACT_WORD
+from .status import EXACT_WORD
+
+
+def print_precision(out: Console, ds) -> None:
+    """One line on a precision target: how many grid points met it, were
+    capped or still run (per point: ``boardsweep status``)."""
+    from ..analysis import precision_columns, precision_counts
+
+    columns = precision_columns(ds)
+    if columns is None:
+        return
+    states, most = precision_counts(columns)
+    largest = f"; largest s.e. reached {most:.2g}" if most is not None else ""
+    out.print(f"precision target s.e. <= {ds.attrs.get('precision_stderr'):g} (at most "
+              f"{ds.attrs.get('max_replicates')} replicates): {states['met']} of {count(len(columns), 'grid point')} "
+              f"met, {states['capped']} capped, {states['running']} running{largest} (per point: "
+              "`boardsweep status`)", soft_wrap=True)
 
 
 def quoted(url: str) -> str:

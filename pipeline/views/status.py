@@ -7,7 +7,7 @@ import json
 
 from rich.console import Console
 
-from ..words import count, fmt_stderr
+from ..words import fmt_stderr
 from .terminal import console, print_records
 
 
@@ -16,22 +16,6 @@ SUMMARY_POINTS = 24
 #: A digest lists at most SUMMARY_FIRST + SUMMARY_WORST points not finished.
 SUMMARY_FIRST = 5
 SUMMARY_WORST = 5
-
-
-def print_precision(out: Console, ds) -> None:
-    """One line on a precision target: how many grid points met it, were
-    capped or still run (per point: ``boardsweep status``)."""
-    from ..analysis import precision_columns, precision_counts
-
-    columns = precision_columns(ds)
-    if columns is None:
-        return
-    states, most = precision_counts(columns)
-    largest = f"; largest s.e. reached {most:.2g}" if most is not None else ""
-    out.print(f"precision target s.e. <= {ds.attrs.get('precision_stderr'):g} (at most "
-              f"{ds.attrs.get('max_replicates')} replicates): {states['met']} of {count(len(columns), 'grid point')} "
-              f"met, {states['capped']} capped, {states['running']} running{largest} (per point: "
-              "`boardsweep status`)", soft_wrap=True)
 
 
 def print_status(ds, fmt: str, damage=None, damaged_text: str = "") -> None:

@@ -168,3 +168,19 @@ def test_column_groups_are_numpys_unique_rows(shape, high):
     assert np.array_equal(rows, want_rows) and np.array_equal(inverse, want_inverse.reshape(-1))
     assert len(runs) == len(rows) and all(np.array_equal(r, np.flatnonzero(inverse == g)) for g, r in enumerate(runs))
     assert np.array_equal(codes[np.concatenate(runs)], rows[inverse[np.concatenate(runs)]])
+
+
+def test_a_deferred_function_is_imported_at_its_first_call_and_is_one_object():
+    """:class:`games.Deferred`: a game's heavy functions (numba kernels, scipy solvers) are
+    imported when first called, then called directly; one object per function, pickled as itself."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from boardsweep.core.monopoly.game import GAME; "
+            "print('boardsweep.core.monopoly.variance' in sys.modules, "
+            "callable(GAME.extras['asymptotic_variance']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]  # reading a game's labels imports no variance theory
+    made = games.Deferred("math", "hypot")
+    assert made is games.Deferred("math", "hypot") and pickle.loads(pickle.dumps(made)) is made
+    assert made(3.0, 4.0) == 5.0

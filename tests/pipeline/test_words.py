@@ -24,3 +24,13 @@ def test_python_value_keeps_the_type_the_seeds_hash():
     """A point's seed hashes its values' JSON: ``6`` and ``6.0`` differ, numpy's or Python's alike."""
     assert json.dumps(python_value(np.int64(6))) == "6" and json.dumps(python_value(np.float64(6))) == "6.0"
     assert json_ready({"v": np.array([1.5, np.inf])}) == {"v": [1.5, None]}
+
+
+def test_an_unexpected_error_has_one_wording():
+    """The CLI's line for an error it did not expect, and its last line where that report failed."""
+    from boardsweep.pipeline.words import unexpected_line
+
+    assert unexpected_line(ValueError("x"), "bad value") == \
+        "boardsweep: error: unexpected ValueError: bad value (rerun with -v for the traceback)"
+    assert unexpected_line(OSError()) == "boardsweep: error: unexpected OSError (rerun with -v for the traceback)"
+    assert unexpected_line(MemoryError()) == "boardsweep: error: out of memory (rerun with -v for the traceback)"

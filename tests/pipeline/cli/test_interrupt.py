@@ -36,6 +36,20 @@ def test_the_line_says_nothing_was_written_until_the_store_exists(tmp_path):
     interrupt.starts(None)
 
 
+def test_the_line_asks_the_store_s_one_local_answer(tmp_path):
+    """A ``file://`` store is a folder (asked whether it was made), a chained fsspec URL object storage
+    (never asked): :func:`boardsweep.pipeline.urls.local_root`, as the store itself answers."""
+    interrupt.starts(["run", "x.toml"])
+    interrupt.keeps("the finished tasks", store=f"file://{tmp_path / 'x.zarr'}")
+    assert "nothing was written" in interrupt.line()
+    (tmp_path / "x.zarr").mkdir()
+    (tmp_path / "x.zarr" / "zarr.json").write_text("{}")
+    assert interrupt.line().endswith("the finished tasks are kept; `boardsweep run x.toml` resumes")
+    interrupt.keeps("the finished tasks", store="simplecache::s3://b/x.zarr")
+    assert "if any finished" in interrupt.line()
+    interrupt.starts(None)
+
+
 @pytest.mark.slow
 def test_a_ctrl_c_before_the_store_exists_says_nothing_was_written(tmp_path):
     """A real process, SIGINT as soon as the run has taken its lock (the store's folder appears) and before

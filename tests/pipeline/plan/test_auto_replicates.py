@@ -17,7 +17,7 @@ import pytest
 
 from clirun import run_cli
 from compare import assert_same_by_value, raw, toy
-from boardsweep.pipeline.plan import layout, sizing, task_layout
+from boardsweep.pipeline.plan import sizing, task_layout
 from boardsweep.pipeline.plan.tasks import task_count
 from boardsweep.pipeline.plan.task_layout import TaskLayout
 from boardsweep.pipeline.run.execute import run_sweep
@@ -53,8 +53,8 @@ def test_the_rule_keeps_tasks_for_every_worker(make_spec):
     assert not sizing.groups_replicates(precise, 2)
     quickstart = load_spec("sweeps/quickstart.toml")
     assert sizing.auto_block(quickstart, 2) == 4 and task_count(quickstart, TaskLayout(4, (1, 1, 1))) == 24  # was 96
-    assert layout.decide(quickstart, None, _never, 2).how == task_layout.GROUPED
-    assert layout.decide(quickstart, None, _never, 16) == task_layout.TaskLayout(1, (1, 1, 1), task_layout.GIVEN)
+    assert sizing.decide(quickstart, None, _never, 2).how == task_layout.GROUPED
+    assert sizing.decide(quickstart, None, _never, 16) == task_layout.TaskLayout(1, (1, 1, 1), task_layout.GIVEN)
 
 
 def _never(budget):

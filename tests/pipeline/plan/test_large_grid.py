@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from boardsweep.pipeline.views import terminal
-from boardsweep.pipeline.views import progress
+from boardsweep.pipeline.views import display
 from boardsweep.pipeline.analysis import planned_work, select
 from boardsweep.pipeline.spec.parse import parse_spec
 from boardsweep.pipeline.store import template
@@ -21,7 +21,7 @@ from boardsweep.pipeline.store import template
 def large_spec():
     from specs import TOY_SPEC  # tests/support is on sys.path
 
-    sides = ", ".join(str(n) for n in range(2, 2 + progress.PLANNING_LINE_POINTS // 2))
+    sides = ", ".join(str(n) for n in range(2, 2 + display.PLANNING_LINE_POINTS // 2))
     return parse_spec(TOY_SPEC.replace("dice_sides = [2, 3]", f"dice_sides = [{sides}]"), "large.toml")
 
 
@@ -33,12 +33,12 @@ def _normal_verbosity(monkeypatch):
 
 def _banner(spec) -> str:
     out = io.StringIO()
-    progress.announce(Console(file=out, width=200), spec, "/tmp/large.zarr", planned_work(spec))
+    display.announce(Console(file=out, width=200), spec, "/tmp/large.zarr", planned_work(spec))
     return out.getvalue()
 
 
 def test_a_large_grid_says_it_is_being_planned(large_spec):
-    points = progress.PLANNING_LINE_POINTS
+    points = display.PLANNING_LINE_POINTS
     assert f"preparing the store and planning {points} grid points" in _banner(large_spec)
 
 

@@ -1,4 +1,4 @@
-"""The task layout, decided once (:func:`plan.layout.decide`): given by the
+"""The task layout, decided once (:func:`plan.sizing.decide`): given by the
 spec, calibrated, chosen automatically or recorded in a resumed store; the
 spec itself keeps only what the user asked for, and ``run --dry-run`` says
 the layout the run takes."""
@@ -9,7 +9,7 @@ import pytest
 
 from clirun import run_cli
 from boardsweep.pipeline.plan import sizing, task_layout
-from boardsweep.pipeline.plan.layout import decide
+from boardsweep.pipeline.plan import decide
 from boardsweep.pipeline.plan.task_layout import Recorded, TaskLayout, given
 from boardsweep.pipeline.plan.tasks import task_count
 from boardsweep.pipeline.run.execute import run_sweep

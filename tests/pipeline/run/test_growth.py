@@ -303,7 +303,7 @@ def test_a_checked_read_a_growth_crosses_between_its_check_and_its_read_is_whole
     done) or, of a growth killed before it resized anything, the old one; or
     says in one line that the growth was interrupted; so does ``query``."""
     from boardsweep.pipeline.errors import StoreBeingRewritten
-    from boardsweep.pipeline.store import Store
+    from boardsweep.pipeline.store import Store, assert_intact
 
     text = toy(make_spec, dice=(2, 3, 4))
     spec_path = tmp_path / "new.toml"
@@ -313,20 +313,21 @@ def test_a_checked_read_a_growth_crosses_between_its_check_and_its_read_is_whole
     stores = {name: tmp_path / f"{name}.zarr" for name in (*_CHECKED_READS, "query", "opened")}
     for url in stores.values():
         shutil.copytree(base, url)
-    checked = Store.assert_intact
+    checked = Store.check
 
     def then_grown(self):  # the real check, then the real growth: a run's, between the check and the read
-        checked(self)
+        found = checked(self)
         if self.url in grown_now:
             grown_now.discard(self.url)
             _grown_to(Path(self.url), spec, growth, str(spec_path), stage)
+        return found
 
-    monkeypatch.setattr(Store, "assert_intact", then_grown)
+    monkeypatch.setattr(Store, "check", then_grown)
     reads = {name: (lambda read=read, url=str(stores[name]): read(url)) for name, read in _CHECKED_READS.items()}
     opened = Store(str(stores["opened"]))  # a Store the caller opened and checked, then read after the growth
     reads["opened"] = lambda: __import__("boardsweep").load_sweep(opened, check=False)
     grown_now = {str(url) for url in stores.values()}
-    opened.assert_intact()
+    assert_intact(opened.url, opened.check(), opened.attrs)
     for name, read in reads.items():
         try:
             ds = read()

@@ -1,5 +1,5 @@
 """The files a spec's values may name, found with one listing of the working
-folder (:mod:`boardsweep.pipeline.spec.files`): never fewer than a ``stat``
+folder (:mod:`boardsweep.pipeline.spec.tables`): never fewer than a ``stat``
 of each value finds."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import boardsweep.core.hk_monopoly as hk_package
-from boardsweep.pipeline.spec.files import maybe_files
+from boardsweep.pipeline.spec.tables import maybe_files
 from boardsweep.pipeline.spec.parse import parse_spec
 from specs import spec_toml
 

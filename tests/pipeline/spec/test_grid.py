@@ -1,6 +1,6 @@
 """A long grid axis is parsed whole: each value validated once, the game's
 check once per combination of each group it declares, and no ``stat`` per
-value (:mod:`boardsweep.pipeline.spec.grid`, :mod:`boardsweep.pipeline.spec.files`).
+value (:mod:`boardsweep.pipeline.spec.grid`, :func:`boardsweep.pipeline.spec.tables.maybe_files`).
 Counted, not timed: on the code before, each count was twice or more."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TOML with long one-line arrays read whole (:mod:`boardsweep.pipeline.spec.long_arrays`):
+"""TOML with long one-line arrays read whole (:func:`boardsweep.pipeline.spec.parse.loads`):
 the values, and the errors, ``tomllib`` gives."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import tomllib
 
 import pytest
 
-from boardsweep.pipeline.spec import long_arrays
+from boardsweep.pipeline.spec import parse
 from boardsweep.pipeline.spec.parse import parse_spec
 from specs import spec_toml
 
-PAD = "x" * long_arrays.LONG_LINE
+PAD = "x" * parse.LONG_LINE
 
 CASES = [
     f'a = ["{PAD}", "b"]\n',
@@ -47,14 +47,14 @@ def _read(reader, text: str):
 
 @pytest.mark.parametrize("text", CASES)
 def test_the_values_and_errors_are_tomllib_s(text):
-    assert _read(long_arrays.loads, text) == _read(tomllib.loads, text)
+    assert _read(parse.loads, text) == _read(tomllib.loads, text)
 
 
 def test_a_long_axis_is_read_whole(monkeypatch):
     """tomllib reads a 10^5-value axis's spec without the axis (it was the whole text)."""
     read = []
     loads = tomllib.loads
-    monkeypatch.setattr(long_arrays.tomllib, "loads", lambda text: read.append(len(text)) or loads(text))
+    monkeypatch.setattr(parse.tomllib, "loads", lambda text: read.append(len(text)) or loads(text))
     policies = [f"reserve:{i}" for i in range(100_000)]
     text = spec_toml("hk_monopoly", name="long", params={"rounds": 5}, grid={"buy_policy": policies},
                      run={"replicates": 1, "games": 1}, checkpoints={"count": 1}, tasks={"points_per_task": 50_000})

@@ -85,3 +85,28 @@ def test_of_racing_processes_taking_over_a_stale_lock_exactly_one_wins(tmp_path,
         assert all("is in use by pid" in line and f"pid {stale['pid']} " not in line
                    for line in lines if line.startswith("LOST")), lines  # the winner's lock, not the stale one
         assert not (store / LOCK_NAME).exists() and not (store / name).exists()  # the winner released it
+
+
+@pytest.mark.parametrize("case", ["not JSON", "empty"])
+def test_a_malformed_lock_holds_the_store_while_fresh_and_not_once_old(case, tmp_path):
+    """The one rule (:func:`~boardsweep.pipeline.store.lock.run_holds`, as :meth:`StoreLock.is_stale`)
+    that a read and the store's kind both ask: a fresh malformed record is a run writing it, starting;
+    an old one was left by a process killed while writing it.  The store's kind (:func:`inspect`)
+    asked it beside its own rule before, which called an old malformed record a live run forever."""
+    from boardsweep.pipeline.store.identity import inspect
+    from boardsweep.pipeline.store.lock import run_holds
+
+    store = tmp_path / "store.zarr"
+    lock = store / LOCK_NAME
+    lock.parent.mkdir(parents=True)
+    (lock.parent / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group", "attributes": {}}')
+    (store / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group", "attributes": {}}')
+    lock.write_bytes(MALFORMED[case])
+    assert run_holds(str(store)) and inspect(str(store)) == "creating"  # a run at work: its root in flux
+    old = time.time() - 2 * MALFORMED_GRACE_S
+    os.utime(lock, (old, old))
+    assert not run_holds(str(store)) and inspect(str(store)) == "zarr-group"
+    lock.unlink()
+    assert not run_holds(str(store))
+    lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
+    assert run_holds(str(store))

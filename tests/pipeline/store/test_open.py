@@ -150,7 +150,7 @@ def _half_grown(store: Path, pid: int | None = None) -> None:
     import socket
 
     from boardsweep.pipeline.store import LOCK_NAME
-    from boardsweep.pipeline.store.growth import GROWING
+    from boardsweep.pipeline.store.layout import GROWING
 
     root = json.loads((store / "zarr.json").read_text())
     root["attributes"][GROWING] = "{}"

@@ -49,7 +49,7 @@ def test_exact_work_has_one_name_in_the_run_and_the_report(hk):
     """Exact tasks (one per grid point here), exact solves (one per distinct
     exact answer), exact answers stored and the points the verdict tests:
     the banner, the progress line, the last lines and the report agree."""
-    from boardsweep.pipeline.plan.exact_work import exact_solves, exact_tasks
+    from boardsweep.pipeline.plan import exact_solves, exact_tasks
     from boardsweep.pipeline.spec.parse import parse_spec
 
     _, printed, meta, page = hk

@@ -70,14 +70,15 @@ def test_a_checked_read_a_growth_crosses_reads_the_grown_store(bucket_url, s3clu
 
     assert run_sweep(parse_spec(_toy(make_spec), "base.toml"), bucket_url, scheduler=s3cluster).complete
     spec, growth = grow.check(bucket_url, parse_spec(_toy(make_spec, dice=(2, 3, 4)), "grown.toml"), True)
-    checked = Store.assert_intact
+    checked = Store.check
 
     def then_grown(self):  # the real check, then the real growth (a run's) before the read goes on
-        checked(self)
-        monkeypatch.setattr(Store, "assert_intact", checked)
+        found = checked(self)
+        monkeypatch.setattr(Store, "check", checked)
         Store(bucket_url).apply_growth(spec, growth.describe(), "grown.toml")
+        return found
 
-    monkeypatch.setattr(Store, "assert_intact", then_grown)
+    monkeypatch.setattr(Store, "check", then_grown)
     ds = boardsweep.load_sweep(bucket_url)
     assert ds["dice_sides"].values.tolist() == [2, 3, 4]
     assert ds["done"].sel(dice_sides=[2, 3]).values.all() and not ds["done"].sel(dice_sides=4).values.any()
