@@ -212,9 +212,10 @@ def run_request(request: RunRequest, progress: Literal["terminal", "notebook"] |
             stack.enter_context(warming)
         from .run import execute_request  # Dask, xarray and zarr: imported while the kernels warm (run/startup.py)
 
-        for context in (show, signals_end_run(request.target.batch)):
-            if context is not None:
-                stack.enter_context(context)
+        if show is not None:
+            stack.enter_context(show)
+        if request.target.batch:  # SIGTERM and SIGHUP cancel the worker jobs as Ctrl-C does
+            stack.enter_context(signals_end_run(request.target.batch))
         report = execute_request(request, Hooks(on_start=getattr(show, "start", None),
                                                 on_progress=getattr(show, "update", None), on_compile=told,
                                                 on_failure=getattr(show, "failed", None), warming=warming,

@@ -97,7 +97,8 @@ def execute(request: RunRequest, hooks: Hooks | None = None) -> RunReport:
     this run created and left empty removed."""
     hooks = hooks or Hooks()
     spec, url = request.spec, request.url
-    use_storage_options(url, spec.storage_options)  # before any file system is made, workers included
+    if spec.storage_options:  # given to fsspec before any file system is made, workers included
+        use_storage_options(url, spec.storage_options)
     check_target(request.target)  # before anything is created or started
     t0, started = time.perf_counter(), time.time()
     st = Store(url)
