@@ -3,7 +3,7 @@
 ``run_sweep`` is what ``boardsweep run`` calls (through :func:`execute` and a
 :class:`~.request.RunRequest`).  It takes the store's lock, creates the store
 (or checks that an existing one was made by the same spec), decides the task
-layout once (:func:`boardsweep.pipeline.plan.layout.decide`), reads the done
+layout once (:func:`boardsweep.pipeline.plan.sizing.decide`), reads the done
 masks, and submits only the missing tasks to an embedded
 :class:`distributed.LocalCluster` or to an existing scheduler
 (:mod:`.dispatch`).  Workers write their own regions (see

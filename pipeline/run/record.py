@@ -39,7 +39,7 @@ class RunReport:
     dashboard: str = ""
     workers: int = 0
     pending: int = 0  # tasks to run when the run started: simulation tasks and exact tasks
-    pending_exact: int = 0  # of them, exact tasks (chunks of grid points; :mod:`plan.exact_work`'s words)
+    pending_exact: int = 0  # of them, exact tasks (chunks of grid points; :mod:`plan.tasks`' words)
     complete: bool = False
     repaired: list[str] = field(default_factory=list)
     max_in_flight: int = 0
