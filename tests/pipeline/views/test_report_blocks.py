@@ -92,12 +92,13 @@ def test_the_verdict_of_a_report_in_blocks_is_what_query_summary_prints(reports,
     told = json.loads(capsys.readouterr().out)["verdict"]
     verdict = json.loads((blocks / "report.json").read_text())["verdict"]
     assert verdict["text"].startswith(told["text"][0].upper() + told["text"][1:] + ".")
-    for key in ("tests", "points", "agree", "point_agree", "flagged"):
-        assert verdict[key] == told[key], key
-    assert verdict["min_p_holm"] == pytest.approx(told["min_p_holm"], rel=1e-12)
+    # the run's workers made the verdict the query reads (its blocks read in chunks of their own): the
+    # same tests and points, its statistics to 1e-12 (sums in another order: never bit for bit)
+    for key in ("tests", "points", "agree", "point_agree", "flagged", "min_p_holm"):
+        _close(verdict[key], told[key])
     assert verdict["tests"] > 1000 and verdict["min_p_holm"] < verdict["alpha"]
     assert verdict["flagged"] and {(f["headline"], f["label"]) for f in verdict["flagged"]} == {("frequency", "JAIL")}
-    assert verdict == json.loads((one / "report.json").read_text())["verdict"]
+    _close(verdict, json.loads((one / "report.json").read_text())["verdict"])
 
 
 def test_the_comparisons_of_a_report_in_blocks_are_the_grids_at_the_points_they_read(reports):
