@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # numba: imported by the first warm-up (the policy's point 2,
     from .warm import Compilers
 
 __all__ = ["Hooks", "begin", "once", "kernels", "early_replicates", "layout_known_now", "WarmUp", "WARM_POINTS",
-           "EARLY_BYTES", "EARLY_REPLICATES", "THEORY_POINTS"]
+           "EARLY_BYTES", "EARLY_REPLICATES"]
 
 #: Grid points whose kernels are warmed at most (in grid order).
 WARM_POINTS = 16
@@ -56,10 +56,6 @@ EARLY_BYTES = 64 * 2**20
 
 #: Replicates the warm-up thread may simulate before the run offers it the tasks of a new store.
 EARLY_REPLICATES = 256
-
-#: Grid points whose CLT variance the warm-up thread asks after the head start, at most
-#: (:meth:`WarmUp._theory`): the summary's CLT tests stop at grids of this size (``analysis.clt.CLT_POINTS``).
-THEORY_POINTS = 64
 
 
 def begin(request: RunRequest, on_compile: Callable[[], None] | None = None
@@ -175,10 +171,6 @@ class WarmUp:
     only on its point and seed, so whatever tasks the run offers, a kept
     replicate is the one they would compute; those no task takes are dropped.
 
-    After the head start, while the workers run the other tasks, the thread
-    asks the game's CLT variance of each point of a small grid, which the
-    run's summary would otherwise compute after the last task (:meth:`_theory`).
-
     A context: leaving it stops the thread after the point or task under
     way, and waits for it unless the run is being interrupted or the
     warm-up was abandoned.  The thread is a daemon, as Dask's worker threads
@@ -200,7 +192,6 @@ class WarmUp:
         self._stash: dict[tuple, tuple[dict, float]] = {}  # an early replicate's seed -> (outputs, seconds)
         self._used = 0.0  # seconds of the early replicates the head start took (counted as its tasks' kernel time)
         self._early = (spec.game, early or [], spec.run_shape, spec.simulated_checkpoints)
-        self._points = spec.resolved_points()  # the grid, made when asked for (:meth:`_theory`)
         self._kernels = kernels()
         self.compilers: Compilers = self._kernels.Compilers(spec.game, spec.run_shape)
         warm = (spec.game, spec.seed, [p for _, p in spec.resolved_points()[:WARM_POINTS]], spec.run_shape, spec.checkpoints,
@@ -222,11 +213,6 @@ class WarmUp:
         if not loaded:
             self._load(warm)
         self._ahead(*self._early)
-        self._head()
-        self._theory()
-
-    def _head(self) -> None:
-        """Take the offered tasks, last first, until none is left or the run claims the rest (:meth:`claim`)."""
         while True:
             with self._offer:
                 while self._tasks is None and not (self._closed or self.stop.is_set()):
@@ -243,25 +229,6 @@ class WarmUp:
                 self.results.append((task, arrays, {**record, "kernel_s": record["kernel_s"] + self._used - used}))
             except BaseException as exc:  # noqa: BLE001 - sys.exit() too: the run reports it as a worker's failure
                 self.errors.append((task, contained(exc)))
-
-    def _theory(self) -> None:
-        """Ask the game's CLT variance (``extras["asymptotic_variance"]``) of every
-        grid point, once the head start is over: the workers then run the rest of
-        the tasks, releasing the interpreter lock, while the run's summary would
-        ask it in the command's own thread after the last task (Monopoly: a
-        Markov chain solved per rule variant, 0.1-0.3 s of a warm quickstart's
-        summary; the game caches it).  Only grids of at most :data:`THEORY_POINTS`
-        points (the summary's CLT tests stop there); stops when the run does."""
-        hook = self._early[0].extras.get("asymptotic_variance")
-        if hook is None or len(self._points) > THEORY_POINTS:
-            return
-        for _, params in self._points:
-            if self.stop.is_set():
-                return
-            try:
-                hook(params)
-            except Exception:  # noqa: BLE001, S112 - the summary asks again and reports it its way
-                continue
 
     def _ahead(self, game: Game, early: list, run_shape: dict, checkpoints: np.ndarray) -> None:
         """Simulate the ``early`` replicates, keeping their outputs, until the

@@ -89,30 +89,3 @@ def test_the_run_paths_modules_import_no_numba_dask_xarray_or_zarr():
             "print(sorted(m for m in ('numba', 'distributed', 'xarray', 'zarr') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr[-2000:]
-
-
-@pytest.mark.parametrize("most", [64, 1])
-def test_the_warm_up_asks_a_small_grids_theory_once_the_head_start_is_over(monkeypatch, most):
-    """After the head start (offered no task here), the warm-up thread asks the
-    game's CLT variance of every grid point, in grid order, for the summary
-    (which the game caches); not before the offer, and not for a grid of more
-    than :data:`startup.THEORY_POINTS` points."""
-    from boardsweep.pipeline.run import startup
-
-    spec = parse_spec(SPEC, "theory.toml")
-    asked = []
-    monkeypatch.setitem(spec.game.extras, "asymptotic_variance", lambda params: asked.append(params["sides"]))
-    monkeypatch.setattr(startup, "THEORY_POINTS", most)
-    with startup.WarmUp(spec) as warming:
-        assert asked == []  # the thread waits for the head start's offer
-        warming.head_start([])
-        warming.thread.join(120)
-        assert not warming.thread.is_alive()
-    assert asked == ([4, 6] if most >= 2 else [])
-
-
-def test_the_theory_asked_ahead_covers_the_grids_the_summary_tests_by_theory():
-    from boardsweep.pipeline.analysis.clt import CLT_POINTS
-    from boardsweep.pipeline.run.startup import THEORY_POINTS
-
-    assert THEORY_POINTS == CLT_POINTS
