@@ -265,20 +265,25 @@ def test_the_workers_test_a_game_registered_only_in_the_client(tmp_path, cluster
 
 def test_a_run_leaves_the_verdict_its_workers_made(tmp_path, cluster2, monkeypatch):
     """``boardsweep run``'s path (``api.run_request``): once packed, the
-    run's workers make the verdict and the store keeps it; the summary reads
-    it back, the same as computed after the run."""
+    run's workers make the verdict of a grid of more than one block and the
+    store keeps it; the summary reads it back, the same as computed after
+    the run.  A grid of one block is left to the summary."""
     from boardsweep.pipeline.api import run_request
     from boardsweep.pipeline.cluster import Target
     from boardsweep.pipeline.run import RunRequest
 
-    url = str(tmp_path / "run.zarr")
-    text = spec_toml("shut_the_box", name="v", seed=3, grid={"dice_sides": [2, 3], "policy": ["optimal", "greedy"]},
-                     run={"replicates": 2, "games": 200})
-    report = run_request(RunRequest(parse_spec(text, "v.toml"), url, Target(scheduler=cluster2))).report
-    assert report.complete and not report.packing and not report.on_packed_failed and report.on_packed_s > 0
     from boardsweep.pipeline.store import code_revision, read_summary, summary_key
 
     depends = f"{blocks.KEPT_SCHEME} boardsweep {code_revision()} alpha {headlines.ALPHA}"
+    text = spec_toml("shut_the_box", name="v", seed=3, grid={"dice_sides": [2, 3], "policy": ["optimal", "greedy"]},
+                     run={"replicates": 2, "games": 200})
+    one = str(tmp_path / "one.zarr")  # 4 points: one block
+    assert run_request(RunRequest(parse_spec(text, "v.toml"), one, Target(scheduler=cluster2))).report.complete
+    assert read_summary(one, summary_key(one, depends)) is None  # left to the summary
+    monkeypatch.setattr(blocks, "BLOCK_POINTS", 3)  # two blocks
+    url = str(tmp_path / "run.zarr")
+    report = run_request(RunRequest(parse_spec(text, "v.toml"), url, Target(scheduler=cluster2))).report
+    assert report.complete and not report.packing and not report.on_packed_failed and report.on_packed_s > 0
     assert read_summary(url, summary_key(url, depends)) is not None  # kept by the run
     fresh = blocks.block_verdict(open_sweep(url, check=False))
     monkeypatch.setattr(blocks, "block_verdict", _not_again)
