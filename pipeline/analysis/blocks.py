@@ -47,7 +47,7 @@ from ...core.games import Game
 from ..store import code_revision, keep_summary, open_sweep, read_summary, summary_key
 from ..words import count
 from . import headlines
-from .dataset import game_of, grid_points_at, use_game
+from .dataset import game_of, grid_points_at, grid_size, use_game
 
 __all__ = ["BLOCK_POINTS", "ROW_BLOCK_POINTS", "KEPT_SCHEME", "grid_blocks", "block_chunks", "block_verdict", "block_tests",
            "block_tests_at", "verdict_on_workers", "VERDICT_THREADS", "kept_verdict",
@@ -310,7 +310,7 @@ def verdict_on_workers(url: str, client, most: int | None = None) -> bool:
         return False
 
     opened = _opened(url, key, most)
-    if math.prod(opened.sizes[a] for a in opened.attrs.get("grid_axes", [])) <= most:
+    if grid_size(opened) <= most:
         return False
     game = game_of(opened)  # the workers test against this process's game, registered here or installed
     workers = list(client.scheduler_info().get("workers", {}))
