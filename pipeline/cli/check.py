@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import BoardsweepError, Fault, InputError
+from ..urls import local_root
 from ..words import json_text
 from .options import JSON_FORMAT, quiet_for_json, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, SCHEDULER, load_spec, reads_here, scheduler_address, tls_options
 from .stores import refuse_lock_only
@@ -78,8 +79,6 @@ def verify(
     Exits 0 when they agree, 1 naming the first differing variable and cell
     (`--format json`: the outcome as JSON on stdout, with every difference).
     """
-    from pathlib import Path
-
     from ..views import console, info, TaskBar
     from ..run import rerun_and_compare
     from ..spec import resolve_digest
@@ -89,7 +88,8 @@ def verify(
     security = tls_options(scheduler, tls_ca_file, tls_cert, tls_key)
     spec = load_spec(spec_path)
     against = resolve_digest(against)  # a shipped example's digest by its name: --against nightly
-    if not Path(against).exists() and "://" not in against:
+    local = local_root(against)
+    if local is not None and not local.exists():
         raise InputError(f"--against {against}: no such store or digest file")
     refuse_lock_only(against)
     console = console()

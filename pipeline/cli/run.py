@@ -17,6 +17,7 @@ from ..cluster import START_TIMEOUT_S, performance_report_path
 from ..run import CLI_OPTIONS, RunRequest, cluster_target
 from . import interrupt
 from .dry_run import print_plan
+from ..urls import local_root
 from ..words import json_text
 from .options import (JSON_FORMAT, SCHEDULER, TLS_CA, TLS_CERT, TLS_KEY, WORKERS, load_spec, quiet_for_json,
                       scheduler_address, tls_options)
@@ -93,7 +94,7 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
                             dashboard_address=dashboard_address, names=CLI_OPTIONS)
     request = RunRequest(load_spec(spec_path, overrides), store_url, target, overwrite, extend, max_tasks)
     url = request.store or request.spec.default_store()
-    if "://" in url or "::" in url:  # a URL no run can use (fiel://, memory://) refused before anything is said
+    if local_root(url) is None:  # a URL no run can use (fiel://, memory://) refused before anything is said
         from ..store import normalize_url  # xarray and zarr: a folder's run imports them while kernels warm
 
         normalize_url(url)
@@ -107,8 +108,6 @@ def run(spec_path: str, store_url: str | None, workers: int | None, scheduler: s
 
     target.security = security
     if performance_report:
-        from ..store import local_root  # as normalize_url above: zarr imported while kernels warm
-
         target.performance_report = performance_report_path(url, local_root(url))
     out = console()
     announce(out, request.spec, url, planned_work(request.spec, layout_known_now(request.spec, target)), scheduler,

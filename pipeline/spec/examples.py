@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import InputError
+from ..urls import local_root
 
 __all__ = ["DIGEST_SUFFIX", "folder", "names", "spec_file", "digest_file", "resolve_spec", "resolve_digest",
            "is_bare", "is_example"]
@@ -54,7 +55,7 @@ def digest_file(name: str) -> Path | None:
 def is_bare(given: str) -> bool:
     """``given`` is one name, no folder, and no file or folder of that name exists here."""
     path = Path(given)
-    return "://" not in given and len(path.parts) == 1 and not path.exists()
+    return local_root(given) == path and len(path.parts) == 1 and not path.exists()
 
 
 def resolve_spec(given: str) -> str:

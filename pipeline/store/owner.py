@@ -28,7 +28,6 @@ from __future__ import annotations
 import errno
 import os
 from contextlib import contextmanager, nullcontext
-from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import fsspec
@@ -69,13 +68,11 @@ def normalize_url(url: str) -> str:
             f"--store {url}: '::' chains fsspec URLs and cannot be part of a store path; "
             "choose a name without '::'"
         )
-    for local in ("file://", "local://"):
-        if url.startswith(local):
-            url = url.removeprefix(local)
-    if "://" in url:
+    root = local_root(url)
+    if root is None:
         _check_protocol(url)
         return url
-    return str(Path(url).expanduser().resolve())
+    return str(root.expanduser().resolve())
 
 
 def _check_protocol(url: str) -> None:
