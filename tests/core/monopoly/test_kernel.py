@@ -137,6 +137,22 @@ def test_every_lane_at_play_equals_the_rules(variant):
         assert np.array_equal(fast[key], slow[key]), key
 
 
+@pytest.mark.parametrize("players", [1, 2])
+def test_checkpoints_near_and_far_apart_equal_the_rules(players):
+    """Checkpoints closer than a batch of rolls (a lane near one plays whole
+    batches, its histogram taken back to the roll that ended the checkpoint's
+    turn) and farther (blocks of rolls up to the nearest), lanes drifting
+    apart, refilled and retired."""
+    from boardsweep.core.monopoly.kernel import BATCH, LANES
+
+    checkpoints = np.array([1, 2, 3, 9, 3 * BATCH, 3 * BATCH + 1, 5 * BATCH, 5 * BATCH + 3, 12 * BATCH])
+    rules, games = Rules(**LANE_VARIANTS[1]), LANES + 9
+    fast = simulate_rules(rules, 11, games, players, int(checkpoints[-1]), checkpoints)
+    slow = play_by_rules(rules, 11, games, players, int(checkpoints[-1]), checkpoints)
+    for key in ("counts", "events", "rolls"):
+        assert np.array_equal(fast[key], slow[key]), key
+
+
 def test_fixed_deck_orders_play_like_the_rules():
     """deck_orders (fixed orders after the shuffle's draws) through the same check."""
     from boardsweep.core.monopoly.simulate import deck_orders
