@@ -118,14 +118,20 @@ def deck_advance(n_cc: int, n_ch: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _count_ended(hist, lanes, ended):
+def _count_ended(hist, lanes, ended, out_hist, run, target, k, checkpoints, players):
     """Player turns each lane's game has ended (the odd codes of its histogram)
-    into ``ended[:lanes]``."""
+    into ``ended[:lanes]``; a lane whose block's last roll ended its checkpoint's
+    turn adds its histogram to ``out_hist[run[lane], k]`` and moves on."""
     for lane in range(lanes):
         total = 0
         for code in range(1, hist.shape[1], 2):
             total += hist[lane, code]
         ended[lane] = total
+        if total == target[lane]:
+            _add_hist(out_hist[run[lane]], k[lane], hist, lane)
+            k[lane] += 1
+            if k[lane] < checkpoints.shape[0]:
+                target[lane] = checkpoints[k[lane]] * players
 
 
 @njit(cache=True, inline="always")
@@ -333,13 +339,7 @@ def run_kernel(shuffled: bool, several: bool, direct: bool):
             _play(block if far else BATCH, lanes, n_pairs, width, pair_col, t1, t2, rng, cols, cards, base, hist,
                   wait, head, dk, deck, adv, shuffled, several, direct)
             if far:
-                _count_ended(hist, lanes, ended)
-                for lane in range(lanes):
-                    if ended[lane] == target[lane]:  # the block's last roll ended its checkpoint's turn
-                        _add_hist(out_hist[run[lane]], k[lane], hist, lane)
-                        k[lane] += 1
-                        if k[lane] < n_cp:
-                            target[lane] = checkpoints[k[lane]] * players
+                _count_ended(hist, lanes, ended, out_hist, run, target, k, checkpoints, players)
             else:  # one batch, its checkpoints found roll by roll
                 _tally(BATCH, lanes, cols, hist, out_hist, run, ended, target, k, checkpoints, players)
             lane = np.int64(0)  # not a literal 0: _start compiles for int64 lanes only
