@@ -309,9 +309,9 @@ def verdict_on_workers(url: str, client, most: int | None = None) -> bool:
     if key is None:
         return False
 
-    opened = _opened(url, key, most)
-    if grid_size(opened) <= most:
+    if grid_size(open_sweep(url, check=False)) <= most:  # declined on one plain open: no block chunks made
         return False
+    opened = _opened(url, key, most)
     game = game_of(opened)  # the workers test against this process's game, registered here or installed
     workers = list(client.scheduler_info().get("workers", {}))
     # blocks' tables held at once; one block at a time where the workers are threads of this process
