@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 from boardsweep.core.batches import with_series
+from boardsweep.core.games import log_checkpoints
 from boardsweep.core.monopoly.rules import Rules
 from boardsweep.core.monopoly.simulate import _play_runs, transition_tables
 
@@ -36,11 +37,6 @@ VARIANTS = [(4, "independent", "short"), (6, "shuffled_cycle", "long"), (8, "shu
 
 #: name: (games, players, turns)
 SHAPES = {"quickstart": (32, 1, 100_000), "short": (2_000, 1, 500), "short, 4 players": (2_000, 4, 500)}
-
-
-def log_checkpoints(turns: int, count: int = 16) -> np.ndarray:
-    """``count`` log-spaced turns from 1 to ``turns`` (fewer where they coincide)."""
-    return np.unique(np.round(np.logspace(0, np.log10(turns), count)).astype(np.int64))
 
 
 def kernel_seconds(games: int, players: int, checkpoints: np.ndarray, repeats: int) -> float:
